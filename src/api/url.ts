@@ -1,0 +1,101 @@
+import { UsageError } from '../errors.js';
+
+export type QueryValue = string | number | boolean | null | undefined | ReadonlyArray<string | number>;
+export type Query = Record<string, QueryValue>;
+
+const API_PREFIX = '/api/v2';
+
+/** Checks a base URL as typed by a user; returns it normalised (no trailing slash, no /api/v2). */
+export function normaliseBaseUrl(input: string, source = 'base URL'): string {
+  let url: URL;
+  try {
+    url = new URL(input.trim());
+  } catch {
+    throw new UsageError(
+      `${source}: "${input}" is not a URL`,
+      'Give the part before /api/v2, e.g. https://api.example.com',
+    );
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    throw new UsageError(`${source}: only http and https URLs are supported, not ${url.protocol}`);
+  }
+  if (url.username || url.password) {
+    throw new UsageError(
+      `${source}: credentials in the URL are not allowed`,
+      'Use imaging auth login for the token.',
+    );
+  }
+  if (url.search || url.hash) {
+    throw new UsageError(`${source}: a base URL cannot carry a query string or fragment`);
+  }
+  let path = url.pathname.replace(/\/+$/, '');
+  if (path.toLowerCase().endsWith(API_PREFIX)) path = path.slice(0, -API_PREFIX.length);
+  return `${url.protocol}//${url.host}${path}`;
+}
+
+/** Encodes a query the way the API's framework reads arrays: `ids[]=a&ids[]=b`. */
+export function encodeQuery(query: Query | undefined): string {
+  if (!query) return '';
+  const parts: string[] = [];
+  for (const [key, value] of Object.entries(query)) {
+    if (value === undefined || value === null) continue;
+    if (Array.isArray(value)) {
+      const name = key.endsWith('[]') ? key : `${key}[]`;
+      for (const item of value) parts.push(`${encodeKey(name)}=${encodeURIComponent(String(item))}`);
+    } else {
+      parts.push(`${encodeKey(key)}=${encodeURIComponent(String(value))}`);
+    }
+  }
+  return parts.join('&');
+}
+
+/** Keeps `[]` readable in keys (Rails accepts both forms); everything else is percent-encoded. */
+function encodeKey(key: string): string {
+  return encodeURIComponent(key).replace(/%5B/gi, '[').replace(/%5D/gi, ']');
+}
+
+/**
+ * Joins the base URL (which may carry a path prefix) and an API path given with or without
+ * the leading /api/v2, plus a query. The path may carry its own query string.
+ */
+export function apiUrl(baseUrl: string, path: string, query?: Query): string {
+  const base = normaliseBaseUrl(baseUrl);
+  let p = path.trim();
+  let ownQuery = '';
+  const q = p.indexOf('?');
+  if (q >= 0) {
+    ownQuery = p.slice(q + 1);
+    p = p.slice(0, q);
+  }
+  if (!p.startsWith('/')) p = `/${p}`;
+  if (p.toLowerCase() === API_PREFIX) p = '';
+  else if (p.toLowerCase().startsWith(`${API_PREFIX}/`)) p = p.slice(API_PREFIX.length);
+  const encoded = [ownQuery, encodeQuery(query)].filter((s) => s !== '').join('&');
+  return `${base}${API_PREFIX}${p}${encoded ? `?${encoded}` : ''}`;
+}
+
+export function isLoopbackHost(hostname: string): boolean {
+  const h = hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  if (h === 'localhost' || h === '::1' || h === '0:0:0:0:0:0:0:1') return true;
+  return /^127(\.\d{1,3}){3}$/.test(h);
+}
+
+const PHI_PATH = /\/(referrals|patients|payments|notifications|fhir|auto_book)/i;
+
+/**
+ * The URL as the --verbose trace shows it. Query values on paths that serve patient data are
+ * replaced, since filters there may hold names or dates of birth.
+ */
+export function traceUrl(url: string): string {
+  const u = new URL(url);
+  if (!u.search || !PHI_PATH.test(u.pathname)) return url;
+  const safe = new Set(['page', 'per_page']);
+  const parts = u.search
+    .slice(1)
+    .split('&')
+    .map((pair) => {
+      const [k = ''] = pair.split('=');
+      return safe.has(decodeURIComponent(k)) ? pair : `${k}=[redacted]`;
+    });
+  return `${u.origin}${u.pathname}?${parts.join('&')}`;
+}

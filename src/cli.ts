@@ -1,0 +1,322 @@
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { Context, type ContextDeps, type GlobalOptions, type IO, processIO } from './context.js';
+import { exitCodeOf, formatError, InterruptedError } from './errors.js';
+import { FORMATS } from './output/format.js';
+import { portNumber, positiveInt } from './util/args.js';
+import { VERSION } from './version.js';
+
+/**
+ * The command tree holds metadata only: each action imports its handler when that command runs,
+ * so start-up pays for one command, not all of them (the Vercel CLI pattern).
+ */
+
+type Handler = (ctx: Context, ...args: unknown[]) => Promise<number | undefined> | number | undefined;
+type Loader = () => Promise<Handler>;
+
+export interface MainDeps extends Partial<Omit<ContextDeps, 'globals'>> {
+  io?: IO;
+  env?: NodeJS.ProcessEnv;
+}
+
+const PAGE = ['--page <n>', 'page number to fetch'] as const;
+const PER_PAGE = ['--per-page <n>', 'records per page'] as const;
+
+export async function main(argv: string[], deps: MainDeps = {}): Promise<number> {
+  const io = deps.io ?? processIO();
+  const env = deps.env ?? process.env;
+  let exitCode = 0;
+  let ctx: Context | undefined;
+  const controller = new AbortController();
+  const signal = deps.signal ?? controller.signal;
+  let received: 'SIGINT' | 'SIGTERM' | undefined;
+  const onSignal = (sig: 'SIGINT' | 'SIGTERM') => {
+    if (received) process.exit(sig === 'SIGTERM' ? 143 : 130); // a second signal: stop now
+    received = sig;
+    controller.abort(new InterruptedError(sig));
+  };
+  const onInt = () => onSignal('SIGINT');
+  const onTerm = () => onSignal('SIGTERM');
+  const ownSignals = !deps.signal && !deps.io;
+  if (ownSignals) {
+    process.on('SIGINT', onInt);
+    process.on('SIGTERM', onTerm);
+  }
+
+  const program = buildProgram(io, (loader, cmd, args) => async () => {
+    const globals = cmd.optsWithGlobals() as GlobalOptions & Record<string, unknown>;
+    ctx = new Context({ ...deps, io, env, globals, signal });
+    const handler = await loader();
+    exitCode = (await handler(ctx, ...args, globals)) ?? 0;
+  });
+
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      // Help and --version exit 0; every parse error is a usage error (exit 2).
+      exitCode = err.exitCode === 0 ? 0 : 2;
+      if (exitCode !== 0 && err.code === 'commander.executeSubCommandAsync') exitCode = 1;
+    } else {
+      const interrupted = received !== undefined || err instanceof InterruptedError;
+      if (interrupted) {
+        exitCode = received === 'SIGTERM' ? 143 : 130;
+        io.stderr.write('\ninterrupted\n');
+      } else {
+        exitCode = exitCodeOf(err);
+        const verbose = Boolean(ctx?.globals.verbose);
+        io.stderr.write(`${await colourError(formatError(err, { verbose }), ctx)}\n`);
+      }
+    }
+  } finally {
+    ctx?.close();
+    if (ownSignals) {
+      process.off('SIGINT', onInt);
+      process.off('SIGTERM', onTerm);
+    }
+  }
+  if (received && exitCode === 0) exitCode = received === 'SIGTERM' ? 143 : 130;
+  return exitCode;
+}
+
+async function colourError(text: string, ctx: Context | undefined): Promise<string> {
+  if (!ctx || ctx.colorLevel('stderr') === 0) return text;
+  const { Chalk } = await import('chalk');
+  const chalk = new Chalk({ level: 1 });
+  return text.replace(/^error:/, chalk.red.bold('error:')).replace(/^hint:/m, chalk.yellow('hint:'));
+}
+
+type ActionFactory = (loader: Loader, cmd: Command, args: unknown[]) => () => Promise<void>;
+
+function buildProgram(io: IO, action: ActionFactory): Command {
+  const program = new Command('imaging');
+  program
+    .description(
+      'Partner Imaging Referral API v2 from the terminal: reference lookups, referrals, exports, webhooks.',
+    )
+    .version(VERSION, '-V, --version', 'print the version')
+    .helpOption('-h, --help', 'show help')
+    .option('--env <name>', 'environment: sandbox, production or local')
+    .option('--base-url <url>', 'API base URL (the part before /api/v2)')
+    .addOption(new Option('--format <format>', `output format: ${FORMATS.join(', ')}`))
+    .option('--json', 'same as --format json')
+    .option(
+      '--timeout <ms>',
+      'per-request timeout in milliseconds (default 30000)',
+      positiveInt('--timeout', 3_600_000),
+    )
+    .option('--verbose', 'HTTP trace on stderr (never the token or bodies)')
+    .option('--no-color', 'no colour in output')
+    .option('-y, --yes', 'answer yes to confirmations')
+    .showSuggestionAfterError(true)
+    .showHelpAfterError('(run with --help for usage)')
+    .configureOutput({
+      writeOut: (s) => io.stdout.write(s),
+      writeErr: (s) => io.stderr.write(s),
+      outputError: (s, write) => write(s.replace(/^error: /, 'error: ')),
+    })
+    .exitOverride();
+
+  const bind = (cmd: Command, loader: Loader) => {
+    cmd.exitOverride();
+    cmd.configureOutput({ writeOut: (s) => io.stdout.write(s), writeErr: (s) => io.stderr.write(s) });
+    cmd.action(async (...raw: unknown[]) => {
+      const self = raw[raw.length - 1] as Command;
+      const positional = raw.slice(0, -2);
+      await action(loader, self, positional)();
+    });
+    return cmd;
+  };
+  const lazy =
+    <M>(load: () => Promise<M>, pick: (m: M) => Handler): Loader =>
+    async () =>
+      pick(await load());
+
+  // auth
+  const auth = program.command('auth').description('log in, check and log out, per environment');
+  bind(
+    auth
+      .command('login')
+      .description('store a token for the environment (hidden prompt on a terminal)')
+      .option('--with-token', 'read the token from standard input')
+      .option('--no-verify', 'store the token without checking it against the API'),
+    lazy(
+      () => import('./commands/auth.js'),
+      (m) => m.login as Handler,
+    ),
+  );
+  bind(
+    auth
+      .command('status')
+      .description('show each environment: base URL, where the token comes from, its last four characters')
+      .option('--check', 'make one request per environment to check the token'),
+    lazy(
+      () => import('./commands/auth.js'),
+      (m) => m.status as Handler,
+    ),
+  );
+  bind(
+    auth.command('logout').description('forget the stored token of the environment'),
+    lazy(
+      () => import('./commands/auth.js'),
+      (m) => m.logout as Handler,
+    ),
+  );
+
+  // config
+  const config = program.command('config').description('read and change stored settings');
+  bind(
+    config.command('list').description('show stored settings (tokens masked)'),
+    lazy(
+      () => import('./commands/config.js'),
+      (m) => m.list as Handler,
+    ),
+  );
+  bind(
+    config.command('get').argument('<key>', 'env or base-url').description('print one setting'),
+    lazy(
+      () => import('./commands/config.js'),
+      (m) => m.get as Handler,
+    ),
+  );
+  bind(
+    config
+      .command('set')
+      .argument('<key>', 'env or base-url')
+      .argument('<value>', 'the value')
+      .description('change one setting (base-url is per environment: --env)'),
+    lazy(
+      () => import('./commands/config.js'),
+      (m) => m.set as Handler,
+    ),
+  );
+  bind(
+    config.command('unset').argument('<key>', 'env or base-url').description('remove one setting'),
+    lazy(
+      () => import('./commands/config.js'),
+      (m) => m.unset as Handler,
+    ),
+  );
+  bind(
+    config.command('path').description('print where the config file is'),
+    lazy(
+      () => import('./commands/config.js'),
+      (m) => m.path as Handler,
+    ),
+  );
+
+  // reference data
+  bind(
+    program.command('modalities').description('list supported modalities'),
+    lazy(
+      () => import('./commands/reference.js'),
+      (m) => m.modalities as Handler,
+    ),
+  );
+  bind(
+    program
+      .command('body-parts')
+      .description('list body parts that can be scanned')
+      .option('--modality <name-or-id>', 'only body parts for this modality'),
+    lazy(
+      () => import('./commands/reference.js'),
+      (m) => m.bodyParts as Handler,
+    ),
+  );
+  bind(
+    program
+      .command('cpt')
+      .argument('<code>', 'an exact CPT code, e.g. 73721')
+      .description('every procedure mapping of a CPT code'),
+    lazy(
+      () => import('./commands/reference.js'),
+      (m) => m.cpt as Handler,
+    ),
+  );
+  bind(
+    program
+      .command('icd10')
+      .argument('[query]', 'matched against code or short description')
+      .description('search ICD-10 codes')
+      .option('--ids <uuids>', 'comma-separated ICD-10 ids to include and prioritise')
+      .option(PAGE[0], PAGE[1], positiveInt('--page'))
+      .option(PER_PAGE[0], PER_PAGE[1], positiveInt('--per-page', 1000))
+      .option('--all', 'fetch every page'),
+    lazy(
+      () => import('./commands/reference.js'),
+      (m) => m.icd10 as Handler,
+    ),
+  );
+
+  const lawFirms = program.command('law-firms').description('search and request law firms');
+  bind(
+    lawFirms
+      .command('search')
+      .argument('<query>', 'matched against name and contact fields')
+      .description('search law firms')
+      .option(PAGE[0], PAGE[1], positiveInt('--page'))
+      .option(PER_PAGE[0], PER_PAGE[1], positiveInt('--per-page', 1000))
+      .option('--all', 'fetch every page'),
+    lazy(
+      () => import('./commands/law-firms.js'),
+      (m) => m.search as Handler,
+    ),
+  );
+  bind(
+    lawFirms
+      .command('create')
+      .description('request a new law firm (created pending)')
+      .requiredOption('--name <name>', 'firm name')
+      .requiredOption('--city <city>', 'city')
+      .requiredOption('--state <st>', 'two-letter state abbreviation')
+      .option('--address-line-1 <text>', 'street address')
+      .option('--address-line-2 <text>', 'suite, floor')
+      .option('--zipcode <zip>', 'ZIP code'),
+    lazy(
+      () => import('./commands/law-firms.js'),
+      (m) => m.create as Handler,
+    ),
+  );
+
+  bind(
+    program
+      .command('sso')
+      .description('print a one-time partner portal URL (it is a credential: do not share it)')
+      .option('--open', 'open it in the system browser'),
+    lazy(
+      () => import('./commands/sso.js'),
+      (m) => m.sso as Handler,
+    ),
+  );
+
+  bind(
+    program
+      .command('mock')
+      .description('run the local emulator of the API (for --env local, demos and tests)')
+      .option('--port <n>', 'port on 127.0.0.1 (0 picks a free one)', portNumber, 4010)
+      .option(
+        '--referrals <n>',
+        'how many synthetic referrals to serve',
+        positiveInt('--referrals', 1_000_000),
+        300,
+      )
+      .option(
+        '--allowance <n>',
+        'successful requests per token before 429 sandbox_request_limit_reached',
+        positiveInt('--allowance'),
+      )
+      .option('--latency <ms>', 'delay added to every answer', (v) => positiveIntOrZero('--latency', v))
+      .option('--seed <n>', 'seed of the synthetic data set', (v) => positiveIntOrZero('--seed', v), 1),
+    lazy(
+      () => import('./commands/mock.js'),
+      (m) => m.mock as Handler,
+    ),
+  );
+
+  return program;
+}
+
+function positiveIntOrZero(name: string, value: string): number {
+  if (!/^\d+$/.test(value.trim()))
+    throw new InvalidArgumentError(`${name} must be a whole number, not "${value}".`);
+  return Number(value.trim());
+}

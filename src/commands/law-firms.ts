@@ -1,0 +1,79 @@
+import type { LawFirm } from '../api/types.js';
+import type { Context, GlobalOptions } from '../context.js';
+import { UsageError } from '../errors.js';
+import { type Column, renderOne } from '../output/render.js';
+import { listCommand } from './list.js';
+
+const columns: Column<LawFirm>[] = [
+  { header: 'Name', get: (f) => f.name },
+  { header: 'City', get: (f) => f.city },
+  { header: 'State', get: (f) => f.state },
+  { header: 'Zip', get: (f) => f.zipcode },
+  { header: 'Address', get: (f) => [f.address_line_1, f.address_line_2].filter(Boolean).join(', ') },
+  { header: 'ID', get: (f) => f.id },
+];
+
+export async function search(
+  ctx: Context,
+  query: string,
+  opts: GlobalOptions & { page?: number; perPage?: number; all?: boolean },
+): Promise<number> {
+  const q = query.trim();
+  if (q === '') throw new UsageError('the search query is empty');
+  if (opts.all && opts.page !== undefined) throw new UsageError('--all and --page cannot be used together');
+  return listCommand<LawFirm>(ctx, {
+    path: '/law_firms',
+    key: 'law_firms',
+    query: { q },
+    page: opts.page,
+    perPage: opts.perPage,
+    all: opts.all,
+    noun: 'law firms',
+    columns,
+    emptyHint: `No law firms match "${q}". To request a new one: imaging law-firms create --name … --city … --state …`,
+  });
+}
+
+export interface CreateOpts extends GlobalOptions {
+  name: string;
+  city: string;
+  state: string;
+  addressLine1?: string;
+  addressLine2?: string;
+  zipcode?: string;
+}
+
+export async function create(ctx: Context, opts: CreateOpts): Promise<number> {
+  const name = opts.name.trim();
+  const city = opts.city.trim();
+  const state = opts.state.trim().toUpperCase();
+  if (name === '') throw new UsageError('--name is empty');
+  if (city === '') throw new UsageError('--city is empty');
+  if (!/^[A-Z]{2}$/.test(state))
+    throw new UsageError(`--state must be a two-letter abbreviation, not "${opts.state}"`);
+  if (opts.zipcode !== undefined && !/^\d{5}(-\d{4})?$/.test(opts.zipcode.trim())) {
+    throw new UsageError(`--zipcode must be 12345 or 12345-6789, not "${opts.zipcode}"`);
+  }
+  const lawFirm: Record<string, string> = { name, city, state };
+  if (opts.addressLine1 !== undefined) lawFirm.address_line_1 = opts.addressLine1.trim();
+  if (opts.addressLine2 !== undefined) lawFirm.address_line_2 = opts.addressLine2.trim();
+  if (opts.zipcode !== undefined) lawFirm.zipcode = opts.zipcode.trim();
+  const format = ctx.format('table');
+  const res = await ctx.api().request<{ law_firm?: LawFirm } | LawFirm>({
+    method: 'POST',
+    path: '/law_firms',
+    json: { law_firm: lawFirm },
+  });
+  const data = res.data as Record<string, unknown> | null;
+  const firm = (data && typeof data.law_firm === 'object' ? data.law_firm : data) as LawFirm;
+  await renderOne(ctx, firm, format, (f) => [
+    ['Name', f.name],
+    ['ID', f.id],
+    ['Address', [f.address_line_1, f.address_line_2].filter(Boolean).join(', ')],
+    ['City', f.city],
+    ['State', f.state],
+    ['Zip', f.zipcode],
+  ]);
+  if (format === 'table') ctx.note('Law firm requested: it stays pending until the service approves it.');
+  return 0;
+}

@@ -1,0 +1,48 @@
+import { type PageMeta, paginate } from '../api/paginate.js';
+import type { Query } from '../api/url.js';
+import type { Context } from '../context.js';
+import { type Column, renderList } from '../output/render.js';
+
+export interface ListCommandOptions<T> {
+  path: string;
+  key?: string;
+  query?: Query;
+  page?: number | undefined;
+  perPage?: number | undefined;
+  all?: boolean | undefined;
+  columns: Column<T>[];
+  /** Plural noun for hints ("ICD-10 codes"). */
+  noun: string;
+  emptyHint: string;
+}
+
+/** A paginated list: one page, or every page with --all; NDJSON streams page by page. */
+export async function listCommand<T>(ctx: Context, opts: ListCommandOptions<T>): Promise<number> {
+  const format = ctx.format('table');
+  const client = ctx.api();
+  const records: T[] = [];
+  let lastMeta: PageMeta | undefined;
+  for await (const page of paginate<T>(client, opts)) {
+    lastMeta = page.meta;
+    if (format === 'ndjson') for (const r of page.items) ctx.io.stdout.write(`${JSON.stringify(r)}\n`);
+    else records.push(...page.items);
+  }
+  if (format === 'ndjson') {
+    if (records.length === 0 && lastMeta?.total_count === 0) ctx.note(opts.emptyHint);
+    return 0;
+  }
+  await renderList(ctx, records, { format, columns: opts.columns, emptyHint: opts.emptyHint });
+  if (
+    !opts.all &&
+    format === 'table' &&
+    lastMeta &&
+    typeof lastMeta.total_pages === 'number' &&
+    lastMeta.total_pages > 1
+  ) {
+    const current = lastMeta.current_page ?? opts.page ?? 1;
+    const total = typeof lastMeta.total_count === 'number' ? ` (${lastMeta.total_count} ${opts.noun})` : '';
+    const next = lastMeta.next_page ? ` Next: --page ${lastMeta.next_page}, or --all.` : '';
+    ctx.note(`Page ${current} of ${lastMeta.total_pages}${total}.${next}`);
+  }
+  return 0;
+}

@@ -1,0 +1,30 @@
+import type { Context, GlobalOptions } from '../context.js';
+import { CliError } from '../errors.js';
+
+/**
+ * Prints the one-time portal URL on stdout and nothing else. The URL is a credential: it is never
+ * traced, logged or stored (the --verbose trace shows the request, never the answer's body).
+ */
+export async function sso(ctx: Context, opts: GlobalOptions & { open?: boolean }): Promise<number> {
+  const format = ctx.format('table', ['table', 'json']);
+  const res = await ctx.api().request<{ url?: unknown }>({ method: 'POST', path: '/auth/sso' });
+  const url = res.data && typeof res.data === 'object' ? res.data.url : undefined;
+  if (typeof url !== 'string' || !/^https?:\/\//i.test(url)) {
+    throw new CliError(
+      'the SSO answer has no URL',
+      1,
+      res.requestId ? `request id: ${res.requestId}` : undefined,
+    );
+  }
+  if (opts.open) {
+    if (await ctx.openUrl(url)) {
+      ctx.note('Opened the partner portal in your browser (the link works once).');
+      return 0;
+    }
+    ctx.note(
+      'No browser could be opened on this machine. Open this one-time URL yourself (it works once; do not share it):',
+    );
+  }
+  ctx.io.stdout.write(format === 'json' ? `${JSON.stringify({ url }, null, 2)}\n` : `${url}\n`);
+  return 0;
+}

@@ -1,0 +1,26 @@
+import { UsageError } from '../errors.js';
+
+export const ENVIRONMENTS = ['sandbox', 'production', 'local'] as const;
+export type EnvironmentName = (typeof ENVIRONMENTS)[number];
+
+/** Where `imaging mock` listens by default; the `local` environment points here. */
+export const LOCAL_BASE_URL = 'http://127.0.0.1:4010';
+
+/**
+ * The emulator's documented token. The `local` environment uses it when no token is configured,
+ * so the quick start runs with no token at all. It is not a secret: the emulator serves synthetic data.
+ */
+export const MOCK_TOKEN = 'mock-token';
+
+export function defaultBaseUrl(env: EnvironmentName): string | undefined {
+  return env === 'local' ? LOCAL_BASE_URL : undefined;
+}
+
+export function parseEnvironment(value: string, source = '--env'): EnvironmentName {
+  const v = value.trim().toLowerCase();
+  if ((ENVIRONMENTS as readonly string[]).includes(v)) return v as EnvironmentName;
+  throw new UsageError(
+    `${source}: unknown environment "${value}"`,
+    `Use one of: ${ENVIRONMENTS.join(', ')}.`,
+  );
+}

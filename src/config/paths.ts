@@ -1,0 +1,26 @@
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+
+/**
+ * Where the config store lives. `IMAGING_CONFIG_DIR` wins (tests, shared machines); otherwise
+ * the OS config directory, as env-paths (used by conf) would choose it, without the "-nodejs" suffix.
+ */
+export function configDir(env: NodeJS.ProcessEnv, platform: NodeJS.Platform = process.platform): string {
+  const explicit = env.IMAGING_CONFIG_DIR;
+  if (explicit && explicit.trim() !== '') return explicit;
+  const home = env.HOME || env.USERPROFILE || homedir();
+  if (platform === 'darwin') return join(home, 'Library', 'Preferences', 'imaging');
+  if (platform === 'win32') {
+    const appData = env.APPDATA || join(home, 'AppData', 'Roaming');
+    return join(appData, 'imaging', 'Config');
+  }
+  const xdg =
+    env.XDG_CONFIG_HOME && env.XDG_CONFIG_HOME.trim() !== '' ? env.XDG_CONFIG_HOME : join(home, '.config');
+  return join(xdg, 'imaging');
+}
+
+export const CONFIG_FILE_NAME = 'config.json';
+
+export function configFile(env: NodeJS.ProcessEnv): string {
+  return join(configDir(env), CONFIG_FILE_NAME);
+}

@@ -1,0 +1,99 @@
+import { chmodSync, mkdirSync, readFileSync } from 'node:fs';
+import { CliError, ExitCode } from '../errors.js';
+import type { EnvironmentName } from './environments.js';
+import { CONFIG_FILE_NAME, configDir } from './paths.js';
+
+export interface EnvironmentSettings {
+  base_url?: string;
+  token?: string;
+}
+
+export interface StoredConfig {
+  env?: EnvironmentName;
+  environments?: Partial<Record<EnvironmentName, EnvironmentSettings>>;
+}
+
+/**
+ * The config store. Reads parse the JSON file directly: importing `conf` (and the JSON-schema
+ * validator it pulls in) costs ~100 ms, more than a whole lookup may take. Writes go through
+ * `conf`, loaded only then, which writes atomically with file mode 0600.
+ */
+export class ConfigStore {
+  readonly dir: string;
+  readonly path: string;
+  private cache: StoredConfig | undefined;
+
+  constructor(env: NodeJS.ProcessEnv) {
+    this.dir = configDir(env);
+    this.path = `${this.dir}/${CONFIG_FILE_NAME}`;
+  }
+
+  read(): StoredConfig {
+    if (this.cache) return this.cache;
+    let text: string;
+    try {
+      text = readFileSync(this.path, 'utf8');
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' || code === 'ENOTDIR') return (this.cache = {});
+      throw new CliError(
+        `cannot read the config file ${this.path}: ${(err as Error).message}`,
+        ExitCode.failure,
+      );
+    }
+    try {
+      const parsed = text.trim() === '' ? {} : JSON.parse(text);
+      this.cache = typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? parsed : {};
+    } catch {
+      throw new CliError(
+        `the config file ${this.path} is not valid JSON`,
+        ExitCode.failure,
+        'Fix or delete it, then log in again.',
+      );
+    }
+    return this.cache as StoredConfig;
+  }
+
+  environment(env: EnvironmentName): EnvironmentSettings {
+    return this.read().environments?.[env] ?? {};
+  }
+
+  /** Applies `change` to a copy of the stored config and writes it (0600, atomically). */
+  async update(change: (config: StoredConfig) => void): Promise<void> {
+    const next: StoredConfig = structuredClone(this.read());
+    change(next);
+    pruneEmpty(next);
+    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    const { default: Conf } = await import('conf');
+    const conf = new Conf<Record<string, unknown>>({
+      cwd: this.dir,
+      configName: CONFIG_FILE_NAME.replace(/\.json$/, ''),
+      configFileMode: 0o600,
+      accessPropertiesByDotNotation: false,
+    });
+    conf.store = next as Record<string, unknown>;
+    // conf sets the mode on files it creates; an older file written by hand keeps its own.
+    chmodSync(this.path, 0o600);
+    this.cache = next;
+  }
+}
+
+function pruneEmpty(config: StoredConfig): void {
+  const envs = config.environments;
+  if (!envs) return;
+  for (const key of Object.keys(envs) as EnvironmentName[]) {
+    const settings = envs[key];
+    if (!settings) continue;
+    for (const k of Object.keys(settings) as (keyof EnvironmentSettings)[]) {
+      if (settings[k] === undefined || settings[k] === '') delete settings[k];
+    }
+    if (Object.keys(settings).length === 0) delete envs[key];
+  }
+  if (Object.keys(envs).length === 0) delete config.environments;
+}
+
+/** Shows only the last four characters of a secret. */
+export function maskToken(token: string): string {
+  if (token.length <= 8) return '****';
+  return `****${token.slice(-4)}`;
+}

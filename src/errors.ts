@@ -1,0 +1,204 @@
+/**
+ * Error classes and the one mapping from failures to exit codes (see the CLI contract).
+ * Nothing here may carry a token or a request body: messages are shown to users as they are.
+ */
+
+export const ExitCode = {
+  ok: 0,
+  failure: 1,
+  usage: 2,
+  auth: 3,
+  notFound: 4,
+  forbidden: 5,
+  limit: 6,
+  rejected: 7,
+  webhook: 8,
+  interrupted: 130,
+  terminated: 143,
+} as const;
+
+export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode];
+
+/** Any failure the user should see as a clear message, with the exit code it maps to. */
+export class CliError extends Error {
+  readonly exitCode: number;
+  /** A second line telling the user what to do next. */
+  readonly hint: string | undefined;
+  constructor(message: string, exitCode: number = ExitCode.failure, hint?: string) {
+    super(message);
+    this.name = 'CliError';
+    this.exitCode = exitCode;
+    this.hint = hint;
+  }
+}
+
+/** Bad flag, argument or input, found before any request. */
+export class UsageError extends CliError {
+  constructor(message: string, hint?: string) {
+    super(message, ExitCode.usage, hint);
+    this.name = 'UsageError';
+  }
+}
+
+/** No token configured (or one that cannot be used), found before any request. */
+export class AuthError extends CliError {
+  constructor(message: string, hint?: string) {
+    super(message, ExitCode.auth, hint);
+    this.name = 'AuthError';
+  }
+}
+
+/** Connection refused, reset, DNS failure: the request did not get an HTTP answer. */
+export class NetworkError extends CliError {
+  readonly url: string;
+  readonly code: string | undefined;
+  constructor(message: string, url: string, code?: string) {
+    super(message, ExitCode.failure);
+    this.name = 'NetworkError';
+    this.url = url;
+    this.code = code;
+  }
+}
+
+export class TimeoutError extends CliError {
+  readonly url: string;
+  constructor(url: string, ms: number) {
+    super(
+      `request timed out after ${ms} ms: ${url}`,
+      ExitCode.failure,
+      'Raise the limit with --timeout <ms>.',
+    );
+    this.name = 'TimeoutError';
+    this.url = url;
+  }
+}
+
+/** The run was stopped by a signal; carries 130 (SIGINT) or 143 (SIGTERM). */
+export class InterruptedError extends CliError {
+  constructor(signal: 'SIGINT' | 'SIGTERM' = 'SIGINT') {
+    super('interrupted', signal === 'SIGTERM' ? ExitCode.terminated : ExitCode.interrupted);
+    this.name = 'InterruptedError';
+  }
+}
+
+export interface ApiErrorDetails {
+  status: number;
+  method: string;
+  url: string;
+  code?: string | undefined;
+  type?: string | undefined;
+  message?: string | undefined;
+  errors?: string[] | undefined;
+  requestId?: string | undefined;
+  documentationUrl?: string | undefined;
+  /** What was wrong with the body itself (HTML page, truncated JSON), when it was not an envelope. */
+  bodyNote?: string | undefined;
+  retryAfterSeconds?: number | undefined;
+}
+
+/** Exit code for an HTTP error status, per the contract's table. */
+export function exitCodeForStatus(status: number): number {
+  if (status === 401) return ExitCode.auth;
+  if (status === 403) return ExitCode.forbidden;
+  if (status === 404) return ExitCode.notFound;
+  if (status === 429) return ExitCode.limit;
+  if (status === 400 || status === 422) return ExitCode.rejected;
+  if (status >= 400 && status < 500) return ExitCode.rejected;
+  return ExitCode.failure;
+}
+
+const hintForCode: Record<string, string> = {
+  unauthorized:
+    'The token was refused. Check that it belongs to this environment (a sandbox token fails on production), or log in again: imaging auth login',
+  api_token_expired:
+    'The sandbox token has expired. Request an extension or a new token, then run: imaging auth login',
+  endpoint_not_enabled:
+    'This endpoint is not enabled for your account; ask your account contact to enable it.',
+  sandbox_request_limit_reached:
+    'The sandbox allowance of successful requests is used up. It is a quota, not a rate: waiting will not help. Request an extended token.',
+};
+
+/** An HTTP error answer from the API, with everything a person needs to report it. */
+export class ApiError extends CliError {
+  readonly details: ApiErrorDetails;
+  constructor(details: ApiErrorDetails) {
+    const what = details.message ?? details.bodyNote ?? `HTTP ${details.status}`;
+    let hint = details.code ? hintForCode[details.code] : undefined;
+    if (!hint && details.status === 401) hint = hintForCode.unauthorized;
+    if (!hint && details.status === 403) hint = hintForCode.endpoint_not_enabled;
+    if (!hint && details.status >= 500)
+      hint = 'The server failed. Try again later; quote the request id if you contact support.';
+    super(what, exitCodeForStatus(details.status), hint);
+    this.name = 'ApiError';
+    this.details = details;
+  }
+  get status(): number {
+    return this.details.status;
+  }
+  get code(): string | undefined {
+    return this.details.code;
+  }
+  get requestId(): string | undefined {
+    return this.details.requestId;
+  }
+}
+
+/**
+ * The one readable block for any error. A stack trace only with --verbose, and only for
+ * errors we did not anticipate.
+ */
+export function formatError(err: unknown, opts: { verbose?: boolean } = {}): string {
+  const lines: string[] = [];
+  if (err instanceof ApiError) {
+    const d = err.details;
+    const statusText = httpStatusText(d.status);
+    lines.push(`error: ${d.message ?? d.bodyNote ?? statusText}`);
+    lines.push(`  status:     ${d.status}${statusText ? ` ${statusText}` : ''}`);
+    if (d.code) lines.push(`  code:       ${d.code}${d.type ? ` (${d.type})` : ''}`);
+    if (d.message && d.bodyNote) lines.push(`  note:       ${d.bodyNote}`);
+    if (d.errors && d.errors.length > 0) {
+      lines.push('  errors:');
+      for (const e of d.errors) lines.push(`    - ${e}`);
+    }
+    lines.push(`  request:    ${d.method} ${d.url}`);
+    if (d.requestId) lines.push(`  request id: ${d.requestId}`);
+    if (d.retryAfterSeconds !== undefined) lines.push(`  retry after: ${d.retryAfterSeconds} s`);
+    if (d.documentationUrl) lines.push(`  docs:       ${d.documentationUrl}`);
+    if (err.hint) lines.push(`hint: ${err.hint}`);
+    return lines.join('\n');
+  }
+  if (err instanceof CliError) {
+    lines.push(`error: ${err.message}`);
+    if (err.hint) lines.push(`hint: ${err.hint}`);
+    return lines.join('\n');
+  }
+  const message = err instanceof Error ? err.message : String(err);
+  lines.push(`error: unexpected failure: ${message}`);
+  if (opts.verbose && err instanceof Error && err.stack) lines.push(err.stack);
+  else lines.push('hint: run again with --verbose for details.');
+  return lines.join('\n');
+}
+
+export function exitCodeOf(err: unknown): number {
+  if (err instanceof CliError) return err.exitCode;
+  return ExitCode.failure;
+}
+
+const statusTexts: Record<number, string> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  408: 'Request Timeout',
+  409: 'Conflict',
+  422: 'Unprocessable Entity',
+  429: 'Too Many Requests',
+  500: 'Internal Server Error',
+  502: 'Bad Gateway',
+  503: 'Service Unavailable',
+  504: 'Gateway Timeout',
+};
+
+export function httpStatusText(status: number): string {
+  return statusTexts[status] ?? '';
+}

@@ -1,0 +1,55 @@
+/**
+ * RFC 4180 CSV: CRLF line ends, a cell quoted when it holds a quote, comma, CR or LF, quotes
+ * doubled. With the formula guard on (the default), a text cell that starts with = + - @ tab or
+ * CR gets a leading ' so that a spreadsheet shows it instead of running it (OWASP "CSV injection").
+ */
+
+const FORMULA_START = /^[=+\-@\t\r]/;
+
+export function csvCell(value: unknown, formulaGuard = true): string {
+  let text: string;
+  if (value === null || value === undefined) return '';
+  if (typeof value === 'string') {
+    text = formulaGuard && FORMULA_START.test(value) ? `'${value}` : value;
+  } else if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') {
+    text = String(value);
+  } else {
+    text = JSON.stringify(value);
+    if (formulaGuard && FORMULA_START.test(text)) text = `'${text}`;
+  }
+  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+}
+
+export function csvRow(values: readonly unknown[], formulaGuard = true): string {
+  return `${values.map((v) => csvCell(v, formulaGuard)).join(',')}\r\n`;
+}
+
+/**
+ * Flattens nested objects into dotted keys (`law_firm.name`); arrays stay whole (one JSON cell).
+ * Used where CSV must carry every field the API sent, unknown ones included.
+ */
+export function flatten(
+  record: unknown,
+  prefix = '',
+  out: Record<string, unknown> = {},
+): Record<string, unknown> {
+  if (typeof record !== 'object' || record === null || Array.isArray(record)) {
+    out[prefix || 'value'] = record;
+    return out;
+  }
+  const entries = Object.entries(record as Record<string, unknown>);
+  if (entries.length === 0 && prefix) out[prefix] = null;
+  for (const [k, v] of entries) {
+    const key = prefix ? `${prefix}.${k}` : k;
+    if (typeof v === 'object' && v !== null && !Array.isArray(v)) flatten(v, key, out);
+    else out[key] = v;
+  }
+  return out;
+}
+
+/** Column names in first-seen order across all records. */
+export function unionKeys(rows: readonly Record<string, unknown>[]): string[] {
+  const seen = new Set<string>();
+  for (const row of rows) for (const k of Object.keys(row)) seen.add(k);
+  return [...seen];
+}

@@ -1,0 +1,163 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough, Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { execa } from 'execa';
+import { type MainDeps, main } from '../src/cli.js';
+import type { IO } from '../src/context.js';
+import { type MockOptions, type MockServer, startMockServer } from '../src/mock/server.js';
+
+export const ROOT = fileURLToPath(new URL('..', import.meta.url));
+export const BIN = join(ROOT, 'bin', 'imaging.js');
+
+class Capture extends Writable {
+  chunks: Buffer[] = [];
+  override _write(chunk: Buffer, _enc: BufferEncoding, cb: () => void) {
+    this.chunks.push(Buffer.from(chunk));
+    cb();
+  }
+  get text() {
+    return Buffer.concat(this.chunks).toString('utf8');
+  }
+}
+
+export interface FakeIOOptions {
+  stdin?: string | Buffer;
+  stdoutIsTTY?: boolean;
+  stderrIsTTY?: boolean;
+  stdinIsTTY?: boolean;
+  columns?: number;
+}
+
+export function fakeIO(opts: FakeIOOptions = {}) {
+  const stdout = new Capture();
+  const stderr = new Capture();
+  const stdin = new PassThrough();
+  if (opts.stdin !== undefined) stdin.end(opts.stdin);
+  else stdin.end();
+  const io: IO = {
+    stdout,
+    stderr,
+    stdin,
+    stdoutIsTTY: opts.stdoutIsTTY ?? false,
+    stderrIsTTY: opts.stderrIsTTY ?? false,
+    stdinIsTTY: opts.stdinIsTTY ?? false,
+    columns: opts.stdoutIsTTY ? (opts.columns ?? 100) : undefined,
+  };
+  return { io, stdout: () => stdout.text, stderr: () => stderr.text };
+}
+
+export interface RunResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+export interface RunOptions extends FakeIOOptions {
+  env?: NodeJS.ProcessEnv;
+  deps?: Partial<MainDeps>;
+}
+
+/** Runs the CLI in-process with fake streams (the gh `iostreams.Test()` pattern). */
+export async function run(argv: string[], opts: RunOptions = {}): Promise<RunResult> {
+  const { io, stdout, stderr } = fakeIO(opts);
+  const code = await main(argv, {
+    io,
+    env: { PATH: process.env.PATH, ...opts.env },
+    clientOverrides: { baseDelayMs: 1, ...opts.deps?.clientOverrides },
+    ...opts.deps,
+  });
+  return { code, stdout: stdout(), stderr: stderr() };
+}
+
+export function tempDir(prefix = 'imaging-test-'): { path: string; cleanup: () => void } {
+  const path = mkdtempSync(join(tmpdir(), prefix));
+  return { path, cleanup: () => rmSync(path, { recursive: true, force: true }) };
+}
+
+/** Starts the emulator for a test file; `env()` gives the environment that points the CLI at it. */
+export function mockFixture(options: MockOptions = {}) {
+  let mock: MockServer | undefined;
+  let dir: { path: string; cleanup: () => void } | undefined;
+  return {
+    async start() {
+      mock = await startMockServer({ port: 0, ...options });
+      dir = tempDir();
+      return mock;
+    },
+    async stop() {
+      await mock?.close();
+      dir?.cleanup();
+    },
+    get mock(): MockServer {
+      if (!mock) throw new Error('mock not started');
+      return mock;
+    },
+    get configDir(): string {
+      if (!dir) throw new Error('mock not started');
+      return dir.path;
+    },
+    env(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+      return {
+        IMAGING_ENV: 'local',
+        IMAGING_BASE_URL: this.mock.url,
+        IMAGING_CONFIG_DIR: this.configDir,
+        ...extra,
+      };
+    },
+    /** API requests the emulator has seen since the last reset. */
+    apiRequests() {
+      return this.mock.requests.filter((r) => r.path.startsWith('/api/'));
+    },
+    reset() {
+      this.mock.requests.length = 0;
+    },
+  };
+}
+
+export type Handler = (req: IncomingMessage, res: ServerResponse, body: Buffer) => void;
+
+/** A throwaway HTTP server for a test: returns its URL and the requests it saw. */
+export async function testServer(handler: Handler, host = '127.0.0.1') {
+  const seen: Array<{ method: string; url: string; headers: IncomingMessage['headers']; body: string }> = [];
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: body.toString('utf8') });
+      handler(req, res, body);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, host, () => resolve()));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://${host}:${port}`,
+    port,
+    seen,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+export function json(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) {
+  res.writeHead(status, { 'content-type': 'application/json', ...headers });
+  res.end(JSON.stringify(body));
+}
+
+/** Runs the built binary end to end. */
+export function spawnCli(args: string[], opts: { env?: NodeJS.ProcessEnv; input?: string } = {}) {
+  return execa(process.execPath, [BIN, ...args], {
+    reject: false,
+    env: { IMAGING_CONFIG_DIR: '/nonexistent/imaging-test-config', NO_COLOR: '1', ...opts.env },
+    extendEnv: false,
+    ...(opts.input !== undefined ? { input: opts.input } : {}),
+    timeout: 20_000,
+  });
+}

@@ -1,0 +1,40 @@
+import { describe, expect, it } from 'vitest';
+import { csvCell, csvRow, flatten, unionKeys } from '../../src/output/csv.js';
+
+describe('csvCell', () => {
+  it('quotes commas, quotes and line breaks (RFC 4180)', () => {
+    expect(csvCell('a,b')).toBe('"a,b"');
+    expect(csvCell('say "hi"')).toBe('"say ""hi"""');
+    expect(csvCell('line1\nline2')).toBe('"line1\nline2"');
+    expect(csvCell('plain')).toBe('plain');
+  });
+  it('guards cells that a spreadsheet would run as a formula', () => {
+    for (const s of ['=SUM(A1)', '+1', '-2', '@cmd', '\tx', '\rx']) expect(csvCell(s).replace(/^"/, '')).toMatch(/^'/);
+    expect(csvCell('=HYPERLINK("x")')).toBe(`"'=HYPERLINK(""x"")"`);
+  });
+  it('leaves numbers alone and can switch the guard off', () => {
+    expect(csvCell(-5)).toBe('-5');
+    expect(csvCell('=1+1', false)).toBe('=1+1');
+  });
+  it('writes null as empty and objects as JSON', () => {
+    expect(csvCell(null)).toBe('');
+    expect(csvCell(['a', 'b'])).toBe('"[""a"",""b""]"');
+  });
+  it('ends rows with CRLF', () => {
+    expect(csvRow(['a', 1, null])).toBe('a,1,\r\n');
+  });
+});
+
+describe('flatten', () => {
+  it('uses dotted keys for nested objects and keeps arrays whole', () => {
+    expect(flatten({ id: 1, law_firm: { id: 'x', name: null }, tags: ['a'] })).toEqual({
+      id: 1,
+      'law_firm.id': 'x',
+      'law_firm.name': null,
+      tags: ['a'],
+    });
+  });
+  it('collects keys in first-seen order across rows, unknown ones included', () => {
+    expect(unionKeys([{ a: 1, b: 2 }, { a: 1, c: 3 }])).toEqual(['a', 'b', 'c']);
+  });
+});

@@ -1,0 +1,76 @@
+import { describe, expect, it } from 'vitest';
+import { apiUrl, encodeQuery, isLoopbackHost, normaliseBaseUrl, traceUrl } from '../../src/api/url.js';
+import { UsageError } from '../../src/errors.js';
+
+describe('apiUrl', () => {
+  it('joins a plain base URL and a path', () => {
+    expect(apiUrl('https://api.example.com', '/modalities')).toBe('https://api.example.com/api/v2/modalities');
+  });
+  it('keeps a path prefix on the base URL', () => {
+    expect(apiUrl('https://gw.example.com/imaging', '/cpt_codes')).toBe('https://gw.example.com/imaging/api/v2/cpt_codes');
+    expect(apiUrl('https://gw.example.com/imaging/', 'cpt_codes')).toBe('https://gw.example.com/imaging/api/v2/cpt_codes');
+  });
+  it('does not double /api/v2 on the base URL or on the path', () => {
+    expect(apiUrl('https://gw.example.com/imaging/api/v2', '/modalities')).toBe(
+      'https://gw.example.com/imaging/api/v2/modalities',
+    );
+    expect(apiUrl('https://gw.example.com/api/v2/', '/api/v2/modalities')).toBe('https://gw.example.com/api/v2/modalities');
+    expect(apiUrl('https://gw.example.com', 'api/v2/referrals/1')).toBe('https://gw.example.com/api/v2/referrals/1');
+  });
+  it('encodes array parameters as ids[]= and escapes values', () => {
+    expect(apiUrl('https://x.test', '/icd10_codes', { q: 'knee & hip', ids: ['a', 'b'], page: 2, none: undefined })).toBe(
+      'https://x.test/api/v2/icd10_codes?q=knee%20%26%20hip&ids[]=a&ids[]=b&page=2',
+    );
+  });
+  it('keeps a query string given in the path and adds the rest', () => {
+    expect(apiUrl('https://x.test', '/referrals?status=pending', { page: 3 })).toBe(
+      'https://x.test/api/v2/referrals?status=pending&page=3',
+    );
+  });
+});
+
+describe('encodeQuery', () => {
+  it('skips null and undefined, keeps empty strings and zero', () => {
+    expect(encodeQuery({ a: null, b: undefined, c: '', d: 0, e: false })).toBe('c=&d=0&e=false');
+  });
+  it('does not add a second [] to a key that has one', () => {
+    expect(encodeQuery({ 'ids[]': ['x'] })).toBe('ids[]=x');
+  });
+});
+
+describe('normaliseBaseUrl', () => {
+  it('rejects what is not an http(s) URL, credentials and queries', () => {
+    expect(() => normaliseBaseUrl('api.example.com')).toThrow(UsageError);
+    expect(() => normaliseBaseUrl('ftp://x.test')).toThrow(/only http and https/);
+    expect(() => normaliseBaseUrl('https://user:pw@x.test')).toThrow(/credentials/);
+    expect(() => normaliseBaseUrl('https://x.test/?a=1')).toThrow(/query/);
+  });
+  it('drops trailing slashes and a trailing /api/v2', () => {
+    expect(normaliseBaseUrl('https://x.test/pre/api/v2///')).toBe('https://x.test/pre');
+  });
+});
+
+describe('isLoopbackHost', () => {
+  it.each([
+    ['127.0.0.1', true],
+    ['127.1.2.3', true],
+    ['localhost', true],
+    ['[::1]', true],
+    ['10.0.0.1', false],
+    ['example.com', false],
+    ['127.0.0.1.nip.io', false],
+  ])('%s -> %s', (host, expected) => {
+    expect(isLoopbackHost(host)).toBe(expected);
+  });
+});
+
+describe('traceUrl', () => {
+  it('redacts query values on patient-data paths but keeps paging', () => {
+    expect(traceUrl('https://x.test/api/v2/referrals?patient_name=Jane%20Doe&page=2')).toBe(
+      'https://x.test/api/v2/referrals?patient_name=[redacted]&page=2',
+    );
+  });
+  it('leaves reference lookups readable', () => {
+    expect(traceUrl('https://x.test/api/v2/cpt_codes?code=73721')).toBe('https://x.test/api/v2/cpt_codes?code=73721');
+  });
+});
