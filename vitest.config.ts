@@ -7,10 +7,16 @@ export default defineConfig({
   define: { __IMAGING_VERSION__: JSON.stringify(pkg.version) },
   test: {
     include: ['test/**/*.test.ts'],
+    globalSetup: ['test/global-setup.ts'],
     testTimeout: 20_000,
     hookTimeout: 20_000,
     pool: 'forks',
     // Tests never read the developer's own config or token.
-    env: { IMAGING_CONFIG_DIR: '/nonexistent/imaging-test-config', IMAGING_TOKEN: '', IMAGING_ENV: '', IMAGING_BASE_URL: '' },
+    env: {
+      IMAGING_CONFIG_DIR: '/nonexistent/imaging-test-config',
+      IMAGING_TOKEN: '',
+      IMAGING_ENV: '',
+      IMAGING_BASE_URL: '',
+    },
   },
 });

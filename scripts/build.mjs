@@ -11,7 +11,7 @@ await build({
   entryPoints: ['src/cli.ts', 'src/version.ts'],
   outdir: 'dist',
   bundle: true,
-  splitting: true,
+  splitting: process.env.SPLIT !== '0',
   format: 'esm',
   platform: 'node',
   target: 'node20.18',

@@ -60,7 +60,7 @@ export async function main(argv: string[], deps: MainDeps = {}): Promise<number>
       const interrupted = received !== undefined || err instanceof InterruptedError;
       if (interrupted) {
         exitCode = received === 'SIGTERM' ? 143 : 130;
-        io.stderr.write('\ninterrupted\n');
+        if (!(err instanceof InterruptedError && err.quiet)) io.stderr.write('\ninterrupted\n');
       } else {
         exitCode = exitCodeOf(err);
         const verbose = Boolean(ctx?.globals.verbose);

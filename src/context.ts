@@ -1,4 +1,5 @@
 import type { Readable, Writable } from 'node:stream';
+import { isatty } from 'node:tty';
 import { ApiClient } from './api/client.js';
 import { normaliseBaseUrl } from './api/url.js';
 import { defaultBaseUrl, type EnvironmentName, MOCK_TOKEN, parseEnvironment } from './config/environments.js';
@@ -216,10 +217,13 @@ export function processIO(): IO {
   return {
     stdout: process.stdout,
     stderr: process.stderr,
-    stdin: process.stdin,
+    // process.stdin builds a stream (and may open the terminal) when first touched: only when a command reads it.
+    get stdin() {
+      return process.stdin;
+    },
     stdoutIsTTY: Boolean(process.stdout.isTTY),
     stderrIsTTY: Boolean(process.stderr.isTTY),
-    stdinIsTTY: Boolean(process.stdin.isTTY),
+    stdinIsTTY: isatty(0),
     columns: process.stdout.isTTY ? process.stdout.columns : undefined,
   };
 }

@@ -75,9 +75,14 @@ export class TimeoutError extends CliError {
 
 /** The run was stopped by a signal; carries 130 (SIGINT) or 143 (SIGTERM). */
 export class InterruptedError extends CliError {
-  constructor(signal: 'SIGINT' | 'SIGTERM' = 'SIGINT') {
+  readonly signal: 'SIGINT' | 'SIGTERM';
+  /** The command already said how it stopped; print nothing more. */
+  readonly quiet: boolean;
+  constructor(signal: 'SIGINT' | 'SIGTERM' = 'SIGINT', quiet = false) {
     super('interrupted', signal === 'SIGTERM' ? ExitCode.terminated : ExitCode.interrupted);
     this.name = 'InterruptedError';
+    this.signal = signal;
+    this.quiet = quiet;
   }
 }
 

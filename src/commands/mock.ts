@@ -42,5 +42,7 @@ export async function mock(ctx: Context, opts: MockOpts): Promise<number> {
     ctx.signal.addEventListener('abort', () => resolve(), { once: true });
   });
   await server.close();
-  throw ctx.signal.reason instanceof InterruptedError ? ctx.signal.reason : new InterruptedError();
+  ctx.note('imaging mock: stopped');
+  const reason = ctx.signal.reason;
+  throw new InterruptedError(reason instanceof InterruptedError ? reason.signal : 'SIGINT', true);
 }

@@ -292,27 +292,15 @@ export async function startMockServer(options: MockOptions = {}): Promise<MockSe
     }
     authenticate(c);
     const fn = routes.get(key);
-    let reply: Reply;
-    if (fn) reply = await fn(c);
-    else if (
-      routes.has(`GET ${key.slice(key.indexOf(' ') + 1)}`) ||
-      routes.has(`POST ${key.slice(key.indexOf(' ') + 1)}`)
-    ) {
-      reply = envelope(
-        404,
-        'not_found_error',
-        'not_found',
-        `No route matches ${method} ${c.url.pathname}`,
-        c.requestId,
-      );
-    } else
-      reply = envelope(
-        404,
-        'not_found_error',
-        'not_found',
-        `No route matches ${method} ${c.url.pathname}`,
-        c.requestId,
-      );
+    const reply = fn
+      ? await fn(c)
+      : envelope(
+          404,
+          'not_found_error',
+          'not_found',
+          `No route matches ${method} ${c.url.pathname}`,
+          c.requestId,
+        );
     // Only successful answers count against the sandbox allowance (spec: Limits).
     if (reply.status < 400) used.set(c.token, (used.get(c.token) ?? 0) + 1);
     return reply;

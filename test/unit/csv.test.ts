@@ -9,7 +9,8 @@ describe('csvCell', () => {
     expect(csvCell('plain')).toBe('plain');
   });
   it('guards cells that a spreadsheet would run as a formula', () => {
-    for (const s of ['=SUM(A1)', '+1', '-2', '@cmd', '\tx', '\rx']) expect(csvCell(s).replace(/^"/, '')).toMatch(/^'/);
+    for (const s of ['=SUM(A1)', '+1', '-2', '@cmd', '\tx', '\rx'])
+      expect(csvCell(s).replace(/^"/, '')).toMatch(/^'/);
     expect(csvCell('=HYPERLINK("x")')).toBe(`"'=HYPERLINK(""x"")"`);
   });
   it('leaves numbers alone and can switch the guard off', () => {
@@ -35,6 +36,11 @@ describe('flatten', () => {
     });
   });
   it('collects keys in first-seen order across rows, unknown ones included', () => {
-    expect(unionKeys([{ a: 1, b: 2 }, { a: 1, c: 3 }])).toEqual(['a', 'b', 'c']);
+    expect(
+      unionKeys([
+        { a: 1, b: 2 },
+        { a: 1, c: 3 },
+      ]),
+    ).toEqual(['a', 'b', 'c']);
   });
 });

@@ -4,23 +4,38 @@ import { UsageError } from '../../src/errors.js';
 
 describe('apiUrl', () => {
   it('joins a plain base URL and a path', () => {
-    expect(apiUrl('https://api.example.com', '/modalities')).toBe('https://api.example.com/api/v2/modalities');
+    expect(apiUrl('https://api.example.com', '/modalities')).toBe(
+      'https://api.example.com/api/v2/modalities',
+    );
   });
   it('keeps a path prefix on the base URL', () => {
-    expect(apiUrl('https://gw.example.com/imaging', '/cpt_codes')).toBe('https://gw.example.com/imaging/api/v2/cpt_codes');
-    expect(apiUrl('https://gw.example.com/imaging/', 'cpt_codes')).toBe('https://gw.example.com/imaging/api/v2/cpt_codes');
+    expect(apiUrl('https://gw.example.com/imaging', '/cpt_codes')).toBe(
+      'https://gw.example.com/imaging/api/v2/cpt_codes',
+    );
+    expect(apiUrl('https://gw.example.com/imaging/', 'cpt_codes')).toBe(
+      'https://gw.example.com/imaging/api/v2/cpt_codes',
+    );
   });
   it('does not double /api/v2 on the base URL or on the path', () => {
     expect(apiUrl('https://gw.example.com/imaging/api/v2', '/modalities')).toBe(
       'https://gw.example.com/imaging/api/v2/modalities',
     );
-    expect(apiUrl('https://gw.example.com/api/v2/', '/api/v2/modalities')).toBe('https://gw.example.com/api/v2/modalities');
-    expect(apiUrl('https://gw.example.com', 'api/v2/referrals/1')).toBe('https://gw.example.com/api/v2/referrals/1');
+    expect(apiUrl('https://gw.example.com/api/v2/', '/api/v2/modalities')).toBe(
+      'https://gw.example.com/api/v2/modalities',
+    );
+    expect(apiUrl('https://gw.example.com', 'api/v2/referrals/1')).toBe(
+      'https://gw.example.com/api/v2/referrals/1',
+    );
   });
   it('encodes array parameters as ids[]= and escapes values', () => {
-    expect(apiUrl('https://x.test', '/icd10_codes', { q: 'knee & hip', ids: ['a', 'b'], page: 2, none: undefined })).toBe(
-      'https://x.test/api/v2/icd10_codes?q=knee%20%26%20hip&ids[]=a&ids[]=b&page=2',
-    );
+    expect(
+      apiUrl('https://x.test', '/icd10_codes', {
+        q: 'knee & hip',
+        ids: ['a', 'b'],
+        page: 2,
+        none: undefined,
+      }),
+    ).toBe('https://x.test/api/v2/icd10_codes?q=knee%20%26%20hip&ids[]=a&ids[]=b&page=2');
   });
   it('keeps a query string given in the path and adds the rest', () => {
     expect(apiUrl('https://x.test', '/referrals?status=pending', { page: 3 })).toBe(
@@ -71,6 +86,8 @@ describe('traceUrl', () => {
     );
   });
   it('leaves reference lookups readable', () => {
-    expect(traceUrl('https://x.test/api/v2/cpt_codes?code=73721')).toBe('https://x.test/api/v2/cpt_codes?code=73721');
+    expect(traceUrl('https://x.test/api/v2/cpt_codes?code=73721')).toBe(
+      'https://x.test/api/v2/cpt_codes?code=73721',
+    );
   });
 });

@@ -1,0 +1,91 @@
+// npm run bench: start-up and lookup speed as ratios against bare `node -e 0`, medians of
+// interleaved runs (so machine noise hits every command alike). Not a test: figures for the README.
+//   BENCH_RUNS=40 npm run bench      more runs
+//   npm run bench -- --only startup  one group (startup, export)
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const bin = join(root, 'bin', 'imaging.js');
+const runs = Number(process.env.BENCH_RUNS ?? 30);
+const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : undefined;
+const configDir = mkdtempSync(join(tmpdir(), 'imaging-bench-'));
+const env = { ...process.env, IMAGING_CONFIG_DIR: configDir, NO_COLOR: '1' };
+
+function startMock(args = []) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [bin, 'mock', '--port', '0', ...args], {
+      env,
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    child.stdout.once('data', (d) => resolve({ child, url: String(d).trim() }));
+    child.once('error', reject);
+  });
+}
+
+function time(cmd) {
+  const t = process.hrtime.bigint();
+  const r = spawnSync(cmd[0], cmd.slice(1), { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  if (r.status !== 0) throw new Error(`${cmd.join(' ')} exited ${r.status}: ${r.stderr}`);
+  return Number(process.hrtime.bigint() - t) / 1e6;
+}
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
+
+/** Runs every command once per round, in turn, for `n` rounds after a warm-up round. */
+function interleaved(cmds, n) {
+  const times = cmds.map(() => []);
+  for (const c of cmds) time(c.cmd);
+  for (let i = 0; i < n; i++) cmds.forEach((c, j) => times[j].push(time(c.cmd)));
+  return times.map(median);
+}
+
+const rows = [];
+if (!only || only === 'startup') {
+  const { child, url } = await startMock();
+  try {
+    const node = [process.execPath, '-e', '0'];
+    const cmds = [
+      { name: 'node -e 0 (baseline)', cmd: node },
+      { name: 'imaging --version', cmd: [process.execPath, bin, '--version'], target: 1.3 },
+      {
+        name: 'imaging cpt 73721 --json (emulator)',
+        cmd: [process.execPath, bin, '--env', 'local', '--base-url', url, 'cpt', '73721', '--json'],
+        target: 1.6,
+      },
+      {
+        name: 'imaging icd10 knee (table, emulator)',
+        cmd: [process.execPath, bin, '--env', 'local', '--base-url', url, 'icd10', 'knee'],
+      },
+    ];
+    const medians = interleaved(cmds, runs);
+    cmds.forEach((c, i) => {
+      const ratio = medians[i] / medians[0];
+      rows.push({
+        what: c.name,
+        median: `${medians[i].toFixed(1)} ms`,
+        ratio: `${ratio.toFixed(2)}x`,
+        target: c.target ? `≤ ${c.target}x ${ratio <= c.target ? 'met' : 'MISSED'}` : '',
+      });
+    });
+  } finally {
+    child.kill('SIGTERM');
+  }
+}
+
+const pad = (s, n) => String(s).padEnd(n);
+console.log(
+  `\nimaging bench: ${runs} interleaved runs each, medians; Node ${process.version}, ${process.platform}/${process.arch}\n`,
+);
+console.log(`| ${pad('command', 40)} | ${pad('median', 10)} | ${pad('vs node', 8)} | target |`);
+console.log(`|${'-'.repeat(42)}|${'-'.repeat(12)}|${'-'.repeat(10)}|--------|`);
+for (const r of rows)
+  console.log(`| ${pad(r.what, 40)} | ${pad(r.median, 10)} | ${pad(r.ratio, 8)} | ${r.target} |`);
+rmSync(configDir, { recursive: true, force: true });

@@ -1,0 +1,69 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { ApiClient } from '../../src/api/client.js';
+import { extractList, nextPageFrom, paginate } from '../../src/api/paginate.js';
+import { json, testServer } from '../helpers.js';
+
+describe('extractList', () => {
+  it('reads { <items>, meta }', () => {
+    const l = extractList({ referrals: [{ id: 1 }], meta: { total_pages: 2 } });
+    expect(l).toEqual({ items: [{ id: 1 }], meta: { total_pages: 2 }, key: 'referrals' });
+  });
+  it('reads a bare array', () => {
+    expect(extractList([{ id: 1 }])).toEqual({ items: [{ id: 1 }], meta: undefined, key: undefined });
+  });
+  it('prefers the named member when there are several arrays', () => {
+    expect(extractList({ a: [1], icd10_codes: [2], meta: {} }, 'icd10_codes').items).toEqual([2]);
+    expect(() => extractList({ a: [1], b: [2] })).toThrow(/several arrays/);
+  });
+  it('explains an answer with no array', () => {
+    expect(() => extractList({ meta: {} })).toThrow(/no array of records/);
+  });
+});
+
+describe('nextPageFrom', () => {
+  it('follows next_page, then total_pages', () => {
+    expect(nextPageFrom({ next_page: 3 }, 2)).toBe(3);
+    expect(nextPageFrom({ next_page: null, total_pages: 9 }, 2)).toBeUndefined();
+    expect(nextPageFrom({ current_page: 2, total_pages: 3 }, 2)).toBe(3);
+    expect(nextPageFrom({ current_page: 3, total_pages: 3 }, 3)).toBeUndefined();
+    expect(nextPageFrom(undefined, 1)).toBeUndefined();
+  });
+});
+
+describe('paginate over a bare array', () => {
+  let close: (() => Promise<void>) | undefined;
+  afterEach(() => close?.());
+
+  it('asks for pages until one comes back short', async () => {
+    const all = Array.from({ length: 250 }, (_, i) => ({ id: i }));
+    const s = await testServer((req, res) => {
+      const u = new URL(req.url ?? '/', 'http://x');
+      const page = Number(u.searchParams.get('page'));
+      const per = Number(u.searchParams.get('per_page'));
+      json(res, 200, all.slice((page - 1) * per, page * per));
+    });
+    close = s.close;
+    const c = new ApiClient({ baseUrl: s.url, token: 't', timeoutMs: 1000 });
+    const got: unknown[] = [];
+    for await (const p of paginate(c, { path: '/referrals', all: true })) got.push(...p.items);
+    expect(got).toEqual(all);
+    expect(s.seen.map((r) => r.url)).toEqual(
+      [1, 2, 3].map((p) => `/api/v2/referrals?page=${p}&per_page=100`),
+    );
+  });
+
+  it('stops when a server ignores page and repeats itself', async () => {
+    const s = await testServer((_req, res) =>
+      json(
+        res,
+        200,
+        Array.from({ length: 100 }, (_, i) => ({ id: i })),
+      ),
+    );
+    close = s.close;
+    const c = new ApiClient({ baseUrl: s.url, token: 't', timeoutMs: 1000 });
+    let pages = 0;
+    for await (const _ of paginate(c, { path: '/referrals', all: true })) pages++;
+    expect(pages).toBe(2);
+  });
+});
