@@ -43,7 +43,9 @@ const median = (xs) => {
 function interleaved(cmds, n) {
   const times = cmds.map(() => []);
   for (const c of cmds) time(c.cmd);
-  for (let i = 0; i < n; i++) cmds.forEach((c, j) => times[j].push(time(c.cmd)));
+  for (let i = 0; i < n; i++) {
+    for (const [j, c] of cmds.entries()) times[j].push(time(c.cmd));
+  }
   return times.map(median);
 }
 

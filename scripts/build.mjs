@@ -16,9 +16,11 @@ await build({
   platform: 'node',
   target: 'node20.18',
   sourcemap: false,
+  minify: true,
+  keepNames: false,
   legalComments: 'none',
   chunkNames: 'chunks/[name]-[hash]',
-  external: ['conf', '@inquirer/password', 'cli-table3'],
+  external: ['conf', '@inquirer/password'],
   banner: {
     // Bundled CommonJS dependencies call require(); give ESM output one.
     js: "import { createRequire as __imagingRequire } from 'node:module'; const require = __imagingRequire(import.meta.url);",

@@ -37,7 +37,7 @@ export async function renderList<T>(ctx: Context, records: T[], opts: ListRender
       if (records.length === 0) return;
       const { renderTable } = await import('./table.js');
       out.write(
-        await renderTable(
+        renderTable(
           opts.columns.map((c) => c.header),
           records.map((r) => opts.columns.map((c) => c.get(r))),
           { color: ctx.colorLevel() > 0, width: ctx.io.stdoutIsTTY ? ctx.io.columns : undefined },

@@ -19,7 +19,12 @@ describe('sso', () => {
     const opened: string[] = [];
     const r = await run(['sso', '--open'], {
       env: fx.env({ IMAGING_TOKEN: 'mock-sso-2' }),
-      deps: { openUrl: async (u) => (opened.push(u), true) },
+      deps: {
+        openUrl: async (u) => {
+          opened.push(u);
+          return true;
+        },
+      },
     });
     expect(r.code).toBe(0);
     expect(opened).toHaveLength(1);
