@@ -60,7 +60,7 @@ export function fitWidths(natural: number[], total: number): number[] {
   return widths;
 }
 
-const ZERO_WIDTH = /[\p{Mn}\p{Me}\p{Cf}\u200B\uFE00-\uFE0F]/u;
+const ZERO_WIDTH = /[\p{Mn}\p{Me}\p{Cf}]/u; // combining marks, variation selectors, zero-width space
 const WIDE =
   /[\u1100-\u115F\u2E80-\u303E\u3041-\u33FF\u3400-\u4DBF\u4E00-\u9FFF\uA000-\uA4CF\uAC00-\uD7A3\uF900-\uFAFF\uFE30-\uFE4F\uFF00-\uFF60\uFFE0-\uFFE6\p{Extended_Pictographic}\u{20000}-\u{3FFFD}]/u;
 
