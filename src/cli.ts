@@ -2,7 +2,7 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import { Context, type ContextDeps, type GlobalOptions, type IO, processIO } from './context.js';
 import { exitCodeOf, formatError, InterruptedError } from './errors.js';
 import { FORMATS } from './output/format.js';
-import { portNumber, positiveInt } from './util/args.js';
+import { keyValue, portNumber, positiveInt } from './util/args.js';
 import { VERSION } from './version.js';
 
 /**
@@ -277,6 +277,69 @@ function buildProgram(io: IO, action: ActionFactory): Command {
     ),
   );
 
+  const referrals = program.command('referrals').description('list, show, create and export referrals');
+  const loadReferrals = () => import('./commands/referrals.js');
+  bind(
+    referrals
+      .command('list')
+      .description('list referrals (one page, or --all)')
+      .option(PAGE[0], PAGE[1], positiveInt('--page'))
+      .option(PER_PAGE[0], PER_PAGE[1], positiveInt('--per-page', 1000))
+      .option('--all', 'fetch every page')
+      .option('--param <key=value>', 'extra query parameter, passed through as is (repeatable)', keyValue),
+    lazy(loadReferrals, (m) => m.list as Handler),
+  );
+  bind(
+    referrals
+      .command('get')
+      .argument('<id>', 'referral id (UUID)')
+      .description('show one referral with its visits'),
+    lazy(loadReferrals, (m) => m.get as Handler),
+  );
+  bind(
+    referrals
+      .command('create')
+      .description('create a referral from a JSON file (sent as is)')
+      .requiredOption('--file <file>', 'JSON file, or - for standard input'),
+    lazy(loadReferrals, (m) => m.create as Handler),
+  );
+  bind(
+    referrals
+      .command('export')
+      .description('every referral of every page, as CSV (default), NDJSON or JSON')
+      .option('--rows <kind>', 'one row per referral (default), visit or procedure')
+      .option(
+        '-o, --output <file>',
+        'write to this file (0600, renamed into place when complete); default stdout',
+      )
+      .option('--param <key=value>', 'extra query parameter, passed through as is (repeatable)', keyValue)
+      .option('--concurrency <n>', 'pages fetched at once (default 4)', positiveInt('--concurrency', 16))
+      .option(PER_PAGE[0], 'referrals per page (default 100)', positiveInt('--per-page', 1000))
+      .option('--visit-status <statuses>', 'only visits with these statuses (comma-separated)')
+      .option('--no-formula-guard', "CSV: do not prefix cells starting with = + - @ with '"),
+    lazy(loadReferrals, (m) => m.exportCommand as Handler),
+  );
+
+  bind(
+    program
+      .command('api')
+      .description('call any API path (like gh api): auth, base URL, errors and exit codes as everywhere')
+      .argument('<method-or-path>', 'HTTP method, or the path for a GET')
+      .argument('[path]', 'path, with or without /api/v2')
+      .option(
+        '-F, --field <key=value>',
+        'typed field: true, false, null and numbers as JSON (repeatable)',
+        keyValue,
+      )
+      .option('-f, --raw-field <key=value>', 'string field (repeatable)', keyValue)
+      .option('--input <file>', 'request body from a file, or - for standard input')
+      .option('--paginate', 'follow meta to the last page and print one JSON array of all items'),
+    lazy(
+      () => import('./commands/api.js'),
+      (m) => m.api as Handler,
+    ),
+  );
+
   bind(
     program
       .command('sso')
@@ -305,7 +368,13 @@ function buildProgram(io: IO, action: ActionFactory): Command {
         positiveInt('--allowance'),
       )
       .option('--latency <ms>', 'delay added to every answer', (v) => positiveIntOrZero('--latency', v))
-      .option('--seed <n>', 'seed of the synthetic data set', (v) => positiveIntOrZero('--seed', v), 1),
+      .option('--seed <n>', 'seed of the synthetic data set', (v) => positiveIntOrZero('--seed', v), 1)
+      .addOption(
+        new Option(
+          '--list-shape <shape>',
+          'GET /referrals answers { referrals, meta } (object) or a bare array',
+        ).choices(['object', 'bare']),
+      ),
     lazy(
       () => import('./commands/mock.js'),
       (m) => m.mock as Handler,

@@ -54,6 +54,10 @@ export interface ApiRequest {
   retry?: boolean;
   /** Send no Authorization header (none of the API's endpoints want that, but tests do). */
   anonymous?: boolean;
+  /** Cancels this request (and its retries) besides the client's own signal. */
+  signal?: AbortSignal | undefined;
+  /** Leave a 2xx body unparsed (`data` is undefined): for `imaging api` on non-JSON answers. */
+  raw?: boolean;
 }
 
 export interface ApiResponse<T = unknown> {
@@ -148,17 +152,19 @@ export class ApiClient {
     for (let attempt = 1; ; attempt++) {
       let res: RawResponse;
       try {
-        res = await this.send(method, url, headers, body);
+        res = await this.send(method, url, headers, body, req.signal);
       } catch (err) {
         if (retry && attempt < attempts && isRetryableNetworkError(err)) {
-          await this.backoff(attempt, attempts, describeNetworkError(err), undefined);
+          await this.backoff(attempt, attempts, describeNetworkError(err), undefined, req.signal);
           continue;
         }
         throw err;
       }
       const requestId = headerValue(res.headers, 'x-request-id');
       if (res.status >= 200 && res.status < 300) {
-        const parsed = parseJsonBody(res.raw, res.headers);
+        const parsed = req.raw
+          ? { ok: true as const, value: undefined }
+          : parseJsonBody(res.raw, res.headers);
         if (parsed.ok) {
           return {
             status: res.status,
@@ -171,7 +177,7 @@ export class ApiClient {
           };
         }
         if (retry && attempt < attempts) {
-          await this.backoff(attempt, attempts, 'malformed response body', undefined);
+          await this.backoff(attempt, attempts, 'malformed response body', undefined, req.signal);
           continue;
         }
         throw new CliError(
@@ -193,7 +199,7 @@ export class ApiClient {
           (RETRYABLE_STATUS.has(res.status) || retryable429) &&
           (retryAfterMs === undefined || retryAfterMs <= this.opts.maxRetryAfterMs)
         ) {
-          await this.backoff(attempt, attempts, `HTTP ${res.status}`, retryAfterMs);
+          await this.backoff(attempt, attempts, `HTTP ${res.status}`, retryAfterMs, req.signal);
           continue;
         }
       }
@@ -201,12 +207,20 @@ export class ApiClient {
     }
   }
 
-  private async backoff(attempt: number, attempts: number, why: string, retryAfterMs: number | undefined) {
+  private async backoff(
+    attempt: number,
+    attempts: number,
+    why: string,
+    retryAfterMs: number | undefined,
+    extraSignal: AbortSignal | undefined,
+  ) {
     const exp = this.opts.baseDelayMs * 2 ** (attempt - 1);
     // "Equal jitter": half fixed, half random, so retries from many clients spread out.
     const delay = retryAfterMs ?? Math.round(exp / 2 + this.opts.random() * (exp / 2));
     this.opts.trace?.(`* ${why}; retrying in ${delay} ms (try ${attempt + 1} of ${attempts})`);
+    if (extraSignal?.aborted) throw abortError(extraSignal);
     await this.opts.sleep(delay);
+    if (extraSignal?.aborted) throw abortError(extraSignal);
   }
 
   private async send(
@@ -214,10 +228,11 @@ export class ApiClient {
     url: string,
     headers: Record<string, string>,
     body: Buffer | undefined,
+    extraSignal: AbortSignal | undefined,
   ): Promise<RawResponse> {
     let current = url;
     for (let hop = 0; ; hop++) {
-      const res = await this.sendOnce(method, current, headers, body);
+      const res = await this.sendOnce(method, current, headers, body, extraSignal);
       const location = headerValue(res.headers, 'location');
       if (![301, 302, 303, 307, 308].includes(res.status) || !location) return res;
       const next = new URL(location, current);
@@ -241,9 +256,11 @@ export class ApiClient {
     url: string,
     headers: Record<string, string>,
     body: Buffer | undefined,
+    extraSignal: AbortSignal | undefined,
   ): Promise<RawResponse> {
-    const signal = this.opts.signal;
-    if (signal?.aborted) throw new InterruptedError();
+    const signals = [this.opts.signal, extraSignal].filter((s): s is AbortSignal => s !== undefined);
+    const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
+    if (signal?.aborted) throw abortError(signal);
     const u = new URL(url);
     const isHttps = u.protocol === 'https:';
     const mod = isHttps ? await import('node:https') : await import('node:http');
@@ -305,7 +322,7 @@ export class ApiClient {
       }, timeoutMs);
       const onAbort = () => {
         req.destroy();
-        finish(() => reject(new InterruptedError()));
+        finish(() => reject(abortError(signal)));
       };
       signal?.addEventListener('abort', onAbort, { once: true });
       req.on('error', (err) => finish(() => reject(toNetworkError(err, url))));
@@ -405,6 +422,12 @@ function isRetryableNetworkError(err: unknown): boolean {
 
 function describeNetworkError(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
+}
+
+/** Why a request stopped: the signal's own reason when it is one of ours (an interrupt, another page's failure). */
+function abortError(signal: AbortSignal | undefined): CliError {
+  const reason: unknown = signal?.reason;
+  return reason instanceof CliError ? reason : new InterruptedError();
 }
 
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {

@@ -82,7 +82,13 @@ export async function* paginate<T = Record<string, unknown>>(
   opts: PaginateOptions,
 ): AsyncGenerator<ListPage<T>> {
   let page = opts.page ?? 1;
-  const perPage = opts.perPage ?? (opts.all ? ALL_PER_PAGE : undefined);
+  const askedPerPage = opts.query?.per_page;
+  const perPage =
+    opts.perPage ??
+    (typeof askedPerPage === 'string' || typeof askedPerPage === 'number'
+      ? Number(askedPerPage)
+      : undefined) ??
+    (opts.all ? ALL_PER_PAGE : undefined);
   let previousFirst: string | undefined;
   for (;;) {
     const query: Query = { ...opts.query };

@@ -8,6 +8,7 @@ export interface MockOpts {
   allowance?: number;
   latency?: number;
   seed: number;
+  listShape?: string;
 }
 
 /** Runs the emulator until Ctrl-C / SIGTERM. Prints its URL on stdout (one line) for scripts. */
@@ -20,6 +21,7 @@ export async function mock(ctx: Context, opts: MockOpts): Promise<number> {
       referrals: opts.referrals,
       allowance: opts.allowance,
       latencyMs: opts.latency,
+      referralListShape: opts.listShape === 'bare' ? 'bare' : 'object',
     });
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;

@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Icd10Code, LawFirm } from '../api/types.js';
+import type { Icd10Code, LawFirm, Referral } from '../api/types.js';
 import { rng, uuidFrom } from './random.js';
 import { buildReferenceData, type ReferenceData } from './reference-data.js';
+import { ReferralStore } from './referral-data.js';
 
 /**
  * `imaging mock`: a local emulator of the Partner Imaging Referral API v2 on 127.0.0.1, with a
@@ -20,6 +21,8 @@ export interface MockOptions {
   allowance?: number | undefined;
   /** Delay added to every answer, in ms. */
   latencyMs?: number | undefined;
+  /** Shape of GET /referrals (not published): `{ referrals, meta }` (default) or a bare array. */
+  referralListShape?: 'object' | 'bare';
 }
 
 export interface RequestLogEntry {
@@ -45,6 +48,7 @@ export interface MockServer {
   port: number;
   server: Server;
   data: ReferenceData;
+  referrals: ReferralStore;
   requests: RequestLogEntry[];
   close(): Promise<void>;
 }
@@ -211,6 +215,130 @@ export async function startMockServer(options: MockOptions = {}): Promise<MockSe
   let server: Server;
   const baseUrl = () => `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
+  const referrals = new ReferralStore(seed, options.referrals ?? 300, data);
+
+  route('GET', '/api/v2/referrals', (c) => {
+    const status = c.url.searchParams.get('status');
+    const lob = c.url.searchParams.get('line_of_business');
+    if (status || lob) {
+      const all: Referral[] = [];
+      for (let i = 0; i < referrals.total; i++) {
+        const r = referrals.at(i);
+        if ((!status || r.status === status) && (!lob || r.line_of_business === lob)) all.push(r);
+      }
+      return listReply(c, all.length, (a, b) => all.slice(a, b));
+    }
+    return listReply(c, referrals.total, (a, b) => referrals.slice(a, b));
+  });
+
+  const listReply = (c: Ctx, total: number, slice: (a: number, b: number) => Referral[]): Reply => {
+    const { page, perPage, meta } = pageOf(c.url, total);
+    const items = slice((page - 1) * perPage, page * perPage);
+    return { status: 200, body: options.referralListShape === 'bare' ? items : { referrals: items, meta } };
+  };
+
+  route('POST', '/api/v2/referrals', (c) => {
+    const body = jsonBody(c);
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+      return envelope(422, 'validation_error', 'unprocessable_entity', 'Validation failed', c.requestId, [
+        'Body must be a JSON object',
+      ]);
+    }
+    const b = body as Record<string, unknown>;
+    const inner = (typeof b.referral === 'object' && b.referral !== null ? b.referral : b) as Record<
+      string,
+      unknown
+    >;
+    const errors: string[] = [];
+    const patient = inner.patient as Record<string, unknown> | undefined;
+    if (typeof patient !== 'object' || patient === null) errors.push("Patient can't be blank");
+    else {
+      if (typeof patient.first_name !== 'string' || patient.first_name.trim() === '')
+        errors.push("Patient first name can't be blank");
+      if (typeof patient.last_name !== 'string' || patient.last_name.trim() === '')
+        errors.push("Patient last name can't be blank");
+    }
+    const lob = inner.line_of_business;
+    if (lob !== undefined && !['personal_injury', 'workers_comp', 'health_plan'].includes(String(lob))) {
+      errors.push(`Line of business ${String(lob)} cannot be selected on referral creation`);
+    }
+    if (errors.length > 0)
+      return envelope(
+        422,
+        'validation_error',
+        'unprocessable_entity',
+        'Validation failed',
+        c.requestId,
+        errors,
+      );
+    const template = referrals.at(0);
+    const p = patient as Record<string, unknown>;
+    const created: Referral = {
+      ...structuredClone(template),
+      id: uuidFrom(idRand),
+      reference: `R-${String(900000 + referrals.total).padStart(6, '0')}`,
+      status: 'pending',
+      line_of_business: (lob as string | undefined) ?? 'personal_injury',
+      visits: [],
+      call_notes: [],
+      auto_book_request: null,
+      patient: {
+        ...template.patient,
+        id: uuidFrom(idRand),
+        first_name: String(p.first_name),
+        last_name: String(p.last_name),
+        name: `${String(p.first_name)} ${String(p.last_name)}`,
+      },
+    };
+    referrals.add(created);
+    return { status: 201, body: created };
+  });
+
+  // The spec names these without shapes; the emulator answers with plausible ones so that
+  // `imaging api` can be tried end to end. Their paths and bodies are the emulator's guesses.
+  route('POST', '/api/v2/patients', (c) => {
+    const body = jsonBody(c);
+    const p = (
+      typeof body === 'object' && body !== null ? ((body as Record<string, unknown>).patient ?? body) : {}
+    ) as Record<string, unknown>;
+    const errors: string[] = [];
+    if (typeof p.first_name !== 'string' || p.first_name.trim() === '')
+      errors.push("First name can't be blank");
+    if (typeof p.last_name !== 'string' || p.last_name.trim() === '') errors.push("Last name can't be blank");
+    if (errors.length > 0)
+      return envelope(
+        422,
+        'validation_error',
+        'unprocessable_entity',
+        'Validation failed',
+        c.requestId,
+        errors,
+      );
+    return {
+      status: 201,
+      body: {
+        id: uuidFrom(idRand),
+        first_name: p.first_name,
+        middle_initial: p.middle_initial ?? null,
+        last_name: p.last_name,
+        email: p.email ?? null,
+        phone_number: p.phone_number ?? '',
+        date_of_birth: null,
+        date_of_birth_iso: p.date_of_birth_iso ?? null,
+        identifier: { system: 'urn:partner-imaging:patient-id', value: uuidFrom(idRand) },
+        address_line_1: null,
+        address_line_2: null,
+        city: null,
+        state: null,
+        zip_code: null,
+        gender: p.gender ?? null,
+        weight: null,
+        height_feet: null,
+        height_inches: null,
+      },
+    };
+  });
+
   route('POST', '/api/v2/auth/sso', () => {
     const token = randomBytes(24).toString('base64url');
     ssoTokens.set(token, true);
@@ -291,6 +419,18 @@ export async function startMockServer(options: MockOptions = {}): Promise<MockSe
       );
     }
     authenticate(c);
+    const one = /^\/api\/v2\/referrals\/([^/]+)(\/payments|\/notifications)?$/.exec(c.url.pathname);
+    if (one && method === 'GET') {
+      const r = referrals.get(decodeURIComponent(one[1]!));
+      let reply: Reply;
+      if (!r) reply = envelope(404, 'not_found_error', 'not_found', 'Referral not found', c.requestId);
+      else if (one[2]) {
+        gate(c, one[2] === '/payments' ? 'payment read' : 'notification read');
+        reply = { status: 200, body: one[2] === '/payments' ? mockPayments(r) : mockNotifications(r) };
+      } else reply = { status: 200, body: r };
+      if (reply.status < 400) used.set(c.token, (used.get(c.token) ?? 0) + 1);
+      return reply;
+    }
     const fn = routes.get(key);
     const reply = fn
       ? await fn(c)
@@ -378,6 +518,7 @@ export async function startMockServer(options: MockOptions = {}): Promise<MockSe
     port,
     server,
     data,
+    referrals,
     requests,
     close: () =>
       new Promise<void>((resolve) => {
@@ -407,18 +548,23 @@ function readBody(req: IncomingMessage): Promise<Buffer> {
 
 /** `{ <key>: [...], meta }` with the spec's pagination meta. */
 export function paginated<T>(key: string, all: T[], url: URL): Record<string, unknown> {
+  const { page, perPage, meta } = pageOf(url, all.length);
+  return { [key]: all.slice((page - 1) * perPage, page * perPage), meta };
+}
+
+function pageOf(url: URL, total: number) {
   const page = clampInt(url.searchParams.get('page'), 1, 1, Number.MAX_SAFE_INTEGER);
   const perPage = clampInt(url.searchParams.get('per_page'), DEFAULT_PER_PAGE, 1, MAX_PER_PAGE);
-  const totalPages = Math.max(1, Math.ceil(all.length / perPage));
-  const items = all.slice((page - 1) * perPage, page * perPage);
+  const totalPages = Math.max(1, Math.ceil(total / perPage));
   return {
-    [key]: items,
+    page,
+    perPage,
     meta: {
       current_page: page,
       next_page: page < totalPages ? page + 1 : null,
       prev_page: page > 1 ? page - 1 : null,
       total_pages: totalPages,
-      total_count: all.length,
+      total_count: total,
     },
   };
 }
@@ -426,4 +572,35 @@ export function paginated<T>(key: string, all: T[], url: URL): Record<string, un
 function clampInt(value: string | null, fallback: number, min: number, max: number): number {
   if (value === null || !/^\d+$/.test(value)) return fallback;
   return Math.min(max, Math.max(min, Number(value)));
+}
+
+function mockPayments(r: Referral): Record<string, unknown> {
+  const procs = r.visits.flatMap((v) => v.procedures);
+  return {
+    payments: procs.slice(0, 1).map((p, i) => ({
+      id: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
+      amount: 450.5,
+      date: '2026-03-01',
+      check_number: 'CHK-1001',
+      procedures: [
+        { order_id: r.id, accession_id: p.accession_id, cpt_code: p.cpt_code, description: p.procedure },
+      ],
+    })),
+  };
+}
+
+function mockNotifications(r: Referral): Record<string, unknown> {
+  return {
+    notifications: [
+      {
+        id: `00000000-0000-4000-9000-${r.id.slice(-12)}`,
+        channel: 'sms',
+        notification_type: 'appointment_reminder',
+        status: 'delivered',
+        created_at: '2026-01-05T14:00:00.000Z',
+        updated_at: '2026-01-05T14:00:05.000Z',
+        visit_id: r.visits[0]?.id ?? null,
+      },
+    ],
+  };
 }

@@ -1,0 +1,152 @@
+import { paginate } from '../api/paginate.js';
+import type { Query } from '../api/url.js';
+import type { Context, GlobalOptions } from '../context.js';
+import { UsageError } from '../errors.js';
+import { parseJsonInput, readInput } from '../util/input.js';
+
+const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'];
+
+export interface ApiOpts extends GlobalOptions {
+  field?: Array<[string, string]>;
+  rawField?: Array<[string, string]>;
+  input?: string;
+  paginate?: boolean;
+}
+
+/**
+ * `imaging api [METHOD] PATH`: the endpoints the spec names without shapes (patients, payments,
+ * notifications, auto-book, FHIR, referral update), with the same auth, base URL, errors and exit
+ * codes as every other command. Fields go in the query for GET/HEAD/DELETE (or with --input), in a
+ * JSON body otherwise; `a[b]=1` nests and `a[]=1` appends, as Rails reads them.
+ */
+export async function api(
+  ctx: Context,
+  first: string,
+  second: string | undefined,
+  opts: ApiOpts,
+): Promise<number> {
+  let method: string;
+  let path: string;
+  const fields: Array<[string, unknown]> = [
+    ...(opts.field ?? []).map(([k, v]) => [k, typed(v)] as [string, unknown]),
+    ...(opts.rawField ?? []).map(([k, v]) => [k, v] as [string, unknown]),
+  ];
+  if (second !== undefined) {
+    method = first.toUpperCase();
+    if (!METHODS.includes(method))
+      throw new UsageError(`unknown HTTP method "${first}"`, `Use one of: ${METHODS.join(', ')}.`);
+    path = second;
+  } else {
+    path = first;
+    // As gh api: fields or a body make it a POST, unless paginating (which reads).
+    method = !opts.paginate && (fields.length > 0 || opts.input !== undefined) ? 'POST' : 'GET';
+  }
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(path)) {
+    throw new UsageError(
+      'give a path, not a full URL',
+      'The host comes from --env / --base-url, so your token only goes there.',
+    );
+  }
+  if (opts.paginate && method !== 'GET') throw new UsageError('--paginate works with GET only');
+  const format = ctx.format('json', ['json', 'ndjson']);
+
+  let body: Buffer | undefined;
+  let query: Query = {};
+  const fieldsInQuery =
+    method === 'GET' || method === 'HEAD' || method === 'DELETE' || opts.input !== undefined;
+  if (opts.input !== undefined) {
+    if (method === 'GET' || method === 'HEAD')
+      throw new UsageError(`--input sends a body, which ${method} does not take`);
+    body = await readInput(ctx, opts.input, '--input');
+    parseJsonInput(body, opts.input === '-' ? 'standard input' : opts.input);
+  }
+  if (fieldsInQuery) query = toQuery(fields);
+  else if (fields.length > 0) body = Buffer.from(JSON.stringify(nest(fields)));
+
+  const client = ctx.api();
+  if (opts.paginate) {
+    const items: unknown[] = [];
+    for await (const page of paginate(client, { path, query, all: true })) {
+      if (format === 'ndjson')
+        for (const item of page.items) ctx.io.stdout.write(`${JSON.stringify(item)}\n`);
+      else items.push(...page.items);
+    }
+    if (format === 'json') ctx.io.stdout.write(`${JSON.stringify(items, null, 2)}\n`);
+    return 0;
+  }
+  const res = await client.request({ method, path, query, body, raw: true });
+  if (res.raw.length === 0) return 0;
+  const type = String(res.headers['content-type'] ?? '');
+  let parsed: unknown;
+  let isJson = false;
+  if (/json/i.test(type) || /^\s*[[{]/.test(res.raw.subarray(0, 64).toString('utf8'))) {
+    try {
+      parsed = JSON.parse(res.raw.toString('utf8'));
+      isJson = true;
+    } catch {
+      isJson = false;
+    }
+  }
+  if (!isJson) {
+    ctx.io.stdout.write(res.raw); // a PDF, an image, text: the bytes as they came
+    return 0;
+  }
+  if (format === 'ndjson' && Array.isArray(parsed))
+    for (const item of parsed) ctx.io.stdout.write(`${JSON.stringify(item)}\n`);
+  else ctx.io.stdout.write(`${JSON.stringify(parsed, null, format === 'ndjson' ? 0 : 2)}\n`);
+  return 0;
+}
+
+/** -F values: true, false, null and numbers become JSON values; everything else stays a string. */
+function typed(v: string): unknown {
+  if (v === 'true') return true;
+  if (v === 'false') return false;
+  if (v === 'null') return null;
+  if (/^-?(0|[1-9]\d*)(\.\d+)?$/.test(v) && Number.isFinite(Number(v))) return Number(v);
+  return v;
+}
+
+function toQuery(fields: Array<[string, unknown]>): Query {
+  const q: Record<string, string | string[]> = {};
+  for (const [k, v] of fields) {
+    const text = v === null ? '' : String(v);
+    if (k.endsWith('[]')) {
+      const prev = q[k];
+      q[k] = [...(Array.isArray(prev) ? prev : []), text];
+    } else q[k] = text;
+  }
+  return q;
+}
+
+/** Builds a JSON object from Rails-style keys: `a[b][c]=1` nests, `tags[]=x` appends. */
+export function nest(fields: Array<[string, unknown]>): Record<string, unknown> {
+  const root: Record<string, unknown> = {};
+  for (const [key, value] of fields) {
+    const m = /^([^[\]]+)((?:\[[^[\]]*\])*)$/.exec(key);
+    if (!m) throw new UsageError(`field name "${key}" is not of the form name, name[key] or name[]`);
+    const parts = [m[1]!, ...[...m[2]!.matchAll(/\[([^[\]]*)\]/g)].map((x) => x[1]!)];
+    let node: Record<string, unknown> | unknown[] = root;
+    parts.forEach((part, i) => {
+      const last = i === parts.length - 1;
+      const container = node as Record<string, unknown>;
+      if (part === '') {
+        if (!Array.isArray(node)) throw new UsageError(`field "${key}": [] must follow a name`);
+        if (last) node.push(value);
+        else {
+          const child = {};
+          node.push(child);
+          node = child;
+        }
+        return;
+      }
+      if (last) {
+        container[part] = value;
+        return;
+      }
+      const wantArray = parts[i + 1] === '';
+      if (container[part] === undefined) container[part] = wantArray ? [] : {};
+      node = container[part] as Record<string, unknown>;
+    });
+  }
+  return root;
+}

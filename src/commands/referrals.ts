@@ -1,0 +1,211 @@
+import type { Referral } from '../api/types.js';
+import type { Query } from '../api/url.js';
+import type { Context, GlobalOptions } from '../context.js';
+import { CliError, UsageError } from '../errors.js';
+import { ProgressBar } from '../output/progress.js';
+import type { Column } from '../output/render.js';
+import { renderReferral } from '../referrals/detail.js';
+import { type ExportFormat, exportReferrals } from '../referrals/export.js';
+import { latestVisitStatus, type RowKind } from '../referrals/rows.js';
+import { isUuid } from '../util/args.js';
+import { AtomicFile } from '../util/atomic-file.js';
+import { parseJsonInput, readInput } from '../util/input.js';
+import { listCommand } from './list.js';
+
+type Params = Array<[string, string]>;
+
+/** --param KEY=VALUE pairs, passed through unchanged (the list filters are not published). */
+function paramsQuery(params: Params | undefined): Query {
+  const q: Record<string, string | string[]> = {};
+  for (const [k, v] of params ?? []) {
+    if (k === 'page' || k === 'per_page') throw new UsageError(`--param ${k}: use --page / --per-page`);
+    const prev = q[k];
+    if (k.endsWith('[]')) q[k] = [...(Array.isArray(prev) ? prev : prev !== undefined ? [prev] : []), v];
+    else q[k] = v;
+  }
+  return q;
+}
+
+const patientName = (r: Referral) => {
+  const p = r.patient;
+  if (!p) return null;
+  if (p.last_name || p.first_name) return [p.last_name, p.first_name].filter(Boolean).join(', ');
+  return p.name ?? null;
+};
+
+const listColumns: Column<Referral>[] = [
+  { header: 'Reference', get: (r) => r.reference },
+  { header: 'Status', get: (r) => r.status },
+  { header: 'Line of business', get: (r) => r.line_of_business },
+  { header: 'Patient', get: patientName },
+  { header: 'Visits', get: (r) => (Array.isArray(r.visits) ? r.visits.length : null) },
+  { header: 'Latest visit', get: (r) => latestVisitStatus(r.visits) },
+  { header: 'ID', get: (r) => r.id },
+];
+
+export async function list(
+  ctx: Context,
+  opts: GlobalOptions & { page?: number; perPage?: number; all?: boolean; param?: Params },
+): Promise<number> {
+  if (opts.all && opts.page !== undefined) throw new UsageError('--all and --page cannot be used together');
+  return listCommand<Referral>(ctx, {
+    path: '/referrals',
+    key: 'referrals',
+    query: paramsQuery(opts.param),
+    page: opts.page,
+    perPage: opts.perPage,
+    all: opts.all,
+    noun: 'referrals',
+    columns: listColumns,
+    emptyHint: 'No referrals match.',
+  });
+}
+
+export async function get(ctx: Context, id: string): Promise<number> {
+  const rid = id.trim();
+  if (!isUuid(rid))
+    throw new UsageError(`"${id}" is not a referral id (a UUID)`, 'List them with: imaging referrals list');
+  const format = ctx.format('table', ['table', 'json']);
+  const res = await ctx.api().request<Referral>({ path: `/referrals/${encodeURIComponent(rid)}` });
+  if (format === 'json') {
+    // Exactly as the API sent it.
+    ctx.io.stdout.write(res.raw);
+    if (res.raw.length === 0 || res.raw[res.raw.length - 1] !== 0x0a) ctx.io.stdout.write('\n');
+    return 0;
+  }
+  if (typeof res.data !== 'object' || res.data === null)
+    throw new CliError('the API answered with no referral');
+  ctx.io.stdout.write(
+    renderReferral(res.data, { color: ctx.colorLevel() > 0, timeZone: ctx.env.TZ || undefined }),
+  );
+  return 0;
+}
+
+export async function create(ctx: Context, opts: GlobalOptions & { file?: string }): Promise<number> {
+  if (!opts.file) throw new UsageError('--file is required (a JSON file, or - for standard input)');
+  const format = ctx.format('table', ['table', 'json']);
+  const bytes = await readInput(ctx, opts.file, '--file');
+  const parsed = parseJsonInput(bytes, opts.file === '-' ? 'standard input' : opts.file);
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new UsageError('the referral must be a JSON object', 'Nothing was sent.');
+  }
+  const env = ctx.environment().value;
+  const client = ctx.api(); // token and base URL checked before anyone is asked anything
+  if (env === 'production' && !ctx.globals.yes) {
+    if (!ctx.io.stdinIsTTY || opts.file === '-') {
+      throw new UsageError(
+        'creating a referral in production needs confirmation',
+        'Add --yes to confirm when there is no terminal.',
+      );
+    }
+    const ok = await (await ctx.prompter()).confirm(
+      `Create this referral in PRODUCTION (${client.baseUrl})?`,
+    );
+    if (!ok) {
+      ctx.note('Nothing was sent.');
+      return 1;
+    }
+  }
+  // The create payload is not published: the bytes go as they are, after the syntax check.
+  const res = await client.request<Referral>({ method: 'POST', path: '/referrals', body: bytes });
+  const created = res.data as unknown as Record<string, unknown> | null;
+  const referral = (
+    created && typeof created.referral === 'object' ? created.referral : created
+  ) as Referral | null;
+  if (format === 'json') {
+    ctx.io.stdout.write(`${JSON.stringify(res.data, null, 2)}\n`);
+  } else if (referral && typeof referral === 'object') {
+    ctx.io.stdout.write(
+      renderReferral(referral, { color: ctx.colorLevel() > 0, timeZone: ctx.env.TZ || undefined }),
+    );
+  }
+  ctx.note(`Created referral ${referral?.reference ?? ''} ${referral?.id ?? ''}`.replace(/\s+/g, ' ').trim());
+  return 0;
+}
+
+export interface ExportOpts extends GlobalOptions {
+  rows?: string;
+  output?: string;
+  param?: Params;
+  concurrency?: number;
+  perPage?: number;
+  visitStatus?: string;
+  formulaGuard?: boolean;
+}
+
+const ROW_KINDS: readonly RowKind[] = ['referral', 'visit', 'procedure'];
+
+export async function exportCommand(ctx: Context, opts: ExportOpts): Promise<number> {
+  const format = ctx.format('csv', ['csv', 'ndjson', 'json']) as ExportFormat;
+  const rows = (opts.rows ?? 'referral').trim().toLowerCase() as RowKind;
+  if (!ROW_KINDS.includes(rows))
+    throw new UsageError(`--rows: unknown row kind "${opts.rows}"`, `Use one of: ${ROW_KINDS.join(', ')}.`);
+  const visitStatuses = opts.visitStatus === undefined ? undefined : splitStatuses(opts.visitStatus);
+  const query = paramsQuery(opts.param);
+  const client = ctx.api();
+  if (opts.output === '') throw new UsageError('--output needs a file name');
+  const file = opts.output && opts.output !== '-' ? await AtomicFile.open(opts.output) : undefined;
+  const out = file?.stream ?? ctx.io.stdout;
+  const progress = new ProgressBar(
+    ctx.io.stderr,
+    ctx.io.stderrIsTTY,
+    'Exporting referrals',
+    ctx.io.columns ?? 80,
+  );
+  const onAbort = () => {
+    progress.done();
+    file?.discard();
+  };
+  ctx.signal.addEventListener('abort', onAbort, { once: true });
+  try {
+    const summary = await exportReferrals(
+      client,
+      out,
+      {
+        format,
+        rows,
+        query,
+        perPage: opts.perPage ?? 100,
+        concurrency: opts.concurrency ?? 4,
+        visitStatuses,
+        formulaGuard: opts.formulaGuard !== false,
+      },
+      progress,
+      ctx.signal,
+    );
+    await file?.commit();
+    progress.done();
+    const where = file ? ` -> ${file.target}` : '';
+    ctx.note(
+      `Exported ${summary.referrals} referrals as ${summary.rows} ${rows} row${summary.rows === 1 ? '' : 's'} (${format}) from ${summary.pages} page${summary.pages === 1 ? '' : 's'} in ${summary.requests} request${summary.requests === 1 ? '' : 's'}, ${summary.seconds.toFixed(1)} s${where}`,
+    );
+    if (summary.expected !== undefined && summary.expected !== summary.referrals) {
+      ctx.note(
+        `Warning: the API reported ${summary.expected} referrals at the start but ${summary.referrals} were received (referrals created or removed during the export?).`,
+      );
+    }
+    return 0;
+  } catch (err) {
+    progress.done();
+    file?.discard();
+    if (ctx.signal.aborted) throw err;
+    const done = progress.records;
+    ctx.note(
+      `Export stopped after ${done} referral${done === 1 ? '' : 's'}: ${file ? `no file was written at ${file.target}` : 'the output above is incomplete'}.`,
+    );
+    throw err;
+  } finally {
+    ctx.signal.removeEventListener('abort', onAbort);
+  }
+}
+
+function splitStatuses(value: string): Set<string> {
+  const set = new Set(
+    value
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s !== ''),
+  );
+  if (set.size === 0) throw new UsageError('--visit-status needs at least one status');
+  return set;
+}

@@ -1,0 +1,365 @@
+import type { Procedure, Referral, Visit } from '../api/types.js';
+import { pick, rng, uuidFrom } from './random.js';
+import type { ReferenceData } from './reference-data.js';
+
+/**
+ * Synthetic referrals, each a pure function of (seed, index), so the emulator can serve tens of
+ * thousands without holding them in memory. No real person: names are drawn from lists.
+ */
+
+const FIRST = [
+  'Maria',
+  'James',
+  'Aisha',
+  'Wei',
+  'José',
+  'Olivia',
+  'Liam',
+  'Zoë',
+  'Mohammed',
+  'Siobhán',
+  'Nguyễn Thị',
+  'Ana-Lucía',
+  'Chloé',
+  'Björn',
+  'Priya',
+  "D'Andre",
+  'Mary "Molly"',
+  'Jean-Luc',
+  'Noah',
+  'Emma',
+];
+const LAST = [
+  'Garcia',
+  'Smith',
+  'Okafor',
+  'Chen',
+  "O'Connor",
+  'Müller',
+  'Nguyen',
+  'Johnson',
+  'Patel',
+  'Kowalski',
+  'Smith, Jr.',
+  'Rodríguez-López',
+  'Lee',
+  'Hernández',
+  'Brown',
+  'Ødegaard',
+  '=Hyperlink',
+  'Williams',
+  'Kim',
+  'Davis',
+];
+const CITIES: Array<[string, string, string]> = [
+  ['Philadelphia', 'PA', '19103'],
+  ['Chicago', 'IL', '60601'],
+  ['Miami', 'FL', '33130'],
+  ['Los Angeles', 'CA', '90012'],
+  ['Houston', 'TX', '77002'],
+  ['Brooklyn', 'NY', '11201'],
+  ['Phoenix', 'AZ', '85004'],
+  ['Atlanta', 'GA', '30303'],
+];
+const CENTERS = [
+  'Downtown Imaging Center',
+  'Northside MRI & CT',
+  "St. Luke's Radiology, East Campus",
+  'Advanced "Open" MRI',
+  'Clínica de Imágenes del Sur',
+  'Lakeside Diagnostic Imaging',
+];
+const RAD_GROUPS = ['Metro Radiology Associates', 'Premier Reading Group, P.A.', 'TeleRad Partners', null];
+const NOTES = [
+  'Left voicemail for patient, will call back tomorrow.',
+  'Patient asked to reschedule: "after 3pm only", prefers Saturdays',
+  'Spoke with paralegal; authorization pending.\nFollow up Friday.',
+  '=CALL BACK 555-0100',
+  'Patient requested an open MRI (claustrophobic).',
+  '+1 interpreter needed (Spanish)',
+  '-- confirmed with adjuster --',
+  '@front desk: bring ID and insurance card',
+];
+const LINES = ['personal_injury', 'workers_comp', 'health_plan', 'patient_direct'] as const;
+const PAYMENT: Record<(typeof LINES)[number], string[]> = {
+  personal_injury: ['lien', 'med_pay', 'pip', 'funded', 'funding', 'servicing'],
+  workers_comp: ['insurance'],
+  health_plan: ['insurance', 'outside_servicing'],
+  patient_direct: ['cash_pay'],
+};
+const REFERRAL_STATUSES = [
+  'pending',
+  'pending',
+  'pending',
+  'invoice_ready',
+  'invoice_sent',
+  'closed',
+  'canceled',
+  'ar_collections',
+];
+const SCHEDULING = [
+  'anytime_anywhere',
+  'time_preferences',
+  'existing_appointment',
+  'needs_other_location',
+  null,
+];
+const PAYORS = [
+  'Liberty Mutual',
+  'Travelers',
+  'The Hartford',
+  'Blue Cross, Blue Shield',
+  'Aetna',
+  'Zenith Insurance Co.',
+];
+const PROVIDERS = ['Dr. Sarah Connor', 'Dr. Raj Patel, MD', "Dr. Emily O'Neil", 'Dr. José Álvarez', null];
+/** Statuses the spec lists, weighted toward the middle, plus one it does not (clients must show it as is). */
+const VISIT_STATUS_POOL = [
+  'pending',
+  'pending_auth',
+  'co_signed',
+  'intake_sent',
+  'ready_to_book',
+  'contacted_for_booking',
+  'booked',
+  'booked',
+  'complete',
+  'exam_not_completed',
+  'sent_to_rad',
+  'report_uploaded',
+  'report_uploaded',
+  'qc_report_ready',
+  'invoice_ready',
+  'sent_to_rp',
+  'canceled',
+  'awaiting_records',
+];
+
+const CPT_SYSTEM = 'http://www.ama-assn.org/go/cpt';
+const ICD_SYSTEM = 'http://hl7.org/fhir/sid/icd-10-cm';
+const PATIENT_SYSTEM = 'urn:partner-imaging:patient-id';
+
+export class ReferralStore {
+  private readonly ids: string[] = [];
+  private readonly index = new Map<string, number>();
+  /** Referrals created through POST, and any whose visits the emulator advanced. */
+  private readonly overrides = new Map<string, Referral>();
+  private readonly created: Referral[] = [];
+
+  constructor(
+    private readonly seed: number,
+    readonly count: number,
+    private readonly ref: ReferenceData,
+  ) {
+    const rand = rng(seed * 7 + 3);
+    for (let i = 0; i < count; i++) {
+      const id = uuidFrom(rand);
+      this.ids.push(id);
+      this.index.set(id, i);
+    }
+  }
+
+  get total(): number {
+    return this.count + this.created.length;
+  }
+
+  /** The referral at a list position (generated ones first, then created ones). */
+  at(i: number): Referral {
+    if (i < this.count) {
+      const id = this.ids[i]!;
+      return this.overrides.get(id) ?? generateReferral(this.seed, i, id, this.ref);
+    }
+    return this.created[i - this.count]!;
+  }
+
+  get(id: string): Referral | undefined {
+    const i = this.index.get(id);
+    if (i !== undefined) return this.at(i);
+    return this.created.find((r) => r.id === id);
+  }
+
+  slice(start: number, end: number): Referral[] {
+    const out: Referral[] = [];
+    for (let i = start; i < Math.min(end, this.total); i++) out.push(this.at(i));
+    return out;
+  }
+
+  add(referral: Referral): void {
+    this.created.push(referral);
+  }
+
+  put(referral: Referral): void {
+    if (this.index.has(referral.id)) this.overrides.set(referral.id, referral);
+    else {
+      const i = this.created.findIndex((r) => r.id === referral.id);
+      if (i >= 0) this.created[i] = referral;
+    }
+  }
+}
+
+export function generateReferral(seed: number, i: number, id: string, ref: ReferenceData): Referral {
+  const rand = rng(seed * 1_000_003 + i * 7919 + 17);
+  const u = () => uuidFrom(rand);
+  const line = LINES[i % LINES.length]!;
+  const [city, state, zip] = pick(rand, CITIES);
+  const first = pick(rand, FIRST);
+  const last = pick(rand, LAST);
+  const year = 1950 + Math.floor(rand() * 50);
+  const month = 1 + Math.floor(rand() * 12);
+  const day = 1 + Math.floor(rand() * 28);
+  const mm = String(month).padStart(2, '0');
+  const dd = String(day).padStart(2, '0');
+  const firm = pick(rand, ref.lawFirms);
+  const visitCount = i % 9 === 0 ? 0 : 1 + Math.floor(rand() * 3);
+  const visits: Visit[] = [];
+  const base = Date.UTC(2026, 0, 5) + i * 3_600_000 * 5;
+  for (let v = 0; v < visitCount; v++) {
+    const mapping = pick(rand, ref.cpt);
+    const status = pick(rand, VISIT_STATUS_POOL);
+    const center = pick(rand, CENTERS);
+    const [cCity, cState, cZip] = pick(rand, CITIES);
+    const scheduled = ![
+      'pending',
+      'pending_auth',
+      'co_signed',
+      'intake_sent',
+      'ready_to_book',
+      'contacted_for_booking',
+      'canceled',
+    ].includes(status);
+    const reported = ['report_uploaded', 'qc_report_ready', 'invoice_ready', 'sent_to_rp'].includes(status);
+    const procCount = 1 + Math.floor(rand() * 2);
+    const procedures: Procedure[] = [];
+    for (let p = 0; p < procCount; p++) {
+      const m =
+        p === 0
+          ? mapping
+          : pick(
+              rand,
+              ref.cpt.filter((c) => c.modality_name === mapping.modality_name),
+            );
+      const accession = `ACC-${(i * 10 + v) * 10 + p + 100000}`;
+      procedures.push({
+        body_part: m.body_part_name,
+        procedure: `${m.modality_name} ${m.body_part_name} ${m.contrast.replace(/_/g, ' ')}`,
+        contrast: m.contrast,
+        laterality: m.laterality,
+        cpt_code: rand() < 0.95 ? m.code : null,
+        cpt_code_id: rand() < 0.95 ? m.id : null,
+        cpt_system: CPT_SYSTEM,
+        accession_id: scheduled ? accession : null,
+        study_uid: reported ? `1.2.840.113619.2.${i}.${v}.${p}` : null,
+        series_uid: reported ? `1.2.840.113619.2.${i}.${v}.${p}.1` : null,
+        image_link: reported ? `https://images.example.invalid/studies/${accession}` : null,
+        report_link: reported ? `https://reports.example.invalid/${accession}.pdf` : null,
+      });
+    }
+    visits.push({
+      id: u(),
+      modality: mapping.modality_name,
+      procedures,
+      status,
+      start_time: scheduled ? new Date(base + v * 86_400_000 * 3 + 14 * 3_600_000).toISOString() : null,
+      radiologist_group_name: scheduled ? pick(rand, RAD_GROUPS) : null,
+      location: scheduled
+        ? {
+            id: u(),
+            address_line_1: `${100 + Math.floor(rand() * 900)} Health Plaza`,
+            address_line_2: rand() < 0.3 ? 'Suite 2, "Building B"' : null,
+            city: cCity,
+            state: cState,
+            zip_code: cZip,
+            name: center,
+            npi: String(1_000_000_000 + Math.floor(rand() * 899_999_999)),
+          }
+        : {
+            id: null,
+            address_line_1: null,
+            address_line_2: null,
+            city: null,
+            state: null,
+            zip_code: null,
+            name: null,
+            npi: null,
+          },
+    });
+  }
+  const icdCount = 1 + Math.floor(rand() * 3);
+  const icd10_codes = Array.from({ length: icdCount }, () => {
+    const c = pick(rand, ref.icd10);
+    return { id: c.id, code: c.code, system: ICD_SYSTEM, short_description: c.short_description };
+  });
+  const referral: Referral = {
+    id,
+    reference: `R-${String(240000 + i).padStart(6, '0')}`,
+    status: pick(rand, REFERRAL_STATUSES),
+    line_of_business: i % 23 === 5 ? null : line,
+    payment_type: pick(rand, PAYMENT[line]),
+    incident_state: rand() < 0.9 ? state : null,
+    visits,
+    referring_provider: pick(rand, PROVIDERS),
+    provider:
+      rand() < 0.8
+        ? { id: u(), name: pick(rand, PROVIDERS), npi: String(1_100_000_000 + i) }
+        : { id: null, name: null, npi: null },
+    law_firm: line === 'personal_injury' ? { id: firm.id, name: firm.name } : { id: null, name: null },
+    practice:
+      rand() < 0.5
+        ? {
+            id: u(),
+            name: pick(rand, ['Spine & Joint Clinic', 'Westside Chiropractic, LLC', 'Ortho "Plus" Group']),
+          }
+        : { id: null, name: null },
+    icd10_codes,
+    patient: {
+      id: u(),
+      identifier: { system: PATIENT_SYSTEM, value: u() },
+      name: `${first} ${last}`,
+      first_name: first,
+      last_name: last,
+      middle_initial: rand() < 0.4 ? String.fromCharCode(65 + Math.floor(rand() * 26)) : null,
+      date_of_birth: `${mm}/${dd}/${year}`,
+      date_of_birth_iso: rand() < 0.95 ? `${year}-${mm}-${dd}` : null,
+      email: rand() < 0.7 ? `patient${i}@example.com` : null,
+      phone_number: rand() < 0.8 ? `+1215555${String(i % 10000).padStart(4, '0')}` : null,
+      gender: pick(rand, ['male', 'female', 'other', null]),
+      address_line_1: `${1 + Math.floor(rand() * 9999)} ${pick(rand, ['Oak St', 'Maple Ave, Apt 4', 'Main St'])}`,
+      address_line_2: null,
+      city,
+      state,
+      zip_code: zip,
+    },
+    call_notes: Array.from({ length: Math.floor(rand() * 3) }, (_, n) => ({
+      created_at: new Date(base - (n + 1) * 86_400_000).toISOString(),
+      notes: pick(rand, NOTES),
+    })),
+    documents: rand() < 0.3 ? [{ kind: 'aob', url: `https://docs.example.invalid/aob/${id}.pdf` }] : [],
+    answered_medical_questionnaire: rand() < 0.6,
+    preferred_location: rand() < 0.3 ? { id: u(), name: pick(rand, CENTERS) } : { id: null, name: null },
+    scheduling_mode: pick(rand, SCHEDULING),
+    auto_book_request:
+      rand() < 0.25
+        ? {
+            id: u(),
+            status: 'completed',
+            strategy: pick(rand, ['closest', 'soonest', 'closest_soonest']),
+            radius: 5 + Math.floor(rand() * 50),
+            address: null,
+            outcome: pick(rand, ['booked', 'contacted_for_booking', 'no_availability', 'booking_failed']),
+            error: null,
+            completed_at: new Date(base).toISOString(),
+          }
+        : null,
+    // Fields the spec does not list: clients must keep them (JSON) and ignore them (tables).
+    partner_metadata: { source: 'emulator', batch: Math.floor(i / 100) },
+  };
+  // payor, insurance_number: workers' comp and health plan only; wc_number: workers' comp only.
+  if (line === 'workers_comp' || line === 'health_plan') {
+    const payorName = pick(rand, PAYORS);
+    referral.payor = rand() < 0.9 ? { id: u(), name: payorName } : { id: u() };
+    referral.insurance_number = rand() < 0.85 ? `MBR${100000 + i}` : null;
+    if (line === 'workers_comp')
+      referral.wc_number = rand() < 0.8 ? `WCB-${2026}-${String(i).padStart(5, '0')}` : null;
+  }
+  return referral;
+}

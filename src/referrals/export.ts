@@ -1,0 +1,173 @@
+import { once } from 'node:events';
+import type { Writable } from 'node:stream';
+import type { ApiClient } from '../api/client.js';
+import { extractList, type ListPage, nextPageFrom, type PageMeta } from '../api/paginate.js';
+import type { Query } from '../api/url.js';
+import { CliError } from '../errors.js';
+import { csvRow } from '../output/csv.js';
+import type { ProgressBar } from '../output/progress.js';
+import { COLUMNS, hasVisitIn, type RowKind, rowsOf } from './rows.js';
+
+export type ExportFormat = 'csv' | 'ndjson' | 'json';
+
+export interface ExportOptions {
+  format: ExportFormat;
+  rows: RowKind;
+  query: Query;
+  perPage: number;
+  concurrency: number;
+  visitStatuses: ReadonlySet<string> | undefined;
+  formulaGuard: boolean;
+}
+
+export interface ExportSummary {
+  referrals: number;
+  rows: number;
+  pages: number;
+  requests: number;
+  seconds: number;
+  /** The API's meta.total_count on page 1, when it sent one. */
+  expected: number | undefined;
+}
+
+const REFERRALS_PATH = '/referrals';
+
+/**
+ * Every referral of every page, written as it arrives, in the API's order. Once page 1 gives
+ * total_pages, pages 2..N are fetched `concurrency` at a time; a page is held only until the pages
+ * before it are written, so memory stays flat however many referrals there are. Any page that
+ * still fails after the client's retries stops the export (and the other requests) with its error.
+ */
+export async function exportReferrals(
+  client: ApiClient,
+  out: Writable,
+  opts: ExportOptions,
+  progress: ProgressBar,
+  signal: AbortSignal,
+): Promise<ExportSummary> {
+  const started = Date.now();
+  const requestsBefore = client.requestCount;
+  const summary: ExportSummary = {
+    referrals: 0,
+    rows: 0,
+    pages: 0,
+    requests: 0,
+    seconds: 0,
+    expected: undefined,
+  };
+  const write = async (text: string) => {
+    if (text === '' || out.write(text)) return;
+    await once(out, 'drain', { signal });
+  };
+
+  let first = true;
+  if (opts.format === 'csv') await write(csvRow(COLUMNS[opts.rows], false));
+  if (opts.format === 'json') await write('[');
+
+  for await (const page of fetchPagesInOrder(client, opts, signal)) {
+    summary.pages++;
+    if (summary.pages === 1) summary.expected = page.meta?.total_count;
+    let chunk = '';
+    for (const referral of page.items) {
+      summary.referrals++;
+      if (opts.rows === 'referral' && opts.format !== 'csv') {
+        if (opts.visitStatuses && !hasVisitIn(referral, opts.visitStatuses)) continue;
+        summary.rows++;
+        chunk += encodeJson(referral, opts.format, first);
+        first = false;
+        continue;
+      }
+      for (const row of rowsOf(referral, opts.rows, opts.visitStatuses)) {
+        summary.rows++;
+        if (opts.format === 'csv') chunk += csvRow(Object.values(row), opts.formulaGuard);
+        else {
+          chunk += encodeJson(row, opts.format, first);
+          first = false;
+        }
+      }
+    }
+    await write(chunk);
+    progress.update(summary.pages, summary.referrals, page.totalPages);
+  }
+  if (opts.format === 'json') await write(first ? ']\n' : '\n]\n');
+  summary.requests = client.requestCount - requestsBefore;
+  summary.seconds = (Date.now() - started) / 1000;
+  return summary;
+}
+
+function encodeJson(record: unknown, format: 'ndjson' | 'json', first: boolean): string {
+  const text = JSON.stringify(record);
+  return format === 'ndjson' ? `${text}\n` : `${first ? '\n' : ',\n'}${text}`;
+}
+
+interface OrderedPage extends ListPage<unknown> {
+  totalPages: number | undefined;
+}
+
+/** Pages in order; pages 2..N concurrently when total_pages is known, else one after another. */
+export async function* fetchPagesInOrder(
+  client: ApiClient,
+  opts: Pick<ExportOptions, 'query' | 'perPage' | 'concurrency'>,
+  signal: AbortSignal,
+): AsyncGenerator<OrderedPage> {
+  // One controller for this export: a failed page stops the others at once.
+  const stop = new AbortController();
+  const onAbort = () => stop.abort(signal.reason);
+  signal.addEventListener('abort', onAbort, { once: true });
+  const fetchPage = async (page: number): Promise<ListPage<unknown>> => {
+    const res = await client.request({
+      path: REFERRALS_PATH,
+      query: { ...opts.query, page, per_page: opts.perPage },
+      signal: stop.signal,
+    });
+    const list = extractList(res.data, 'referrals');
+    return { ...list, requestId: res.requestId };
+  };
+  const inflight = new Map<number, Promise<ListPage<unknown>>>();
+  try {
+    const first = await fetchPage(1);
+    const total = typeof first.meta?.total_pages === 'number' ? first.meta.total_pages : undefined;
+    yield { ...first, totalPages: total };
+    if (total !== undefined) {
+      let next = 2;
+      const launch = () => {
+        while (next <= total && inflight.size < opts.concurrency) {
+          const p = fetchPage(next);
+          p.catch(() => {}); // handled when its turn comes; avoids an unhandled rejection meanwhile
+          inflight.set(next, p);
+          next++;
+        }
+      };
+      launch();
+      for (let n = 2; n <= total; n++) {
+        const pending = inflight.get(n);
+        if (!pending) throw new CliError(`internal: page ${n} was never requested`);
+        const page = await pending;
+        inflight.delete(n);
+        launch();
+        yield { ...page, totalPages: total };
+      }
+      return;
+    }
+    // No total_pages: follow next_page, or for a bare array ask until a page comes back short.
+    let current = 1;
+    let prev: ListPage<unknown> = first;
+    let previousFirst = prev.items.length > 0 ? JSON.stringify(prev.items[0]) : undefined;
+    for (;;) {
+      let next: number | undefined;
+      if (prev.meta) next = nextPageFrom(prev.meta as PageMeta, current);
+      else next = prev.items.length >= opts.perPage ? current + 1 : undefined;
+      if (next === undefined || next <= current) return;
+      const page = await fetchPage(next);
+      const firstItem = page.items.length > 0 ? JSON.stringify(page.items[0]) : undefined;
+      if (!page.meta && (firstItem === undefined || firstItem === previousFirst)) return;
+      previousFirst = firstItem;
+      current = next;
+      prev = page;
+      yield { ...page, totalPages: undefined };
+    }
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+    if (inflight.size > 0) stop.abort(new CliError('export stopped'));
+  }
+}

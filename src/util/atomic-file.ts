@@ -1,0 +1,74 @@
+import { randomBytes } from 'node:crypto';
+import { createWriteStream, renameSync, unlinkSync, type WriteStream } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
+import { CliError } from '../errors.js';
+
+/**
+ * A file written under a temporary name in the same folder, mode 0600 from its creation (it may
+ * hold patient data), and renamed over the target only when complete: a failed or interrupted
+ * run never leaves a partial file that looks complete.
+ */
+export class AtomicFile {
+  readonly target: string;
+  readonly tempPath: string;
+  readonly stream: WriteStream;
+  private settled = false;
+
+  private constructor(target: string, stream: WriteStream, tempPath: string) {
+    this.target = target;
+    this.stream = stream;
+    this.tempPath = tempPath;
+  }
+
+  static async open(target: string): Promise<AtomicFile> {
+    const abs = resolve(target);
+    const tempPath = join(dirname(abs), `.${basename(abs)}.${randomBytes(6).toString('hex')}.partial`);
+    const stream = createWriteStream(tempPath, { flags: 'wx', mode: 0o600 });
+    await new Promise<void>((ok, fail) => {
+      stream.once('open', () => ok());
+      stream.once('error', (err: NodeJS.ErrnoException) =>
+        fail(
+          new CliError(
+            `cannot write ${target}: ${err.code === 'ENOENT' ? 'no such folder' : err.message}`,
+            2,
+          ),
+        ),
+      );
+    });
+    const file = new AtomicFile(abs, stream, tempPath);
+    activeFiles.add(file);
+    return file;
+  }
+
+  /** Flushes, closes and renames into place. */
+  async commit(): Promise<void> {
+    if (this.settled) return;
+    await new Promise<void>((ok, fail) => {
+      this.stream.once('error', fail);
+      this.stream.end(() => ok());
+    });
+    renameSync(this.tempPath, this.target);
+    this.settled = true;
+    activeFiles.delete(this);
+  }
+
+  /** Removes the temporary file. Safe to call more than once, and synchronously on exit. */
+  discard(): void {
+    if (this.settled) return;
+    this.settled = true;
+    activeFiles.delete(this);
+    this.stream.destroy();
+    try {
+      unlinkSync(this.tempPath);
+    } catch {
+      // already gone
+    }
+  }
+}
+
+const activeFiles = new Set<AtomicFile>();
+
+/** Last resort on a forced exit (a second Ctrl-C): no temporary file is left behind. */
+export function discardAllOpenFiles(): void {
+  for (const f of [...activeFiles]) f.discard();
+}
