@@ -398,7 +398,7 @@ describe('referrals create', () => {
     const text = `{\n  "line_of_business": "personal_injury",\n  "patient": {"first_name": "Ada", "last_name": "Lovelace"}\n}\n`;
     writeFileSync(file, text);
     const seen: string[] = [];
-    const proxy = await startTestServer((req, res, body) => {
+    const proxy = await startTestServer((_req, res, body) => {
       seen.push(body.toString('utf8'));
       json(res, 201, {
         id: '11111111-1111-4111-8111-111111111111',
