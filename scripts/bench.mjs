@@ -2,8 +2,9 @@
 // interleaved runs (so machine noise hits every command alike). Not a test: figures for the README.
 //   BENCH_RUNS=40 npm run bench      more runs
 //   npm run bench -- --only startup  one group (startup, export)
+//   BENCH_EXPORT_REFERRALS=20000 BENCH_EXPORT_RUNS=3   the export figure's size and runs
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -76,6 +77,73 @@ if (!only || only === 'startup') {
         ratio: `${ratio.toFixed(2)}x`,
         target: c.target ? `≤ ${c.target}x ${ratio <= c.target ? 'met' : 'MISSED'}` : '',
       });
+    });
+  } finally {
+    child.kill('SIGTERM');
+  }
+}
+
+if (!only || only === 'export') {
+  // 20,000 referrals, 20 ms added to every answer: the default run against --concurrency 1.
+  const count = Number(process.env.BENCH_EXPORT_REFERRALS ?? 20000);
+  const exportRuns = Number(process.env.BENCH_EXPORT_RUNS ?? 3);
+  const { child, url } = await startMock(['--referrals', String(count), '--latency', '20']);
+  const rssFile = join(configDir, 'rss');
+  const out = join(configDir, 'export.csv');
+  const run = (extra) => {
+    const cmd = [
+      process.execPath,
+      '--import',
+      join(root, 'scripts', 'rss-probe.mjs'),
+      bin,
+      '--env',
+      'local',
+      '--base-url',
+      url,
+      'referrals',
+      'export',
+      '-o',
+      out,
+      ...extra,
+    ];
+    const t = process.hrtime.bigint();
+    const r = spawnSync(cmd[0], cmd.slice(1), {
+      env: { ...env, IMAGING_RSS_FILE: rssFile },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    if (r.status !== 0) throw new Error(`export exited ${r.status}: ${r.stderr}`);
+    const ms = Number(process.hrtime.bigint() - t) / 1e6;
+    return { ms, rss: Number(readFileSync(rssFile, 'utf8')) };
+  };
+  try {
+    run([]); // warm-up: the emulator serialises each referral once, then serves it from memory
+    const def = [];
+    const one = [];
+    for (let i = 0; i < exportRuns; i++) {
+      def.push(run([]));
+      one.push(run(['--concurrency', '1']));
+    }
+    const dm = median(def.map((x) => x.ms));
+    const om = median(one.map((x) => x.ms));
+    const peak = Math.max(...def.map((x) => x.rss), ...one.map((x) => x.rss)) / (1024 * 1024);
+    const ratio = dm / om;
+    rows.push({
+      what: `export ${count} referrals, --concurrency 1`,
+      median: `${(om / 1000).toFixed(2)} s`,
+      ratio: '1.00x',
+      target: '',
+    });
+    rows.push({
+      what: `export ${count} referrals, default (4)`,
+      median: `${(dm / 1000).toFixed(2)} s`,
+      ratio: `${ratio.toFixed(2)}x`,
+      target: `≤ 0.35x ${ratio <= 0.35 ? 'met' : 'MISSED'}`,
+    });
+    rows.push({
+      what: 'export peak RSS (any run)',
+      median: `${peak.toFixed(0)} MiB`,
+      ratio: '',
+      target: `< 150 MiB ${peak < 150 ? 'met' : 'MISSED'}`,
     });
   } finally {
     child.kill('SIGTERM');

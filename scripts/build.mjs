@@ -16,7 +16,7 @@ await build({
   platform: 'node',
   target: 'node20.18',
   sourcemap: false,
-  minify: true,
+  minify: process.env.MINIFY !== '0',
   keepNames: false,
   legalComments: 'none',
   chunkNames: 'chunks/[name]-[hash]',

@@ -1,4 +1,5 @@
 import type { Agent as HttpAgent, IncomingHttpHeaders, IncomingMessage, RequestOptions } from 'node:http';
+import { StringDecoder } from 'node:string_decoder';
 import {
   ApiError,
   CliError,
@@ -64,7 +65,9 @@ export interface ApiResponse<T = unknown> {
   status: number;
   headers: IncomingHttpHeaders;
   data: T;
-  raw: Buffer;
+  /** The body's bytes as they came (joined on first use). */
+  readonly raw: Buffer;
+  body: Body;
   url: string;
   requestId: string | undefined;
   attempts: number;
@@ -73,8 +76,32 @@ export interface ApiResponse<T = unknown> {
 interface RawResponse {
   status: number;
   headers: IncomingHttpHeaders;
-  raw: Buffer;
+  body: Body;
   url: string;
+}
+
+/**
+ * A response body kept as the chunks that arrived. Decoding them one by one avoids joining a
+ * large body into one more big buffer: over a long export, such short-lived large allocations
+ * fragment the C heap and RSS creeps up.
+ */
+export class Body {
+  private joined: Buffer | undefined;
+  constructor(
+    private readonly chunks: Buffer[],
+    readonly length: number,
+  ) {}
+  get bytes(): Buffer {
+    this.joined ??= this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.length);
+    return this.joined;
+  }
+  text(): string {
+    if (this.joined || this.chunks.length === 1) return this.bytes.toString('utf8');
+    const decoder = new StringDecoder('utf8');
+    let text = '';
+    for (const chunk of this.chunks) text += decoder.write(chunk);
+    return text + decoder.end();
+  }
 }
 
 const RETRYABLE_STATUS = new Set([500, 502, 503, 504]);
@@ -164,13 +191,17 @@ export class ApiClient {
       if (res.status >= 200 && res.status < 300) {
         const parsed = req.raw
           ? { ok: true as const, value: undefined }
-          : parseJsonBody(res.raw, res.headers);
+          : parseJsonBody(res.body, res.headers);
         if (parsed.ok) {
+          const body = res.body;
           return {
             status: res.status,
             headers: res.headers,
             data: parsed.value as T,
-            raw: res.raw,
+            get raw() {
+              return body.bytes;
+            },
+            body,
             url: res.url,
             requestId,
             attempts: attempt,
@@ -186,7 +217,7 @@ export class ApiClient {
           requestId ? `request id: ${requestId}` : 'The answer may have been cut short; try again.',
         );
       }
-      const details = parseErrorBody(res.status, res.headers, res.raw);
+      const details = parseErrorBody(res.status, res.headers, res.body.bytes);
       const error = new ApiError({ ...details, method, url: traceUrl(res.url) });
       if (retry && attempt < attempts) {
         const retryAfterMs =
@@ -305,7 +336,7 @@ export class ApiClient {
             ),
           );
           finish(() =>
-            resolve({ status: res.statusCode ?? 0, headers: res.headers, raw: Buffer.concat(chunks), url }),
+            resolve({ status: res.statusCode ?? 0, headers: res.headers, body: new Body(chunks, size), url }),
           );
         });
         res.on('error', (err) => finish(() => reject(toNetworkError(err, url))));
@@ -362,17 +393,17 @@ export function assertTokenTransport(url: string): void {
 }
 
 function parseJsonBody(
-  raw: Buffer,
+  body: Body,
   headers: IncomingHttpHeaders,
 ): { ok: true; value: unknown } | { ok: false; note: string } {
-  if (raw.length === 0) return { ok: true, value: null };
-  const text = raw.toString('utf8');
+  if (body.length === 0) return { ok: true, value: null };
+  const text = body.text();
   try {
     return { ok: true, value: JSON.parse(text) };
   } catch {
     const type = headerValue(headers, 'content-type') ?? '';
     if (/html/i.test(type) || /^\s*</.test(text)) return { ok: false, note: 'an HTML page, not JSON' };
-    return { ok: false, note: `truncated or malformed JSON, ${raw.length} bytes` };
+    return { ok: false, note: `truncated or malformed JSON, ${body.length} bytes` };
   }
 }
 

@@ -178,6 +178,24 @@ export class ReferralStore {
     return this.created.find((r) => r.id === id);
   }
 
+  /** Serialised referrals, kept so that serving a page costs a join, not a build (bounded). */
+  private readonly jsonCache = new Map<number, string>();
+
+  json(i: number): string {
+    let text = this.jsonCache.get(i);
+    if (text === undefined) {
+      text = JSON.stringify(this.at(i));
+      if (this.jsonCache.size < 100_000) this.jsonCache.set(i, text);
+    }
+    return text;
+  }
+
+  sliceJson(start: number, end: number): string[] {
+    const out: string[] = [];
+    for (let i = start; i < Math.min(end, this.total); i++) out.push(this.json(i));
+    return out;
+  }
+
   slice(start: number, end: number): Referral[] {
     const out: Referral[] = [];
     for (let i = start; i < Math.min(end, this.total); i++) out.push(this.at(i));
@@ -189,10 +207,16 @@ export class ReferralStore {
   }
 
   put(referral: Referral): void {
-    if (this.index.has(referral.id)) this.overrides.set(referral.id, referral);
-    else {
-      const i = this.created.findIndex((r) => r.id === referral.id);
-      if (i >= 0) this.created[i] = referral;
+    const i = this.index.get(referral.id);
+    if (i !== undefined) {
+      this.overrides.set(referral.id, referral);
+      this.jsonCache.delete(i);
+      return;
+    }
+    const j = this.created.findIndex((r) => r.id === referral.id);
+    if (j >= 0) {
+      this.created[j] = referral;
+      this.jsonCache.delete(this.count + j);
     }
   }
 }

@@ -228,7 +228,13 @@ export async function startMockServer(options: MockOptions = {}): Promise<MockSe
       }
       return listReply(c, all.length, (a, b) => all.slice(a, b));
     }
-    return listReply(c, referrals.total, (a, b) => referrals.slice(a, b));
+    const { page, perPage, meta } = pageOf(c.url, referrals.total);
+    const items = referrals.sliceJson((page - 1) * perPage, page * perPage).join(',');
+    const raw =
+      options.referralListShape === 'bare'
+        ? `[${items}]`
+        : `{"referrals":[${items}],"meta":${JSON.stringify(meta)}}`;
+    return { status: 200, raw, headers: { 'content-type': 'application/json; charset=utf-8' } };
   });
 
   const listReply = (c: Ctx, total: number, slice: (a: number, b: number) => Referral[]): Reply => {

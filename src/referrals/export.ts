@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import type { Writable } from 'node:stream';
-import type { ApiClient } from '../api/client.js';
+import type { ApiClient, Body } from '../api/client.js';
 import { extractList, type ListPage, nextPageFrom, type PageMeta } from '../api/paginate.js';
 import type { Query } from '../api/url.js';
 import { CliError } from '../errors.js';
@@ -100,6 +100,12 @@ function encodeJson(record: unknown, format: 'ndjson' | 'json', first: boolean):
   return format === 'ndjson' ? `${text}\n` : `${first ? '\n' : ',\n'}${text}`;
 }
 
+interface RawPage {
+  page: number;
+  body: Body;
+  requestId: string | undefined;
+}
+
 interface OrderedPage extends ListPage<unknown> {
   totalPages: number | undefined;
 }
@@ -114,16 +120,30 @@ export async function* fetchPagesInOrder(
   const stop = new AbortController();
   const onAbort = () => stop.abort(signal.reason);
   signal.addEventListener('abort', onAbort, { once: true });
-  const fetchPage = async (page: number): Promise<ListPage<unknown>> => {
+  const query = (page: number) => ({ ...opts.query, page, per_page: opts.perPage });
+  // A page waiting for its turn is held as bytes (a third of the size of the parsed records, and
+  // outside the JS heap), and parsed when it is written: memory stays flat with any concurrency.
+  const fetchRaw = async (page: number): Promise<RawPage> => {
     const res = await client.request({
       path: REFERRALS_PATH,
-      query: { ...opts.query, page, per_page: opts.perPage },
+      query: query(page),
       signal: stop.signal,
+      raw: true,
     });
-    const list = extractList(res.data, 'referrals');
-    return { ...list, requestId: res.requestId };
+    return { page, body: res.body, requestId: res.requestId };
   };
-  const inflight = new Map<number, Promise<ListPage<unknown>>>();
+  const parsePage = async (p: RawPage): Promise<ListPage<unknown>> => {
+    let data: unknown;
+    try {
+      data = JSON.parse(p.body.text());
+    } catch {
+      // Cut short or garbled: ask again through the client, which retries malformed answers.
+      data = (await client.request({ path: REFERRALS_PATH, query: query(p.page), signal: stop.signal })).data;
+    }
+    return { ...extractList(data, 'referrals'), requestId: p.requestId };
+  };
+  const fetchPage = async (page: number) => parsePage(await fetchRaw(page));
+  const inflight = new Map<number, Promise<RawPage>>();
   try {
     const first = await fetchPage(1);
     const total = typeof first.meta?.total_pages === 'number' ? first.meta.total_pages : undefined;
@@ -132,7 +152,7 @@ export async function* fetchPagesInOrder(
       let next = 2;
       const launch = () => {
         while (next <= total && inflight.size < opts.concurrency) {
-          const p = fetchPage(next);
+          const p = fetchRaw(next);
           p.catch(() => {}); // handled when its turn comes; avoids an unhandled rejection meanwhile
           inflight.set(next, p);
           next++;
@@ -142,10 +162,10 @@ export async function* fetchPagesInOrder(
       for (let n = 2; n <= total; n++) {
         const pending = inflight.get(n);
         if (!pending) throw new CliError(`internal: page ${n} was never requested`);
-        const page = await pending;
+        const raw = await pending;
         inflight.delete(n);
         launch();
-        yield { ...page, totalPages: total };
+        yield { ...(await parsePage(raw)), totalPages: total };
       }
       return;
     }
