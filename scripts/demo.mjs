@@ -1,7 +1,7 @@
 // npm run demo: the quick start. Starts the emulator on a free port and runs the tool's main jobs
 // against it, with no token and no network. Each command is shown as you would type it.
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,18 +16,25 @@ const url = await new Promise((resolve, reject) => {
 const env = { ...process.env, IMAGING_ENV: 'local', IMAGING_BASE_URL: url, IMAGING_CONFIG_DIR: configDir };
 
 let failed = 0;
-const steps = [
-  ['modalities'],
-  ['cpt', '73721'],
-  ['icd10', 'meniscus', '--per-page', '5'],
-  ['law-firms', 'search', 'partners', '--json'],
-  ['sso'],
-];
-for (const args of steps) {
+const show = (args) => {
   process.stdout.write(`\n$ imaging ${args.map((a) => (/\s/.test(a) ? `'${a}'` : a)).join(' ')}\n`);
   const r = spawnSync(process.execPath, [bin, ...args], { env, stdio: 'inherit' });
   if (r.status !== 0) failed++;
-}
+};
+const quiet = (args) => spawnSync(process.execPath, [bin, ...args], { env, encoding: 'utf8' }).stdout;
+
+show(['cpt', '73721']);
+show(['icd10', 'meniscus', '--per-page', '5']);
+show(['law-firms', 'search', 'partners']);
+show(['referrals', 'list', '--per-page', '5']);
+const [first] = JSON.parse(quiet(['referrals', 'list', '--per-page', '20', '--json']) || '[]').filter((r) =>
+  r.visits.some((v) => v.start_time),
+);
+if (first) show(['referrals', 'get', first.id]);
+const csv = join(configDir, 'referrals.csv');
+show(['referrals', 'export', '--rows', 'visit', '-o', csv]);
+process.stdout.write(`$ head -3 ${csv}\n${readFileSync(csv, 'utf8').split('\r\n').slice(0, 3).join('\n')}\n`);
+show(['sso']);
 mock.kill('SIGTERM');
 rmSync(configDir, { recursive: true, force: true });
 process.stdout.write(
