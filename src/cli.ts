@@ -320,6 +320,69 @@ function buildProgram(io: IO, action: ActionFactory): Command {
     lazy(loadReferrals, (m) => m.exportCommand as Handler),
   );
 
+  const webhook = program
+    .command('webhook')
+    .description('verify captured deliveries, sign test events, listen locally');
+  const loadWebhook = () => import('./commands/webhook.js');
+  const headerFlags = (cmd: Command) =>
+    cmd
+      .option(
+        '--secret-file <file>',
+        'signing secret from a file (else IMAGING_WEBHOOK_SECRET, else a prompt)',
+      )
+      .option('--secret-format <format>', 'raw (the UTF-8 bytes, default) or base64 (whsec_ prefix allowed)')
+      .option('--event-header <name>', 'event header name (default X-Service-Event)')
+      .option('--timestamp-header <name>', 'timestamp header name (default X-Service-Timestamp)')
+      .option('--signature-header <name>', 'signature header name (default X-Service-Signature)');
+  bind(
+    headerFlags(
+      webhook
+        .command('verify')
+        .description("check a delivery's signature, timestamp and event shape offline")
+        .option('--request <file>', 'a raw HTTP request as captured, or - for standard input')
+        .option('--body <file>', 'the body alone (with --header), or - for standard input')
+        .option(
+          '--header <header>',
+          '"Name: value" (repeatable, with --body)',
+          (v: string, prev: string[] | undefined) => [...(prev ?? []), v],
+        )
+        .option('--encoding <encoding>', 'digest text: auto (default), hex or base64')
+        .option('--tolerance <seconds>', 'fail a timestamp further than this from now (past or future)')
+        .option(
+          '--allow-unsigned',
+          'accept an unsigned referral.auto_book_completed (sent to a per-request URL)',
+        ),
+    ),
+    lazy(loadWebhook, (m) => m.verify as Handler),
+  );
+  bind(
+    headerFlags(
+      webhook
+        .command('sign')
+        .description('print the headers of a signed delivery, for testing a receiver')
+        .requiredOption('--body <file>', 'the JSON body, or - for standard input')
+        .option('--timestamp <unix-seconds>', 'default: now')
+        .option('--event <name>', "default: the body's event_name")
+        .option('--encoding <encoding>', 'hex (default) or base64')
+        .option('--curl <url>', 'print a curl command that posts the exact body with these headers'),
+    ),
+    lazy(loadWebhook, (m) => m.sign as Handler),
+  );
+  bind(
+    headerFlags(
+      webhook
+        .command('listen')
+        .description('a local receiver on 127.0.0.1 that verifies each delivery')
+        .option('--port <n>', 'port (default 4030; 0 picks a free one)', portNumber)
+        .option('--path <path>', 'only this path (default: any)')
+        .option('--forward-to <url>', 'pass valid deliveries on to your endpoint, unchanged')
+        .option('--tolerance <seconds>', 'timestamp tolerance (default 300)')
+        .option('--encoding <encoding>', 'digest text: auto (default), hex or base64')
+        .option('--allow-unsigned', 'accept unsigned referral.auto_book_completed deliveries'),
+    ),
+    lazy(loadWebhook, (m) => m.listen as Handler),
+  );
+
   bind(
     program
       .command('api')
@@ -374,6 +437,15 @@ function buildProgram(io: IO, action: ActionFactory): Command {
           '--list-shape <shape>',
           'GET /referrals answers { referrals, meta } (object) or a bare array',
         ).choices(['object', 'bare']),
+      )
+      .option('--webhook-url <url>', 'send signed webhooks here (the group webhook_url)')
+      .option('--webhook-secret-file <file>', 'signing secret (else IMAGING_WEBHOOK_SECRET)')
+      .option('--webhook-secret-format <format>', 'raw (default) or base64')
+      .option('--webhook-encoding <encoding>', 'signature digest text: hex (default) or base64')
+      .option(
+        '--webhook-retry-ms <ms>',
+        'first retry delay of a failed delivery (default 1000, doubling)',
+        positiveInt('--webhook-retry-ms'),
       ),
     lazy(
       () => import('./commands/mock.js'),

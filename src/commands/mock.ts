@@ -1,5 +1,5 @@
 import type { Context } from '../context.js';
-import { CliError, InterruptedError } from '../errors.js';
+import { CliError, InterruptedError, UsageError } from '../errors.js';
 import { startMockServer } from '../mock/server.js';
 
 export interface MockOpts {
@@ -9,10 +9,35 @@ export interface MockOpts {
   latency?: number;
   seed: number;
   listShape?: string;
+  webhookUrl?: string;
+  webhookSecretFile?: string;
+  webhookSecretFormat?: string;
+  webhookEncoding?: string;
+  webhookRetryMs?: number;
 }
 
 /** Runs the emulator until Ctrl-C / SIGTERM. Prints its URL on stdout (one line) for scripts. */
 export async function mock(ctx: Context, opts: MockOpts): Promise<number> {
+  let webhookKey: Buffer | undefined;
+  if (opts.webhookUrl !== undefined) {
+    let u: URL | undefined;
+    try {
+      u = new URL(opts.webhookUrl);
+    } catch {
+      u = undefined;
+    }
+    if (!u || (u.protocol !== 'http:' && u.protocol !== 'https:'))
+      throw new UsageError(`--webhook-url needs an http(s) URL, not "${opts.webhookUrl}"`);
+    const { loadSecret } = await import('../webhook/secret.js');
+    const secret = await loadSecret(ctx, {
+      secretFile: opts.webhookSecretFile,
+      secretFormat: opts.webhookSecretFormat,
+    });
+    webhookKey = secret.key;
+  }
+  const encoding = (opts.webhookEncoding ?? 'hex').toLowerCase();
+  if (encoding !== 'hex' && encoding !== 'base64')
+    throw new UsageError(`--webhook-encoding: use hex or base64, not "${opts.webhookEncoding}"`);
   let server: Awaited<ReturnType<typeof startMockServer>>;
   try {
     server = await startMockServer({
@@ -22,6 +47,10 @@ export async function mock(ctx: Context, opts: MockOpts): Promise<number> {
       allowance: opts.allowance,
       latencyMs: opts.latency,
       referralListShape: opts.listShape === 'bare' ? 'bare' : 'object',
+      webhookUrl: opts.webhookUrl,
+      webhookKey,
+      webhookEncoding: encoding,
+      webhookRetryDelayMs: opts.webhookRetryMs,
     });
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;

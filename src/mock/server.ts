@@ -2,9 +2,11 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Icd10Code, LawFirm, Referral } from '../api/types.js';
+import type { DigestEncoding } from '../webhook/sign.js';
 import { rng, uuidFrom } from './random.js';
 import { buildReferenceData, type ReferenceData } from './reference-data.js';
 import { ReferralStore } from './referral-data.js';
+import { newEventId, nextVisitStatus, WebhookSender } from './webhooks.js';
 
 /**
  * `imaging mock`: a local emulator of the Partner Imaging Referral API v2 on 127.0.0.1, with a
@@ -23,6 +25,12 @@ export interface MockOptions {
   latencyMs?: number | undefined;
   /** Shape of GET /referrals (not published): `{ referrals, meta }` (default) or a bare array. */
   referralListShape?: 'object' | 'bare';
+  /** Where events go (the group's api_credentials webhook_url), and how they are signed. */
+  webhookUrl?: string | undefined;
+  webhookKey?: Buffer | undefined;
+  webhookEncoding?: DigestEncoding;
+  webhookRetryDelayMs?: number;
+  webhookMaxAttempts?: number;
 }
 
 export interface RequestLogEntry {
@@ -49,6 +57,7 @@ export interface MockServer {
   server: Server;
   data: ReferenceData;
   referrals: ReferralStore;
+  webhooks: WebhookSender;
   requests: RequestLogEntry[];
   close(): Promise<void>;
 }
@@ -359,6 +368,96 @@ export async function startMockServer(options: MockOptions = {}): Promise<MockSe
     return { status: 204 };
   });
   mockRoutes.set('GET /__mock/health', () => ({ status: 200, body: { ok: true } }));
+  mockRoutes.set('GET /__mock/deliveries', () => ({ status: 200, body: webhooks.log }));
+
+  const webhooks = new WebhookSender({
+    url: options.webhookUrl,
+    key: options.webhookKey,
+    encoding: options.webhookEncoding ?? 'hex',
+    retryDelayMs: options.webhookRetryDelayMs ?? 1000,
+    maxAttempts: options.webhookMaxAttempts ?? 5,
+  });
+
+  /** Mock-only event triggers: POST /__mock/referrals/{id}/visits/{visit_id}/advance, …/notifications, …/auto_book. */
+  const trigger = (c: Ctx, method: string): Reply | undefined => {
+    const m =
+      /^\/__mock\/referrals\/([^/]+)\/(?:visits\/([^/]+)\/(advance)|(notifications)|(auto_book))$/.exec(
+        c.url.pathname,
+      );
+    if (!m || method !== 'POST') return undefined;
+    const referral = referrals.get(decodeURIComponent(m[1]!));
+    if (!referral) return envelope(404, 'not_found_error', 'not_found', 'Referral not found', c.requestId);
+    const input = (jsonBody(c) ?? {}) as Record<string, unknown>;
+    const perRequest = typeof input.webhook_url === 'string' ? input.webhook_url : undefined;
+    if (!webhooks.configured && !(m[5] && perRequest)) {
+      return { status: 409, body: { error: 'no webhook URL: start the emulator with --webhook-url URL' } };
+    }
+    const now = new Date().toISOString();
+    if (m[3]) {
+      const updated = structuredClone(referral);
+      const visit = updated.visits.find((v) => v.id === decodeURIComponent(m[2]!));
+      if (!visit) return envelope(404, 'not_found_error', 'not_found', 'Visit not found', c.requestId);
+      const previous = visit.status;
+      visit.status = typeof input.status === 'string' ? input.status : nextVisitStatus(previous);
+      referrals.put(updated);
+      const sent = webhooks.send({
+        event_id: newEventId(),
+        event_name: 'visit.status_changed',
+        status: visit.status,
+        changes: { status: [previous, visit.status] },
+        visit_id: visit.id,
+        occurred_at: now,
+        referral: updated,
+      });
+      return { status: 202, body: { ...sent, status: [previous, visit.status] } };
+    }
+    if (m[4]) {
+      const channel = input.channel === 'email' ? 'email' : 'sms';
+      const status = typeof input.status === 'string' ? input.status : 'delivered';
+      const previous =
+        typeof input.previous === 'string' ? input.previous : input.previous === null ? null : 'dispatched';
+      const sent = webhooks.send({
+        event_id: newEventId(),
+        event_name: 'notification.status_changed',
+        referral_id: referral.id,
+        status,
+        changes: { status: [previous, status] },
+        notification: {
+          id: newEventId(),
+          channel,
+          notification_type: 'appointment_reminder',
+          status,
+          created_at: now,
+          updated_at: now,
+          visit_id: referral.visits[0]?.id ?? null,
+        },
+        occurred_at: now,
+      });
+      return { status: 202, body: sent };
+    }
+    const updated = structuredClone(referral);
+    updated.auto_book_request = {
+      id: newEventId(),
+      status: 'completed',
+      strategy: 'closest_soonest',
+      radius: 25,
+      address: null,
+      outcome: typeof input.outcome === 'string' ? input.outcome : 'booked',
+      error: null,
+      completed_at: now,
+    };
+    referrals.put(updated);
+    const sent = webhooks.send(
+      {
+        event_name: 'referral.auto_book_completed',
+        occurred_at: now,
+        auto_book_request: updated.auto_book_request,
+        referral: updated,
+      },
+      perRequest,
+    );
+    return { status: 202, body: sent };
+  };
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const requestId = `req_${randomBytes(8).toString('hex')}`;
@@ -370,7 +469,10 @@ export async function startMockServer(options: MockOptions = {}): Promise<MockSe
     const key = `${method} ${url.pathname.replace(/\/+$/, '') || '/'}`;
     try {
       const portal = /^\/portal\/sso\/([A-Za-z0-9_-]+)$/.exec(url.pathname);
-      if (mockRoutes.has(key)) {
+      const triggered = url.pathname.startsWith('/__mock/referrals/') ? trigger(c, method) : undefined;
+      if (triggered) {
+        reply = triggered;
+      } else if (mockRoutes.has(key)) {
         reply = await mockRoutes.get(key)!(c);
       } else if (portal && method === 'GET') {
         const ok = ssoTokens.get(portal[1]!);
@@ -525,9 +627,11 @@ export async function startMockServer(options: MockOptions = {}): Promise<MockSe
     server,
     data,
     referrals,
+    webhooks,
     requests,
     close: () =>
       new Promise<void>((resolve) => {
+        webhooks.stop();
         server.closeAllConnections?.();
         server.close(() => resolve());
       }),

@@ -1,0 +1,170 @@
+import { randomUUID } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
+import { DEFAULT_HEADERS, type DigestEncoding, signatureHeaderValue } from '../webhook/sign.js';
+
+/**
+ * The emulator's outbound webhooks: signed as the spec describes (HMAC-SHA256 over
+ * `{timestamp}.{body}`, `v1=` digest), retried on failure with the same event_id, and logged
+ * for GET /__mock/deliveries.
+ */
+
+export interface WebhookConfig {
+  /** The group's configured webhook_url (api_credentials). */
+  url?: string | undefined;
+  /** The signing secret's key bytes. */
+  key?: Buffer | undefined;
+  encoding: DigestEncoding;
+  /** First retry delay; doubles each time. */
+  retryDelayMs: number;
+  maxAttempts: number;
+}
+
+export interface DeliveryLog {
+  event_name: string;
+  event_id: string | null;
+  url: string;
+  attempt: number;
+  signed: boolean;
+  status: number | null;
+  error: string | null;
+  at: string;
+}
+
+export class WebhookSender {
+  readonly log: DeliveryLog[] = [];
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private pending = 0;
+  private idleWaiters: Array<() => void> = [];
+
+  constructor(private readonly config: WebhookConfig) {}
+
+  get configured(): boolean {
+    return Boolean(this.config.url);
+  }
+
+  /** Sends an event to the group URL (signed), or to a per-request URL (unsigned: spec, auto-book). */
+  send(
+    event: Record<string, unknown>,
+    perRequestUrl?: string,
+  ): { event_id: string | null; url: string; signed: boolean } {
+    const url = perRequestUrl ?? this.config.url;
+    if (!url) throw new Error('no webhook URL');
+    const signed = perRequestUrl === undefined && this.config.key !== undefined;
+    const body = Buffer.from(JSON.stringify(event));
+    const eventId = typeof event.event_id === 'string' ? event.event_id : null;
+    this.pending++;
+    void this.attempt(url, body, String(event.event_name), eventId, signed, 1);
+    return { event_id: eventId, url, signed };
+  }
+
+  private async attempt(
+    url: string,
+    body: Buffer,
+    name: string,
+    eventId: string | null,
+    signed: boolean,
+    n: number,
+  ): Promise<void> {
+    const headers: Record<string, string> = {
+      'Content-Type': 'application/json',
+      'User-Agent': 'Service-Webhook/1.0',
+      [DEFAULT_HEADERS.event]: name,
+      'Content-Length': String(body.length),
+    };
+    if (signed && this.config.key) {
+      // Signed afresh on every attempt, so a late retry still passes a receiver's tolerance.
+      const ts = String(Math.floor(Date.now() / 1000));
+      headers[DEFAULT_HEADERS.timestamp] = ts;
+      headers[DEFAULT_HEADERS.signature] = signatureHeaderValue(
+        this.config.key,
+        ts,
+        body,
+        this.config.encoding,
+      );
+    }
+    const result = await post(url, headers, body);
+    this.log.push({
+      event_name: name,
+      event_id: eventId,
+      url,
+      attempt: n,
+      signed,
+      status: typeof result === 'number' ? result : null,
+      error: typeof result === 'string' ? result : null,
+      at: new Date().toISOString(),
+    });
+    const ok = typeof result === 'number' && result >= 200 && result < 300;
+    if (!ok && n < this.config.maxAttempts) {
+      const t = setTimeout(
+        () => {
+          this.timers.delete(t);
+          void this.attempt(url, body, name, eventId, signed, n + 1);
+        },
+        this.config.retryDelayMs * 2 ** (n - 1),
+      );
+      this.timers.add(t);
+      return;
+    }
+    this.pending--;
+    if (this.pending === 0) for (const w of this.idleWaiters.splice(0)) w();
+  }
+
+  /** Resolves when every delivery has succeeded or used up its attempts. */
+  idle(): Promise<void> {
+    return this.pending === 0 ? Promise.resolve() : new Promise((r) => this.idleWaiters.push(r));
+  }
+
+  stop(): void {
+    for (const t of this.timers) clearTimeout(t);
+    this.timers.clear();
+  }
+}
+
+function post(url: string, headers: Record<string, string>, body: Buffer): Promise<number | string> {
+  return new Promise((resolve) => {
+    let u: URL;
+    try {
+      u = new URL(url);
+    } catch {
+      resolve(`bad URL ${url}`);
+      return;
+    }
+    const send = (mod: { request: typeof httpRequest }) => {
+      const req = mod.request(u, { method: 'POST', headers, timeout: 10_000 }, (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      });
+      req.on('timeout', () => req.destroy(new Error('timed out')));
+      req.on('error', (err) => resolve(err.message));
+      req.end(body);
+    };
+    if (u.protocol === 'https:')
+      void import('node:https').then((m) => send(m as unknown as { request: typeof httpRequest }));
+    else send({ request: httpRequest });
+  });
+}
+
+/** The next visit status along the usual path (the spec lists no transitions: this is the emulator's). */
+const PATH = [
+  'pending',
+  'pending_auth',
+  'co_signed',
+  'intake_sent',
+  'ready_to_book',
+  'contacted_for_booking',
+  'booked',
+  'complete',
+  'sent_to_rad',
+  'report_uploaded',
+  'qc_report_ready',
+  'invoice_ready',
+  'sent_to_rp',
+];
+
+export function nextVisitStatus(current: string): string {
+  const i = PATH.indexOf(current);
+  if (i < 0) return 'booked';
+  return PATH[Math.min(i + 1, PATH.length - 1)]!;
+}
+
+export const newEventId = (): string => randomUUID();

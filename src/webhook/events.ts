@@ -1,0 +1,152 @@
+import { isUuid } from '../util/args.js';
+
+/** What the spec's Events section requires of each event, checked after the signature. */
+
+export const EVENT_NAMES = [
+  'visit.status_changed',
+  'notification.status_changed',
+  'referral.auto_book_completed',
+] as const;
+export const UNSIGNED_BY_DESIGN = 'referral.auto_book_completed';
+
+export interface EventSummary {
+  event: string | undefined;
+  /** event_id, or for auto-book (which has none) the auto_book_request id. */
+  id: string | undefined;
+  eventId: string | undefined;
+  visitId?: string | undefined;
+  notification?: string | undefined;
+  outcome?: string | undefined;
+  reference?: string | undefined;
+  change?: string | undefined;
+  occurredAt?: string | undefined;
+}
+
+export interface EventCheck {
+  summary: EventSummary;
+  problems: string[];
+  warnings: string[];
+}
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isDateTime = (v: unknown) =>
+  typeof v === 'string' && /^\d{4}-\d{2}-\d{2}T/.test(v) && !Number.isNaN(Date.parse(v));
+
+export function checkEvent(headerEvent: string | undefined, body: Buffer): EventCheck {
+  const problems: string[] = [];
+  const warnings: string[] = [];
+  const summary: EventSummary = { event: headerEvent, id: undefined, eventId: undefined };
+  let data: unknown;
+  try {
+    data = JSON.parse(body.toString('utf8'));
+  } catch {
+    problems.push('the body is not valid JSON');
+    return { summary, problems, warnings };
+  }
+  if (!isObj(data)) {
+    problems.push('the body is JSON but not an object');
+    return { summary, problems, warnings };
+  }
+  const name = typeof data.event_name === 'string' ? data.event_name : undefined;
+  summary.event = name ?? headerEvent;
+  if (name === undefined) problems.push('event_name is missing from the body');
+  if (headerEvent === undefined) problems.push('the event header is missing');
+  else if (name !== undefined && headerEvent !== name)
+    problems.push(`the event header says "${headerEvent}" but event_name is "${name}"`);
+
+  const need = (
+    field: string,
+    ok: (v: unknown) => boolean,
+    what: string,
+    obj: Obj = data as Obj,
+    prefix = '',
+  ) => {
+    const v = obj[field];
+    if (v === undefined) problems.push(`${prefix}${field} is missing`);
+    else if (!ok(v)) problems.push(`${prefix}${field} is not ${what}`);
+    return v;
+  };
+  const str = (v: unknown) => typeof v === 'string';
+  const uuid = (v: unknown) => typeof v === 'string' && isUuid(v);
+  const referralRef = (r: unknown) => (isObj(r) && typeof r.reference === 'string' ? r.reference : undefined);
+  const twoStatuses = (allowNullFirst: boolean) => (v: unknown) =>
+    isObj(v) &&
+    Array.isArray(v.status) &&
+    v.status.length === 2 &&
+    (typeof v.status[0] === 'string' || (allowNullFirst && v.status[0] === null)) &&
+    typeof v.status[1] === 'string';
+  const changeText = (changes: unknown) =>
+    isObj(changes) && Array.isArray(changes.status)
+      ? changes.status.map((s) => (s === null ? '(none)' : String(s))).join(' -> ')
+      : undefined;
+
+  const checkChanges = (allowNullFirst: boolean) => {
+    const changes = data.changes;
+    if (changes === undefined) problems.push('changes is missing');
+    else if (!isObj(changes) || !Array.isArray(changes.status))
+      problems.push('changes.status is missing or not an array');
+    else if (changes.status.length !== 2)
+      problems.push(
+        `changes.status has ${changes.status.length} items; it must have exactly 2 [previous, current]`,
+      );
+    else if (!twoStatuses(allowNullFirst)(changes))
+      problems.push('changes.status items are not status strings');
+    else if (typeof data.status === 'string' && changes.status[1] !== data.status) {
+      problems.push(`status is "${data.status}" but changes.status ends in "${String(changes.status[1])}"`);
+    }
+    summary.change = changeText(changes);
+  };
+
+  switch (name) {
+    case 'visit.status_changed': {
+      summary.eventId = need('event_id', uuid, 'a UUID') as string | undefined;
+      need('status', str, 'a string');
+      checkChanges(false);
+      summary.visitId = need('visit_id', uuid, 'a UUID') as string | undefined;
+      summary.occurredAt = need('occurred_at', isDateTime, 'a date-time') as string | undefined;
+      const referral = need('referral', isObj, 'an object');
+      summary.reference = referralRef(referral);
+      if (isObj(referral) && Array.isArray(referral.visits) && summary.visitId) {
+        if (!referral.visits.some((v) => isObj(v) && v.id === summary.visitId))
+          warnings.push('visit_id is not among referral.visits');
+      }
+      break;
+    }
+    case 'notification.status_changed': {
+      summary.eventId = need('event_id', uuid, 'a UUID') as string | undefined;
+      need('referral_id', uuid, 'a UUID');
+      need('status', str, 'a string');
+      checkChanges(true);
+      const n = need('notification', isObj, 'an object');
+      if (isObj(n)) {
+        for (const f of ['id', 'channel', 'status', 'created_at', 'updated_at'])
+          need(f, (v) => v !== null, 'set', n, 'notification.');
+        summary.notification = [n.channel, n.notification_type]
+          .filter((x) => typeof x === 'string')
+          .join(' ');
+      }
+      summary.occurredAt = need('occurred_at', isDateTime, 'a date-time') as string | undefined;
+      break;
+    }
+    case 'referral.auto_book_completed': {
+      summary.occurredAt = need('occurred_at', isDateTime, 'a date-time') as string | undefined;
+      const a = need('auto_book_request', isObj, 'an object');
+      if (isObj(a)) {
+        need('id', uuid, 'a UUID', a, 'auto_book_request.');
+        need('status', str, 'a string', a, 'auto_book_request.');
+        summary.id = typeof a.id === 'string' ? a.id : undefined;
+        summary.outcome = typeof a.outcome === 'string' ? a.outcome : undefined;
+      }
+      summary.reference = referralRef(need('referral', isObj, 'an object'));
+      break;
+    }
+    case undefined:
+      break;
+    default:
+      warnings.push(`"${name}" is not an event this tool knows; its fields were not checked`);
+      if (typeof data.event_id === 'string') summary.eventId = data.event_id;
+  }
+  summary.id ??= summary.eventId;
+  return { summary, problems, warnings };
+}

@@ -1,0 +1,193 @@
+import { createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Secret } from './secret.js';
+import type { DigestEncoding, HeaderNames } from './sign.js';
+import { type Verdict, verifyDelivery } from './verify.js';
+
+export interface ListenerOptions {
+  port: number;
+  path: string | undefined;
+  forwardTo: string | undefined;
+  tolerance: number;
+  secret: Secret;
+  encoding: DigestEncoding | 'auto';
+  names: HeaderNames;
+  allowUnsigned: boolean;
+  maxBodyBytes: number;
+  now: () => number;
+  onDelivery: (d: Delivery) => void;
+}
+
+export interface Delivery {
+  receivedAt: string;
+  path: string;
+  verdict: Verdict;
+  duplicate: boolean;
+  /** HTTP status from --forward-to, or an error message. */
+  forwarded: number | string | undefined;
+  status: number;
+}
+
+/** Headers that belong to one connection, not to the message (RFC 9110 §7.6.1). */
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'transfer-encoding',
+  'upgrade',
+  'te',
+  'trailer',
+  'host',
+  'content-length',
+  'expect',
+]);
+
+/**
+ * A local receiver on 127.0.0.1: verifies each delivery (2xx when valid, 400 with the reason
+ * when not), notes a repeated event_id as a duplicate, and with --forward-to passes the exact bytes
+ * and headers on to the partner's endpoint, answering the sender with that endpoint's status.
+ */
+export async function startListener(
+  opts: ListenerOptions,
+): Promise<{ url: string; server: Server; close: () => Promise<void>; counts: Counts }> {
+  const seen = new Set<string>();
+  const counts: Counts = { received: 0, valid: 0, invalid: 0, duplicates: 0 };
+  const server = createServer((req, res) => {
+    const path = (req.url ?? '/').split('?')[0] ?? '/';
+    if (opts.path !== undefined && path !== opts.path) {
+      res
+        .writeHead(404, { 'content-type': 'text/plain' })
+        .end(`not found: this listener receives on ${opts.path}\n`);
+      return;
+    }
+    if (req.method !== 'POST') {
+      res
+        .writeHead(405, { allow: 'POST', 'content-type': 'text/plain' })
+        .end('webhook deliveries are POST requests\n');
+      return;
+    }
+    readBody(req, opts.maxBodyBytes).then(
+      async (body) => {
+        if (body === undefined) {
+          res
+            .writeHead(413, { 'content-type': 'text/plain' })
+            .end(`body larger than ${opts.maxBodyBytes} bytes\n`);
+          return;
+        }
+        const headers = pairs(req.rawHeaders);
+        const verdict = verifyDelivery({
+          headers,
+          body,
+          secret: opts.secret,
+          encoding: opts.encoding,
+          tolerance: opts.tolerance,
+          now: Math.floor(opts.now() / 1000),
+          names: opts.names,
+          allowUnsigned: opts.allowUnsigned,
+        });
+        const key =
+          verdict.summary.eventId ??
+          (verdict.summary.id ? `${verdict.summary.id}:${verdict.summary.outcome ?? ''}` : undefined);
+        const duplicate = verdict.valid && key !== undefined && seen.has(key);
+        if (verdict.valid && key !== undefined) seen.add(key);
+        counts.received++;
+        if (verdict.valid) counts.valid++;
+        else counts.invalid++;
+        if (duplicate) counts.duplicates++;
+        let status = verdict.valid ? 200 : 400;
+        let forwarded: number | string | undefined;
+        if (verdict.valid && opts.forwardTo) {
+          forwarded = await forward(opts.forwardTo, headers, body);
+          status = typeof forwarded === 'number' ? forwarded : 502;
+        }
+        opts.onDelivery({
+          receivedAt: new Date(opts.now()).toISOString(),
+          path,
+          verdict,
+          duplicate,
+          forwarded,
+          status,
+        });
+        const reply = verdict.valid
+          ? { ok: true, duplicate, ...(forwarded !== undefined ? { forwarded } : {}) }
+          : { ok: false, error: verdict.headline, problems: verdict.problems, likely_causes: verdict.causes };
+        res.writeHead(status, { 'content-type': 'application/json' }).end(`${JSON.stringify(reply)}\n`);
+      },
+      () => {
+        if (!res.headersSent) res.writeHead(400).end();
+      },
+    );
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port, '127.0.0.1', () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}${opts.path ?? '/'}`,
+    server,
+    counts,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+export interface Counts {
+  received: number;
+  valid: number;
+  invalid: number;
+  duplicates: number;
+}
+
+function pairs(raw: string[]): Array<[string, string]> {
+  const out: Array<[string, string]> = [];
+  for (let i = 0; i + 1 < raw.length; i += 2) out.push([raw[i]!, raw[i + 1]!]);
+  return out;
+}
+
+function readBody(req: IncomingMessage, max: number): Promise<Buffer | undefined> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let over = false;
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size > max) over = true;
+      else chunks.push(c);
+    });
+    req.on('end', () => resolve(over ? undefined : Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+}
+
+/** Passes the delivery on unchanged: same bytes, same headers but the per-connection ones. */
+async function forward(
+  target: string,
+  headers: Array<[string, string]>,
+  body: Buffer,
+): Promise<number | string> {
+  const url = new URL(target);
+  const mod = url.protocol === 'https:' ? await import('node:https') : { request: httpRequest };
+  const out: Record<string, string | string[]> = {};
+  for (const [k, v] of headers) {
+    const lk = k.toLowerCase();
+    if (HOP_BY_HOP.has(lk)) continue;
+    const prev = out[k];
+    out[k] = prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [prev, v];
+  }
+  out['Content-Length'] = String(body.length);
+  return new Promise((resolve) => {
+    const req = mod.request(url, { method: 'POST', headers: out, timeout: 10_000 }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('timeout', () => req.destroy(new Error('timed out after 10 s')));
+    req.on('error', (err: NodeJS.ErrnoException) =>
+      resolve(err.code === 'ECONNREFUSED' ? `connection refused by ${url.origin}` : err.message),
+    );
+    req.end(body);
+  });
+}

@@ -1,0 +1,86 @@
+import { readFile } from 'node:fs/promises';
+import type { Context } from '../context.js';
+import { UsageError } from '../errors.js';
+
+export type SecretFormat = 'raw' | 'base64';
+
+/** The signing key, and what was noticed about it. Its text is never printed. */
+export interface Secret {
+  key: Buffer;
+  /** The secret as given (after the trailing-newline rule), for diagnosing a mismatch. */
+  text: string;
+  format: SecretFormat;
+  source: string;
+  warnings: string[];
+}
+
+export interface SecretOptions {
+  secretFile?: string | undefined;
+  secretFormat?: string | undefined;
+}
+
+/**
+ * From --secret-file, else IMAGING_WEBHOOK_SECRET, else a hidden prompt on a terminal; never from
+ * a flag's value (it would stay in shell history and in `ps`). No secret and no terminal: exit 2.
+ */
+export async function loadSecret(ctx: Context, opts: SecretOptions): Promise<Secret> {
+  const format = parseSecretFormat(opts.secretFormat);
+  let text: string;
+  let source: string;
+  if (opts.secretFile) {
+    let raw: string;
+    try {
+      raw = await readFile(opts.secretFile, 'utf8');
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      throw new UsageError(
+        `--secret-file: cannot read ${opts.secretFile}: ${code === 'ENOENT' ? 'no such file' : (err as Error).message}`,
+      );
+    }
+    // One trailing newline is how files end; it is not part of the secret.
+    text = raw.replace(/\r?\n$/, '');
+    source = '--secret-file';
+  } else if (ctx.env.IMAGING_WEBHOOK_SECRET !== undefined && ctx.env.IMAGING_WEBHOOK_SECRET !== '') {
+    text = ctx.env.IMAGING_WEBHOOK_SECRET;
+    source = 'IMAGING_WEBHOOK_SECRET';
+  } else if (ctx.io.stdinIsTTY) {
+    text = await (await ctx.prompter()).secret('Webhook signing secret:');
+    source = 'prompt';
+  } else {
+    throw new UsageError(
+      'no webhook signing secret',
+      'Give it with --secret-file FILE or IMAGING_WEBHOOK_SECRET (or run on a terminal to be asked).',
+    );
+  }
+  if (text === '') throw new UsageError(`the webhook secret from ${source} is empty`);
+  const warnings: string[] = [];
+  if (/\s/.test(text)) {
+    const where = /^\s/.test(text) ? 'starts with' : /\s$/.test(text) ? 'ends with' : 'contains';
+    warnings.push(
+      `the secret from ${source} ${where} white space, which is used as part of the key; check it was copied cleanly`,
+    );
+  }
+  return { key: secretKey(text, format), text, format, source, warnings };
+}
+
+export function parseSecretFormat(value: string | undefined): SecretFormat {
+  const v = (value ?? 'raw').toLowerCase();
+  if (v === 'raw' || v === 'base64') return v;
+  throw new UsageError(
+    `--secret-format: unknown format "${value}"`,
+    'Use raw (the UTF-8 bytes, the default) or base64.',
+  );
+}
+
+/** raw: the secret's UTF-8 bytes; base64: decoded, with an optional whsec_ prefix. */
+export function secretKey(text: string, format: SecretFormat): Buffer {
+  if (format === 'raw') return Buffer.from(text, 'utf8');
+  const b64 = text.trim().replace(/^whsec_/, '');
+  if (!/^[A-Za-z0-9+/_-]+={0,2}$/.test(b64) || b64.length < 4) {
+    throw new UsageError(
+      'the secret is not base64 (with --secret-format base64)',
+      'Leave --secret-format at raw to use it as given.',
+    );
+  }
+  return Buffer.from(b64.replace(/-/g, '+').replace(/_/g, '/'), 'base64');
+}

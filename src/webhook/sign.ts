@@ -1,0 +1,66 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+
+export type DigestEncoding = 'hex' | 'base64';
+
+/** The spec's header names; they stand in for the real ones, so every command lets users rename them. */
+export const DEFAULT_HEADERS = {
+  event: 'X-Service-Event',
+  timestamp: 'X-Service-Timestamp',
+  signature: 'X-Service-Signature',
+} as const;
+
+export interface HeaderNames {
+  event: string;
+  timestamp: string;
+  signature: string;
+}
+
+/** HMAC-SHA256 over `{timestamp}.{raw body bytes}`. */
+export function computeDigest(key: Buffer, timestamp: string, body: Buffer): Buffer {
+  return createHmac('sha256', key).update(`${timestamp}.`, 'utf8').update(body).digest();
+}
+
+export function encodeDigest(digest: Buffer, encoding: DigestEncoding): string {
+  return encoding === 'hex' ? digest.toString('hex') : digest.toString('base64');
+}
+
+export function signatureHeaderValue(
+  key: Buffer,
+  timestamp: string,
+  body: Buffer,
+  encoding: DigestEncoding,
+): string {
+  return `v1=${encodeDigest(computeDigest(key, timestamp, body), encoding)}`;
+}
+
+/** The `v1=` values of a signature header: several may come, space- or comma-separated (rotation). */
+export function v1Values(header: string): string[] {
+  return header
+    .split(/[\s,]+/)
+    .filter((part) => part.startsWith('v1='))
+    .map((part) => part.slice(3));
+}
+
+/** Constant-time string comparison (lengths differing is the only early answer, and says nothing of content). */
+export function safeEqual(a: string, b: string): boolean {
+  const ab = Buffer.from(a, 'utf8');
+  const bb = Buffer.from(b, 'utf8');
+  if (ab.length !== bb.length) {
+    timingSafeEqual(bb, bb);
+    return false;
+  }
+  return timingSafeEqual(ab, bb);
+}
+
+/** Which encoding of `digest`, if any, one candidate value is (canonical lowercase hex, padded base64). */
+export function matchDigest(
+  candidate: string,
+  digest: Buffer,
+  encoding: DigestEncoding | 'auto',
+): DigestEncoding | undefined {
+  if ((encoding === 'auto' || encoding === 'hex') && safeEqual(candidate, digest.toString('hex')))
+    return 'hex';
+  if ((encoding === 'auto' || encoding === 'base64') && safeEqual(candidate, digest.toString('base64')))
+    return 'base64';
+  return undefined;
+}

@@ -1,0 +1,262 @@
+import { headerOf } from './capture.js';
+import { checkEvent, type EventSummary, UNSIGNED_BY_DESIGN } from './events.js';
+import { type Secret, secretKey } from './secret.js';
+import { computeDigest, type DigestEncoding, type HeaderNames, matchDigest, v1Values } from './sign.js';
+
+export interface VerifyInput {
+  headers: Array<[string, string]>;
+  body: Buffer;
+  secret: Secret;
+  encoding: DigestEncoding | 'auto';
+  /** Seconds; a timestamp further than this from now, either way, fails. */
+  tolerance?: number | undefined;
+  /** Unix seconds. */
+  now: number;
+  names: HeaderNames;
+  allowUnsigned: boolean;
+  /** From the capture parser: how the capture was saved (line endings, a short body). */
+  captureNotes?: string[];
+}
+
+export interface Verdict {
+  valid: boolean;
+  signature: 'valid' | 'invalid' | 'missing' | 'unsigned';
+  encoding: DigestEncoding | null;
+  event: string | null;
+  event_id: string | null;
+  timestamp: number | null;
+  age_seconds: number | null;
+  problems: string[];
+  /** Likely causes of a signature mismatch, most likely first. */
+  causes: string[];
+  warnings: string[];
+  headline: string;
+  summary: EventSummary;
+}
+
+export function verifyDelivery(input: VerifyInput): Verdict {
+  const { names, body } = input;
+  const sigHeader = headerOf(input.headers, names.signature);
+  const tsHeader = headerOf(input.headers, names.timestamp);
+  const evHeader = headerOf(input.headers, names.event);
+  const event = checkEvent(evHeader, body);
+  const problems: string[] = [];
+  const causes: string[] = [];
+  const warnings = [...input.secret.warnings, ...event.warnings];
+  const v: Verdict = {
+    valid: false,
+    signature: 'missing',
+    encoding: null,
+    event: event.summary.event ?? null,
+    event_id: event.summary.eventId ?? null,
+    timestamp: null,
+    age_seconds: null,
+    problems,
+    causes,
+    warnings,
+    headline: '',
+    summary: event.summary,
+  };
+
+  // Timestamp: always reported when present.
+  let timestampOk = true;
+  if (tsHeader !== undefined) {
+    const t = tsHeader.trim();
+    if (!/^\d+$/.test(t)) {
+      problems.push(`the timestamp "${tsHeader}" is not a whole number of seconds`);
+      timestampOk = false;
+    } else {
+      v.timestamp = Number(t);
+      if (t.length >= 13) warnings.push('the timestamp looks like milliseconds, not seconds');
+      v.age_seconds = input.now - v.timestamp;
+      if (input.tolerance !== undefined && Math.abs(v.age_seconds) > input.tolerance) {
+        problems.push(
+          `the timestamp is ${describeAge(v.age_seconds)}, beyond --tolerance ${input.tolerance} s`,
+        );
+        timestampOk = false;
+      }
+    }
+  }
+
+  if (sigHeader === undefined && tsHeader === undefined) {
+    v.signature = 'unsigned';
+    const autoBook = event.summary.event === UNSIGNED_BY_DESIGN;
+    if (!(autoBook && input.allowUnsigned)) {
+      problems.push(`unsigned: there is no ${names.signature} or ${names.timestamp} header`);
+      causes.push(
+        autoBook
+          ? `${UNSIGNED_BY_DESIGN} sent to a per-request webhook_url is unsigned by design; --allow-unsigned accepts exactly that case`
+          : `only ${UNSIGNED_BY_DESIGN} sent to a per-request webhook_url is unsigned by design; this delivery should have been signed`,
+      );
+      const lookalike = input.headers.find(([k, val]) => /signature|timestamp/i.test(k) || /^v1=/.test(val));
+      if (lookalike)
+        causes.push(
+          `there is a "${lookalike[0]}" header: if that is the real name, pass it with --signature-header / --timestamp-header`,
+        );
+    }
+  } else if (sigHeader === undefined) {
+    problems.push(`the ${names.signature} header is missing`);
+  } else if (tsHeader === undefined) {
+    problems.push(`the ${names.timestamp} header is missing, so the signature cannot be checked`);
+    v.signature = 'invalid';
+  } else {
+    const candidates = v1Values(sigHeader);
+    const ts = tsHeader.trim();
+    const digest = computeDigest(input.secret.key, ts, body);
+    if (candidates.length === 0) {
+      v.signature = 'invalid';
+      problems.push(`the ${names.signature} header has no v1= value`);
+    } else {
+      for (const c of candidates) {
+        const enc = matchDigest(c, digest, input.encoding);
+        if (enc) {
+          v.signature = 'valid';
+          v.encoding = enc;
+          break;
+        }
+      }
+      if (v.signature !== 'valid') {
+        v.signature = 'invalid';
+        problems.push(
+          candidates.length > 1
+            ? `none of the ${candidates.length} v1= signatures matches`
+            : 'the signature does not match',
+        );
+        causes.push(...diagnose(input, ts, candidates));
+      }
+    }
+  }
+
+  problems.push(...event.problems);
+  const signatureOk = v.signature === 'valid' || (v.signature === 'unsigned' && problems.length === 0);
+  v.valid = signatureOk && timestampOk && problems.length === 0;
+  v.headline = headline(v, input.tolerance);
+  return v;
+}
+
+/** Tries what usually goes wrong, and names what would have matched. */
+function diagnose(input: VerifyInput, ts: string, candidates: string[]): string[] {
+  const causes: string[] = [];
+  const matches = (key: Buffer, body: Buffer) => {
+    const d = computeDigest(key, ts, body);
+    return candidates.some((c) => matchDigest(c, d, 'auto') !== undefined);
+  };
+  const { body, secret } = input;
+  const key = secret.key;
+
+  if (input.encoding !== 'auto') {
+    const d = computeDigest(key, ts, body);
+    if (candidates.some((c) => matchDigest(c, d, 'auto'))) {
+      causes.push(
+        `the signature is not ${input.encoding}: it matches in the other encoding (use --encoding auto)`,
+      );
+      return causes;
+    }
+  }
+  // The body as it may have been before someone parsed and re-encoded it, or an editor saved it.
+  const text = body.toString('utf8');
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = undefined;
+  }
+  if (parsed !== undefined) {
+    for (const [label, form] of [
+      ['compact', JSON.stringify(parsed)],
+      ['indented', JSON.stringify(parsed, null, 2)],
+      ['indented', JSON.stringify(parsed, null, 4)],
+    ] as const) {
+      if (form !== text && matches(key, Buffer.from(form))) {
+        causes.push(
+          `the body was re-serialised: the signature matches its ${label} JSON form. Verify the raw bytes as received, not JSON parsed and encoded again`,
+        );
+        return causes;
+      }
+    }
+  }
+  const variants: Array<[string, string]> = [];
+  if (text.includes('\r\n'))
+    variants.push(['line endings in the body were changed from LF to CRLF', text.replace(/\r\n/g, '\n')]);
+  else if (text.includes('\n'))
+    variants.push(['line endings in the body were changed from CRLF to LF', text.replace(/\n/g, '\r\n')]);
+  if (/\r?\n$/.test(text))
+    variants.push([
+      'a newline was added at the end of the body (an editor saving the capture?)',
+      text.replace(/\r?\n$/, ''),
+    ]);
+  else variants.push(['the newline at the end of the body was lost', `${text}\n`]);
+  for (const [cause, variant] of variants) {
+    if (matches(key, Buffer.from(variant))) {
+      causes.push(cause);
+      return causes;
+    }
+  }
+  // The secret as it may have been meant.
+  const secretVariants: Array<[string, () => Buffer]> = [];
+  if (secret.text.trim() !== secret.text)
+    secretVariants.push([
+      'the secret has stray white space: without it, the signature matches',
+      () => secretKey(secret.text.trim(), secret.format),
+    ]);
+  secretVariants.push([
+    'the secret had a trailing newline that was dropped; with it, the signature matches',
+    () => Buffer.from(`${secret.text}\n`),
+  ]);
+  if (secret.format === 'raw')
+    secretVariants.push([
+      'the secret is base64-encoded: use --secret-format base64',
+      () => secretKey(secret.text, 'base64'),
+    ]);
+  else
+    secretVariants.push([
+      'the secret is meant as its text: use --secret-format raw',
+      () => secretKey(secret.text, 'raw'),
+    ]);
+  for (const [cause, make] of secretVariants) {
+    let k: Buffer;
+    try {
+      k = make();
+    } catch {
+      continue;
+    }
+    if (matches(k, body)) {
+      causes.push(cause);
+      return causes;
+    }
+  }
+  causes.push(
+    'the secret is wrong (each environment, and each group, has its own), or the body or timestamp changed on the way (a proxy or logging middleware re-encoding JSON)',
+  );
+  for (const note of input.captureNotes ?? []) {
+    if (/line|shorter|ignored/.test(note)) causes.push(`about the capture: ${note}`);
+  }
+  return causes;
+}
+
+function headline(v: Verdict, tolerance: number | undefined): string {
+  const age = v.age_seconds === null ? '' : `timestamp ${describeAge(v.age_seconds)}`;
+  const tooOld = tolerance !== undefined && v.age_seconds !== null && Math.abs(v.age_seconds) > tolerance;
+  if (v.signature === 'valid') {
+    const sig = `signature valid (${v.encoding})`;
+    if (v.timestamp === null) return `${sig}, but the timestamp is not a number`;
+    if (tooOld) return `${sig}, but ${age}, beyond --tolerance ${tolerance} s`;
+    if (!v.valid) return `${sig}, ${age}, but the event is not as the spec describes`;
+    return `${sig}, ${age}`;
+  }
+  if (v.signature === 'unsigned')
+    return v.valid ? `unsigned ${UNSIGNED_BY_DESIGN}, accepted with --allow-unsigned` : 'unsigned delivery';
+  if (v.signature === 'missing') return 'no signature header';
+  return `signature does not match${age ? ` (${age})` : ''}`;
+}
+
+/** "12 s old", "3 days old", "5 min in the future". */
+export function describeAge(seconds: number): string {
+  const s = Math.abs(seconds);
+  let text: string;
+  if (s < 120) text = `${s} s`;
+  else if (s < 7200) text = `${Math.round(s / 60)} min`;
+  else if (s < 172_800) text = `${Math.round(s / 3600)} h`;
+  else text = `${Math.round(s / 86_400)} days`;
+  return seconds >= 0 ? `${text} old` : `${text} in the future`;
+}
