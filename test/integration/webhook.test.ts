@@ -477,7 +477,7 @@ describe('webhook listen', () => {
       'X-Service-Signature': `v1=${'0'.repeat(64)}`,
     });
     expect(bad.status).toBe(400);
-    expect((await bad.json()).problems).toContain('the signature does not match');
+    expect(((await bad.json()) as { problems: string[] }).problems).toContain('the signature does not match');
     const code = await l.stop();
     expect(code).toBe(130);
     const lines = l.out().trimEnd().split('\n');
@@ -552,8 +552,8 @@ describe('end to end: imaging mock sends, imaging webhook listen receives', () =
           headers: { authorization: 'Bearer mock-token' },
         })
       ).json();
-      const referral = list.referrals.find((r: { visits: unknown[] }) => r.visits.length > 0);
-      const visit = referral.visits[0];
+      const referral = list.referrals.find((r) => r.visits.length > 0)!;
+      const visit = referral.visits[0]!;
       const adv = await fetch(`${mockUrl}/__mock/referrals/${referral.id}/visits/${visit.id}/advance`, {
         method: 'POST',
         body: JSON.stringify({ status: 'report_uploaded' }),
@@ -574,7 +574,7 @@ describe('end to end: imaging mock sends, imaging webhook listen receives', () =
           headers: { authorization: 'Bearer mock-token' },
         })
       ).json();
-      expect(got.visits[0].status).toBe('report_uploaded');
+      expect(got.visits[0]!.status).toBe('report_uploaded');
     } finally {
       mock.kill('SIGTERM');
       listener.kill('SIGINT');
@@ -598,7 +598,7 @@ describe('end to end: imaging mock sends, imaging webhook listen receives', () =
       const res = await fetch(`${mock.url}/__mock/referrals/${r.id}/visits/${r.visits[0]!.id}/advance`, {
         method: 'POST',
       });
-      const { event_id } = await res.json();
+      const { event_id } = (await res.json()) as { event_id: string };
       await mock.webhooks.idle();
       expect(receiver.seen).toHaveLength(3);
       expect(receiver.seen.map((s) => JSON.parse(s.body).event_id)).toEqual([event_id, event_id, event_id]);
