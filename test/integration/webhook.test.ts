@@ -547,11 +547,9 @@ describe('end to end: imaging mock sends, imaging webhook listen receives', () =
       mock.stdout.once('data', (d) => resolve(String(d).trim())),
     );
     try {
-      const list = await (
-        await fetch(`${mockUrl}/api/v2/referrals?per_page=10`, {
-          headers: { authorization: 'Bearer mock-token' },
-        })
-      ).json();
+      type Listed = { referrals: Array<{ id: string; visits: Array<{ id: string; status: string }> }> };
+      const auth = { headers: { authorization: 'Bearer mock-token' } };
+      const list = (await (await fetch(`${mockUrl}/api/v2/referrals?per_page=10`, auth)).json()) as Listed;
       const referral = list.referrals.find((r) => r.visits.length > 0)!;
       const visit = referral.visits[0]!;
       const adv = await fetch(`${mockUrl}/__mock/referrals/${referral.id}/visits/${visit.id}/advance`, {
@@ -569,11 +567,9 @@ describe('end to end: imaging mock sends, imaging webhook listen receives', () =
         'referral.auto_book_completed',
       ]);
       expect(events.every((e) => e.valid && e.encoding === 'hex')).toBe(true);
-      const got = await (
-        await fetch(`${mockUrl}/api/v2/referrals/${referral.id}`, {
-          headers: { authorization: 'Bearer mock-token' },
-        })
-      ).json();
+      const got = (await (
+        await fetch(`${mockUrl}/api/v2/referrals/${referral.id}`, auth)
+      ).json()) as Listed['referrals'][0];
       expect(got.visits[0]!.status).toBe('report_uploaded');
     } finally {
       mock.kill('SIGTERM');
