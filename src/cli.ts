@@ -3,6 +3,7 @@ import { Context, type ContextDeps, type GlobalOptions, type IO, processIO } fro
 import { exitCodeOf, formatError, InterruptedError } from './errors.js';
 import { FORMATS } from './output/format.js';
 import { keyValue, portNumber, positiveInt } from './util/args.js';
+import { discardAllOpenFiles } from './util/atomic-file.js';
 import { VERSION } from './version.js';
 
 /**
@@ -30,7 +31,11 @@ export async function main(argv: string[], deps: MainDeps = {}): Promise<number>
   const signal = deps.signal ?? controller.signal;
   let received: 'SIGINT' | 'SIGTERM' | undefined;
   const onSignal = (sig: 'SIGINT' | 'SIGTERM') => {
-    if (received) process.exit(sig === 'SIGTERM' ? 143 : 130); // a second signal: stop now
+    if (received) {
+      // A second signal: stop now, but still leave no partial file behind.
+      discardAllOpenFiles();
+      process.exit(sig === 'SIGTERM' ? 143 : 130);
+    }
     received = sig;
     controller.abort(new InterruptedError(sig));
   };
@@ -442,6 +447,16 @@ function buildProgram(io: IO, action: ActionFactory): Command {
       .option('--webhook-secret-file <file>', 'signing secret (else IMAGING_WEBHOOK_SECRET)')
       .option('--webhook-secret-format <format>', 'raw (default) or base64')
       .option('--webhook-encoding <encoding>', 'signature digest text: hex (default) or base64')
+      .option(
+        '--fault <mode[:count][@after]>',
+        'inject a fault: 500, 502, reset, slow, truncated, 429 or 401 (repeatable; see README)',
+        (v: string, prev: string[] | undefined) => [...(prev ?? []), v],
+      )
+      .option(
+        '--fault-delay-ms <ms>',
+        'how long a slow fault holds its answer (default 15000)',
+        positiveInt('--fault-delay-ms'),
+      )
       .option(
         '--webhook-retry-ms <ms>',
         'first retry delay of a failed delivery (default 1000, doubling)',

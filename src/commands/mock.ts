@@ -14,6 +14,8 @@ export interface MockOpts {
   webhookSecretFormat?: string;
   webhookEncoding?: string;
   webhookRetryMs?: number;
+  fault?: string[];
+  faultDelayMs?: number;
 }
 
 /** Runs the emulator until Ctrl-C / SIGTERM. Prints its URL on stdout (one line) for scripts. */
@@ -38,6 +40,15 @@ export async function mock(ctx: Context, opts: MockOpts): Promise<number> {
   const encoding = (opts.webhookEncoding ?? 'hex').toLowerCase();
   if (encoding !== 'hex' && encoding !== 'base64')
     throw new UsageError(`--webhook-encoding: use hex or base64, not "${opts.webhookEncoding}"`);
+  const { parseFault, FaultSpecError } = await import('../mock/faults.js');
+  for (const spec of opts.fault ?? []) {
+    try {
+      parseFault(spec);
+    } catch (err) {
+      if (err instanceof FaultSpecError) throw new UsageError(`--fault: ${err.message}`);
+      throw err;
+    }
+  }
   let server: Awaited<ReturnType<typeof startMockServer>>;
   try {
     server = await startMockServer({
@@ -51,6 +62,8 @@ export async function mock(ctx: Context, opts: MockOpts): Promise<number> {
       webhookKey,
       webhookEncoding: encoding,
       webhookRetryDelayMs: opts.webhookRetryMs,
+      faults: opts.fault,
+      faultDelayMs: opts.faultDelayMs,
     });
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;

@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Icd10Code, LawFirm, Referral } from '../api/types.js';
 import type { DigestEncoding } from '../webhook/sign.js';
+import { FaultPlan, PROXY_502_PAGE, parseFault } from './faults.js';
 import { rng, uuidFrom } from './random.js';
 import { buildReferenceData, type ReferenceData } from './reference-data.js';
 import { ReferralStore } from './referral-data.js';
@@ -31,6 +32,10 @@ export interface MockOptions {
   webhookEncoding?: DigestEncoding;
   webhookRetryDelayMs?: number;
   webhookMaxAttempts?: number;
+  /** Faults to inject (MODE[:COUNT][@AFTER]); more can be added at run time with POST /__mock/faults. */
+  faults?: string[];
+  /** How long a `slow` fault holds its answer, in ms. */
+  faultDelayMs?: number;
 }
 
 export interface RequestLogEntry {
@@ -58,6 +63,7 @@ export interface MockServer {
   data: ReferenceData;
   referrals: ReferralStore;
   webhooks: WebhookSender;
+  faults: FaultPlan;
   requests: RequestLogEntry[];
   close(): Promise<void>;
 }
@@ -369,6 +375,26 @@ export async function startMockServer(options: MockOptions = {}): Promise<MockSe
   });
   mockRoutes.set('GET /__mock/health', () => ({ status: 200, body: { ok: true } }));
   mockRoutes.set('GET /__mock/deliveries', () => ({ status: 200, body: webhooks.log }));
+  const faults = new FaultPlan();
+  for (const spec of options.faults ?? []) faults.add(parseFault(spec));
+  mockRoutes.set('GET /__mock/faults', () => ({ status: 200, body: faults.describe() }));
+  mockRoutes.set('DELETE /__mock/faults', () => {
+    faults.clear();
+    return { status: 204 };
+  });
+  mockRoutes.set('POST /__mock/faults', (c) => {
+    const input = (jsonBody(c) ?? {}) as { fault?: unknown; path?: unknown };
+    try {
+      const f = parseFault(
+        String(input.fault ?? ''),
+        typeof input.path === 'string' ? input.path : undefined,
+      );
+      faults.add(f);
+      return { status: 201, body: faults.describe() };
+    } catch (err) {
+      return { status: 422, body: { error: (err as Error).message } };
+    }
+  });
 
   const webhooks = new WebhookSender({
     url: options.webhookUrl,
@@ -467,6 +493,9 @@ export async function startMockServer(options: MockOptions = {}): Promise<MockSe
     let reply: Reply;
     const c: Ctx = { req, res, url, requestId, token: '', body };
     const key = `${method} ${url.pathname.replace(/\/+$/, '') || '/'}`;
+    // Logged on arrival (status filled in on answer), so a slow answer is counted when it was asked.
+    const entry: RequestLogEntry = { method, path: url.pathname + url.search, status: 0, requestId };
+    if (url.pathname.startsWith('/api/')) requests.push(entry);
     try {
       const portal = /^\/portal\/sso\/([A-Za-z0-9_-]+)$/.exec(url.pathname);
       const triggered = url.pathname.startsWith('/__mock/referrals/') ? trigger(c, method) : undefined;
@@ -489,14 +518,50 @@ export async function startMockServer(options: MockOptions = {}): Promise<MockSe
               headers: { 'content-type': 'text/html' },
             };
       } else {
-        reply = await dispatch(c, method, key);
+        const fault = url.pathname.startsWith('/api/v2/') ? faults.next(url.pathname) : undefined;
+        if (fault === 'reset') {
+          req.socket.destroy();
+          return;
+        }
+        if (fault === 'slow') await new Promise((r) => setTimeout(r, options.faultDelayMs ?? 15_000));
+        if (fault === '500')
+          reply = envelope(500, 'api_error', 'internal_error', 'Internal server error', requestId);
+        else if (fault === '502')
+          reply = { status: 502, raw: PROXY_502_PAGE, headers: { 'content-type': 'text/html' } };
+        else if (fault === '429') {
+          reply = envelope(
+            429,
+            'rate_limit_error',
+            'rate_limited',
+            'Too many requests; slow down',
+            requestId,
+          );
+          reply.headers = { 'retry-after': '1' };
+        } else if (fault === '401') {
+          reply = envelope(
+            401,
+            'authentication_error',
+            'api_token_expired',
+            'Sandbox API token has expired',
+            requestId,
+          );
+        } else {
+          reply = await dispatch(c, method, key);
+          if (fault === 'truncated' && reply.status < 300) {
+            const text = reply.raw !== undefined ? String(reply.raw) : JSON.stringify(reply.body);
+            reply = {
+              status: reply.status,
+              raw: text.slice(0, Math.floor(text.length / 2)),
+              headers: { 'content-type': 'application/json' },
+            };
+          }
+        }
       }
     } catch (err) {
       if (err instanceof HttpReply) reply = err.reply;
       else reply = envelope(500, 'api_error', 'internal_error', 'Internal server error', requestId);
     }
-    if (url.pathname.startsWith('/api/'))
-      requests.push({ method, path: url.pathname + url.search, status: reply.status, requestId });
+    entry.status = reply.status;
     if (options.latencyMs) await new Promise((r) => setTimeout(r, options.latencyMs));
     const headers: Record<string, string> = { 'x-request-id': requestId, ...reply.headers };
     if (reply.raw !== undefined) {
@@ -628,6 +693,7 @@ export async function startMockServer(options: MockOptions = {}): Promise<MockSe
     data,
     referrals,
     webhooks,
+    faults,
     requests,
     close: () =>
       new Promise<void>((resolve) => {

@@ -1,0 +1,79 @@
+/**
+ * Fault injection for the emulator: `imaging mock --fault MODE[:COUNT][@AFTER]` and the mock-only
+ * route POST /__mock/faults. A fault lets AFTER matching API requests through, then hits the next
+ * COUNT (default 1; `*` for every one after that).
+ */
+
+export const FAULT_MODES = ['500', '502', 'reset', 'slow', 'truncated', '429', '401'] as const;
+export type FaultMode = (typeof FAULT_MODES)[number];
+
+export const FAULT_HELP: Record<FaultMode, string> = {
+  '500': '500 internal_error in the spec envelope',
+  '502': '502 with an HTML page, as a proxy sends',
+  reset: 'the connection is reset before any answer',
+  slow: 'the answer comes after --fault-delay-ms (default 15000), longer than a client timeout',
+  truncated: 'a 200 whose JSON body stops halfway',
+  '429': '429 rate_limited with Retry-After: 1 (a rate, not the sandbox quota)',
+  '401': '401 api_token_expired: the token expires mid-run',
+};
+
+export interface Fault {
+  mode: FaultMode;
+  count: number;
+  after: number;
+  /** Only requests whose path starts with this (default: every /api/v2 request). */
+  path: string | undefined;
+  /** Matching requests seen so far. */
+  seen: number;
+}
+
+export class FaultSpecError extends Error {}
+
+export function parseFault(spec: string, path?: string): Fault {
+  const m = /^([a-z0-9]+)(?::(\d+|\*))?(?:@(\d+))?$/i.exec(spec.trim());
+  const mode = m?.[1]?.toLowerCase();
+  if (!m || !(FAULT_MODES as readonly string[]).includes(mode ?? '')) {
+    throw new FaultSpecError(
+      `fault "${spec}" is not MODE[:COUNT][@AFTER] with MODE one of ${FAULT_MODES.join(', ')}`,
+    );
+  }
+  const count = m[2] === undefined ? 1 : m[2] === '*' ? Number.POSITIVE_INFINITY : Number(m[2]);
+  if (count < 1) throw new FaultSpecError(`fault "${spec}": COUNT must be at least 1`);
+  return { mode: mode as FaultMode, count, after: m[3] === undefined ? 0 : Number(m[3]), path, seen: 0 };
+}
+
+export class FaultPlan {
+  readonly faults: Fault[] = [];
+  /** Faults actually injected, by mode. */
+  readonly injected: Record<string, number> = {};
+
+  add(f: Fault): void {
+    this.faults.push(f);
+  }
+
+  clear(): void {
+    this.faults.length = 0;
+  }
+
+  /** The fault for this request, if one applies now. Every matching fault counts the request. */
+  next(path: string): FaultMode | undefined {
+    let hit: FaultMode | undefined;
+    for (const f of this.faults) {
+      if (f.path !== undefined && !path.startsWith(f.path)) continue;
+      f.seen++;
+      if (hit === undefined && f.seen > f.after && f.seen <= f.after + f.count) hit = f.mode;
+    }
+    if (hit) this.injected[hit] = (this.injected[hit] ?? 0) + 1;
+    return hit;
+  }
+
+  describe(): unknown {
+    return {
+      faults: this.faults.map((f) => ({ ...f, count: Number.isFinite(f.count) ? f.count : '*' })),
+      injected: this.injected,
+    };
+  }
+}
+
+export const PROXY_502_PAGE =
+  '<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n';
