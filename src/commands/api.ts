@@ -41,7 +41,7 @@ export async function api(
     // As gh api: fields or a body make it a POST, unless paginating (which reads).
     method = !opts.paginate && (fields.length > 0 || opts.input !== undefined) ? 'POST' : 'GET';
   }
-  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(path)) {
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(path) || path.startsWith('//')) {
     throw new UsageError(
       'give a path, not a full URL',
       'The host comes from --env / --base-url, so your token only goes there.',

@@ -15,7 +15,7 @@ export async function readInput(
 ): Promise<Buffer> {
   if (source === '-') {
     if (ctx.io.stdinIsTTY) ctx.note('Reading from standard input; end with Ctrl-D.');
-    return readAll(ctx.io.stdin, maxBytes, `${flag} -`);
+    return readAll(ctx.io.stdin, maxBytes, `standard input (${flag} -)`);
   }
   let size: number;
   try {

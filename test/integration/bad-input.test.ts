@@ -1,0 +1,208 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import '../reliability.js';
+import { mockFixture, run, tempDir } from '../helpers.js';
+
+/**
+ * Bad arguments for every command: each is a usage error (exit 2) with one clear message, before
+ * any request reaches the emulator. Then huge and binary inputs: a size cap, no crash, no hang.
+ */
+
+const fx = mockFixture();
+// Made when the file loads: the case table below names these files.
+const dir = tempDir();
+writeFileSync(join(dir.path, 'secret'), 'x\n');
+writeFileSync(join(dir.path, 'body.json'), '{"event_name":"visit.status_changed"}');
+beforeAll(() => fx.start());
+afterAll(async () => {
+  await fx.stop();
+  dir.cleanup();
+});
+beforeEach(() => fx.reset());
+
+const UUID = '3212c76a-c27e-4ca2-9e90-bb9c865c1630';
+const S = () => join(dir.path, 'secret');
+const B = () => join(dir.path, 'body.json');
+
+const CASES: Array<[string[], RegExp, string?]> = [
+  // global options and the command tree
+  [['frobnicate'], /unknown command 'frobnicate'/],
+  [['cpd', '73721'], /Did you mean cpt\?/],
+  [['--env', 'staging', 'modalities'], /unknown environment "staging"/],
+  [['modalities', '--format', 'xml'], /unknown format "xml"/],
+  [['modalities', '--timeout', '0'], /--timeout must be between 1 and 3600000/],
+  [['modalities', '--timeout', 'soon'], /--timeout must be a whole number/],
+  [['modalities', '--base-url', 'ftp://x.test'], /only http and https URLs/],
+  [['modalities', '--base-url', 'https://user:pw@x.test'], /credentials in the URL are not allowed/],
+  [['modalities', '--tokn', 'x'], /unknown option '--tokn'/],
+  // auth and config
+  [['auth', 'login', '--token', 'abc'], /unknown option '--token'/],
+  [['auth', 'login'], /standard input is not a terminal/],
+  [['auth', 'login', '--with-token'], /the token is empty/, ''],
+  [['auth', 'login', '--with-token'], /white space/, 'abc def'],
+  [['config', 'set', 'token', 'abc'], /the token is not a config value/],
+  [['config', 'set', 'colour', 'red'], /unknown config key "colour"/],
+  [['config', 'set', 'env', 'qa'], /unknown environment "qa"/],
+  [['config', 'set', 'base-url', 'not a url'], /is not a URL/],
+  [['config', 'get'], /missing required argument 'key'/],
+  // reference data
+  [['cpt'], /missing required argument 'code'/],
+  [['cpt', '7372'], /"7372" is not a CPT code/],
+  [['cpt', '737211'], /is not a CPT code/],
+  [['cpt', "73721'; DROP TABLE"], /is not a CPT code/],
+  [['icd10', '--page', '0'], /--page must be between 1/],
+  [['icd10', '--page', '-1'], /--page must be a whole number|unknown option '-1'/],
+  [['icd10', '--per-page', '1001'], /--per-page must be between 1 and 1000/],
+  [['icd10', '--per-page', '2.5'], /--per-page must be a whole number/],
+  [['icd10', '--ids', 'a,b'], /not a UUID: a, b/],
+  [['icd10', '--ids', ','], /--ids needs at least one id/],
+  [['icd10', '--all', '--page', '2'], /--all and --page cannot be used together/],
+  [['body-parts', '--modality', ' '], /--modality needs a name or an id/],
+  [['law-firms', 'search', '  '], /the search query is empty/],
+  [['law-firms', 'search', 'x', '--page', 'two'], /--page must be a whole number/],
+  [['law-firms', 'create', '--name', 'X', '--city', 'Y'], /required option '--state <st>' not specified/],
+  [
+    ['law-firms', 'create', '--name', 'X', '--city', 'Y', '--state', 'N1'],
+    /--state must be a two-letter abbreviation/,
+  ],
+  [['law-firms', 'create', '--name', ' ', '--city', 'Y', '--state', 'NV'], /--name is empty/],
+  [
+    ['law-firms', 'create', '--name', 'X', '--city', 'Y', '--state', 'NV', '--zipcode', '9'],
+    /--zipcode must be 12345/,
+  ],
+  [['sso', '--format', 'csv'], /--format csv is not available here/],
+  // referrals
+  [['referrals', 'get', 'R-240001'], /is not a referral id/],
+  [['referrals', 'get', `${UUID}/../../admin`], /is not a referral id/],
+  [['referrals', 'list', '--param', 'oops'], /expected KEY=VALUE/],
+  [['referrals', 'list', '--param', 'page=2'], /--param page: use --page/],
+  [['referrals', 'list', '--all', '--page', '3'], /--all and --page/],
+  [['referrals', 'create'], /required option '--file <file>'/],
+  [
+    ['referrals', 'create', '--file', '/nonexistent/r.json'],
+    /cannot read \/nonexistent\/r.json: no such file/,
+  ],
+  [['referrals', 'create', '--file', '-'], /not valid JSON/, '{"patient":'],
+  [['referrals', 'create', '--file', '-'], /must be a JSON object/, '[1,2]'],
+  [['referrals', 'create', '--file', '-'], /is empty/, ''],
+  [['referrals', 'export', '--rows', 'patients'], /unknown row kind "patients"/],
+  [['referrals', 'export', '--format', 'xlsx'], /unknown format "xlsx"/],
+  [['referrals', 'export', '--concurrency', '99'], /--concurrency must be between 1 and 16/],
+  [['referrals', 'export', '--visit-status', ' , '], /--visit-status needs at least one status/],
+  [['referrals', 'export', '-o', '/nonexistent-dir/x.csv'], /no such folder/],
+  // api
+  [['api'], /missing required argument 'method-or-path'/],
+  [['api', 'YEET', '/x'], /unknown HTTP method "YEET"/],
+  [['api', 'https://evil.example/api/v2/modalities'], /give a path, not a full URL/],
+  [['api', '//evil.example/x'], /give a path, not a full URL/],
+  [['api', 'GET', '/x', '--input', B()], /--input sends a body, which GET does not take/],
+  [['api', 'POST', '/x', '--input', '-'], /not valid JSON/, 'not json'],
+  [['api', 'POST', '/x', '-f', 'a[b=1'], /not of the form name/],
+  [['api', 'POST', '/x', '--paginate'], /--paginate works with GET only/],
+  [['api', '/x', '-f', 'novalue'], /expected KEY=VALUE/],
+  // webhooks
+  [['webhook', 'verify'], /give the delivery with --request FILE/],
+  [['webhook', 'verify', '--request', B(), '--body', B()], /give the delivery with --request FILE/],
+  [['webhook', 'verify', '--request', B(), '--header', 'X: y'], /--header goes with --body/],
+  [['webhook', 'verify', '--body', B(), '--secret', 'x'], /unknown option '--secret'/],
+  [['webhook', 'verify', '--body', B(), '--secret-file', '/nonexistent/s'], /--secret-file: cannot read/],
+  [['webhook', 'verify', '--body', B()], /no webhook signing secret/],
+  [['webhook', 'verify', '--body', B(), '--encoding', 'base32'], /unknown encoding "base32"/],
+  [['webhook', 'verify', '--body', B(), '--tolerance', '-5'], /--tolerance must be a whole number/],
+  [['webhook', 'verify', '--body', B(), '--secret-format', 'pem'], /--secret-format: unknown format "pem"/],
+  [['webhook', 'verify', '--body', B(), '--signature-header', 'X Sig'], /is not a header name/],
+  [['webhook', 'verify', '--request', '-'], /the secret cannot be asked for there/],
+  [['webhook', 'sign', '--body', B(), '--timestamp', '1.5'], /--timestamp must be Unix seconds/],
+  [['webhook', 'sign', '--body', B(), '--encoding', 'auto'], /unknown encoding "auto"/],
+  [['webhook', 'sign', '--body', B(), '--curl', 'ftp://x'], /--curl needs an http\(s\) URL/],
+  [['webhook', 'listen', '--port', '70000'], /must be a port from 0 to 65535/],
+  [['webhook', 'listen', '--path', 'hooks'], /--path must start with \//],
+  [['webhook', 'listen', '--forward-to', 'localhost:3000'], /--forward-to needs an http\(s\) URL/],
+  // the emulator
+  [['mock', '--port', 'http'], /must be a port/],
+  [['mock', '--fault', 'meltdown'], /--fault: fault "meltdown"/],
+  [['mock', '--list-shape', 'xml'], /Allowed choices are object, bare/],
+  [['mock', '--webhook-url', 'not-a-url'], /--webhook-url needs an http\(s\) URL/],
+];
+
+describe('bad arguments: exit 2, one clear message, nothing sent', () => {
+  it.for(CASES)('%j', async ([argv, message, stdin], { task }) => {
+    const secretless =
+      argv.includes('--secret-file') ||
+      (argv[0] === 'webhook' && argv.includes('--body') && !/secret|signing/.test(String(message)));
+    const args = secretless && !argv.includes('--secret-file') ? [...argv, '--secret-file', S()] : argv;
+    const r = await run(args, { env: fx.env(), ...(stdin !== undefined ? { stdin } : {}) });
+    task.meta.badInputs = 1;
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(message);
+    expect(r.stderr).toMatch(/^error: /m);
+    expect(r.stderr).not.toMatch(/\n\s+at .+:\d+:\d+/);
+    expect(fx.apiRequests()).toHaveLength(0);
+  });
+});
+
+describe('huge and binary input: a size cap and a clear message, no crash or hang', () => {
+  it('referrals create refuses a file over 10 MiB, and the same on stdin', async ({ task }) => {
+    const big = join(dir.path, 'big.json');
+    writeFileSync(big, `{"x":"${'a'.repeat(11 * 1024 * 1024)}"}`);
+    const f = await run(['referrals', 'create', '--file', big], { env: fx.env() });
+    expect(f.code).toBe(2);
+    expect(f.stderr).toContain('is larger than 10 MiB');
+    const s = await run(['referrals', 'create', '--file', '-'], {
+      env: fx.env(),
+      stdin: Buffer.alloc(11 * 1024 * 1024, 0x20),
+    });
+    expect(s.code).toBe(2);
+    expect(s.stderr).toContain('standard input');
+    expect(s.stderr).toContain('larger than 10 MiB');
+    expect(fx.apiRequests()).toHaveLength(0);
+    task.meta.badInputs = 2;
+  });
+
+  it('referrals create refuses binary data as not JSON', async ({ task }) => {
+    const r = await run(['referrals', 'create', '--file', '-'], {
+      env: fx.env(),
+      stdin: Buffer.from([0x7b, 0x00, 0xff, 0xfe, 0x7d]),
+    });
+    task.meta.badInputs = 1;
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('not JSON (it holds binary data)');
+  });
+
+  it('webhook verify: a huge capture is refused, binary garbage is a clear verdict or usage error', async ({
+    task,
+  }) => {
+    const huge = await run(['webhook', 'verify', '--request', '-', '--secret-file', S()], {
+      stdin: Buffer.alloc(6 * 1024 * 1024, 0x41),
+    });
+    expect(huge.code).toBe(2);
+    expect(huge.stderr).toContain('larger than 5 MiB');
+    const garbage = Buffer.from(Array.from({ length: 64 * 1024 }, (_, i) => (i * 7919) % 256));
+    const asRequest = await run(['webhook', 'verify', '--request', '-', '--secret-file', S()], {
+      stdin: garbage,
+    });
+    expect(asRequest.code).toBe(2);
+    expect(asRequest.stderr).toMatch(/^error: --request: /);
+    const asBody = await run(
+      [
+        'webhook',
+        'verify',
+        '--body',
+        '-',
+        '--secret-file',
+        S(),
+        '--header',
+        'X-Service-Timestamp: 1',
+        '--header',
+        'X-Service-Signature: v1=00',
+      ],
+      {
+        stdin: garbage,
+      },
+    );
+    expect(asBody.code).toBe(8);
+    expect(asBody.stdout).toContain('the body is not valid JSON');
+    task.meta.badInputs = 3;
+  });
+});

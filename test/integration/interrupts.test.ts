@@ -1,0 +1,133 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { InterruptedError } from '../../src/errors.js';
+import { BIN, fakeIO, mockFixture, run, tempDir } from '../helpers.js';
+
+/**
+ * Ctrl-C (SIGINT) and SIGTERM: in-flight requests stop, temporary files go, the terminal is
+ * restored, and the exit code is 130 (143 for SIGTERM). Run on the real binary.
+ */
+
+const fx = mockFixture({ referrals: 3000, latencyMs: 150 });
+beforeAll(() => fx.start());
+afterAll(() => fx.stop());
+let dir: ReturnType<typeof tempDir>;
+beforeEach(() => {
+  fx.reset();
+  dir = tempDir();
+  return () => dir.cleanup();
+});
+
+const waitFor = async (check: () => boolean, ms = 5000) => {
+  const until = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > until) throw new Error('timed out waiting');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+};
+const exitOf = (child: ChildProcess) =>
+  new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+
+describe('an export interrupted', () => {
+  it.for<['SIGINT' | 'SIGTERM', number]>([
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+  ])('by %s: exit %i, no partial or temporary file, requests stop', async ([signal, code]) => {
+    const target = join(dir.path, 'referrals.csv');
+    const child = spawn(
+      process.execPath,
+      [BIN, 'referrals', 'export', '-o', target, '--per-page', '20', '--concurrency', '2'],
+      {
+        env: { ...fx.env(), PATH: process.env.PATH },
+      },
+    );
+    let stderr = '';
+    child.stderr!.on('data', (d) => (stderr += d));
+    const exited = exitOf(child);
+    // Started: a page or two has been asked for and the temporary file exists.
+    await waitFor(
+      () => fx.apiRequests().length >= 3 && readdirSync(dir.path).some((f) => f.endsWith('.partial')),
+    );
+    child.kill(signal);
+    expect(await exited).toBe(code);
+    expect(readdirSync(dir.path)).toEqual([]);
+    expect(stderr).toContain('interrupted');
+    expect(stderr).not.toMatch(/\n\s+at .+:\d+:\d+/);
+    const seen = fx.apiRequests().length;
+    await new Promise((r) => setTimeout(r, 400));
+    expect(fx.apiRequests().length).toBe(seen);
+    expect(seen).toBeLessThan(150); // far from the 150 pages of a full export
+  });
+
+  it('a second Ctrl-C stops at once and still removes the temporary file', async () => {
+    const target = join(dir.path, 'r.csv');
+    const child = spawn(process.execPath, [BIN, 'referrals', 'export', '-o', target, '--per-page', '20'], {
+      env: { ...fx.env(), PATH: process.env.PATH },
+    });
+    const exited = exitOf(child);
+    await waitFor(() => readdirSync(dir.path).length > 0);
+    child.kill('SIGINT');
+    child.kill('SIGINT');
+    expect(await exited).toBe(130);
+    expect(readdirSync(dir.path)).toEqual([]);
+  });
+
+  it('restores the terminal: the progress bar is cleared and the cursor shown again', async () => {
+    const ac = new AbortController();
+    const fake = fakeIO({ stderrIsTTY: true });
+    const { main } = await import('../../src/cli.js');
+    const done = main(['referrals', 'export', '-o', join(dir.path, 'x.csv'), '--per-page', '20'], {
+      io: fake.io,
+      env: fx.env(),
+      signal: ac.signal,
+    });
+    await waitFor(() => fake.stderr().includes('Exporting referrals'));
+    ac.abort(new InterruptedError('SIGINT'));
+    expect(await done).toBe(130);
+    const err = fake.stderr();
+    expect(err.lastIndexOf('\u001b[?25h')).toBeGreaterThan(err.lastIndexOf('Exporting referrals'));
+    expect(readdirSync(dir.path)).toEqual([]);
+  });
+});
+
+describe('webhook listen and mock stop cleanly', () => {
+  it.for<[string[], 'SIGINT' | 'SIGTERM', number]>([
+    [['webhook', 'listen', '--port', '0'], 'SIGINT', 130],
+    [['webhook', 'listen', '--port', '0'], 'SIGTERM', 143],
+    [['mock', '--port', '0'], 'SIGTERM', 143],
+  ])('%j on %s: exit %i', async ([argv, signal, code]) => {
+    const secret = join(dir.path, 'secret');
+    writeFileSync(secret, 's3cret\n');
+    const args = argv[0] === 'webhook' ? [...argv, '--secret-file', secret] : argv;
+    const child = spawn(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH } });
+    let stderr = '';
+    child.stderr!.on('data', (d) => (stderr += d));
+    const exited = exitOf(child);
+    await waitFor(() => /Listening for webhooks|emulator listening/.test(stderr));
+    child.kill(signal);
+    expect(await exited).toBe(code);
+    expect(stderr).toMatch(/Stopped\. 0 deliveries|imaging mock: stopped/);
+    expect(stderr).not.toMatch(/\n\s+at .+:\d+:\d+/);
+  });
+});
+
+describe('a prompt interrupted', () => {
+  it('Ctrl-C at the token prompt exits 130 and stores nothing', async () => {
+    const r = await run(['--env', 'local', 'auth', 'login'], {
+      env: { IMAGING_CONFIG_DIR: dir.path },
+      stdinIsTTY: true,
+      deps: {
+        prompter: {
+          secret: async () => {
+            throw new InterruptedError('SIGINT');
+          },
+          confirm: async () => false,
+        },
+      },
+    });
+    expect(r.code).toBe(130);
+    expect(readdirSync(dir.path)).toEqual([]);
+  });
+});
