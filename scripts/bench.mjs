@@ -10,8 +10,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const bin = join(root, 'bin', 'imaging.js');
-const runs = Number(process.env.BENCH_RUNS ?? 30);
+const bin = join(root, 'bin', 'imaging.cjs');
+const runs = Number(process.env.BENCH_RUNS ?? 40);
 const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : undefined;
 const configDir = mkdtempSync(join(tmpdir(), 'imaging-bench-'));
 const env = { ...process.env, IMAGING_CONFIG_DIR: configDir, NO_COLOR: '1' };
@@ -24,6 +24,7 @@ function startMock(args = []) {
     });
     child.stdout.once('data', (d) => resolve({ child, url: String(d).trim() }));
     child.once('error', reject);
+    child.once('exit', (code) => reject(new Error(`the emulator exited with ${code}`)));
   });
 }
 
@@ -40,14 +41,18 @@ const median = (xs) => {
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 };
 
-/** Runs every command once per round, in turn, for `n` rounds after a warm-up round. */
+/**
+ * Runs every command once per round, in turn, for `n` rounds after a warm-up round. Returns each
+ * command's median time and the median of its per-round ratio to the first command (the baseline
+ * run in the same round), which cancels most of the machine's drift.
+ */
 function interleaved(cmds, n) {
   const times = cmds.map(() => []);
   for (const c of cmds) time(c.cmd);
   for (let i = 0; i < n; i++) {
     for (const [j, c] of cmds.entries()) times[j].push(time(c.cmd));
   }
-  return times.map(median);
+  return times.map((t) => ({ median: median(t), ratio: median(t.map((x, i) => x / times[0][i])) }));
 }
 
 const rows = [];
@@ -68,12 +73,12 @@ if (!only || only === 'startup') {
         cmd: [process.execPath, bin, '--env', 'local', '--base-url', url, 'icd10', 'knee'],
       },
     ];
-    const medians = interleaved(cmds, runs);
+    const results = interleaved(cmds, runs);
     cmds.forEach((c, i) => {
-      const ratio = medians[i] / medians[0];
+      const ratio = results[i].ratio;
       rows.push({
         what: c.name,
-        median: `${medians[i].toFixed(1)} ms`,
+        median: `${results[i].median.toFixed(1)} ms`,
         ratio: `${ratio.toFixed(2)}x`,
         target: c.target ? `≤ ${c.target}x ${ratio <= c.target ? 'met' : 'MISSED'}` : '',
       });

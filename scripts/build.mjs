@@ -1,30 +1,27 @@
-// Bundles src/ into dist/ with esbuild: one small entry per start-up path, and one chunk per
-// command so that a command loads only its own code (dynamic import splits). Dependencies are
-// bundled too, except the ones only slow paths load, to keep start-up to a few files.
+// Bundles src/ into dist/ with esbuild, as CommonJS: Node loads a CommonJS file synchronously,
+// and measured here a single CommonJS bundle answers a lookup ~10 ms sooner than the same code as
+// ES modules split into per-command chunks (Node 20's ES module loader reads each file through
+// fs/promises). The source stays ES modules and TypeScript; conf and @inquirer/password (ES
+// modules, loaded only by the commands that write config or prompt) stay outside, reached with
+// import().
 import { readFileSync, rmSync } from 'node:fs';
 import { build } from 'esbuild';
 
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
 rmSync(new URL('../dist', import.meta.url), { recursive: true, force: true });
 
-await build({
-  entryPoints: ['src/cli.ts', 'src/version.ts'],
-  outdir: 'dist',
+const common = {
   bundle: true,
-  splitting: process.env.SPLIT !== '0',
-  format: 'esm',
+  format: 'cjs',
   platform: 'node',
   target: 'node20.18',
-  sourcemap: false,
   minify: process.env.MINIFY !== '0',
-  keepNames: false,
   legalComments: 'none',
-  chunkNames: 'chunks/[name]-[hash]',
   external: ['conf', '@inquirer/password'],
-  banner: {
-    // Bundled CommonJS dependencies call require(); give ESM output one.
-    js: "import { createRequire as __imagingRequire } from 'node:module'; const require = __imagingRequire(import.meta.url);",
-  },
   define: { __IMAGING_VERSION__: JSON.stringify(pkg.version) },
   logLevel: 'warning',
-});
+};
+
+await build({ ...common, entryPoints: ['src/cli.ts'], outfile: 'dist/cli.cjs' });
+// `imaging --version` reads only this.
+await build({ ...common, entryPoints: ['src/version.ts'], outfile: 'dist/version.cjs' });

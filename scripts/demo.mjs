@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const bin = join(fileURLToPath(new URL('..', import.meta.url)), 'bin', 'imaging.js');
+const bin = join(fileURLToPath(new URL('..', import.meta.url)), 'bin', 'imaging.cjs');
 const configDir = mkdtempSync(join(tmpdir(), 'imaging-demo-'));
 const mock = spawn(process.execPath, [bin, 'mock', '--port', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
 const url = await new Promise((resolve, reject) => {

@@ -3,7 +3,7 @@ import { Context, type ContextDeps, type GlobalOptions, type IO, processIO } fro
 import { exitCodeOf, formatError, InterruptedError } from './errors.js';
 import { FORMATS } from './output/format.js';
 import { keyValue, portNumber, positiveInt } from './util/args.js';
-import { discardAllOpenFiles } from './util/atomic-file.js';
+import { runForcedExitTasks } from './util/cleanup.js';
 import { VERSION } from './version.js';
 
 /**
@@ -33,7 +33,7 @@ export async function main(argv: string[], deps: MainDeps = {}): Promise<number>
   const onSignal = (sig: 'SIGINT' | 'SIGTERM') => {
     if (received) {
       // A second signal: stop now, but still leave no partial file behind.
-      discardAllOpenFiles();
+      runForcedExitTasks();
       process.exit(sig === 'SIGTERM' ? 143 : 130);
     }
     received = sig;
@@ -47,12 +47,16 @@ export async function main(argv: string[], deps: MainDeps = {}): Promise<number>
     process.on('SIGTERM', onTerm);
   }
 
-  const program = buildProgram(io, (loader, cmd, args) => async () => {
-    const globals = cmd.optsWithGlobals() as GlobalOptions & Record<string, unknown>;
-    ctx = new Context({ ...deps, io, env, globals, signal });
-    const handler = await loader();
-    exitCode = (await handler(ctx, ...args, globals)) ?? 0;
-  });
+  const program = buildProgram(
+    io,
+    (loader, cmd, args) => async () => {
+      const globals = cmd.optsWithGlobals() as GlobalOptions & Record<string, unknown>;
+      ctx = new Context({ ...deps, io, env, globals, signal });
+      const handler = await loader();
+      exitCode = (await handler(ctx, ...args, globals)) ?? 0;
+    },
+    argv,
+  );
 
   try {
     await program.parseAsync(argv, { from: 'user' });
@@ -92,8 +96,12 @@ async function colourError(text: string, ctx: Context | undefined): Promise<stri
 
 type ActionFactory = (loader: Loader, cmd: Command, args: unknown[]) => () => Promise<void>;
 
-function buildProgram(io: IO, action: ActionFactory): Command {
+function buildProgram(io: IO, action: ActionFactory, argv: readonly string[]): Command {
   const program = new Command('imaging');
+  // A group's subcommands are built only when that group is invoked: defining every option of
+  // every command is a measurable part of start-up, and a lookup needs none of them.
+  const target = commandTarget(argv);
+  const wants = (group: string) => target === group;
   program
     .description(
       'Partner Imaging Referral API v2 from the terminal: reference lookups, referrals, exports, webhooks.',
@@ -138,76 +146,80 @@ function buildProgram(io: IO, action: ActionFactory): Command {
 
   // auth
   const auth = program.command('auth').description('log in, check and log out, per environment');
-  bind(
-    auth
-      .command('login')
-      .description('store a token for the environment (hidden prompt on a terminal)')
-      .option('--with-token', 'read the token from standard input')
-      .option('--no-verify', 'store the token without checking it against the API'),
-    lazy(
-      () => import('./commands/auth.js'),
-      (m) => m.login as Handler,
-    ),
-  );
-  bind(
-    auth
-      .command('status')
-      .description('show each environment: base URL, where the token comes from, its last four characters')
-      .option('--check', 'make one request per environment to check the token'),
-    lazy(
-      () => import('./commands/auth.js'),
-      (m) => m.status as Handler,
-    ),
-  );
-  bind(
-    auth.command('logout').description('forget the stored token of the environment'),
-    lazy(
-      () => import('./commands/auth.js'),
-      (m) => m.logout as Handler,
-    ),
-  );
+  if (wants('auth')) {
+    bind(
+      auth
+        .command('login')
+        .description('store a token for the environment (hidden prompt on a terminal)')
+        .option('--with-token', 'read the token from standard input')
+        .option('--no-verify', 'store the token without checking it against the API'),
+      lazy(
+        () => import('./commands/auth.js'),
+        (m) => m.login as Handler,
+      ),
+    );
+    bind(
+      auth
+        .command('status')
+        .description('show each environment: base URL, where the token comes from, its last four characters')
+        .option('--check', 'make one request per environment to check the token'),
+      lazy(
+        () => import('./commands/auth.js'),
+        (m) => m.status as Handler,
+      ),
+    );
+    bind(
+      auth.command('logout').description('forget the stored token of the environment'),
+      lazy(
+        () => import('./commands/auth.js'),
+        (m) => m.logout as Handler,
+      ),
+    );
+  }
 
   // config
   const config = program.command('config').description('read and change stored settings');
-  bind(
-    config.command('list').description('show stored settings (tokens masked)'),
-    lazy(
-      () => import('./commands/config.js'),
-      (m) => m.list as Handler,
-    ),
-  );
-  bind(
-    config.command('get').argument('<key>', 'env or base-url').description('print one setting'),
-    lazy(
-      () => import('./commands/config.js'),
-      (m) => m.get as Handler,
-    ),
-  );
-  bind(
-    config
-      .command('set')
-      .argument('<key>', 'env or base-url')
-      .argument('<value>', 'the value')
-      .description('change one setting (base-url is per environment: --env)'),
-    lazy(
-      () => import('./commands/config.js'),
-      (m) => m.set as Handler,
-    ),
-  );
-  bind(
-    config.command('unset').argument('<key>', 'env or base-url').description('remove one setting'),
-    lazy(
-      () => import('./commands/config.js'),
-      (m) => m.unset as Handler,
-    ),
-  );
-  bind(
-    config.command('path').description('print where the config file is'),
-    lazy(
-      () => import('./commands/config.js'),
-      (m) => m.path as Handler,
-    ),
-  );
+  if (wants('config')) {
+    bind(
+      config.command('list').description('show stored settings (tokens masked)'),
+      lazy(
+        () => import('./commands/config.js'),
+        (m) => m.list as Handler,
+      ),
+    );
+    bind(
+      config.command('get').argument('<key>', 'env or base-url').description('print one setting'),
+      lazy(
+        () => import('./commands/config.js'),
+        (m) => m.get as Handler,
+      ),
+    );
+    bind(
+      config
+        .command('set')
+        .argument('<key>', 'env or base-url')
+        .argument('<value>', 'the value')
+        .description('change one setting (base-url is per environment: --env)'),
+      lazy(
+        () => import('./commands/config.js'),
+        (m) => m.set as Handler,
+      ),
+    );
+    bind(
+      config.command('unset').argument('<key>', 'env or base-url').description('remove one setting'),
+      lazy(
+        () => import('./commands/config.js'),
+        (m) => m.unset as Handler,
+      ),
+    );
+    bind(
+      config.command('path').description('print where the config file is'),
+      lazy(
+        () => import('./commands/config.js'),
+        (m) => m.path as Handler,
+      ),
+    );
+  }
 
   // reference data
   bind(
@@ -253,140 +265,149 @@ function buildProgram(io: IO, action: ActionFactory): Command {
   );
 
   const lawFirms = program.command('law-firms').description('search and request law firms');
-  bind(
-    lawFirms
-      .command('search')
-      .argument('<query>', 'matched against name and contact fields')
-      .description('search law firms')
-      .option(PAGE[0], PAGE[1], positiveInt('--page'))
-      .option(PER_PAGE[0], PER_PAGE[1], positiveInt('--per-page', 1000))
-      .option('--all', 'fetch every page'),
-    lazy(
-      () => import('./commands/law-firms.js'),
-      (m) => m.search as Handler,
-    ),
-  );
-  bind(
-    lawFirms
-      .command('create')
-      .description('request a new law firm (created pending)')
-      .requiredOption('--name <name>', 'firm name')
-      .requiredOption('--city <city>', 'city')
-      .requiredOption('--state <st>', 'two-letter state abbreviation')
-      .option('--address-line-1 <text>', 'street address')
-      .option('--address-line-2 <text>', 'suite, floor')
-      .option('--zipcode <zip>', 'ZIP code'),
-    lazy(
-      () => import('./commands/law-firms.js'),
-      (m) => m.create as Handler,
-    ),
-  );
+  if (wants('law-firms')) {
+    bind(
+      lawFirms
+        .command('search')
+        .argument('<query>', 'matched against name and contact fields')
+        .description('search law firms')
+        .option(PAGE[0], PAGE[1], positiveInt('--page'))
+        .option(PER_PAGE[0], PER_PAGE[1], positiveInt('--per-page', 1000))
+        .option('--all', 'fetch every page'),
+      lazy(
+        () => import('./commands/law-firms.js'),
+        (m) => m.search as Handler,
+      ),
+    );
+    bind(
+      lawFirms
+        .command('create')
+        .description('request a new law firm (created pending)')
+        .requiredOption('--name <name>', 'firm name')
+        .requiredOption('--city <city>', 'city')
+        .requiredOption('--state <st>', 'two-letter state abbreviation')
+        .option('--address-line-1 <text>', 'street address')
+        .option('--address-line-2 <text>', 'suite, floor')
+        .option('--zipcode <zip>', 'ZIP code'),
+      lazy(
+        () => import('./commands/law-firms.js'),
+        (m) => m.create as Handler,
+      ),
+    );
+  }
 
   const referrals = program.command('referrals').description('list, show, create and export referrals');
-  const loadReferrals = () => import('./commands/referrals.js');
-  bind(
-    referrals
-      .command('list')
-      .description('list referrals (one page, or --all)')
-      .option(PAGE[0], PAGE[1], positiveInt('--page'))
-      .option(PER_PAGE[0], PER_PAGE[1], positiveInt('--per-page', 1000))
-      .option('--all', 'fetch every page')
-      .option('--param <key=value>', 'extra query parameter, passed through as is (repeatable)', keyValue),
-    lazy(loadReferrals, (m) => m.list as Handler),
-  );
-  bind(
-    referrals
-      .command('get')
-      .argument('<id>', 'referral id (UUID)')
-      .description('show one referral with its visits'),
-    lazy(loadReferrals, (m) => m.get as Handler),
-  );
-  bind(
-    referrals
-      .command('create')
-      .description('create a referral from a JSON file (sent as is)')
-      .requiredOption('--file <file>', 'JSON file, or - for standard input'),
-    lazy(loadReferrals, (m) => m.create as Handler),
-  );
-  bind(
-    referrals
-      .command('export')
-      .description('every referral of every page, as CSV (default), NDJSON or JSON')
-      .option('--rows <kind>', 'one row per referral (default), visit or procedure')
-      .option(
-        '-o, --output <file>',
-        'write to this file (0600, renamed into place when complete); default stdout',
-      )
-      .option('--param <key=value>', 'extra query parameter, passed through as is (repeatable)', keyValue)
-      .option('--concurrency <n>', 'pages fetched at once (default 4)', positiveInt('--concurrency', 16))
-      .option(PER_PAGE[0], 'referrals per page (default 100)', positiveInt('--per-page', 1000))
-      .option('--visit-status <statuses>', 'only visits with these statuses (comma-separated)')
-      .option('--no-formula-guard', "CSV: do not prefix cells starting with = + - @ with '"),
-    lazy(loadReferrals, (m) => m.exportCommand as Handler),
-  );
+  if (wants('referrals')) {
+    const loadReferrals = () => import('./commands/referrals.js');
+    bind(
+      referrals
+        .command('list')
+        .description('list referrals (one page, or --all)')
+        .option(PAGE[0], PAGE[1], positiveInt('--page'))
+        .option(PER_PAGE[0], PER_PAGE[1], positiveInt('--per-page', 1000))
+        .option('--all', 'fetch every page')
+        .option('--param <key=value>', 'extra query parameter, passed through as is (repeatable)', keyValue),
+      lazy(loadReferrals, (m) => m.list as Handler),
+    );
+    bind(
+      referrals
+        .command('get')
+        .argument('<id>', 'referral id (UUID)')
+        .description('show one referral with its visits'),
+      lazy(loadReferrals, (m) => m.get as Handler),
+    );
+    bind(
+      referrals
+        .command('create')
+        .description('create a referral from a JSON file (sent as is)')
+        .requiredOption('--file <file>', 'JSON file, or - for standard input'),
+      lazy(loadReferrals, (m) => m.create as Handler),
+    );
+    bind(
+      referrals
+        .command('export')
+        .description('every referral of every page, as CSV (default), NDJSON or JSON')
+        .option('--rows <kind>', 'one row per referral (default), visit or procedure')
+        .option(
+          '-o, --output <file>',
+          'write to this file (0600, renamed into place when complete); default stdout',
+        )
+        .option('--param <key=value>', 'extra query parameter, passed through as is (repeatable)', keyValue)
+        .option('--concurrency <n>', 'pages fetched at once (default 4)', positiveInt('--concurrency', 16))
+        .option(PER_PAGE[0], 'referrals per page (default 100)', positiveInt('--per-page', 1000))
+        .option('--visit-status <statuses>', 'only visits with these statuses (comma-separated)')
+        .option('--no-formula-guard', "CSV: do not prefix cells starting with = + - @ with '"),
+      lazy(loadReferrals, (m) => m.exportCommand as Handler),
+    );
+  }
 
   const webhook = program
     .command('webhook')
     .description('verify captured deliveries, sign test events, listen locally');
-  const loadWebhook = () => import('./commands/webhook.js');
-  const headerFlags = (cmd: Command) =>
-    cmd
-      .option(
-        '--secret-file <file>',
-        'signing secret from a file (else IMAGING_WEBHOOK_SECRET, else a prompt)',
-      )
-      .option('--secret-format <format>', 'raw (the UTF-8 bytes, default) or base64 (whsec_ prefix allowed)')
-      .option('--event-header <name>', 'event header name (default X-Service-Event)')
-      .option('--timestamp-header <name>', 'timestamp header name (default X-Service-Timestamp)')
-      .option('--signature-header <name>', 'signature header name (default X-Service-Signature)');
-  bind(
-    headerFlags(
-      webhook
-        .command('verify')
-        .description("check a delivery's signature, timestamp and event shape offline")
-        .option('--request <file>', 'a raw HTTP request as captured, or - for standard input')
-        .option('--body <file>', 'the body alone (with --header), or - for standard input')
+  if (wants('webhook')) {
+    const loadWebhook = () => import('./commands/webhook.js');
+    const headerFlags = (cmd: Command) =>
+      cmd
         .option(
-          '--header <header>',
-          '"Name: value" (repeatable, with --body)',
-          (v: string, prev: string[] | undefined) => [...(prev ?? []), v],
+          '--secret-file <file>',
+          'signing secret from a file (else IMAGING_WEBHOOK_SECRET, else a prompt)',
         )
-        .option('--encoding <encoding>', 'digest text: auto (default), hex or base64')
-        .option('--tolerance <seconds>', 'fail a timestamp further than this from now (past or future)')
         .option(
-          '--allow-unsigned',
-          'accept an unsigned referral.auto_book_completed (sent to a per-request URL)',
-        ),
-    ),
-    lazy(loadWebhook, (m) => m.verify as Handler),
-  );
-  bind(
-    headerFlags(
-      webhook
-        .command('sign')
-        .description('print the headers of a signed delivery, for testing a receiver')
-        .requiredOption('--body <file>', 'the JSON body, or - for standard input')
-        .option('--timestamp <unix-seconds>', 'default: now')
-        .option('--event <name>', "default: the body's event_name")
-        .option('--encoding <encoding>', 'hex (default) or base64')
-        .option('--curl <url>', 'print a curl command that posts the exact body with these headers'),
-    ),
-    lazy(loadWebhook, (m) => m.sign as Handler),
-  );
-  bind(
-    headerFlags(
-      webhook
-        .command('listen')
-        .description('a local receiver on 127.0.0.1 that verifies each delivery')
-        .option('--port <n>', 'port (default 4030; 0 picks a free one)', portNumber)
-        .option('--path <path>', 'only this path (default: any)')
-        .option('--forward-to <url>', 'pass valid deliveries on to your endpoint, unchanged')
-        .option('--tolerance <seconds>', 'timestamp tolerance (default 300)')
-        .option('--encoding <encoding>', 'digest text: auto (default), hex or base64')
-        .option('--allow-unsigned', 'accept unsigned referral.auto_book_completed deliveries'),
-    ),
-    lazy(loadWebhook, (m) => m.listen as Handler),
-  );
+          '--secret-format <format>',
+          'raw (the UTF-8 bytes, default) or base64 (whsec_ prefix allowed)',
+        )
+        .option('--event-header <name>', 'event header name (default X-Service-Event)')
+        .option('--timestamp-header <name>', 'timestamp header name (default X-Service-Timestamp)')
+        .option('--signature-header <name>', 'signature header name (default X-Service-Signature)');
+    bind(
+      headerFlags(
+        webhook
+          .command('verify')
+          .description("check a delivery's signature, timestamp and event shape offline")
+          .option('--request <file>', 'a raw HTTP request as captured, or - for standard input')
+          .option('--body <file>', 'the body alone (with --header), or - for standard input')
+          .option(
+            '--header <header>',
+            '"Name: value" (repeatable, with --body)',
+            (v: string, prev: string[] | undefined) => [...(prev ?? []), v],
+          )
+          .option('--encoding <encoding>', 'digest text: auto (default), hex or base64')
+          .option('--tolerance <seconds>', 'fail a timestamp further than this from now (past or future)')
+          .option(
+            '--allow-unsigned',
+            'accept an unsigned referral.auto_book_completed (sent to a per-request URL)',
+          ),
+      ),
+      lazy(loadWebhook, (m) => m.verify as Handler),
+    );
+    bind(
+      headerFlags(
+        webhook
+          .command('sign')
+          .description('print the headers of a signed delivery, for testing a receiver')
+          .requiredOption('--body <file>', 'the JSON body, or - for standard input')
+          .option('--timestamp <unix-seconds>', 'default: now')
+          .option('--event <name>', "default: the body's event_name")
+          .option('--encoding <encoding>', 'hex (default) or base64')
+          .option('--curl <url>', 'print a curl command that posts the exact body with these headers'),
+      ),
+      lazy(loadWebhook, (m) => m.sign as Handler),
+    );
+    bind(
+      headerFlags(
+        webhook
+          .command('listen')
+          .description('a local receiver on 127.0.0.1 that verifies each delivery')
+          .option('--port <n>', 'port (default 4030; 0 picks a free one)', portNumber)
+          .option('--path <path>', 'only this path (default: any)')
+          .option('--forward-to <url>', 'pass valid deliveries on to your endpoint, unchanged')
+          .option('--tolerance <seconds>', 'timestamp tolerance (default 300)')
+          .option('--encoding <encoding>', 'digest text: auto (default), hex or base64')
+          .option('--allow-unsigned', 'accept unsigned referral.auto_book_completed deliveries'),
+      ),
+      lazy(loadWebhook, (m) => m.listen as Handler),
+    );
+  }
 
   bind(
     program
@@ -475,4 +496,21 @@ function positiveIntOrZero(name: string, value: string): number {
   if (!/^\d+$/.test(value.trim()))
     throw new InvalidArgumentError(`${name} must be a whole number, not "${value}".`);
   return Number(value.trim());
+}
+
+/** Global options that take a value: their value is not the command's name. */
+const VALUED_GLOBALS = new Set(['--env', '--base-url', '--format', '--timeout']);
+
+/** The command (or group) the arguments name: the first word that is not an option or an option's value. */
+export function commandTarget(argv: readonly string[]): string | undefined {
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '--') return undefined;
+    if (a.startsWith('-')) {
+      if (VALUED_GLOBALS.has(a)) i++;
+      continue;
+    }
+    return a === 'help' ? argv[i + 1] : a;
+  }
+  return undefined;
 }

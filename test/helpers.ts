@@ -11,7 +11,7 @@ import type { IO } from '../src/context.js';
 import { type MockOptions, type MockServer, startMockServer } from '../src/mock/server.js';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
-export const BIN = join(ROOT, 'bin', 'imaging.js');
+export const BIN = join(ROOT, 'bin', 'imaging.cjs');
 
 class Capture extends Writable {
   chunks: Buffer[] = [];

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { createWriteStream, renameSync, unlinkSync, type WriteStream } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { CliError } from '../errors.js';
+import { onForcedExit } from './cleanup.js';
 
 /**
  * A file written under a temporary name in the same folder, mode 0600 from its creation (it may
@@ -13,6 +14,7 @@ export class AtomicFile {
   readonly tempPath: string;
   readonly stream: WriteStream;
   private settled = false;
+  private unregister: () => void = () => {};
 
   private constructor(target: string, stream: WriteStream, tempPath: string) {
     this.target = target;
@@ -36,7 +38,7 @@ export class AtomicFile {
       );
     });
     const file = new AtomicFile(abs, stream, tempPath);
-    activeFiles.add(file);
+    file.unregister = onForcedExit(() => file.discard());
     return file;
   }
 
@@ -49,14 +51,14 @@ export class AtomicFile {
     });
     renameSync(this.tempPath, this.target);
     this.settled = true;
-    activeFiles.delete(this);
+    this.unregister();
   }
 
   /** Removes the temporary file. Safe to call more than once, and synchronously on exit. */
   discard(): void {
     if (this.settled) return;
     this.settled = true;
-    activeFiles.delete(this);
+    this.unregister();
     this.stream.destroy();
     try {
       unlinkSync(this.tempPath);
@@ -64,11 +66,4 @@ export class AtomicFile {
       // already gone
     }
   }
-}
-
-const activeFiles = new Set<AtomicFile>();
-
-/** Last resort on a forced exit (a second Ctrl-C): no temporary file is left behind. */
-export function discardAllOpenFiles(): void {
-  for (const f of [...activeFiles]) f.discard();
 }
