@@ -157,7 +157,7 @@ if (!only || only === 'export') {
 
 const pad = (s, n) => String(s).padEnd(n);
 console.log(
-  `\nimaging bench: ${runs} interleaved runs each, medians; Node ${process.version}, ${process.platform}/${process.arch}\n`,
+  `\nimaging bench: ${runs} interleaved rounds; median time, and the median of each round's ratio to node -e 0; Node ${process.version}, ${process.platform}/${process.arch}\n`,
 );
 console.log(`| ${pad('command', 40)} | ${pad('median', 10)} | ${pad('vs node', 8)} | target |`);
 console.log(`|${'-'.repeat(42)}|${'-'.repeat(12)}|${'-'.repeat(10)}|--------|`);
