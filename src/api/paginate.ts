@@ -75,13 +75,15 @@ export const ALL_PER_PAGE = 100;
 /**
  * Yields one page (or, with `all`, every page in order). Follows `meta.next_page`, else
  * `total_pages`. A bare array has no meta: with `all`, pages are requested until one comes back
- * short or repeats the previous one (a server that ignores `page`).
+ * empty (a short page may only mean the server caps per_page) or repeats the previous one (a
+ * server that ignores `page`), which is not yielded again.
  */
 export async function* paginate<T = Record<string, unknown>>(
   client: ApiClient,
   opts: PaginateOptions,
 ): AsyncGenerator<ListPage<T>> {
-  let page = opts.page ?? 1;
+  const firstPage = opts.page ?? 1;
+  let page = firstPage;
   const askedPerPage = opts.query?.per_page;
   const perPage =
     opts.perPage ??
@@ -96,15 +98,12 @@ export async function* paginate<T = Record<string, unknown>>(
     if (perPage !== undefined) query.per_page = perPage;
     const res = await client.request({ path: opts.path, query });
     const list = extractList<T>(res.data, opts.key);
+    const first = list.items.length > 0 ? JSON.stringify(list.items[0]) : undefined;
+    if (!list.meta && page > firstPage && (first === undefined || first === previousFirst)) return;
+    previousFirst = first;
     yield { ...list, requestId: res.requestId };
     if (!opts.all) return;
-    let next = nextPageFrom(list.meta, page);
-    if (!list.meta) {
-      const first = list.items.length > 0 ? JSON.stringify(list.items[0]) : undefined;
-      const short = perPage === undefined || list.items.length < perPage;
-      next = short || first === undefined || first === previousFirst ? undefined : page + 1;
-      previousFirst = first;
-    }
+    const next = list.meta ? nextPageFrom(list.meta, page) : list.items.length > 0 ? page + 1 : undefined;
     if (next === undefined || next <= page) return;
     page = next;
   }

@@ -169,14 +169,15 @@ export async function* fetchPagesInOrder(
       }
       return;
     }
-    // No total_pages: follow next_page, or for a bare array ask until a page comes back short.
+    // No total_pages: follow next_page; for a bare array, ask until a page comes back empty (a short
+    // page may only mean the server caps per_page) or repeats the one before (page ignored).
     let current = 1;
     let prev: ListPage<unknown> = first;
     let previousFirst = prev.items.length > 0 ? JSON.stringify(prev.items[0]) : undefined;
     for (;;) {
       let next: number | undefined;
       if (prev.meta) next = nextPageFrom(prev.meta as PageMeta, current);
-      else next = prev.items.length >= opts.perPage ? current + 1 : undefined;
+      else next = prev.items.length > 0 ? current + 1 : undefined;
       if (next === undefined || next <= current) return;
       const page = await fetchPage(next);
       const firstItem = page.items.length > 0 ? JSON.stringify(page.items[0]) : undefined;

@@ -171,6 +171,9 @@ describe('referrals list', () => {
       expect(JSON.parse(every.stdout)).toHaveLength(130);
       const exported = await run(['referrals', 'export', '--format', 'ndjson'], { env });
       expect(exported.stdout.trimEnd().split('\n')).toHaveLength(130);
+      // The emulator caps per_page at 100: asking 150 gets short pages, and still every referral.
+      const capped = await run(['referrals', 'export', '--format', 'ndjson', '--per-page', '150'], { env });
+      expect(capped.stdout.trimEnd().split('\n')).toHaveLength(130);
     } finally {
       await bare.close();
     }

@@ -34,7 +34,7 @@ describe('paginate over a bare array', () => {
   let close: (() => Promise<void>) | undefined;
   afterEach(() => close?.());
 
-  it('asks for pages until one comes back short', async () => {
+  it('asks for pages until one comes back empty (a short page may be a per_page cap)', async () => {
     const all = Array.from({ length: 250 }, (_, i) => ({ id: i }));
     const s = await testServer((req, res) => {
       const u = new URL(req.url ?? '/', 'http://x');
@@ -48,8 +48,21 @@ describe('paginate over a bare array', () => {
     for await (const p of paginate(c, { path: '/referrals', all: true })) got.push(...p.items);
     expect(got).toEqual(all);
     expect(s.seen.map((r) => r.url)).toEqual(
-      [1, 2, 3].map((p) => `/api/v2/referrals?page=${p}&per_page=100`),
+      [1, 2, 3, 4].map((p) => `/api/v2/referrals?page=${p}&per_page=100`),
     );
+  });
+
+  it('gets every record when the server caps per_page below what was asked', async () => {
+    const all = Array.from({ length: 130 }, (_, i) => ({ id: i }));
+    const s = await testServer((req, res) => {
+      const page = Number(new URL(req.url ?? '/', 'http://x').searchParams.get('page'));
+      json(res, 200, all.slice((page - 1) * 40, page * 40));
+    });
+    close = s.close;
+    const c = new ApiClient({ baseUrl: s.url, token: 't', timeoutMs: 1000 });
+    const got: unknown[] = [];
+    for await (const p of paginate(c, { path: '/referrals', all: true })) got.push(...p.items);
+    expect(got).toEqual(all);
   });
 
   it('stops when a server ignores page and repeats itself', async () => {
@@ -62,8 +75,8 @@ describe('paginate over a bare array', () => {
     );
     close = s.close;
     const c = new ApiClient({ baseUrl: s.url, token: 't', timeoutMs: 1000 });
-    let pages = 0;
-    for await (const _ of paginate(c, { path: '/referrals', all: true })) pages++;
-    expect(pages).toBe(2);
+    const got: unknown[] = [];
+    for await (const p of paginate(c, { path: '/referrals', all: true })) got.push(...p.items);
+    expect(got).toHaveLength(100); // the repeated page is not yielded again
   });
 });
