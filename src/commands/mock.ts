@@ -1,6 +1,7 @@
 import type { Context } from '../context.js';
 import { CliError, InterruptedError, UsageError } from '../errors.js';
 import { startMockServer } from '../mock/server.js';
+import { requireHttpUrl } from '../util/args.js';
 
 export interface MockOpts {
   port: number;
@@ -22,14 +23,7 @@ export interface MockOpts {
 export async function mock(ctx: Context, opts: MockOpts): Promise<number> {
   let webhookKey: Buffer | undefined;
   if (opts.webhookUrl !== undefined) {
-    let u: URL | undefined;
-    try {
-      u = new URL(opts.webhookUrl);
-    } catch {
-      u = undefined;
-    }
-    if (!u || (u.protocol !== 'http:' && u.protocol !== 'https:'))
-      throw new UsageError(`--webhook-url needs an http(s) URL, not "${opts.webhookUrl}"`);
+    requireHttpUrl('--webhook-url', opts.webhookUrl);
     const { loadSecret } = await import('../webhook/secret.js');
     const secret = await loadSecret(ctx, {
       secretFile: opts.webhookSecretFile,

@@ -1,5 +1,6 @@
 import type { Context, GlobalOptions } from '../context.js';
 import { CliError, ExitCode, UsageError } from '../errors.js';
+import { requireHttpUrl } from '../util/args.js';
 import { readInput } from '../util/input.js';
 import { CaptureError, parseCapture } from '../webhook/capture.js';
 import { loadSecret, type SecretOptions } from '../webhook/secret.js';
@@ -179,8 +180,7 @@ export async function sign(ctx: Context, opts: SignOpts): Promise<number> {
   if (opts.timestamp !== undefined && !/^\d+$/.test(opts.timestamp.trim())) {
     throw new UsageError(`--timestamp must be Unix seconds, not "${opts.timestamp}"`);
   }
-  if (opts.curl !== undefined && !/^https?:\/\/\S+$/i.test(opts.curl))
-    throw new UsageError(`--curl needs an http(s) URL, not "${opts.curl}"`);
+  if (opts.curl !== undefined) requireHttpUrl('--curl', opts.curl);
   if (opts.body === '-' && opts.secretFile === undefined && !ctx.env.IMAGING_WEBHOOK_SECRET) {
     throw new UsageError(
       'the body comes on standard input, so the secret cannot be asked for there',
@@ -257,16 +257,7 @@ export async function listen(ctx: Context, opts: ListenOpts): Promise<number> {
   const format = ctx.format('table', ['table', 'json', 'ndjson']);
   if (opts.path !== undefined && !opts.path.startsWith('/'))
     throw new UsageError(`--path must start with /, not "${opts.path}"`);
-  if (opts.forwardTo !== undefined) {
-    let u: URL | undefined;
-    try {
-      u = new URL(opts.forwardTo);
-    } catch {
-      u = undefined;
-    }
-    if (!u || (u.protocol !== 'http:' && u.protocol !== 'https:'))
-      throw new UsageError(`--forward-to needs an http(s) URL, not "${opts.forwardTo}"`);
-  }
+  if (opts.forwardTo !== undefined) requireHttpUrl('--forward-to', opts.forwardTo);
   const secret = await loadSecret(ctx, opts);
   for (const w of secret.warnings) ctx.note(`warning: ${w}`);
   const { startListener } = await import('../webhook/listener.js');

@@ -205,14 +205,7 @@ export async function startMockServer(options: MockOptions = {}): Promise<MockSe
       errors.push('Name has already been taken in this city');
     }
     if (errors.length > 0) {
-      return envelope(
-        422,
-        'validation_error',
-        'unprocessable_entity',
-        'Validation failed',
-        c.requestId,
-        errors,
-      );
+      return invalid(c, errors);
     }
     const created: LawFirm = {
       id: uuidFrom(idRand),
@@ -283,15 +276,7 @@ export async function startMockServer(options: MockOptions = {}): Promise<MockSe
     if (lob !== undefined && !['personal_injury', 'workers_comp', 'health_plan'].includes(String(lob))) {
       errors.push(`Line of business ${String(lob)} cannot be selected on referral creation`);
     }
-    if (errors.length > 0)
-      return envelope(
-        422,
-        'validation_error',
-        'unprocessable_entity',
-        'Validation failed',
-        c.requestId,
-        errors,
-      );
+    if (errors.length > 0) return invalid(c, errors);
     const template = referrals.at(0);
     const p = patient as Record<string, unknown>;
     const created: Referral = {
@@ -326,15 +311,7 @@ export async function startMockServer(options: MockOptions = {}): Promise<MockSe
     if (typeof p.first_name !== 'string' || p.first_name.trim() === '')
       errors.push("First name can't be blank");
     if (typeof p.last_name !== 'string' || p.last_name.trim() === '') errors.push("Last name can't be blank");
-    if (errors.length > 0)
-      return envelope(
-        422,
-        'validation_error',
-        'unprocessable_entity',
-        'Validation failed',
-        c.requestId,
-        errors,
-      );
+    if (errors.length > 0) return invalid(c, errors);
     return {
       status: 201,
       body: {
@@ -702,6 +679,11 @@ export async function startMockServer(options: MockOptions = {}): Promise<MockSe
         server.close(() => resolve());
       }),
   };
+}
+
+/** 422 in the spec's envelope, listing what failed. */
+function invalid(c: Ctx, errors: string[]): Reply {
+  return envelope(422, 'validation_error', 'unprocessable_entity', 'Validation failed', c.requestId, errors);
 }
 
 function jsonBody(c: Ctx): unknown {

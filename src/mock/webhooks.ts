@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
+import { VISIT_STATUSES } from '../api/types.js';
 import { DEFAULT_HEADERS, type DigestEncoding, signatureHeaderValue } from '../webhook/sign.js';
 
 /**
@@ -145,21 +146,7 @@ function post(url: string, headers: Record<string, string>, body: Buffer): Promi
 }
 
 /** The next visit status along the usual path (the spec lists no transitions: this is the emulator's). */
-const PATH = [
-  'pending',
-  'pending_auth',
-  'co_signed',
-  'intake_sent',
-  'ready_to_book',
-  'contacted_for_booking',
-  'booked',
-  'complete',
-  'sent_to_rad',
-  'report_uploaded',
-  'qc_report_ready',
-  'invoice_ready',
-  'sent_to_rp',
-];
+const PATH: readonly string[] = VISIT_STATUSES.filter((v) => v !== 'exam_not_completed' && v !== 'canceled');
 
 export function nextVisitStatus(current: string): string {
   const i = PATH.indexOf(current);

@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from 'commander';
+import { UsageError } from '../errors.js';
 
 /** Parsers for commander options: bad values become usage errors (exit 2) before any request. */
 export function positiveInt(name: string, max = Number.MAX_SAFE_INTEGER) {
@@ -37,4 +38,18 @@ export const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f
 
 export function isUuid(value: string): boolean {
   return UUID_RE.test(value);
+}
+
+/** An http(s) URL given to a flag (webhook targets, forwarding, curl), or a usage error. */
+export function requireHttpUrl(flag: string, value: string): URL {
+  let u: URL | undefined;
+  try {
+    u = new URL(value);
+  } catch {
+    u = undefined;
+  }
+  if (!u || (u.protocol !== 'http:' && u.protocol !== 'https:')) {
+    throw new UsageError(`${flag} needs an http(s) URL, not "${value}"`);
+  }
+  return u;
 }
