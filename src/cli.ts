@@ -122,6 +122,20 @@ function buildProgram(io: IO, action: ActionFactory, argv: readonly string[]): C
     .option('-y, --yes', 'answer yes to confirmations')
     .showSuggestionAfterError(true)
     .showHelpAfterError('(run with --help for usage)')
+    .configureHelp({ showGlobalOptions: true })
+    .addHelpText(
+      'after',
+      `
+Examples:
+  imaging mock &                                   # the local emulator, then:
+  imaging --env local cpt 73721
+  imaging icd10 "meniscus tear" --json
+  imaging referrals export --rows visit -o visits.csv
+  imaging webhook verify --request delivery.http --secret-file secret.txt
+
+Exit codes: 0 ok, 1 failure, 2 usage, 3 auth, 4 not found, 5 forbidden, 6 limit, 7 rejected,
+8 webhook not valid, 130 interrupted. Docs: README.md`,
+    )
     .configureOutput({
       writeOut: (s) => io.stdout.write(s),
       writeErr: (s) => io.stderr.write(s),
