@@ -63,17 +63,26 @@ export class ConfigStore {
     const next: StoredConfig = structuredClone(this.read());
     change(next);
     pruneEmpty(next);
-    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
-    const { default: Conf } = await import('conf');
-    const conf = new Conf<Record<string, unknown>>({
-      cwd: this.dir,
-      configName: CONFIG_FILE_NAME.replace(/\.json$/, ''),
-      configFileMode: 0o600,
-      accessPropertiesByDotNotation: false,
-    });
-    conf.store = next as Record<string, unknown>;
-    // conf sets the mode on files it creates; an older file written by hand keeps its own.
-    chmodSync(this.path, 0o600);
+    try {
+      mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+      const { default: Conf } = await import('conf');
+      const conf = new Conf<Record<string, unknown>>({
+        cwd: this.dir,
+        configName: CONFIG_FILE_NAME.replace(/\.json$/, ''),
+        configFileMode: 0o600,
+        accessPropertiesByDotNotation: false,
+      });
+      conf.store = next as Record<string, unknown>;
+      // conf sets the mode on files it creates; an older file written by hand keeps its own.
+      chmodSync(this.path, 0o600);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      throw new CliError(
+        `cannot write the config file ${this.path}: ${code === 'EACCES' || code === 'EPERM' ? 'permission denied' : (err as Error).message}`,
+        ExitCode.failure,
+        'Check the folder is yours and writable, or point IMAGING_CONFIG_DIR elsewhere.',
+      );
+    }
     this.cache = next;
   }
 }

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { createWriteStream, renameSync, unlinkSync, type WriteStream } from 'node:fs';
+import { createWriteStream, renameSync, statSync, unlinkSync, type WriteStream } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { CliError } from '../errors.js';
 import { onForcedExit } from './cleanup.js';
@@ -24,6 +24,18 @@ export class AtomicFile {
 
   static async open(target: string): Promise<AtomicFile> {
     const abs = resolve(target);
+    let isDir = false;
+    try {
+      isDir = statSync(abs).isDirectory();
+    } catch {
+      // no such file yet: it will be created
+    }
+    if (isDir)
+      throw new CliError(
+        `cannot write ${target}: it is a folder`,
+        2,
+        'Give a file name, e.g. -o referrals.csv',
+      );
     const tempPath = join(dirname(abs), `.${basename(abs)}.${randomBytes(6).toString('hex')}.partial`);
     const stream = createWriteStream(tempPath, { flags: 'wx', mode: 0o600 });
     await new Promise<void>((ok, fail) => {
@@ -49,7 +61,12 @@ export class AtomicFile {
       this.stream.once('error', fail);
       this.stream.end(() => ok());
     });
-    renameSync(this.tempPath, this.target);
+    try {
+      renameSync(this.tempPath, this.target);
+    } catch (err) {
+      this.discard();
+      throw new CliError(`cannot put the finished file at ${this.target}: ${(err as Error).message}`);
+    }
     this.settled = true;
     this.unregister();
   }

@@ -226,6 +226,18 @@ describe('config', () => {
     );
   });
 
+  it('says clearly when the config store cannot be written', async () => {
+    const { writeFileSync } = await import('node:fs');
+    const blocker = join(cfg.path, 'not-a-dir');
+    writeFileSync(blocker, '');
+    const r = await run(['config', 'set', 'env', 'local'], {
+      env: { IMAGING_CONFIG_DIR: join(blocker, 'sub') },
+    });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^error: cannot write the config file .*not-a-dir\/sub\/config.json/);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+  });
+
   it('prints the path of the store', async () => {
     expect((await run(['config', 'path'], { env: env() })).stdout).toBe(`${join(cfg.path, 'config.json')}\n`);
   });

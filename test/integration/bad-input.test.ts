@@ -91,6 +91,7 @@ const CASES: Array<[string[], RegExp, string?]> = [
   [['referrals', 'export', '--concurrency', '99'], /--concurrency must be between 1 and 16/],
   [['referrals', 'export', '--visit-status', ' , '], /--visit-status needs at least one status/],
   [['referrals', 'export', '-o', '/nonexistent-dir/x.csv'], /no such folder/],
+  [['referrals', 'export', '-o', '/tmp'], /cannot write \/tmp: it is a folder/],
   // api
   [['api'], /missing required argument 'method-or-path'/],
   [['api', 'YEET', '/x'], /unknown HTTP method "YEET"/],
