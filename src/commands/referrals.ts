@@ -95,7 +95,9 @@ export async function create(ctx: Context, opts: GlobalOptions & { file?: string
     if (!ctx.io.stdinIsTTY || opts.file === '-') {
       throw new UsageError(
         'creating a referral in production needs confirmation',
-        'Add --yes to confirm when there is no terminal.',
+        opts.file === '-'
+          ? 'The referral came on standard input, so it cannot also answer a question: add --yes.'
+          : 'There is no terminal to ask on: add --yes to confirm.',
       );
     }
     const ok = await (await ctx.prompter()).confirm(
