@@ -1,4 +1,4 @@
-import type { Procedure, Referral, Visit } from '../api/types.js';
+import { type Procedure, type Referral, VISIT_STATUSES, type Visit } from '../api/types.js';
 import { pick, rng, uuidFrom } from './random.js';
 import type { ReferenceData } from './reference-data.js';
 
@@ -135,6 +135,7 @@ const VISIT_STATUS_POOL = [
   'awaiting_records',
 ];
 
+const BOOKED = VISIT_STATUSES.indexOf('booked');
 const CPT_SYSTEM = 'http://www.ama-assn.org/go/cpt';
 const ICD_SYSTEM = 'http://hl7.org/fhir/sid/icd-10-cm';
 const PATIENT_SYSTEM = 'urn:partner-imaging:patient-id';
@@ -242,15 +243,9 @@ export function generateReferral(seed: number, i: number, id: string, ref: Refer
     const status = pick(rand, VISIT_STATUS_POOL);
     const center = pick(rand, CENTERS);
     const [cCity, cState, cZip] = pick(rand, CITIES);
-    const scheduled = ![
-      'pending',
-      'pending_auth',
-      'co_signed',
-      'intake_sent',
-      'ready_to_book',
-      'contacted_for_booking',
-      'canceled',
-    ].includes(status);
+    // Booked or further along (a status the spec does not list is treated as further along).
+    const rank = VISIT_STATUSES.indexOf(status as (typeof VISIT_STATUSES)[number]);
+    const scheduled = rank < 0 || (rank >= BOOKED && status !== 'canceled');
     const reported = ['report_uploaded', 'qc_report_ready', 'invoice_ready', 'sent_to_rp'].includes(status);
     const procCount = 1 + Math.floor(rand() * 2);
     const procedures: Procedure[] = [];
