@@ -12,9 +12,7 @@ export function terminalPrompter(io: IO): Prompter {
     try {
       return await fn();
     } catch (err) {
-      // inquirer throws ExitPromptError on Ctrl-C; the terminal is restored by then.
-      if (err instanceof Error && err.name === 'ExitPromptError') throw new InterruptedError('SIGINT');
-      throw err;
+      throw interruptedIfCtrlC(err);
     }
   };
   return {
@@ -28,11 +26,26 @@ export function terminalPrompter(io: IO): Prompter {
       const { createInterface } = await import('node:readline/promises');
       const rl = createInterface({ input: io.stdin, output: io.stderr });
       try {
-        const answer = await rl.question(`${message} [y/N] `);
+        const answer = await wrap(() => rl.question(`${message} [y/N] `));
         return /^y(es)?$/i.test(answer.trim());
       } finally {
         rl.close();
       }
     },
   };
+}
+
+/**
+ * Ctrl-C at a prompt: inquirer throws ExitPromptError, readline an AbortError ("Aborted with
+ * Ctrl+C"); the terminal is restored by then either way. Both become an interrupt (exit 130).
+ */
+export function interruptedIfCtrlC(err: unknown): unknown {
+  const e = err as NodeJS.ErrnoException;
+  if (
+    e instanceof Error &&
+    (e.name === 'ExitPromptError' || e.name === 'AbortError' || e.code === 'ABORT_ERR')
+  ) {
+    return new InterruptedError('SIGINT');
+  }
+  return err;
 }

@@ -101,3 +101,22 @@ describe('formatError', () => {
     expect(formatError(new UsageError('bad', 'do this'))).toBe('error: bad\nhint: do this');
   });
 });
+
+describe('Ctrl-C at a prompt', () => {
+  it('is an interrupt (exit 130) whether inquirer or readline was asking', async () => {
+    const { interruptedIfCtrlC } = await import('../../src/util/prompt.js');
+    const { InterruptedError } = await import('../../src/errors.js');
+    const inquirer = Object.assign(new Error('User force closed the prompt'), { name: 'ExitPromptError' });
+    const readline = Object.assign(new Error('Aborted with Ctrl+C'), {
+      name: 'AbortError',
+      code: 'ABORT_ERR',
+    });
+    for (const err of [inquirer, readline]) {
+      const mapped = interruptedIfCtrlC(err);
+      expect(mapped).toBeInstanceOf(InterruptedError);
+      expect((mapped as InstanceType<typeof InterruptedError>).exitCode).toBe(130);
+    }
+    const other = new Error('disk full');
+    expect(interruptedIfCtrlC(other)).toBe(other);
+  });
+});
