@@ -64,11 +64,11 @@ export async function main(argv: string[], deps: MainDeps = {}): Promise<number>
     if (err instanceof CommanderError) {
       // Help and --version exit 0; every parse error is a usage error (exit 2).
       exitCode = err.exitCode === 0 ? 0 : 2;
-      if (exitCode !== 0 && err.code === 'commander.executeSubCommandAsync') exitCode = 1;
     } else {
       const interrupted = received !== undefined || err instanceof InterruptedError;
       if (interrupted) {
-        exitCode = received === 'SIGTERM' ? 143 : 130;
+        if (received) exitCode = received === 'SIGTERM' ? 143 : 130;
+        else exitCode = (err as InterruptedError).exitCode;
         if (!(err instanceof InterruptedError && err.quiet)) io.stderr.write('\ninterrupted\n');
       } else {
         exitCode = exitCodeOf(err);
@@ -139,7 +139,6 @@ Exit codes: 0 ok, 1 failure, 2 usage, 3 auth, 4 not found, 5 forbidden, 6 limit,
     .configureOutput({
       writeOut: (s) => io.stdout.write(s),
       writeErr: (s) => io.stderr.write(s),
-      outputError: (s, write) => write(s.replace(/^error: /, 'error: ')),
     })
     .exitOverride();
 
