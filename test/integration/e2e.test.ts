@@ -61,3 +61,20 @@ describe('the built binary', () => {
     expect(stderr).toContain('emulator listening on');
   });
 });
+
+describe('the package', () => {
+  it('declares an imaging binary that exists and runs', async () => {
+    const { readFileSync, statSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    const { ROOT } = await import('../helpers.js');
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+      bin: Record<string, string>;
+    };
+    const bin = join(ROOT, pkg.bin.imaging!);
+    expect(statSync(bin).mode & 0o111).not.toBe(0);
+    const { execa } = await import('execa');
+    const r = await execa(process.execPath, [bin, '--version'], { reject: false });
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout).toMatch(/^\d+\.\d+\.\d+$/);
+  });
+});
