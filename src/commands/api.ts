@@ -1,4 +1,4 @@
-import { paginate } from '../api/paginate.js';
+import { PageWalk, paginate } from '../api/paginate.js';
 import type { Query } from '../api/url.js';
 import type { Context, GlobalOptions } from '../context.js';
 import { UsageError } from '../errors.js';
@@ -66,12 +66,17 @@ export async function api(
   const client = ctx.api();
   if (opts.paginate) {
     const items: unknown[] = [];
-    for await (const page of paginate(client, { path, query, all: true })) {
+    const walk = new PageWalk(path);
+    for await (const page of paginate(client, { path, query, all: true }, walk)) {
       if (format === 'ndjson')
         for (const item of page.items) ctx.io.stdout.write(`${JSON.stringify(item)}\n`);
       else items.push(...page.items);
     }
     if (format === 'json') ctx.io.stdout.write(`${JSON.stringify(items, null, 2)}\n`);
+    if (walk.duplicates > 0)
+      ctx.note(
+        `Warning: ${walk.duplicates} record${walk.duplicates === 1 ? '' : 's'} came again on a later page (same id) and ${walk.duplicates === 1 ? 'is' : 'are'} printed once.`,
+      );
     return 0;
   }
   const res = await client.request({ method, path, query, body, raw: true });
