@@ -64,7 +64,7 @@ export async function exportReferrals(
   };
 
   let first = true;
-  if (opts.format === 'csv') await write(csvRow(COLUMNS[opts.rows], false));
+  if (opts.format === 'csv') await write(csvRow(COLUMNS[opts.rows], opts.formulaGuard));
   if (opts.format === 'json') await write('[');
 
   for await (const page of fetchPagesInOrder(client, opts, signal)) {
