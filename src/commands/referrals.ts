@@ -16,7 +16,8 @@ type Params = Array<[string, string]>;
 
 /** --param KEY=VALUE pairs, passed through unchanged (the list filters are not published). */
 function paramsQuery(params: Params | undefined): Query {
-  const q: Record<string, string | string[]> = {};
+  // No prototype: a --param named "__proto__" is a query key like any other.
+  const q = Object.create(null) as Record<string, string | string[]>;
   for (const [k, v] of params ?? []) {
     if (k === 'page' || k === 'per_page') throw new UsageError(`--param ${k}: use --page / --per-page`);
     const prev = q[k];
