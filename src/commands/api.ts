@@ -1,4 +1,4 @@
-import { paginate } from '../api/paginate.js';
+import { PageWalk, paginate } from '../api/paginate.js';
 import type { Query } from '../api/url.js';
 import type { Context, GlobalOptions } from '../context.js';
 import { UsageError } from '../errors.js';
@@ -66,12 +66,17 @@ export async function api(
   const client = ctx.api();
   if (opts.paginate) {
     const items: unknown[] = [];
-    for await (const page of paginate(client, { path, query, all: true })) {
+    const walk = new PageWalk(path);
+    for await (const page of paginate(client, { path, query, all: true }, walk)) {
       if (format === 'ndjson')
         for (const item of page.items) ctx.io.stdout.write(`${JSON.stringify(item)}\n`);
       else items.push(...page.items);
     }
     if (format === 'json') ctx.io.stdout.write(`${JSON.stringify(items, null, 2)}\n`);
+    if (walk.duplicates > 0)
+      ctx.note(
+        `Warning: ${walk.duplicates} record${walk.duplicates === 1 ? '' : 's'} came again on a later page (same id) and ${walk.duplicates === 1 ? 'is' : 'are'} printed once.`,
+      );
     return 0;
   }
   const res = await client.request({ method, path, query, body, raw: true });
@@ -106,8 +111,11 @@ function typed(v: string): unknown {
   return v;
 }
 
+/** Objects built from user keys have no prototype: "__proto__" or "constructor" is a plain key. */
+const bare = <T>() => Object.create(null) as Record<string, T>;
+
 function toQuery(fields: Array<[string, unknown]>): Query {
-  const q: Record<string, string | string[]> = {};
+  const q = bare<string | string[]>();
   for (const [k, v] of fields) {
     const text = v === null ? '' : String(v);
     if (k.endsWith('[]')) {
@@ -118,9 +126,13 @@ function toQuery(fields: Array<[string, unknown]>): Query {
   return q;
 }
 
-/** Builds a JSON object from Rails-style keys: `a[b][c]=1` nests, `tags[]=x` appends. */
+/**
+ * Builds a JSON object from Rails-style keys: `a[b][c]=1` nests, `tags[]=x` appends. Every object
+ * is made without a prototype, so `__proto__[x]=1` is a field named "__proto__", not a change to
+ * Object.prototype; a key that would both hold a value and nest is a usage error.
+ */
 export function nest(fields: Array<[string, unknown]>): Record<string, unknown> {
-  const root: Record<string, unknown> = {};
+  const root = bare<unknown>();
   for (const [key, value] of fields) {
     const m = /^([^[\]]+)((?:\[[^[\]]*\])*)$/.exec(key);
     if (!m) throw new UsageError(`field name "${key}" is not of the form name, name[key] or name[]`);
@@ -128,24 +140,31 @@ export function nest(fields: Array<[string, unknown]>): Record<string, unknown> 
     let node: Record<string, unknown> | unknown[] = root;
     parts.forEach((part, i) => {
       const last = i === parts.length - 1;
-      const container = node as Record<string, unknown>;
       if (part === '') {
         if (!Array.isArray(node)) throw new UsageError(`field "${key}": [] must follow a name`);
         if (last) node.push(value);
         else {
-          const child = {};
+          const child = bare<unknown>();
           node.push(child);
           node = child;
         }
         return;
       }
+      if (Array.isArray(node) && !/^\d+$/.test(part))
+        throw new UsageError(
+          `field "${key}": ${parts[i - 1] || 'the list'}[] is a list, it cannot take [${part}]`,
+        );
+      const container = node as Record<string, unknown>;
       if (last) {
         container[part] = value;
         return;
       }
       const wantArray = parts[i + 1] === '';
-      if (container[part] === undefined) container[part] = wantArray ? [] : {};
-      node = container[part] as Record<string, unknown>;
+      if (!Object.hasOwn(container, part)) container[part] = wantArray ? [] : bare<unknown>();
+      const child = container[part];
+      if (typeof child !== 'object' || child === null)
+        throw new UsageError(`field "${key}": ${part} already holds a value, so it cannot also nest`);
+      node = child as Record<string, unknown>;
     });
   }
   return root;

@@ -1,4 +1,4 @@
-import { type PageMeta, paginate } from '../api/paginate.js';
+import { type PageMeta, PageWalk, paginate } from '../api/paginate.js';
 import type { Query } from '../api/url.js';
 import type { Context } from '../context.js';
 import { type Column, renderList } from '../output/render.js';
@@ -22,11 +22,13 @@ export async function listCommand<T>(ctx: Context, opts: ListCommandOptions<T>):
   const client = ctx.api();
   const records: T[] = [];
   let lastMeta: PageMeta | undefined;
-  for await (const page of paginate<T>(client, opts)) {
+  const walk = new PageWalk(`the ${opts.noun}`);
+  for await (const page of paginate<T>(client, opts, walk)) {
     lastMeta = page.meta;
     if (format === 'ndjson') for (const r of page.items) ctx.io.stdout.write(`${JSON.stringify(r)}\n`);
     else records.push(...page.items);
   }
+  if (walk.duplicates > 0) ctx.note(duplicatesNote(walk.duplicates));
   if (format === 'ndjson') {
     if (records.length === 0 && lastMeta?.total_count === 0) ctx.note(opts.emptyHint);
     return 0;
@@ -45,4 +47,9 @@ export async function listCommand<T>(ctx: Context, opts: ListCommandOptions<T>):
     ctx.note(`Page ${current} of ${lastMeta.total_pages}${total}.${next}`);
   }
   return 0;
+}
+
+/** Records a page walk dropped because an earlier page had them (same id). */
+export function duplicatesNote(n: number): string {
+  return `Warning: ${n} record${n === 1 ? '' : 's'} came again on a later page (same id) and ${n === 1 ? 'is' : 'are'} listed once.`;
 }

@@ -16,7 +16,8 @@ type Params = Array<[string, string]>;
 
 /** --param KEY=VALUE pairs, passed through unchanged (the list filters are not published). */
 function paramsQuery(params: Params | undefined): Query {
-  const q: Record<string, string | string[]> = {};
+  // No prototype: a --param named "__proto__" is a query key like any other.
+  const q = Object.create(null) as Record<string, string | string[]>;
   for (const [k, v] of params ?? []) {
     if (k === 'page' || k === 'per_page') throw new UsageError(`--param ${k}: use --page / --per-page`);
     const prev = q[k];
@@ -181,6 +182,10 @@ export async function exportCommand(ctx: Context, opts: ExportOpts): Promise<num
     ctx.note(
       `Exported ${summary.referrals} referrals as ${summary.rows} ${rows} row${summary.rows === 1 ? '' : 's'} (${format}) from ${summary.pages} page${summary.pages === 1 ? '' : 's'} in ${summary.requests} request${summary.requests === 1 ? '' : 's'}, ${summary.seconds.toFixed(1)} s${where}`,
     );
+    if (summary.duplicates > 0)
+      ctx.note(
+        `Warning: ${summary.duplicates} referral${summary.duplicates === 1 ? '' : 's'} came again on a later page (same id) and ${summary.duplicates === 1 ? 'was' : 'were'} written once (records shifting between pages during the export?).`,
+      );
     if (summary.expected !== undefined && summary.expected !== summary.referrals) {
       ctx.note(
         `Warning: the API reported ${summary.expected} referrals at the start but ${summary.referrals} were received (referrals created or removed during the export?).`,

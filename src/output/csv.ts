@@ -2,9 +2,13 @@
  * RFC 4180 CSV: CRLF line ends, a cell quoted when it holds a quote, comma, CR or LF, quotes
  * doubled. With the formula guard on (the default), a text cell that starts with = + - @ tab or
  * CR gets a leading ' so that a spreadsheet shows it instead of running it (OWASP "CSV injection").
+ * Also guarded: those signs after leading white space or invisible characters (space, no-break
+ * space, line feed, zero-width space, BOM…), and their fullwidth and small forms (＝ ＋ － ＠ ﹦ ﹢ ﹣)
+ * and the minus sign U+2212, which some spreadsheets read as the ASCII ones.
  */
 
-const FORMULA_START = /^[=+\-@\t\r]/;
+const FORMULA_START =
+  /^(?:[\t\r]|[\s\u180e\u200b-\u200d\u2060]*[=+\-@\uff1d\uff0b\uff0d\uff20\ufe66\ufe62\ufe63\u2212])/;
 
 export function csvCell(value: unknown, formulaGuard = true): string {
   let text: string;
@@ -31,7 +35,8 @@ export function csvRow(values: readonly unknown[], formulaGuard = true): string 
 export function flatten(
   record: unknown,
   prefix = '',
-  out: Record<string, unknown> = {},
+  // No prototype: a server key "__proto__" is a column like any other, not a prototype change.
+  out: Record<string, unknown> = Object.create(null) as Record<string, unknown>,
 ): Record<string, unknown> {
   if (typeof record !== 'object' || record === null || Array.isArray(record)) {
     out[prefix || 'value'] = record;

@@ -29,7 +29,7 @@ export async function renderList<T>(ctx: Context, records: T[], opts: ListRender
       if (records.length === 0) return;
       const flat = records.map((r) => flatten(r));
       const keys = unionKeys(flat);
-      out.write(csvRow(keys, false));
+      out.write(csvRow(keys)); // server keys: guarded like cells
       for (const row of flat) out.write(csvRow(keys.map((k) => row[k])));
       return;
     }
@@ -66,7 +66,7 @@ export async function renderOne<T>(
     case 'csv': {
       const flat = flatten(record);
       const keys = Object.keys(flat);
-      out.write(csvRow(keys, false));
+      out.write(csvRow(keys)); // server keys: guarded like cells
       out.write(csvRow(keys.map((k) => flat[k])));
       return;
     }

@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 import type { ApiClient, Body } from '../api/client.js';
-import { extractList, type ListPage, nextPageFrom, type PageMeta } from '../api/paginate.js';
+import { extractList, type ListPage, nextPageFrom, type PageMeta, PageWalk } from '../api/paginate.js';
 import type { Query } from '../api/url.js';
 import { CliError } from '../errors.js';
 import { csvRow } from '../output/csv.js';
@@ -28,6 +28,8 @@ export interface ExportSummary {
   seconds: number;
   /** The API's meta.total_count on page 1, when it sent one. */
   expected: number | undefined;
+  /** Referrals that came again on a later page (same id): written once, counted here. */
+  duplicates: number;
 }
 
 const REFERRALS_PATH = '/referrals';
@@ -54,6 +56,7 @@ export async function exportReferrals(
     requests: 0,
     seconds: 0,
     expected: undefined,
+    duplicates: 0,
   };
   const write = async (text: string) => {
     if (text === '' || out.write(text)) return;
@@ -61,11 +64,12 @@ export async function exportReferrals(
   };
 
   let first = true;
-  if (opts.format === 'csv') await write(csvRow(COLUMNS[opts.rows], false));
+  if (opts.format === 'csv') await write(csvRow(COLUMNS[opts.rows], opts.formulaGuard));
   if (opts.format === 'json') await write('[');
 
   for await (const page of fetchPagesInOrder(client, opts, signal)) {
     summary.pages++;
+    summary.duplicates = page.duplicates;
     if (summary.pages === 1) summary.expected = page.meta?.total_count;
     let chunk = '';
     for (const referral of page.items) {
@@ -108,9 +112,15 @@ interface RawPage {
 
 interface OrderedPage extends ListPage<unknown> {
   totalPages: number | undefined;
+  /** Referrals dropped so far because an earlier page had them (PageWalk). */
+  duplicates: number;
 }
 
-/** Pages in order; pages 2..N concurrently when total_pages is known, else one after another. */
+/**
+ * Pages in order; pages 2..N concurrently when total_pages is known, else one after another. The
+ * walk follows the PageWalk policy (budget from the totals, empty or repeated pages stop it with an
+ * error); referrals already seen on an earlier page are dropped and counted.
+ */
 export async function* fetchPagesInOrder(
   client: ApiClient,
   opts: Pick<ExportOptions, 'query' | 'perPage' | 'concurrency'>,
@@ -142,16 +152,22 @@ export async function* fetchPagesInOrder(
     }
     return { ...extractList(data, 'referrals'), requestId: p.requestId };
   };
-  const fetchPage = async (page: number) => parsePage(await fetchRaw(page));
+  const walk = new PageWalk('the referrals');
+  const fetchPage = async (page: number) => {
+    walk.allow();
+    return parsePage(await fetchRaw(page));
+  };
   const inflight = new Map<number, Promise<RawPage>>();
   try {
     const first = await fetchPage(1);
     const total = typeof first.meta?.total_pages === 'number' ? first.meta.total_pages : undefined;
-    yield { ...first, totalPages: total };
+    first.items = walk.accept(1, first.items, first.meta) ?? [];
+    yield { ...first, totalPages: total, duplicates: walk.duplicates };
     if (total !== undefined) {
       let next = 2;
       const launch = () => {
         while (next <= total && inflight.size < opts.concurrency) {
+          walk.allow();
           const p = fetchRaw(next);
           p.catch(() => {}); // handled when its turn comes; avoids an unhandled rejection meanwhile
           inflight.set(next, p);
@@ -165,7 +181,10 @@ export async function* fetchPagesInOrder(
         const raw = await pending;
         inflight.delete(n);
         launch();
-        yield { ...(await parsePage(raw)), totalPages: total };
+        const page = await parsePage(raw);
+        const items = walk.accept(n, page.items, page.meta);
+        if (items === undefined) return;
+        yield { ...page, items, totalPages: total, duplicates: walk.duplicates };
       }
       return;
     }
@@ -173,19 +192,18 @@ export async function* fetchPagesInOrder(
     // page may only mean the server caps per_page) or repeats the one before (page ignored).
     let current = 1;
     let prev: ListPage<unknown> = first;
-    let previousFirst = prev.items.length > 0 ? JSON.stringify(prev.items[0]) : undefined;
     for (;;) {
       let next: number | undefined;
       if (prev.meta) next = nextPageFrom(prev.meta as PageMeta, current);
       else next = prev.items.length > 0 ? current + 1 : undefined;
       if (next === undefined || next <= current) return;
       const page = await fetchPage(next);
-      const firstItem = page.items.length > 0 ? JSON.stringify(page.items[0]) : undefined;
-      if (!page.meta && (firstItem === undefined || firstItem === previousFirst)) return;
-      previousFirst = firstItem;
+      if (!page.meta && page.items.length === 0) return;
+      const items = walk.accept(next, page.items, page.meta);
+      if (items === undefined) return;
       current = next;
       prev = page;
-      yield { ...page, totalPages: undefined };
+      yield { ...page, items, totalPages: undefined, duplicates: walk.duplicates };
     }
   } finally {
     signal.removeEventListener('abort', onAbort);

@@ -1,4 +1,5 @@
-import { readFile, stat } from 'node:fs/promises';
+import { closeSync, constants, createReadStream, open as fsOpen, fstatSync } from 'node:fs';
+import type { Readable } from 'node:stream';
 import type { Context } from '../context.js';
 import { UsageError } from '../errors.js';
 import { formatBytes, readAll } from './stdin.js';
@@ -6,7 +7,11 @@ import { formatBytes, readAll } from './stdin.js';
 /** The largest request body read from a file or stdin; anything bigger is refused before sending. */
 export const MAX_INPUT_BYTES = 10 * 1024 * 1024;
 
-/** Reads FILE, or standard input for "-", as bytes, with a size cap and clear messages. */
+/**
+ * Reads FILE, or standard input for "-", as bytes, with a size cap and clear messages. Every source
+ * (a file, stdin, a pipe, a FIFO, a device such as /dev/zero, process substitution /dev/fd/N) is
+ * read as a stream that stops as soon as the cap is passed, and at once on Ctrl-C / SIGTERM.
+ */
 export async function readInput(
   ctx: Context,
   source: string,
@@ -15,22 +20,69 @@ export async function readInput(
 ): Promise<Buffer> {
   if (source === '-') {
     if (ctx.io.stdinIsTTY) ctx.note('Reading from standard input; end with Ctrl-D.');
-    return readAll(ctx.io.stdin, maxBytes, `standard input (${flag} -)`);
+    return readAll(ctx.io.stdin, maxBytes, `standard input (${flag} -)`, ctx.signal);
   }
-  let size: number;
-  try {
-    const s = await stat(source);
-    if (s.isDirectory()) throw new UsageError(`${flag}: ${source} is a folder, not a file`);
-    size = s.size;
-  } catch (err) {
-    if (err instanceof UsageError) throw err;
-    throw new UsageError(
-      `${flag}: cannot read ${source}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message}`,
+  return readFileCapped(source, flag, maxBytes, ctx.signal);
+}
+
+/**
+ * One capped reader for a path, whatever it names. Opened non-blocking, so a FIFO with no writer
+ * yet does not block a thread (which no signal could stop): a FIFO or socket is read through the
+ * event loop, anything else as a file stream.
+ */
+export async function readFileCapped(
+  path: string,
+  flag: string,
+  maxBytes: number,
+  signal: AbortSignal,
+): Promise<Buffer> {
+  const cannot = (err: unknown) =>
+    new UsageError(
+      `${flag}: cannot read ${path}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message}`,
     );
+  if (signal.aborted) throw signal.reason;
+  let fd: number;
+  try {
+    fd = await new Promise<number>((resolve, reject) =>
+      fsOpen(path, constants.O_RDONLY | constants.O_NONBLOCK, (err, n) => (err ? reject(err) : resolve(n))),
+    );
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EISDIR')
+      throw new UsageError(`${flag}: ${path} is a folder, not a file`);
+    throw cannot(err);
   }
-  if (size > maxBytes)
-    throw new UsageError(`${flag}: ${source} is larger than ${formatBytes(maxBytes)}`, 'Nothing was sent.');
-  return readFile(source);
+  let stream: Readable;
+  let owned = true; // until a stream takes the descriptor over
+  try {
+    const s = fstatSync(fd);
+    if (s.isDirectory()) throw new UsageError(`${flag}: ${path} is a folder, not a file`);
+    if (s.isFile() && s.size > maxBytes)
+      throw new UsageError(`${flag}: ${path} is larger than ${formatBytes(maxBytes)}`, 'Nothing was sent.');
+    if (s.isFIFO() || s.isSocket()) {
+      // Read through the event loop; the socket owns (and closes) the descriptor.
+      const { Socket } = await import('node:net');
+      stream = new Socket({ fd, readable: true, writable: false });
+      owned = false;
+    } else if (s.isCharacterDevice()) {
+      // A terminal or serial line read non-blocking would fail with EAGAIN: open it plainly.
+      owned = false;
+      closeSync(fd);
+      stream = createReadStream(path, { highWaterMark: 64 * 1024 });
+    } else {
+      stream = createReadStream('', { fd, highWaterMark: 64 * 1024 });
+      owned = false;
+    }
+  } catch (err) {
+    if (owned) closeSync(fd);
+    if (err instanceof UsageError) throw err;
+    throw cannot(err);
+  }
+  try {
+    return await readAll(stream, maxBytes, `${flag}: ${path}`, signal);
+  } catch (err) {
+    if (err instanceof UsageError || err === signal.reason) throw err;
+    throw cannot(err);
+  }
 }
 
 /** Parses JSON text or explains where it breaks (exit 2, nothing sent). */

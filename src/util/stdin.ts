@@ -1,20 +1,59 @@
 import type { Readable } from 'node:stream';
 import { UsageError } from '../errors.js';
 
-/** Reads a whole stream as bytes, refusing more than `maxBytes` (a clear message, not a hang or a crash). */
-export async function readAll(stream: Readable, maxBytes: number, what = 'standard input'): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of stream) {
-    const buf = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer);
-    size += buf.length;
-    if (size > maxBytes) {
-      stream.destroy?.();
-      throw new UsageError(`${what} is larger than ${formatBytes(maxBytes)}`, 'Nothing was sent.');
-    }
-    chunks.push(buf);
+/**
+ * Reads a whole stream as bytes, refusing more than `maxBytes`: it stops reading (and destroys the
+ * stream) as soon as the cap is passed, so a pipe, a FIFO or /dev/zero costs at most the cap in
+ * memory. With `signal`, an abort (Ctrl-C, SIGTERM) stops the read at once with the signal's reason.
+ */
+export async function readAll(
+  stream: Readable,
+  maxBytes: number,
+  what = 'standard input',
+  signal?: AbortSignal,
+): Promise<Buffer> {
+  if (signal?.aborted) {
+    stream.destroy?.();
+    throw signal.reason;
   }
-  return Buffer.concat(chunks);
+  return new Promise<Buffer>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let settled = false;
+    const finish = (err: unknown, value?: Buffer) => {
+      if (settled) return;
+      settled = true;
+      signal?.removeEventListener('abort', onAbort);
+      stream.off('data', onData);
+      stream.off('end', onEnd);
+      stream.off('error', onError);
+      // A late error from the destroyed stream must not become an unhandled 'error' event.
+      stream.on('error', () => {});
+      if (err !== undefined) reject(err);
+      else resolve(value!);
+    };
+    const onAbort = () => {
+      stream.destroy?.();
+      finish(signal!.reason);
+    };
+    const onData = (chunk: Buffer | string) => {
+      const buf = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+      size += buf.length;
+      if (size > maxBytes) {
+        stream.pause();
+        stream.destroy?.();
+        finish(new UsageError(`${what} is larger than ${formatBytes(maxBytes)}`, 'Nothing was sent.'));
+        return;
+      }
+      chunks.push(buf);
+    };
+    const onEnd = () => finish(undefined, Buffer.concat(chunks, size));
+    const onError = (err: Error) => finish(err);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    stream.on('data', onData);
+    stream.once('end', onEnd);
+    stream.once('error', onError);
+  });
 }
 
 export function formatBytes(n: number): string {

@@ -84,10 +84,18 @@ export function parseCapture(raw: Buffer): CapturedRequest {
     body = decodeChunked(body);
     notes.push('chunked transfer encoding decoded');
   } else {
-    const lengths = get('content-length');
+    // Several Content-Length headers (or a list in one) must agree, else the body's end is
+    // ambiguous (the request-smuggling case): refused, not the first one picked.
+    const lengths = get('content-length')
+      .flatMap((v) => v.split(','))
+      .map((v) => v.trim());
+    if (new Set(lengths).size > 1)
+      throw new CaptureError(
+        `Content-Length is ambiguous: the capture gives ${lengths.map((v) => `"${v.slice(0, 20)}"`).join(' and ')}, so where the body ends cannot be told`,
+      );
     if (lengths.length > 0) {
       const n = Number(lengths[0]);
-      if (!/^\d+$/.test(lengths[0]!.trim()) || !Number.isSafeInteger(n))
+      if (!/^\d+$/.test(lengths[0]!) || !Number.isSafeInteger(n))
         throw new CaptureError(`Content-Length is not a number: "${lengths[0]}"`);
       if (body.length < n)
         notes.push(

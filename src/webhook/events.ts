@@ -38,8 +38,15 @@ export function checkEvent(headerEvent: string | undefined, body: Buffer): Event
   const warnings: string[] = [];
   const summary: EventSummary = { event: headerEvent, id: undefined, eventId: undefined };
   let data: unknown;
+  // A UTF-8 byte order mark is not JSON, but it is part of the signed bytes: the signature is
+  // checked on the bytes as they are; the event is read without the BOM, and the BOM is noted.
+  const bom = body.length >= 3 && body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf;
+  if (bom)
+    warnings.push(
+      'the body starts with a UTF-8 byte order mark (BOM, EF BB BF); it is part of the signed bytes, but strict JSON parsers refuse it',
+    );
   try {
-    data = JSON.parse(body.toString('utf8'));
+    data = JSON.parse(body.subarray(bom ? 3 : 0).toString('utf8'));
   } catch {
     problems.push('the body is not valid JSON');
     return { summary, problems, warnings };

@@ -1,6 +1,9 @@
-import { readFile } from 'node:fs/promises';
 import type { Context } from '../context.js';
 import { UsageError } from '../errors.js';
+import { readFileCapped } from '../util/input.js';
+
+/** A signing secret is tens of bytes; a file bigger than this is not one (or is /dev/zero). */
+export const MAX_SECRET_BYTES = 64 * 1024;
 
 export type SecretFormat = 'raw' | 'base64';
 
@@ -28,15 +31,9 @@ export async function loadSecret(ctx: Context, opts: SecretOptions): Promise<Sec
   let text: string;
   let source: string;
   if (opts.secretFile) {
-    let raw: string;
-    try {
-      raw = await readFile(opts.secretFile, 'utf8');
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      throw new UsageError(
-        `--secret-file: cannot read ${opts.secretFile}: ${code === 'ENOENT' ? 'no such file' : (err as Error).message}`,
-      );
-    }
+    const raw = (
+      await readFileCapped(opts.secretFile, '--secret-file', MAX_SECRET_BYTES, ctx.signal)
+    ).toString('utf8');
     // One trailing newline is how files end; it is not part of the secret.
     text = raw.replace(/\r?\n$/, '');
     source = '--secret-file';

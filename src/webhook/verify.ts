@@ -3,6 +3,9 @@ import { checkEvent, type EventSummary, UNSIGNED_BY_DESIGN } from './events.js';
 import { type Secret, secretKey } from './secret.js';
 import { computeDigest, type DigestEncoding, type HeaderNames, matchDigest, v1Values } from './sign.js';
 
+/** A receiver's usual tolerance (seconds): older or future timestamps are flagged without --tolerance. */
+export const REPLAY_WINDOW = 300;
+
 export interface VerifyInput {
   headers: Array<[string, string]>;
   body: Buffer;
@@ -74,6 +77,12 @@ export function verifyDelivery(input: VerifyInput): Verdict {
           `the timestamp is ${describeAge(v.age_seconds)}, beyond --tolerance ${input.tolerance} s`,
         );
         timestampOk = false;
+      } else if (input.tolerance === undefined && (v.age_seconds > REPLAY_WINDOW || v.age_seconds < 0)) {
+        // Captured requests are old, so without --tolerance the age does not fail the check; but a
+        // replayed or forged delivery must not pass unnoticed.
+        warnings.push(
+          `the timestamp is ${describeAge(v.age_seconds)}${v.age_seconds < 0 ? '' : `, older than ${REPLAY_WINDOW / 60} minutes`}: a receiver would refuse it as a possible replay (check it with --tolerance ${REPLAY_WINDOW})`,
+        );
       }
     }
   }

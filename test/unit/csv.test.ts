@@ -13,6 +13,21 @@ describe('csvCell', () => {
       expect(csvCell(s).replace(/^"/, '')).toMatch(/^'/);
     expect(csvCell('=HYPERLINK("x")')).toBe(`"'=HYPERLINK(""x"")"`);
   });
+  it('guards the signs after leading white space or invisible characters, and their look-alikes', () => {
+    const lead = [' ', '\u00a0', '\n', '\u200b', '\ufeff', '\u3000', '  \u200b '];
+    for (const l of lead)
+      for (const sign of ['=', '+', '-', '@'])
+        expect(csvCell(`${l}${sign}1+1`).replace(/^"/, '')).toMatch(/^'/);
+    for (const sign of ['\uff1d', '\uff0b', '\uff0d', '\uff20', '\ufe66', '\ufe62', '\ufe63', '\u2212'])
+      expect(csvCell(`${sign}SUM(1+1)`)).toBe(`'${sign}SUM(1+1)`);
+    expect(csvCell(' plain')).toBe(' plain');
+    expect(csvCell('a=b')).toBe('a=b');
+  });
+  it('guards header rows like cells', () => {
+    expect(csvRow(['=HYPERLINK("http://evil.example","x")', '@SUM(1+1)', 'id'])).toBe(
+      `"'=HYPERLINK(""http://evil.example"",""x"")",'@SUM(1+1),id\r\n`,
+    );
+  });
   it('leaves numbers alone and can switch the guard off', () => {
     expect(csvCell(-5)).toBe('-5');
     expect(csvCell('=1+1', false)).toBe('=1+1');
@@ -34,6 +49,12 @@ describe('flatten', () => {
       'law_firm.name': null,
       tags: ['a'],
     });
+  });
+  it('keeps a server key "__proto__" as a column, without touching any prototype', () => {
+    const flat = flatten(JSON.parse('{"__proto__":"v","a":2}'));
+    expect(Object.keys(flat)).toEqual(['__proto__', 'a']);
+    expect(Object.getOwnPropertyDescriptor(flat, '__proto__')?.value).toBe('v');
+    expect(({} as Record<string, unknown>).x).toBeUndefined();
   });
   it('collects keys in first-seen order across rows, unknown ones included', () => {
     expect(

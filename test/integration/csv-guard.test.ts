@@ -1,0 +1,46 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { json, run, testServer } from '../helpers.js';
+
+/**
+ * Issue 8 item 8: the CSV header row of reference and list commands comes from server keys; a
+ * hostile server (started here on 127.0.0.1) sending formula keys gets them guarded like cells.
+ */
+
+let srv: Awaited<ReturnType<typeof testServer>> | undefined;
+afterEach(async () => {
+  await srv?.close();
+  srv = undefined;
+});
+
+const HOSTILE = {
+  id: 'm-1',
+  '=HYPERLINK("http://evil.example","click")': 'x',
+  '@SUM(1+1)': 'y',
+  '\u00a0=1+1': 'z',
+  '\uff1d1+1': 'w',
+};
+
+describe('CSV headers from server keys are guarded like cells', () => {
+  it.for([
+    ['modalities', ['modalities'], [HOSTILE]],
+    ['icd10 (a paginated list)', ['icd10', 'x'], { icd10_codes: [HOSTILE], meta: { current_page: 1 } }],
+    [
+      'law-firms create (one record)',
+      ['law-firms', 'create', '--name', 'N', '--city', 'C', '--state', 'NY'],
+      {
+        law_firm: HOSTILE,
+      },
+    ],
+  ] as const)('%s --format csv', async ([, argv, answer]) => {
+    srv = await testServer((_req, res) => json(res, 200, answer));
+    const r = await run([...argv, '--format', 'csv'], {
+      env: { IMAGING_ENV: 'local', IMAGING_BASE_URL: srv.url, IMAGING_CONFIG_DIR: '/nonexistent' },
+    });
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const header = r.stdout.split('\r\n')[0]!;
+    expect(header).toBe(
+      `id,"'=HYPERLINK(""http://evil.example"",""click"")",'@SUM(1+1),'\u00a0=1+1,'\uff1d1+1`,
+    );
+  });
+});
