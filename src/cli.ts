@@ -2,6 +2,7 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import { Context, type ContextDeps, type GlobalOptions, type IO, processIO } from './context.js';
 import { exitCodeOf, formatError, InterruptedError } from './errors.js';
 import { FORMATS } from './output/format.js';
+import { HumanStream, joinSafe, type SafeText, safe, style } from './output/text.js';
 import { keyValue, portNumber, positiveInt } from './util/args.js';
 import { runForcedExitTasks } from './util/cleanup.js';
 import { VERSION } from './version.js';
@@ -73,7 +74,7 @@ export async function main(argv: string[], deps: MainDeps = {}): Promise<number>
       } else {
         exitCode = exitCodeOf(err);
         const verbose = Boolean(ctx?.globals.verbose);
-        io.stderr.write(`${await colourError(formatError(err, { verbose }), ctx)}\n`);
+        new HumanStream(io.stderr).write(colourError(formatError(err, { verbose }), ctx));
       }
     }
   } finally {
@@ -87,11 +88,19 @@ export async function main(argv: string[], deps: MainDeps = {}): Promise<number>
   return exitCode;
 }
 
-async function colourError(text: string, ctx: Context | undefined): Promise<string> {
-  if (!ctx || ctx.colorLevel('stderr') === 0) return text;
-  const { Chalk } = await import('chalk');
-  const chalk = new Chalk({ level: 1 });
-  return text.replace(/^error:/, chalk.red.bold('error:')).replace(/^hint:/m, chalk.yellow('hint:'));
+/** The tool's own colour on the error block; the block itself is already cleaned by formatError. */
+function colourError(text: string, ctx: Context | undefined): SafeText {
+  const on = Boolean(ctx && ctx.colorLevel('stderr') > 0);
+  let hinted = false;
+  const lines = text.split('\n').map((line) => {
+    if (line.startsWith('error:')) return safe`${style('redBold', 'error:', on)}${line.slice(6)}`;
+    if (!hinted && line.startsWith('hint:')) {
+      hinted = true;
+      return safe`${style('yellow', 'hint:', on)}${line.slice(5)}`;
+    }
+    return line;
+  });
+  return safe`${joinSafe(lines, '\n')}\n`;
 }
 
 type ActionFactory = (loader: Loader, cmd: Command, args: unknown[]) => () => Promise<void>;
