@@ -106,6 +106,8 @@ function colourError(text: string, ctx: Context | undefined): SafeText {
 type ActionFactory = (loader: Loader, cmd: Command, args: unknown[]) => () => Promise<void>;
 
 function buildProgram(io: IO, action: ActionFactory, argv: readonly string[]): Command {
+  // Parse errors quote the user's arguments: through the sanitiser like any stderr text.
+  const humanErr = new HumanStream(io.stderr);
   const program = new Command('imaging');
   // A group's subcommands are built only when that group is invoked: defining every option of
   // every command is a measurable part of start-up, and a lookup needs none of them.
@@ -147,13 +149,13 @@ Exit codes: 0 ok, 1 failure, 2 usage, 3 auth, 4 not found, 5 forbidden, 6 limit,
     )
     .configureOutput({
       writeOut: (s) => io.stdout.write(s),
-      writeErr: (s) => io.stderr.write(s),
+      writeErr: (s) => humanErr.write(s),
     })
     .exitOverride();
 
   const bind = (cmd: Command, loader: Loader) => {
     cmd.exitOverride();
-    cmd.configureOutput({ writeOut: (s) => io.stdout.write(s), writeErr: (s) => io.stderr.write(s) });
+    cmd.configureOutput({ writeOut: (s) => io.stdout.write(s), writeErr: (s) => humanErr.write(s) });
     cmd.action(async (...raw: unknown[]) => {
       const self = raw[raw.length - 1] as Command;
       const positional = raw.slice(0, -2);

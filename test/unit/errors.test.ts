@@ -49,7 +49,9 @@ describe('parseErrorBody', () => {
     expect(parse(503, '').bodyNote).toMatch(/empty response body/);
   });
   it('escapes terminal control characters in server text visibly', () => {
-    expect(parse(422, JSON.stringify({ message: 'bad\u001b[31m red\u0007' })).message).toBe('bad\u241b[31m red\u2407');
+    expect(parse(422, JSON.stringify({ message: 'bad\u001b[31m red\u0007' })).message).toBe(
+      'bad\u241b[31m red\u2407',
+    );
   });
   it('reads Retry-After in seconds and as a date', () => {
     expect(parse(429, '{}', { 'retry-after': '7' }).retryAfterSeconds).toBe(7);

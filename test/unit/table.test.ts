@@ -1,9 +1,9 @@
+import { describe, expect, it } from 'vitest';
 import { displayWidth, fitWidths, renderPairs, renderTable, truncate } from '../../src/output/table.js';
 
 // The renderers return SafeText (only output/text.ts makes one); the tests read its text.
 const table = (...a: Parameters<typeof renderTable>) => renderTable(...a).text;
 const pairs = (...a: Parameters<typeof renderPairs>) => renderPairs(...a).text;
-import { describe, expect, it } from 'vitest';
 
 describe('displayWidth', () => {
   it.each([
