@@ -70,7 +70,8 @@ export async function main(argv: string[], deps: MainDeps = {}): Promise<number>
       if (interrupted) {
         if (received) exitCode = received === 'SIGTERM' ? 143 : 130;
         else exitCode = (err as InterruptedError).exitCode;
-        if (!(err instanceof InterruptedError && err.quiet)) io.stderr.write('\ninterrupted\n');
+        if (!(err instanceof InterruptedError && err.quiet))
+          new HumanStream(io.stderr).write('\ninterrupted\n');
       } else {
         exitCode = exitCodeOf(err);
         const verbose = Boolean(ctx?.globals.verbose);
@@ -506,6 +507,10 @@ Exit codes: 0 ok, 1 failure, 2 usage, 3 auth, 4 not found, 5 forbidden, 6 limit,
         '--webhook-retry-ms <ms>',
         'first retry delay of a failed delivery (default 1000, doubling)',
         positiveInt('--webhook-retry-ms'),
+      )
+      .option(
+        '--hostile',
+        'serve terminal escapes, bidi and format characters in every string, header and reason phrase',
       ),
     lazy(
       () => import('./commands/mock.js'),
