@@ -46,12 +46,6 @@ export function cleanBlock(text: string): string {
   return text.replace(UNSAFE, (ch) => (ch === '\n' || ch === '\t' ? ch : escapeChar(ch)));
 }
 
-/** True when `text` holds no character `clean` would escape (the hostile-output tests use it). */
-export function isClean(text: string): boolean {
-  UNSAFE.lastIndex = 0;
-  return !UNSAFE.test(text);
-}
-
 const BRAND = Symbol('SafeText');
 
 /** Text that is safe for a terminal: only this module makes one. */
