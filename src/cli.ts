@@ -2,6 +2,7 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import { Context, type ContextDeps, type GlobalOptions, type IO, processIO } from './context.js';
 import { exitCodeOf, formatError, InterruptedError } from './errors.js';
 import { FORMATS } from './output/format.js';
+import { HumanStream, joinSafe, type SafeText, safe, style } from './output/text.js';
 import { keyValue, portNumber, positiveInt } from './util/args.js';
 import { runForcedExitTasks } from './util/cleanup.js';
 import { VERSION } from './version.js';
@@ -69,11 +70,12 @@ export async function main(argv: string[], deps: MainDeps = {}): Promise<number>
       if (interrupted) {
         if (received) exitCode = received === 'SIGTERM' ? 143 : 130;
         else exitCode = (err as InterruptedError).exitCode;
-        if (!(err instanceof InterruptedError && err.quiet)) io.stderr.write('\ninterrupted\n');
+        if (!(err instanceof InterruptedError && err.quiet))
+          new HumanStream(io.stderr).write('\ninterrupted\n');
       } else {
         exitCode = exitCodeOf(err);
         const verbose = Boolean(ctx?.globals.verbose);
-        io.stderr.write(`${await colourError(formatError(err, { verbose }), ctx)}\n`);
+        new HumanStream(io.stderr).write(colourError(formatError(err, { verbose }), ctx));
       }
     }
   } finally {
@@ -87,16 +89,26 @@ export async function main(argv: string[], deps: MainDeps = {}): Promise<number>
   return exitCode;
 }
 
-async function colourError(text: string, ctx: Context | undefined): Promise<string> {
-  if (!ctx || ctx.colorLevel('stderr') === 0) return text;
-  const { Chalk } = await import('chalk');
-  const chalk = new Chalk({ level: 1 });
-  return text.replace(/^error:/, chalk.red.bold('error:')).replace(/^hint:/m, chalk.yellow('hint:'));
+/** The tool's own colour on the error block; the block itself is already cleaned by formatError. */
+function colourError(text: string, ctx: Context | undefined): SafeText {
+  const on = Boolean(ctx && ctx.colorLevel('stderr') > 0);
+  let hinted = false;
+  const lines = text.split('\n').map((line) => {
+    if (line.startsWith('error:')) return safe`${style('redBold', 'error:', on)}${line.slice(6)}`;
+    if (!hinted && line.startsWith('hint:')) {
+      hinted = true;
+      return safe`${style('yellow', 'hint:', on)}${line.slice(5)}`;
+    }
+    return line;
+  });
+  return safe`${joinSafe(lines, '\n')}\n`;
 }
 
 type ActionFactory = (loader: Loader, cmd: Command, args: unknown[]) => () => Promise<void>;
 
 function buildProgram(io: IO, action: ActionFactory, argv: readonly string[]): Command {
+  // Parse errors quote the user's arguments: through the sanitiser like any stderr text.
+  const humanErr = new HumanStream(io.stderr);
   const program = new Command('imaging');
   // A group's subcommands are built only when that group is invoked: defining every option of
   // every command is a measurable part of start-up, and a lookup needs none of them.
@@ -138,13 +150,13 @@ Exit codes: 0 ok, 1 failure, 2 usage, 3 auth, 4 not found, 5 forbidden, 6 limit,
     )
     .configureOutput({
       writeOut: (s) => io.stdout.write(s),
-      writeErr: (s) => io.stderr.write(s),
+      writeErr: (s) => humanErr.write(s),
     })
     .exitOverride();
 
   const bind = (cmd: Command, loader: Loader) => {
     cmd.exitOverride();
-    cmd.configureOutput({ writeOut: (s) => io.stdout.write(s), writeErr: (s) => io.stderr.write(s) });
+    cmd.configureOutput({ writeOut: (s) => io.stdout.write(s), writeErr: (s) => humanErr.write(s) });
     cmd.action(async (...raw: unknown[]) => {
       const self = raw[raw.length - 1] as Command;
       const positional = raw.slice(0, -2);
@@ -495,6 +507,10 @@ Exit codes: 0 ok, 1 failure, 2 usage, 3 auth, 4 not found, 5 forbidden, 6 limit,
         '--webhook-retry-ms <ms>',
         'first retry delay of a failed delivery (default 1000, doubling)',
         positiveInt('--webhook-retry-ms'),
+      )
+      .option(
+        '--hostile',
+        'serve terminal escapes, bidi and format characters in every string, header and reason phrase',
       ),
     lazy(
       () => import('./commands/mock.js'),

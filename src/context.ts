@@ -6,6 +6,7 @@ import { defaultBaseUrl, type EnvironmentName, MOCK_TOKEN, parseEnvironment } fr
 import { ConfigStore } from './config/store.js';
 import { AuthError, UsageError } from './errors.js';
 import { type OutputFormat, parseFormat } from './output/format.js';
+import { HumanStream, type SafeText, safe } from './output/text.js';
 
 /** What a command may touch of the outside world: streams and whether they are terminals. */
 export interface IO {
@@ -79,6 +80,8 @@ export class Context {
   private readonly deps: ContextDeps;
   private configStore: ConfigStore | undefined;
   private client: ApiClient | undefined;
+  private humanOut: HumanStream | undefined;
+  private humanErr: HumanStream | undefined;
 
   constructor(deps: ContextDeps) {
     this.deps = deps;
@@ -87,6 +90,21 @@ export class Context {
     this.globals = deps.globals;
     this.signal = deps.signal ?? new AbortController().signal;
     this.now = deps.now ?? (() => new Date());
+  }
+
+  /**
+   * Human output on stdout (tables, detail views, verdicts): through the one sanitiser. Data
+   * formats (JSON, NDJSON, CSV, raw bodies) go to `io.stdout`, byte-exact.
+   */
+  get out(): HumanStream {
+    this.humanOut ??= new HumanStream(this.io.stdout);
+    return this.humanOut;
+  }
+
+  /** Everything on stderr (notes, hints, warnings, traces, progress) goes through the sanitiser. */
+  get err(): HumanStream {
+    this.humanErr ??= new HumanStream(this.io.stderr);
+    return this.humanErr;
   }
 
   get config(): ConfigStore {
@@ -160,7 +178,8 @@ export class Context {
       baseUrl,
       token,
       timeoutMs: this.globals.timeout ?? DEFAULT_TIMEOUT_MS,
-      trace: this.globals.verbose ? (line) => this.io.stderr.write(`${line}\n`) : undefined,
+      // A trace line holds the server's reason phrase and request id: one cleaned line each.
+      trace: this.globals.verbose ? (line) => this.err.write(safe`${line}\n`) : undefined,
       signal: this.signal,
       ...this.deps.clientOverrides,
     });
@@ -196,9 +215,12 @@ export class Context {
     return openInBrowser(url, this.env);
   }
 
-  /** Writes a hint or note to stderr (never to stdout, which carries data). */
-  note(message: string): void {
-    this.io.stderr.write(`${message}\n`);
+  /**
+   * Writes a hint or note to stderr (never to stdout, which carries data), through the sanitiser.
+   * Build a note that carries server text with safe`…`, so each value stays on one line.
+   */
+  note(message: string | SafeText): void {
+    this.err.line(message);
   }
 
   close(): void {

@@ -1,3 +1,5 @@
+import { clean } from './output/text.js';
+
 /**
  * Error classes and the one mapping from failures to exit codes (see the CLI contract).
  * Nothing here may carry a token or a request body: messages are shown to users as they are.
@@ -153,33 +155,39 @@ export class ApiError extends CliError {
  * errors we did not anticipate.
  */
 export function formatError(err: unknown, opts: { verbose?: boolean } = {}): string {
+  // Server text (message, code, errors, request id, links) and any message that quotes it are
+  // cleaned value by value, so each stays on its line and no escape reaches the terminal.
+  const c = clean;
   const lines: string[] = [];
+  const hint = (h: string | undefined) => {
+    if (h) lines.push(`hint: ${h.split('\n').map(c).join('\n')}`);
+  };
   if (err instanceof ApiError) {
     const d = err.details;
     const statusText = httpStatusText(d.status);
-    lines.push(`error: ${d.message ?? d.bodyNote ?? statusText}`);
+    lines.push(`error: ${c(d.message ?? d.bodyNote ?? statusText)}`);
     lines.push(`  status:     ${d.status}${statusText ? ` ${statusText}` : ''}`);
-    if (d.code) lines.push(`  code:       ${d.code}${d.type ? ` (${d.type})` : ''}`);
-    if (d.message && d.bodyNote) lines.push(`  note:       ${d.bodyNote}`);
+    if (d.code) lines.push(`  code:       ${c(d.code)}${d.type ? ` (${c(d.type)})` : ''}`);
+    if (d.message && d.bodyNote) lines.push(`  note:       ${c(d.bodyNote)}`);
     if (d.errors && d.errors.length > 0) {
       lines.push('  errors:');
-      for (const e of d.errors) lines.push(`    - ${e}`);
+      for (const e of d.errors) lines.push(`    - ${c(e)}`);
     }
-    lines.push(`  request:    ${d.method} ${d.url}`);
-    if (d.requestId) lines.push(`  request id: ${d.requestId}`);
+    lines.push(`  request:    ${d.method} ${c(d.url)}`);
+    if (d.requestId) lines.push(`  request id: ${c(d.requestId)}`);
     if (d.retryAfterSeconds !== undefined) lines.push(`  retry after: ${d.retryAfterSeconds} s`);
-    if (d.documentationUrl) lines.push(`  docs:       ${d.documentationUrl}`);
-    if (err.hint) lines.push(`hint: ${err.hint}`);
+    if (d.documentationUrl) lines.push(`  docs:       ${c(d.documentationUrl)}`);
+    hint(err.hint);
     return lines.join('\n');
   }
   if (err instanceof CliError) {
-    lines.push(`error: ${err.message}`);
-    if (err.hint) lines.push(`hint: ${err.hint}`);
+    lines.push(`error: ${c(err.message)}`);
+    hint(err.hint);
     return lines.join('\n');
   }
   const message = err instanceof Error ? err.message : String(err);
-  lines.push(`error: unexpected failure: ${message}`);
-  if (opts.verbose && err instanceof Error && err.stack) lines.push(err.stack);
+  lines.push(`error: unexpected failure: ${c(message)}`);
+  if (opts.verbose && err instanceof Error && err.stack) lines.push(...err.stack.split('\n').map(c));
   else lines.push('hint: run again with --verbose for details.');
   return lines.join('\n');
 }

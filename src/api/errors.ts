@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { ApiErrorDetails } from '../errors.js';
+import { clean } from '../output/text.js';
 
 type ParsedDetails = Omit<ApiErrorDetails, 'method' | 'url'>;
 
@@ -69,10 +70,10 @@ export function parseRetryAfter(value: string | undefined, now = Date.now()): nu
   return Math.max(0, Math.ceil((date - now) / 1000));
 }
 
-/** Strips terminal control characters from server text before it reaches a terminal. */
+/**
+ * Server text kept in an error's details: escaped by the one sanitiser (output/text.ts) and put
+ * on one line, so a message stays safe wherever it is shown (the error block cleans it again).
+ */
 export function sanitise(text: string): string {
-  return text
-    .replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, '')
-    .replace(/\s+/g, ' ')
-    .trim();
+  return clean(text).replace(/\s+/g, ' ').trim();
 }

@@ -93,7 +93,10 @@ export async function api(
     }
   }
   if (!isJson) {
-    ctx.io.stdout.write(res.raw); // a PDF, an image, text: the bytes as they came
+    // On a terminal a person reads it: text through the one sanitiser (a server's escapes shown,
+    // not run). Piped or redirected, a PDF, an image, text: the bytes as they came.
+    if (ctx.io.stdoutIsTTY) ctx.out.write(res.raw.toString('utf8'));
+    else ctx.io.stdout.write(res.raw);
     return 0;
   }
   if (format === 'ndjson' && Array.isArray(parsed))

@@ -2,6 +2,7 @@ import { type PageMeta, PageWalk, paginate } from '../api/paginate.js';
 import type { Query } from '../api/url.js';
 import type { Context } from '../context.js';
 import { type Column, renderList } from '../output/render.js';
+import { safe } from '../output/text.js';
 
 export interface ListCommandOptions<T> {
   path: string;
@@ -41,10 +42,13 @@ export async function listCommand<T>(ctx: Context, opts: ListCommandOptions<T>):
     typeof lastMeta.total_pages === 'number' &&
     lastMeta.total_pages > 1
   ) {
+    // meta comes from the server and may hold strings where numbers belong: each value is
+    // cleaned to one line by safe`…`.
     const current = lastMeta.current_page ?? opts.page ?? 1;
-    const total = typeof lastMeta.total_count === 'number' ? ` (${lastMeta.total_count} ${opts.noun})` : '';
-    const next = lastMeta.next_page ? ` Next: --page ${lastMeta.next_page}, or --all.` : '';
-    ctx.note(`Page ${current} of ${lastMeta.total_pages}${total}.${next}`);
+    const total =
+      typeof lastMeta.total_count === 'number' ? safe` (${lastMeta.total_count} ${opts.noun})` : '';
+    const next = lastMeta.next_page ? safe` Next: --page ${lastMeta.next_page}, or --all.` : '';
+    ctx.note(safe`Page ${current} of ${lastMeta.total_pages}${total}.${next}`);
   }
   return 0;
 }

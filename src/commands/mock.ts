@@ -17,6 +17,7 @@ export interface MockOpts {
   webhookRetryMs?: number;
   fault?: string[];
   faultDelayMs?: number;
+  hostile?: boolean;
 }
 
 /** Runs the emulator until Ctrl-C / SIGTERM. Prints its URL on stdout (one line) for scripts. */
@@ -58,6 +59,7 @@ export async function mock(ctx: Context, opts: MockOpts): Promise<number> {
       webhookRetryDelayMs: opts.webhookRetryMs,
       faults: opts.fault,
       faultDelayMs: opts.faultDelayMs,
+      hostile: Boolean(opts.hostile),
     });
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
@@ -72,6 +74,8 @@ export async function mock(ctx: Context, opts: MockOpts): Promise<number> {
   }
   ctx.io.stdout.write(`${server.url}\n`);
   ctx.note(`imaging mock: emulator listening on ${server.url} (synthetic data; Ctrl-C stops it)`);
+  if (opts.hostile)
+    ctx.note('Hostile mode: every answer carries terminal escapes, bidi and format characters.');
   if (opts.port === 4010)
     ctx.note('Use it with: imaging --env local <command>   e.g. imaging --env local cpt 73721');
   else ctx.note(`Use it with: imaging --env local --base-url ${server.url} <command>`);

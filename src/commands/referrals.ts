@@ -4,6 +4,7 @@ import type { Context, GlobalOptions } from '../context.js';
 import { CliError, UsageError } from '../errors.js';
 import { ProgressBar } from '../output/progress.js';
 import type { Column } from '../output/render.js';
+import { clean, safe } from '../output/text.js';
 import { renderReferral } from '../referrals/detail.js';
 import { type ExportFormat, exportReferrals } from '../referrals/export.js';
 import { latestVisitStatus, type RowKind } from '../referrals/rows.js';
@@ -76,9 +77,7 @@ export async function get(ctx: Context, id: string): Promise<number> {
   }
   if (typeof res.data !== 'object' || res.data === null)
     throw new CliError('the API answered with no referral');
-  ctx.io.stdout.write(
-    renderReferral(res.data, { color: ctx.colorLevel() > 0, timeZone: ctx.env.TZ || undefined }),
-  );
+  ctx.out.write(renderReferral(res.data, { color: ctx.colorLevel() > 0, timeZone: ctx.env.TZ || undefined }));
   return 0;
 }
 
@@ -118,11 +117,13 @@ export async function create(ctx: Context, opts: GlobalOptions & { file?: string
   if (format === 'json') {
     ctx.io.stdout.write(`${JSON.stringify(res.data, null, 2)}\n`);
   } else if (referral && typeof referral === 'object') {
-    ctx.io.stdout.write(
+    ctx.out.write(
       renderReferral(referral, { color: ctx.colorLevel() > 0, timeZone: ctx.env.TZ || undefined }),
     );
   }
-  ctx.note(`Created referral ${referral?.reference ?? ''} ${referral?.id ?? ''}`.replace(/\s+/g, ' ').trim());
+  ctx.note(
+    safe`${`Created referral ${clean(referral?.reference ?? '')} ${clean(referral?.id ?? '')}`.replace(/\s+/g, ' ').trim()}`,
+  );
   return 0;
 }
 

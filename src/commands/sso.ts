@@ -1,3 +1,4 @@
+import { isLoopbackHost } from '../api/url.js';
 import type { Context, GlobalOptions } from '../context.js';
 import { CliError } from '../errors.js';
 
@@ -9,9 +10,17 @@ export async function sso(ctx: Context, opts: GlobalOptions & { open?: boolean }
   const format = ctx.format('table', ['table', 'json']);
   const res = await ctx.api().request<{ url?: unknown }>({ method: 'POST', path: '/auth/sso' });
   const url = res.data && typeof res.data === 'object' ? res.data.url : undefined;
-  if (typeof url !== 'string' || !/^https?:\/\//i.test(url)) {
+  if (typeof url !== 'string' || url === '') {
     throw new CliError(
       'the SSO answer has no URL',
+      1,
+      res.requestId ? `request id: ${res.requestId}` : undefined,
+    );
+  }
+  if (!isPortalUrl(url)) {
+    // Never shown: it is a credential, and it is not fit for a terminal or a browser.
+    throw new CliError(
+      'the SSO answer is not a single-line absolute https URL; it was not printed or opened',
       1,
       res.requestId ? `request id: ${res.requestId}` : undefined,
     );
@@ -27,4 +36,20 @@ export async function sso(ctx: Context, opts: GlobalOptions & { open?: boolean }
   }
   ctx.io.stdout.write(format === 'json' ? `${JSON.stringify({ url }, null, 2)}\n` : `${url}\n`);
   return 0;
+}
+
+/**
+ * A one-time portal link we are willing to print or open: one line (no whitespace, control,
+ * escape, bidi or format character anywhere), absolute, https, with a host. Plain http only for
+ * this machine (the emulator), the same rule as for sending the token.
+ */
+export function isPortalUrl(url: string): boolean {
+  if (!/^https?:\/\//i.test(url) || /[\s\p{Cc}\p{Cf}\p{Cs}]/u.test(url)) return false;
+  try {
+    const u = new URL(url);
+    if (u.hostname === '') return false;
+    return u.protocol === 'https:' || (u.protocol === 'http:' && isLoopbackHost(u.hostname));
+  } catch {
+    return false;
+  }
 }

@@ -1,5 +1,6 @@
 import type { Context, GlobalOptions } from '../context.js';
 import { CliError, ExitCode, UsageError } from '../errors.js';
+import { joinSafe, type SafeText, safe, style } from '../output/text.js';
 import { requireHttpUrl } from '../util/args.js';
 import { readInput } from '../util/input.js';
 import { CaptureError, parseCapture } from '../webhook/capture.js';
@@ -108,9 +109,9 @@ export async function verify(ctx: Context, opts: VerifyOpts): Promise<number> {
     allowUnsigned: Boolean(opts.allowUnsigned),
     captureNotes: notes,
   });
-  for (const w of verdict.warnings) ctx.note(`warning: ${w}`);
+  for (const w of verdict.warnings) ctx.note(safe`warning: ${w}`);
   if (format === 'json') ctx.io.stdout.write(`${JSON.stringify(verdictJson(verdict), null, 2)}\n`);
-  else ctx.io.stdout.write(renderVerdict(verdict, ctx.colorLevel() > 0));
+  else ctx.out.write(renderVerdict(verdict, ctx.colorLevel() > 0));
   return verdict.valid ? ExitCode.ok : ExitCode.webhook;
 }
 
@@ -138,14 +139,16 @@ export function verdictJson(v: Verdict) {
 }
 
 /** One-line verdict, the event summary, then one line per problem and the likely causes. */
-export function renderVerdict(v: Verdict, color: boolean): string {
-  const paint = (code: number, s: string) => (color ? `\u001b[${code}m${s}\u001b[39m` : s);
-  const lines = [`${v.valid ? paint(32, 'valid') : paint(31, 'NOT valid')}: ${v.headline}`];
+export function renderVerdict(v: Verdict, color: boolean): SafeText {
+  // Headline, summary, problems and causes quote the delivery (event names, ids, headers): each
+  // line is cleaned by safe`…` to one line with escapes visible.
+  const verdict = v.valid ? style('green', 'valid', color) : style('red', 'NOT valid', color);
+  const lines = [safe`${verdict}: ${v.headline}`];
   const summary = summaryLine(v);
-  if (summary) lines.push(`  ${summary}`);
-  for (const p of v.problems) lines.push(`  - ${p}`);
-  for (const c of v.causes) lines.push(`  likely cause: ${c}`);
-  return `${lines.join('\n')}\n`;
+  if (summary) lines.push(safe`  ${summary}`);
+  for (const p of v.problems) lines.push(safe`  - ${p}`);
+  for (const c of v.causes) lines.push(safe`  likely cause: ${c}`);
+  return safe`${joinSafe(lines, '\n')}\n`;
 }
 
 export function summaryLine(v: Verdict): string {
@@ -199,7 +202,7 @@ export async function sign(ctx: Context, opts: SignOpts): Promise<number> {
   }
   if (!event) throw new UsageError('no event name: the body has no event_name', 'Give it with --event NAME.');
   const secret = await loadSecret(ctx, opts);
-  for (const w of secret.warnings) ctx.note(`warning: ${w}`);
+  for (const w of secret.warnings) ctx.note(safe`warning: ${w}`);
   const timestamp = opts.timestamp?.trim() ?? String(Math.floor(ctx.now().getTime() / 1000));
   const signature = signatureHeaderValue(secret.key, timestamp, body, encoding);
   const headers: Array<[string, string]> = [
@@ -230,7 +233,7 @@ export async function sign(ctx: Context, opts: SignOpts): Promise<number> {
       `${JSON.stringify({ event, timestamp, signature, encoding, headers: Object.fromEntries(headers) }, null, 2)}\n`,
     );
   } else {
-    for (const [k, v] of headers) ctx.io.stdout.write(`${k}: ${v}\n`);
+    for (const [k, v] of headers) ctx.out.line(safe`${k}: ${v}`);
   }
   return 0;
 }
@@ -259,7 +262,7 @@ export async function listen(ctx: Context, opts: ListenOpts): Promise<number> {
     throw new UsageError(`--path must start with /, not "${opts.path}"`);
   if (opts.forwardTo !== undefined) requireHttpUrl('--forward-to', opts.forwardTo);
   const secret = await loadSecret(ctx, opts);
-  for (const w of secret.warnings) ctx.note(`warning: ${w}`);
+  for (const w of secret.warnings) ctx.note(safe`warning: ${w}`);
   const { startListener } = await import('../webhook/listener.js');
   const { InterruptedError } = await import('../errors.js');
   let listener: Awaited<ReturnType<typeof startListener>>;
@@ -288,7 +291,8 @@ export async function listen(ctx: Context, opts: ListenOpts): Promise<number> {
           ]
             .filter(Boolean)
             .join('  ');
-          ctx.io.stdout.write(`${time}  ${state}  ${detail}${extra ? `  ${extra}` : ''}\n`);
+          // An unsigned request's event name is whatever anyone who reaches the port sent.
+          ctx.out.line(safe`${`${time}  ${state}  ${detail}${extra ? `  ${extra}` : ''}`}`);
         } else {
           ctx.io.stdout.write(
             `${JSON.stringify({ received_at: d.receivedAt, path: d.path, ...verdictJson(d.verdict), duplicate: d.duplicate, forwarded_status: d.forwarded ?? null, response_status: d.status })}\n`,

@@ -36,6 +36,8 @@ export interface MockOptions {
   faults?: string[];
   /** How long a `slow` fault holds its answer, in ms. */
   faultDelayMs?: number;
+  /** Serve hostile strings in every string field, header and reason phrase (mock/hostile.ts). */
+  hostile?: boolean;
 }
 
 export interface RequestLogEntry {
@@ -541,6 +543,26 @@ export async function startMockServer(options: MockOptions = {}): Promise<MockSe
     entry.status = reply.status;
     if (options.latencyMs) await new Promise((r) => setTimeout(r, options.latencyMs));
     const headers: Record<string, string> = { 'x-request-id': requestId, ...reply.headers };
+    if (options.hostile) {
+      const { hostileBody, writeRawAnswer } = await import('./hostile.js');
+      // JSON written as raw text (the referral list) is made hostile too; HTML pages are not.
+      let json = reply.raw !== undefined && /json/.test(headers['content-type'] ?? '');
+      let body = reply.body;
+      try {
+        if (json) body = JSON.parse(String(reply.raw));
+      } catch {
+        json = false; // a truncated-body fault: sent as it is
+      }
+      const bytes =
+        reply.raw !== undefined && !json
+          ? Buffer.from(reply.raw)
+          : body === undefined
+            ? Buffer.alloc(0)
+            : Buffer.from(JSON.stringify(hostileBody(body)));
+      if (body !== undefined) headers['content-type'] ??= 'application/json; charset=utf-8';
+      writeRawAnswer(res.socket!, reply.status, headers, bytes);
+      return;
+    }
     if (reply.raw !== undefined) {
       res.writeHead(reply.status, headers);
       res.end(reply.raw);

@@ -1,4 +1,5 @@
 import type { Writable } from 'node:stream';
+import { HumanStream, safe } from './text.js';
 
 /**
  * A one-line progress bar on stderr (only when stderr is a terminal): pages, records, rate, ETA.
@@ -14,13 +15,17 @@ export class ProgressBar {
   private lastDraw = 0;
   private drawn = false;
   private finished = false;
+  private readonly stream: HumanStream;
 
+  /** `stream` is stderr: a raw one is wrapped, so the bar too writes through the one sanitiser. */
   constructor(
-    private readonly stream: Writable,
+    stream: Writable | HumanStream,
     private readonly enabled: boolean,
     private readonly label: string,
     private readonly width: number = 80,
-  ) {}
+  ) {
+    this.stream = stream instanceof HumanStream ? stream : new HumanStream(stream);
+  }
 
   update(pages: number, records: number, totalPages: number | undefined): void {
     this.pages = pages;
@@ -53,8 +58,9 @@ export class ProgressBar {
 
   private draw(): void {
     const text = this.line().slice(0, Math.max(10, this.width - 1));
-    // \x1b[?25l hides the cursor while drawing; \x1b[2K clears the line.
-    this.stream.write(`${this.drawn ? '' : '\u001b[?25l'}\r\u001b[2K${text}`);
+    // \x1b[?25l hides the cursor while drawing; \x1b[2K clears the line. The escapes are literal
+    // parts of safe`…` (our own); the text is cleaned.
+    this.stream.write(this.drawn ? safe`\r\u001b[2K${text}` : safe`\u001b[?25l\r\u001b[2K${text}`);
     this.drawn = true;
   }
 
@@ -62,7 +68,7 @@ export class ProgressBar {
   done(): void {
     if (this.finished) return;
     this.finished = true;
-    if (this.enabled && this.drawn) this.stream.write('\r\u001b[2K\u001b[?25h');
+    if (this.enabled && this.drawn) this.stream.write(safe`\r\u001b[2K\u001b[?25h`);
   }
 }
 

@@ -14,7 +14,10 @@ export interface ListRenderOptions<T> {
   emptyHint?: string;
 }
 
-/** Renders a list: a table for people, or every field the API sent for scripts. */
+/**
+ * Renders a list: a table for people (through the one sanitiser, `ctx.out`), or every field the
+ * API sent for scripts (the raw stream, byte-faithful).
+ */
 export async function renderList<T>(ctx: Context, records: T[], opts: ListRenderOptions<T>): Promise<void> {
   const out = ctx.io.stdout;
   if (records.length === 0 && opts.emptyHint) ctx.note(opts.emptyHint);
@@ -36,7 +39,7 @@ export async function renderList<T>(ctx: Context, records: T[], opts: ListRender
     case 'table': {
       if (records.length === 0) return;
       const { renderTable } = await import('./table.js');
-      out.write(
+      ctx.out.write(
         renderTable(
           opts.columns.map((c) => c.header),
           records.map((r) => opts.columns.map((c) => c.get(r))),
@@ -72,7 +75,7 @@ export async function renderOne<T>(
     }
     case 'table': {
       const { renderPairs } = await import('./table.js');
-      out.write(renderPairs(fields(record), { color: ctx.colorLevel() > 0 }));
+      ctx.out.write(renderPairs(fields(record), { color: ctx.colorLevel() > 0 }));
       return;
     }
   }

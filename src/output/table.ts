@@ -1,5 +1,5 @@
-import { sanitise } from '../api/errors.js';
 import { cell } from './render.js';
+import { clean, joinSafe, type SafeText, style } from './text.js';
 
 /**
  * Aligned, borderless columns, as gh prints them. Our own rather than cli-table3: measured here,
@@ -7,8 +7,8 @@ import { cell } from './render.js';
  * for a layout this simple. Widths count terminal cells, so accented, CJK and emoji text lines up.
  */
 
-const ESC = '\u001b[';
-const bold = (s: string, color: boolean) => (color ? `${ESC}1m${s}${ESC}22m` : s);
+/** A cell: the server's text cleaned by the one sanitiser, on one line, trimmed. */
+const cellText = (v: unknown) => clean(cell(v)).trim();
 
 export interface TableOptions {
   color: boolean;
@@ -18,32 +18,49 @@ export interface TableOptions {
 
 const GAP = '  ';
 
-export function renderTable(headers: string[], rows: unknown[][], opts: TableOptions): string {
-  const body = rows.map((r) => headers.map((_, i) => sanitise(cell(r[i]))));
-  const head = headers.map((h) => h.toUpperCase());
+/** The table as SafeText: cells cleaned (escapes made visible) before they are measured and cut. */
+export function renderTable(headers: string[], rows: unknown[][], opts: TableOptions): SafeText {
+  const body = rows.map((r) => headers.map((_, i) => cellText(r[i])));
+  const head = headers.map((h) => clean(h.toUpperCase()));
   const natural = head.map((h, i) => Math.max(displayWidth(h), ...body.map((r) => displayWidth(r[i] ?? ''))));
   const widths = opts.width ? fitWidths(natural, opts.width) : natural;
-  const line = (cells: string[], isHead: boolean) =>
-    cells
-      .map((c, i) => {
-        const w = widths[i] ?? 0;
-        const text = displayWidth(c) > w ? truncate(c, w) : c;
-        const last = i === cells.length - 1;
-        const padded = last ? text : text + ' '.repeat(Math.max(0, w - displayWidth(text)));
-        return isHead ? bold(padded, opts.color) : padded;
-      })
-      .join(GAP)
-      .trimEnd();
-  return `${[line(head, true), ...body.map((r) => line(r, false))].join('\n')}\n`;
+  const line = (cells: string[], isHead: boolean) => {
+    const texts = cells.map((c, i) => {
+      const w = widths[i] ?? 0;
+      const text = displayWidth(c) > w ? truncate(c, w) : c;
+      const last = i === cells.length - 1;
+      return last ? text : text + ' '.repeat(Math.max(0, w - displayWidth(text)));
+    });
+    const last = texts.length - 1;
+    if (last >= 0) texts[last] = (texts[last] ?? '').trimEnd();
+    while (texts.length > 1 && texts[texts.length - 1] === '') {
+      texts.pop();
+      texts[texts.length - 1] = (texts[texts.length - 1] ?? '').trimEnd();
+    }
+    return joinSafe(
+      texts.map((t) => (isHead ? style('bold', t, opts.color) : t)),
+      GAP,
+    );
+  };
+  return joinSafe([line(head, true), ...body.map((r) => line(r, false)), ''], '\n');
 }
 
 /** Label: value lines for one record. */
-export function renderPairs(pairs: Array<[string, unknown]>, opts: { color: boolean }): string {
+export function renderPairs(pairs: Array<[string, unknown]>, opts: { color: boolean }): SafeText {
   const width = Math.max(0, ...pairs.map(([k]) => displayWidth(k)));
-  return pairs
-    .map(([k, v]) => `${bold(`${k}:`.padEnd(width + 1), opts.color)}  ${sanitise(cell(v))}`.trimEnd())
-    .join('\n')
-    .concat('\n');
+  return joinSafe(
+    [
+      ...pairs.map(([k, v]) => {
+        const value = cellText(v);
+        const label = `${k}:`.padEnd(width + 1);
+        return value
+          ? joinSafe([style('bold', label, opts.color), value], '  ')
+          : style('bold', label.trimEnd(), opts.color);
+      }),
+      '',
+    ],
+    '\n',
+  );
 }
 
 /** Shrinks the widest columns until the row fits the terminal (never below 6 cells). */

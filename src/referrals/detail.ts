@@ -1,26 +1,31 @@
-import { sanitise } from '../api/errors.js';
 import type { Referral } from '../api/types.js';
+import { clean, joinSafe, type SafeText, safe, style } from '../output/text.js';
 import { latestVisitStatus, patientDob } from './rows.js';
 
 /**
  * The human view of one referral: header, patient, then each visit with its procedures, then
  * ICD-10 codes and call notes. Times in the user's time zone. Unknown statuses appear as they are.
  */
-export function renderReferral(r: Referral, opts: { color: boolean; timeZone: string | undefined }): string {
-  const b = (s: string) => (opts.color ? `\u001b[1m${s}\u001b[22m` : s);
-  const dim = (s: string) => (opts.color ? `\u001b[2m${s}\u001b[22m` : s);
-  const out: string[] = [];
-  const v = (x: unknown): string => (x === null || x === undefined || x === '' ? '-' : sanitise(String(x)));
+export function renderReferral(
+  r: Referral,
+  opts: { color: boolean; timeZone: string | undefined },
+): SafeText {
+  // Every value from the server passes clean() (one line, escapes visible) via v() or safe`…`.
+  const b = (s: unknown) => style('bold', s, opts.color);
+  const dim = (s: unknown) => style('dim', s, opts.color);
+  const out: Array<string | SafeText> = [];
+  const v = (x: unknown): string =>
+    x === null || x === undefined || x === '' ? '-' : clean(String(x)).replace(/\s+/g, ' ').trim() || '-';
   const pairs = (rows: Array<[string, unknown]>, indent = '') => {
     const shown = rows.filter(([, value]) => value !== undefined);
     const w = Math.max(...shown.map(([k]) => k.length)) + 1;
-    for (const [k, value] of shown) out.push(`${indent}${dim(`${k}:`.padEnd(w))}  ${v(value)}`);
+    for (const [k, value] of shown) out.push(safe`${indent}${dim(`${k}:`.padEnd(w))}  ${v(value)}`);
   };
   const name = (o: { name?: unknown; id?: unknown } | undefined) =>
     o && (o.name || o.id) ? v(o.name ?? o.id) : '-';
   const when = (iso: unknown) => formatTime(iso, opts.timeZone);
 
-  out.push(`${b(`Referral ${v(r.reference)}`)}  ${dim(v(r.id))}`);
+  out.push(safe`${b(`Referral ${v(r.reference)}`)}  ${dim(v(r.id))}`);
   pairs([
     ['Status', r.status],
     ['Latest visit', latestVisitStatus(r.visits)],
@@ -91,7 +96,7 @@ export function renderReferral(r: Referral, opts: { color: boolean; timeZone: st
   out.push('', b(`Visits (${visits.length})`));
   if (visits.length === 0) out.push('  none yet');
   visits.forEach((visit, i) => {
-    out.push(`  ${b(`${i + 1}. ${v(visit.modality)}`)}  ${v(visit.status)}  ${dim(v(visit.id))}`);
+    out.push(safe`  ${b(`${i + 1}. ${v(visit.modality)}`)}  ${v(visit.status)}  ${dim(v(visit.id))}`);
     const loc = visit.location ?? {};
     pairs(
       [
@@ -116,11 +121,12 @@ export function renderReferral(r: Referral, opts: { color: boolean; timeZone: st
       const parts = [
         proc.body_part,
         proc.laterality && proc.laterality !== 'not_present' ? proc.laterality : null,
-        proc.contrast?.replace(/_/g, ' '),
+        typeof proc.contrast === 'string' ? proc.contrast.replace(/_/g, ' ') : proc.contrast,
       ]
         .filter(Boolean)
+        .map(v)
         .join(', ');
-      out.push(`     - ${v(proc.procedure ?? parts)}${proc.procedure ? dim(` (${parts})`) : ''}`);
+      out.push(safe`     - ${v(proc.procedure ?? parts)}${proc.procedure ? dim(` (${parts})`) : ''}`);
       pairs(
         [
           ['CPT', proc.cpt_code],
@@ -135,14 +141,14 @@ export function renderReferral(r: Referral, opts: { color: boolean; timeZone: st
 
   const codes = Array.isArray(r.icd10_codes) ? r.icd10_codes : [];
   out.push('', b(`ICD-10 codes (${codes.length})`));
-  for (const c of codes) out.push(`  ${v(c.code).padEnd(9)} ${v(c.short_description)}`);
+  for (const c of codes) out.push(safe`  ${v(c.code).padEnd(9)} ${v(c.short_description)}`);
   if (codes.length === 0) out.push('  none');
 
   const notes = Array.isArray(r.call_notes) ? r.call_notes : [];
   out.push('', b(`Call notes (${notes.length})`));
-  for (const n of notes) out.push(`  ${when(n.created_at)}  ${v(n.notes)}`);
+  for (const n of notes) out.push(safe`  ${v(when(n.created_at))}  ${v(n.notes)}`);
   if (notes.length === 0) out.push('  none');
-  return `${out.join('\n')}\n`;
+  return safe`${joinSafe(out, '\n')}\n`;
 }
 
 /** An ISO time in the user's zone (TZ, else the system's), e.g. "Jan 7, 2026, 9:00 AM EST". */

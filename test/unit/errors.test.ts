@@ -48,8 +48,10 @@ describe('parseErrorBody', () => {
   it('explains an empty body', () => {
     expect(parse(503, '').bodyNote).toMatch(/empty response body/);
   });
-  it('strips terminal control characters from server text', () => {
-    expect(parse(422, JSON.stringify({ message: 'bad\u001b[31m red\u0007' })).message).toBe('bad[31m red');
+  it('escapes terminal control characters in server text visibly', () => {
+    expect(parse(422, JSON.stringify({ message: 'bad\u001b[31m red\u0007' })).message).toBe(
+      'bad\u241b[31m red\u2407',
+    );
   });
   it('reads Retry-After in seconds and as a date', () => {
     expect(parse(429, '{}', { 'retry-after': '7' }).retryAfterSeconds).toBe(7);

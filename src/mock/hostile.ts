@@ -1,0 +1,71 @@
+import type { Socket } from 'node:net';
+
+/**
+ * `imaging mock --hostile`: a server that tries to take over the terminal of whoever reads its
+ * answers. Every string in every JSON answer (records, error envelopes, the SSO URL) gets
+ * HOSTILE appended; pagination meta holds strings where numbers belong; the X-Request-Id and
+ * other headers carry C1 controls and UTF-8 bidi/format characters (Node's client refuses ESC,
+ * BEL and DEL in a header, so those are tested with a server of the test's own); the reason
+ * phrase carries all of it. Answers are written as raw bytes on the socket, since Node's own
+ * server refuses control characters in headers and reason phrases.
+ */
+
+/** Every kind of character a terminal may act on, and a forged line. */
+export const HOSTILE = [
+  '\u001b[31mred\u001b[0m', // SGR colour (ESC [)
+  '\u001b]52;c;cHduZWQ=\u0007', // OSC 52: write the clipboard
+  '\u001b]0;pwned title\u0007', // OSC 0: window title
+  '\u001b[2J\u001b[H', // CSI 2J: clear the screen
+  '\u009b31m', // C1 CSI
+  '\u202eevil\u202c', // bidi override
+  '\u200bzero\u200dwidth\ufeff', // zero-width and BOM (format characters)
+  '\r\nerror: forged line\n', // CR, LF
+  '\u0007\u007f\u0000\u0008', // BEL, DEL, NUL, BS
+  '\u2028\u2066iso\u2069', // line separator, bidi isolate
+].join('');
+
+/** UTF-8 bytes of U+202E, U+200B and U+FEFF, as the latin1 characters a header is made of. */
+const BIDI_BYTES = Buffer.from('\u202e\u200b\ufeff', 'utf8').toString('latin1');
+
+/** A header value Node's client accepts that still carries C1 controls and bidi/format bytes. */
+export function hostileHeader(value: string): string {
+  return `${value}\u009b31m\u0085${BIDI_BYTES}`;
+}
+
+/** The reason phrase: Node's client passes ESC, BEL and C1 through to statusMessage. */
+export const HOSTILE_REASON = `OK \u001b[2J\u001b]0;pwned\u0007\u001b]52;c;cHduZWQ=\u0007\u009b31m${BIDI_BYTES}`;
+
+const META_STRINGS = new Set(['current_page', 'next_page', 'prev_page', 'total_count']);
+
+/** The answer with HOSTILE in every string, and pagination meta turned into strings. */
+export function hostileBody(value: unknown, key?: string): unknown {
+  if (typeof value === 'string') return value + HOSTILE;
+  if (Array.isArray(value)) return value.map((v) => hostileBody(v));
+  if (typeof value === 'object' && value !== null) {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) {
+      if (key === 'meta' && META_STRINGS.has(k)) out[k] = `${v ?? 2}${HOSTILE}`;
+      else if (key === 'meta' && k === 'total_pages') out[k] = Math.max(2, Number(v) || 0);
+      else out[k] = hostileBody(v, k);
+    }
+    return out;
+  }
+  return value;
+}
+
+/** Writes a whole HTTP/1.1 answer as bytes and closes the connection. */
+export function writeRawAnswer(
+  socket: Socket,
+  status: number,
+  headers: Record<string, string>,
+  body: Buffer,
+): void {
+  const lines = [`HTTP/1.1 ${status} ${HOSTILE_REASON}`];
+  for (const [k, v] of Object.entries(headers)) {
+    if (k.toLowerCase() === 'content-length' || k.toLowerCase() === 'connection') continue;
+    lines.push(`${k}: ${k.toLowerCase() === 'x-request-id' ? hostileHeader(v) : v}`);
+  }
+  lines.push(`x-hostile-note: ${hostileHeader('note')}`);
+  lines.push(`content-length: ${body.length}`, 'connection: close', '', '');
+  socket.end(Buffer.concat([Buffer.from(lines.join('\r\n'), 'latin1'), body]));
+}

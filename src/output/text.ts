@@ -1,0 +1,114 @@
+import type { Writable } from 'node:stream';
+
+/**
+ * The one sanitiser: every human-readable sink (tables, detail views, hints, notes, error blocks,
+ * traces, webhook verdicts and listener lines) writes through a HumanStream, which lets through
+ * only two things:
+ *
+ * - a SafeText, which can only be built here: by the `safe` template tag (its literal parts are
+ *   the tool's own source text, every interpolated value is cleaned) or by `style` (the tool's own
+ *   SGR colour codes around cleaned text);
+ * - a plain string, which is cleaned as a block: its newlines and tabs are kept, every other
+ *   control, escape, bidi or format character is escaped visibly.
+ *
+ * So server text cannot reach a terminal with an escape sequence in it, even from a sink that
+ * forgot to clean a value: the worst it can do is break a line. Data formats (JSON, NDJSON, CSV,
+ * `imaging api` bodies) do not come through here; they are written to the raw stream, byte-exact.
+ *
+ * Escaping: C0 controls and DEL become their Unicode control pictures (ESC reads `␛`, BEL `␇`),
+ * so a hostile sequence is visible rather than acted on; C1 controls, bidi controls, zero-width
+ * and other format characters (Cf) and lone surrogates become `<U+202E>`; inside one value, line
+ * breaks and tabs become one space, so a table cell or a line stays one line. No dependency, a few
+ * regular expressions: this module is on the start-up path.
+ */
+
+const SAFE_ASCII = /^[\x20-\x7e]*$/;
+const BREAKS = /[\t\n\v\f\r\u0085\u2028\u2029]+/g;
+const UNSAFE = /[\p{Cc}\p{Cf}\p{Cs}\u2028\u2029]/gu;
+
+function escapeChar(ch: string): string {
+  const code = ch.codePointAt(0) ?? 0;
+  if (code < 0x20) return String.fromCharCode(0x2400 + code);
+  if (code === 0x7f) return '\u2421';
+  return `<U+${code.toString(16).toUpperCase().padStart(4, '0')}>`;
+}
+
+/** One value, one line: line breaks become a space, controls and format characters visible escapes. */
+export function clean(value: unknown): string {
+  const s = typeof value === 'string' ? value : String(value);
+  if (SAFE_ASCII.test(s)) return s;
+  return s.replace(BREAKS, ' ').replace(UNSAFE, escapeChar);
+}
+
+/** A block of text: like `clean`, but its newlines and tabs are kept. */
+export function cleanBlock(text: string): string {
+  if (SAFE_ASCII.test(text)) return text;
+  return text.replace(UNSAFE, (ch) => (ch === '\n' || ch === '\t' ? ch : escapeChar(ch)));
+}
+
+const BRAND = Symbol('SafeText');
+
+/** Text that is safe for a terminal: only this module makes one. */
+export class SafeText {
+  readonly text: string;
+  constructor(brand: typeof BRAND, text: string) {
+    if (brand !== BRAND) throw new TypeError('SafeText is made by safe`…` or style()');
+    this.text = text;
+  }
+  toString(): string {
+    return this.text;
+  }
+  get length(): number {
+    return this.text.length;
+  }
+}
+
+function piece(value: unknown): string {
+  return value instanceof SafeText ? value.text : clean(value);
+}
+
+/**
+ * The template tag for human output: the literal parts are the tool's own text (newlines, and
+ * escape sequences written in the source, such as the progress bar's, are kept); every `${value}`
+ * is cleaned to one line, unless it is already SafeText.
+ */
+export function safe(strings: TemplateStringsArray, ...values: unknown[]): SafeText {
+  let out = strings[0] ?? '';
+  for (let i = 0; i < values.length; i++) out += piece(values[i]) + (strings[i + 1] ?? '');
+  return new SafeText(BRAND, out);
+}
+
+/** Joins pieces (plain strings are cleaned to one line each) with a separator of the tool's. */
+export function joinSafe(parts: readonly unknown[], separator = ''): SafeText {
+  return new SafeText(BRAND, parts.map(piece).join(separator));
+}
+
+const SGR = {
+  bold: ['1', '22'],
+  dim: ['2', '22'],
+  red: ['31', '39'],
+  green: ['32', '39'],
+  yellow: ['33', '39'],
+  redBold: ['31;1', '22;39'],
+} as const;
+export type Style = keyof typeof SGR;
+
+/** The tool's own colour: cleaned text between SGR codes, or the cleaned text alone when `on` is false. */
+export function style(name: Style, text: unknown, on: boolean): SafeText {
+  const inner = piece(text);
+  if (!on) return new SafeText(BRAND, inner);
+  const [open, close] = SGR[name];
+  return new SafeText(BRAND, `\u001b[${open}m${inner}\u001b[${close}m`);
+}
+
+/** A human-output writer around a raw stream: SafeText as it is, plain strings cleaned as a block. */
+export class HumanStream {
+  constructor(readonly target: Writable) {}
+  write(text: SafeText | string): boolean {
+    return this.target.write(text instanceof SafeText ? text.text : cleanBlock(text));
+  }
+  /** One line: the text then a newline. */
+  line(text: SafeText | string): boolean {
+    return this.write(text instanceof SafeText ? safe`${text}\n` : `${cleanBlock(text)}\n`);
+  }
+}
