@@ -170,6 +170,8 @@ export class ApiClient {
         );
       }
       assertTokenTransport(url);
+      const problem = tokenHeaderProblem(token);
+      if (problem) throw new CliError(`the API token cannot be sent: ${problem}`, ExitCode.auth, TOKEN_HINT);
       headers.authorization = `Bearer ${token}`;
     }
     const idempotent = method === 'GET' || method === 'HEAD';
@@ -390,6 +392,31 @@ export function assertTokenTransport(url: string): void {
       'Use an https:// base URL (plain http is allowed only to 127.0.0.1 / localhost).',
     );
   }
+}
+
+const TOKEN_HINT =
+  'Copy the token again from where it was issued, then: imaging auth login --with-token < token.txt (or set IMAGING_TOKEN).';
+
+/**
+ * Why a token cannot be an HTTP header value (CR, LF, NUL, another control character, or a
+ * character above U+00FF, which Node refuses to send), in words that never quote the token;
+ * undefined when it can be sent.
+ */
+export function tokenHeaderProblem(token: string): string | undefined {
+  let i = 0;
+  for (const ch of token) {
+    i++;
+    const c = ch.codePointAt(0) ?? 0;
+    if (c === 0x09 || (c >= 0x20 && c <= 0x7e) || (c >= 0xa0 && c <= 0xff)) continue;
+    const at = `at character ${i}`;
+    const u = `U+${c.toString(16).toUpperCase().padStart(4, '0')}`;
+    if (c === 0x0d) return `it contains a carriage return (CR) ${at}`;
+    if (c === 0x0a) return `it contains a line feed (LF) ${at}`;
+    if (c === 0) return `it contains a NUL character ${at}`;
+    if (c < 0xa0) return `it contains a control character (${u}) ${at}`;
+    return `it contains a character outside Latin-1 (${u}) ${at}, which an HTTP header cannot carry (a copy and paste may have changed it)`;
+  }
+  return undefined;
 }
 
 function parseJsonBody(
