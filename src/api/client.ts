@@ -7,6 +7,7 @@ import {
   InterruptedError,
   NetworkError,
   TimeoutError,
+  UnreadableAnswerError,
   UsageError,
 } from '../errors.js';
 import { userAgent } from '../version.js';
@@ -194,6 +195,12 @@ export class ApiClient {
         const parsed = req.raw
           ? { ok: true as const, value: undefined }
           : parseJsonBody(res.body, res.headers);
+        if (parsed.ok && nestedDeeperThan(parsed.value, MAX_JSON_DEPTH)) {
+          throw new UnreadableAnswerError(
+            `${method} ${traceUrl(res.url)}: JSON nested more than ${MAX_JSON_DEPTH} levels deep`,
+            requestId,
+          );
+        }
         if (parsed.ok) {
           const body = res.body;
           return {
@@ -392,6 +399,26 @@ export function assertTokenTransport(url: string): void {
       'Use an https:// base URL (plain http is allowed only to 127.0.0.1 / localhost).',
     );
   }
+}
+
+/**
+ * No answer of this API nests more than a few levels; JSON.parse accepts any depth, but every
+ * JSON.stringify and recursive walk after it would overflow the stack on a hostile one.
+ */
+export const MAX_JSON_DEPTH = 256;
+
+/** Whether a parsed JSON value nests deeper than `limit` (iterative: any depth is safe to measure). */
+export function nestedDeeperThan(value: unknown, limit: number): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  const stack: Array<[object, number]> = [[value, 1]];
+  while (stack.length > 0) {
+    const [node, depth] = stack.pop() as [object, number];
+    if (depth > limit) return true;
+    for (const child of Array.isArray(node) ? node : Object.values(node)) {
+      if (typeof child === 'object' && child !== null) stack.push([child, depth + 1]);
+    }
+  }
+  return false;
 }
 
 const TOKEN_HINT =

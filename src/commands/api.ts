@@ -1,3 +1,4 @@
+import { MAX_JSON_DEPTH, nestedDeeperThan } from '../api/client.js';
 import { paginate } from '../api/paginate.js';
 import type { Query } from '../api/url.js';
 import type { Context, GlobalOptions } from '../context.js';
@@ -87,7 +88,8 @@ export async function api(
       isJson = false;
     }
   }
-  if (!isJson) {
+  // Nested too deep to print again (JSON.stringify would overflow): the bytes as they came.
+  if (!isJson || nestedDeeperThan(parsed, MAX_JSON_DEPTH)) {
     ctx.io.stdout.write(res.raw); // a PDF, an image, text: the bytes as they came
     return 0;
   }
