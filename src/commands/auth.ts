@@ -120,12 +120,15 @@ export async function status(ctx: Context, opts: GlobalOptions & { check?: boole
     const base = isActive ? ctx.baseUrl(env) : storedOrDefault(ctx, env);
     const tok = ctx.token(env);
     const stored = ctx.config.environment(env);
-    const origin =
+    let origin =
       tok.source === 'config'
         ? typeof stored.token_origin === 'string' && stored.token_origin !== ''
           ? stored.token_origin
           : null
         : null;
+    // --check sends the token: an old unbound one is bound first, as any request-making command does.
+    if (!origin && opts.check && tok.source === 'config' && base.value)
+      origin = ctx.tokenOrigin(env, base.value);
     let usable = true;
     if (origin && base.value) {
       try {

@@ -180,6 +180,21 @@ describe('a config written before tokens were bound', () => {
     expect(stored().environments.production).toEqual({ token: TOKEN, token_origin: legit.url });
   });
 
+  it('auth status --check binds an unbound token before sending it, so another origin gets nothing', async () => {
+    writeFileSync(
+      configFile(),
+      JSON.stringify({ environments: { production: { token: TOKEN, base_url: legit.url } } }),
+    );
+    const r = await run([...prod, 'auth', 'status', '--check'], {
+      env: env({ IMAGING_BASE_URL: other.url }),
+    });
+    expect(r.code).toBe(3);
+    expect(r.stderr).toContain(`it is now bound to ${legit.url}`);
+    expect(r.stdout).toContain('not sent: the token belongs to another origin');
+    expect(other.seen).toHaveLength(0);
+    expect(stored().environments.production.token_origin).toBe(legit.url);
+  });
+
   it('config set base-url binds an unbound token to the old base URL before changing it', async () => {
     writeFileSync(
       configFile(),
