@@ -24,6 +24,18 @@ export async function login(ctx: Context, opts: LoginOpts): Promise<number> {
       `Give it once: imaging auth login --env ${env} --base-url https://…`,
     );
   }
+  // A base URL from the environment (a .envrc, a CI variable) is not enough to send a new token
+  // to another origin than the one stored for this environment: the user names it with --base-url.
+  const storedBase = ctx.config.environment(env).base_url;
+  if (!opts.baseUrl && storedBase && ctx.env.IMAGING_BASE_URL) {
+    const stored = normaliseBaseUrl(storedBase, `config base-url (${env})`);
+    if (originOf(stored) !== originOf(baseUrl)) {
+      throw new UsageError(
+        `IMAGING_BASE_URL (${baseUrl}) is another origin than the stored base-url of ${env} (${stored}); the token is not sent until you say which`,
+        `For that server: imaging auth login${env === 'sandbox' ? '' : ` --env ${env}`} --base-url ${baseUrl}; for the stored one, unset IMAGING_BASE_URL.`,
+      );
+    }
+  }
   let token: string;
   if (opts.withToken) {
     if (ctx.io.stdinIsTTY) ctx.note('Paste the token, then press Ctrl-D:');
@@ -85,11 +97,6 @@ export async function login(ctx: Context, opts: LoginOpts): Promise<number> {
   ctx.note(
     `Logged in to ${env} (${baseUrl}) with token ${maskToken(token)}${opts.verify === false ? ' (not verified)' : ''}; it is sent only to ${originOf(baseUrl)}.`,
   );
-  const storedBase = ctx.config.environment(env).base_url;
-  if (storedBase && originOf(normaliseBaseUrl(storedBase)) !== originOf(baseUrl))
-    ctx.note(
-      `Note: the stored base-url of ${env} (${storedBase}) is another origin, so the token will not be sent there; give --base-url to store this one.`,
-    );
   if (ctx.env.IMAGING_TOKEN)
     ctx.note('Note: IMAGING_TOKEN is set in this shell and wins over the stored token.');
   return 0;

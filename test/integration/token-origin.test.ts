@@ -123,6 +123,27 @@ describe('a stored token goes only to the origin it was stored for', () => {
     expect(same.stderr).not.toContain('Note:');
   });
 
+  it('auth login does not send a new token to another origin that came only from IMAGING_BASE_URL', async () => {
+    await loginToLegit();
+    const r = await run([...prod, 'auth', 'login', '--with-token'], {
+      env: env({ IMAGING_BASE_URL: other.url }),
+      stdin: 'new-secret-token-9999\n',
+    });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(
+      `error: IMAGING_BASE_URL (${other.url}) is another origin than the stored base-url of production (${legit.url})`,
+    );
+    expect(other.seen).toHaveLength(0);
+    expect(stored().environments.production.token).toBe(TOKEN);
+    // Named with --base-url, it is the user's choice: verified there and bound there.
+    const named = await run([...prod, 'auth', 'login', '--with-token', '--base-url', other.url], {
+      env: env({ IMAGING_BASE_URL: other.url }),
+      stdin: 'new-secret-token-9999\n',
+    });
+    expect(named.code).toBe(0);
+    expect(stored().environments.production.token_origin).toBe(other.url);
+  });
+
   it('IMAGING_TOKEN still goes wherever the user points it', async () => {
     await loginToLegit();
     const r = await run([...prod, 'modalities', '--json'], {
