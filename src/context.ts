@@ -122,9 +122,9 @@ export class Context {
     const fromEnv = this.env.IMAGING_TOKEN?.trim();
     if (fromEnv) return { value: fromEnv, source: 'IMAGING_TOKEN' };
     const stored: unknown = this.config.environment(env).token;
-    // A hand-edited file may hold a number; anything else is not a token and fails the header check.
-    if (stored !== undefined && stored !== null && stored !== '')
-      return { value: typeof stored === 'string' ? stored : JSON.stringify(stored), source: 'config' };
+    // A hand-edited file may hold a number; an object or a list is no token at all (not logged in).
+    if (typeof stored === 'number') return { value: String(stored), source: 'config' };
+    if (typeof stored === 'string' && stored !== '') return { value: stored, source: 'config' };
     if (env === 'local') return { value: MOCK_TOKEN, source: 'emulator default' };
     return { value: undefined, source: 'none' };
   }
@@ -173,8 +173,14 @@ export class Context {
    */
   tokenOrigin(env: EnvironmentName, baseUrl: string): string {
     const settings = this.config.environment(env);
-    if (typeof settings.token_origin === 'string' && settings.token_origin !== '')
-      return settings.token_origin;
+    if (typeof settings.token_origin === 'string' && settings.token_origin !== '') {
+      // Edited by hand ("https://API.example.com/"): compared as an origin, not as text.
+      try {
+        return originOf(settings.token_origin);
+      } catch {
+        return settings.token_origin;
+      }
+    }
     let storedBase: string | undefined;
     try {
       storedBase = settings.base_url ? normaliseBaseUrl(settings.base_url) : undefined;

@@ -229,6 +229,33 @@ describe('a config written before tokens were bound', () => {
   });
 });
 
+describe('a config edited by hand', () => {
+  it('an origin written differently (case, trailing slash) is compared as an origin', async () => {
+    writeFileSync(
+      configFile(),
+      JSON.stringify({
+        environments: {
+          production: { token: TOKEN, base_url: legit.url, token_origin: `${legit.url.toUpperCase()}/` },
+        },
+      }),
+    );
+    const r = await run([...prod, 'modalities', '--json'], { env: env() });
+    expect(r.code).toBe(0);
+    expect(legit.seen).toHaveLength(1);
+  });
+
+  it('a token that is not text is no token: not logged in, nothing sent', async () => {
+    writeFileSync(
+      configFile(),
+      JSON.stringify({ environments: { production: { token: { a: 1 }, base_url: legit.url } } }),
+    );
+    const r = await run([...prod, 'modalities'], { env: env() });
+    expect(r.code).toBe(3);
+    expect(r.stderr).toContain('error: not logged in to the production environment');
+    expect(legit.seen).toHaveLength(0);
+  });
+});
+
 describe('auth status shows the origin each token belongs to', () => {
   it('table and --json; a token bound elsewhere is marked and --check sends nothing (exit 3)', async () => {
     await loginToLegit();
