@@ -261,7 +261,7 @@ describe('lists of the wrong shape', () => {
 describe('referrals export', () => {
   it('visits as an object stops the export with where, and leaves no file', async () => {
     answer = JSON.stringify({
-      referrals: [referral(), referral({ visits: { a: 1 } })],
+      referrals: [referral({ id: '9d0c2b9e-1111-4222-8333-444455556666' }), referral({ visits: { a: 1 } })],
       meta: { total_pages: 1 },
     });
     const out = join(dir.path, 'visits.csv');
