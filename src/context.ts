@@ -1,9 +1,9 @@
 import type { Readable, Writable } from 'node:stream';
 import { isatty } from 'node:tty';
-import { ApiClient } from './api/client.js';
+import { ApiClient, tokenHeaderProblem } from './api/client.js';
 import { normaliseBaseUrl } from './api/url.js';
 import { defaultBaseUrl, type EnvironmentName, MOCK_TOKEN, parseEnvironment } from './config/environments.js';
-import { ConfigStore } from './config/store.js';
+import { ConfigStore, originOf } from './config/store.js';
 import { AuthError, UsageError } from './errors.js';
 import { type OutputFormat, parseFormat } from './output/format.js';
 import { HumanStream, type SafeText, safe } from './output/text.js';
@@ -139,8 +139,10 @@ export class Context {
   token(env: EnvironmentName = this.environment().value): Resolved<string | undefined, TokenSource> {
     const fromEnv = this.env.IMAGING_TOKEN?.trim();
     if (fromEnv) return { value: fromEnv, source: 'IMAGING_TOKEN' };
-    const stored = this.config.environment(env).token;
-    if (stored) return { value: stored, source: 'config' };
+    const stored: unknown = this.config.environment(env).token;
+    // A hand-edited file may hold a number; an object or a list is no token at all (not logged in).
+    if (typeof stored === 'number') return { value: String(stored), source: 'config' };
+    if (typeof stored === 'string' && stored !== '') return { value: stored, source: 'config' };
     if (env === 'local') return { value: MOCK_TOKEN, source: 'emulator default' };
     return { value: undefined, source: 'none' };
   }
@@ -161,15 +163,76 @@ export class Context {
     if (this.client) return this.client;
     const env = this.environment().value;
     const baseUrl = this.requireBaseUrl(env);
-    const token = this.token(env).value;
+    const { value: token, source } = this.token(env);
     if (!token) {
       throw new AuthError(
         `not logged in to the ${env} environment`,
         `Run: imaging auth login${env === 'sandbox' ? '' : ` --env ${env}`}   (or set IMAGING_TOKEN)`,
       );
     }
+    const problem = tokenHeaderProblem(token);
+    if (problem) {
+      throw new AuthError(
+        `the ${source === 'IMAGING_TOKEN' ? 'token in IMAGING_TOKEN' : `stored ${env} token`} cannot be sent: ${problem}`,
+        source === 'IMAGING_TOKEN'
+          ? 'Set IMAGING_TOKEN to the token exactly as issued.'
+          : `Copy the token again from where it was issued, then: imaging auth login${envFlag(env)} --with-token < token.txt`,
+      );
+    }
+    if (source === 'config') this.checkTokenOrigin(env, baseUrl);
     this.client = this.buildClient(baseUrl, token);
     return this.client;
+  }
+
+  /**
+   * The origin the stored token of `env` is bound to. A token stored by an older version has none:
+   * it is bound now (to the environment's stored base URL when there is one, else to `baseUrl`,
+   * the one in use), the binding is saved, and a note says so.
+   */
+  tokenOrigin(env: EnvironmentName, baseUrl: string): string {
+    const settings = this.config.environment(env);
+    if (typeof settings.token_origin === 'string' && settings.token_origin !== '') {
+      // Edited by hand ("https://API.example.com/"): compared as an origin, not as text.
+      try {
+        return originOf(settings.token_origin);
+      } catch {
+        return settings.token_origin;
+      }
+    }
+    let storedBase: string | undefined;
+    try {
+      storedBase = settings.base_url ? normaliseBaseUrl(settings.base_url) : undefined;
+    } catch {
+      storedBase = undefined;
+    }
+    const origin = originOf(storedBase ?? baseUrl);
+    let saved = '';
+    try {
+      this.config.updateSync((c) => {
+        const s = c.environments?.[env];
+        if (s && s.token === settings.token) s.token_origin = origin;
+      });
+    } catch (err) {
+      saved = ` (not saved: ${(err as Error).message})`;
+    }
+    this.note(
+      `Note: the stored ${env} token had no origin recorded (a config from an older version); it is now bound to ${origin} and will be sent only there${saved}.`,
+    );
+    return origin;
+  }
+
+  /** A stored token goes only to the origin it was stored for (exit 3 before any request otherwise). */
+  private checkTokenOrigin(env: EnvironmentName, baseUrl: string): void {
+    const bound = this.tokenOrigin(env, baseUrl);
+    const target = originOf(baseUrl);
+    if (bound === target) return;
+    const from = this.baseUrl(env).source;
+    throw new AuthError(
+      `the stored ${env} token belongs to ${bound}, not to ${target} (the base URL from ${from}): it is never sent to another server`,
+      from === 'config'
+        ? `Log in for the new base URL: imaging auth login${envFlag(env)}; for a one-off, set IMAGING_TOKEN instead.`
+        : `If ${target} is meant, log in for it: imaging auth login${envFlag(env)} --base-url ${baseUrl}, or set IMAGING_TOKEN for a one-off; otherwise ${from === 'IMAGING_BASE_URL' ? 'unset IMAGING_BASE_URL' : 'leave out --base-url'}.`,
+    );
   }
 
   /** A client for a given base URL and token (auth login verifies a token before storing it). */
@@ -227,6 +290,8 @@ export class Context {
     this.client?.close();
   }
 }
+
+const envFlag = (env: EnvironmentName) => (env === 'sandbox' ? '' : ` --env ${env}`);
 
 export function processIO(): IO {
   // A reader that goes away (`imaging … | head`) is not an error: stop quietly, as Unix tools do.

@@ -88,6 +88,32 @@ export class InterruptedError extends CliError {
   }
 }
 
+/**
+ * A 2xx answer whose shape the tool cannot use (a list where text was expected, an object where a
+ * list was, JSON nested absurdly deep). `where` names the place in our own words (field names and
+ * positions, never the server's values), so the message is safe to show as it is.
+ */
+export class UnreadableAnswerError extends CliError {
+  readonly where: string;
+  readonly requestId: string | undefined;
+  constructor(where: string, requestId?: string) {
+    super(
+      `the server sent an answer this tool cannot read: ${where}`,
+      ExitCode.failure,
+      "This is a problem with the server's answer, not with your command; quote the request id if you report it (--json shows the answer as sent where it can).",
+    );
+    this.name = 'UnreadableAnswerError';
+    this.where = where;
+    // A request id is the server's text: printable ASCII only, so it cannot carry terminal escapes.
+    this.requestId = requestId?.replace(/[^\x21-\x7e]/g, '?').slice(0, 200);
+  }
+  /** The same error, with the request id of the answer it was found in. */
+  withRequestId(requestId: string | undefined): UnreadableAnswerError {
+    if (this.requestId || !requestId) return this;
+    return new UnreadableAnswerError(this.where, requestId);
+  }
+}
+
 export interface ApiErrorDetails {
   status: number;
   method: string;
@@ -178,6 +204,14 @@ export function formatError(err: unknown, opts: { verbose?: boolean } = {}): str
     if (d.retryAfterSeconds !== undefined) lines.push(`  retry after: ${d.retryAfterSeconds} s`);
     if (d.documentationUrl) lines.push(`  docs:       ${c(d.documentationUrl)}`);
     hint(err.hint);
+    return lines.join('\n');
+  }
+  if (err instanceof UnreadableAnswerError) {
+    lines.push(`error: ${err.message}`);
+    lines.push(
+      `  request id: ${err.requestId ?? 'not known (--verbose shows the request id of each answer)'}`,
+    );
+    if (err.hint) lines.push(`hint: ${err.hint}`);
     return lines.join('\n');
   }
   if (err instanceof CliError) {

@@ -7,6 +7,7 @@ import {
   InterruptedError,
   NetworkError,
   TimeoutError,
+  UnreadableAnswerError,
   UsageError,
 } from '../errors.js';
 import { userAgent } from '../version.js';
@@ -170,6 +171,8 @@ export class ApiClient {
         );
       }
       assertTokenTransport(url);
+      const problem = tokenHeaderProblem(token);
+      if (problem) throw new CliError(`the API token cannot be sent: ${problem}`, ExitCode.auth, TOKEN_HINT);
       headers.authorization = `Bearer ${token}`;
     }
     const idempotent = method === 'GET' || method === 'HEAD';
@@ -192,6 +195,12 @@ export class ApiClient {
         const parsed = req.raw
           ? { ok: true as const, value: undefined }
           : parseJsonBody(res.body, res.headers);
+        if (parsed.ok && nestedDeeperThan(parsed.value, MAX_JSON_DEPTH)) {
+          throw new UnreadableAnswerError(
+            `${method} ${traceUrl(res.url)}: JSON nested more than ${MAX_JSON_DEPTH} levels deep`,
+            requestId,
+          );
+        }
         if (parsed.ok) {
           const body = res.body;
           return {
@@ -390,6 +399,51 @@ export function assertTokenTransport(url: string): void {
       'Use an https:// base URL (plain http is allowed only to 127.0.0.1 / localhost).',
     );
   }
+}
+
+/**
+ * No answer of this API nests more than a few levels; JSON.parse accepts any depth, but every
+ * JSON.stringify and recursive walk after it would overflow the stack on a hostile one.
+ */
+export const MAX_JSON_DEPTH = 256;
+
+/** Whether a parsed JSON value nests deeper than `limit` (iterative: any depth is safe to measure). */
+export function nestedDeeperThan(value: unknown, limit: number): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  const stack: Array<[object, number]> = [[value, 1]];
+  while (stack.length > 0) {
+    const [node, depth] = stack.pop() as [object, number];
+    if (depth > limit) return true;
+    for (const child of Array.isArray(node) ? node : Object.values(node)) {
+      if (typeof child === 'object' && child !== null) stack.push([child, depth + 1]);
+    }
+  }
+  return false;
+}
+
+const TOKEN_HINT =
+  'Copy the token again from where it was issued, then: imaging auth login --with-token < token.txt (or set IMAGING_TOKEN).';
+
+/**
+ * Why a token cannot be an HTTP header value (CR, LF, NUL, another control character, or a
+ * character above U+00FF, which Node refuses to send), in words that never quote the token;
+ * undefined when it can be sent.
+ */
+export function tokenHeaderProblem(token: string): string | undefined {
+  let i = 0;
+  for (const ch of token) {
+    i++;
+    const c = ch.codePointAt(0) ?? 0;
+    if (c === 0x09 || (c >= 0x20 && c <= 0x7e) || (c >= 0xa0 && c <= 0xff)) continue;
+    const at = `at character ${i}`;
+    const u = `U+${c.toString(16).toUpperCase().padStart(4, '0')}`;
+    if (c === 0x0d) return `it contains a carriage return (CR) ${at}`;
+    if (c === 0x0a) return `it contains a line feed (LF) ${at}`;
+    if (c === 0) return `it contains a NUL character ${at}`;
+    if (c < 0xa0) return `it contains a control character (${u}) ${at}`;
+    return `it contains a character outside Latin-1 (${u}) ${at}, which an HTTP header cannot carry (a copy and paste may have changed it)`;
+  }
+  return undefined;
 }
 
 function parseJsonBody(

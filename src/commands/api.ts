@@ -1,3 +1,4 @@
+import { MAX_JSON_DEPTH, nestedDeeperThan } from '../api/client.js';
 import { PageWalk, paginate } from '../api/paginate.js';
 import type { Query } from '../api/url.js';
 import type { Context, GlobalOptions } from '../context.js';
@@ -92,7 +93,8 @@ export async function api(
       isJson = false;
     }
   }
-  if (!isJson) {
+  // Nested too deep to print again (JSON.stringify would overflow): the bytes as they came.
+  if (!isJson || nestedDeeperThan(parsed, MAX_JSON_DEPTH)) {
     // On a terminal a person reads it: text through the one sanitiser (a server's escapes shown,
     // not run). Piped or redirected, a PDF, an image, text: the bytes as they came.
     if (ctx.io.stdoutIsTTY) ctx.out.write(res.raw.toString('utf8'));

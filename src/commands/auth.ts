@@ -1,8 +1,9 @@
+import { tokenHeaderProblem } from '../api/client.js';
 import { normaliseBaseUrl } from '../api/url.js';
 import { defaultBaseUrl, ENVIRONMENTS, type EnvironmentName } from '../config/environments.js';
-import { maskToken } from '../config/store.js';
+import { maskToken, originOf } from '../config/store.js';
 import type { Context, GlobalOptions } from '../context.js';
-import { ApiError, CliError, ExitCode, exitCodeOf, UsageError } from '../errors.js';
+import { ApiError, AuthError, CliError, ExitCode, exitCodeOf, UsageError } from '../errors.js';
 import { renderList } from '../output/render.js';
 import { readAll } from '../util/stdin.js';
 
@@ -23,6 +24,18 @@ export async function login(ctx: Context, opts: LoginOpts): Promise<number> {
       `Give it once: imaging auth login --env ${env} --base-url https://…`,
     );
   }
+  // A base URL from the environment (a .envrc, a CI variable) is not enough to send a new token
+  // to another origin than the one stored for this environment: the user names it with --base-url.
+  const storedBase = ctx.config.environment(env).base_url;
+  if (!opts.baseUrl && storedBase && ctx.env.IMAGING_BASE_URL) {
+    const stored = normaliseBaseUrl(storedBase, `config base-url (${env})`);
+    if (originOf(stored) !== originOf(baseUrl)) {
+      throw new UsageError(
+        `IMAGING_BASE_URL (${baseUrl}) is another origin than the stored base-url of ${env} (${stored}); the token is not sent until you say which`,
+        `For that server: imaging auth login${env === 'sandbox' ? '' : ` --env ${env}`} --base-url ${baseUrl}; for the stored one, unset IMAGING_BASE_URL.`,
+      );
+    }
+  }
   let token: string;
   if (opts.withToken) {
     if (ctx.io.stdinIsTTY) ctx.note('Paste the token, then press Ctrl-D:');
@@ -38,6 +51,12 @@ export async function login(ctx: Context, opts: LoginOpts): Promise<number> {
     token = (await prompter.secret(`API token for ${env} (${baseUrl}):`)).trim();
   }
   if (token === '') throw new UsageError('the token is empty');
+  const problem = tokenHeaderProblem(token);
+  if (problem)
+    throw new AuthError(
+      `this token cannot be sent: ${problem}; it was not stored`,
+      'Copy it again from where it was issued.',
+    );
   if (/\s/.test(token)) throw new UsageError('the token contains white space; check what was pasted');
 
   if (opts.verify !== false) {
@@ -71,10 +90,12 @@ export async function login(ctx: Context, opts: LoginOpts): Promise<number> {
     c.environments ??= {};
     const settings = (c.environments[env] ??= {});
     settings.token = token;
+    // The token is bound to the origin it was given for, and is sent nowhere else.
+    settings.token_origin = originOf(baseUrl);
     if (opts.baseUrl) settings.base_url = baseUrl;
   });
   ctx.note(
-    `Logged in to ${env} (${baseUrl}) with token ${maskToken(token)}${opts.verify === false ? ' (not verified)' : ''}.`,
+    `Logged in to ${env} (${baseUrl}) with token ${maskToken(token)}${opts.verify === false ? ' (not verified)' : ''}; it is sent only to ${originOf(baseUrl)}.`,
   );
   if (ctx.env.IMAGING_TOKEN)
     ctx.note('Note: IMAGING_TOKEN is set in this shell and wins over the stored token.');
@@ -88,6 +109,10 @@ interface StatusRow {
   base_url_source: string;
   token_source: string;
   token: string | null;
+  /** Where the stored token may be sent; null for IMAGING_TOKEN and the emulator's default (anywhere). */
+  token_origin: string | null;
+  /** False when the token is bound to another origin than the base URL, so it is not sent. */
+  token_usable: boolean;
   check?: string;
   check_code?: number;
 }
@@ -101,6 +126,24 @@ export async function status(ctx: Context, opts: GlobalOptions & { check?: boole
     // --base-url and IMAGING_BASE_URL apply to the active environment only.
     const base = isActive ? ctx.baseUrl(env) : storedOrDefault(ctx, env);
     const tok = ctx.token(env);
+    const stored = ctx.config.environment(env);
+    let origin =
+      tok.source === 'config'
+        ? typeof stored.token_origin === 'string' && stored.token_origin !== ''
+          ? stored.token_origin
+          : null
+        : null;
+    // --check sends the token: an old unbound one is bound first, as any request-making command does.
+    if (!origin && opts.check && tok.source === 'config' && base.value)
+      origin = ctx.tokenOrigin(env, base.value);
+    let usable = true;
+    if (origin && base.value) {
+      try {
+        usable = originOf(base.value) === origin;
+      } catch {
+        usable = false;
+      }
+    }
     rows.push({
       environment: env,
       active: isActive,
@@ -108,6 +151,8 @@ export async function status(ctx: Context, opts: GlobalOptions & { check?: boole
       base_url_source: base.source,
       token_source: tok.source,
       token: tok.value ? maskToken(tok.value) : null,
+      token_origin: origin,
+      token_usable: usable,
     });
   }
   let exitCode = 0;
@@ -117,6 +162,12 @@ export async function status(ctx: Context, opts: GlobalOptions & { check?: boole
       const token = ctx.token(env).value;
       if (!row.base_url || !token) {
         row.check = row.base_url ? 'no token' : 'no base URL';
+        continue;
+      }
+      if (!row.token_usable) {
+        row.check = 'not sent: the token belongs to another origin';
+        row.check_code = ExitCode.auth;
+        if (exitCode === 0 || row.active) exitCode = ExitCode.auth;
         continue;
       }
       const client = ctx.buildClient(row.base_url, token);
@@ -141,12 +192,20 @@ export async function status(ctx: Context, opts: GlobalOptions & { check?: boole
       { header: 'Environment', get: (r) => r.environment },
       { header: 'Base URL', get: (r) => (r.base_url ? `${r.base_url} (${r.base_url_source})` : 'not set') },
       { header: 'Token', get: (r) => (r.token ? `${r.token} (${r.token_source})` : 'not logged in') },
+      { header: 'Token origin', get: tokenOriginCell },
       ...(opts.check ? [{ header: 'Check', get: (r: StatusRow) => r.check ?? '' }] : []),
     ],
   });
   if (format === 'table')
     ctx.note(`* active environment (${active.source === 'default' ? 'default' : `from ${active.source}`})`);
   return exitCode;
+}
+
+function tokenOriginCell(r: StatusRow): string {
+  if (!r.token) return '-';
+  if (r.token_source !== 'config') return 'any (not stored)';
+  if (!r.token_origin) return 'not bound yet (bound on first use)';
+  return r.token_usable ? r.token_origin : `${r.token_origin} (not this base URL: not sent)`;
 }
 
 function storedOrDefault(ctx: Context, env: EnvironmentName): { value: string | undefined; source: string } {
@@ -162,7 +221,10 @@ export async function logout(ctx: Context): Promise<number> {
   if (had) {
     await ctx.config.update((c) => {
       const settings = c.environments?.[env];
-      if (settings) delete settings.token;
+      if (settings) {
+        delete settings.token;
+        delete settings.token_origin;
+      }
     });
     ctx.note(`Logged out of ${env}: the stored token was removed.`);
   } else {

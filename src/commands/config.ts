@@ -1,6 +1,6 @@
 import { normaliseBaseUrl } from '../api/url.js';
 import { ENVIRONMENTS, type EnvironmentName, parseEnvironment } from '../config/environments.js';
-import { maskToken } from '../config/store.js';
+import { maskToken, originOf } from '../config/store.js';
 import type { Context } from '../context.js';
 import { CliError, UsageError } from '../errors.js';
 import { renderList } from '../output/render.js';
@@ -36,6 +36,8 @@ export async function list(ctx: Context): Promise<number> {
     const s = stored.environments?.[env];
     if (s?.base_url) rows.push({ key: 'base-url', environment: env, value: s.base_url });
     if (s?.token) rows.push({ key: 'token', environment: env, value: maskToken(s.token) });
+    if (s?.token && s.token_origin)
+      rows.push({ key: 'token-origin', environment: env, value: s.token_origin });
   }
   const format = ctx.format('table');
   const shown = rows.filter((r) => r.value !== '');
@@ -78,11 +80,28 @@ export async function set(ctx: Context, key: string, value: string): Promise<num
   }
   const env: EnvironmentName = ctx.environment().value;
   const url = normaliseBaseUrl(value, 'base-url');
+  const before = ctx.config.environment(env);
+  // A token stored by an older version is bound to the base URL it was used with, before that changes.
+  let bound = before.token ? before.token_origin : undefined;
+  if (before.token && !bound && before.base_url) {
+    try {
+      bound = originOf(normaliseBaseUrl(before.base_url));
+    } catch {
+      bound = undefined;
+    }
+  }
   await ctx.config.update((c) => {
     c.environments ??= {};
-    (c.environments[env] ??= {}).base_url = url;
+    const settings = (c.environments[env] ??= {});
+    settings.base_url = url;
+    if (bound) settings.token_origin = bound;
   });
   ctx.note(`base-url for ${env} set to ${url}.`);
+  if (bound && bound !== originOf(url)) {
+    ctx.note(
+      `Note: the stored ${env} token belongs to ${bound} and will not be sent to ${originOf(url)}. Log in for the new base URL: imaging auth login${env === 'sandbox' ? '' : ` --env ${env}`}`,
+    );
+  }
   if (url.startsWith('http://') && !/^http:\/\/(127\.|localhost|\[::1\])/.test(url)) {
     ctx.note('Warning: plain http. The token will not be sent to this host; use https.');
   }

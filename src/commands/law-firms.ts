@@ -1,6 +1,7 @@
+import { expectTexts, kindOf, readingAnswer } from '../api/shape.js';
 import type { LawFirm } from '../api/types.js';
 import type { Context, GlobalOptions } from '../context.js';
-import { UsageError } from '../errors.js';
+import { UnreadableAnswerError, UsageError } from '../errors.js';
 import { type Column, renderOne } from '../output/render.js';
 import { listCommand } from './list.js';
 
@@ -12,6 +13,8 @@ const columns: Column<LawFirm>[] = [
   { header: 'Address', get: (f) => [f.address_line_1, f.address_line_2].filter(Boolean).join(', ') },
   { header: 'ID', get: (f) => f.id },
 ];
+
+const FIRM_TEXT = ['name', 'city', 'state', 'zipcode', 'address_line_1', 'address_line_2', 'id'];
 
 export async function search(
   ctx: Context,
@@ -29,6 +32,7 @@ export async function search(
     perPage: opts.perPage,
     all: opts.all,
     noun: 'law firms',
+    check: (f, i) => expectTexts(f as Record<string, unknown>, `law firms: item ${i + 1}`, FIRM_TEXT),
     columns,
     emptyHint: `No law firms match "${q}". To request a new one: imaging law-firms create --name … --city … --state …`,
   });
@@ -66,6 +70,11 @@ export async function create(ctx: Context, opts: CreateOpts): Promise<number> {
   });
   const data = res.data as Record<string, unknown> | null;
   const firm = (data && typeof data.law_firm === 'object' ? data.law_firm : data) as LawFirm;
+  if (format === 'table' || format === 'csv')
+    readingAnswer(res.requestId, () => {
+      if (typeof firm !== 'object' || firm === null || Array.isArray(firm))
+        throw new UnreadableAnswerError(`the created law firm is ${kindOf(firm)}, not an object`);
+    });
   await renderOne(ctx, firm, format, (f) => [
     ['Name', f.name],
     ['ID', f.id],

@@ -1,4 +1,5 @@
 import { type PageMeta, PageWalk, paginate } from '../api/paginate.js';
+import { checkListItems, readingAnswer } from '../api/shape.js';
 import type { Query } from '../api/url.js';
 import type { Context } from '../context.js';
 import { type Column, renderList } from '../output/render.js';
@@ -12,6 +13,8 @@ export interface ListCommandOptions<T> {
   perPage?: number | undefined;
   all?: boolean | undefined;
   columns: Column<T>[];
+  /** Shape check of one record before a table shows it (throws UnreadableAnswerError). */
+  check?: (record: unknown, index: number) => void;
   /** Plural noun for hints ("ICD-10 codes"). */
   noun: string;
   emptyHint: string;
@@ -26,6 +29,14 @@ export async function listCommand<T>(ctx: Context, opts: ListCommandOptions<T>):
   const walk = new PageWalk(`the ${opts.noun}`);
   for await (const page of paginate<T>(client, opts, walk)) {
     lastMeta = page.meta;
+    if (format === 'table' || format === 'csv') {
+      const offset = records.length;
+      readingAnswer(page.requestId, () => {
+        checkListItems(page.items, opts.noun);
+        if (opts.check && format === 'table')
+          for (const [i, r] of page.items.entries()) opts.check(r, offset + i);
+      });
+    }
     if (format === 'ndjson') for (const r of page.items) ctx.io.stdout.write(`${JSON.stringify(r)}\n`);
     else records.push(...page.items);
   }

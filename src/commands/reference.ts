@@ -1,6 +1,7 @@
+import { checkListItems, expectTexts, kindOf, readingAnswer } from '../api/shape.js';
 import type { BodyPart, CptMapping, Icd10Code, Modality } from '../api/types.js';
 import type { Context, GlobalOptions } from '../context.js';
-import { UsageError } from '../errors.js';
+import { UnreadableAnswerError, UsageError } from '../errors.js';
 import { renderList } from '../output/render.js';
 import { isUuid } from '../util/args.js';
 import { listCommand } from './list.js';
@@ -8,7 +9,7 @@ import { listCommand } from './list.js';
 export async function modalities(ctx: Context): Promise<number> {
   const format = ctx.format('table');
   const res = await ctx.api().request<Modality[]>({ path: '/modalities' });
-  await renderList(ctx, asArray<Modality>(res.data), {
+  await renderList(ctx, asArray<Modality>(res, 'modalities', format, ['name', 'slug', 'id']), {
     format,
     columns: [
       { header: 'Name', get: (m) => m.name },
@@ -25,7 +26,7 @@ export async function bodyParts(ctx: Context, opts: GlobalOptions & { modality?:
   const modality = opts.modality?.trim();
   if (opts.modality !== undefined && !modality) throw new UsageError('--modality needs a name or an id');
   const res = await ctx.api().request<BodyPart[]>({ path: '/body_parts', query: { modality } });
-  await renderList(ctx, asArray<BodyPart>(res.data), {
+  await renderList(ctx, asArray<BodyPart>(res, 'body parts', format, ['name', 'slug', 'laterality', 'id']), {
     format,
     columns: [
       { header: 'Name', get: (b) => b.name },
@@ -43,6 +44,17 @@ export async function bodyParts(ctx: Context, opts: GlobalOptions & { modality?:
   return 0;
 }
 
+const CPT_TEXT = [
+  'code',
+  'modality_name',
+  'body_part_name',
+  'contrast',
+  'laterality',
+  'modifier_name',
+  'number_of_views',
+  'id',
+];
+
 /** CPT codes are five characters: five digits (Category I) or four digits and F or T (Categories II, III). */
 const CPT_RE = /^\d{4}[0-9FT]$/;
 
@@ -56,7 +68,7 @@ export async function cpt(ctx: Context, code: string): Promise<number> {
   }
   const format = ctx.format('table');
   const res = await ctx.api().request<CptMapping[]>({ path: '/cpt_codes', query: { code: c } });
-  await renderList(ctx, asArray<CptMapping>(res.data), {
+  await renderList(ctx, asArray<CptMapping>(res, 'CPT mappings', format, CPT_TEXT), {
     format,
     columns: [
       { header: 'Code', get: (m) => m.code },
@@ -88,6 +100,12 @@ export async function icd10(
     perPage: opts.perPage,
     all: opts.all,
     noun: 'ICD-10 codes',
+    check: (x, i) =>
+      expectTexts(x as Record<string, unknown>, `ICD-10 codes: item ${i + 1}`, [
+        'code',
+        'short_description',
+        'id',
+      ]),
     columns: [
       { header: 'Code', get: (x) => x.code },
       { header: 'Description', get: (x) => x.short_description },
@@ -108,12 +126,30 @@ function splitIds(value: string): string[] {
   return ids;
 }
 
-/** The reference endpoints answer with an array; tolerate a wrapped one (`{ modalities: [...] }`). */
-function asArray<T>(data: unknown): T[] {
-  if (Array.isArray(data)) return data as T[];
-  if (typeof data === 'object' && data !== null) {
-    const arrays = Object.values(data).filter(Array.isArray);
-    if (arrays.length === 1) return arrays[0] as T[];
-  }
-  return [];
+/**
+ * The reference endpoints answer with an array; tolerate a wrapped one (`{ modalities: [...] }`).
+ * Anything else is an answer this tool cannot read (not "nothing was returned"); for a table or
+ * CSV each item must be an object, while JSON and NDJSON print the items as sent.
+ */
+function asArray<T>(
+  res: { data: unknown; requestId: string | undefined },
+  noun: string,
+  format: string,
+  textFields: readonly string[],
+): T[] {
+  return readingAnswer(res.requestId, () => {
+    const data = res.data;
+    let items: unknown[] | undefined;
+    if (Array.isArray(data)) items = data;
+    else if (typeof data === 'object' && data !== null) {
+      const arrays = Object.values(data).filter(Array.isArray);
+      if (arrays.length === 1) items = arrays[0];
+    }
+    if (!items) throw new UnreadableAnswerError(`the ${noun} answer is ${kindOf(data)}, not a list`);
+    if (format === 'table' || format === 'csv') checkListItems(items, noun);
+    if (format === 'table')
+      for (const [i, item] of items.entries())
+        expectTexts(item as Record<string, unknown>, `${noun}: item ${i + 1}`, textFields);
+    return items as T[];
+  });
 }

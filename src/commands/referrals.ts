@@ -1,10 +1,12 @@
+import { readingAnswer } from '../api/shape.js';
 import type { Referral } from '../api/types.js';
 import type { Query } from '../api/url.js';
 import type { Context, GlobalOptions } from '../context.js';
-import { CliError, UsageError } from '../errors.js';
+import { UsageError } from '../errors.js';
 import { ProgressBar } from '../output/progress.js';
 import type { Column } from '../output/render.js';
 import { clean, safe } from '../output/text.js';
+import { checkReferral } from '../referrals/check.js';
 import { renderReferral } from '../referrals/detail.js';
 import { type ExportFormat, exportReferrals } from '../referrals/export.js';
 import { latestVisitStatus, type RowKind } from '../referrals/rows.js';
@@ -59,6 +61,7 @@ export async function list(
     all: opts.all,
     noun: 'referrals',
     columns: listColumns,
+    check: (r, i) => checkReferral(r, `referral item ${i + 1}`),
     emptyHint: 'No referrals match.',
   });
 }
@@ -75,8 +78,7 @@ export async function get(ctx: Context, id: string): Promise<number> {
     if (res.raw.length === 0 || res.raw[res.raw.length - 1] !== 0x0a) ctx.io.stdout.write('\n');
     return 0;
   }
-  if (typeof res.data !== 'object' || res.data === null)
-    throw new CliError('the API answered with no referral');
+  readingAnswer(res.requestId, () => checkReferral(res.data));
   ctx.out.write(renderReferral(res.data, { color: ctx.colorLevel() > 0, timeZone: ctx.env.TZ || undefined }));
   return 0;
 }
@@ -117,6 +119,7 @@ export async function create(ctx: Context, opts: GlobalOptions & { file?: string
   if (format === 'json') {
     ctx.io.stdout.write(`${JSON.stringify(res.data, null, 2)}\n`);
   } else if (referral && typeof referral === 'object') {
+    readingAnswer(res.requestId, () => checkReferral(referral, 'the created referral'));
     ctx.out.write(
       renderReferral(referral, { color: ctx.colorLevel() > 0, timeZone: ctx.env.TZ || undefined }),
     );

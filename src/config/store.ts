@@ -1,4 +1,4 @@
-import { chmodSync, mkdirSync, readFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { CliError, ExitCode } from '../errors.js';
 import type { EnvironmentName } from './environments.js';
 import { CONFIG_FILE_NAME, configDir } from './paths.js';
@@ -6,6 +6,8 @@ import { CONFIG_FILE_NAME, configDir } from './paths.js';
 export interface EnvironmentSettings {
   base_url?: string;
   token?: string;
+  /** The origin (scheme, host, port) the token was stored for; it is sent nowhere else. */
+  token_origin?: string;
 }
 
 export interface StoredConfig {
@@ -85,6 +87,35 @@ export class ConfigStore {
     }
     this.cache = next;
   }
+
+  /**
+   * The same as update(), synchronously and without conf, for the one write a request-making
+   * command may do (binding an old token to its origin) without making api() asynchronous.
+   * Written to a temporary file (0600) and renamed over the config, so it is never half-written.
+   */
+  updateSync(change: (config: StoredConfig) => void): void {
+    const next: StoredConfig = structuredClone(this.read());
+    change(next);
+    pruneEmpty(next);
+    const tmp = `${this.path}.${process.pid}.tmp`;
+    try {
+      mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+      writeFileSync(tmp, JSON.stringify(next, null, '\t'), { mode: 0o600 });
+      renameSync(tmp, this.path);
+    } catch (err) {
+      rmSync(tmp, { force: true });
+      throw new CliError(
+        `cannot write the config file ${this.path}: ${(err as Error).message}`,
+        ExitCode.failure,
+      );
+    }
+    this.cache = next;
+  }
+}
+
+/** The origin of a base URL (scheme, host and port; default ports left out), as tokens are bound to it. */
+export function originOf(baseUrl: string): string {
+  return new URL(baseUrl).origin;
 }
 
 function pruneEmpty(config: StoredConfig): void {

@@ -1,9 +1,10 @@
 import { once } from 'node:events';
 import type { Writable } from 'node:stream';
-import type { ApiClient, Body } from '../api/client.js';
+import { type ApiClient, type Body, MAX_JSON_DEPTH, nestedDeeperThan } from '../api/client.js';
 import { extractList, type ListPage, nextPageFrom, type PageMeta, PageWalk } from '../api/paginate.js';
+import { readingAnswer } from '../api/shape.js';
 import type { Query } from '../api/url.js';
-import { CliError } from '../errors.js';
+import { CliError, UnreadableAnswerError } from '../errors.js';
 import { csvRow } from '../output/csv.js';
 import type { ProgressBar } from '../output/progress.js';
 import { COLUMNS, hasVisitIn, type RowKind, rowsOf } from './rows.js';
@@ -71,8 +72,18 @@ export async function exportReferrals(
     summary.pages++;
     summary.duplicates = page.duplicates;
     if (summary.pages === 1) summary.expected = page.meta?.total_count;
+    const chunk = readingAnswer(page.requestId, () => encodePage(page.items));
+    await write(chunk);
+    progress.update(summary.pages, summary.referrals, page.totalPages);
+  }
+  if (opts.format === 'json') await write(first ? ']\n' : '\n]\n');
+  summary.requests = client.requestCount - requestsBefore;
+  summary.seconds = (Date.now() - started) / 1000;
+  return summary;
+
+  function encodePage(items: unknown[]): string {
     let chunk = '';
-    for (const referral of page.items) {
+    for (const referral of items) {
       summary.referrals++;
       if (opts.rows === 'referral' && opts.format !== 'csv') {
         if (opts.visitStatuses && !hasVisitIn(referral, opts.visitStatuses)) continue;
@@ -90,13 +101,8 @@ export async function exportReferrals(
         }
       }
     }
-    await write(chunk);
-    progress.update(summary.pages, summary.referrals, page.totalPages);
+    return chunk;
   }
-  if (opts.format === 'json') await write(first ? ']\n' : '\n]\n');
-  summary.requests = client.requestCount - requestsBefore;
-  summary.seconds = (Date.now() - started) / 1000;
-  return summary;
 }
 
 function encodeJson(record: unknown, format: 'ndjson' | 'json', first: boolean): string {
@@ -150,6 +156,11 @@ export async function* fetchPagesInOrder(
       // Cut short or garbled: ask again through the client, which retries malformed answers.
       data = (await client.request({ path: REFERRALS_PATH, query: query(p.page), signal: stop.signal })).data;
     }
+    if (nestedDeeperThan(data, MAX_JSON_DEPTH))
+      throw new UnreadableAnswerError(
+        `the referral list, page ${p.page}: nested more than ${MAX_JSON_DEPTH} levels deep`,
+        p.requestId,
+      );
     return { ...extractList(data, 'referrals'), requestId: p.requestId };
   };
   const walk = new PageWalk('the referrals');

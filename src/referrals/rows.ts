@@ -1,5 +1,6 @@
 import type { Procedure, Referral, Visit } from '../api/types.js';
 import { VISIT_STATUSES } from '../api/types.js';
+import { checkReferralStructure } from './check.js';
 
 /**
  * The export's flat rows: one per referral, visit or procedure, with a stable, documented column
@@ -23,8 +24,8 @@ RANK.set('canceled', -1);
 export function latestVisitStatus(visits: readonly { status?: unknown }[] | undefined): string | null {
   let best: string | null = null;
   let bestRank = Number.NEGATIVE_INFINITY;
-  for (const v of visits ?? []) {
-    if (typeof v.status !== 'string') continue;
+  for (const v of Array.isArray(visits) ? visits : []) {
+    if (typeof v?.status !== 'string') continue;
     const rank = RANK.get(v.status) ?? -0.5; // unknown: above canceled, below any known progress
     if (rank > bestRank) {
       best = v.status;
@@ -34,8 +35,15 @@ export function latestVisitStatus(visits: readonly { status?: unknown }[] | unde
   return best;
 }
 
+// A nested value where a column wants text is kept as its JSON, not "[object Object]".
 const str = (v: unknown): string | null =>
-  v === undefined || v === null ? null : typeof v === 'string' ? v : String(v);
+  v === undefined || v === null
+    ? null
+    : typeof v === 'string'
+      ? v
+      : typeof v === 'object'
+        ? JSON.stringify(v)
+        : String(v);
 const obj = (v: unknown): Record<string, unknown> =>
   typeof v === 'object' && v !== null ? (v as Record<string, unknown>) : {};
 const list = <T>(v: unknown): T[] => (Array.isArray(v) ? (v as T[]) : []);
@@ -174,7 +182,12 @@ export const COLUMNS: Record<RowKind, readonly string[]> = {
  * `visitFilter` keeps only visits with those statuses; a referral with none is left out.
  */
 export function rowsOf(referral: unknown, kind: RowKind, visitFilter?: ReadonlySet<string>): Row[] {
-  const r = obj(referral) as R;
+  // A list that is not a list would silently lose visits: stop with where instead.
+  const id = typeof obj(referral).id === 'string' ? (obj(referral).id as string) : '';
+  const r = checkReferralStructure(
+    referral,
+    /^[0-9a-f-]{36}$/i.test(id) ? `referral ${id}` : 'a referral',
+  ) as R;
   const allVisits = list<V>(r.visits);
   const visits = visitFilter
     ? allVisits.filter((v) => typeof v.status === 'string' && visitFilter.has(v.status))

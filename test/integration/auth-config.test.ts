@@ -33,14 +33,20 @@ describe('auth login', () => {
     });
     expect(r.code).toBe(0);
     expect(r.stdout).toBe('');
-    expect(r.stderr).toContain(`Logged in to local (${fx.mock.url}) with token ****9c2e.`);
+    expect(r.stderr).toContain(
+      `Logged in to local (${fx.mock.url}) with token ****9c2e; it is sent only to ${fx.mock.url}.`,
+    );
     expect(r.stderr).not.toContain(TOKEN);
     expect(fx.apiRequests()).toHaveLength(1);
     const file = join(cfg.path, 'config.json');
     expect(statSync(file).mode & 0o777).toBe(0o600);
     expect(statSync(cfg.path).mode & 0o777).toBe(0o700);
     const stored = JSON.parse(readFileSync(file, 'utf8'));
-    expect(stored.environments.local).toEqual({ token: TOKEN, base_url: fx.mock.url });
+    expect(stored.environments.local).toEqual({
+      token: TOKEN,
+      base_url: fx.mock.url,
+      token_origin: fx.mock.url,
+    });
     // The stored token and base URL are used from now on.
     const cpt = await run([...local, 'cpt', '73721', '--json'], { env: env() });
     expect(cpt.code).toBe(0);
