@@ -1,6 +1,6 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { Context, type ContextDeps, type GlobalOptions, type IO, processIO } from './context.js';
-import { exitCodeOf, formatError, InterruptedError } from './errors.js';
+import { exitCodeOf, formatError, InterruptedError, STOP_SIGNALS, type StopSignal } from './errors.js';
 import { FORMATS } from './output/format.js';
 import { keyValue, portNumber, positiveInt } from './util/args.js';
 import { runForcedExitTasks } from './util/cleanup.js';
@@ -23,29 +23,31 @@ const PAGE = ['--page <n>', 'page number to fetch'] as const;
 const PER_PAGE = ['--per-page <n>', 'records per page'] as const;
 
 export async function main(argv: string[], deps: MainDeps = {}): Promise<number> {
-  const io = deps.io ?? processIO();
+  let received: StopSignal | undefined;
+  const io = deps.io ?? processIO(() => (received ? STOP_SIGNALS[received] : undefined));
   const env = deps.env ?? process.env;
   let exitCode = 0;
   let ctx: Context | undefined;
   const controller = new AbortController();
   const signal = deps.signal ?? controller.signal;
-  let received: 'SIGINT' | 'SIGTERM' | undefined;
-  const onSignal = (sig: 'SIGINT' | 'SIGTERM') => {
-    if (received) {
-      // A second signal: stop now, but still leave no partial file behind.
+  let finished = false;
+  const onSignal = (sig: StopSignal) => {
+    if (received || finished) {
+      // A second signal, or one after the command is done: stop now, but still leave no partial
+      // file behind (the exit code is 128 + this signal's number).
       runForcedExitTasks();
-      process.exit(sig === 'SIGTERM' ? 143 : 130);
+      process.exit(STOP_SIGNALS[sig]);
     }
     received = sig;
     controller.abort(new InterruptedError(sig));
   };
-  const onInt = () => onSignal('SIGINT');
-  const onTerm = () => onSignal('SIGTERM');
+  // SIGHUP (the terminal closed) and SIGQUIT are handled like SIGINT and SIGTERM: requests stop,
+  // temporary files go, exit 128 + the signal's number.
+  const handlers = (Object.keys(STOP_SIGNALS) as StopSignal[]).map(
+    (sig) => [sig, () => onSignal(sig)] as const,
+  );
   const ownSignals = !deps.signal && !deps.io;
-  if (ownSignals) {
-    process.on('SIGINT', onInt);
-    process.on('SIGTERM', onTerm);
-  }
+  if (ownSignals) for (const [sig, handler] of handlers) process.on(sig, handler);
 
   const program = buildProgram(
     io,
@@ -67,7 +69,7 @@ export async function main(argv: string[], deps: MainDeps = {}): Promise<number>
     } else {
       const interrupted = received !== undefined || err instanceof InterruptedError;
       if (interrupted) {
-        if (received) exitCode = received === 'SIGTERM' ? 143 : 130;
+        if (received) exitCode = STOP_SIGNALS[received];
         else exitCode = (err as InterruptedError).exitCode;
         if (!(err instanceof InterruptedError && err.quiet)) io.stderr.write('\ninterrupted\n');
       } else {
@@ -78,12 +80,11 @@ export async function main(argv: string[], deps: MainDeps = {}): Promise<number>
     }
   } finally {
     ctx?.close();
-    if (ownSignals) {
-      process.off('SIGINT', onInt);
-      process.off('SIGTERM', onTerm);
-    }
+    // The handlers stay: a signal while the process winds down (sockets closing) must not kill it
+    // with the default action (no exit code, no cleanup); it exits at once with 128 + its number.
+    finished = true;
   }
-  if (received && exitCode === 0) exitCode = received === 'SIGTERM' ? 143 : 130;
+  if (received && exitCode === 0) exitCode = STOP_SIGNALS[received];
   return exitCode;
 }
 
