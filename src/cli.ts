@@ -85,6 +85,9 @@ export async function main(argv: string[], deps: MainDeps = {}): Promise<number>
     finished = true;
   }
   if (received && exitCode === 0) exitCode = STOP_SIGNALS[received];
+  // Stopped by a signal: leave now rather than through Node's teardown, during which a second
+  // Ctrl-C meets no handler and kills the process with no exit code.
+  if (received && ownSignals) process.exit(exitCode);
   return exitCode;
 }
 

@@ -6,13 +6,15 @@ import {
   fstatSync,
   fsync,
   lstatSync,
+  mkdirSync,
   open,
+  openSync,
   rmdirSync,
   type Stats,
   unlinkSync,
   write,
 } from 'node:fs';
-import { mkdir, realpath, rename, rmdir, stat } from 'node:fs/promises';
+import { realpath, rename, rmdir, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { finished, Writable } from 'node:stream';
 import { CliError } from '../errors.js';
@@ -243,18 +245,18 @@ export class AtomicFile {
       }
     }
     const tempDir = join(dirname(real), `.${basename(real)}.${randomBytes(6).toString('hex')}.partial`);
+    // Created synchronously, so that a forced exit (a second Ctrl-C) never races an open in flight.
     try {
-      await mkdir(tempDir, { mode: 0o700 });
+      mkdirSync(tempDir, { mode: 0o700 });
     } catch (err) {
       throw fail(err);
     }
     const tempPath = join(tempDir, basename(real));
-    let fd: number | undefined;
     const removeTemp = () => {
       try {
-        if (fd !== undefined) unlinkSync(tempPath);
+        unlinkSync(tempPath);
       } catch {
-        // already gone
+        // not created, or already gone
       }
       try {
         rmdirSync(tempDir);
@@ -263,14 +265,12 @@ export class AtomicFile {
       }
     };
     const unregister = onForcedExit(removeTemp);
+    let fd: number;
     try {
-      fd = await fsCall<number>((cb) =>
-        open(
-          tempPath,
-          constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
-          0o600,
-          cb,
-        ),
+      fd = openSync(
+        tempPath,
+        constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+        0o600,
       );
     } catch (err) {
       unregister();
