@@ -148,7 +148,11 @@ export async function exportCommand(ctx: Context, opts: ExportOpts): Promise<num
   if (opts.output === '') throw new UsageError('--output needs a file name');
   const toFile = Boolean(opts.output && opts.output !== '-');
   const file = toFile
-    ? await AtomicFile.open(opts.output as string, { stdout: ctx.io.stdout })
+    ? await AtomicFile.open(opts.output as string, {
+        stdout: ctx.io.stdout,
+        signal: ctx.signal,
+        onWait: () => ctx.note(`Waiting for a reader on ${opts.output} (a FIFO)…`),
+      })
     : AtomicFile.stdout(ctx.io.stdout);
   const progress = new ProgressBar(
     ctx.io.stderr,

@@ -17,6 +17,7 @@ import {
 import { realpath, rename, rmdir, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { finished, Writable } from 'node:stream';
+import { isatty } from 'node:tty';
 import { CliError } from '../errors.js';
 import { onForcedExit } from './cleanup.js';
 
@@ -174,25 +175,29 @@ export class AtomicFile {
   }
 
   /**
-   * Standard output for data. When it is a regular file (`> out.csv`), written through the file
-   * descriptor so that a full disk is an error, not a silently shortened file.
+   * Standard output for data. When it is a regular file (`> out.csv`) or a device, written through
+   * the file descriptor so that a full disk is an error, not a silently shortened file.
    */
   static stdout(stdout: Writable): AtomicFile {
-    let regular = false;
+    let st: Stats | undefined;
     try {
-      regular = stdout === process.stdout && fstatSync(1).isFile();
+      if (stdout === process.stdout && !isatty(1)) st = fstatSync(1);
     } catch {
       // not a descriptor we can look at: use the stream
     }
+    const viaFd = st !== undefined && (st.isFile() || st.isCharacterDevice());
     return new AtomicFile({
       name: 'standard output',
       target: 'standard output',
       kind: 'stdout',
-      stream: regular ? new FdWriter(1, false, true) : stdout,
+      stream: viaFd ? new FdWriter(1, false, Boolean(st?.isFile())) : stdout,
     });
   }
 
-  static async open(target: string, opts: { stdout?: Writable } = {}): Promise<AtomicFile> {
+  static async open(
+    target: string,
+    opts: { stdout?: Writable; signal?: AbortSignal; onWait?: () => void } = {},
+  ): Promise<AtomicFile> {
     const abs = resolve(target);
     const fail = (err: unknown, exitCode = 2) =>
       new CliError(`cannot write ${target}: ${reasonOf(err)}`, exitCode);
@@ -217,8 +222,26 @@ export class AtomicFile {
     }
 
     if (st && (!st.isFile() || isSpecialPath(abs))) {
-      // A device, FIFO, socket or /dev/fd/N: write it as it is, never replace it. Opening a FIFO
-      // waits for a reader (as `cat > fifo` does).
+      // A device, FIFO, socket or /dev/fd/N: write it as it is, never replace it.
+      if (st.isFIFO()) {
+        // A FIFO (or a pipe named by /dev/fd/N) waits for a reader, as `cat > fifo` does, and is
+        // written without blocking: a reader that stops reading never pins a thread, so Ctrl-C
+        // still ends the process.
+        let fd: number;
+        try {
+          fd = await openFifo(abs, opts.signal, opts.onWait);
+        } catch (err) {
+          if (opts.signal?.aborted) throw opts.signal.reason;
+          throw fail(err);
+        }
+        const { Socket } = await import('node:net');
+        return new AtomicFile({
+          name: target,
+          target: abs,
+          kind: 'direct',
+          stream: new Socket({ fd, readable: false, writable: true }),
+        });
+      }
       let fd: number;
       try {
         fd = await fsCall<number>((cb) => open(abs, constants.O_WRONLY | constants.O_APPEND, cb));
@@ -317,6 +340,7 @@ export class AtomicFile {
     }
     if (this.kind !== 'atomic' || !this.tempPath || !this.tempDir) {
       this.settled = true;
+      this.stream.destroy();
       return;
     }
     try {
@@ -358,8 +382,23 @@ export class AtomicFile {
     if (this.settled) return;
     this.settled = true;
     this.unregister();
-    if (this.stream instanceof FdWriter) this.stream.destroy();
+    if (this.stream instanceof FdWriter || this.kind === 'direct') this.stream.destroy();
     this.removeTemp();
+  }
+}
+
+/** Opens a FIFO for writing once a reader is there (checked every 50 ms), or fails when `signal` aborts. */
+async function openFifo(path: string, signal?: AbortSignal, onWait?: () => void): Promise<number> {
+  const { setTimeout: sleep } = await import('node:timers/promises');
+  for (let waited = false; ; waited = true) {
+    signal?.throwIfAborted();
+    try {
+      return openSync(path, constants.O_WRONLY | constants.O_NONBLOCK);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENXIO') throw err;
+    }
+    if (!waited) onWait?.();
+    await sleep(50, undefined, signal ? { signal } : {}).catch(() => {});
   }
 }
 
