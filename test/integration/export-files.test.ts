@@ -86,6 +86,7 @@ function mountTmpfs(): { path: string; error?: string } {
     execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=256k,mode=0755', 'tmpfs', path], { stdio: 'pipe' });
     return { path };
   } catch (err) {
+    rmSync(join(path, '..'), { recursive: true, force: true });
     return { path, error: String((err as { stderr?: Buffer }).stderr ?? err).trim() };
   }
 }
