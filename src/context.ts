@@ -223,7 +223,9 @@ export function processIO(stoppedBy: () => number | undefined = () => undefined)
       if (err.code === 'EPIPE') process.exit(unfinished > 0 ? 1 : (process.exitCode ?? 0));
       if (stream === process.stdout) {
         try {
-          process.stderr.write(`error: cannot write to standard output: ${err.code ?? err.message}\n`);
+          process.stderr.write(
+            `error: cannot write to standard output: ${err.message.replace(/, \w+$/, '')}\n`,
+          );
         } catch {
           // stderr is gone too
         }
