@@ -95,10 +95,14 @@ class FdWriter extends Writable {
       cb();
       return;
     }
-    this.run(
-      fsCall<void>((done) => fsync(this.fd, (err) => done(err, undefined))),
-      cb,
+    // A file system that cannot sync (EINVAL, ENOTSUP) has nothing more to flush; any other error
+    // (EIO, ENOSPC on a network file system) means the data may not be on disk: fail.
+    const unsupported = (err: NodeJS.ErrnoException | null) =>
+      ['EINVAL', 'ENOTSUP'].includes(err?.code ?? '');
+    const flushed = fsCall<void>((done) =>
+      fsync(this.fd, (err) => done(unsupported(err) ? null : err, undefined)),
     );
+    this.run(flushed, cb);
   }
 
   override _destroy(err: Error | null, cb: (err?: Error | null) => void): void {
