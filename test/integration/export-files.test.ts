@@ -143,6 +143,23 @@ describe.skipIf(disk.error !== undefined)(
       expect(readdirSync(disk.path)).toEqual(['referrals.csv']);
     });
 
+    it('a read-only file system: exit 2 before any request, naming the target and the reason', async () => {
+      const ro = join(disk.path, '..', 'ro');
+      mkdirSync(ro);
+      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=64k,ro', 'tmpfs', ro]);
+      try {
+        big.reset();
+        const target = join(ro, 'referrals.csv');
+        const r = await spawnCli(['referrals', 'export', '-o', target], { env: big.env() });
+        expect(r.exitCode).toBe(2);
+        expect(r.stderr).toContain(`error: cannot write ${target}: read-only file system`);
+        expect(r.stderr).not.toContain('.partial');
+        expect(big.apiRequests()).toEqual([]);
+      } finally {
+        execFileSync('umount', [ro]);
+      }
+    });
+
     it('standard output onto the full disk: one clear error, exit 1, no stack trace', async () => {
       const fd = openSync(join(disk.path, 'out.csv'), 'w');
       try {
