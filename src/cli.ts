@@ -1,6 +1,6 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { Context, type ContextDeps, type GlobalOptions, type IO, processIO } from './context.js';
-import { exitCodeOf, formatError, InterruptedError } from './errors.js';
+import { exitCodeOf, formatError, InterruptedError, STOP_SIGNALS, type StopSignal } from './errors.js';
 import { FORMATS } from './output/format.js';
 import { HumanStream, joinSafe, type SafeText, safe, style } from './output/text.js';
 import { keyValue, portNumber, positiveInt } from './util/args.js';
@@ -24,29 +24,31 @@ const PAGE = ['--page <n>', 'page number to fetch'] as const;
 const PER_PAGE = ['--per-page <n>', 'records per page'] as const;
 
 export async function main(argv: string[], deps: MainDeps = {}): Promise<number> {
-  const io = deps.io ?? processIO();
+  let received: StopSignal | undefined;
+  const io = deps.io ?? processIO(() => (received ? STOP_SIGNALS[received] : undefined));
   const env = deps.env ?? process.env;
   let exitCode = 0;
   let ctx: Context | undefined;
   const controller = new AbortController();
   const signal = deps.signal ?? controller.signal;
-  let received: 'SIGINT' | 'SIGTERM' | undefined;
-  const onSignal = (sig: 'SIGINT' | 'SIGTERM') => {
-    if (received) {
-      // A second signal: stop now, but still leave no partial file behind.
+  let finished = false;
+  const onSignal = (sig: StopSignal) => {
+    if (received || finished) {
+      // A second signal, or one after the command is done: stop now, but still leave no partial
+      // file behind (the exit code is 128 + this signal's number).
       runForcedExitTasks();
-      process.exit(sig === 'SIGTERM' ? 143 : 130);
+      process.exit(STOP_SIGNALS[sig]);
     }
     received = sig;
     controller.abort(new InterruptedError(sig));
   };
-  const onInt = () => onSignal('SIGINT');
-  const onTerm = () => onSignal('SIGTERM');
+  // SIGHUP (the terminal closed) and SIGQUIT are handled like SIGINT and SIGTERM: requests stop,
+  // temporary files go, exit 128 + the signal's number.
+  const handlers = (Object.keys(STOP_SIGNALS) as StopSignal[]).map(
+    (sig) => [sig, () => onSignal(sig)] as const,
+  );
   const ownSignals = !deps.signal && !deps.io;
-  if (ownSignals) {
-    process.on('SIGINT', onInt);
-    process.on('SIGTERM', onTerm);
-  }
+  if (ownSignals) for (const [sig, handler] of handlers) process.on(sig, handler);
 
   const program = buildProgram(
     io,
@@ -68,7 +70,7 @@ export async function main(argv: string[], deps: MainDeps = {}): Promise<number>
     } else {
       const interrupted = received !== undefined || err instanceof InterruptedError;
       if (interrupted) {
-        if (received) exitCode = received === 'SIGTERM' ? 143 : 130;
+        if (received) exitCode = STOP_SIGNALS[received];
         else exitCode = (err as InterruptedError).exitCode;
         if (!(err instanceof InterruptedError && err.quiet))
           new HumanStream(io.stderr).write('\ninterrupted\n');
@@ -80,12 +82,14 @@ export async function main(argv: string[], deps: MainDeps = {}): Promise<number>
     }
   } finally {
     ctx?.close();
-    if (ownSignals) {
-      process.off('SIGINT', onInt);
-      process.off('SIGTERM', onTerm);
-    }
+    // The handlers stay: a signal while the process winds down (sockets closing) must not kill it
+    // with the default action (no exit code, no cleanup); it exits at once with 128 + its number.
+    finished = true;
   }
-  if (received && exitCode === 0) exitCode = received === 'SIGTERM' ? 143 : 130;
+  if (received && exitCode === 0) exitCode = STOP_SIGNALS[received];
+  // Stopped by a signal: leave now rather than through Node's teardown, during which a second
+  // Ctrl-C meets no handler and kills the process with no exit code.
+  if (received && ownSignals) process.exit(exitCode);
   return exitCode;
 }
 

@@ -7,6 +7,7 @@ import { ConfigStore, originOf } from './config/store.js';
 import { AuthError, UsageError } from './errors.js';
 import { type OutputFormat, parseFormat } from './output/format.js';
 import { HumanStream, type SafeText, safe } from './output/text.js';
+import { runForcedExitTasks } from './util/cleanup.js';
 
 /** What a command may touch of the outside world: streams and whether they are terminals. */
 export interface IO {
@@ -293,12 +294,30 @@ export class Context {
 
 const envFlag = (env: EnvironmentName) => (env === 'sandbox' ? '' : ` --env ${env}`);
 
-export function processIO(): IO {
-  // A reader that goes away (`imaging … | head`) is not an error: stop quietly, as Unix tools do.
+/**
+ * The process's own streams. `stoppedBy` gives the exit code of a signal already received (a closed
+ * terminal fails writes with EIO after SIGHUP: the signal's code wins).
+ */
+export function processIO(stoppedBy: () => number | undefined = () => undefined): IO {
+  // Output that can no longer reach anyone stops the run at once. Temporary files are removed on
+  // the way out; work left unfinished (an -o export) exits 1, never 0. Otherwise a reader that
+  // goes away (`imaging … | head`) is not an error: stop quietly, as Unix tools do.
   for (const stream of [process.stdout, process.stderr]) {
     stream.on('error', (err: NodeJS.ErrnoException) => {
-      if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
-      throw err;
+      const unfinished = runForcedExitTasks();
+      const signalled = stoppedBy();
+      if (signalled !== undefined) process.exit(signalled);
+      if (err.code === 'EPIPE') process.exit(unfinished > 0 ? 1 : (process.exitCode ?? 0));
+      if (stream === process.stdout) {
+        try {
+          new HumanStream(process.stderr).line(
+            `error: cannot write to standard output: ${err.message.replace(/, \w+$/, '')}`,
+          );
+        } catch {
+          // stderr is gone too
+        }
+      }
+      process.exit(1);
     });
   }
   return {

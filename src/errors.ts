@@ -75,13 +75,17 @@ export class TimeoutError extends CliError {
   }
 }
 
-/** The run was stopped by a signal; carries 130 (SIGINT) or 143 (SIGTERM). */
+/** The signals the CLI stops on, and their exit codes (128 + the signal's number). */
+export const STOP_SIGNALS = { SIGHUP: 129, SIGINT: 130, SIGQUIT: 131, SIGTERM: 143 } as const;
+export type StopSignal = keyof typeof STOP_SIGNALS;
+
+/** The run was stopped by a signal; carries 130 (SIGINT), 143 (SIGTERM), 129 (SIGHUP), 131 (SIGQUIT). */
 export class InterruptedError extends CliError {
-  readonly signal: 'SIGINT' | 'SIGTERM';
+  readonly signal: StopSignal;
   /** The command already said how it stopped; print nothing more. */
   readonly quiet: boolean;
-  constructor(signal: 'SIGINT' | 'SIGTERM' = 'SIGINT', quiet = false) {
-    super('interrupted', signal === 'SIGTERM' ? ExitCode.terminated : ExitCode.interrupted);
+  constructor(signal: StopSignal = 'SIGINT', quiet = false) {
+    super('interrupted', STOP_SIGNALS[signal]);
     this.name = 'InterruptedError';
     this.signal = signal;
     this.quiet = quiet;

@@ -151,8 +151,14 @@ export async function exportCommand(ctx: Context, opts: ExportOpts): Promise<num
   const query = paramsQuery(opts.param);
   const client = ctx.api();
   if (opts.output === '') throw new UsageError('--output needs a file name');
-  const file = opts.output && opts.output !== '-' ? await AtomicFile.open(opts.output) : undefined;
-  const out = file?.stream ?? ctx.io.stdout;
+  const toFile = Boolean(opts.output && opts.output !== '-');
+  const file = toFile
+    ? await AtomicFile.open(opts.output as string, {
+        stdout: ctx.io.stdout,
+        signal: ctx.signal,
+        onWait: () => ctx.note(`Waiting for a reader on ${opts.output} (a FIFO)…`),
+      })
+    : AtomicFile.stdout(ctx.io.stdout);
   const progress = new ProgressBar(
     ctx.io.stderr,
     ctx.io.stderrIsTTY,
@@ -161,13 +167,13 @@ export async function exportCommand(ctx: Context, opts: ExportOpts): Promise<num
   );
   const onAbort = () => {
     progress.done();
-    file?.discard();
+    file.discard();
   };
   ctx.signal.addEventListener('abort', onAbort, { once: true });
   try {
     const summary = await exportReferrals(
       client,
-      out,
+      file.stream,
       {
         format,
         rows,
@@ -178,11 +184,13 @@ export async function exportCommand(ctx: Context, opts: ExportOpts): Promise<num
         formulaGuard: opts.formulaGuard !== false,
       },
       progress,
-      ctx.signal,
+      // A write error (a full disk, a reader gone) stops the page requests too.
+      AbortSignal.any([ctx.signal, file.failed]),
     );
-    await file?.commit();
+    // Every byte written and on disk (and renamed into place) before the summary says so.
+    await file.commit();
     progress.done();
-    const where = file ? ` -> ${file.target}` : '';
+    const where = toFile ? ` -> ${file.target}` : '';
     ctx.note(
       `Exported ${summary.referrals} referrals as ${summary.rows} ${rows} row${summary.rows === 1 ? '' : 's'} (${format}) from ${summary.pages} page${summary.pages === 1 ? '' : 's'} in ${summary.requests} request${summary.requests === 1 ? '' : 's'}, ${summary.seconds.toFixed(1)} s${where}`,
     );
@@ -198,13 +206,13 @@ export async function exportCommand(ctx: Context, opts: ExportOpts): Promise<num
     return 0;
   } catch (err) {
     progress.done();
-    file?.discard();
+    file.discard();
     if (ctx.signal.aborted) throw err;
     const done = progress.records;
     ctx.note(
-      `Export stopped after ${done} referral${done === 1 ? '' : 's'}: ${file ? `no file was written at ${file.target}` : 'the output above is incomplete'}.`,
+      `Export stopped after ${done} referral${done === 1 ? '' : 's'}: ${file.kind === 'atomic' ? `no file was written at ${file.target}` : `the output ${toFile ? `written to ${file.target} ` : 'above '}is incomplete`}.`,
     );
-    throw err;
+    throw file.writeFailure ?? err;
   } finally {
     ctx.signal.removeEventListener('abort', onAbort);
   }

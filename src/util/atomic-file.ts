@@ -1,86 +1,429 @@
 import { randomBytes } from 'node:crypto';
-import { createWriteStream, renameSync, statSync, unlinkSync, type WriteStream } from 'node:fs';
+import {
+  close,
+  closeSync,
+  constants,
+  fstatSync,
+  fsync,
+  lstatSync,
+  mkdirSync,
+  open,
+  openSync,
+  rmdirSync,
+  type Stats,
+  unlinkSync,
+  write,
+} from 'node:fs';
+import { realpath, rename, rmdir, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
+import { finished, Writable } from 'node:stream';
+import { isatty } from 'node:tty';
 import { CliError } from '../errors.js';
 import { onForcedExit } from './cleanup.js';
 
+/** Why a write failed, in words, without the temporary path Node puts in its messages. */
+export function reasonOf(err: unknown): string {
+  const e = err as NodeJS.ErrnoException;
+  switch (e?.code) {
+    case 'ENOSPC':
+      return 'no space left on the device';
+    case 'EDQUOT':
+      return 'disk quota exceeded';
+    case 'EFBIG':
+      return 'file too large for this file system';
+    case 'EIO':
+      return 'input/output error (the disk or device failed)';
+    case 'EPIPE':
+      return 'the reader went away (broken pipe)';
+    case 'EACCES':
+    case 'EPERM':
+      return 'permission denied';
+    case 'EROFS':
+      return 'read-only file system';
+    case 'ENOENT':
+    case 'ENOTDIR':
+      return 'no such folder';
+    case 'ENXIO':
+      return 'nothing is reading it (no such device or address)';
+    default:
+      return String(e?.message ?? err).replace(/, \w+ '[^']*'(?: -> '[^']*')?$/, '');
+  }
+}
+
+const fsCall = <T>(fn: (cb: (err: NodeJS.ErrnoException | null, value: T) => void) => void) =>
+  new Promise<T>((ok, fail) => fn((err, value) => (err ? fail(err) : ok(value))));
+
 /**
- * A file written under a temporary name in the same folder, mode 0600 from its creation (it may
- * hold patient data), and renamed over the target only when complete: a failed or interrupted
- * run never leaves a partial file that looks complete.
+ * A stream onto a file descriptor that writes every byte or fails: a short write (the disk filled
+ * up part-way through a chunk) is continued until the kernel says why it cannot, where Node's own
+ * file streams drop the rest silently. `sync` also flushes to disk before `finish`.
+ */
+class FdWriter extends Writable {
+  private inFlight: Promise<unknown> = Promise.resolve();
+  constructor(
+    readonly fd: number,
+    private readonly owned: boolean,
+    private readonly sync: boolean,
+  ) {
+    super({ highWaterMark: 1 << 16 });
+  }
+
+  private async writeAll(buf: Buffer): Promise<void> {
+    let offset = 0;
+    while (offset < buf.length) {
+      const n = await fsCall<number>((cb) => write(this.fd, buf, offset, buf.length - offset, null, cb));
+      if (n <= 0) throw Object.assign(new Error('the device accepted no data'), { code: 'EIO' });
+      offset += n;
+    }
+  }
+
+  private run(work: Promise<void>, cb: (err?: Error | null) => void): void {
+    this.inFlight = work.catch(() => {});
+    work.then(() => cb(), cb);
+  }
+
+  override _write(chunk: Buffer, _enc: BufferEncoding, cb: (err?: Error | null) => void): void {
+    this.run(this.writeAll(chunk), cb);
+  }
+
+  override _writev(chunks: Array<{ chunk: Buffer }>, cb: (err?: Error | null) => void): void {
+    this.run(this.writeAll(Buffer.concat(chunks.map((c) => c.chunk))), cb);
+  }
+
+  override _final(cb: (err?: Error | null) => void): void {
+    if (!this.sync) {
+      cb();
+      return;
+    }
+    // A file system that cannot sync (EINVAL, ENOTSUP) has nothing more to flush; any other error
+    // (EIO, ENOSPC on a network file system) means the data may not be on disk: fail.
+    const unsupported = (err: NodeJS.ErrnoException | null) =>
+      ['EINVAL', 'ENOTSUP'].includes(err?.code ?? '');
+    const flushed = fsCall<void>((done) =>
+      fsync(this.fd, (err) => done(unsupported(err) ? null : err, undefined)),
+    );
+    this.run(flushed, cb);
+  }
+
+  override _destroy(err: Error | null, cb: (err?: Error | null) => void): void {
+    // Never close a descriptor a write is still using: the number could be reused meanwhile.
+    void this.inFlight.then(() => {
+      if (this.owned) close(this.fd, () => cb(err));
+      else cb(err);
+    });
+  }
+}
+
+type Kind = 'atomic' | 'direct' | 'stdout';
+
+/**
+ * Where an export goes, and the promise that it is either complete and on disk or not there at all.
+ *
+ * - A new or regular file (`atomic`): written in a private folder (0700) created next to the target,
+ *   as a file created 0600 (it holds patient data), flushed to disk, renamed over the target only when
+ *   complete, and the folder flushed and removed. Nobody else can swap the file before the rename,
+ *   even in a folder others can write to.
+ * - A device, FIFO or other special file (`direct`: `/dev/null`, a named pipe, `/dev/fd/N`): written
+ *   as it is, never replaced by a regular file.
+ * - Standard output (`stdout`, or a target that is the same file as it, `/dev/stdout`).
+ *
+ * Any write error (ENOSPC, EIO, EFBIG, EPIPE) is kept: `failed` aborts so the export stops, and
+ * `commit()` throws it naming the target, never the temporary path.
  */
 export class AtomicFile {
+  /** Absolute path of the target (or "standard output"). */
   readonly target: string;
-  readonly tempPath: string;
-  readonly stream: WriteStream;
+  readonly kind: Kind;
+  readonly stream: Writable;
+  /** Aborted, with the write error as reason, as soon as a write fails. */
+  readonly failed: AbortSignal;
+  private readonly name: string;
+  private readonly tempDir: string | undefined;
+  private readonly tempPath: string | undefined;
+  private readonly inode: Stats | undefined;
+  private error: CliError | undefined;
   private settled = false;
   private unregister: () => void = () => {};
 
-  private constructor(target: string, stream: WriteStream, tempPath: string) {
-    this.target = target;
-    this.stream = stream;
-    this.tempPath = tempPath;
+  private constructor(init: {
+    name: string;
+    target: string;
+    kind: Kind;
+    stream: Writable;
+    tempDir?: string;
+    tempPath?: string;
+    inode?: Stats;
+  }) {
+    this.name = init.name;
+    this.target = init.target;
+    this.kind = init.kind;
+    this.stream = init.stream;
+    this.tempDir = init.tempDir;
+    this.tempPath = init.tempPath;
+    this.inode = init.inode;
+    const failed = new AbortController();
+    this.failed = failed.signal;
+    this.stream.on('error', (err) => {
+      this.error ??= this.writeError(err);
+      failed.abort(this.error);
+    });
   }
 
-  static async open(target: string): Promise<AtomicFile> {
-    const abs = resolve(target);
-    let isDir = false;
+  /** The write error, if any write failed. */
+  get writeFailure(): CliError | undefined {
+    return this.error;
+  }
+
+  private writeError(err: unknown): CliError {
+    return new CliError(`cannot write ${this.name}: ${reasonOf(err)}`);
+  }
+
+  /**
+   * Standard output for data. When it is a regular file (`> out.csv`) or a device, written through
+   * the file descriptor so that a full disk is an error, not a silently shortened file.
+   */
+  static stdout(stdout: Writable): AtomicFile {
+    let st: Stats | undefined;
     try {
-      isDir = statSync(abs).isDirectory();
+      if (stdout === process.stdout && !isatty(1)) st = fstatSync(1);
     } catch {
-      // no such file yet: it will be created
+      // not a descriptor we can look at: use the stream
     }
-    if (isDir)
+    const viaFd = st !== undefined && (st.isFile() || st.isCharacterDevice());
+    return new AtomicFile({
+      name: 'standard output',
+      target: 'standard output',
+      kind: 'stdout',
+      stream: viaFd ? new FdWriter(1, false, Boolean(st?.isFile())) : stdout,
+    });
+  }
+
+  static async open(
+    target: string,
+    opts: { stdout?: Writable; signal?: AbortSignal; onWait?: () => void } = {},
+  ): Promise<AtomicFile> {
+    const abs = resolve(target);
+    const fail = (err: unknown, exitCode = 2) =>
+      new CliError(`cannot write ${target}: ${reasonOf(err)}`, exitCode);
+    let st: Stats | undefined;
+    try {
+      st = await stat(abs);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw fail(err);
+    }
+    if (st?.isDirectory())
       throw new CliError(
         `cannot write ${target}: it is a folder`,
         2,
         'Give a file name, e.g. -o referrals.csv',
       );
-    const tempPath = join(dirname(abs), `.${basename(abs)}.${randomBytes(6).toString('hex')}.partial`);
-    const stream = createWriteStream(tempPath, { flags: 'wx', mode: 0o600 });
-    await new Promise<void>((ok, fail) => {
-      stream.once('open', () => ok());
-      stream.once('error', (err: NodeJS.ErrnoException) =>
-        fail(
-          new CliError(
-            `cannot write ${target}: ${err.code === 'ENOENT' ? 'no such folder' : err.message}`,
-            2,
-          ),
-        ),
+
+    // The same file as our standard output (/dev/stdout, /dev/fd/1): write to stdout itself. Opening
+    // it again would fail for a socket and truncate a file opened for appending.
+    if (st && opts.stdout && sameFile(st, 1) && (isSymlink(abs) || !st.isFile() || isSpecialPath(abs))) {
+      const out = AtomicFile.stdout(opts.stdout);
+      return new AtomicFile({ name: target, target: abs, kind: 'stdout', stream: out.stream });
+    }
+
+    if (st && (!st.isFile() || isSpecialPath(abs))) {
+      // A device, FIFO, socket or /dev/fd/N: write it as it is, never replace it.
+      if (st.isFIFO()) {
+        // A FIFO (or a pipe named by /dev/fd/N) waits for a reader, as `cat > fifo` does, and is
+        // written without blocking: a reader that stops reading never pins a thread, so Ctrl-C
+        // still ends the process.
+        let fd: number;
+        try {
+          fd = await openFifo(abs, opts.signal, opts.onWait);
+        } catch (err) {
+          if (opts.signal?.aborted) throw opts.signal.reason;
+          throw fail(err);
+        }
+        const { Socket } = await import('node:net');
+        return new AtomicFile({
+          name: target,
+          target: abs,
+          kind: 'direct',
+          stream: new Socket({ fd, readable: false, writable: true }),
+        });
+      }
+      let fd: number;
+      try {
+        fd = await fsCall<number>((cb) => open(abs, constants.O_WRONLY | constants.O_APPEND, cb));
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'ENXIO' && st.isSocket())
+          throw new CliError(`cannot write ${target}: it is a socket`, 2);
+        throw fail(err);
+      }
+      return new AtomicFile({
+        name: target,
+        target: abs,
+        kind: 'direct',
+        stream: new FdWriter(fd, true, st.isFile()),
+      });
+    }
+
+    // A regular file (through any symlink: the link stays, the file it points to is replaced) or a new one.
+    let real = abs;
+    if (st) {
+      try {
+        real = await realpath(abs);
+      } catch (err) {
+        throw fail(err);
+      }
+    }
+    const tempDir = join(dirname(real), `.${basename(real)}.${randomBytes(6).toString('hex')}.partial`);
+    // Created synchronously, so that a forced exit (a second Ctrl-C) never races an open in flight.
+    try {
+      mkdirSync(tempDir, { mode: 0o700 });
+    } catch (err) {
+      throw fail(err);
+    }
+    const tempPath = join(tempDir, basename(real));
+    const removeTemp = () => {
+      try {
+        unlinkSync(tempPath);
+      } catch {
+        // not created, or already gone
+      }
+      try {
+        rmdirSync(tempDir);
+      } catch {
+        // already gone
+      }
+    };
+    const unregister = onForcedExit(removeTemp);
+    let fd: number;
+    try {
+      fd = openSync(
+        tempPath,
+        constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+        0o600,
       );
+    } catch (err) {
+      unregister();
+      removeTemp();
+      throw fail(err);
+    }
+    const file = new AtomicFile({
+      name: target,
+      target: real,
+      kind: 'atomic',
+      stream: new FdWriter(fd, true, true),
+      tempDir,
+      tempPath,
+      inode: fstatSync(fd),
     });
-    const file = new AtomicFile(abs, stream, tempPath);
-    file.unregister = onForcedExit(() => file.discard());
+    file.unregister = () => {
+      unregister();
+    };
+    file.removeTemp = removeTemp;
     return file;
   }
 
-  /** Flushes, closes and renames into place. */
+  private removeTemp: () => void = () => {};
+
+  /**
+   * Finishes the output: every byte written and flushed to disk (fsync of the file, then of its
+   * folder after the rename), or an error naming the target. Only then may the command say it is done.
+   */
   async commit(): Promise<void> {
     if (this.settled) return;
-    await new Promise<void>((ok, fail) => {
-      this.stream.once('error', fail);
-      this.stream.end(() => ok());
-    });
+    if (this.error) throw this.fail();
+    if (this.kind === 'stdout' && !(this.stream instanceof FdWriter)) {
+      this.settled = true;
+      return;
+    }
     try {
-      renameSync(this.tempPath, this.target);
+      await new Promise<void>((ok, fail) => {
+        finished(this.stream, { readable: false }, (err) => (err ? fail(err) : ok()));
+        this.stream.end();
+      });
+    } catch (err) {
+      this.error ??= this.writeError(err);
+      throw this.fail();
+    }
+    if (this.kind !== 'atomic' || !this.tempPath || !this.tempDir) {
+      this.settled = true;
+      this.stream.destroy();
+      return;
+    }
+    try {
+      // The file about to be renamed must still be the one written (the folder is private, but check).
+      const now = lstatSync(this.tempPath);
+      if (!this.inode || now.ino !== this.inode.ino || now.dev !== this.inode.dev)
+        throw new Error('the temporary file was replaced');
+      await rename(this.tempPath, this.target);
     } catch (err) {
       this.discard();
-      throw new CliError(`cannot put the finished file at ${this.target}: ${(err as Error).message}`);
+      throw new CliError(`cannot put the finished file at ${this.name}: ${reasonOf(err)}`);
     }
     this.settled = true;
     this.unregister();
+    try {
+      const dirFd = await fsCall<number>((cb) => open(dirname(this.target), constants.O_RDONLY, cb));
+      try {
+        await fsCall<void>((cb) => fsync(dirFd, (err) => cb(err, undefined)));
+      } finally {
+        closeSync(dirFd);
+      }
+    } catch (err) {
+      // The file is complete and in place; only the folder entry may not be on disk yet.
+      if (!['EINVAL', 'ENOTSUP', 'EBADF'].includes((err as NodeJS.ErrnoException).code ?? ''))
+        throw new CliError(`cannot flush the folder of ${this.name} to disk: ${reasonOf(err)}`);
+    } finally {
+      await rmdir(this.tempDir).catch(() => {});
+    }
   }
 
-  /** Removes the temporary file. Safe to call more than once, and synchronously on exit. */
+  private fail(): CliError {
+    const err = this.error ?? new CliError(`cannot write ${this.name}`);
+    this.discard();
+    return err;
+  }
+
+  /** Removes the temporary file and folder. Safe to call more than once, and synchronously on exit. */
   discard(): void {
     if (this.settled) return;
     this.settled = true;
     this.unregister();
-    this.stream.destroy();
-    try {
-      unlinkSync(this.tempPath);
-    } catch {
-      // already gone
-    }
+    if (this.stream instanceof FdWriter || this.kind === 'direct') this.stream.destroy();
+    this.removeTemp();
   }
+}
+
+/** Opens a FIFO for writing once a reader is there (checked every 50 ms), or fails when `signal` aborts. */
+async function openFifo(path: string, signal?: AbortSignal, onWait?: () => void): Promise<number> {
+  const { setTimeout: sleep } = await import('node:timers/promises');
+  for (let waited = false; ; waited = true) {
+    signal?.throwIfAborted();
+    try {
+      return openSync(path, constants.O_WRONLY | constants.O_NONBLOCK);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENXIO') throw err;
+    }
+    if (!waited) onWait?.();
+    await sleep(50, undefined, signal ? { signal } : {}).catch(() => {});
+  }
+}
+
+function sameFile(st: Stats, fd: number): boolean {
+  try {
+    const other = fstatSync(fd);
+    return other.dev === st.dev && other.ino === st.ino;
+  } catch {
+    return false;
+  }
+}
+
+function isSymlink(path: string): boolean {
+  try {
+    return lstatSync(path).isSymbolicLink();
+  } catch {
+    return false;
+  }
+}
+
+/** Paths that name a process's descriptors: never a place for a temporary file, even onto a regular file. */
+function isSpecialPath(abs: string): boolean {
+  return /^\/(proc\/|dev\/(fd\/|std(in|out|err)$))/.test(abs);
 }

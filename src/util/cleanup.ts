@@ -1,21 +1,31 @@
 /**
- * Things to undo if the process is forced to stop at once (a second Ctrl-C). Kept free of imports
- * so that the CLI's entry can hold it without loading anything at start-up.
+ * Things to undo however the process ends: a second Ctrl-C, `process.exit()` from a broken pipe,
+ * an uncaught error, or the event loop simply running dry. Each task runs at most once, and
+ * synchronously (the `exit` event allows nothing else). Kept free of imports so that the CLI's
+ * entry can hold it without loading anything at start-up.
  */
 const tasks = new Set<() => void>();
+let hooked = false;
 
 export function onForcedExit(task: () => void): () => void {
+  if (!hooked) {
+    hooked = true;
+    process.on('exit', () => runForcedExitTasks());
+  }
   tasks.add(task);
   return () => tasks.delete(task);
 }
 
-export function runForcedExitTasks(): void {
-  for (const t of [...tasks]) {
+/** Runs and forgets every pending task; returns how many there were (work left unfinished). */
+export function runForcedExitTasks(): number {
+  const pending = [...tasks];
+  tasks.clear();
+  for (const t of pending) {
     try {
       t();
     } catch {
       // best effort: the process is going away
     }
   }
-  tasks.clear();
+  return pending.length;
 }
