@@ -275,7 +275,16 @@ export class ApiClient {
       const res = await this.sendOnce(method, current, headers, body, extraSignal);
       const location = headerValue(res.headers, 'location');
       if (![301, 302, 303, 307, 308].includes(res.status) || !location) return res;
-      const next = new URL(location, current);
+      let next: URL;
+      try {
+        next = new URL(location, current);
+      } catch {
+        throw new CliError(
+          `the server redirected (HTTP ${res.status}) to an address that is not a valid URL; imaging stopped`,
+          ExitCode.failure,
+          'Check the base URL: imaging config get base-url',
+        );
+      }
       if (next.origin !== new URL(current).origin) {
         throw new CliError(
           `the server redirected to another host (${next.host}); imaging does not send your token there and stopped`,

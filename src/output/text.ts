@@ -17,14 +17,18 @@ import type { Writable } from 'node:stream';
  *
  * Escaping: C0 controls and DEL become their Unicode control pictures (ESC reads `␛`, BEL `␇`),
  * so a hostile sequence is visible rather than acted on; C1 controls, bidi controls, zero-width
- * and other format characters (Cf) and lone surrogates become `<U+202E>`; inside one value, line
+ * and other format characters (Cf), the other default-ignorable characters (variation selectors,
+ * fillers) and lone surrogates become `<U+202E>`; inside one value, line
  * breaks and tabs become one space, so a table cell or a line stays one line. No dependency, a few
  * regular expressions: this module is on the start-up path.
  */
 
 const SAFE_ASCII = /^[\x20-\x7e]*$/;
 const BREAKS = /[\t\n\v\f\r\u0085\u2028\u2029]+/g;
-const UNSAFE = /[\p{Cc}\p{Cf}\p{Cs}\u2028\u2029]/gu;
+// Default_Ignorable_Code_Point adds what draws nothing yet is not Cf: variation selectors, the
+// combining grapheme joiner, Hangul fillers (two values that look alike must not be told apart only
+// by invisible characters).
+const UNSAFE = /[\p{Cc}\p{Cf}\p{Cs}\p{Default_Ignorable_Code_Point}\u2028\u2029]/gu;
 
 function escapeChar(ch: string): string {
   const code = ch.codePointAt(0) ?? 0;

@@ -71,7 +71,11 @@ export async function exportReferrals(
   for await (const page of fetchPagesInOrder(client, opts, signal)) {
     summary.pages++;
     summary.duplicates = page.duplicates;
-    if (summary.pages === 1) summary.expected = page.meta?.total_count;
+    if (summary.pages === 1) {
+      // The server's count goes into a note: a number, or nothing (never its text).
+      const total: unknown = page.meta?.total_count;
+      summary.expected = typeof total === 'number' && Number.isFinite(total) ? total : undefined;
+    }
     const chunk = readingAnswer(page.requestId, () => encodePage(page.items));
     await write(chunk);
     progress.update(summary.pages, summary.referrals, page.totalPages);

@@ -296,4 +296,15 @@ describe('referrals export', () => {
       expect(existsSync(out)).toBe(false);
     },
   );
+
+  it('a total_count that is not a number is no count: nothing of its text reaches stderr', async () => {
+    answer = JSON.stringify({
+      referrals: [referral()],
+      meta: { total_pages: 1, total_count: '9\nerror: forged count' },
+    });
+    const r = await cli(['referrals', 'export', '--format', 'ndjson']);
+    expect(r.code).toBe(0);
+    expect(r.stderr).not.toContain('forged');
+    expect(r.stderr.split('\n').filter((l) => l.startsWith('error:'))).toEqual([]);
+  });
 });

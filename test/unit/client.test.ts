@@ -194,6 +194,24 @@ describe('ApiClient', () => {
     expect(other.seen).toHaveLength(0);
   });
 
+  it.each(['http://[', 'http://evil\u009b.example/x'])(
+    'a redirect to an address that is not a URL (%j) is one clear error, nothing followed',
+    async (location) => {
+      const s = await serve((_req, res) => {
+        // Node refuses to write a control character in a header: write the answer raw.
+        res.socket?.end(
+          Buffer.from(`HTTP/1.1 302 Found\r\nLocation: ${location}\r\nContent-Length: 0\r\n\r\n`, 'latin1'),
+        );
+      });
+      const err = await client(s.url)
+        .request({ path: '/modalities' })
+        .catch((e) => e);
+      expect(err).toBeInstanceOf(CliError);
+      expect(err.message).toMatch(/redirected \(HTTP 302\) to an address that is not a valid URL/);
+      expect(s.seen).toHaveLength(1);
+    },
+  );
+
   it('stops at once when the abort signal fires', async () => {
     const s = await serve((_req, res) => setTimeout(() => json(res, 200, []), 2000));
     const ac = new AbortController();

@@ -21,6 +21,13 @@ describe('clean (one value, one line)', () => {
     ['CR, LF and tabs become one space', 'one\r\n\ttwo', 'one two'],
     ['line separator and NEL', 'a\u2028b\u0085c', 'a b c'],
     ['a lone surrogate', 'a\ud800b', 'a<U+D800>b'],
+    ['variation selectors (look-alike values)', 'ab\ufe0fc\u{e0100}', 'ab<U+FE0F>c<U+E0100>'],
+    [
+      'the combining grapheme joiner and Hangul fillers',
+      'x\u034fy\u3164\u115f',
+      'x<U+034F>y<U+3164><U+115F>',
+    ],
+    ['tag characters', 'a\u{e0041}', 'a<U+E0041>'],
     ['accents, CJK and emoji are kept', 'Müller 張王李 👍', 'Müller 張王李 👍'],
   ])('%s', (_name, input, expected) => {
     expect(clean(input)).toBe(expected);
