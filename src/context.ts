@@ -3,7 +3,7 @@ import { isatty } from 'node:tty';
 import { ApiClient, tokenHeaderProblem } from './api/client.js';
 import { normaliseBaseUrl } from './api/url.js';
 import { defaultBaseUrl, type EnvironmentName, MOCK_TOKEN, parseEnvironment } from './config/environments.js';
-import { ConfigStore, originOf } from './config/store.js';
+import { ConfigStore, originOf, storedTokenOrigin } from './config/store.js';
 import { AuthError, UsageError } from './errors.js';
 import { type OutputFormat, parseFormat } from './output/format.js';
 import { HumanStream, type SafeText, safe } from './output/text.js';
@@ -187,26 +187,30 @@ export class Context {
 
   /**
    * The origin the stored token of `env` is bound to. A token stored by an older version has none:
-   * it is bound now (to the environment's stored base URL when there is one, else to `baseUrl`,
-   * the one in use), the binding is saved, and a note says so.
+   * it is bound now, silently, only to a base URL the user stored (the environment's base_url) or
+   * to the environment's built-in default, the binding is saved, and a note says so. A base URL
+   * from --base-url or IMAGING_BASE_URL never binds it (exit 3 before any request): a hostile
+   * value there would capture the token.
    */
   tokenOrigin(env: EnvironmentName, baseUrl: string): string {
     const settings = this.config.environment(env);
-    if (typeof settings.token_origin === 'string' && settings.token_origin !== '') {
-      // Edited by hand ("https://API.example.com/"): compared as an origin, not as text.
-      try {
-        return originOf(settings.token_origin);
-      } catch {
-        return settings.token_origin;
-      }
-    }
+    const recorded = storedTokenOrigin(settings);
+    if (recorded) return recorded;
     let storedBase: string | undefined;
     try {
       storedBase = settings.base_url ? normaliseBaseUrl(settings.base_url) : undefined;
     } catch {
       storedBase = undefined;
     }
-    const origin = originOf(storedBase ?? baseUrl);
+    const home = storedBase ?? defaultBaseUrl(env);
+    if (!home) {
+      const from = this.baseUrl(env).source;
+      throw new AuthError(
+        `the stored ${env} token has no origin recorded yet (a config from an older version) and the base URL ${originOf(baseUrl)} comes from ${from}, not from the config: the token is not sent until you bind it on purpose`,
+        `If ${originOf(baseUrl)} is where the token belongs: imaging config set base-url ${baseUrl} --env ${env} (binds the token to it), or log in again: imaging auth login${envFlag(env)} --base-url ${baseUrl}; for a one-off, set IMAGING_TOKEN.`,
+      );
+    }
+    const origin = originOf(home);
     let saved = '';
     try {
       this.config.updateSync((c) => {
@@ -217,7 +221,7 @@ export class Context {
       saved = ` (not saved: ${(err as Error).message})`;
     }
     this.note(
-      `Note: the stored ${env} token had no origin recorded (a config from an older version); it is now bound to ${origin} and will be sent only there${saved}.`,
+      `Note: the stored ${env} token had no origin recorded (a config from an older version); it is now bound to ${origin} (the ${storedBase ? 'stored base-url' : 'built-in default'} of ${env}) and will be sent only there${saved}.`,
     );
     return origin;
   }

@@ -48,19 +48,75 @@ export function parseErrorBody(status: number, headers: IncomingHttpHeaders, raw
   if (str(b.message) === undefined && typeof b.error === 'object' && b.error !== null) {
     details.message = str((b.error as Record<string, unknown>).message);
   }
+  // Items that are not text are shown as compact JSON, cut at a depth and a length: an error answer
+  // keeps its status's exit code however strange its `errors` are.
+  const lines: string[] = [];
   if (Array.isArray(b.errors)) {
-    details.errors = b.errors.map((e) => (typeof e === 'string' ? sanitise(e) : sanitise(JSON.stringify(e))));
+    for (const e of b.errors.slice(0, MAX_ERROR_ITEMS + 1)) lines.push(sanitise(compactJson(e)));
   } else if (typeof b.errors === 'object' && b.errors !== null) {
     // Rails-style { field: [messages] }: not the documented shape, but common enough to read.
-    details.errors = Object.entries(b.errors as Record<string, unknown>).flatMap(([field, msgs]) =>
-      (Array.isArray(msgs) ? msgs : [msgs]).map((m) => sanitise(`${field} ${String(m)}`)),
-    );
+    for (const [field, msgs] of Object.entries(b.errors as Record<string, unknown>)) {
+      for (const m of (Array.isArray(msgs) ? msgs : [msgs]).slice(0, MAX_ERROR_ITEMS + 1))
+        lines.push(sanitise(`${field} ${compactJson(m)}`));
+      if (lines.length > MAX_ERROR_ITEMS) break;
+    }
+  } else if (b.errors !== undefined && b.errors !== null) {
+    lines.push(sanitise(compactJson(b.errors)));
+  }
+  if (lines.length > 0) {
+    details.errors = lines.slice(0, MAX_ERROR_ITEMS);
+    if (lines.length > MAX_ERROR_ITEMS) details.errors.push('(further errors left out)');
   }
   details.requestId = str(b.request_id) ?? details.requestId;
   details.documentationUrl = str(b.documentation_url);
   if (!details.message) details.bodyNote = `HTTP ${status} with no error message`;
   return details;
 }
+
+/** At most this many `errors` items are shown. */
+export const MAX_ERROR_ITEMS = 20;
+/** An item is shown to this many characters, then cut with "…". */
+export const MAX_ERROR_ITEM_LENGTH = 300;
+/** Nesting below this depth is shown as "…" (the walk never recurses deeper, so no stack overflow). */
+const MAX_ITEM_DEPTH = 8;
+
+/**
+ * An `errors` item as one short line: text as it is, anything else as compact JSON, with nesting
+ * below MAX_ITEM_DEPTH shown as […] / {…} and the whole cut at MAX_ERROR_ITEM_LENGTH characters.
+ * Never JSON.stringify on the whole value: a hostile answer nests 200,000 levels deep.
+ */
+export function compactJson(value: unknown, maxLength = MAX_ERROR_ITEM_LENGTH): string {
+  if (typeof value === 'string') return cut(value, maxLength);
+  let out = '';
+  const full = () => out.length > maxLength;
+  const walk = (v: unknown, depth: number): void => {
+    if (full()) return;
+    if (v === null || typeof v !== 'object') {
+      out +=
+        typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean' ? JSON.stringify(v) : 'null';
+      return;
+    }
+    const isList = Array.isArray(v);
+    if (depth >= MAX_ITEM_DEPTH) {
+      out += isList ? '[…]' : '{…}';
+      return;
+    }
+    out += isList ? '[' : '{';
+    let first = true;
+    for (const [k, child] of isList ? (v as unknown[]).entries() : Object.entries(v)) {
+      if (full()) return;
+      if (!first) out += ',';
+      first = false;
+      if (!isList) out += `${JSON.stringify(k)}:`;
+      walk(child, depth + 1);
+    }
+    out += isList ? ']' : '}';
+  };
+  walk(value, 0);
+  return cut(out, maxLength);
+}
+
+const cut = (text: string, max: number) => (text.length > max ? `${text.slice(0, max)}…` : text);
 
 export function parseRetryAfter(value: string | undefined, now = Date.now()): number | undefined {
   if (value === undefined || value.trim() === '') return undefined;

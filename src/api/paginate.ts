@@ -1,5 +1,6 @@
-import { CliError } from '../errors.js';
+import { CliError, UnreadableAnswerError } from '../errors.js';
 import type { ApiClient } from './client.js';
+import { kindOf, readingAnswer } from './shape.js';
 import type { Query } from './url.js';
 
 export interface PageMeta {
@@ -36,15 +37,18 @@ export function extractList<T = Record<string, unknown>>(
       const [k, v] = arrays[0] as [string, unknown[]];
       return { items: v as T[], meta, key: k };
     }
-    if (arrays.length > 1 && key === undefined) {
-      throw new CliError(
-        `the list answer has several arrays (${arrays.map(([k]) => k).join(', ')}); cannot tell which holds the records`,
+    // Named in our own words (how many, what was found), never the server's member names.
+    if (arrays.length > 1)
+      throw new UnreadableAnswerError(
+        `the list: ${arrays.length} members are lists${key ? `, none of them "${key}"` : ''}; cannot tell which holds the records`,
       );
-    }
+    if (key && key in obj)
+      throw new UnreadableAnswerError(`the list: ${key} is ${kindOf(obj[key])}, not a list`);
+    throw new UnreadableAnswerError(
+      `the list is an object with no list of records in it${key ? ` (expected ${key}: [...])` : ''}`,
+    );
   }
-  throw new CliError(
-    'the list answer has no array of records (expected { <items>: [...], meta } or an array)',
-  );
+  throw new UnreadableAnswerError(`the list is ${kindOf(data)}, not a list or an object`);
 }
 
 function isMeta(v: unknown): boolean {
@@ -203,7 +207,7 @@ export async function* paginate<T = Record<string, unknown>>(
     if (perPage !== undefined) query.per_page = perPage;
     if (opts.all) walk.allow();
     const res = await client.request({ path: opts.path, query });
-    const list = extractList<T>(res.data, opts.key);
+    const list = readingAnswer(res.requestId, () => extractList<T>(res.data, opts.key));
     if (!opts.all) {
       yield { ...list, requestId: res.requestId };
       return;

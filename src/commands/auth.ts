@@ -1,7 +1,7 @@
 import { tokenHeaderProblem } from '../api/client.js';
 import { normaliseBaseUrl } from '../api/url.js';
 import { defaultBaseUrl, ENVIRONMENTS, type EnvironmentName } from '../config/environments.js';
-import { maskToken, originOf } from '../config/store.js';
+import { maskToken, originOf, storedTokenOrigin } from '../config/store.js';
 import type { Context, GlobalOptions } from '../context.js';
 import { ApiError, AuthError, CliError, ExitCode, exitCodeOf, UsageError } from '../errors.js';
 import { renderList } from '../output/render.js';
@@ -127,16 +127,19 @@ export async function status(ctx: Context, opts: GlobalOptions & { check?: boole
     const base = isActive ? ctx.baseUrl(env) : storedOrDefault(ctx, env);
     const tok = ctx.token(env);
     const stored = ctx.config.environment(env);
-    let origin =
-      tok.source === 'config'
-        ? typeof stored.token_origin === 'string' && stored.token_origin !== ''
-          ? stored.token_origin
-          : null
-        : null;
-    // --check sends the token: an old unbound one is bound first, as any request-making command does.
-    if (!origin && opts.check && tok.source === 'config' && base.value)
-      origin = ctx.tokenOrigin(env, base.value);
+    // Compared as an origin, exactly as requests compare it (a hand-edited "HTTP://127.1:4451/").
+    let origin = tok.source === 'config' ? (storedTokenOrigin(stored) ?? null) : null;
     let usable = true;
+    // --check sends the token: an old unbound one is bound first, as any request-making command
+    // does, and not at all when the base URL in use may not bind it.
+    if (!origin && opts.check && tok.source === 'config' && base.value) {
+      try {
+        origin = ctx.tokenOrigin(env, normaliseBaseUrl(base.value));
+      } catch (err) {
+        if (!(err instanceof AuthError)) throw err;
+        usable = false;
+      }
+    }
     if (origin && base.value) {
       try {
         usable = originOf(base.value) === origin;
@@ -165,7 +168,9 @@ export async function status(ctx: Context, opts: GlobalOptions & { check?: boole
         continue;
       }
       if (!row.token_usable) {
-        row.check = 'not sent: the token belongs to another origin';
+        row.check = row.token_origin
+          ? 'not sent: the token belongs to another origin'
+          : 'not sent: the token has no origin yet (imaging config set base-url URL binds it)';
         row.check_code = ExitCode.auth;
         if (exitCode === 0 || row.active) exitCode = ExitCode.auth;
         continue;
@@ -204,7 +209,10 @@ export async function status(ctx: Context, opts: GlobalOptions & { check?: boole
 function tokenOriginCell(r: StatusRow): string {
   if (!r.token) return '-';
   if (r.token_source !== 'config') return 'any (not stored)';
-  if (!r.token_origin) return 'not bound yet (bound on first use)';
+  if (!r.token_origin)
+    return r.token_usable
+      ? 'not bound yet (bound on first use to the stored or default base URL)'
+      : 'not bound yet: not sent (imaging config set base-url URL binds it)';
   return r.token_usable ? r.token_origin : `${r.token_origin} (not this base URL: not sent)`;
 }
 

@@ -1,6 +1,6 @@
 import { normaliseBaseUrl } from '../api/url.js';
 import { ENVIRONMENTS, type EnvironmentName, parseEnvironment } from '../config/environments.js';
-import { maskToken, originOf } from '../config/store.js';
+import { maskToken, originOf, storedTokenOrigin } from '../config/store.js';
 import type { Context } from '../context.js';
 import { CliError, UsageError } from '../errors.js';
 import { renderList } from '../output/render.js';
@@ -81,14 +81,13 @@ export async function set(ctx: Context, key: string, value: string): Promise<num
   const env: EnvironmentName = ctx.environment().value;
   const url = normaliseBaseUrl(value, 'base-url');
   const before = ctx.config.environment(env);
-  // A token stored by an older version is bound to the base URL it was used with, before that changes.
-  let bound = before.token ? before.token_origin : undefined;
-  if (before.token && !bound && before.base_url) {
-    try {
-      bound = originOf(normaliseBaseUrl(before.base_url));
-    } catch {
-      bound = undefined;
-    }
+  // A token stored by an older version is bound to the base URL it was used with, before that
+  // changes; with no base URL stored, to the one the user types now (on purpose, and said so).
+  let bound = before.token ? storedTokenOrigin(before) : undefined;
+  let newlyBound = false;
+  if (before.token && !bound) {
+    bound = oldBaseOrigin(before.base_url) ?? originOf(url);
+    newlyBound = true;
   }
   await ctx.config.update((c) => {
     c.environments ??= {};
@@ -97,6 +96,10 @@ export async function set(ctx: Context, key: string, value: string): Promise<num
     if (bound) settings.token_origin = bound;
   });
   ctx.note(`base-url for ${env} set to ${url}.`);
+  if (newlyBound)
+    ctx.note(
+      `Note: the stored ${env} token had no origin recorded (a config from an older version); it is now bound to ${bound} and will be sent only there.`,
+    );
   if (bound && bound !== originOf(url)) {
     ctx.note(
       `Note: the stored ${env} token belongs to ${bound} and will not be sent to ${originOf(url)}. Log in for the new base URL: imaging auth login${env === 'sandbox' ? '' : ` --env ${env}`}`,
@@ -111,12 +114,36 @@ export async function set(ctx: Context, key: string, value: string): Promise<num
 export async function unset(ctx: Context, key: string): Promise<number> {
   const k = parseKey(key);
   const env = ctx.environment().value;
+  // The stored base URL is the only record of where an old, unbound token belongs: bind the token
+  // to it first, so that no base URL given later (IMAGING_BASE_URL) can capture it.
+  const before = ctx.config.environment(env);
+  const bind =
+    k === 'base-url' && before.token && !storedTokenOrigin(before)
+      ? oldBaseOrigin(before.base_url)
+      : undefined;
   await ctx.config.update((c) => {
     if (k === 'env') delete c.env;
-    else if (c.environments?.[env]) delete c.environments[env].base_url;
+    else if (c.environments?.[env]) {
+      delete c.environments[env].base_url;
+      if (bind) c.environments[env].token_origin = bind;
+    }
   });
   ctx.note(k === 'env' ? 'Default environment unset (sandbox).' : `base-url for ${env} unset.`);
+  if (bind)
+    ctx.note(
+      `Note: the stored ${env} token had no origin recorded (a config from an older version); it stays bound to ${bind} and will be sent only there.`,
+    );
   return 0;
+}
+
+/** The origin of a stored base URL, or undefined when there is none (or it is no URL). */
+function oldBaseOrigin(baseUrl: string | undefined): string | undefined {
+  if (!baseUrl) return undefined;
+  try {
+    return originOf(normaliseBaseUrl(baseUrl));
+  } catch {
+    return undefined;
+  }
 }
 
 export async function path(ctx: Context): Promise<number> {

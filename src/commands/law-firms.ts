@@ -69,11 +69,15 @@ export async function create(ctx: Context, opts: CreateOpts): Promise<number> {
     json: { law_firm: lawFirm },
   });
   const data = res.data as Record<string, unknown> | null;
-  const firm = (data && typeof data.law_firm === 'object' ? data.law_firm : data) as LawFirm;
+  // `{ law_firm: … }` as documented, or the firm itself; a law_firm member of the wrong kind is
+  // not read as a firm with no fields.
+  const wrapped = typeof data === 'object' && data !== null && !Array.isArray(data) && 'law_firm' in data;
+  const firm = (wrapped ? data.law_firm : data) as LawFirm;
   if (format === 'table' || format === 'csv')
     readingAnswer(res.requestId, () => {
       if (typeof firm !== 'object' || firm === null || Array.isArray(firm))
         throw new UnreadableAnswerError(`the created law firm is ${kindOf(firm)}, not an object`);
+      expectTexts(firm as unknown as Record<string, unknown>, 'the created law firm', FIRM_TEXT);
     });
   await renderOne(ctx, firm, format, (f) => [
     ['Name', f.name],

@@ -3,7 +3,6 @@ import { checkListItems, readingAnswer } from '../api/shape.js';
 import type { Query } from '../api/url.js';
 import type { Context } from '../context.js';
 import { type Column, renderList } from '../output/render.js';
-import { safe } from '../output/text.js';
 
 export interface ListCommandOptions<T> {
   path: string;
@@ -53,13 +52,13 @@ export async function listCommand<T>(ctx: Context, opts: ListCommandOptions<T>):
     typeof lastMeta.total_pages === 'number' &&
     lastMeta.total_pages > 1
   ) {
-    // meta comes from the server and may hold strings where numbers belong: each value is
-    // cleaned to one line by safe`…`.
-    const current = lastMeta.current_page ?? opts.page ?? 1;
-    const total =
-      typeof lastMeta.total_count === 'number' ? safe` (${lastMeta.total_count} ${opts.noun})` : '';
-    const next = lastMeta.next_page ? safe` Next: --page ${lastMeta.next_page}, or --all.` : '';
-    ctx.note(safe`Page ${current} of ${lastMeta.total_pages}${total}.${next}`);
+    // meta comes from the server: a hint shows numbers only, and is left out when they are not.
+    const num = (v: unknown) => (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? v : undefined);
+    const current = lastMeta.current_page === undefined ? (opts.page ?? 1) : num(lastMeta.current_page);
+    const total = num(lastMeta.total_count) !== undefined ? ` (${lastMeta.total_count} ${opts.noun})` : '';
+    const next = num(lastMeta.next_page) ? ` Next: --page ${lastMeta.next_page}, or --all.` : '';
+    if (current !== undefined && num(lastMeta.total_pages) !== undefined)
+      ctx.note(`Page ${current} of ${lastMeta.total_pages}${total}.${next}`);
   }
   return 0;
 }

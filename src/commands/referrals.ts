@@ -1,8 +1,8 @@
-import { readingAnswer } from '../api/shape.js';
+import { kindOf, readingAnswer } from '../api/shape.js';
 import type { Referral } from '../api/types.js';
 import type { Query } from '../api/url.js';
 import type { Context, GlobalOptions } from '../context.js';
-import { UsageError } from '../errors.js';
+import { UnreadableAnswerError, UsageError } from '../errors.js';
 import { ProgressBar } from '../output/progress.js';
 import type { Column } from '../output/render.js';
 import { clean, safe } from '../output/text.js';
@@ -114,14 +114,23 @@ export async function create(ctx: Context, opts: GlobalOptions & { file?: string
   const res = await client.request<Referral>({ method: 'POST', path: '/referrals', body: bytes });
   const created = res.data as unknown as Record<string, unknown> | null;
   const referral = (
-    created && typeof created.referral === 'object' ? created.referral : created
+    created && typeof created === 'object' && !Array.isArray(created) && 'referral' in created
+      ? created.referral
+      : created
   ) as Referral | null;
   if (format === 'json') {
     ctx.io.stdout.write(`${JSON.stringify(res.data, null, 2)}\n`);
-  } else if (referral && typeof referral === 'object') {
-    readingAnswer(res.requestId, () => checkReferral(referral, 'the created referral'));
+  } else {
+    readingAnswer(res.requestId, () => {
+      if (typeof referral !== 'object' || referral === null || Array.isArray(referral))
+        throw new UnreadableAnswerError(`the created referral is ${kindOf(referral)}, not an object`);
+      checkReferral(referral, 'the created referral');
+    });
     ctx.out.write(
-      renderReferral(referral, { color: ctx.colorLevel() > 0, timeZone: ctx.env.TZ || undefined }),
+      renderReferral(referral as Referral, {
+        color: ctx.colorLevel() > 0,
+        timeZone: ctx.env.TZ || undefined,
+      }),
     );
   }
   ctx.note(

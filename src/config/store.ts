@@ -118,6 +118,21 @@ export function originOf(baseUrl: string): string {
   return new URL(baseUrl).origin;
 }
 
+/**
+ * The origin a stored token is bound to, compared as an origin, not as text: a hand-edited
+ * "HTTP://127.1:4451/path" is http://127.0.0.1:4451. Undefined when none is recorded; a value that
+ * is no URL is returned as it is (it matches no base URL, so the token is not sent).
+ */
+export function storedTokenOrigin(settings: EnvironmentSettings): string | undefined {
+  const raw: unknown = settings.token_origin;
+  if (typeof raw !== 'string' || raw.trim() === '') return undefined;
+  try {
+    return originOf(raw.trim());
+  } catch {
+    return raw;
+  }
+}
+
 function pruneEmpty(config: StoredConfig): void {
   const envs = config.environments;
   if (!envs) return;

@@ -165,7 +165,7 @@ export async function* fetchPagesInOrder(
         `the referral list, page ${p.page}: nested more than ${MAX_JSON_DEPTH} levels deep`,
         p.requestId,
       );
-    return { ...extractList(data, 'referrals'), requestId: p.requestId };
+    return { ...readingAnswer(p.requestId, () => extractList(data, 'referrals')), requestId: p.requestId };
   };
   const walk = new PageWalk('the referrals');
   const fetchPage = async (page: number) => {

@@ -171,7 +171,7 @@ describe('a config written before tokens were bound', () => {
     const first = await run([...prod, 'modalities', '--json'], { env: env() });
     expect(first.code).toBe(0);
     expect(first.stderr).toContain(
-      `Note: the stored production token had no origin recorded (a config from an older version); it is now bound to ${legit.url} and will be sent only there.`,
+      `Note: the stored production token had no origin recorded (a config from an older version); it is now bound to ${legit.url} (the stored base-url of production) and will be sent only there.`,
     );
     expect(stored().environments.production.token_origin).toBe(legit.url);
     const second = await run([...prod, 'modalities', '--json'], { env: env() });
@@ -193,12 +193,61 @@ describe('a config written before tokens were bound', () => {
     expect(other.seen).toHaveLength(0);
   });
 
-  it('without a stored base URL, binds to the one used then', async () => {
+  it('without a stored base URL, IMAGING_BASE_URL or --base-url never binds it: exit 3, nothing sent (D5)', async () => {
+    const old = JSON.stringify({ environments: { production: { token: TOKEN } } });
+    writeFileSync(configFile(), old);
+    for (const how of [
+      { env: env({ IMAGING_BASE_URL: other.url }), args: [] },
+      { env: env(), args: ['--base-url', other.url] },
+    ]) {
+      const r = await run([...prod, ...how.args, 'modalities'], { env: how.env });
+      expect(r.code).toBe(3);
+      expect(r.stderr).toContain('error: the stored production token has no origin recorded yet');
+      expect(r.stderr).toContain(`imaging config set base-url ${other.url} --env production`);
+      expect(r.stderr).toContain('set IMAGING_TOKEN');
+      expect(r.stderr + r.stdout).not.toContain(TOKEN);
+    }
+    expect(other.seen).toHaveLength(0);
+    expect(readFileSync(configFile(), 'utf8')).toBe(old);
+  });
+
+  it('config set base-url binds an unbound token with no stored base URL to the URL typed, and says so (D5)', async () => {
     writeFileSync(configFile(), JSON.stringify({ environments: { production: { token: TOKEN } } }));
-    const r = await run([...prod, 'modalities', '--json'], { env: env({ IMAGING_BASE_URL: legit.url }) });
+    const set = await run([...prod, 'config', 'set', 'base-url', legit.url], { env: env() });
+    expect(set.code).toBe(0);
+    expect(set.stderr).toContain(`it is now bound to ${legit.url} and will be sent only there`);
+    expect(stored().environments.production).toEqual({
+      token: TOKEN,
+      base_url: legit.url,
+      token_origin: legit.url,
+    });
+    const r = await run([...prod, 'modalities', '--json'], { env: env() });
     expect(r.code).toBe(0);
-    expect(r.stderr).toContain(`it is now bound to ${legit.url}`);
+    expect(legit.seen).toHaveLength(1);
+  });
+
+  it('local binds an old token to its built-in default, never to IMAGING_BASE_URL (D5)', async () => {
+    writeFileSync(configFile(), JSON.stringify({ environments: { local: { token: TOKEN } } }));
+    const r = await run(['--env', 'local', 'modalities'], { env: env({ IMAGING_BASE_URL: other.url }) });
+    expect(r.code).toBe(3);
+    expect(r.stderr).toContain('it is now bound to http://127.0.0.1:4010 (the built-in default of local)');
+    expect(r.stderr).toContain(`belongs to http://127.0.0.1:4010, not to ${other.url}`);
+    expect(other.seen).toHaveLength(0);
+    expect(stored().environments.local.token_origin).toBe('http://127.0.0.1:4010');
+  });
+
+  it('config unset base-url keeps the old token bound to the base URL it had (D4)', async () => {
+    writeFileSync(
+      configFile(),
+      JSON.stringify({ environments: { production: { token: TOKEN, base_url: legit.url } } }),
+    );
+    const unset = await run([...prod, 'config', 'unset', 'base-url'], { env: env() });
+    expect(unset.code).toBe(0);
+    expect(unset.stderr).toContain(`it stays bound to ${legit.url}`);
     expect(stored().environments.production).toEqual({ token: TOKEN, token_origin: legit.url });
+    const r = await run([...prod, 'modalities'], { env: env({ IMAGING_BASE_URL: other.url }) });
+    expect(r.code).toBe(3);
+    expect(other.seen).toHaveLength(0);
   });
 
   it('auth status --check binds an unbound token before sending it, so another origin gets nothing', async () => {
@@ -242,6 +291,27 @@ describe('a config edited by hand', () => {
     const r = await run([...prod, 'modalities', '--json'], { env: env() });
     expect(r.code).toBe(0);
     expect(legit.seen).toHaveLength(1);
+  });
+
+  it.for<[string, (u: string) => string]>([
+    ['a trailing slash', (u) => `${u}/`],
+    ['an upper-case scheme', (u) => u.replace('http:', 'HTTP:')],
+    ['127.1 for 127.0.0.1', (u) => u.replace('127.0.0.1', '127.1')],
+    ['a path', (u) => `${u}/api/v2`],
+  ])('auth status compares %s as requests do (D6)', async ([, edit]) => {
+    writeFileSync(
+      configFile(),
+      JSON.stringify({
+        environments: { production: { token: TOKEN, base_url: legit.url, token_origin: edit(legit.url) } },
+      }),
+    );
+    const status = await run([...prod, 'auth', 'status', '--check'], { env: env() });
+    expect(status.stdout).not.toContain('not sent');
+    expect(status.stdout).toContain(legit.url);
+    expect(status.code).toBe(0);
+    const r = await run([...prod, 'modalities', '--json'], { env: env() });
+    expect(r.code).toBe(0);
+    expect(legit.seen).toHaveLength(2);
   });
 
   it('a token that is not text is no token: not logged in, nothing sent', async () => {

@@ -1,4 +1,4 @@
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { run, spawnCli, tempDir, testServer } from '../helpers.js';
@@ -306,5 +306,165 @@ describe('referrals export', () => {
     expect(r.code).toBe(0);
     expect(r.stderr).not.toContain('forged');
     expect(r.stderr.split('\n').filter((l) => l.startsWith('error:'))).toEqual([]);
+  });
+});
+
+describe('error answers with strange `errors` keep their exit code (issue 8 item 10, D1)', () => {
+  let status = 400;
+  let errorBody = '';
+  let errServer: Awaited<ReturnType<typeof testServer>>;
+  beforeAll(async () => {
+    errServer = await testServer((_req, res) => {
+      res.writeHead(status, { 'content-type': 'application/json', 'x-request-id': 'req-err-9' });
+      res.end(errorBody);
+    });
+  });
+  afterAll(() => errServer.close());
+  const errCli = (args: string[]) =>
+    run(['--env', 'production', '--base-url', errServer.url, ...args], { env: env() });
+
+  it.for<[number, number]>([
+    [400, 7],
+    [401, 3],
+    [404, 4],
+    [422, 7],
+    [429, 6],
+    [500, 1],
+  ])('errors nested 200,000 deep on HTTP %i: exit %i with the request id', async ([s, code]) => {
+    status = s;
+    errorBody = `{"error":"bad","errors":[${deep(200_000)}]}`;
+    for (const args of [['modalities'], ['api', '/modalities']]) {
+      const r = await errCli(args);
+      expect(r.code).toBe(code);
+      expect(r.stderr).toContain('error: bad\n');
+      expect(r.stderr).toContain('  request id: req-err-9\n');
+      expect(r.stderr).toContain('    - [[[[[[[[[…]]]]]]]]]\n');
+      noStack(r.stderr);
+    }
+  });
+
+  it('field errors nested deep, or objects: compact JSON, never [object Object]', async () => {
+    status = 422;
+    errorBody = JSON.stringify({ error: 'bad', errors: { name: [{ a: 1 }], city: 'blank' } }).replace(
+      '{"a":1}',
+      `{"a":1}],"zip":[${deep(200_000)}`,
+    );
+    const r = await errCli(['modalities']);
+    expect(r.code).toBe(7);
+    expect(r.stderr).toContain('    - name {"a":1}\n');
+    expect(r.stderr).toContain('    - zip [[[[[[[[[…]]]]]]]]]\n');
+    expect(r.stderr).toContain('    - city blank\n');
+    expect(r.stderr).not.toContain('[object Object]');
+    noStack(r.stderr);
+  });
+
+  it('a long item is cut, and many items are cut to 20 with a note', async () => {
+    status = 400;
+    errorBody = JSON.stringify({
+      error: 'bad',
+      errors: Array.from({ length: 50 }, (_, i) => ({ n: i, t: 'y'.repeat(1000) })),
+    });
+    const r = await errCli(['modalities']);
+    expect(r.code).toBe(7);
+    const items = r.stderr.split('\n').filter((l) => l.startsWith('    - '));
+    expect(items).toHaveLength(21);
+    expect(items[20]).toBe('    - (further errors left out)');
+    expect(items[0]?.length).toBeLessThan(320);
+    expect(items[0]).toMatch(/^ {4}- \{"n":0,"t":"y+…$/);
+  });
+});
+
+describe('a list answer with no list in it (D2)', () => {
+  it.for<[string, unknown, string]>([
+    ['null', null, 'the list is null, not a list or an object'],
+    [
+      'an empty object',
+      {},
+      'the list is an object with no list of records in it (expected icd10_codes: [...])',
+    ],
+    ['text', 'x', 'the list is text, not a list or an object'],
+    ['a number', 42, 'the list is a number, not a list or an object'],
+    ['the member as text', { icd10_codes: 'x' }, 'the list: icd10_codes is text, not a list'],
+    [
+      'two lists',
+      { a: [1], b: [2] },
+      'the list: 2 members are lists, none of them "icd10_codes"; cannot tell which holds the records',
+    ],
+  ])('icd10 answered with %s', async ([, body, where]) => {
+    answer = JSON.stringify(body);
+    expectUnreadable(await cli(['icd10', 'knee']), where);
+  });
+
+  it.for<[string, string[], unknown, string]>([
+    [
+      'law-firms search',
+      ['law-firms', 'search', 'x'],
+      { a: 1 },
+      'the list is an object with no list of records in it (expected law_firms: [...])',
+    ],
+    [
+      'referrals list',
+      ['referrals', 'list'],
+      { referrals: { a: 1 } },
+      'the list: referrals is an object, not a list',
+    ],
+    [
+      'api --paginate',
+      ['api', '/icd10_codes', '--paginate'],
+      { a: [1], b: [2] },
+      'the list: 2 members are lists; cannot tell which holds the records',
+    ],
+  ])('%s', async ([, args, body, where]) => {
+    answer = JSON.stringify(body);
+    expectUnreadable(await cli(args), where);
+  });
+
+  it('referrals export: exit 1, where and the request id, no file left', async () => {
+    answer = JSON.stringify({ referrals: { a: 1 } });
+    const out = join(dir.path, 'out.csv');
+    const r = await cli(['referrals', 'export', '-o', out]);
+    expectUnreadable(r, 'the list: referrals is an object, not a list');
+    expect(existsSync(out)).toBe(false);
+  });
+});
+
+describe('created records and page hints are checked (D3)', () => {
+  const create = ['law-firms', 'create', '--name', 'N', '--city', 'C', '--state', 'NY'];
+  it.for<[unknown, string]>([
+    [{ law_firm: { name: { a: 1 } } }, 'the created law firm: name is an object, not text'],
+    [{ name: [1, 2], address_line_1: { x: 1 } }, 'the created law firm: name is a list, not text'],
+    [{ law_firm: 'x' }, 'the created law firm is text, not an object'],
+  ])('law-firms create answered %j', async ([body, where]) => {
+    answer = JSON.stringify(body);
+    const r = await cli(create);
+    expectUnreadable(r, where);
+    expect(r.stdout).toBe('');
+  });
+
+  it.for<[unknown, string]>([
+    [null, 'null'],
+    ['s', 'text'],
+    [42, 'a number'],
+  ])('referrals create answered %j', async ([body, kind]) => {
+    answer = JSON.stringify(body);
+    const file = join(dir.path, 'r.json');
+    writeFileSync(file, '{"patient":{}}');
+    const r = await cli(['referrals', 'create', '--file', file, '--yes']);
+    expectUnreadable(r, `the created referral is ${kind}, not an object`);
+    expect(r.stderr).not.toContain('Created referral');
+  });
+
+  it('icd10: a page hint from meta shows numbers only', async () => {
+    answer = JSON.stringify({ icd10_codes: [{ code: 'M23' }], meta: { current_page: {}, total_pages: 3 } });
+    const bad = await cli(['icd10', 'knee']);
+    expect(bad.code).toBe(0);
+    expect(bad.stderr).not.toContain('Page');
+    expect(bad.stderr).not.toContain('[object Object]');
+    answer = JSON.stringify({
+      icd10_codes: [{ code: 'M23' }],
+      meta: { current_page: 1, total_pages: 3, next_page: 2 },
+    });
+    const good = await cli(['icd10', 'knee']);
+    expect(good.stderr).toContain('Page 1 of 3. Next: --page 2, or --all.');
   });
 });

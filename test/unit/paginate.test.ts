@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ApiClient } from '../../src/api/client.js';
 import { extractList, nextPageFrom, paginate } from '../../src/api/paginate.js';
+import { UnreadableAnswerError } from '../../src/errors.js';
 import { json, testServer } from '../helpers.js';
 
 describe('extractList', () => {
@@ -13,10 +14,15 @@ describe('extractList', () => {
   });
   it('prefers the named member when there are several arrays', () => {
     expect(extractList({ a: [1], icd10_codes: [2], meta: {} }, 'icd10_codes').items).toEqual([2]);
-    expect(() => extractList({ a: [1], b: [2] })).toThrow(/several arrays/);
+    expect(() => extractList({ a: [1], b: [2] })).toThrow(
+      /cannot read: the list: 2 members are lists; cannot tell which/,
+    );
   });
   it('explains an answer with no array', () => {
-    expect(() => extractList({ meta: {} })).toThrow(/no array of records/);
+    expect(() => extractList({ meta: {} })).toThrow(
+      /cannot read: the list is an object with no list of records in it$/,
+    );
+    expect(() => extractList(null, 'referrals')).toThrow(UnreadableAnswerError);
   });
 });
 
