@@ -71,7 +71,8 @@ export const MAX_PAGES_WITHOUT_TOTAL = 1_000;
  * server that never stops paging cannot burn the request allowance (the sandbox allows 2,000 a
  * week). A walk stops with an error (exit 1) when:
  * - a page is empty while more were promised: its meta still promises more (next_page, or
- *   current_page < total_pages), or page 1 promised more pages (total_pages, or total_count over
+ *   current_page < total_pages), or page 1 promised more: total_pages beyond this page, or a
+ *   total_count above the records received so far;
  *   page 1's size) than this page's number;
  * - a page repeats an earlier one: same size, same first and last record, or no record on it is
  *   new (every one has an id, and every id was on an earlier page); a bare array whose page 2..
@@ -90,8 +91,10 @@ export class PageWalk {
   /** Records dropped because an earlier page had the same id. */
   duplicates = 0;
   budget = MAX_PAGES_WITHOUT_TOTAL;
-  /** The number of pages page 1 promised (total_pages, or from total_count), if it did. */
-  promised: number | undefined;
+  /** What page 1 promised: total_pages, else total_count records. */
+  private promised: { pages: number } | { records: number } | undefined;
+  /** Records received so far (duplicates included). */
+  private received = 0;
   private readonly fingerprints = new Map<string, number>();
   private readonly ids = new IdSet();
   private readonly numericIds = new Set<number>();
@@ -119,13 +122,20 @@ export class PageWalk {
   accept<T>(page: number, items: T[], meta: PageMeta | undefined): T[] | undefined {
     if (this.pages === 0) {
       this.budget = budgetFrom(meta, items.length);
-      this.promised = promisedFrom(meta, items.length);
+      this.promised = promisedFrom(meta);
     }
     if (items.length === 0) {
       const next = meta ? nextPageFrom(meta, page) : undefined;
-      if ((next !== undefined && next > page) || (this.promised !== undefined && page < this.promised))
+      const p = this.promised;
+      const owed =
+        p === undefined
+          ? undefined
+          : 'pages' in p
+            ? page < p.pages && `${p.pages} pages`
+            : this.received < p.records && `${p.records} records, ${this.received} received`;
+      if ((next !== undefined && next > page) || owed)
         throw new CliError(
-          `stopped paging ${this.what}: page ${page} is empty but the server ${next !== undefined && next > page ? 'says' : `said on page 1 (${this.promised} pages)`} there are more`,
+          `stopped paging ${this.what}: page ${page} is empty but the server ${next !== undefined && next > page ? 'says' : `said on page 1 (${owed})`} there are more`,
           1,
           'Nothing more was requested. Report the server answer with --verbose.',
         );
@@ -155,6 +165,7 @@ export class PageWalk {
     this.lastFingerprint = fp;
     this.lastPage = { page, ids: new Set(keys.filter((k) => k !== undefined)) };
     this.pages++;
+    this.received += items.length;
     if (keys.every((k) => k === undefined)) return items;
     return items.filter((_, i) => {
       const k = keys[i];
@@ -186,11 +197,10 @@ export class PageWalk {
   }
 }
 
-function promisedFrom(meta: PageMeta | undefined, firstPageSize: number): number | undefined {
+function promisedFrom(meta: PageMeta | undefined): { pages: number } | { records: number } | undefined {
   if (!meta) return undefined;
-  if (typeof meta.total_pages === 'number' && meta.total_pages >= 0) return meta.total_pages;
-  if (typeof meta.total_count === 'number' && meta.total_count >= 0 && firstPageSize > 0)
-    return Math.ceil(meta.total_count / firstPageSize);
+  if (typeof meta.total_pages === 'number' && meta.total_pages >= 0) return { pages: meta.total_pages };
+  if (typeof meta.total_count === 'number' && meta.total_count >= 0) return { records: meta.total_count };
   return undefined;
 }
 

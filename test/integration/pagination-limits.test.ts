@@ -270,3 +270,39 @@ describe('the same records again with one field changed on every request', () =>
     expect(apiRequests()).toBe(3);
   });
 });
+
+describe('an empty page before the records page 1 counted (total_count)', () => {
+  it('total_count 1e9, then empty pages with no meta: list --all stops at page 2 (2 requests)', async () => {
+    const env = await hostile((page, res) =>
+      json(
+        res,
+        200,
+        page === 1 ? { referrals: [rec(1, 1)], meta: { next_page: 2, total_count: 1e9 } } : { referrals: [] },
+      ),
+    );
+    const r = await run(['referrals', 'list', '--all', '--json'], { env });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(
+      'page 2 is empty but the server said on page 1 (1000000000 records, 1 received)',
+    );
+    expect(apiRequests()).toBe(2);
+  });
+
+  it('an empty last page once every counted record came is the end, not an error', async () => {
+    const env = await hostile((page, res) =>
+      json(
+        res,
+        200,
+        page === 1
+          ? { referrals: [rec(1, 1), rec(1, 2)], meta: { next_page: 2, total_count: 3 } }
+          : page === 2
+            ? { referrals: [rec(2, 1)], meta: { next_page: 3 } }
+            : { referrals: [], meta: {} },
+      ),
+    );
+    const r = await run(['referrals', 'list', '--all', '--json'], { env });
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toHaveLength(3);
+    expect(apiRequests()).toBe(3);
+  });
+});
