@@ -1,5 +1,6 @@
 import { CliError, UnreadableAnswerError } from '../errors.js';
 import type { ApiClient } from './client.js';
+import { IdSet } from './idset.js';
 import { kindOf, readingAnswer } from './shape.js';
 import type { Query } from './url.js';
 
@@ -73,12 +74,18 @@ export const MAX_PAGES_WITHOUT_TOTAL = 1_000;
  * The one policy every page walk (lists with --all, `api --paginate`, export) follows, so that a
  * server that never stops paging cannot burn the request allowance (the sandbox allows 2,000 a
  * week). A walk stops with an error (exit 1) when:
- * - a page is empty while its meta still promises more (next_page, or current_page < total_pages);
- * - a page repeats an earlier one (same size, same first and last record); a bare array whose page
- *   2.. equals the page just before is the end, as a server that ignores `page` answers;
+ * - a page is empty while more were promised: its meta still promises more (next_page, or
+ *   current_page < total_pages), or page 1 promised more: total_pages beyond this page, or a
+ *   total_count above the records received so far;
+ *   page 1's size) than this page's number;
+ * - a page repeats an earlier one: same size, same first and last record, or no record on it is
+ *   new (every one has an id, and every id was on an earlier page); a bare array whose page 2..
+ *   equals the page just before (or holds only ids from it) is the end, as a server that ignores
+ *   `page` answers;
  * - it would pass its budget: total_pages (or ceil(total_count / records on page 1)) from page 1,
  *   plus 10% (at least 3) slack, never above MAX_PAGES; MAX_PAGES_WITHOUT_TOTAL with no totals.
- * Records seen on an earlier page (same `id`) are dropped and counted in `duplicates`.
+ * Records seen on an earlier page (same `id`) are dropped and counted in `duplicates`. The ids are
+ * kept compactly (IdSet: 16 bytes a UUID) and exactly.
  */
 export class PageWalk {
   /** Pages accepted so far. */
@@ -88,9 +95,15 @@ export class PageWalk {
   /** Records dropped because an earlier page had the same id. */
   duplicates = 0;
   budget = MAX_PAGES_WITHOUT_TOTAL;
+  /** What page 1 promised: total_pages, else total_count records. */
+  private promised: { pages: number } | { records: number } | undefined;
+  /** Records received so far (duplicates included). */
+  private received = 0;
   private readonly fingerprints = new Map<string, number>();
-  private readonly ids = new Set<string>();
+  private readonly ids = new IdSet();
+  private readonly numericIds = new Set<number>();
   private lastFingerprint: string | undefined;
+  private lastPage: { page: number; ids: Set<string | number> } | undefined;
 
   constructor(private readonly what = 'the list') {}
 
@@ -107,46 +120,92 @@ export class PageWalk {
 
   /**
    * Checks page `page` as it arrives and returns its records without those already seen, or
-   * `undefined` when a bare-array page merely repeats the one before (the end of the list).
+   * `undefined` at the end of a bare-array list: an empty page, or one that merely repeats the
+   * page before (a server that ignores `page`).
    */
   accept<T>(page: number, items: T[], meta: PageMeta | undefined): T[] | undefined {
-    if (this.pages === 0) this.budget = budgetFrom(meta, items.length);
-    const fp = items.length === 0 ? undefined : fingerprint(items);
-    if (fp !== undefined) {
-      const earlier = this.fingerprints.get(fp);
-      if (earlier !== undefined) {
-        if (!meta && fp === this.lastFingerprint) return undefined;
+    if (this.pages === 0) {
+      this.budget = budgetFrom(meta, items.length);
+      this.promised = promisedFrom(meta);
+    }
+    if (items.length === 0) {
+      const next = meta ? nextPageFrom(meta, page) : undefined;
+      const p = this.promised;
+      const owed =
+        p === undefined
+          ? undefined
+          : 'pages' in p
+            ? page < p.pages && `${p.pages} pages`
+            : this.received < p.records && `${p.records} records, ${this.received} received`;
+      if ((next !== undefined && next > page) || owed)
         throw new CliError(
-          `stopped paging ${this.what}: page ${page} repeats page ${earlier} (the server does not move on)`,
+          `stopped paging ${this.what}: page ${page} is empty but the server ${next !== undefined && next > page ? 'says' : `said on page 1 (${owed})`} there are more`,
           1,
           'Nothing more was requested. Report the server answer with --verbose.',
         );
-      }
-      this.fingerprints.set(fp, page);
-    } else if (meta && nextPageFrom(meta, page) !== undefined && nextPageFrom(meta, page)! > page) {
-      throw new CliError(
-        `stopped paging ${this.what}: page ${page} is empty but the server says there are more`,
-        1,
-        'Nothing more was requested. Report the server answer with --verbose.',
+      if (!meta && this.pages > 0) return undefined;
+      this.pages++;
+      this.lastFingerprint = undefined;
+      this.lastPage = { page, ids: new Set() };
+      return items;
+    }
+    const fp = fingerprint(items);
+    const earlier = this.fingerprints.get(fp);
+    if (earlier !== undefined) {
+      if (!meta && fp === this.lastFingerprint) return undefined;
+      throw this.repeats(page, `page ${earlier}`);
+    }
+    const keys = items.map(idOf);
+    if (keys.every((k) => k !== undefined && this.has(k))) {
+      const prev = this.lastPage;
+      const onlyPrevious = prev !== undefined && keys.every((k) => prev.ids.has(k!));
+      if (!meta && onlyPrevious) return undefined;
+      throw this.repeats(
+        page,
+        onlyPrevious ? `page ${prev!.page}` : 'earlier pages (none of its records is new)',
       );
     }
+    this.fingerprints.set(fp, page);
     this.lastFingerprint = fp;
+    this.lastPage = { page, ids: new Set(keys.filter((k) => k !== undefined)) };
     this.pages++;
-    let out = items;
-    if (items.some((r) => idOf(r) !== undefined)) {
-      out = items.filter((r) => {
-        const id = idOf(r);
-        if (id === undefined) return true;
-        if (this.ids.has(id)) {
-          this.duplicates++;
-          return false;
-        }
-        this.ids.add(id);
-        return true;
-      });
-    }
-    return out;
+    this.received += items.length;
+    if (keys.every((k) => k === undefined)) return items;
+    return items.filter((_, i) => {
+      const k = keys[i];
+      if (k === undefined) return true;
+      if (this.add(k)) return true;
+      this.duplicates++;
+      return false;
+    });
   }
+
+  private repeats(page: number, earlier: string): CliError {
+    return new CliError(
+      `stopped paging ${this.what}: page ${page} repeats ${earlier} (the server does not move on)`,
+      1,
+      'Nothing more was requested. Report the server answer with --verbose.',
+    );
+  }
+
+  private has(k: string | number): boolean {
+    return typeof k === 'number' ? this.numericIds.has(k) : this.ids.has(k);
+  }
+
+  /** Adds an id; false when an earlier record had it. */
+  private add(k: string | number): boolean {
+    if (typeof k === 'string') return this.ids.add(k);
+    if (this.numericIds.has(k)) return false;
+    this.numericIds.add(k);
+    return true;
+  }
+}
+
+function promisedFrom(meta: PageMeta | undefined): { pages: number } | { records: number } | undefined {
+  if (!meta) return undefined;
+  if (typeof meta.total_pages === 'number' && meta.total_pages >= 0) return { pages: meta.total_pages };
+  if (typeof meta.total_count === 'number' && meta.total_count >= 0) return { records: meta.total_count };
+  return undefined;
 }
 
 function budgetFrom(meta: PageMeta | undefined, firstPageSize: number): number {
@@ -162,10 +221,10 @@ function fingerprint(items: unknown[]): string {
   return `${items.length}\u0000${JSON.stringify(items[0])}\u0000${JSON.stringify(items[items.length - 1])}`;
 }
 
-function idOf(record: unknown): string | undefined {
+function idOf(record: unknown): string | number | undefined {
   if (typeof record !== 'object' || record === null) return undefined;
   const id = (record as { id?: unknown }).id;
-  return typeof id === 'string' || typeof id === 'number' ? `${typeof id}:${id}` : undefined;
+  return typeof id === 'string' || typeof id === 'number' ? id : undefined;
 }
 
 export interface PaginateOptions {
@@ -212,7 +271,6 @@ export async function* paginate<T = Record<string, unknown>>(
       yield { ...list, requestId: res.requestId };
       return;
     }
-    if (!list.meta && page > firstPage && list.items.length === 0) return;
     const items = walk.accept(page, list.items, list.meta);
     if (items === undefined) return;
     yield { ...list, items, requestId: res.requestId };

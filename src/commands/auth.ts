@@ -39,7 +39,7 @@ export async function login(ctx: Context, opts: LoginOpts): Promise<number> {
   let token: string;
   if (opts.withToken) {
     if (ctx.io.stdinIsTTY) ctx.note('Paste the token, then press Ctrl-D:');
-    token = (await readAll(ctx.io.stdin, 64 * 1024, 'the token')).toString('utf8').trim();
+    token = (await readAll(ctx.io.stdin, 64 * 1024, 'the token', ctx.signal)).toString('utf8').trim();
   } else {
     if (!ctx.io.stdinIsTTY) {
       throw new UsageError(

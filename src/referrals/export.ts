@@ -195,10 +195,11 @@ export async function* fetchPagesInOrder(
         if (!pending) throw new CliError(`internal: page ${n} was never requested`);
         const raw = await pending;
         inflight.delete(n);
-        launch();
         const page = await parsePage(raw);
+        // Checked before the next request goes out: a bad page costs no more than those in flight.
         const items = walk.accept(n, page.items, page.meta);
         if (items === undefined) return;
+        launch();
         yield { ...page, items, totalPages: total, duplicates: walk.duplicates };
       }
       return;
@@ -213,7 +214,6 @@ export async function* fetchPagesInOrder(
       else next = prev.items.length > 0 ? current + 1 : undefined;
       if (next === undefined || next <= current) return;
       const page = await fetchPage(next);
-      if (!page.meta && page.items.length === 0) return;
       const items = walk.accept(next, page.items, page.meta);
       if (items === undefined) return;
       current = next;

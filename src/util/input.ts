@@ -1,5 +1,5 @@
-import { closeSync, constants, createReadStream, open as fsOpen, fstatSync } from 'node:fs';
-import type { Readable } from 'node:stream';
+import { close, closeSync, constants, createReadStream, open as fsOpen, fstatSync, read } from 'node:fs';
+import { Readable } from 'node:stream';
 import type { Context } from '../context.js';
 import { UsageError } from '../errors.js';
 import { formatBytes, readAll } from './stdin.js';
@@ -64,10 +64,11 @@ export async function readFileCapped(
       stream = new Socket({ fd, readable: true, writable: false });
       owned = false;
     } else if (s.isCharacterDevice()) {
-      // A terminal or serial line read non-blocking would fail with EAGAIN: open it plainly.
+      // A terminal, /dev/ptmx or a serial line may block for ever. A blocking read would sit in
+      // Node's thread pool, which the process waits for even on process.exit, so a signal could
+      // not end it: keep the descriptor non-blocking and poll it (EAGAIN means "nothing yet").
+      stream = nonBlockingDeviceStream(fd);
       owned = false;
-      closeSync(fd);
-      stream = createReadStream(path, { highWaterMark: 64 * 1024 });
     } else {
       stream = createReadStream('', { fd, highWaterMark: 64 * 1024 });
       owned = false;
@@ -83,6 +84,54 @@ export async function readFileCapped(
     if (err instanceof UsageError || err === signal.reason) throw err;
     throw cannot(err);
   }
+}
+
+/**
+ * A stream over a non-blocking character device: each read is a non-blocking read(2) in the thread
+ * pool (it returns at once), and "nothing yet" (EAGAIN) is retried on a timer, 5 ms growing to
+ * 100 ms. Nothing ever blocks a thread, so destroying the stream (a signal) ends the read at once.
+ */
+function nonBlockingDeviceStream(fd: number): Readable {
+  let timer: NodeJS.Timeout | undefined;
+  let wait = 5;
+  let busy = false;
+  let closeWhenIdle: ((err: Error | null) => void) | undefined;
+  const closeFd = (cb: (err: Error | null) => void) => close(fd, () => cb(null));
+  const stream = new Readable({
+    highWaterMark: 64 * 1024,
+    read(size) {
+      const attempt = () => {
+        timer = undefined;
+        busy = true;
+        const buf = Buffer.allocUnsafe(Math.max(1, Math.min(size, 64 * 1024)));
+        read(fd, buf, 0, buf.length, null, (err, n) => {
+          busy = false;
+          if (closeWhenIdle) return closeFd(closeWhenIdle);
+          if (stream.destroyed) return;
+          if (err) {
+            if ((err as NodeJS.ErrnoException).code === 'EAGAIN') {
+              timer = setTimeout(attempt, wait);
+              wait = Math.min(100, wait * 2);
+              return;
+            }
+            // EIO: a terminal whose other side closed; treat as the end, like a hung-up line.
+            if ((err as NodeJS.ErrnoException).code === 'EIO') return void stream.push(null);
+            return void stream.destroy(err);
+          }
+          wait = 5;
+          stream.push(n === 0 ? null : buf.subarray(0, n));
+        });
+      };
+      attempt();
+    },
+    destroy(err, cb) {
+      if (timer) clearTimeout(timer);
+      timer = undefined;
+      if (busy) closeWhenIdle = () => cb(err);
+      else closeFd(() => cb(err));
+    },
+  });
+  return stream;
 }
 
 /** Parses JSON text or explains where it breaks (exit 2, nothing sent). */

@@ -185,3 +185,99 @@ describe('a FIFO that never gets a writer: a signal stops the real binary at onc
     expect(fx.apiRequests()).toHaveLength(0);
   });
 });
+
+/** Polls (no fixed sleep) until `ready()` holds, for at most 10 s. */
+async function until(ready: () => boolean, what: string) {
+  const deadline = Date.now() + 10_000;
+  while (!ready()) {
+    if (Date.now() > deadline) throw new Error(`never happened: ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+/** The file status flags (octal) of descriptor `fd` of process `pid`, from /proc. */
+const fdFlags = (pid: number, fd: number) => {
+  try {
+    const m = /flags:\s+([0-7]+)/.exec(readFileSync(`/proc/${pid}/fdinfo/${fd}`, 'utf8'));
+    return m ? Number.parseInt(m[1]!, 8) : 0;
+  } catch {
+    return 0;
+  }
+};
+const O_NONBLOCK = 0o4000;
+
+describe('a read that waits for ever stops at the first signal', () => {
+  it('auth login --with-token on a pipe with no writer yet: one SIGTERM ends it (143)', async () => {
+    const child = spawn(
+      process.execPath,
+      [
+        BIN,
+        '--env',
+        'local',
+        '--base-url',
+        fx.env().IMAGING_BASE_URL!,
+        'auth',
+        'login',
+        '--with-token',
+        '--no-verify',
+      ],
+      {
+        env: { PATH: process.env.PATH, NO_COLOR: '1', IMAGING_CONFIG_DIR: dir.path },
+        stdio: ['pipe', 'pipe', 'pipe'], // the test holds the pipe open and writes nothing
+      },
+    );
+    let stderr = '';
+    child.stderr!.on('data', (d) => (stderr += d));
+    const exited = exitOf(child);
+    // Reading: Node makes its end of the pipe non-blocking when the command first touches stdin.
+    await until(() => (fdFlags(child.pid!, 0) & O_NONBLOCK) !== 0, 'the CLI reads standard input');
+    const sent = Date.now();
+    child.kill('SIGTERM');
+    expect(await exited).toBe(143);
+    expect(Date.now() - sent).toBeLessThan(1000);
+    expect(stderr).toContain('interrupted');
+    child.stdin!.destroy();
+  });
+
+  // /dev/ptmx opens a new terminal whose other side nobody holds: a read of it never returns. A
+  // blocking read in Node's thread pool kept the process alive after "interrupted" until kill -9.
+  it.for<['SIGINT' | 'SIGTERM', number]>([
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+  ])(
+    'webhook verify --body /dev/ptmx (a terminal that never answers): %s ends it (%i)',
+    async ([signal, code]) => {
+      const child = spawn(
+        process.execPath,
+        [BIN, 'webhook', 'verify', '--body', '/dev/ptmx', '--secret-file', 'secret', ...SIG],
+        {
+          env: { ...fx.env(), PATH: process.env.PATH, NO_COLOR: '1' },
+          stdio: ['ignore', 'pipe', 'pipe'],
+          cwd: dir.path,
+        },
+      );
+      let stderr = '';
+      child.stderr!.on('data', (d) => (stderr += d));
+      const exited = exitOf(child);
+      const { readdirSync, readlinkSync } = await import('node:fs');
+      const holdsPtmx = () => {
+        try {
+          return readdirSync(`/proc/${child.pid}/fd`).some((f) => {
+            try {
+              return readlinkSync(`/proc/${child.pid}/fd/${f}`) === '/dev/ptmx';
+            } catch {
+              return false;
+            }
+          });
+        } catch {
+          return false;
+        }
+      };
+      await until(holdsPtmx, 'the CLI opens /dev/ptmx');
+      const sent = Date.now();
+      child.kill(signal);
+      expect(await exited).toBe(code);
+      expect(Date.now() - sent).toBeLessThan(1000);
+      expect(stderr).toContain('interrupted');
+    },
+  );
+});

@@ -163,3 +163,146 @@ describe('referrals seen twice across pages', () => {
     expect(r.stderr).toContain('1 record came again on a later page');
   });
 });
+
+// The attacker's findings (issue 8 item 7): each of these sent 1,000 to 10,000 requests before.
+describe('empty pages that carry no promise of more, after page 1 promised a billion pages', () => {
+  const emptyPages = [
+    [
+      'meta with next_page null',
+      (p: number) => ({ referrals: [], meta: { current_page: p, next_page: null, total_pages: 1e9 } }),
+    ],
+    ['no meta', () => ({ referrals: [] })],
+    ['an empty meta', () => ({ referrals: [], meta: {} })],
+  ] as const;
+  it.for(emptyPages)('%s: export stops at once (at most 1 + concurrency requests)', async ([, empty]) => {
+    const env = await hostile((page, res) =>
+      json(
+        res,
+        200,
+        page === 1 ? { referrals: [rec(1, 1)], meta: { current_page: 1, total_pages: 1e9 } } : empty(page),
+      ),
+    );
+    const r = await run(['referrals', 'export', '--format', 'ndjson', '--concurrency', '4'], { env });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(
+      'page 2 is empty but the server said on page 1 (1000000000 pages) there are more',
+    );
+    noTrace(r.stderr);
+    expect(apiRequests()).toBeLessThanOrEqual(5);
+  });
+  it.for(emptyPages)('%s: referrals list --all stops at page 2 (2 requests)', async ([, empty]) => {
+    const env = await hostile((page, res) =>
+      json(
+        res,
+        200,
+        page === 1
+          ? { referrals: [rec(1, 1)], meta: { current_page: 1, next_page: 2, total_pages: 1e9 } }
+          : empty(page),
+      ),
+    );
+    const r = await run(['referrals', 'list', '--all', '--json'], { env });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('page 2 is empty but the server said on page 1');
+    expect(apiRequests()).toBe(2);
+  });
+});
+
+describe('the same records again with one field changed on every request', () => {
+  let n = 0;
+  const same = () => [
+    { id: 'r-1', code: 'C1', nonce: n++ },
+    { id: 'r-2', code: 'C2', nonce: n++ },
+  ];
+  it.for([
+    ['next_page', (p: number) => ({ current_page: p, next_page: p + 1 })],
+    ['total_pages 1e9', (p: number) => ({ current_page: p, next_page: p + 1, total_pages: 1e9 })],
+  ] as const)('%s: export, list --all and api --paginate each stop at page 2', async ([, meta]) => {
+    const env = await hostile((page, res) => json(res, 200, { referrals: same(), meta: meta(page) }));
+    const cases = [
+      ['referrals', 'export', '--format', 'ndjson', '--concurrency', '1'],
+      ['referrals', 'list', '--all', '--json'],
+      ['api', '/referrals', '--paginate'],
+    ];
+    for (const args of cases) {
+      srv!.seen.length = 0;
+      const r = await run(args, { env });
+      expect(r.code, args.join(' ')).toBe(1);
+      expect(r.stderr).toContain('page 2 repeats page 1');
+      noTrace(r.stderr);
+      expect(apiRequests(), args.join(' ')).toBe(2);
+    }
+  });
+
+  it('records of earlier pages, shuffled: stops at the first page with nothing new', async () => {
+    const env = await hostile((page, res) =>
+      json(res, 200, {
+        referrals:
+          page <= 2
+            ? [rec(page, 1), rec(page, 2)]
+            : [
+                { ...rec(2, 2), n: n++ },
+                { ...rec(1, 1), n: n++ },
+              ],
+        meta: { current_page: page, next_page: page + 1 },
+      }),
+    );
+    const r = await run(['referrals', 'list', '--all', '--json'], { env });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('page 3 repeats earlier pages (none of its records is new)');
+    expect(apiRequests()).toBe(3);
+  });
+
+  it('a bare array: the same ids in another order is the end (a server that ignores page), not an error', async () => {
+    const env = await hostile((_page, res) => json(res, 200, same().reverse()));
+    const r = await run(['referrals', 'list', '--all', '--json'], { env });
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toHaveLength(2);
+    expect(apiRequests()).toBe(2);
+  });
+
+  it('a bare array cycling through earlier records: stops (exit 1) at the first page with nothing new', async () => {
+    const env = await hostile((page, res) =>
+      json(res, 200, page <= 2 ? [rec(page, 1)] : [{ ...rec(1, 1), n: n++ }]),
+    );
+    const r = await run(['referrals', 'export', '--format', 'ndjson'], { env });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('page 3 repeats earlier pages');
+    expect(apiRequests()).toBe(3);
+  });
+});
+
+describe('an empty page before the records page 1 counted (total_count)', () => {
+  it('total_count 1e9, then empty pages with no meta: list --all stops at page 2 (2 requests)', async () => {
+    const env = await hostile((page, res) =>
+      json(
+        res,
+        200,
+        page === 1 ? { referrals: [rec(1, 1)], meta: { next_page: 2, total_count: 1e9 } } : { referrals: [] },
+      ),
+    );
+    const r = await run(['referrals', 'list', '--all', '--json'], { env });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(
+      'page 2 is empty but the server said on page 1 (1000000000 records, 1 received)',
+    );
+    expect(apiRequests()).toBe(2);
+  });
+
+  it('an empty last page once every counted record came is the end, not an error', async () => {
+    const env = await hostile((page, res) =>
+      json(
+        res,
+        200,
+        page === 1
+          ? { referrals: [rec(1, 1), rec(1, 2)], meta: { next_page: 2, total_count: 3 } }
+          : page === 2
+            ? { referrals: [rec(2, 1)], meta: { next_page: 3 } }
+            : { referrals: [], meta: {} },
+      ),
+    );
+    const r = await run(['referrals', 'list', '--all', '--json'], { env });
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toHaveLength(3);
+    expect(apiRequests()).toBe(3);
+  });
+});
