@@ -2,13 +2,14 @@
  * RFC 4180 CSV: CRLF line ends, a cell quoted when it holds a quote, comma, CR or LF, quotes
  * doubled. With the formula guard on (the default), a text cell that starts with = + - @ tab or
  * CR gets a leading ' so that a spreadsheet shows it instead of running it (OWASP "CSV injection").
- * Also guarded: those signs after leading white space or invisible characters (space, no-break
- * space, line feed, zero-width space, BOM…), and their fullwidth and small forms (＝ ＋ － ＠ ﹦ ﹢ ﹣)
- * and the minus sign U+2212, which some spreadsheets read as the ASCII ones.
+ * Also guarded: those signs after leading white space or any invisible (default-ignorable)
+ * characters (space, no-break space, line feed, zero-width space, BOM, bidi marks, soft hyphen,
+ * variation selectors…), and their fullwidth and small forms (＝ ＋ － ＠ ﹦ ﹢ ﹣ ﹫) and the minus
+ * sign U+2212, which some spreadsheets read as the ASCII ones.
  */
 
 const FORMULA_START =
-  /^(?:[\t\r]|[\s\u180e\u200b-\u200d\u2060]*[=+\-@\uff1d\uff0b\uff0d\uff20\ufe66\ufe62\ufe63\u2212])/;
+  /^(?:[\t\r]|[\s\p{Default_Ignorable_Code_Point}]*[=+\-@\uff1d\uff0b\uff0d\uff20\ufe66\ufe62\ufe63\ufe6b\u2212])/u;
 
 export function csvCell(value: unknown, formulaGuard = true): string {
   let text: string;

@@ -15,10 +15,22 @@ describe('csvCell', () => {
   });
   it('guards the signs after leading white space or invisible characters, and their look-alikes', () => {
     const lead = [' ', '\u00a0', '\n', '\u200b', '\ufeff', '\u3000', '  \u200b '];
+    // Bidi marks and isolates, soft hyphen, combining grapheme joiner, variation selector.
+    lead.push('\u200e', '\u200f', '\u00ad', '\u202a', '\u2066', '\u034f', '\ufe0f');
     for (const l of lead)
       for (const sign of ['=', '+', '-', '@'])
         expect(csvCell(`${l}${sign}1+1`).replace(/^"/, '')).toMatch(/^'/);
-    for (const sign of ['\uff1d', '\uff0b', '\uff0d', '\uff20', '\ufe66', '\ufe62', '\ufe63', '\u2212'])
+    for (const sign of [
+      '\uff1d',
+      '\uff0b',
+      '\uff0d',
+      '\uff20',
+      '\ufe66',
+      '\ufe62',
+      '\ufe63',
+      '\ufe6b',
+      '\u2212',
+    ])
       expect(csvCell(`${sign}SUM(1+1)`)).toBe(`'${sign}SUM(1+1)`);
     expect(csvCell(' plain')).toBe(' plain');
     expect(csvCell('a=b')).toBe('a=b');
