@@ -21,7 +21,7 @@ import { ROOT } from '../helpers.js';
 const MOCK_COMMAND = /^src\/commands\/(?:[^/]+\/)?mock(?:\.ts|\/[^/]+\.ts)$/;
 
 /** Every module specifier a file names: static imports, re-exports, side-effect and dynamic imports. */
-export function specifiers(text: string): string[] {
+function specifiers(text: string): string[] {
   const out: string[] = [];
   const patterns = [
     /\b(?:import|export)\s+(?:type\s+)?[^'";]*?\bfrom\s*['"]([^'"]+)['"]/g,
@@ -38,7 +38,7 @@ const tsFiles = (dir: string): string[] =>
   );
 
 /** `file -> specifier` for every import under root/src that lands in root/src/emulator/. */
-export function emulatorImports(root: string): Array<{ file: string; specifier: string }> {
+function emulatorImports(root: string): Array<{ file: string; specifier: string }> {
   const emulator = join(root, 'src', 'emulator') + sep;
   const found: Array<{ file: string; specifier: string }> = [];
   for (const path of tsFiles(join(root, 'src'))) {
