@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { type MainDeps, main } from '../src/cli.js';
 import type { IO } from '../src/context.js';
-import { type MockOptions, type MockServer, startMockServer } from '../src/mock/server.js';
+import { type MockOptions, type MockServer, startMockServer } from '../src/emulator/server.js';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const BIN = join(ROOT, 'bin', 'imaging.cjs');

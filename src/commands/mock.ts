@@ -1,6 +1,6 @@
 import type { Context } from '../context.js';
+import { startMockServer } from '../emulator/server.js';
 import { CliError, InterruptedError, UsageError } from '../errors.js';
-import { startMockServer } from '../mock/server.js';
 import { requireHttpUrl } from '../util/args.js';
 
 export interface MockOpts {
@@ -35,7 +35,7 @@ export async function mock(ctx: Context, opts: MockOpts): Promise<number> {
   const encoding = (opts.webhookEncoding ?? 'hex').toLowerCase();
   if (encoding !== 'hex' && encoding !== 'base64')
     throw new UsageError(`--webhook-encoding: use hex or base64, not "${opts.webhookEncoding}"`);
-  const { parseFault, FaultSpecError } = await import('../mock/faults.js');
+  const { parseFault, FaultSpecError } = await import('../emulator/faults.js');
   for (const spec of opts.fault ?? []) {
     try {
       parseFault(spec);

@@ -2,7 +2,7 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import '../reliability.js';
-import { type FaultMode, parseFault } from '../../src/mock/faults.js';
+import { type FaultMode, parseFault } from '../../src/emulator/faults.js';
 import { mockFixture, run, tempDir } from '../helpers.js';
 
 /**
@@ -152,7 +152,7 @@ describe('exports complete with every record, or fail and leave no file', () => 
     const target = join(dir.path, 'out.csv');
     if (spec === 'quota') {
       // The sandbox quota: a new emulator with an allowance of 5 successful requests.
-      const { startMockServer } = await import('../../src/mock/server.js');
+      const { startMockServer } = await import('../../src/emulator/server.js');
       const limited = await startMockServer({ port: 0, referrals: 120, allowance: 5 });
       try {
         const r = await run(['referrals', 'export', '-o', target, '--per-page', '10'], {

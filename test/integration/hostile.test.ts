@@ -4,7 +4,7 @@ import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Referral } from '../../src/api/types.js';
-import { HOSTILE } from '../../src/mock/hostile.js';
+import { HOSTILE } from '../../src/emulator/hostile.js';
 import { fakeIO, mockFixture, type RunOptions, run, tempDir, testServer } from '../helpers.js';
 
 /**

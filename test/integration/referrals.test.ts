@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Referral } from '../../src/api/types.js';
-import { paginated } from '../../src/mock/server.js';
+import { paginated } from '../../src/emulator/server.js';
 import {
   json,
   mockFixture,
@@ -161,7 +161,7 @@ describe('referrals list', () => {
   });
 
   it('accepts a bare array as the list answer', async () => {
-    const { startMockServer } = await import('../../src/mock/server.js');
+    const { startMockServer } = await import('../../src/emulator/server.js');
     const bare = await startMockServer({ port: 0, referrals: 130, referralListShape: 'bare' });
     try {
       const env = { IMAGING_ENV: 'local', IMAGING_BASE_URL: bare.url, IMAGING_CONFIG_DIR: dir.path };

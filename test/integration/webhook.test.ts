@@ -3,7 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { createServer as createNetServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startMockServer } from '../../src/mock/server.js';
+import { startMockServer } from '../../src/emulator/server.js';
 import { signatureHeaderValue } from '../../src/webhook/sign.js';
 import { BIN, json, run, tempDir, testServer } from '../helpers.js';
 

@@ -1,4 +1,4 @@
-import type { BodyPart, CptMapping, Icd10Code, LawFirm, Modality } from '../api/types.js';
+import type { BodyPart, CptMapping, Icd10Code, LawFirm, Modality } from '../../api/types.js';
 import { rng, uuidFrom } from './random.js';
 
 /** Synthetic reference data for the emulator: realistic codes and names, no real patients. */

@@ -69,3 +69,29 @@ export function writeRawAnswer(
   lines.push(`content-length: ${body.length}`, 'connection: close', '', '');
   socket.end(Buffer.concat([Buffer.from(lines.join('\r\n'), 'latin1'), body]));
 }
+
+/**
+ * The emulator's answer, made hostile and written as raw bytes. JSON written as raw text (the
+ * referral list) is made hostile too; HTML pages and a truncated-body fault are sent as they are.
+ */
+export function writeHostile(
+  socket: Socket,
+  reply: { status: number; body?: unknown; raw?: string | Buffer },
+  headers: Record<string, string>,
+): void {
+  let json = reply.raw !== undefined && /json/.test(headers['content-type'] ?? '');
+  let body = reply.body;
+  try {
+    if (json) body = JSON.parse(String(reply.raw));
+  } catch {
+    json = false; // a truncated-body fault: sent as it is
+  }
+  const bytes =
+    reply.raw !== undefined && !json
+      ? Buffer.from(reply.raw)
+      : body === undefined
+        ? Buffer.alloc(0)
+        : Buffer.from(JSON.stringify(hostileBody(body)));
+  if (body !== undefined) headers['content-type'] ??= 'application/json; charset=utf-8';
+  writeRawAnswer(socket, reply.status, headers, bytes);
+}

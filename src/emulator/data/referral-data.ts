@@ -1,4 +1,4 @@
-import { type Procedure, type Referral, VISIT_STATUSES, type Visit } from '../api/types.js';
+import { type Procedure, type Referral, VISIT_STATUSES, type Visit } from '../../api/types.js';
 import { pick, rng, uuidFrom } from './random.js';
 import type { ReferenceData } from './reference-data.js';
 

@@ -1,0 +1,43 @@
+import type { Handler, Route } from './types.js';
+
+export interface Match {
+  route: Route;
+  params: Record<string, string>;
+}
+
+/**
+ * The emulator's one way to route: method + path pattern (literal segments and `:name`
+ * parameters) -> handler. Trailing slashes are ignored; parameters are URI-decoded.
+ */
+export class Router {
+  private readonly routes: Array<{ route: Route; segments: string[] }> = [];
+
+  add(...routes: Route[]): this {
+    for (const route of routes) this.routes.push({ route, segments: split(route.path) });
+    return this;
+  }
+
+  match(method: string, pathname: string): Match | undefined {
+    const parts = split(pathname);
+    for (const { route, segments } of this.routes) {
+      if (route.method !== method || segments.length !== parts.length) continue;
+      const raw: Array<[string, string]> = [];
+      const ok = segments.every((seg, i) => {
+        const part = parts[i]!;
+        if (!seg.startsWith(':')) return seg === part;
+        raw.push([seg.slice(1), part]);
+        return part !== '';
+      });
+      // A malformed %-escape throws here, as a 500, like any other fault of a handler.
+      if (ok) return { route, params: Object.fromEntries(raw.map(([k, v]) => [k, decodeURIComponent(v)])) };
+    }
+    return undefined;
+  }
+}
+
+function split(path: string): string[] {
+  return (path.replace(/\/+$/, '') || '/').split('/');
+}
+
+/** A route table entry. */
+export const route = (method: string, path: string, handler: Handler): Route => ({ method, path, handler });

@@ -1,0 +1,42 @@
+import { uuidFrom } from '../data/random.js';
+import { invalid, jsonBody } from '../reply.js';
+import { route } from '../router.js';
+
+// The spec names POST /api/v2/patients without shapes; the emulator answers with a plausible
+// one so that `imaging api` can be tried end to end. Its body is the emulator's guess.
+export const routes = [
+  route('POST', '/api/v2/patients', (c, s) => {
+    const body = jsonBody(c);
+    const p = (
+      typeof body === 'object' && body !== null ? ((body as Record<string, unknown>).patient ?? body) : {}
+    ) as Record<string, unknown>;
+    const errors: string[] = [];
+    if (typeof p.first_name !== 'string' || p.first_name.trim() === '')
+      errors.push("First name can't be blank");
+    if (typeof p.last_name !== 'string' || p.last_name.trim() === '') errors.push("Last name can't be blank");
+    if (errors.length > 0) return invalid(c, errors);
+    return {
+      status: 201,
+      body: {
+        id: uuidFrom(s.idRand),
+        first_name: p.first_name,
+        middle_initial: p.middle_initial ?? null,
+        last_name: p.last_name,
+        email: p.email ?? null,
+        phone_number: p.phone_number ?? '',
+        date_of_birth: null,
+        date_of_birth_iso: p.date_of_birth_iso ?? null,
+        identifier: { system: 'urn:partner-imaging:patient-id', value: uuidFrom(s.idRand) },
+        address_line_1: null,
+        address_line_2: null,
+        city: null,
+        state: null,
+        zip_code: null,
+        gender: p.gender ?? null,
+        weight: null,
+        height_feet: null,
+        height_inches: null,
+      },
+    };
+  }),
+];

@@ -1,0 +1,42 @@
+import type { Icd10Code } from '../../api/types.js';
+import { paginated } from '../pagination.js';
+import { route } from '../router.js';
+
+/** Reference lookups: modalities, body parts, CPT mappings, ICD-10 codes. */
+export const routes = [
+  route('GET', '/api/v2/modalities', (_c, s) => ({ status: 200, body: s.data.modalities })),
+
+  route('GET', '/api/v2/body_parts', (c, { data }) => {
+    const modality = c.url.searchParams.get('modality');
+    if (!modality) return { status: 200, body: data.bodyParts };
+    const m = data.modalities.find(
+      (x) =>
+        x.id === modality ||
+        x.name.toLowerCase() === modality.toLowerCase() ||
+        x.slug === modality.toLowerCase(),
+    );
+    if (!m) return { status: 200, body: [] };
+    return {
+      status: 200,
+      body: data.bodyParts.filter((b) => data.bodyPartModalities.get(b.name)?.includes(m.name)),
+    };
+  }),
+
+  route('GET', '/api/v2/cpt_codes', (c, { data }) => {
+    const code = c.url.searchParams.get('code');
+    if (!code) return { status: 400, body: { error: 'param is missing or the value is empty: code' } };
+    return { status: 200, body: data.cpt.filter((m) => m.code === code.trim().toUpperCase()) };
+  }),
+
+  route('GET', '/api/v2/icd10_codes', (c, { data }) => {
+    const q = (c.url.searchParams.get('q') ?? '').trim().toLowerCase();
+    const ids = [...c.url.searchParams.getAll('ids[]'), ...c.url.searchParams.getAll('ids')];
+    const wanted = data.icd10.filter((x) => ids.includes(x.id));
+    const matches = data.icd10.filter(
+      (x) =>
+        !ids.includes(x.id) &&
+        (q === '' || x.code.toLowerCase().includes(q) || x.short_description.toLowerCase().includes(q)),
+    );
+    return { status: 200, body: paginated<Icd10Code>('icd10_codes', [...wanted, ...matches], c.url) };
+  }),
+];

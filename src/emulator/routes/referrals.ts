@@ -1,0 +1,96 @@
+import type { Referral } from '../../api/types.js';
+import { uuidFrom } from '../data/random.js';
+import { pageOf } from '../pagination.js';
+import { envelope, invalid, jsonBody, notFound } from '../reply.js';
+import { route } from '../router.js';
+import type { Ctx, EmulatorState, Reply } from '../types.js';
+
+/** Referral list (object or bare-array shape), read by id, and create. */
+export const routes = [
+  route('GET', '/api/v2/referrals', (c, s) => {
+    const { referrals, options } = s;
+    const status = c.url.searchParams.get('status');
+    const lob = c.url.searchParams.get('line_of_business');
+    if (status || lob) {
+      const all: Referral[] = [];
+      for (let i = 0; i < referrals.total; i++) {
+        const r = referrals.at(i);
+        if ((!status || r.status === status) && (!lob || r.line_of_business === lob)) all.push(r);
+      }
+      return listReply(c, s, all.length, (a, b) => all.slice(a, b));
+    }
+    const { page, perPage, meta } = pageOf(c.url, referrals.total);
+    const items = referrals.sliceJson((page - 1) * perPage, page * perPage).join(',');
+    const raw =
+      options.referralListShape === 'bare'
+        ? `[${items}]`
+        : `{"referrals":[${items}],"meta":${JSON.stringify(meta)}}`;
+    return { status: 200, raw, headers: { 'content-type': 'application/json; charset=utf-8' } };
+  }),
+
+  route('GET', '/api/v2/referrals/:id', (c, s) => {
+    const r = s.referrals.get(c.params.id!);
+    return r ? { status: 200, body: r } : notFound(c, 'Referral');
+  }),
+
+  route('POST', '/api/v2/referrals', (c, s) => {
+    const { referrals } = s;
+    const body = jsonBody(c);
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+      return envelope(422, 'validation_error', 'unprocessable_entity', 'Validation failed', c.requestId, [
+        'Body must be a JSON object',
+      ]);
+    }
+    const b = body as Record<string, unknown>;
+    const inner = (typeof b.referral === 'object' && b.referral !== null ? b.referral : b) as Record<
+      string,
+      unknown
+    >;
+    const errors: string[] = [];
+    const patient = inner.patient as Record<string, unknown> | undefined;
+    if (typeof patient !== 'object' || patient === null) errors.push("Patient can't be blank");
+    else {
+      if (typeof patient.first_name !== 'string' || patient.first_name.trim() === '')
+        errors.push("Patient first name can't be blank");
+      if (typeof patient.last_name !== 'string' || patient.last_name.trim() === '')
+        errors.push("Patient last name can't be blank");
+    }
+    const lob = inner.line_of_business;
+    if (lob !== undefined && !['personal_injury', 'workers_comp', 'health_plan'].includes(String(lob))) {
+      errors.push(`Line of business ${String(lob)} cannot be selected on referral creation`);
+    }
+    if (errors.length > 0) return invalid(c, errors);
+    const template = referrals.at(0);
+    const p = patient as Record<string, unknown>;
+    const created: Referral = {
+      ...structuredClone(template),
+      id: uuidFrom(s.idRand),
+      reference: `R-${String(900000 + referrals.total).padStart(6, '0')}`,
+      status: 'pending',
+      line_of_business: (lob as string | undefined) ?? 'personal_injury',
+      visits: [],
+      call_notes: [],
+      auto_book_request: null,
+      patient: {
+        ...template.patient,
+        id: uuidFrom(s.idRand),
+        first_name: String(p.first_name),
+        last_name: String(p.last_name),
+        name: `${String(p.first_name)} ${String(p.last_name)}`,
+      },
+    };
+    referrals.add(created);
+    return { status: 201, body: created };
+  }),
+];
+
+function listReply(
+  c: Ctx,
+  s: EmulatorState,
+  total: number,
+  slice: (a: number, b: number) => Referral[],
+): Reply {
+  const { page, perPage, meta } = pageOf(c.url, total);
+  const items = slice((page - 1) * perPage, page * perPage);
+  return { status: 200, body: s.options.referralListShape === 'bare' ? items : { referrals: items, meta } };
+}

@@ -1,0 +1,108 @@
+import type { Referral } from '../../api/types.js';
+import { jsonBody, notFound } from '../reply.js';
+import { route } from '../router.js';
+import type { Ctx, EmulatorState, Reply } from '../types.js';
+import { newEventId, nextVisitStatus } from '../webhooks.js';
+
+/**
+ * Mock-only event triggers: each changes a referral as the real service would and sends the
+ * signed webhook event for it (409 when no webhook URL is configured).
+ */
+export const routes = [
+  route('POST', '/__mock/referrals/:id/visits/:visitId/advance', (c, s) =>
+    withReferral(c, s, false, (referral, input, now) => {
+      const updated = structuredClone(referral);
+      const visit = updated.visits.find((v) => v.id === c.params.visitId);
+      if (!visit) return notFound(c, 'Visit');
+      const previous = visit.status;
+      visit.status = typeof input.status === 'string' ? input.status : nextVisitStatus(previous);
+      s.referrals.put(updated);
+      const sent = s.webhooks.send({
+        event_id: newEventId(),
+        event_name: 'visit.status_changed',
+        status: visit.status,
+        changes: { status: [previous, visit.status] },
+        visit_id: visit.id,
+        occurred_at: now,
+        referral: updated,
+      });
+      return { status: 202, body: { ...sent, status: [previous, visit.status] } };
+    }),
+  ),
+
+  route('POST', '/__mock/referrals/:id/notifications', (c, s) =>
+    withReferral(c, s, false, (referral, input, now) => {
+      const channel = input.channel === 'email' ? 'email' : 'sms';
+      const status = typeof input.status === 'string' ? input.status : 'delivered';
+      const previous =
+        typeof input.previous === 'string' ? input.previous : input.previous === null ? null : 'dispatched';
+      const sent = s.webhooks.send({
+        event_id: newEventId(),
+        event_name: 'notification.status_changed',
+        referral_id: referral.id,
+        status,
+        changes: { status: [previous, status] },
+        notification: {
+          id: newEventId(),
+          channel,
+          notification_type: 'appointment_reminder',
+          status,
+          created_at: now,
+          updated_at: now,
+          visit_id: referral.visits[0]?.id ?? null,
+        },
+        occurred_at: now,
+      });
+      return { status: 202, body: sent };
+    }),
+  ),
+
+  // Auto-book results go to the webhook_url given with the request when there is one.
+  route('POST', '/__mock/referrals/:id/auto_book', (c, s) =>
+    withReferral(c, s, true, (referral, input, now, perRequest) => {
+      const updated = structuredClone(referral);
+      updated.auto_book_request = {
+        id: newEventId(),
+        status: 'completed',
+        strategy: 'closest_soonest',
+        radius: 25,
+        address: null,
+        outcome: typeof input.outcome === 'string' ? input.outcome : 'booked',
+        error: null,
+        completed_at: now,
+      };
+      s.referrals.put(updated);
+      const sent = s.webhooks.send(
+        {
+          event_name: 'referral.auto_book_completed',
+          occurred_at: now,
+          auto_book_request: updated.auto_book_request,
+          referral: updated,
+        },
+        perRequest,
+      );
+      return { status: 202, body: sent };
+    }),
+  ),
+];
+
+function withReferral(
+  c: Ctx,
+  s: EmulatorState,
+  perRequestUrl: boolean,
+  fn: (
+    referral: Referral,
+    input: Record<string, unknown>,
+    now: string,
+    perRequest: string | undefined,
+  ) => Reply,
+): Reply {
+  const referral = s.referrals.get(c.params.id!);
+  if (!referral) return notFound(c, 'Referral');
+  const input = (jsonBody(c) ?? {}) as Record<string, unknown>;
+  const perRequest = typeof input.webhook_url === 'string' ? input.webhook_url : undefined;
+  if (!s.webhooks.configured && !(perRequestUrl && perRequest)) {
+    return { status: 409, body: { error: 'no webhook URL: start the emulator with --webhook-url URL' } };
+  }
+  return fn(referral, input, new Date().toISOString(), perRequest);
+}

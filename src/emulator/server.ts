@@ -1,0 +1,238 @@
+import { randomBytes } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { rng } from './data/random.js';
+import { buildReferenceData, type ReferenceData } from './data/reference-data.js';
+import { ReferralStore } from './data/referral-data.js';
+import { type FaultMode, FaultPlan, PROXY_502_PAGE, parseFault } from './faults.js';
+import { envelope, HttpReply, noRoute } from './reply.js';
+import { Router } from './router.js';
+import { ROUTES } from './routes/index.js';
+import { MOCK_TOKEN_PREFIX, MOCK_TOKENS } from './tokens.js';
+import type { Ctx, EmulatorState, MockOptions, Reply, RequestLogEntry } from './types.js';
+import { WebhookSender } from './webhooks.js';
+
+/**
+ * `imaging mock`: a local emulator of the Partner Imaging Referral API v2 on 127.0.0.1, with a
+ * synthetic data set, the spec's error envelope with X-Request-Id, Bearer checks and the sandbox
+ * rules. The routes live in routes/<resource>.ts; this file is the one pipeline every request
+ * takes: the request log, faults, the Bearer check, the allowance, latency and hostile mode.
+ * Mock-only routes live under /__mock/ and are documented in the README.
+ */
+
+export { DEFAULT_PER_PAGE, MAX_PER_PAGE, paginated } from './pagination.js';
+export { MOCK_TOKENS } from './tokens.js';
+export type { MockOptions, RequestLogEntry } from './types.js';
+
+export interface MockServer {
+  url: string;
+  port: number;
+  server: Server;
+  data: ReferenceData;
+  referrals: ReferralStore;
+  webhooks: WebhookSender;
+  faults: FaultPlan;
+  requests: RequestLogEntry[];
+  close(): Promise<void>;
+}
+
+const API = '/api/v2/';
+
+export async function startMockServer(options: MockOptions = {}): Promise<MockServer> {
+  const seed = options.seed ?? 1;
+  const data = buildReferenceData(seed);
+  const faults = new FaultPlan();
+  for (const spec of options.faults ?? []) faults.add(parseFault(spec));
+  let port = 0;
+  const state: EmulatorState = {
+    options,
+    data,
+    lawFirms: [...data.lawFirms],
+    referrals: new ReferralStore(seed, options.referrals ?? 300, data),
+    idRand: rng(seed + 7919),
+    ssoTokens: new Map(),
+    webhooks: new WebhookSender({
+      url: options.webhookUrl,
+      key: options.webhookKey,
+      encoding: options.webhookEncoding ?? 'hex',
+      retryDelayMs: options.webhookRetryDelayMs ?? 1000,
+      maxAttempts: options.webhookMaxAttempts ?? 5,
+    }),
+    faults,
+    requests: [],
+    baseUrl: () => `http://127.0.0.1:${port}`,
+  };
+  const router = new Router().add(...ROUTES);
+  /** Successful API answers per token: the sandbox allowance (spec: Limits). */
+  const used = new Map<string, number>();
+
+  /** An /api/v2 request past any fault: the Bearer check, the route, the allowance. */
+  const api = async (c: Ctx, method: string): Promise<Reply> => {
+    authenticate(c);
+    const match = router.match(method, c.url.pathname);
+    if (!match) return noRoute(method, c);
+    c.params = match.params;
+    const reply = await match.route.handler(c, state);
+    // Only successful answers count against the sandbox allowance; a thrown error reply doesn't.
+    if (reply.status < 400) used.set(c.token, (used.get(c.token) ?? 0) + 1);
+    return reply;
+  };
+
+  const authenticate = (c: Ctx) => {
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(c.req.headers.authorization ?? '');
+    const unauthorized = () =>
+      new HttpReply(
+        envelope(401, 'authentication_error', 'unauthorized', 'Missing or invalid API token', c.requestId),
+      );
+    if (!m) throw unauthorized();
+    const token = m[1]!;
+    c.token = token;
+    if (token === MOCK_TOKENS.expired) throw new HttpReply(faultReply('401', c.requestId));
+    if (!token.startsWith(MOCK_TOKEN_PREFIX)) throw unauthorized();
+    const exhausted =
+      token === MOCK_TOKENS.exhausted ||
+      (options.allowance !== undefined && (used.get(token) ?? 0) >= options.allowance);
+    if (exhausted) {
+      throw new HttpReply(
+        envelope(
+          429,
+          'rate_limit_error',
+          'sandbox_request_limit_reached',
+          'Sandbox request limit reached',
+          c.requestId,
+        ),
+      );
+    }
+  };
+
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    const requestId = `req_${randomBytes(8).toString('hex')}`;
+    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    const method = (req.method ?? 'GET').toUpperCase();
+    const body = await readBody(req);
+    const c: Ctx = { req, res, url, requestId, token: '', body, params: {} };
+    // Logged on arrival (status filled in on answer), so a slow answer is counted when it was asked.
+    const entry: RequestLogEntry = { method, path: url.pathname + url.search, status: 0, requestId };
+    if (url.pathname.startsWith('/api/')) state.requests.push(entry);
+    let reply: Reply;
+    try {
+      if (url.pathname.startsWith(API)) {
+        // Faults come before the Bearer check and apply to every /api/v2 path, routed or not.
+        const fault = faults.next(url.pathname);
+        if (fault === 'reset') {
+          req.socket.destroy();
+          return;
+        }
+        if (fault === 'slow') await new Promise((r) => setTimeout(r, options.faultDelayMs ?? 15_000));
+        if (fault && fault !== 'slow' && fault !== 'truncated') reply = faultReply(fault, requestId);
+        else {
+          reply = await api(c, method);
+          if (fault === 'truncated' && reply.status < 300) reply = truncated(reply);
+        }
+      } else {
+        const match = router.match(method, url.pathname);
+        if (match) {
+          c.params = match.params;
+          reply = await match.route.handler(c, state);
+        } else reply = noRoute(method, c);
+      }
+    } catch (err) {
+      if (err instanceof HttpReply) reply = err.reply;
+      else reply = envelope(500, 'api_error', 'internal_error', 'Internal server error', requestId);
+    }
+    entry.status = reply.status;
+    if (options.latencyMs) await new Promise((r) => setTimeout(r, options.latencyMs));
+    const headers: Record<string, string> = { 'x-request-id': requestId, ...reply.headers };
+    if (options.hostile) {
+      const { writeHostile } = await import('./hostile.js');
+      writeHostile(res.socket!, reply, headers);
+      return;
+    }
+    if (reply.raw !== undefined) {
+      res.writeHead(reply.status, headers);
+      res.end(reply.raw);
+    } else if (reply.body === undefined) {
+      res.writeHead(reply.status, headers);
+      res.end();
+    } else {
+      const text = JSON.stringify(reply.body);
+      res.writeHead(reply.status, {
+        'content-type': 'application/json; charset=utf-8',
+        'content-length': String(Buffer.byteLength(text)),
+        ...headers,
+      });
+      res.end(text);
+    }
+  };
+
+  const http = createServer((req, res) => {
+    handle(req, res).catch(() => {
+      if (!res.headersSent) res.writeHead(500);
+      res.end();
+    });
+  });
+  http.keepAliveTimeout = 5000;
+  await new Promise<void>((resolve, reject) => {
+    http.once('error', reject);
+    http.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve());
+  });
+  port = (http.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    server: http,
+    data,
+    referrals: state.referrals,
+    webhooks: state.webhooks,
+    faults,
+    requests: state.requests,
+    close: () =>
+      new Promise<void>((resolve) => {
+        state.webhooks.stop();
+        http.closeAllConnections?.();
+        http.close(() => resolve());
+      }),
+  };
+}
+
+/** The answer a fault mode stands for (`reset`, `slow` and `truncated` act on the real answer). */
+function faultReply(fault: Exclude<FaultMode, 'reset' | 'slow' | 'truncated'>, requestId: string): Reply {
+  switch (fault) {
+    case '500':
+      return envelope(500, 'api_error', 'internal_error', 'Internal server error', requestId);
+    case '502':
+      return { status: 502, raw: PROXY_502_PAGE, headers: { 'content-type': 'text/html' } };
+    case '429':
+      return {
+        ...envelope(429, 'rate_limit_error', 'rate_limited', 'Too many requests; slow down', requestId),
+        headers: { 'retry-after': '1' },
+      };
+    case '401':
+      return envelope(
+        401,
+        'authentication_error',
+        'api_token_expired',
+        'Sandbox API token has expired',
+        requestId,
+      );
+  }
+}
+
+/** A 200 whose JSON body stops halfway. */
+function truncated(reply: Reply): Reply {
+  const text = reply.raw !== undefined ? String(reply.raw) : JSON.stringify(reply.body);
+  return {
+    status: reply.status,
+    raw: text.slice(0, Math.floor(text.length / 2)),
+    headers: { 'content-type': 'application/json' },
+  };
+}
+
+function readBody(req: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => resolve(Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+}

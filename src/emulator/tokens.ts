@@ -1,0 +1,15 @@
+import { MOCK_TOKEN } from '../config/environments.js';
+
+/**
+ * Tokens the emulator understands (documented in the README). The valid one is the `local`
+ * environment's default token, defined once in config/environments.ts.
+ */
+export const MOCK_TOKENS = {
+  valid: MOCK_TOKEN,
+  expired: 'mock-expired',
+  exhausted: 'mock-exhausted',
+  disabled: 'mock-disabled',
+} as const;
+
+/** Any token with this prefix is accepted (one allowance counter per token). */
+export const MOCK_TOKEN_PREFIX = 'mock-';

@@ -1,0 +1,164 @@
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MOCK_TOKEN } from '../../src/config/environments.js';
+import { MOCK_TOKENS, type MockServer, startMockServer } from '../../src/emulator/server.js';
+import { ROOT } from '../helpers.js';
+
+// Product code reaches the emulator only through the `mock` command (architecture.md): the
+// emulator is a test and demo tool, and nothing the CLI does for a real API may depend on it.
+
+/** Where the mock command may live once commands are one file each (commands/mock.ts or a folder). */
+const MOCK_COMMAND = /^src\/commands\/(?:[^/]+\/)?mock(?:\.ts|\/[^/]+\.ts)$/;
+
+/** Every module specifier a file names: static imports, re-exports, side-effect and dynamic imports. */
+function specifiers(text: string): string[] {
+  const out: string[] = [];
+  const patterns = [
+    /\b(?:import|export)\s+(?:type\s+)?[^'";]*?\bfrom\s*['"]([^'"]+)['"]/g,
+    /\bimport\s*['"]([^'"]+)['"]/g,
+    /\bimport\s*\(\s*['"`]([^'"`]+)['"`]\s*\)/g,
+  ];
+  for (const re of patterns) for (const m of text.matchAll(re)) out.push(m[1]!);
+  return out;
+}
+
+const tsFiles = (dir: string): string[] =>
+  readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? tsFiles(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : [],
+  );
+
+/** `file -> specifier` for every import under root/src that lands in root/src/emulator/. */
+function emulatorImports(root: string): Array<{ file: string; specifier: string }> {
+  const emulator = join(root, 'src', 'emulator') + sep;
+  const found: Array<{ file: string; specifier: string }> = [];
+  for (const path of tsFiles(join(root, 'src'))) {
+    const file = relative(root, path).split(sep).join('/');
+    if (file.startsWith('src/emulator/')) continue;
+    for (const specifier of specifiers(readFileSync(path, 'utf8'))) {
+      if (!specifier.startsWith('.')) continue;
+      const target = resolve(dirname(path), specifier);
+      if (`${target}${sep}`.startsWith(emulator) || target.startsWith(emulator))
+        found.push({ file, specifier });
+    }
+  }
+  return found;
+}
+
+describe('the emulator is reached only through the mock command', () => {
+  it('no file under src/ other than the mock command imports src/emulator/', () => {
+    const found = emulatorImports(ROOT);
+    expect(found.filter((f) => !MOCK_COMMAND.test(f.file))).toEqual([]);
+    // The walk sees the one import that is allowed, so it is looking at the right files.
+    expect(found.some((f) => MOCK_COMMAND.test(f.file))).toBe(true);
+  });
+
+  it('the walk catches every form of import from outside the emulator (a source tree of its own)', () => {
+    const root = mkdtempSync(join(tmpdir(), 'imaging-emu-layout-'));
+    try {
+      const write = (file: string, text: string) => {
+        mkdirSync(dirname(join(root, file)), { recursive: true });
+        writeFileSync(join(root, file), text);
+      };
+      write('src/emulator/server.ts', "import { x } from '../api/types.js';\n");
+      write('src/emulator/routes/a.ts', "import { y } from '../server.js';\n");
+      write('src/commands/mock.ts', "import { startMockServer } from '../emulator/server.js';\n");
+      write('src/api/static.ts', "import { a } from '../emulator/server.js';\n");
+      write('src/api/typeonly.ts', "import type {\n  MockOptions,\n} from '../emulator/types.js';\n");
+      write('src/util/reexport.ts', "export * from '../emulator/faults.js';\n");
+      write('src/util/dynamic.ts', "const m = await import('../emulator/hostile.js');\n");
+      write('src/util/bare.ts', "import '../emulator';\n");
+      write('src/util/fine.ts', "import { b } from './emulator-free.js';\nimport 'node:http';\n");
+      const bad = emulatorImports(root)
+        .filter((f) => !MOCK_COMMAND.test(f.file))
+        .map((f) => f.file)
+        .sort();
+      expect(bad).toEqual([
+        'src/api/static.ts',
+        'src/api/typeonly.ts',
+        'src/util/bare.ts',
+        'src/util/dynamic.ts',
+        'src/util/reexport.ts',
+      ]);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  it('the valid mock token is the local environment default, defined once', () => {
+    expect(MOCK_TOKENS.valid).toBe(MOCK_TOKEN);
+    const literal = tsFiles(join(ROOT, 'src'))
+      .filter((f) => readFileSync(f, 'utf8').includes(`'${MOCK_TOKEN}'`))
+      .map((f) => relative(ROOT, f).split(sep).join('/'));
+    expect(literal).toEqual(['src/config/environments.ts']);
+  });
+});
+
+/**
+ * The spec's documented endpoints (its "Endpoints" section, the defined ones and those it names
+ * without shapes). The CLI uses every one of them: the lookups, law firms, referrals and sso as
+ * commands, POST /api/v2/patients through `imaging api`. Kept here so the test runs without the
+ * spec; checked against the spec wherever the spec is found (../shared/spec from the checkout).
+ */
+const DOCUMENTED = [
+  'POST /api/v2/auth/sso',
+  'GET /api/v2/body_parts',
+  'GET /api/v2/cpt_codes',
+  'GET /api/v2/icd10_codes',
+  'POST /api/v2/law_firms',
+  'GET /api/v2/law_firms',
+  'GET /api/v2/modalities',
+  'POST /api/v2/patients',
+  'POST /api/v2/referrals',
+  'GET /api/v2/referrals',
+  'GET /api/v2/referrals/{id}',
+];
+
+function findSpec(): string | undefined {
+  for (let dir = ROOT; ; dir = dirname(dir)) {
+    const path = join(dir, 'shared', 'spec', 'partner-imaging-referral-api-v2.md');
+    if (existsSync(path)) return path;
+    if (dirname(dir) === dir) return undefined;
+  }
+}
+
+describe('the emulator serves every endpoint the spec documents', () => {
+  let mock: MockServer;
+  beforeAll(async () => {
+    mock = await startMockServer({ referrals: 5 });
+  });
+  afterAll(() => mock.close());
+
+  const spec = findSpec();
+  it.runIf(spec !== undefined)("the list above is the spec's own (its Endpoints section)", () => {
+    const text = readFileSync(spec!, 'utf8');
+    const section = text.slice(text.indexOf('\n## Endpoints'), text.indexOf('\n## Authentication'));
+    const named = [...section.matchAll(/\b(GET|POST|PUT|PATCH|DELETE) (\/api\/v2\/[A-Za-z0-9_/{}]+)/g)].map(
+      (m) => `${m[1]} ${m[2]}`,
+    );
+    expect(new Set(named)).toEqual(new Set(DOCUMENTED));
+  });
+
+  it.each(DOCUMENTED)('%s is routed (not "No route matches")', async (endpoint) => {
+    const [method, pattern] = endpoint.split(' ') as [string, string];
+    const path = pattern.replace('{id}', encodeURIComponent(mock.referrals.at(0).id));
+    const res = await fetch(mock.url + path, {
+      method,
+      headers: { authorization: `Bearer ${MOCK_TOKENS.valid}`, 'content-type': 'application/json' },
+      ...(method === 'POST' ? { body: '{}' } : {}),
+    });
+    const body = (await res.json()) as { code?: string; message?: string };
+    expect(body.message ?? '').not.toMatch(/^No route matches/);
+    expect(res.status).not.toBe(404);
+    expect(res.status).toBeLessThan(500);
+  });
+});
