@@ -20,6 +20,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { finished, Writable } from 'node:stream';
 import { isatty } from 'node:tty';
 import { CliError } from '../errors.js';
+import { HumanStream } from '../output/text.js';
 import { onForcedExit } from './cleanup.js';
 
 /** Why a write failed, in words, without the temporary path Node puts in its messages. */
@@ -325,8 +326,8 @@ export class AtomicFile {
         const pinned = fstatSync(fd);
         if (here?.isDirectory() && here.ino === pinned.ino && here.dev === pinned.dev) rmdirSync(tempDir);
         else
-          process.stderr.write(
-            `warning: the temporary folder ${tempDir} was moved away by someone else; it was left where it went, empty\n`,
+          new HumanStream(process.stderr).line(
+            `warning: the temporary folder ${tempDir} was moved away by someone else; it was left where it went, empty`,
           );
       } catch {
         // best effort: it holds no data any more
