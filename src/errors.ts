@@ -1,3 +1,4 @@
+import { constants as osConstants } from 'node:os';
 import { clean } from './output/text.js';
 
 /**
@@ -75,9 +76,33 @@ export class TimeoutError extends CliError {
   }
 }
 
-/** The signals the CLI stops on, and their exit codes (128 + the signal's number). */
-export const STOP_SIGNALS = { SIGHUP: 129, SIGINT: 130, SIGQUIT: 131, SIGTERM: 143 } as const;
-export type StopSignal = keyof typeof STOP_SIGNALS;
+/**
+ * The signals the CLI stops on, and their exit codes (128 + the signal's number): every signal whose
+ * default action ends the process and that can be caught, except SIGUSR1 (Node's inspector),
+ * SIGPROF (V8's profiler), SIGPIPE (ignored: a broken pipe is an EPIPE error), SIGXFSZ (a file too
+ * large is an EFBIG error) and the faults (SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS).
+ * SIGKILL and SIGSTOP cannot be caught. Those this platform lacks are left out.
+ */
+const STOPPING = [
+  'SIGHUP',
+  'SIGINT',
+  'SIGQUIT',
+  'SIGTERM',
+  'SIGUSR2',
+  'SIGALRM',
+  'SIGVTALRM',
+  'SIGXCPU',
+  'SIGSTKFLT',
+  'SIGIO',
+  'SIGPWR',
+] as const;
+export type StopSignal = (typeof STOPPING)[number];
+export const STOP_SIGNALS = Object.fromEntries(
+  STOPPING.flatMap((s) => {
+    const n = (osConstants.signals as Record<string, number | undefined>)[s];
+    return n === undefined ? [] : [[s, 128 + n]];
+  }),
+) as Record<StopSignal, number>;
 
 /** The run was stopped by a signal; carries 130 (SIGINT), 143 (SIGTERM), 129 (SIGHUP), 131 (SIGQUIT). */
 export class InterruptedError extends CliError {

@@ -3,6 +3,7 @@ import {
   close,
   closeSync,
   constants,
+  existsSync,
   fstatSync,
   fsync,
   lstatSync,
@@ -14,11 +15,12 @@ import {
   unlinkSync,
   write,
 } from 'node:fs';
-import { realpath, rename, rmdir, stat } from 'node:fs/promises';
+import { realpath, rename, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { finished, Writable } from 'node:stream';
 import { isatty } from 'node:tty';
 import { CliError } from '../errors.js';
+import { HumanStream } from '../output/text.js';
 import { onForcedExit } from './cleanup.js';
 
 /** Why a write failed, in words, without the temporary path Node puts in its messages. */
@@ -205,12 +207,29 @@ export class AtomicFile {
     const abs = resolve(target);
     const fail = (err: unknown, exitCode = 2) =>
       new CliError(`cannot write ${target}: ${reasonOf(err)}`, exitCode);
+    // Follow symlinks ourselves: a link to a missing file is written through (the link stays), and
+    // a path into a process's descriptor table (/dev/fd/N, /proc/self/fd/N, or a link to one) is seen
+    // as such whatever it is called.
+    let where: Resolved;
+    try {
+      where = await resolveTarget(abs);
+    } catch (err) {
+      throw fail(err);
+    }
     let st: Stats | undefined;
     try {
-      st = await stat(abs);
+      st = await stat(where.path);
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw fail(err);
+      const code = (err as NodeJS.ErrnoException).code;
+      if (where.fd !== undefined && (code === 'ENOENT' || code === 'EBADF'))
+        throw new CliError(
+          `cannot write ${target}: descriptor ${where.fd} is not open`,
+          2,
+          'Write to standard output instead: leave out -o, or use -o /dev/stdout',
+        );
+      if (code !== 'ENOENT') throw fail(err);
     }
+    if (where.fd !== undefined && where.fd > 2 && st) checkDescriptor(target, where, st);
     if (st?.isDirectory())
       throw new CliError(
         `cannot write ${target}: it is a folder`,
@@ -220,12 +239,13 @@ export class AtomicFile {
 
     // The same file as our standard output (/dev/stdout, /dev/fd/1): write to stdout itself. Opening
     // it again would fail for a socket and truncate a file opened for appending.
-    if (st && opts.stdout && sameFile(st, 1) && (isSymlink(abs) || !st.isFile() || isSpecialPath(abs))) {
+    const special = isSpecialPath(abs) || isSpecialPath(where.path) || where.fd !== undefined;
+    if (st && opts.stdout && sameFile(st, 1) && (isSymlink(abs) || !st.isFile() || special)) {
       const out = AtomicFile.stdout(opts.stdout);
       return new AtomicFile({ name: target, target: abs, kind: 'stdout', stream: out.stream });
     }
 
-    if (st && (!st.isFile() || isSpecialPath(abs))) {
+    if (st && (!st.isFile() || special)) {
       // A device, FIFO, socket or /dev/fd/N: write it as it is, never replace it.
       if (st.isFIFO()) {
         // A FIFO (or a pipe named by /dev/fd/N) waits for a reader, as `cat > fifo` does, and is
@@ -263,14 +283,7 @@ export class AtomicFile {
     }
 
     // A regular file (through any symlink: the link stays, the file it points to is replaced) or a new one.
-    let real = abs;
-    if (st) {
-      try {
-        real = await realpath(abs);
-      } catch (err) {
-        throw fail(err);
-      }
-    }
+    const real = where.path;
     const tempDir = join(dirname(real), `.${basename(real)}.${randomBytes(6).toString('hex')}.partial`);
     // Created synchronously, so that a forced exit (a second Ctrl-C) never races an open in flight.
     try {
@@ -278,18 +291,57 @@ export class AtomicFile {
     } catch (err) {
       throw fail(err);
     }
-    const tempPath = join(tempDir, basename(real));
+    // In a folder others can write to, our folder can be renamed away and a symlink put in its
+    // place; a path through it would then reach somewhere else (as root: delete any file). So the
+    // folder is pinned by a descriptor right away, checked to be ours, and its file is only ever
+    // reached through /proc/self/fd/<dirfd>/NAME: the folder object itself, wherever it is moved.
+    let dirFd: number | undefined;
+    let base = tempDir;
+    try {
+      dirFd = openSync(tempDir, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+      const d = fstatSync(dirFd);
+      const uid = process.geteuid?.();
+      if (!d.isDirectory() || (d.mode & 0o077) !== 0 || (uid !== undefined && d.uid !== uid))
+        throw new Error('the temporary folder was replaced');
+      // Where /proc/self/fd is absent (macOS), the folder is reached by its path, as before.
+      if (existsSync(`/proc/self/fd/${dirFd}`)) base = `/proc/self/fd/${dirFd}`;
+    } catch (err) {
+      // Not provably our folder: touch nothing there.
+      if (dirFd !== undefined) closeSync(dirFd);
+      throw fail(err);
+    }
+    const tempPath = join(base, basename(real));
+    const removeDir = () => {
+      const fd = dirFd;
+      if (fd === undefined) return;
+      dirFd = undefined;
+      try {
+        // rmdir never follows a final symlink; and only the folder we pinned is removed.
+        let here: Stats | undefined;
+        try {
+          here = lstatSync(tempDir);
+        } catch {
+          // gone from its place
+        }
+        const pinned = fstatSync(fd);
+        if (here?.isDirectory() && here.ino === pinned.ino && here.dev === pinned.dev) rmdirSync(tempDir);
+        else
+          new HumanStream(process.stderr).line(
+            `warning: the temporary folder ${tempDir} was moved away by someone else; it was left where it went, empty`,
+          );
+      } catch {
+        // best effort: it holds no data any more
+      } finally {
+        closeSync(fd);
+      }
+    };
     const removeTemp = () => {
       try {
         unlinkSync(tempPath);
       } catch {
         // not created, or already gone
       }
-      try {
-        rmdirSync(tempDir);
-      } catch {
-        // already gone
-      }
+      removeDir();
     };
     const unregister = onForcedExit(removeTemp);
     let fd: number;
@@ -317,10 +369,12 @@ export class AtomicFile {
       unregister();
     };
     file.removeTemp = removeTemp;
+    file.removeDir = removeDir;
     return file;
   }
 
   private removeTemp: () => void = () => {};
+  private removeDir: () => void = () => {};
 
   /**
    * Finishes the output: every byte written and flushed to disk (fsync of the file, then of its
@@ -371,7 +425,7 @@ export class AtomicFile {
       if (!['EINVAL', 'ENOTSUP', 'EBADF'].includes((err as NodeJS.ErrnoException).code ?? ''))
         throw new CliError(`cannot flush the folder of ${this.name} to disk: ${reasonOf(err)}`);
     } finally {
-      await rmdir(this.tempDir).catch(() => {});
+      this.removeDir();
     }
   }
 
@@ -426,4 +480,64 @@ function isSymlink(path: string): boolean {
 /** Paths that name a process's descriptors: never a place for a temporary file, even onto a regular file. */
 function isSpecialPath(abs: string): boolean {
   return /^\/(proc\/|dev\/(fd\/|std(in|out|err)$))/.test(abs);
+}
+
+interface Resolved {
+  /** The path after every symlink (the last one may not exist). */
+  path: string;
+  /** Set when the path names a descriptor in a /proc/PID/fd (or /dev/fd) folder. */
+  fd?: number;
+  /** The descriptor's own link text (e.g. `pipe:[123]`, `/tmp/fifo`), when readable. */
+  link?: string;
+}
+
+const FD_DIR = /^\/proc\/(?:self|thread-self|\d+)(?:\/task\/\d+)?\/fd$|^\/dev\/fd$/;
+
+/**
+ * Follows symlinks one at a time (40 at most, as the kernel does), each folder through realpath,
+ * stopping at a missing name (a link to a file not yet there) or at a descriptor folder, whose
+ * entries are magic links that must not be read as paths.
+ */
+async function resolveTarget(abs: string): Promise<Resolved> {
+  const { readlink, lstat } = await import('node:fs/promises');
+  let cur = abs;
+  for (let hops = 0; hops <= 40; hops++) {
+    const dir = await realpath(dirname(cur));
+    cur = join(dir, basename(cur));
+    if (FD_DIR.test(dir) && /^\d+$/.test(basename(cur))) {
+      const link = await readlink(cur).catch(() => undefined);
+      return { path: cur, fd: Number(basename(cur)), ...(link !== undefined ? { link } : {}) };
+    }
+    let st: Stats;
+    try {
+      st = await lstat(cur);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { path: cur };
+      throw err;
+    }
+    if (!st.isSymbolicLink()) return { path: cur };
+    cur = resolve(dir, await readlink(cur));
+  }
+  throw Object.assign(new Error('too many levels of symbolic links'), { code: 'ELOOP' });
+}
+
+/**
+ * A descriptor above 2 named as a path (`-o /dev/fd/5`) may be one Node itself holds (its event
+ * loop's epoll and eventfd, its signal pipes): writing there hangs or crashes the process. Only
+ * what a caller can have handed over is accepted: a regular file, a character device, or a named
+ * FIFO (its link is a path; Node's own pipes are anonymous, `pipe:[N]`).
+ */
+function checkDescriptor(target: string, where: Resolved, st: Stats): void {
+  const named = where.link?.startsWith('/') ?? false;
+  if (st.isFile() || st.isCharacterDevice() || (st.isFIFO() && named)) return;
+  const what = st.isFIFO()
+    ? 'an anonymous pipe'
+    : st.isSocket()
+      ? 'a socket'
+      : 'not a file, device or named pipe';
+  throw new CliError(
+    `cannot write ${target}: descriptor ${where.fd} is ${what} (it may be one of the program's own)`,
+    2,
+    'Write to standard output instead: leave out -o, or use -o /dev/stdout',
+  );
 }

@@ -366,3 +366,159 @@ describe('a reader that goes away', () => {
     expect(r.stderr).toBe('');
   });
 });
+
+/** Children still running when a test ends (a regressed build hangs on /dev/fd/5): killed. */
+const launched = new Set<ReturnType<typeof spawn>>();
+afterEach(() => {
+  for (const c of launched) c.kill('SIGKILL');
+  launched.clear();
+});
+
+/** Starts the real binary with its own stdio (0–2 only, unless `extra` hands over more). */
+function launch(args: string[], env: NodeJS.ProcessEnv, extra: number[] = []) {
+  const child = spawn(process.execPath, [BIN, ...args], {
+    env: { ...env, PATH: process.env.PATH },
+    stdio: ['ignore', 'pipe', 'pipe', ...extra],
+  });
+  let out = '';
+  let err = '';
+  child.stdout!.on('data', (d) => (out += d));
+  child.stderr!.on('data', (d) => (err += d));
+  const done = new Promise<{
+    code: number | null;
+    signal: NodeJS.Signals | null;
+    stdout: string;
+    stderr: string;
+  }>((resolve) =>
+    child.on('close', (code, signal) => {
+      launched.delete(child);
+      resolve({ code, signal, stdout: out, stderr: err });
+    }),
+  );
+  launched.add(child);
+  return { child, done };
+}
+
+/** Waits for a real condition (a file appearing), checking every 10 ms. */
+async function until<T>(probe: () => T | undefined, what: string): Promise<T> {
+  for (let i = 0; i < 1000; i++) {
+    const v = probe();
+    if (v !== undefined) return v;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+const partialIn = (folder: string) => () => readdirSync(folder).find((f) => f.endsWith('.partial'));
+
+describe.skipIf(!isRoot)('another user swaps the temporary folder for a symlink (issue 8, D1)', () => {
+  /** shared: 0777, not sticky; victim/passwd: root's, elsewhere. The attacker runs as nobody. */
+  function scene() {
+    execFileSync('chmod', ['0755', dir.path]);
+    const shared = join(dir.path, 'shared');
+    const victim = join(dir.path, 'victim');
+    mkdirSync(shared);
+    mkdirSync(victim);
+    execFileSync('chmod', ['0777', shared]);
+    writeFileSync(join(victim, 'passwd'), 'root:x:0:0\n');
+    return { shared, victim, target: join(shared, 'passwd') };
+  }
+  function attack(shared: string, victim: string, partial: string) {
+    execFileSync('setpriv', [
+      '--reuid=65534',
+      '--regid=65534',
+      '--clear-groups',
+      'sh',
+      '-c',
+      `mv "${shared}/${partial}" "${shared}/moved" && ln -s "${victim}" "${shared}/${partial}"`,
+    ]);
+  }
+
+  it('a completed export lands at the target; nothing outside is deleted, no data left behind', async () => {
+    const { shared, victim, target } = scene();
+    const run = launch(['referrals', 'export', '-o', target, '--per-page', '50'], slow.env());
+    const partial = await until(partialIn(shared), 'the temporary folder');
+    attack(shared, victim, partial);
+    const r = await run.done;
+    expect(r.stderr).not.toMatch(STACK);
+    expect(readFileSync(join(victim, 'passwd'), 'utf8')).toBe('root:x:0:0\n');
+    expect(r.code).toBe(0);
+    expect(readFileSync(target, 'utf8')).toBe(reference);
+    expect(readdirSync(join(shared, 'moved'))).toEqual([]); // emptied: no patient data left
+    expect(r.stderr).toContain('was moved away by someone else');
+  });
+
+  it('the same, interrupted by SIGINT: exit 130, nothing outside deleted, no data left anywhere', async () => {
+    const { shared, victim, target } = scene();
+    const run = launch(['referrals', 'export', '-o', target, '--per-page', '50'], slow.env());
+    const partial = await until(partialIn(shared), 'the temporary folder');
+    attack(shared, victim, partial);
+    run.child.kill('SIGINT');
+    const r = await run.done;
+    expect(r.code).toBe(130);
+    expect(readFileSync(join(victim, 'passwd'), 'utf8')).toBe('root:x:0:0\n');
+    expect(readdirSync(join(shared, 'moved'))).toEqual([]);
+    expect(readdirSync(shared).sort()).toEqual(['moved', partial].sort());
+  });
+});
+
+describe('-o a descriptor the caller never handed over (issue 8, D2)', () => {
+  it.for(['/dev/fd/4', '/dev/fd/5', '/dev/fd/7', '/proc/self/fd/6', 'link'])(
+    '-o %s: exit 2 before any request, suggesting standard output',
+    async (name) => {
+      // `link` is a symlink of one's own to /proc/self/fd/7.
+      let target = name;
+      if (name === 'link') {
+        target = join(dir.path, 'link');
+        symlinkSync('/proc/self/fd/7', target);
+      }
+      small.reset();
+      const r = await launch(['referrals', 'export', '-o', target], small.env()).done;
+      expect(r.code).toBe(2);
+      expect(r.stderr).toMatch(new RegExp(`error: cannot write ${target}: descriptor \\d+ is `));
+      expect(r.stderr).toContain('standard output');
+      expect(r.stderr).not.toMatch(STACK);
+      expect(small.apiRequests()).toEqual([]);
+    },
+  );
+
+  it('-o /dev/fd/3 handed over as a regular file: the file gets the export', async () => {
+    const out = join(dir.path, 'out.csv');
+    const fd = openSync(out, 'w');
+    try {
+      const r = await launch(['referrals', 'export', '-o', '/dev/fd/3'], small.env(), [fd]).done;
+      expect(r.stderr).not.toMatch(STACK);
+      expect(r.code).toBe(0);
+    } finally {
+      closeSync(fd);
+    }
+    expect(readFileSync(out, 'utf8')).toBe(smallReference);
+  });
+});
+
+describe('a symlink to a file not there yet', () => {
+  it('stays a link: the export is written where it points', async () => {
+    const link = join(dir.path, 'link.csv');
+    symlinkSync('later.csv', link);
+    const r = await spawnCli(['referrals', 'export', '-o', link], { env: small.env() });
+    expect(r.exitCode).toBe(0);
+    expect(lstatSync(link).isSymbolicLink()).toBe(true);
+    expect(readFileSync(join(dir.path, 'later.csv'), 'utf8')).toBe(smallReference);
+    expect(readdirSync(dir.path).sort()).toEqual(['later.csv', 'link.csv']);
+  });
+});
+
+describe('other terminating signals during `export -o` are handled like SIGTERM', () => {
+  it.for([
+    ['SIGUSR2', 140],
+    ['SIGALRM', 142],
+    ['SIGVTALRM', 154],
+  ] as const)('%s: exit %i, nothing left behind', async ([sig, code]) => {
+    const target = join(dir.path, 'out.csv');
+    const run = launch(['referrals', 'export', '-o', target, '--per-page', '50'], slow.env());
+    await until(partialIn(dir.path), 'the temporary folder');
+    run.child.kill(sig);
+    const r = await run.done;
+    expect(r.code).toBe(code);
+    expect(readdirSync(dir.path)).toEqual([]);
+  });
+});
