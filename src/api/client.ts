@@ -1,10 +1,8 @@
-import type { Agent as HttpAgent, IncomingHttpHeaders, IncomingMessage, RequestOptions } from 'node:http';
-import { StringDecoder } from 'node:string_decoder';
+import type { IncomingHttpHeaders } from 'node:http';
 import {
   ApiError,
   CliError,
   ExitCode,
-  InterruptedError,
   NetworkError,
   TimeoutError,
   UnreadableAnswerError,
@@ -12,15 +10,23 @@ import {
 } from '../errors.js';
 import { userAgent } from '../version.js';
 import { parseErrorBody } from './errors.js';
-import { apiUrl, isLoopbackHost, type Query, traceUrl } from './url.js';
+import {
+  type Decision,
+  decide,
+  type Outcome,
+  RETRY_POLICY,
+  type RetryPolicy,
+  retries,
+  sleep,
+} from './retry.js';
+import { retryLine, type Trace, traceUrl } from './trace.js';
+import { abortError, type Body, headerValue, type RawResponse, Transport } from './transport.js';
+import { apiUrl, isLoopbackHost, type Query } from './url.js';
 
 /**
- * The thin HTTP layer: URL join, auth, timeouts, retries, the error envelope, redirects.
- *
- * It is built on node:http/https rather than undici: measured on Node 20, importing undici
- * costs ~90 ms and its first request another ~15 ms (WASM parser), against ~60 ms for a whole
- * bare `node -e 0`, which would put every lookup at ~2x Node's start-up. node:http answers a
- * first request in ~10 ms. See README "Speed".
+ * What a command talks to: URL join, auth, the JSON answer, the error envelope -> ApiError. Sending
+ * is transport.ts's; whether and when to send again is the policy's (retry.ts); the --verbose lines
+ * are trace.ts's.
  */
 
 export interface ApiClientOptions {
@@ -28,12 +34,13 @@ export interface ApiClientOptions {
   token?: string | undefined;
   timeoutMs: number;
   /** Trace lines (--verbose) go here; undefined means no trace. */
-  trace?: ((line: string) => void) | undefined;
-  /** Tries in all for a retryable GET (1 disables retries). */
+  trace?: Trace;
+  /** Tries in all for a retryable GET (1 disables retries); the policy's by default. */
   maxAttempts?: number;
   baseDelayMs?: number;
   /** A Retry-After longer than this is not waited for: the error is shown instead. */
   maxRetryAfterMs?: number;
+  /** The clock the back-off waits on (tests inject one that records and returns at once). */
   sleep?: (ms: number) => Promise<void>;
   random?: () => number;
   signal?: AbortSignal | undefined;
@@ -52,13 +59,16 @@ export interface ApiRequest {
   /** Raw bytes or text to send as the body, as given (already JSON). */
   body?: string | Buffer | undefined;
   headers?: Record<string, string>;
-  /** Defaults to true for GET and HEAD, and is never honoured for other methods. */
+  /** Defaults to true for the policy's methods (GET, HEAD), and is never honoured for others. */
   retry?: boolean;
   /** Send no Authorization header (none of the API's endpoints want that, but tests do). */
   anonymous?: boolean;
   /** Cancels this request (and its retries) besides the client's own signal. */
   signal?: AbortSignal | undefined;
-  /** Leave a 2xx body unparsed (`data` is undefined): for `imaging api` on non-JSON answers. */
+  /**
+   * Leave a 2xx body unparsed (`data` is undefined): for `imaging api` on non-JSON answers, and
+   * for pages held as bytes until their turn (see `retryUnreadable`).
+   */
   raw?: boolean;
 }
 
@@ -71,75 +81,52 @@ export interface ApiResponse<T = unknown> {
   body: Body;
   url: string;
   requestId: string | undefined;
+  /** Sends this answer took, the first included. */
   attempts: number;
 }
 
-interface RawResponse {
-  status: number;
-  headers: IncomingHttpHeaders;
-  body: Body;
+interface Prepared {
+  method: string;
   url: string;
+  headers: Record<string, string>;
+  body: Buffer | undefined;
+  /** Whether the policy may send it again. */
+  retry: boolean;
 }
-
-/**
- * A response body kept as the chunks that arrived. Decoding them one by one avoids joining a
- * large body into one more big buffer: over a long export, such short-lived large allocations
- * fragment the C heap and RSS creeps up.
- */
-export class Body {
-  private joined: Buffer | undefined;
-  constructor(
-    private readonly chunks: Buffer[],
-    readonly length: number,
-  ) {}
-  get bytes(): Buffer {
-    this.joined ??= this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.length);
-    return this.joined;
-  }
-  text(): string {
-    if (this.joined || this.chunks.length === 1) return this.bytes.toString('utf8');
-    const decoder = new StringDecoder('utf8');
-    let text = '';
-    for (const chunk of this.chunks) text += decoder.write(chunk);
-    return text + decoder.end();
-  }
-}
-
-const RETRYABLE_STATUS = new Set([500, 502, 503, 504]);
-const RETRYABLE_NETWORK = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'EPIPE',
-  'ETIMEDOUT',
-  'EAI_AGAIN',
-  'ENETUNREACH',
-  'EHOSTUNREACH',
-  'UND_ERR_SOCKET',
-  'ERR_STREAM_PREMATURE_CLOSE',
-  'HPE_INVALID_CONSTANT',
-]);
-const MAX_REDIRECTS = 5;
 
 export class ApiClient {
   readonly baseUrl: string;
-  private readonly opts: Required<Omit<ApiClientOptions, 'token' | 'trace' | 'signal'>> &
-    Pick<ApiClientOptions, 'token' | 'trace' | 'signal'>;
-  private agents = new Map<string, HttpAgent>();
-  /** Requests sent, retries included (the export summary reports it). */
-  requestCount = 0;
+  private readonly token: string | undefined;
+  private readonly trace: Trace;
+  private readonly policy: RetryPolicy;
+  private readonly sleep: (ms: number) => Promise<void>;
+  private readonly random: () => number;
+  private readonly transport: Transport;
 
   constructor(options: ApiClientOptions) {
     this.baseUrl = options.baseUrl;
-    this.opts = {
-      maxAttempts: 3,
-      baseDelayMs: 300,
-      maxRetryAfterMs: 60_000,
-      sleep: (ms) => sleep(ms, options.signal),
-      random: Math.random,
-      maxBodyBytes: 64 * 1024 * 1024,
-      maxSockets: 8,
-      ...options,
+    this.token = options.token;
+    this.trace = options.trace;
+    this.policy = {
+      ...RETRY_POLICY,
+      attempts: Math.max(1, options.maxAttempts ?? RETRY_POLICY.attempts),
+      baseDelayMs: options.baseDelayMs ?? RETRY_POLICY.baseDelayMs,
+      maxRetryAfterMs: options.maxRetryAfterMs ?? RETRY_POLICY.maxRetryAfterMs,
     };
+    this.sleep = options.sleep ?? ((ms) => sleep(ms, options.signal));
+    this.random = options.random ?? Math.random;
+    this.transport = new Transport({
+      timeoutMs: options.timeoutMs,
+      trace: options.trace,
+      signal: options.signal,
+      maxBodyBytes: options.maxBodyBytes ?? 64 * 1024 * 1024,
+      maxSockets: options.maxSockets ?? 8,
+    });
+  }
+
+  /** Requests sent, retries included (the export summary reports it). */
+  get requestCount(): number {
+    return this.transport.requestCount;
   }
 
   url(path: string, query?: Query): string {
@@ -147,6 +134,24 @@ export class ApiClient {
   }
 
   async request<T = unknown>(req: ApiRequest): Promise<ApiResponse<T>> {
+    return this.sendTries<T>(req, this.prepare(req), 1);
+  }
+
+  /**
+   * A 2xx answer taken with `raw: true` whose body, read later, is not JSON (a page held as bytes
+   * until its turn, cut short): the policy decides as if the send had just ended so, and the
+   * request goes on where it stopped. The sends of both calls together stay within the policy's
+   * attempts; the answer it returns is parsed.
+   */
+  async retryUnreadable<T = unknown>(req: ApiRequest, res: ApiResponse<unknown>): Promise<ApiResponse<T>> {
+    const p = this.prepare(req);
+    const d = this.decide(p, res.attempts, { kind: 'malformed' });
+    if (!d.retry) throw notJsonError(p.method, res.url, res.body, res.headers, res.requestId);
+    await this.wait(d, res.attempts, p, req.signal);
+    return this.sendTries<T>({ ...req, raw: false }, p, res.attempts + 1);
+  }
+
+  private prepare(req: ApiRequest): Prepared {
     const method = (req.method ?? 'GET').toUpperCase();
     const url = this.url(req.path, req.query);
     const headers: Record<string, string> = {
@@ -162,7 +167,7 @@ export class ApiClient {
       headers['content-length'] = String(body.length);
     }
     if (!req.anonymous) {
-      const token = this.opts.token;
+      const token = this.token;
       if (!token) {
         throw new CliError(
           'no API token for this environment',
@@ -175,17 +180,21 @@ export class ApiClient {
       if (problem) throw new CliError(`the API token cannot be sent: ${problem}`, ExitCode.auth, TOKEN_HINT);
       headers.authorization = `Bearer ${token}`;
     }
-    const idempotent = method === 'GET' || method === 'HEAD';
-    const retry = idempotent && req.retry !== false;
-    const attempts = retry ? Math.max(1, this.opts.maxAttempts) : 1;
+    return { method, url, headers, body, retry: retries(this.policy, method, req.retry !== false) };
+  }
 
-    for (let attempt = 1; ; attempt++) {
+  /** Sends `p` as try number `first` and on, as long as the policy says to. */
+  private async sendTries<T>(req: ApiRequest, p: Prepared, first: number): Promise<ApiResponse<T>> {
+    const { method } = p;
+    for (let attempt = first; ; attempt++) {
       let res: RawResponse;
       try {
-        res = await this.send(method, url, headers, body, req.signal);
+        res = await this.transport.send(method, p.url, p.headers, p.body, req.signal);
       } catch (err) {
-        if (retry && attempt < attempts && isRetryableNetworkError(err)) {
-          await this.backoff(attempt, attempts, describeNetworkError(err), undefined, req.signal);
+        const outcome = networkOutcome(err);
+        const d = outcome && this.decide(p, attempt, outcome);
+        if (d?.retry) {
+          await this.wait(d, attempt, p, req.signal);
           continue;
         }
         throw err;
@@ -216,186 +225,44 @@ export class ApiClient {
             attempts: attempt,
           };
         }
-        if (retry && attempt < attempts) {
-          await this.backoff(attempt, attempts, 'malformed response body', undefined, req.signal);
+        const d = this.decide(p, attempt, { kind: 'malformed' });
+        if (d.retry) {
+          await this.wait(d, attempt, p, req.signal);
           continue;
         }
-        throw new CliError(
-          `the server's answer is not valid JSON (${parsed.note}): ${method} ${traceUrl(res.url)}`,
-          ExitCode.failure,
-          requestId ? `request id: ${requestId}` : 'The answer may have been cut short; try again.',
-        );
+        throw notJsonError(method, res.url, res.body, res.headers, requestId);
       }
       const details = parseErrorBody(res.status, res.headers, res.body.bytes);
       const error = new ApiError({ ...details, method, url: traceUrl(res.url) });
-      if (retry && attempt < attempts) {
-        const retryAfterMs =
-          details.retryAfterSeconds !== undefined ? details.retryAfterSeconds * 1000 : undefined;
-        const retryable429 =
-          res.status === 429 &&
-          details.code !== 'sandbox_request_limit_reached' &&
-          retryAfterMs !== undefined;
-        if (
-          (RETRYABLE_STATUS.has(res.status) || retryable429) &&
-          (retryAfterMs === undefined || retryAfterMs <= this.opts.maxRetryAfterMs)
-        ) {
-          await this.backoff(attempt, attempts, `HTTP ${res.status}`, retryAfterMs, req.signal);
-          continue;
-        }
+      const d = this.decide(p, attempt, {
+        kind: 'status',
+        status: res.status,
+        code: details.code,
+        retryAfterMs: details.retryAfterSeconds !== undefined ? details.retryAfterSeconds * 1000 : undefined,
+      });
+      if (d.retry) {
+        await this.wait(d, attempt, p, req.signal);
+        continue;
       }
       throw error;
     }
   }
 
-  private async backoff(
-    attempt: number,
-    attempts: number,
-    why: string,
-    retryAfterMs: number | undefined,
-    extraSignal: AbortSignal | undefined,
-  ) {
-    const exp = this.opts.baseDelayMs * 2 ** (attempt - 1);
-    // "Equal jitter": half fixed, half random, so retries from many clients spread out.
-    const delay = retryAfterMs ?? Math.round(exp / 2 + this.opts.random() * (exp / 2));
-    this.opts.trace?.(`* ${why}; retrying in ${delay} ms (try ${attempt + 1} of ${attempts})`);
+  private decide(p: Prepared, attempt: number, outcome: Outcome): Decision {
+    if (!p.retry) return { retry: false, delayMs: 0, why: '' };
+    return decide(attempt, outcome, this.policy, this.random);
+  }
+
+  private async wait(d: Decision, attempt: number, p: Prepared, extraSignal: AbortSignal | undefined) {
+    this.trace?.(retryLine(d.why, d.delayMs, attempt + 1, p.retry ? this.policy.attempts : 1));
     if (extraSignal?.aborted) throw abortError(extraSignal);
-    await this.opts.sleep(delay);
+    await this.sleep(d.delayMs);
     if (extraSignal?.aborted) throw abortError(extraSignal);
-  }
-
-  private async send(
-    method: string,
-    url: string,
-    headers: Record<string, string>,
-    body: Buffer | undefined,
-    extraSignal: AbortSignal | undefined,
-  ): Promise<RawResponse> {
-    let current = url;
-    for (let hop = 0; ; hop++) {
-      const res = await this.sendOnce(method, current, headers, body, extraSignal);
-      const location = headerValue(res.headers, 'location');
-      if (![301, 302, 303, 307, 308].includes(res.status) || !location) return res;
-      let next: URL;
-      try {
-        next = new URL(location, current);
-      } catch {
-        throw new CliError(
-          `the server redirected (HTTP ${res.status}) to an address that is not a valid URL; imaging stopped`,
-          ExitCode.failure,
-          'Check the base URL: imaging config get base-url',
-        );
-      }
-      if (next.origin !== new URL(current).origin) {
-        throw new CliError(
-          `the server redirected to another host (${next.host}); imaging does not send your token there and stopped`,
-          ExitCode.failure,
-          'Check the base URL: imaging config get base-url',
-        );
-      }
-      if (!(method === 'GET' || method === 'HEAD')) {
-        throw new CliError(`the server redirected a ${method} request (HTTP ${res.status}); not repeated`);
-      }
-      if (hop + 1 >= MAX_REDIRECTS) throw new CliError(`too many redirects from ${traceUrl(url)}`);
-      current = next.toString();
-    }
-  }
-
-  private async sendOnce(
-    method: string,
-    url: string,
-    headers: Record<string, string>,
-    body: Buffer | undefined,
-    extraSignal: AbortSignal | undefined,
-  ): Promise<RawResponse> {
-    const signals = [this.opts.signal, extraSignal].filter((s): s is AbortSignal => s !== undefined);
-    const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
-    if (signal?.aborted) throw abortError(signal);
-    const u = new URL(url);
-    const isHttps = u.protocol === 'https:';
-    const mod = isHttps ? await import('node:https') : await import('node:http');
-    const agent = this.agentFor(u.protocol, mod);
-    const started = Date.now();
-    const shown = traceUrl(url);
-    this.opts.trace?.(`> ${method} ${shown}`);
-    this.requestCount++;
-    const timeoutMs = this.opts.timeoutMs;
-
-    return new Promise<RawResponse>((resolve, reject) => {
-      let settled = false;
-      const finish = (fn: () => void) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        signal?.removeEventListener('abort', onAbort);
-        fn();
-      };
-      const options: RequestOptions = { method, headers, agent };
-      const req = mod.request(u, options, (res: IncomingMessage) => {
-        const chunks: Buffer[] = [];
-        let size = 0;
-        res.on('data', (chunk: Buffer) => {
-          size += chunk.length;
-          if (size > this.opts.maxBodyBytes) {
-            req.destroy();
-            finish(() =>
-              reject(new CliError(`response larger than ${this.opts.maxBodyBytes} bytes from ${shown}`)),
-            );
-            return;
-          }
-          chunks.push(chunk);
-        });
-        res.on('end', () => {
-          const ms = Math.round(Date.now() - started);
-          const rid = headerValue(res.headers, 'x-request-id');
-          this.opts.trace?.(
-            `< ${res.statusCode ?? 0} ${res.statusMessage ?? ''} ${ms} ms${rid ? ` request-id=${rid}` : ''}`.replace(
-              '  ',
-              ' ',
-            ),
-          );
-          finish(() =>
-            resolve({ status: res.statusCode ?? 0, headers: res.headers, body: new Body(chunks, size), url }),
-          );
-        });
-        res.on('error', (err) => finish(() => reject(toNetworkError(err, url))));
-        res.on('aborted', () =>
-          finish(() =>
-            reject(new NetworkError(`connection closed mid-response: ${shown}`, url, 'ECONNRESET')),
-          ),
-        );
-      });
-      const timer = setTimeout(() => {
-        this.opts.trace?.(`< timeout after ${timeoutMs} ms`);
-        req.destroy();
-        finish(() => reject(new TimeoutError(shown, timeoutMs)));
-      }, timeoutMs);
-      const onAbort = () => {
-        req.destroy();
-        finish(() => reject(abortError(signal)));
-      };
-      signal?.addEventListener('abort', onAbort, { once: true });
-      req.on('error', (err) => finish(() => reject(toNetworkError(err, url))));
-      if (body !== undefined) req.end(body);
-      else req.end();
-    });
-  }
-
-  private agentFor(
-    protocol: string,
-    mod: typeof import('node:http') | typeof import('node:https'),
-  ): HttpAgent {
-    let agent = this.agents.get(protocol);
-    if (!agent) {
-      agent = new mod.Agent({ keepAlive: true, maxSockets: this.opts.maxSockets }) as HttpAgent;
-      this.agents.set(protocol, agent);
-    }
-    return agent;
   }
 
   /** Closes kept-alive sockets so the process can exit at once. */
   close(): void {
-    for (const agent of this.agents.values()) agent.destroy();
-    this.agents.clear();
+    this.transport.close();
   }
 }
 
@@ -464,77 +331,40 @@ function parseJsonBody(
   try {
     return { ok: true, value: JSON.parse(text) };
   } catch {
-    const type = headerValue(headers, 'content-type') ?? '';
-    if (/html/i.test(type) || /^\s*</.test(text)) return { ok: false, note: 'an HTML page, not JSON' };
-    return { ok: false, note: `truncated or malformed JSON, ${body.length} bytes` };
+    return { ok: false, note: notJsonNote(text, body.length, headers) };
   }
 }
 
-export function headerValue(headers: IncomingHttpHeaders, name: string): string | undefined {
-  const v = headers[name.toLowerCase()];
-  if (Array.isArray(v)) return v[0];
-  return v;
+function notJsonNote(text: string, length: number, headers: IncomingHttpHeaders): string {
+  const type = headerValue(headers, 'content-type') ?? '';
+  if (/html/i.test(type) || /^\s*</.test(text)) return 'an HTML page, not JSON';
+  return `truncated or malformed JSON, ${length} bytes`;
+}
+
+function notJsonError(
+  method: string,
+  url: string,
+  body: Body,
+  headers: IncomingHttpHeaders,
+  requestId: string | undefined,
+): CliError {
+  const note = notJsonNote(body.text(), body.length, headers);
+  return new CliError(
+    `the server's answer is not valid JSON (${note}): ${method} ${traceUrl(url)}`,
+    ExitCode.failure,
+    requestId ? `request id: ${requestId}` : 'The answer may have been cut short; try again.',
+  );
+}
+
+/** A failed send as the policy sees it; undefined for failures that are not the network's (a size cap). */
+function networkOutcome(err: unknown): Outcome | undefined {
+  if (err instanceof TimeoutError) return { kind: 'timeout', message: err.message };
+  if (err instanceof NetworkError) return { kind: 'network', code: err.code, message: err.message };
+  return undefined;
 }
 
 function lowerKeys(h: Record<string, string>): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(h)) out[k.toLowerCase()] = v;
   return out;
-}
-
-function toNetworkError(err: unknown, url: string): CliError {
-  if (err instanceof CliError) return err;
-  const e = err as NodeJS.ErrnoException;
-  const code = e.code;
-  const shown = traceUrl(url);
-  const origin = new URL(url).origin;
-  switch (code) {
-    case 'ECONNREFUSED':
-      return new NetworkError(`connection refused by ${origin}`, url, code);
-    case 'ENOTFOUND':
-    case 'EAI_AGAIN':
-      return new NetworkError(`cannot resolve host ${new URL(url).hostname}`, url, code);
-    case 'ECONNRESET':
-    case 'EPIPE':
-      return new NetworkError(`connection reset by ${origin} during ${shown}`, url, code);
-    case 'CERT_HAS_EXPIRED':
-    case 'DEPTH_ZERO_SELF_SIGNED_CERT':
-    case 'SELF_SIGNED_CERT_IN_CHAIN':
-    case 'UNABLE_TO_VERIFY_LEAF_SIGNATURE':
-    case 'ERR_TLS_CERT_ALTNAME_INVALID':
-      return new NetworkError(`TLS certificate problem with ${origin}: ${e.message}`, url, code);
-    default:
-      return new NetworkError(`network error talking to ${origin}: ${e.message}`, url, code);
-  }
-}
-
-function isRetryableNetworkError(err: unknown): boolean {
-  if (err instanceof TimeoutError) return true;
-  if (err instanceof NetworkError) return err.code !== undefined && RETRYABLE_NETWORK.has(err.code);
-  return false;
-}
-
-function describeNetworkError(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
-
-/** Why a request stopped: the signal's own reason when it is one of ours (an interrupt, another page's failure). */
-function abortError(signal: AbortSignal | undefined): CliError {
-  const reason: unknown = signal?.reason;
-  return reason instanceof CliError ? reason : new InterruptedError();
-}
-
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(new InterruptedError());
-    const t = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(t);
-      reject(new InterruptedError());
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
 }

@@ -79,23 +79,3 @@ export function isLoopbackHost(hostname: string): boolean {
   if (h === 'localhost' || h === '::1' || h === '0:0:0:0:0:0:0:1') return true;
   return /^127(\.\d{1,3}){3}$/.test(h);
 }
-
-const PHI_PATH = /\/(referrals|patients|payments|notifications|fhir|auto_book)/i;
-
-/**
- * The URL as the --verbose trace shows it. Query values on paths that serve patient data are
- * replaced, since filters there may hold names or dates of birth.
- */
-export function traceUrl(url: string): string {
-  const u = new URL(url);
-  if (!u.search || !PHI_PATH.test(u.pathname)) return url;
-  const safe = new Set(['page', 'per_page']);
-  const parts = u.search
-    .slice(1)
-    .split('&')
-    .map((pair) => {
-      const [k = ''] = pair.split('=');
-      return safe.has(decodeURIComponent(k)) ? pair : `${k}=[redacted]`;
-    });
-  return `${u.origin}${u.pathname}?${parts.join('&')}`;
-}

@@ -1,5 +1,5 @@
 import { MAX_JSON_DEPTH, nestedDeeperThan } from '../api/client.js';
-import { PageWalk, paginate } from '../api/paginate.js';
+import { PageWalk, paginate } from '../api/pages.js';
 import type { Query } from '../api/url.js';
 import type { Context, GlobalOptions } from '../context.js';
 import { UsageError } from '../errors.js';

@@ -1,4 +1,4 @@
-import { type PageMeta, PageWalk, paginate } from '../api/paginate.js';
+import { type PageMeta, PageWalk, paginate } from '../api/pages.js';
 import { checkListItems, readingAnswer } from '../api/shape.js';
 import type { Query } from '../api/url.js';
 import type { Context } from '../context.js';

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { MAX_PAGES_WITHOUT_TOTAL } from '../../src/api/paginate.js';
+import { MAX_PAGES_WITHOUT_TOTAL } from '../../src/api/pages.js';
 import { json, run, testServer } from '../helpers.js';
 
 /**

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ApiClient } from '../../src/api/client.js';
-import { extractList, nextPageFrom, paginate } from '../../src/api/paginate.js';
+import { extractList, nextPageFrom, paginate } from '../../src/api/pages.js';
 import { UnreadableAnswerError } from '../../src/errors.js';
 import { json, testServer } from '../helpers.js';
 

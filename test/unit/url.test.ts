@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { apiUrl, encodeQuery, isLoopbackHost, normaliseBaseUrl, traceUrl } from '../../src/api/url.js';
+import { traceUrl } from '../../src/api/trace.js';
+import { apiUrl, encodeQuery, isLoopbackHost, normaliseBaseUrl } from '../../src/api/url.js';
 import { UsageError } from '../../src/errors.js';
 
 describe('apiUrl', () => {

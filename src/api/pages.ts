@@ -1,8 +1,21 @@
 import { CliError, UnreadableAnswerError } from '../errors.js';
-import type { ApiClient } from './client.js';
+import {
+  type ApiClient,
+  type ApiRequest,
+  type ApiResponse,
+  MAX_JSON_DEPTH,
+  nestedDeeperThan,
+} from './client.js';
 import { IdSet } from './idset.js';
 import { kindOf, readingAnswer } from './shape.js';
 import type { Query } from './url.js';
+
+/**
+ * Lists and their pages: the one list reader (`extractList`), the one walk policy (`PageWalk`), and
+ * the two walkers on them: `paginate` (one page after another) and `fetchPagesInOrder` (pages
+ * 2..N concurrently once page 1 gives total_pages, yielded in order). Both fetch through the
+ * client, so every page is retried by the one policy (retry.ts).
+ */
 
 export interface PageMeta {
   current_page?: number;
@@ -227,6 +240,39 @@ function idOf(record: unknown): string | number | undefined {
   return typeof id === 'string' || typeof id === 'number' ? id : undefined;
 }
 
+/**
+ * The page after `page` of `list`: from its meta; for a bare array (no meta), the next number
+ * while the page had records (a short page may only mean the server caps per_page).
+ */
+function nextPageOf(
+  list: { items: unknown[]; meta: PageMeta | undefined },
+  page: number,
+): number | undefined {
+  const next = list.meta ? nextPageFrom(list.meta, page) : list.items.length > 0 ? page + 1 : undefined;
+  return next === undefined || next <= page ? undefined : next;
+}
+
+/**
+ * Pages after `page` (already accepted as `prev`), one after another, through the walk's policy,
+ * until the meta says the end, a bare array comes back empty, or a page repeats the one before.
+ */
+async function* followPages<P extends ListPage<unknown>>(
+  page: number,
+  prev: P,
+  fetch: (page: number) => Promise<P>,
+  walk: PageWalk,
+): AsyncGenerator<P> {
+  for (let next = nextPageOf(prev, page); next !== undefined; next = nextPageOf(prev, page)) {
+    walk.allow();
+    const fetched = await fetch(next);
+    const items = walk.accept(next, fetched.items, fetched.meta);
+    if (items === undefined) return;
+    page = next;
+    prev = fetched;
+    yield { ...fetched, items };
+  }
+}
+
 export interface PaginateOptions {
   path: string;
   query?: Query;
@@ -252,7 +298,6 @@ export async function* paginate<T = Record<string, unknown>>(
   walk: PageWalk = new PageWalk(),
 ): AsyncGenerator<ListPage<T>> {
   const firstPage = opts.page ?? 1;
-  let page = firstPage;
   const askedPerPage = opts.query?.per_page;
   const perPage =
     opts.perPage ??
@@ -260,22 +305,127 @@ export async function* paginate<T = Record<string, unknown>>(
       ? Number(askedPerPage)
       : undefined) ??
     (opts.all ? ALL_PER_PAGE : undefined);
-  for (;;) {
+  const fetch = async (page: number): Promise<ListPage<T>> => {
     const query: Query = { ...opts.query };
     if (opts.page !== undefined || opts.all || page > 1) query.page = page;
     if (perPage !== undefined) query.per_page = perPage;
-    if (opts.all) walk.allow();
     const res = await client.request({ path: opts.path, query });
-    const list = readingAnswer(res.requestId, () => extractList<T>(res.data, opts.key));
-    if (!opts.all) {
-      yield { ...list, requestId: res.requestId };
+    return {
+      ...readingAnswer(res.requestId, () => extractList<T>(res.data, opts.key)),
+      requestId: res.requestId,
+    };
+  };
+  if (opts.all) walk.allow();
+  const first = await fetch(firstPage);
+  if (!opts.all) {
+    yield first;
+    return;
+  }
+  const items = walk.accept(firstPage, first.items, first.meta);
+  if (items === undefined) return;
+  yield { ...first, items };
+  yield* followPages(firstPage, first, fetch, walk);
+}
+
+export interface OrderedWalkOptions {
+  path: string;
+  /** The member that holds the records (the list reader's `key`). */
+  key: string;
+  query: Query;
+  perPage: number;
+  /** Pages in flight at once, at most. */
+  concurrency: number;
+  /** The records, in words for the walk's errors ("the referrals"). */
+  what: string;
+  /** The list, in words for an unreadable page ("the referral list"). */
+  listName: string;
+}
+
+export interface OrderedPage extends ListPage<unknown> {
+  totalPages: number | undefined;
+  /** Records dropped so far because an earlier page had them (PageWalk). */
+  duplicates: number;
+}
+
+/**
+ * Every page in order; pages 2..N concurrently when page 1 gives total_pages, else one after
+ * another (as `paginate`). The walk follows the PageWalk policy (budget from the totals, empty or
+ * repeated pages stop it with an error); records already seen on an earlier page are dropped and
+ * counted. A page that fails after the policy's retries stops the walk, and the pages in flight.
+ */
+export async function* fetchPagesInOrder(
+  client: ApiClient,
+  opts: OrderedWalkOptions,
+  signal: AbortSignal,
+): AsyncGenerator<OrderedPage> {
+  // One controller for this walk: a failed page stops the others at once.
+  const stop = new AbortController();
+  const onAbort = () => stop.abort(signal.reason);
+  signal.addEventListener('abort', onAbort, { once: true });
+  const request = (page: number): ApiRequest => ({
+    path: opts.path,
+    query: { ...opts.query, page, per_page: opts.perPage },
+    signal: stop.signal,
+    raw: true,
+  });
+  // A page waiting for its turn is held as bytes (a third of the size of the parsed records, and
+  // outside the JS heap), and parsed when its turn comes: memory stays flat with any concurrency.
+  const fetchRaw = (page: number) => client.request(request(page));
+  const parsePage = async (page: number, res: ApiResponse): Promise<ListPage<unknown>> => {
+    let data: unknown;
+    try {
+      data = JSON.parse(res.body.text());
+    } catch {
+      // Cut short or garbled: the same request goes on under the policy, counting the sends it took.
+      res = await client.retryUnreadable(request(page), res);
+      data = res.data;
+    }
+    if (nestedDeeperThan(data, MAX_JSON_DEPTH))
+      throw new UnreadableAnswerError(
+        `${opts.listName}, page ${page}: nested more than ${MAX_JSON_DEPTH} levels deep`,
+        res.requestId,
+      );
+    return { ...readingAnswer(res.requestId, () => extractList(data, opts.key)), requestId: res.requestId };
+  };
+  const fetchPage = async (page: number) => parsePage(page, await fetchRaw(page));
+  const walk = new PageWalk(opts.what);
+  const inflight = new Map<number, Promise<ApiResponse>>();
+  try {
+    walk.allow();
+    const first = await fetchPage(1);
+    const total = typeof first.meta?.total_pages === 'number' ? first.meta.total_pages : undefined;
+    first.items = walk.accept(1, first.items, first.meta) ?? [];
+    yield { ...first, totalPages: total, duplicates: walk.duplicates };
+    if (total === undefined) {
+      for await (const page of followPages(1, first, fetchPage, walk))
+        yield { ...page, totalPages: undefined, duplicates: walk.duplicates };
       return;
     }
-    const items = walk.accept(page, list.items, list.meta);
-    if (items === undefined) return;
-    yield { ...list, items, requestId: res.requestId };
-    const next = list.meta ? nextPageFrom(list.meta, page) : list.items.length > 0 ? page + 1 : undefined;
-    if (next === undefined || next <= page) return;
-    page = next;
+    let next = 2;
+    const launch = () => {
+      while (next <= total && inflight.size < opts.concurrency) {
+        walk.allow();
+        const p = fetchRaw(next);
+        p.catch(() => {}); // handled when its turn comes; avoids an unhandled rejection meanwhile
+        inflight.set(next, p);
+        next++;
+      }
+    };
+    launch();
+    for (let n = 2; n <= total; n++) {
+      const pending = inflight.get(n);
+      if (!pending) throw new CliError(`internal: page ${n} was never requested`);
+      const raw = await pending;
+      inflight.delete(n);
+      const page = await parsePage(n, raw);
+      // Checked before the next request goes out: a bad page costs no more than those in flight.
+      const items = walk.accept(n, page.items, page.meta);
+      if (items === undefined) return;
+      launch();
+      yield { ...page, items, totalPages: total, duplicates: walk.duplicates };
+    }
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+    if (inflight.size > 0) stop.abort(new CliError('export stopped'));
   }
 }

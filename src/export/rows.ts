@@ -1,6 +1,6 @@
 import type { Procedure, Referral, Visit } from '../api/types.js';
 import { VISIT_STATUSES } from '../api/types.js';
-import { checkReferralStructure } from './check.js';
+import { checkReferralStructure } from '../referrals/check.js';
 
 /**
  * The export's flat rows: one per referral, visit or procedure, with a stable, documented column

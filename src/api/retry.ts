@@ -1,0 +1,147 @@
+import { InterruptedError } from '../errors.js';
+
+/**
+ * The retry policy, as data: which requests are tried again, after which outcomes, how often, and
+ * how long apart. Changing the policy is changing this module; the client only asks `decide`.
+ */
+export const RETRY_POLICY = {
+  /** Only idempotent requests are ever sent twice: a POST that timed out may have been done. */
+  methods: ['GET', 'HEAD'],
+  /** Answers worth asking again (a server or proxy in trouble, for a moment). */
+  statuses: [500, 502, 503, 504],
+  /**
+   * A rate limit is retried only when the server says when (Retry-After); the sandbox's weekly
+   * allowance is a 429 too, and asking again cannot help it.
+   */
+  rateLimit: { status: 429, except: ['sandbox_request_limit_reached'], needsRetryAfter: true },
+  /** Connection failures that may pass (errno codes, and the parser's on a cut-short answer). */
+  network: [
+    'ECONNREFUSED',
+    'ECONNRESET',
+    'EPIPE',
+    'ETIMEDOUT',
+    'EAI_AGAIN',
+    'ENETUNREACH',
+    'EHOSTUNREACH',
+    'UND_ERR_SOCKET',
+    'ERR_STREAM_PREMATURE_CLOSE',
+    'HPE_INVALID_CONSTANT',
+  ],
+  /** No answer within the client's timeout. */
+  timeout: true,
+  /** A 2xx whose body is not the JSON it claims (cut short, a proxy's HTML page). */
+  malformedBody: true,
+  /** Sends in all for one request, the first included. */
+  attempts: 3,
+  /** The first back-off; each next one doubles (with jitter). */
+  baseDelayMs: 300,
+  /** A Retry-After longer than this is not waited for: the error is shown instead. */
+  maxRetryAfterMs: 60_000,
+} as const;
+
+export interface RetryPolicy {
+  methods: readonly string[];
+  statuses: readonly number[];
+  rateLimit: { status: number; except: readonly string[]; needsRetryAfter: boolean };
+  network: readonly string[];
+  timeout: boolean;
+  malformedBody: boolean;
+  attempts: number;
+  baseDelayMs: number;
+  maxRetryAfterMs: number;
+}
+
+/** What one send came to, as far as the policy cares. */
+export type Outcome =
+  | { kind: 'status'; status: number; code?: string | undefined; retryAfterMs?: number | undefined }
+  | { kind: 'network'; code: string | undefined; message: string }
+  | { kind: 'timeout'; message: string }
+  | { kind: 'malformed' };
+
+export interface Decision {
+  retry: boolean;
+  /** How long to wait before the next send (0 when not retrying). */
+  delayMs: number;
+  /** Why, in words for the --verbose trace. */
+  why: string;
+}
+
+/** Whether a request may be sent more than once at all. */
+export function retries(policy: RetryPolicy, method: string, asked = true): boolean {
+  return asked && policy.methods.includes(method.toUpperCase());
+}
+
+/**
+ * After send number `attempt` (from 1) ended with `outcome`: send again, and when. The caller has
+ * already checked the method (`retries`).
+ */
+export function decide(
+  attempt: number,
+  outcome: Outcome,
+  policy: RetryPolicy = RETRY_POLICY,
+  random: () => number = Math.random,
+): Decision {
+  const why = describe(outcome);
+  const stop = { retry: false, delayMs: 0, why };
+  if (attempt >= policy.attempts) return stop;
+  let retryAfterMs: number | undefined;
+  switch (outcome.kind) {
+    case 'network':
+      if (outcome.code === undefined || !policy.network.includes(outcome.code)) return stop;
+      break;
+    case 'timeout':
+      if (!policy.timeout) return stop;
+      break;
+    case 'malformed':
+      if (!policy.malformedBody) return stop;
+      break;
+    case 'status': {
+      retryAfterMs = outcome.retryAfterMs;
+      const rl = policy.rateLimit;
+      const rateLimited =
+        outcome.status === rl.status &&
+        !(outcome.code !== undefined && rl.except.includes(outcome.code)) &&
+        (!rl.needsRetryAfter || retryAfterMs !== undefined);
+      if (!policy.statuses.includes(outcome.status) && !rateLimited) return stop;
+      if (retryAfterMs !== undefined && retryAfterMs > policy.maxRetryAfterMs) return stop;
+      break;
+    }
+  }
+  return { retry: true, delayMs: retryAfterMs ?? backoffMs(attempt, policy, random), why };
+}
+
+/**
+ * The wait after send number `attempt`: base × 2^(attempt-1), with "equal jitter" (half fixed,
+ * half random) so that retries from many clients spread out.
+ */
+export function backoffMs(attempt: number, policy: RetryPolicy = RETRY_POLICY, random = Math.random): number {
+  const exp = policy.baseDelayMs * 2 ** (attempt - 1);
+  return Math.round(exp / 2 + random() * (exp / 2));
+}
+
+function describe(outcome: Outcome): string {
+  switch (outcome.kind) {
+    case 'status':
+      return `HTTP ${outcome.status}`;
+    case 'network':
+    case 'timeout':
+      return outcome.message;
+    case 'malformed':
+      return 'malformed response body';
+  }
+}
+
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(new InterruptedError());
+    const t = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(t);
+      reject(new InterruptedError());
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}

@@ -1,0 +1,52 @@
+/**
+ * The --verbose trace: one line per request, answer, timeout and retry, and the redaction that
+ * keeps patient data out of them. The lines go to `Trace`, which the context wires to stderr
+ * through the one sanitiser (a reason phrase and a request id are server text).
+ */
+
+/** Where trace lines go; undefined means no trace. */
+export type Trace = ((line: string) => void) | undefined;
+
+/** `> GET https://…/api/v2/referrals?page=2&per_page=100` */
+export function requestLine(method: string, url: string): string {
+  return `> ${method} ${traceUrl(url)}`;
+}
+
+/** `< 200 OK 12 ms request-id=req_…` */
+export function responseLine(
+  status: number,
+  reason: string,
+  ms: number,
+  requestId: string | undefined,
+): string {
+  return `< ${status} ${reason} ${ms} ms${requestId ? ` request-id=${requestId}` : ''}`.replace('  ', ' ');
+}
+
+export function timeoutLine(timeoutMs: number): string {
+  return `< timeout after ${timeoutMs} ms`;
+}
+
+/** `* HTTP 503; retrying in 225 ms (try 2 of 3)` */
+export function retryLine(why: string, delayMs: number, nextAttempt: number, attempts: number): string {
+  return `* ${why}; retrying in ${delayMs} ms (try ${nextAttempt} of ${attempts})`;
+}
+
+const PHI_PATH = /\/(referrals|patients|payments|notifications|fhir|auto_book)/i;
+
+/**
+ * The URL as the --verbose trace (and any error naming a request) shows it. Query values on paths
+ * that serve patient data are replaced, since filters there may hold names or dates of birth.
+ */
+export function traceUrl(url: string): string {
+  const u = new URL(url);
+  if (!u.search || !PHI_PATH.test(u.pathname)) return url;
+  const safe = new Set(['page', 'per_page']);
+  const parts = u.search
+    .slice(1)
+    .split('&')
+    .map((pair) => {
+      const [k = ''] = pair.split('=');
+      return safe.has(decodeURIComponent(k)) ? pair : `${k}=[redacted]`;
+    });
+  return `${u.origin}${u.pathname}?${parts.join('&')}`;
+}
