@@ -10,6 +10,24 @@ import { build } from 'esbuild';
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
 rmSync(new URL('../dist', import.meta.url), { recursive: true, force: true });
 
+// commander requires node:child_process at load, only to run executable subcommands (which this
+// CLI has none of); loading it pulls in net, dgram and child_process on every start. Give commander
+// a stand-in that requires the real module only if it is ever called.
+const lazyChildProcess = {
+  name: 'lazy-child-process-for-commander',
+  setup(b) {
+    b.onResolve({ filter: /^node:child_process$/ }, (args) =>
+      /[\\/]node_modules[\\/]commander[\\/]/.test(args.importer)
+        ? { path: 'commander-child-process', namespace: 'lazy' }
+        : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'lazy' }, () => ({
+      contents: "module.exports = { spawn: (...a) => require('node:child_process').spawn(...a) };",
+      loader: 'js',
+    }));
+  },
+};
+
 const common = {
   bundle: true,
   format: 'cjs',
@@ -20,6 +38,7 @@ const common = {
   external: ['conf', '@inquirer/password'],
   define: { __IMAGING_VERSION__: JSON.stringify(pkg.version) },
   logLevel: 'warning',
+  plugins: [lazyChildProcess],
 };
 
 await build({ ...common, entryPoints: ['src/cli.ts'], outfile: 'dist/cli.cjs' });
