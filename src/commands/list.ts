@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import { type PageMeta, paginate } from '../api/paginate.js';
 import type { Query } from '../api/url.js';
 import type { Context } from '../context.js';
@@ -16,20 +17,39 @@ export interface ListCommandOptions<T> {
   emptyHint: string;
 }
 
-/** A paginated list: one page, or every page with --all; NDJSON streams page by page. */
+/**
+ * A paginated list: one page, or every page with --all. NDJSON and JSON stream page by page, each
+ * page written (waiting for the reader when it is slower) before the next is asked for, so memory
+ * stays flat however many pages there are; JSON keeps the same bytes as one pretty-printed array.
+ */
 export async function listCommand<T>(ctx: Context, opts: ListCommandOptions<T>): Promise<number> {
   const format = ctx.format('table');
   const client = ctx.api();
   const records: T[] = [];
   let lastMeta: PageMeta | undefined;
+  if (format === 'ndjson' || format === 'json') {
+    const out = ctx.io.stdout;
+    let count = 0;
+    for await (const page of paginate<T>(client, opts)) {
+      lastMeta = page.meta;
+      let chunk = '';
+      for (const r of page.items) {
+        // `JSON.stringify([r], null, 2)` is "[\n  …\n]": the record as it sits inside the whole array.
+        chunk +=
+          format === 'ndjson'
+            ? `${JSON.stringify(r)}\n`
+            : `${count === 0 ? '[\n' : ',\n'}${JSON.stringify([r], null, 2).slice(2, -2)}`;
+        count++;
+      }
+      if (chunk !== '' && !out.write(chunk)) await once(out, 'drain', { signal: ctx.signal });
+    }
+    if (format === 'json') out.write(count === 0 ? '[]\n' : '\n]\n');
+    if (count === 0 && (format === 'json' || lastMeta?.total_count === 0)) ctx.note(opts.emptyHint);
+    return 0;
+  }
   for await (const page of paginate<T>(client, opts)) {
     lastMeta = page.meta;
-    if (format === 'ndjson') for (const r of page.items) ctx.io.stdout.write(`${JSON.stringify(r)}\n`);
-    else records.push(...page.items);
-  }
-  if (format === 'ndjson') {
-    if (records.length === 0 && lastMeta?.total_count === 0) ctx.note(opts.emptyHint);
-    return 0;
+    records.push(...page.items);
   }
   await renderList(ctx, records, { format, columns: opts.columns, emptyHint: opts.emptyHint });
   if (
