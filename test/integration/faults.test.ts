@@ -105,10 +105,11 @@ describe('a GET meets a persistent fault: one clear error, the right exit code',
 
   it('a slow answer past --timeout, every time: exit 1 naming the timeout', async ({ task }) => {
     inject('slow:*');
-    const r = await run(['modalities', '--timeout', '200'], { env: env() });
+    // Every answer is slow (1.5 s), so any timeout shorter than that is met by all three tries.
+    const r = await run(['modalities', '--timeout', '50'], { env: env() });
     task.meta.faultsInjected = injectedCount();
     expect(r.code).toBe(1);
-    expect(r.stderr).toContain('request timed out after 200 ms');
+    expect(r.stderr).toContain('request timed out after 50 ms');
     expect(r.stderr).toContain('hint: Raise the limit with --timeout <ms>.');
   });
 });
