@@ -8,11 +8,12 @@ const YOUNG_CAP = 8 * 1024 * 1024;
 
 module.exports = function tuneHeapForStreaming() {
   v8.setFlagsFromString('--heap-growing-percent=10');
-  // V8 doubles the young generation after a scavenge that leaves it busy; once it reaches the cap,
-  // doubling becomes 1x. Checked after each GC, from Node's own GC notifications.
+  // V8 grows the young generation (doubling it, or by smaller steps on Node 26) after a scavenge
+  // that leaves it busy; once doubling would pass the cap, growing becomes 1x. Checked after each
+  // GC, from Node's own GC notifications.
   const observer = new PerformanceObserver(() => {
     const young = v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space');
-    if (!young || young.space_size >= YOUNG_CAP) {
+    if (!young || young.space_size * 2 > YOUNG_CAP) {
       v8.setFlagsFromString('--semi-space-growth-factor=1');
       observer.disconnect();
     }

@@ -51,6 +51,21 @@ function commandOf(args) {
   return undefined;
 }
 
+/**
+ * Compiled code is only taken from, and written to, a folder that is ours and that no one else can
+ * write to (or one not made yet, which is then made 0700).
+ */
+function usableFolder(dir) {
+  let st;
+  try {
+    st = fs.statSync(dir);
+  } catch (err) {
+    return err.code === 'ENOENT';
+  }
+  if (typeof process.getuid !== 'function') return true;
+  return st.uid === process.getuid() && (st.mode & 0o022) === 0;
+}
+
 function writeAtomically(dir, name, data) {
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   const tmp = path.join(dir, `.${name}.${process.pid}.tmp`);
@@ -82,7 +97,8 @@ module.exports = function loadCli(args) {
   try {
     const source = fs.readFileSync(FILE, 'utf8');
     const stat = fs.statSync(FILE);
-    const dir = cacheDir();
+    const home = cacheDir();
+    const dir = home && usableFolder(home) ? home : undefined;
     const name = cacheName(stat, commandOf(args));
     let cachedData;
     if (dir) {

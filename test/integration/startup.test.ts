@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -98,6 +98,15 @@ describe('the code cache of a whole run (bin/load-cli.cjs)', () => {
     expect(r.stderr).toBe('');
     expect(JSON.parse(r.stdout).length).toBeGreaterThan(0);
     expect(readFileSync(path).equals(damaged)).toBe(false);
+  });
+
+  it('a cache folder others can write to is neither read nor written', async () => {
+    const shared = join(dir.path, 'shared-cache');
+    mkdirSync(shared);
+    chmodSync(shared, 0o777);
+    const r = await lookup(['cpt', '73721', '--json'], { IMAGING_CACHE_DIR: shared });
+    expect(r.exitCode).toBe(0);
+    expect(readdirSync(shared)).toEqual([]);
   });
 
   it('holds compiled code only: no token, no patient data, no record the command printed', async () => {
