@@ -45,17 +45,21 @@ async function youngGeneration(args: string[]): Promise<number> {
   return Number(readFileSync(out, 'utf8')) / (1024 * 1024);
 }
 
+// 8 MB, or one step more on Node 26, whose steps are not doublings (4 -> 8.75 MB seen): the cap
+// is applied after a GC, from Node's GC notifications.
+const YOUNG_LIMIT_MB = 10;
+
 describe('the young generation stays at 8 MB for commands that walk every page', () => {
-  // 2,000 referrals (20 pages, ~60 MB allocated): left alone, V8 grows it to 16 MB or more.
+  // 2,000 referrals (20 pages, ~60 MB allocated): left alone, V8 grows it to 12-16 MB.
   it('referrals export', async () => {
     expect(await youngGeneration(['referrals', 'export', '-o', join(dir.path, 'x.csv')])).toBeLessThanOrEqual(
-      8,
+      YOUNG_LIMIT_MB,
     );
   });
 
   it('referrals list --all --format ndjson', async () => {
     expect(await youngGeneration(['referrals', 'list', '--all', '--format', 'ndjson'])).toBeLessThanOrEqual(
-      8,
+      YOUNG_LIMIT_MB,
     );
   });
 });
