@@ -12,6 +12,10 @@ export default defineConfig({
     testTimeout: 20_000,
     hookTimeout: 20_000,
     pool: 'forks',
+    // One process per worker, reused from file to file: a fresh process and module graph per file
+    // cost ~4 s of a ~19 s run on 2 cores. Each file starts its own emulator and servers, and none
+    // changes process-wide state it does not restore.
+    isolate: false,
     // Tests never read the developer's own config or token.
     env: {
       IMAGING_CONFIG_DIR: '/nonexistent/imaging-test-config',

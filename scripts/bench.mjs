@@ -1,20 +1,36 @@
-// npm run bench: start-up and lookup speed as ratios against bare `node -e 0`, medians of
-// interleaved runs (so machine noise hits every command alike). Not a test: figures for the README.
-//   BENCH_RUNS=40 npm run bench      more runs
-//   npm run bench -- --only startup  one group (startup, export)
-//   BENCH_EXPORT_REFERRALS=20000 BENCH_EXPORT_RUNS=3   the export figure's size and runs
+// npm run bench: start-up, export and list figures on every Node the project is tested on (the
+// machine's, and the pinned 22, 24, 26 of scripts/nodes.mjs, installed into the cache if missing),
+// side by side. Start-up is a ratio against that same Node's bare `node -e 0`, median of
+// interleaved rounds (each round runs every command on every Node once, in turn, so machine noise
+// hits all alike). Budgets are checked on Node 24. Not a test: figures for the README.
+//   BENCH_RUNS=60 npm run bench                 more rounds (default 40)
+//   npm run bench -- --only startup             one group: startup, export, list
+//   BENCH_NODES=20,24 npm run bench             some of the Nodes (major versions)
+//   BENCH_EXPORT_REFERRALS=20000 BENCH_EXPORT_RUNS=3 BENCH_LIST_REFERRALS=100000
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { nodeBin, PINNED } from './nodes.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const bin = join(root, 'bin', 'imaging.cjs');
+const probe = join(root, 'scripts', 'rss-probe.mjs');
 const runs = Number(process.env.BENCH_RUNS ?? 40);
 const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : undefined;
 const configDir = mkdtempSync(join(tmpdir(), 'imaging-bench-'));
 const env = { ...process.env, IMAGING_CONFIG_DIR: configDir, NO_COLOR: '1' };
+const BUDGET_NODE = 24;
+
+const major = (v) => Number(v.replace(/^v/, '').split('.')[0]);
+const wanted = process.env.BENCH_NODES?.split(',').map(Number);
+const nodes = [{ version: process.version, exe: process.execPath }];
+for (const v of PINNED) {
+  if (major(v) === major(process.version)) continue;
+  nodes.push({ version: `v${v}`, exe: join(nodeBin(v), 'node') });
+}
+const chosen = nodes.filter((n) => !wanted || wanted.includes(major(n.version)));
 
 function startMock(args = []) {
   return new Promise((resolve, reject) => {
@@ -28,11 +44,39 @@ function startMock(args = []) {
   });
 }
 
-function time(cmd) {
+const rssFile = join(configDir, 'rss');
+const withProbe = (cmd) => [cmd[0], '--import', probe, ...cmd.slice(1)];
+
+/** Runs a command to completion; its wall time (ms) and, with `rss`, its peak RSS (bytes). */
+function time(cmd, { rss = false } = {}) {
+  const c = rss ? withProbe(cmd) : cmd;
   const t = process.hrtime.bigint();
-  const r = spawnSync(cmd[0], cmd.slice(1), { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const r = spawnSync(c[0], c.slice(1), {
+    env: rss ? { ...env, IMAGING_RSS_FILE: rssFile } : env,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  const ms = Number(process.hrtime.bigint() - t) / 1e6;
   if (r.status !== 0) throw new Error(`${cmd.join(' ')} exited ${r.status}: ${r.stderr}`);
-  return Number(process.hrtime.bigint() - t) / 1e6;
+  return { ms, rss: rss ? Number(readFileSync(rssFile, 'utf8')) : undefined };
+}
+
+/** The same with stdout a pipe that this script reads and drops (as `| wc -c` would). */
+function timePiped(cmd) {
+  const c = withProbe(cmd);
+  const t = process.hrtime.bigint();
+  return new Promise((resolve, reject) => {
+    const child = spawn(c[0], c.slice(1), {
+      env: { ...env, IMAGING_RSS_FILE: rssFile },
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    child.stdout.resume();
+    child.once('error', reject);
+    child.once('close', (code) => {
+      if (code !== 0) return reject(new Error(`${cmd.join(' ')} exited ${code}`));
+      const ms = Number(process.hrtime.bigint() - t) / 1e6;
+      resolve({ ms, rss: Number(readFileSync(rssFile, 'utf8')) });
+    });
+  });
 }
 
 const median = (xs) => {
@@ -40,127 +84,166 @@ const median = (xs) => {
   const m = s.length >> 1;
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 };
+const mib = (b) => `${(b / (1024 * 1024)).toFixed(0)} MiB`;
+const out = [];
+const say = (line = '') => {
+  out.push(line);
+  console.log(line);
+};
+const table = (head, rows) => {
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)));
+  const line = (cells) => `| ${cells.map((c, i) => String(c).padEnd(widths[i])).join(' | ')} |`;
+  say(line(head));
+  say(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
+  for (const r of rows) say(line(r));
+  say();
+};
+const verdict = (value, budget) => `≤ ${budget} ${value <= budget ? 'met' : 'MISSED'}`;
 
-/**
- * Runs every command once per round, in turn, for `n` rounds after a warm-up round. Returns each
- * command's median time and the median of its per-round ratio to the first command (the baseline
- * run in the same round), which cancels most of the machine's drift.
- */
-function interleaved(cmds, n) {
-  const times = cmds.map(() => []);
-  for (const c of cmds) time(c.cmd);
-  for (let i = 0; i < n; i++) {
-    for (const [j, c] of cmds.entries()) times[j].push(time(c.cmd));
-  }
-  return times.map((t) => ({ median: median(t), ratio: median(t.map((x, i) => x / times[0][i])) }));
-}
+say(
+  `imaging bench, ${new Date().toISOString().slice(0, 10)}: ${cpus().length} × ${cpus()[0]?.model.trim()}; Nodes ${chosen.map((n) => n.version).join(', ')}`,
+);
+say();
 
-const rows = [];
 if (!only || only === 'startup') {
   const { child, url } = await startMock();
   try {
-    const node = [process.execPath, '-e', '0'];
+    const api = ['--env', 'local', '--base-url', url];
     const cmds = [
-      { name: 'node -e 0 (baseline)', cmd: node },
-      { name: 'imaging --version', cmd: [process.execPath, bin, '--version'], target: 1.3 },
+      { name: '`node -e 0`', args: ['-e', '0'] },
+      { name: '`imaging --version`', args: [bin, '--version'], budget: 1.2 },
       {
-        name: 'imaging cpt 73721 --json (emulator)',
-        cmd: [process.execPath, bin, '--env', 'local', '--base-url', url, 'cpt', '73721', '--json'],
-        target: 1.6,
+        name: '`imaging cpt 73721 --json` (emulator)',
+        args: [bin, ...api, 'cpt', '73721', '--json'],
+        budget: 1.8,
       },
-      {
-        name: 'imaging icd10 knee (table, emulator)',
-        cmd: [process.execPath, bin, '--env', 'local', '--base-url', url, 'icd10', 'knee'],
-      },
+      { name: '`imaging icd10 knee` (table, emulator)', args: [bin, ...api, 'icd10', 'knee'], budget: 2.0 },
     ];
-    const results = interleaved(cmds, runs);
-    cmds.forEach((c, i) => {
-      const ratio = results[i].ratio;
-      rows.push({
-        what: c.name,
-        median: `${results[i].median.toFixed(1)} ms`,
-        ratio: `${ratio.toFixed(2)}x`,
-        target: c.target ? `≤ ${c.target}x ${ratio <= c.target ? 'met' : 'MISSED'}` : '',
+    // times[node][cmd] = one time per round
+    const times = chosen.map(() => cmds.map(() => []));
+    const round = (keep) => {
+      for (const [i, n] of chosen.entries())
+        for (const [j, c] of cmds.entries()) {
+          const { ms } = time([n.exe, ...c.args]);
+          if (keep) times[i][j].push(ms);
+        }
+    };
+    round(false); // warm-up (fills each Node's compile cache)
+    for (let r = 0; r < runs; r++) round(true);
+    const rows = cmds.map((c, j) => {
+      const cells = chosen.map((_, i) => {
+        const t = times[i][j];
+        const ratio = median(t.map((x, k) => x / times[i][0][k]));
+        return { text: `${median(t).toFixed(1)} ms, ${ratio.toFixed(2)}x`, ratio };
       });
+      const at = chosen.findIndex((n) => major(n.version) === BUDGET_NODE);
+      const budget =
+        c.budget && at >= 0 ? verdict(cells[at].ratio, c.budget) : c.budget ? `≤ ${c.budget}` : '';
+      return [c.name, ...cells.map((x) => x.text), budget];
     });
+    say(
+      `Start-up: median of ${runs} interleaved rounds; the ratio is the median of each round's time over that Node's own \`node -e 0\` in the same round.`,
+    );
+    say();
+    table(['command', ...chosen.map((n) => `Node ${n.version}`), `budget (Node ${BUDGET_NODE})`], rows);
   } finally {
     child.kill('SIGTERM');
   }
 }
 
 if (!only || only === 'export') {
-  // 20,000 referrals, 20 ms added to every answer: the default run against --concurrency 1.
+  // N referrals, 20 ms added to every answer, `-o` a file: the default (--concurrency 4) against
+  // --concurrency 1, interleaved, and the peak RSS of every run.
   const count = Number(process.env.BENCH_EXPORT_REFERRALS ?? 20000);
   const exportRuns = Number(process.env.BENCH_EXPORT_RUNS ?? 3);
   const { child, url } = await startMock(['--referrals', String(count), '--latency', '20']);
-  const rssFile = join(configDir, 'rss');
-  const out = join(configDir, 'export.csv');
-  const run = (extra) => {
-    const cmd = [
-      process.execPath,
-      '--import',
-      join(root, 'scripts', 'rss-probe.mjs'),
-      bin,
-      '--env',
-      'local',
-      '--base-url',
-      url,
-      'referrals',
-      'export',
-      '-o',
-      out,
-      ...extra,
-    ];
-    const t = process.hrtime.bigint();
-    const r = spawnSync(cmd[0], cmd.slice(1), {
-      env: { ...env, IMAGING_RSS_FILE: rssFile },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    if (r.status !== 0) throw new Error(`export exited ${r.status}: ${r.stderr}`);
-    const ms = Number(process.hrtime.bigint() - t) / 1e6;
-    return { ms, rss: Number(readFileSync(rssFile, 'utf8')) };
-  };
+  const target = join(configDir, 'export.csv');
+  const cmd = (n, extra) => [
+    n.exe,
+    bin,
+    '--env',
+    'local',
+    '--base-url',
+    url,
+    'referrals',
+    'export',
+    '-o',
+    target,
+    ...extra,
+  ];
   try {
-    run([]); // warm-up: the emulator serialises each referral once, then serves it from memory
-    const def = [];
-    const one = [];
-    for (let i = 0; i < exportRuns; i++) {
-      def.push(run([]));
-      one.push(run(['--concurrency', '1']));
-    }
-    const dm = median(def.map((x) => x.ms));
-    const om = median(one.map((x) => x.ms));
-    const peak = Math.max(...def.map((x) => x.rss), ...one.map((x) => x.rss)) / (1024 * 1024);
-    const ratio = dm / om;
-    rows.push({
-      what: `export ${count} referrals, --concurrency 1`,
-      median: `${(om / 1000).toFixed(2)} s`,
-      ratio: '1.00x',
-      target: '',
-    });
-    rows.push({
-      what: `export ${count} referrals, default (4)`,
-      median: `${(dm / 1000).toFixed(2)} s`,
-      ratio: `${ratio.toFixed(2)}x`,
-      target: `≤ 0.35x ${ratio <= 0.35 ? 'met' : 'MISSED'}`,
-    });
-    rows.push({
-      what: 'export peak RSS (any run)',
-      median: `${peak.toFixed(0)} MiB`,
-      ratio: '',
-      target: `< 150 MiB ${peak < 150 ? 'met' : 'MISSED'}`,
-    });
+    time(cmd(chosen[0], []), { rss: true }); // warm-up: the emulator serialises each referral once
+    const res = chosen.map(() => ({ def: [], one: [] }));
+    for (let r = 0; r < exportRuns; r++)
+      for (const [i, n] of chosen.entries()) {
+        res[i].def.push(time(cmd(n, []), { rss: true }));
+        res[i].one.push(time(cmd(n, ['--concurrency', '1']), { rss: true }));
+      }
+    const rows = [
+      ['`--concurrency 1`', ...res.map((x) => `${(median(x.one.map((y) => y.ms)) / 1000).toFixed(2)} s`), ''],
+      [
+        'default (`--concurrency 4`)',
+        ...res.map((x) => {
+          const ratio = median(x.def.map((y) => y.ms)) / median(x.one.map((y) => y.ms));
+          return `${(median(x.def.map((y) => y.ms)) / 1000).toFixed(2)} s, ${ratio.toFixed(2)}x`;
+        }),
+        '≤ 0.35x of `--concurrency 1`',
+      ],
+      [
+        'peak RSS, any run',
+        ...res.map((x) => {
+          const peak = Math.max(...x.def.map((y) => y.rss), ...x.one.map((y) => y.rss));
+          return `${mib(peak)} ${peak <= 100 * 1024 * 1024 ? 'met' : 'MISSED'}`;
+        }),
+        '≤ 100 MiB',
+      ],
+    ];
+    say(
+      `Export of ${count} referrals (20 ms latency, \`-o\` a file): median of ${exportRuns} runs each way after a warm-up run.`,
+    );
+    say();
+    table([`export`, ...chosen.map((n) => `Node ${n.version}`), 'budget'], rows);
   } finally {
     child.kill('SIGTERM');
   }
 }
 
-const pad = (s, n) => String(s).padEnd(n);
-console.log(
-  `\nimaging bench: ${runs} interleaved rounds; median time, and the median of each round's ratio to node -e 0; Node ${process.version}, ${process.platform}/${process.arch}\n`,
-);
-console.log(`| ${pad('command', 40)} | ${pad('median', 10)} | ${pad('vs node', 8)} | target |`);
-console.log(`|${'-'.repeat(42)}|${'-'.repeat(12)}|${'-'.repeat(10)}|--------|`);
-for (const r of rows)
-  console.log(`| ${pad(r.what, 40)} | ${pad(r.median, 10)} | ${pad(r.ratio, 8)} | ${r.target} |`);
+if (!only || only === 'list') {
+  // Every referral as NDJSON and as JSON into a pipe (read and dropped by this script), one run each.
+  const count = Number(process.env.BENCH_LIST_REFERRALS ?? 100000);
+  const { child, url } = await startMock(['--referrals', String(count)]);
+  const cmd = (n, format) => [
+    n.exe,
+    bin,
+    '--env',
+    'local',
+    '--base-url',
+    url,
+    'referrals',
+    'list',
+    '--all',
+    '--format',
+    format,
+  ];
+  try {
+    await timePiped(cmd(chosen[0], 'ndjson')); // warm-up
+    const rows = [];
+    for (const format of ['ndjson', 'json']) {
+      const cells = [];
+      for (const n of chosen) {
+        const r = await timePiped(cmd(n, format));
+        cells.push(
+          `${(r.ms / 1000).toFixed(1)} s, ${mib(r.rss)} ${r.rss <= 150 * 1024 * 1024 ? 'met' : 'MISSED'}`,
+        );
+      }
+      rows.push([`\`referrals list --all --format ${format}\``, ...cells, '≤ 150 MiB']);
+    }
+    say(`\`referrals list --all\` of ${count} referrals into a pipe: time and peak RSS, one run each.`);
+    say();
+    table(['list', ...chosen.map((n) => `Node ${n.version}`), 'budget'], rows);
+  } finally {
+    child.kill('SIGTERM');
+  }
+}
+
 rmSync(configDir, { recursive: true, force: true });

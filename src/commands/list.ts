@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import { type PageMeta, PageWalk, paginate } from '../api/pages.js';
 import { checkListItems, readingAnswer } from '../api/shape.js';
 import type { Query } from '../api/url.js';
@@ -19,31 +20,51 @@ export interface ListCommandOptions<T> {
   emptyHint: string;
 }
 
-/** A paginated list: one page, or every page with --all; NDJSON streams page by page. */
+/**
+ * A paginated list: one page, or every page with --all. NDJSON and JSON stream page by page, each
+ * page written (waiting for the reader when it is slower) before the next is asked for, so memory
+ * stays flat however many pages there are; JSON keeps the same bytes as one pretty-printed array.
+ */
 export async function listCommand<T>(ctx: Context, opts: ListCommandOptions<T>): Promise<number> {
   const format = ctx.format('table');
   const client = ctx.api();
   const records: T[] = [];
   let lastMeta: PageMeta | undefined;
   const walk = new PageWalk(`the ${opts.noun}`);
-  for await (const page of paginate<T>(client, opts, walk)) {
-    lastMeta = page.meta;
-    if (format === 'table' || format === 'csv') {
-      const offset = records.length;
-      readingAnswer(page.requestId, () => {
-        checkListItems(page.items, opts.noun);
-        if (opts.check && format === 'table')
-          for (const [i, r] of page.items.entries()) opts.check(r, offset + i);
-      });
+  if (format === 'ndjson' || format === 'json') {
+    // Streamed page by page: each page is written (waiting for a slower reader) before the next is
+    // asked for, so memory stays flat; JSON keeps the bytes of one pretty-printed array.
+    const out = ctx.io.stdout;
+    let count = 0;
+    for await (const page of paginate<T>(client, opts, walk)) {
+      lastMeta = page.meta;
+      let chunk = '';
+      for (const r of page.items) {
+        // `JSON.stringify([r], null, 2)` is "[\n  …\n]": the record as it sits inside the whole array.
+        chunk +=
+          format === 'ndjson'
+            ? `${JSON.stringify(r)}\n`
+            : `${count === 0 ? '[\n' : ',\n'}${JSON.stringify([r], null, 2).slice(2, -2)}`;
+        count++;
+      }
+      if (chunk !== '' && !out.write(chunk)) await once(out, 'drain', { signal: ctx.signal });
     }
-    if (format === 'ndjson') for (const r of page.items) ctx.io.stdout.write(`${JSON.stringify(r)}\n`);
-    else records.push(...page.items);
-  }
-  if (walk.duplicates > 0) ctx.note(duplicatesNote(walk.duplicates));
-  if (format === 'ndjson') {
-    if (records.length === 0 && lastMeta?.total_count === 0) ctx.note(opts.emptyHint);
+    if (format === 'json') out.write(count === 0 ? '[]\n' : '\n]\n');
+    if (walk.duplicates > 0) ctx.note(duplicatesNote(walk.duplicates));
+    if (count === 0 && (format === 'json' || lastMeta?.total_count === 0)) ctx.note(opts.emptyHint);
     return 0;
   }
+  for await (const page of paginate<T>(client, opts, walk)) {
+    lastMeta = page.meta;
+    const offset = records.length;
+    readingAnswer(page.requestId, () => {
+      checkListItems(page.items, opts.noun);
+      if (opts.check && format === 'table')
+        for (const [i, r] of page.items.entries()) opts.check(r, offset + i);
+    });
+    records.push(...page.items);
+  }
+  if (walk.duplicates > 0) ctx.note(duplicatesNote(walk.duplicates));
   await renderList(ctx, records, { format, columns: opts.columns, emptyHint: opts.emptyHint });
   if (
     !opts.all &&

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import '../reliability.js';
 import { type FaultMode, parseFault } from '../../src/emulator/faults.js';
-import { mockFixture, run, tempDir } from '../helpers.js';
+import { mockFixture, type RunOptions, run as runCli, tempDir } from '../helpers.js';
 
 /**
  * The fault suite: each fault the emulator can inject, and what a user sees. GETs are retried and
@@ -15,7 +15,19 @@ const fx = mockFixture({ referrals: 120, faultDelayMs: 1500 });
 beforeAll(() => fx.start());
 afterAll(() => fx.stop());
 let dir: ReturnType<typeof tempDir>;
+/**
+ * The client's clock, injected: every back-off and `Retry-After` wait is recorded here and returns
+ * at once, so no test waits out real seconds and each can check how long the client would have
+ * waited. The default back-off (300 ms, doubled, each half random) is kept to be checked too.
+ */
+let waited: number[] = [];
+const sleep = async (ms: number) => {
+  waited.push(ms);
+};
+const run = (argv: string[], opts: RunOptions = {}) =>
+  runCli(argv, { ...opts, deps: { ...opts.deps, clientOverrides: { baseDelayMs: 300, sleep } } });
 beforeEach(() => {
+  waited = [];
   fx.reset();
   fx.mock.faults.clear();
   for (const k of Object.keys(fx.mock.faults.injected)) delete fx.mock.faults.injected[k];
@@ -45,7 +57,15 @@ describe('a GET meets a transient fault, is retried, and succeeds', () => {
     expect(JSON.parse(r.stdout)).toHaveLength(6);
     expect(fx.mock.faults.injected[mode]).toBe(1);
     expect(r.stderr).toMatch(/retrying in \d+ ms \(try 2 of 3\)/);
-    if (mode === '429') expect(r.stderr).toContain('retrying in 1000 ms'); // Retry-After honoured
+    expect(waited).toHaveLength(1);
+    if (mode === '429') {
+      expect(r.stderr).toContain('retrying in 1000 ms'); // Retry-After honoured
+      expect(waited).toEqual([1000]);
+    } else {
+      // First back-off: 300 ms halved, plus up to as much again at random.
+      expect(waited[0]).toBeGreaterThanOrEqual(150);
+      expect(waited[0]).toBeLessThanOrEqual(300);
+    }
     noStack(r.stderr);
   });
 });
@@ -66,6 +86,11 @@ describe('a GET meets a persistent fault: one clear error, the right exit code',
     expect(r.stderr.trim().split('\n')[0]).toMatch(/^error: /);
     noStack(r.stderr);
     expect(fx.apiRequests()).toHaveLength(mode === '401' ? 1 : 3);
+    if (mode !== '401') {
+      expect(waited).toHaveLength(2);
+      expect(waited[1]).toBeGreaterThanOrEqual(300); // the second back-off doubles
+      expect(waited[1]).toBeLessThanOrEqual(600);
+    }
   });
 
   it('a 429 with a Retry-After is retried at most 3 times, then exit 6', async ({ task }) => {
@@ -75,14 +100,16 @@ describe('a GET meets a persistent fault: one clear error, the right exit code',
     expect(r.code).toBe(6);
     expect(r.stderr).toContain('rate_limited');
     expect(fx.apiRequests()).toHaveLength(3);
+    expect(waited).toEqual([1000, 1000]); // the emulator's Retry-After: 1, before each retry
   });
 
   it('a slow answer past --timeout, every time: exit 1 naming the timeout', async ({ task }) => {
     inject('slow:*');
-    const r = await run(['modalities', '--timeout', '200'], { env: env() });
+    // Every answer is slow (1.5 s), so any timeout shorter than that is met by all three tries.
+    const r = await run(['modalities', '--timeout', '50'], { env: env() });
     task.meta.faultsInjected = injectedCount();
     expect(r.code).toBe(1);
-    expect(r.stderr).toContain('request timed out after 200 ms');
+    expect(r.stderr).toContain('request timed out after 50 ms');
     expect(r.stderr).toContain('hint: Raise the limit with --timeout <ms>.');
   });
 });
@@ -138,6 +165,7 @@ describe('exports complete with every record, or fail and leave no file', () => 
         .split('\n')
         .map((l) => JSON.parse(l).id);
       expect(ids).toEqual(fx.mock.referrals.slice(0, 120).map((x) => x.id));
+      if (mode === '429') expect(waited).toEqual([1000]);
       expect(readdirSync(dir.path)).toEqual(['out.ndjson']);
     },
   );

@@ -1,0 +1,22 @@
+'use strict';
+// Loaded by the launcher only for the commands that stream many pages: see bin/imaging.cjs.
+const v8 = require('node:v8');
+const { PerformanceObserver } = require('node:perf_hooks');
+
+/** A semi-space of the young generation grows to this and no further (V8's own limit: 16-32 MB). */
+const YOUNG_CAP = 8 * 1024 * 1024;
+
+module.exports = function tuneHeapForStreaming() {
+  v8.setFlagsFromString('--heap-growing-percent=10');
+  // V8 grows the young generation (doubling it, or by smaller steps on Node 26) after a scavenge
+  // that leaves it busy; once doubling would pass the cap, growing becomes 1x. Checked after each
+  // GC, from Node's own GC notifications.
+  const observer = new PerformanceObserver(() => {
+    const young = v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space');
+    if (!young || young.space_size * 2 > YOUNG_CAP) {
+      v8.setFlagsFromString('--semi-space-growth-factor=1');
+      observer.disconnect();
+    }
+  });
+  observer.observe({ entryTypes: ['gc'] });
+};
