@@ -172,7 +172,7 @@ describe('no secret in any output, trace, error or file', () => {
   it('webhook listen prints and answers no secret, even for a bad delivery', async ({ task }) => {
     const ac = new AbortController();
     const fake = fakeIO();
-    const { main } = await import('../../src/cli.js');
+    const { main } = await import('../../src/main.js');
     const done = main(['webhook', 'listen', '--port', '0', '--verbose'], {
       io: fake.io,
       env: { IMAGING_WEBHOOK_SECRET: SECRET },
