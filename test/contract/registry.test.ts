@@ -19,7 +19,7 @@ describe('the command registry', () => {
       expect(r.stdout).toContain(`Usage: imaging ${entry.path.join(' ')}`);
       if (entry.path.length === 1) {
         // Root help prints the registry's usage for commands it did not load: it must be the real one.
-        const args = (def.args ?? []).map((a) => a.name);
+        const args = ((def.args ?? []) as ReadonlyArray<{ name: string }>).map((a) => a.name);
         const real = [...(Object.keys(def.options ?? {}).length ? ['[options]'] : []), ...args].join(' ');
         expect(entry.usage ?? '').toBe(real);
       }
