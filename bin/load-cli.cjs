@@ -37,7 +37,7 @@ function cacheName(stat, command) {
   return `cli_${process.version}_${process.arch}_${stat.size}_${Math.floor(stat.mtimeMs)}_${key}.v8cache`;
 }
 
-/** The first word that is not an option or a global option's value (as commandTarget in src/cli.ts). */
+/** The first word that is not an option or a global option's value (as commandTarget in src/commands/globals.ts; test/contract/registry.test.ts checks the list). */
 function commandOf(args) {
   const valued = new Set(['--env', '--base-url', '--format', '--timeout']);
   for (let i = 0; i < args.length; i++) {

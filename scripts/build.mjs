@@ -41,7 +41,7 @@ const common = {
   plugins: [lazyChildProcess],
 };
 
-await build({ ...common, entryPoints: ['src/cli.ts'], outfile: 'dist/cli.cjs' });
+await build({ ...common, entryPoints: ['src/main.ts'], outfile: 'dist/cli.cjs' });
 // bin/load-cli.cjs compiles the bundle through vm.Script (to keep a complete code cache), where
 // import() would need an experimental loader: the bundle's import() calls (ES-module-only
 // packages, some built-ins) go through a function the loader passes in, or plain import() when

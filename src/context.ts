@@ -1,43 +1,16 @@
-import type { Readable, Writable } from 'node:stream';
 import { isatty } from 'node:tty';
 import { ApiClient, tokenHeaderProblem } from './api/client.js';
 import { normaliseBaseUrl } from './api/url.js';
+import type { GlobalOptions } from './commands/globals.js';
 import { defaultBaseUrl, type EnvironmentName, MOCK_TOKEN, parseEnvironment } from './config/environments.js';
 import { ConfigStore, originOf, storedTokenOrigin } from './config/store.js';
 import { AuthError, UsageError } from './errors.js';
+import { colorLevel, type IO, type Prompter, type Sink } from './io.js';
 import { type OutputFormat, parseFormat } from './output/format.js';
 import { HumanStream, type SafeText, safe } from './output/text.js';
 import { runForcedExitTasks } from './util/cleanup.js';
 
-/** What a command may touch of the outside world: streams and whether they are terminals. */
-export interface IO {
-  stdout: Writable;
-  stderr: Writable;
-  stdin: Readable;
-  stdoutIsTTY: boolean;
-  stderrIsTTY: boolean;
-  stdinIsTTY: boolean;
-  /** Terminal width for tables; undefined when stdout is not a terminal. */
-  columns: number | undefined;
-}
-
-/** Options every command accepts, before or after the subcommand. */
-export interface GlobalOptions {
-  env?: string | undefined;
-  baseUrl?: string | undefined;
-  format?: string | undefined;
-  json?: boolean | undefined;
-  timeout?: number | undefined;
-  verbose?: boolean | undefined;
-  color?: boolean | undefined;
-  yes?: boolean | undefined;
-}
-
-export interface Prompter {
-  /** Hidden input (a token or a secret). */
-  secret(message: string): Promise<string>;
-  confirm(message: string): Promise<boolean>;
-}
+export type { GlobalOptions, IO, Prompter };
 
 export type TokenSource = 'IMAGING_TOKEN' | 'config' | 'emulator default' | 'none';
 export type ValueSource =
@@ -262,13 +235,20 @@ export class Context {
     return f;
   }
 
-  /** Colour on stdout: off with --no-color, NO_COLOR, or when stdout is not a terminal (unless FORCE_COLOR). */
+  /** Colour on stdout (or stderr): see io.ts. */
   colorLevel(stream: 'stdout' | 'stderr' = 'stdout'): 0 | 1 {
-    if (this.globals.color === false) return 0;
-    if (this.env.NO_COLOR !== undefined && this.env.NO_COLOR !== '') return 0;
-    const force = this.env.FORCE_COLOR;
-    if (force !== undefined) return force === '0' || force === 'false' ? 0 : 1;
-    return (stream === 'stdout' ? this.io.stdoutIsTTY : this.io.stderrIsTTY) ? 1 : 0;
+    return colorLevel(this.io, this.env, this.globals.color === false, stream);
+  }
+
+  /** Where renderers write, with this run's colour and width. */
+  sink(): Sink {
+    return {
+      data: this.io.stdout,
+      out: this.out,
+      err: this.err,
+      color: this.colorLevel() > 0,
+      width: this.io.stdoutIsTTY ? this.io.columns : undefined,
+    };
   }
 
   async prompter(): Promise<Prompter> {

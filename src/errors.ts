@@ -20,8 +20,6 @@ export const ExitCode = {
   terminated: 143,
 } as const;
 
-export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode];
-
 /** Any failure the user should see as a clear message, with the exit code it maps to. */
 export class CliError extends Error {
   readonly exitCode: number;
@@ -260,21 +258,10 @@ export function exitCodeOf(err: unknown): number {
   return ExitCode.failure;
 }
 
-const statusTexts: Record<number, string> = {
-  400: 'Bad Request',
-  401: 'Unauthorized',
-  403: 'Forbidden',
-  404: 'Not Found',
-  408: 'Request Timeout',
-  409: 'Conflict',
-  422: 'Unprocessable Entity',
-  429: 'Too Many Requests',
-  500: 'Internal Server Error',
-  502: 'Bad Gateway',
-  503: 'Service Unavailable',
-  504: 'Gateway Timeout',
-};
-
+/**
+ * The reason phrase of a status, from Node's own table. node:http is taken only here, when an
+ * error is shown (a request was made, so it is loaded already); commands that make none never load it.
+ */
 export function httpStatusText(status: number): string {
-  return statusTexts[status] ?? '';
+  return process.getBuiltinModule('node:http').STATUS_CODES[status] ?? '';
 }

@@ -6,9 +6,9 @@ import { join } from 'node:path';
 import { PassThrough, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
-import { type MainDeps, main } from '../src/cli.js';
 import type { IO } from '../src/context.js';
 import { type MockOptions, type MockServer, startMockServer } from '../src/emulator/server.js';
+import { type MainDeps, main } from '../src/main.js';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const BIN = join(ROOT, 'bin', 'imaging.cjs');

@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { InterruptedError } from '../errors.js';
 
 /**
@@ -131,17 +132,12 @@ function describe(outcome: Outcome): string {
   }
 }
 
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(new InterruptedError());
-    const t = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(t);
-      reject(new InterruptedError());
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
+/** Waits `ms`; an abort (Ctrl-C) ends the wait as an interrupt. */
+export async function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  if (signal?.aborted) throw new InterruptedError();
+  try {
+    await delay(ms, undefined, signal ? { signal } : {});
+  } catch {
+    throw new InterruptedError();
+  }
 }

@@ -1,18 +1,12 @@
 import { MAX_JSON_DEPTH, nestedDeeperThan } from '../api/client.js';
 import { PageWalk, paginate } from '../api/pages.js';
 import type { Query } from '../api/url.js';
-import type { Context, GlobalOptions } from '../context.js';
 import { UsageError } from '../errors.js';
 import { parseJsonInput, readInput } from '../util/input.js';
+import { defineCommand } from './define.js';
+import { arg, file, flag, pairs } from './options.js';
 
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'];
-
-export interface ApiOpts extends GlobalOptions {
-  field?: Array<[string, string]>;
-  rawField?: Array<[string, string]>;
-  input?: string;
-  paginate?: boolean;
-}
 
 /**
  * `imaging api [METHOD] PATH`: the endpoints the spec names without shapes (patients, payments,
@@ -20,92 +14,103 @@ export interface ApiOpts extends GlobalOptions {
  * codes as every other command. Fields go in the query for GET/HEAD/DELETE (or with --input), in a
  * JSON body otherwise; `a[b]=1` nests and `a[]=1` appends, as Rails reads them.
  */
-export async function api(
-  ctx: Context,
-  first: string,
-  second: string | undefined,
-  opts: ApiOpts,
-): Promise<number> {
-  let method: string;
-  let path: string;
-  const fields: Array<[string, unknown]> = [
-    ...(opts.field ?? []).map(([k, v]) => [k, typed(v)] as [string, unknown]),
-    ...(opts.rawField ?? []).map(([k, v]) => [k, v] as [string, unknown]),
-  ];
-  if (second !== undefined) {
-    method = first.toUpperCase();
-    if (!METHODS.includes(method))
-      throw new UsageError(`unknown HTTP method "${first}"`, `Use one of: ${METHODS.join(', ')}.`);
-    path = second;
-  } else {
-    path = first;
-    // As gh api: fields or a body make it a POST, unless paginating (which reads).
-    method = !opts.paginate && (fields.length > 0 || opts.input !== undefined) ? 'POST' : 'GET';
-  }
-  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(path) || path.startsWith('//')) {
-    throw new UsageError(
-      'give a path, not a full URL',
-      'The host comes from --env / --base-url, so your token only goes there.',
-    );
-  }
-  if (opts.paginate && method !== 'GET') throw new UsageError('--paginate works with GET only');
-  const format = ctx.format('json', ['json', 'ndjson']);
-
-  let body: Buffer | undefined;
-  let query: Query = {};
-  const fieldsInQuery =
-    method === 'GET' || method === 'HEAD' || method === 'DELETE' || opts.input !== undefined;
-  if (opts.input !== undefined) {
-    if (method === 'GET' || method === 'HEAD')
-      throw new UsageError(`--input sends a body, which ${method} does not take`);
-    body = await readInput(ctx, opts.input, '--input');
-    parseJsonInput(body, opts.input === '-' ? 'standard input' : opts.input);
-  }
-  if (fieldsInQuery) query = toQuery(fields);
-  else if (fields.length > 0) body = Buffer.from(JSON.stringify(nest(fields)));
-
-  const client = ctx.api();
-  if (opts.paginate) {
-    const items: unknown[] = [];
-    const walk = new PageWalk(path);
-    for await (const page of paginate(client, { path, query, all: true }, walk)) {
-      if (format === 'ndjson')
-        for (const item of page.items) ctx.io.stdout.write(`${JSON.stringify(item)}\n`);
-      else items.push(...page.items);
+export default defineCommand({
+  path: ['api'],
+  args: [
+    arg('<method-or-path>', 'HTTP method, or the path for a GET'),
+    arg('[path]', 'path, with or without /api/v2'),
+  ],
+  options: {
+    field: pairs(
+      '-F, --field <key=value>',
+      'typed field: true, false, null and numbers as JSON (repeatable)',
+    ),
+    rawField: pairs('-f, --raw-field <key=value>', 'string field (repeatable)'),
+    input: file('--input <file>', 'request body from a file, or - for standard input'),
+    paginate: flag('--paginate', 'follow meta to the last page and print one JSON array of all items'),
+  },
+  async run(ctx, [first, second], opts) {
+    let method: string;
+    let path: string;
+    const fields: Array<[string, unknown]> = [
+      ...(opts.field ?? []).map(([k, v]) => [k, typed(v)] as [string, unknown]),
+      ...(opts.rawField ?? []).map(([k, v]) => [k, v] as [string, unknown]),
+    ];
+    if (second !== undefined) {
+      method = first.toUpperCase();
+      if (!METHODS.includes(method))
+        throw new UsageError(`unknown HTTP method "${first}"`, `Use one of: ${METHODS.join(', ')}.`);
+      path = second;
+    } else {
+      path = first;
+      // As gh api: fields or a body make it a POST, unless paginating (which reads).
+      method = !opts.paginate && (fields.length > 0 || opts.input !== undefined) ? 'POST' : 'GET';
     }
-    if (format === 'json') ctx.io.stdout.write(`${JSON.stringify(items, null, 2)}\n`);
-    if (walk.duplicates > 0)
-      ctx.note(
-        `Warning: ${walk.duplicates} record${walk.duplicates === 1 ? '' : 's'} came again on a later page (same id) and ${walk.duplicates === 1 ? 'is' : 'are'} printed once.`,
+    if (/^[a-z][a-z0-9+.-]*:\/\//i.test(path) || path.startsWith('//')) {
+      throw new UsageError(
+        'give a path, not a full URL',
+        'The host comes from --env / --base-url, so your token only goes there.',
       );
-    return 0;
-  }
-  const res = await client.request({ method, path, query, body, raw: true });
-  if (res.raw.length === 0) return 0;
-  const type = String(res.headers['content-type'] ?? '');
-  let parsed: unknown;
-  let isJson = false;
-  if (/json/i.test(type) || /^\s*[[{]/.test(res.raw.subarray(0, 64).toString('utf8'))) {
-    try {
-      parsed = JSON.parse(res.raw.toString('utf8'));
-      isJson = true;
-    } catch {
-      isJson = false;
     }
-  }
-  // Nested too deep to print again (JSON.stringify would overflow): the bytes as they came.
-  if (!isJson || nestedDeeperThan(parsed, MAX_JSON_DEPTH)) {
-    // On a terminal a person reads it: text through the one sanitiser (a server's escapes shown,
-    // not run). Piped or redirected, a PDF, an image, text: the bytes as they came.
-    if (ctx.io.stdoutIsTTY) ctx.out.write(res.raw.toString('utf8'));
-    else ctx.io.stdout.write(res.raw);
+    if (opts.paginate && method !== 'GET') throw new UsageError('--paginate works with GET only');
+    const format = ctx.format('json', ['json', 'ndjson']);
+
+    let body: Buffer | undefined;
+    let query: Query = {};
+    const fieldsInQuery =
+      method === 'GET' || method === 'HEAD' || method === 'DELETE' || opts.input !== undefined;
+    if (opts.input !== undefined) {
+      if (method === 'GET' || method === 'HEAD')
+        throw new UsageError(`--input sends a body, which ${method} does not take`);
+      body = await readInput(ctx, opts.input, '--input');
+      parseJsonInput(body, opts.input === '-' ? 'standard input' : opts.input);
+    }
+    if (fieldsInQuery) query = toQuery(fields);
+    else if (fields.length > 0) body = Buffer.from(JSON.stringify(nest(fields)));
+
+    const client = ctx.api();
+    if (opts.paginate) {
+      const items: unknown[] = [];
+      const walk = new PageWalk(path);
+      for await (const page of paginate(client, { path, query, all: true }, walk)) {
+        if (format === 'ndjson')
+          for (const item of page.items) ctx.io.stdout.write(`${JSON.stringify(item)}\n`);
+        else items.push(...page.items);
+      }
+      if (format === 'json') ctx.io.stdout.write(`${JSON.stringify(items, null, 2)}\n`);
+      if (walk.duplicates > 0)
+        ctx.note(
+          `Warning: ${walk.duplicates} record${walk.duplicates === 1 ? '' : 's'} came again on a later page (same id) and ${walk.duplicates === 1 ? 'is' : 'are'} printed once.`,
+        );
+      return 0;
+    }
+    const res = await client.request({ method, path, query, body, raw: true });
+    if (res.raw.length === 0) return 0;
+    const type = String(res.headers['content-type'] ?? '');
+    let parsed: unknown;
+    let isJson = false;
+    if (/json/i.test(type) || /^\s*[[{]/.test(res.raw.subarray(0, 64).toString('utf8'))) {
+      try {
+        parsed = JSON.parse(res.raw.toString('utf8'));
+        isJson = true;
+      } catch {
+        isJson = false;
+      }
+    }
+    // Nested too deep to print again (JSON.stringify would overflow): the bytes as they came.
+    if (!isJson || nestedDeeperThan(parsed, MAX_JSON_DEPTH)) {
+      // On a terminal a person reads it: text through the one sanitiser (a server's escapes shown,
+      // not run). Piped or redirected, a PDF, an image, text: the bytes as they came.
+      if (ctx.io.stdoutIsTTY) ctx.out.write(res.raw.toString('utf8'));
+      else ctx.io.stdout.write(res.raw);
+      return 0;
+    }
+    if (format === 'ndjson' && Array.isArray(parsed))
+      for (const item of parsed) ctx.io.stdout.write(`${JSON.stringify(item)}\n`);
+    else ctx.io.stdout.write(`${JSON.stringify(parsed, null, format === 'ndjson' ? 0 : 2)}\n`);
     return 0;
-  }
-  if (format === 'ndjson' && Array.isArray(parsed))
-    for (const item of parsed) ctx.io.stdout.write(`${JSON.stringify(item)}\n`);
-  else ctx.io.stdout.write(`${JSON.stringify(parsed, null, format === 'ndjson' ? 0 : 2)}\n`);
-  return 0;
-}
+  },
+});
 
 /** -F values: true, false, null and numbers become JSON values; everything else stays a string. */
 function typed(v: string): unknown {

@@ -1,14 +1,14 @@
 import { once } from 'node:events';
+import type { ListEndpoint } from '../api/endpoints/list.js';
 import { type PageMeta, PageWalk, paginate } from '../api/pages.js';
 import { checkListItems, readingAnswer } from '../api/shape.js';
-import type { Query } from '../api/url.js';
 import type { Context } from '../context.js';
+import { UsageError } from '../errors.js';
 import { type Column, renderList } from '../output/render.js';
+import { flag, int } from './options.js';
 
 export interface ListCommandOptions<T> {
-  path: string;
-  key?: string;
-  query?: Query;
+  endpoint: ListEndpoint<T>;
   page?: number | undefined;
   perPage?: number | undefined;
   all?: boolean | undefined;
@@ -28,6 +28,7 @@ export interface ListCommandOptions<T> {
 export async function listCommand<T>(ctx: Context, opts: ListCommandOptions<T>): Promise<number> {
   const format = ctx.format('table');
   const client = ctx.api();
+  const walkOpts = { ...opts.endpoint, page: opts.page, perPage: opts.perPage, all: opts.all };
   const records: T[] = [];
   let lastMeta: PageMeta | undefined;
   const walk = new PageWalk(`the ${opts.noun}`);
@@ -36,7 +37,7 @@ export async function listCommand<T>(ctx: Context, opts: ListCommandOptions<T>):
     // asked for, so memory stays flat; JSON keeps the bytes of one pretty-printed array.
     const out = ctx.io.stdout;
     let count = 0;
-    for await (const page of paginate<T>(client, opts, walk)) {
+    for await (const page of paginate<T>(client, walkOpts, walk)) {
       lastMeta = page.meta;
       let chunk = '';
       for (const r of page.items) {
@@ -54,7 +55,7 @@ export async function listCommand<T>(ctx: Context, opts: ListCommandOptions<T>):
     if (count === 0 && (format === 'json' || lastMeta?.total_count === 0)) ctx.note(opts.emptyHint);
     return 0;
   }
-  for await (const page of paginate<T>(client, opts, walk)) {
+  for await (const page of paginate<T>(client, walkOpts, walk)) {
     lastMeta = page.meta;
     const offset = records.length;
     readingAnswer(page.requestId, () => {
@@ -65,7 +66,7 @@ export async function listCommand<T>(ctx: Context, opts: ListCommandOptions<T>):
     records.push(...page.items);
   }
   if (walk.duplicates > 0) ctx.note(duplicatesNote(walk.duplicates));
-  await renderList(ctx, records, { format, columns: opts.columns, emptyHint: opts.emptyHint });
+  await renderList(ctx.sink(), records, { format, columns: opts.columns, emptyHint: opts.emptyHint });
   if (
     !opts.all &&
     format === 'table' &&
@@ -87,4 +88,15 @@ export async function listCommand<T>(ctx: Context, opts: ListCommandOptions<T>):
 /** Records a page walk dropped because an earlier page had them (same id). */
 export function duplicatesNote(n: number): string {
   return `Warning: ${n} record${n === 1 ? '' : 's'} came again on a later page (same id) and ${n === 1 ? 'is' : 'are'} listed once.`;
+}
+
+/** --page, --per-page and --all, as every paged list command takes them. */
+export const PAGING_OPTIONS = {
+  page: int('--page <n>', 'page number to fetch'),
+  perPage: int('--per-page <n>', 'records per page', { max: 1000 }),
+  all: flag('--all', 'fetch every page'),
+};
+
+export function checkPaging(opts: { page?: number | undefined; all?: boolean | undefined }): void {
+  if (opts.all && opts.page !== undefined) throw new UsageError('--all and --page cannot be used together');
 }

@@ -1,42 +1,50 @@
+import { createSsoUrl } from '../api/endpoints/sso.js';
 import { isLoopbackHost } from '../api/url.js';
-import type { Context, GlobalOptions } from '../context.js';
-import { CliError } from '../errors.js';
+import { CliError, ExitCode } from '../errors.js';
+import { defineCommand } from './define.js';
+import { flag } from './options.js';
 
 /**
  * Prints the one-time portal URL on stdout and nothing else. The URL is a credential: it is never
  * traced, logged or stored (the --verbose trace shows the request, never the answer's body).
  */
-export async function sso(ctx: Context, opts: GlobalOptions & { open?: boolean }): Promise<number> {
-  const format = ctx.format('table', ['table', 'json']);
-  const res = await ctx.api().request<{ url?: unknown }>({ method: 'POST', path: '/auth/sso' });
-  const url = res.data && typeof res.data === 'object' ? res.data.url : undefined;
-  if (typeof url !== 'string' || url === '') {
-    throw new CliError(
-      'the SSO answer has no URL',
-      1,
-      res.requestId ? `request id: ${res.requestId}` : undefined,
-    );
-  }
-  if (!isPortalUrl(url)) {
-    // Never shown: it is a credential, and it is not fit for a terminal or a browser.
-    throw new CliError(
-      'the SSO answer is not a single-line absolute https URL; it was not printed or opened',
-      1,
-      res.requestId ? `request id: ${res.requestId}` : undefined,
-    );
-  }
-  if (opts.open) {
-    if (await ctx.openUrl(url)) {
-      ctx.note('Opened the partner portal in your browser (the link works once).');
-      return 0;
+export default defineCommand({
+  path: ['sso'],
+  options: {
+    open: flag('--open', 'open it in the system browser'),
+  },
+  async run(ctx, _args, opts) {
+    const format = ctx.format('table', ['table', 'json']);
+    const res = await createSsoUrl(ctx.api());
+    const url = res.data && typeof res.data === 'object' ? res.data.url : undefined;
+    if (typeof url !== 'string' || url === '') {
+      throw new CliError(
+        'the SSO answer has no URL',
+        ExitCode.failure,
+        res.requestId ? `request id: ${res.requestId}` : undefined,
+      );
     }
-    ctx.note(
-      'No browser could be opened on this machine. Open this one-time URL yourself (it works once; do not share it):',
-    );
-  }
-  ctx.io.stdout.write(format === 'json' ? `${JSON.stringify({ url }, null, 2)}\n` : `${url}\n`);
-  return 0;
-}
+    if (!isPortalUrl(url)) {
+      // Never shown: it is a credential, and it is not fit for a terminal or a browser.
+      throw new CliError(
+        'the SSO answer is not a single-line absolute https URL; it was not printed or opened',
+        ExitCode.failure,
+        res.requestId ? `request id: ${res.requestId}` : undefined,
+      );
+    }
+    if (opts.open) {
+      if (await ctx.openUrl(url)) {
+        ctx.note('Opened the partner portal in your browser (the link works once).');
+        return 0;
+      }
+      ctx.note(
+        'No browser could be opened on this machine. Open this one-time URL yourself (it works once; do not share it):',
+      );
+    }
+    ctx.io.stdout.write(format === 'json' ? `${JSON.stringify({ url }, null, 2)}\n` : `${url}\n`);
+    return 0;
+  },
+});
 
 /**
  * A one-time portal link we are willing to print or open: one line (no whitespace, control,

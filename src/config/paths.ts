@@ -20,7 +20,3 @@ export function configDir(env: NodeJS.ProcessEnv, platform: NodeJS.Platform = pr
 }
 
 export const CONFIG_FILE_NAME = 'config.json';
-
-export function configFile(env: NodeJS.ProcessEnv): string {
-  return join(configDir(env), CONFIG_FILE_NAME);
-}

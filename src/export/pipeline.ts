@@ -1,6 +1,7 @@
 import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 import type { ApiClient } from '../api/client.js';
+import { REFERRALS_PATH } from '../api/endpoints/referrals.js';
 import { fetchPagesInOrder } from '../api/pages.js';
 import { readingAnswer } from '../api/shape.js';
 import type { Query } from '../api/url.js';
@@ -31,8 +32,6 @@ export interface ExportSummary {
   /** Referrals that came again on a later page (same id): written once, counted here. */
   duplicates: number;
 }
-
-const REFERRALS_PATH = '/referrals';
 
 /**
  * Every referral of every page, written as it arrives, in the API's order. Once page 1 gives

@@ -1,4 +1,4 @@
-import type { Context } from '../context.js';
+import type { Sink } from '../io.js';
 import { csvRow, flatten, unionKeys } from './csv.js';
 import type { OutputFormat } from './format.js';
 
@@ -15,12 +15,12 @@ export interface ListRenderOptions<T> {
 }
 
 /**
- * Renders a list: a table for people (through the one sanitiser, `ctx.out`), or every field the
+ * Renders a list: a table for people (through the one sanitiser, `sink.out`), or every field the
  * API sent for scripts (the raw stream, byte-faithful).
  */
-export async function renderList<T>(ctx: Context, records: T[], opts: ListRenderOptions<T>): Promise<void> {
-  const out = ctx.io.stdout;
-  if (records.length === 0 && opts.emptyHint) ctx.note(opts.emptyHint);
+export async function renderList<T>(sink: Sink, records: T[], opts: ListRenderOptions<T>): Promise<void> {
+  const out = sink.data;
+  if (records.length === 0 && opts.emptyHint) sink.err.line(opts.emptyHint);
   switch (opts.format) {
     case 'json':
       out.write(`${JSON.stringify(records, null, 2)}\n`);
@@ -39,11 +39,11 @@ export async function renderList<T>(ctx: Context, records: T[], opts: ListRender
     case 'table': {
       if (records.length === 0) return;
       const { renderTable } = await import('./table.js');
-      ctx.out.write(
+      sink.out.write(
         renderTable(
           opts.columns.map((c) => c.header),
           records.map((r) => opts.columns.map((c) => c.get(r))),
-          { color: ctx.colorLevel() > 0, width: ctx.io.stdoutIsTTY ? ctx.io.columns : undefined },
+          { color: sink.color, width: sink.width },
         ),
       );
       return;
@@ -53,12 +53,12 @@ export async function renderList<T>(ctx: Context, records: T[], opts: ListRender
 
 /** Renders one record: label/value lines for people, the object as sent for scripts. */
 export async function renderOne<T>(
-  ctx: Context,
+  sink: Sink,
   record: T,
   format: OutputFormat,
   fields: (record: T) => Array<[string, unknown]>,
 ): Promise<void> {
-  const out = ctx.io.stdout;
+  const out = sink.data;
   switch (format) {
     case 'json':
       out.write(`${JSON.stringify(record, null, 2)}\n`);
@@ -75,17 +75,8 @@ export async function renderOne<T>(
     }
     case 'table': {
       const { renderPairs } = await import('./table.js');
-      ctx.out.write(renderPairs(fields(record), { color: ctx.colorLevel() > 0 }));
+      sink.out.write(renderPairs(fields(record), { color: sink.color }));
       return;
     }
   }
-}
-
-/** How a value reads in a table cell. */
-export function cell(value: unknown): string {
-  if (value === null || value === undefined || value === '') return '-';
-  if (typeof value === 'string') return value;
-  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
-  if (Array.isArray(value)) return value.map(cell).join(', ');
-  return JSON.stringify(value);
 }

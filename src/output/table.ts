@@ -1,4 +1,3 @@
-import { cell } from './render.js';
 import { clean, joinSafe, type SafeText, style } from './text.js';
 
 /**
@@ -17,6 +16,15 @@ export interface TableOptions {
 }
 
 const GAP = '  ';
+
+/** How a value reads in a table cell. */
+export function cell(value: unknown): string {
+  if (value === null || value === undefined || value === '') return '-';
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  if (Array.isArray(value)) return value.map(cell).join(', ');
+  return JSON.stringify(value);
+}
 
 /** The table as SafeText: cells cleaned (escapes made visible) before they are measured and cut. */
 export function renderTable(headers: string[], rows: unknown[][], opts: TableOptions): SafeText {

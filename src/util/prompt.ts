@@ -1,5 +1,5 @@
-import type { IO, Prompter } from '../context.js';
 import { InterruptedError, UsageError } from '../errors.js';
+import type { IO, Prompter } from '../io.js';
 
 /** Prompts on the terminal through inquirer; refuses (exit 2) when stdin is not a terminal. */
 export function terminalPrompter(io: IO): Prompter {

@@ -2,6 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import '../reliability.js';
+import { COMMANDS } from '../../src/registry.js';
 import { mockFixture, run, tempDir } from '../helpers.js';
 
 /**
@@ -46,6 +47,11 @@ const CASES: Array<[string[], RegExp, string?]> = [
   [['config', 'set', 'env', 'qa'], /unknown environment "qa"/],
   [['config', 'set', 'base-url', 'not a url'], /is not a URL/],
   [['config', 'get'], /missing required argument 'key'/],
+  [['auth', 'status', '--chek'], /unknown option '--chek'/],
+  [['auth', 'logout', '--all'], /unknown option '--all'/],
+  [['config', 'list', '--all'], /unknown option '--all'/],
+  [['config', 'unset', 'token'], /the token is not a config value/],
+  [['config', 'path', '--open'], /unknown option '--open'/],
   // reference data
   [['cpt'], /missing required argument 'code'/],
   [['cpt', '7372'], /"7372" is not a CPT code/],
@@ -128,6 +134,14 @@ const CASES: Array<[string[], RegExp, string?]> = [
 ];
 
 describe('bad arguments: exit 2, one clear message, nothing sent', () => {
+  it('every command in the registry has a row (a command left out fails here)', () => {
+    // Commands with no argument or option a user can get wrong: their row is an unknown option.
+    const covered = (path: readonly string[]) =>
+      CASES.some(([argv]) => path.every((word, i) => argv[i] === word));
+    const missing = COMMANDS.map((c) => c.path.join(' ')).filter((p, i) => !covered(COMMANDS[i]!.path));
+    expect(missing).toEqual([]);
+  });
+
   it.for(CASES)('%j', async ([argv, message, stdin], { task }) => {
     const secretless =
       argv.includes('--secret-file') ||

@@ -204,7 +204,7 @@ describe('hostile deliveries to webhook verify and webhook listen', () => {
   });
 
   it('listen prints an unsigned request with a hostile event name as one escaped line', async () => {
-    const { main } = await import('../../src/cli.js');
+    const { main } = await import('../../src/main.js');
     const { InterruptedError } = await import('../../src/errors.js');
     const fake = fakeIO();
     const ac = new AbortController();

@@ -110,7 +110,7 @@ describe('an export interrupted', () => {
   it('restores the terminal: the progress bar is cleared and the cursor shown again', async () => {
     const ac = new AbortController();
     const fake = fakeIO({ stderrIsTTY: true });
-    const { main } = await import('../../src/cli.js');
+    const { main } = await import('../../src/main.js');
     const done = main(['referrals', 'export', '-o', join(dir.path, 'x.csv'), '--per-page', '20'], {
       io: fake.io,
       env: fx.env(),

@@ -433,7 +433,7 @@ describe('webhook listen', () => {
     const ac = new AbortController();
     const { fakeIO } = await import('../helpers.js');
     const fake = fakeIO();
-    const { main } = await import('../../src/cli.js');
+    const { main } = await import('../../src/main.js');
     const done = main(['webhook', 'listen', '--port', '0', '--secret-file', secretFile, ...args], {
       io: fake.io,
       env: {},

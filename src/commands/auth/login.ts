@@ -1,0 +1,105 @@
+import { tokenHeaderProblem } from '../../api/client.js';
+import { MODALITIES_PATH } from '../../api/endpoints/reference.js';
+import { normaliseBaseUrl } from '../../api/url.js';
+import { maskToken, originOf } from '../../config/store.js';
+import { ApiError, AuthError, CliError, ExitCode, exitCodeOf, UsageError } from '../../errors.js';
+import { readAll } from '../../util/stdin.js';
+import { defineCommand } from '../define.js';
+import { flag, negate } from '../options.js';
+
+/** The token check is the cheapest request: the modalities list. */
+export default defineCommand({
+  path: ['auth', 'login'],
+  options: {
+    withToken: flag('--with-token', 'read the token from standard input'),
+    verify: negate('--no-verify', 'store the token without checking it against the API'),
+  },
+  async run(ctx, _args, opts) {
+    const env = ctx.environment().value;
+    const baseUrl = ctx.globals.baseUrl
+      ? normaliseBaseUrl(ctx.globals.baseUrl, '--base-url')
+      : ctx.baseUrl(env).value;
+    if (!baseUrl) {
+      throw new UsageError(
+        `no base URL is set for the ${env} environment`,
+        `Give it once: imaging auth login --env ${env} --base-url https://…`,
+      );
+    }
+    // A base URL from the environment (a .envrc, a CI variable) is not enough to send a new token
+    // to another origin than the one stored for this environment: the user names it with --base-url.
+    const storedBase = ctx.config.environment(env).base_url;
+    if (!ctx.globals.baseUrl && storedBase && ctx.env.IMAGING_BASE_URL) {
+      const stored = normaliseBaseUrl(storedBase, `config base-url (${env})`);
+      if (originOf(stored) !== originOf(baseUrl)) {
+        throw new UsageError(
+          `IMAGING_BASE_URL (${baseUrl}) is another origin than the stored base-url of ${env} (${stored}); the token is not sent until you say which`,
+          `For that server: imaging auth login${env === 'sandbox' ? '' : ` --env ${env}`} --base-url ${baseUrl}; for the stored one, unset IMAGING_BASE_URL.`,
+        );
+      }
+    }
+    let token: string;
+    if (opts.withToken) {
+      if (ctx.io.stdinIsTTY) ctx.note('Paste the token, then press Ctrl-D:');
+      token = (await readAll(ctx.io.stdin, 64 * 1024, 'the token', ctx.signal)).toString('utf8').trim();
+    } else {
+      if (!ctx.io.stdinIsTTY) {
+        throw new UsageError(
+          'standard input is not a terminal, so there is no one to ask for the token',
+          'Pipe it in instead: imaging auth login --with-token < token.txt',
+        );
+      }
+      const prompter = await ctx.prompter();
+      token = (await prompter.secret(`API token for ${env} (${baseUrl}):`)).trim();
+    }
+    if (token === '') throw new UsageError('the token is empty');
+    const problem = tokenHeaderProblem(token);
+    if (problem)
+      throw new AuthError(
+        `this token cannot be sent: ${problem}; it was not stored`,
+        'Copy it again from where it was issued.',
+      );
+    if (/\s/.test(token)) throw new UsageError('the token contains white space; check what was pasted');
+
+    if (opts.verify !== false) {
+      const client = ctx.buildClient(baseUrl, token);
+      try {
+        await client.request({ path: MODALITIES_PATH });
+      } catch (err) {
+        if (err instanceof ApiError && err.status === 401) {
+          throw new CliError(
+            `the ${env} API refused this token (${err.code ?? 'unauthorized'}); it was not stored`,
+            ExitCode.auth,
+            err.code === 'api_token_expired'
+              ? 'The sandbox token has expired: request an extension or a new one.'
+              : 'Check that the token is for this environment (a sandbox token fails on production).',
+          );
+        }
+        if (err instanceof CliError) {
+          throw new CliError(
+            `could not verify the token: ${err.message}; it was not stored`,
+            exitCodeOf(err),
+            'Check the base URL, or store it without checking: --no-verify',
+          );
+        }
+        throw err;
+      } finally {
+        client.close();
+      }
+    }
+
+    await ctx.config.update((c) => {
+      c.environments ??= {};
+      const settings = (c.environments[env] ??= {});
+      settings.token = token;
+      // The token is bound to the origin it was given for, and is sent nowhere else.
+      settings.token_origin = originOf(baseUrl);
+      if (ctx.globals.baseUrl) settings.base_url = baseUrl;
+    });
+    ctx.note(
+      `Logged in to ${env} (${baseUrl}) with token ${maskToken(token)}${opts.verify === false ? ' (not verified)' : ''}; it is sent only to ${originOf(baseUrl)}.`,
+    );
+    if (ctx.env.IMAGING_TOKEN)
+      ctx.note('Note: IMAGING_TOKEN is set in this shell and wins over the stored token.');
+    return 0;
+  },
+});

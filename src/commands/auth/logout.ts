@@ -1,0 +1,23 @@
+import { defineCommand } from '../define.js';
+
+export default defineCommand({
+  path: ['auth', 'logout'],
+  async run(ctx) {
+    const env = ctx.environment().value;
+    const had = Boolean(ctx.config.environment(env).token);
+    if (had) {
+      await ctx.config.update((c) => {
+        const settings = c.environments?.[env];
+        if (settings) {
+          delete settings.token;
+          delete settings.token_origin;
+        }
+      });
+      ctx.note(`Logged out of ${env}: the stored token was removed.`);
+    } else {
+      ctx.note(`No token is stored for ${env}; nothing to do.`);
+    }
+    if (ctx.env.IMAGING_TOKEN) ctx.note('Note: IMAGING_TOKEN is still set in this shell and is still used.');
+    return 0;
+  },
+});

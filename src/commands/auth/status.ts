@@ -1,0 +1,136 @@
+import { MODALITIES_PATH } from '../../api/endpoints/reference.js';
+import { normaliseBaseUrl } from '../../api/url.js';
+import { defaultBaseUrl, ENVIRONMENTS, type EnvironmentName } from '../../config/environments.js';
+import { maskToken, originOf, storedTokenOrigin } from '../../config/store.js';
+import type { Context } from '../../context.js';
+import { ApiError, AuthError, ExitCode, exitCodeOf } from '../../errors.js';
+import { renderList } from '../../output/render.js';
+import { defineCommand } from '../define.js';
+import { flag } from '../options.js';
+
+interface StatusRow {
+  environment: EnvironmentName;
+  active: boolean;
+  base_url: string | null;
+  base_url_source: string;
+  token_source: string;
+  token: string | null;
+  /** Where the stored token may be sent; null for IMAGING_TOKEN and the emulator's default (anywhere). */
+  token_origin: string | null;
+  /** False when the token is bound to another origin than the base URL, so it is not sent. */
+  token_usable: boolean;
+  check?: string;
+  check_code?: number;
+}
+
+export default defineCommand({
+  path: ['auth', 'status'],
+  options: {
+    check: flag('--check', 'make one request per environment to check the token'),
+  },
+  async run(ctx, _args, opts) {
+    const active = ctx.environment();
+    const envs: EnvironmentName[] = ctx.globals.env ? [active.value] : [...ENVIRONMENTS];
+    const rows: StatusRow[] = [];
+    for (const env of envs) {
+      const isActive = env === active.value;
+      // --base-url and IMAGING_BASE_URL apply to the active environment only.
+      const base = isActive ? ctx.baseUrl(env) : storedOrDefault(ctx, env);
+      const tok = ctx.token(env);
+      const stored = ctx.config.environment(env);
+      // Compared as an origin, exactly as requests compare it (a hand-edited "HTTP://127.1:4451/").
+      let origin = tok.source === 'config' ? (storedTokenOrigin(stored) ?? null) : null;
+      let usable = true;
+      // --check sends the token: an old unbound one is bound first, as any request-making command
+      // does, and not at all when the base URL in use may not bind it.
+      if (!origin && opts.check && tok.source === 'config' && base.value) {
+        try {
+          origin = ctx.tokenOrigin(env, normaliseBaseUrl(base.value));
+        } catch (err) {
+          if (!(err instanceof AuthError)) throw err;
+          usable = false;
+        }
+      }
+      if (origin && base.value) {
+        try {
+          usable = originOf(base.value) === origin;
+        } catch {
+          usable = false;
+        }
+      }
+      rows.push({
+        environment: env,
+        active: isActive,
+        base_url: base.value ?? null,
+        base_url_source: base.source,
+        token_source: tok.source,
+        token: tok.value ? maskToken(tok.value) : null,
+        token_origin: origin,
+        token_usable: usable,
+      });
+    }
+    let exitCode = 0;
+    if (opts.check) {
+      for (const row of rows) {
+        const env = row.environment;
+        const token = ctx.token(env).value;
+        if (!row.base_url || !token) {
+          row.check = row.base_url ? 'no token' : 'no base URL';
+          continue;
+        }
+        if (!row.token_usable) {
+          row.check = row.token_origin
+            ? 'not sent: the token belongs to another origin'
+            : 'not sent: the token has no origin yet (imaging config set base-url URL binds it)';
+          row.check_code = ExitCode.auth;
+          if (exitCode === 0 || row.active) exitCode = ExitCode.auth;
+          continue;
+        }
+        const client = ctx.buildClient(row.base_url, token);
+        try {
+          await client.request({ path: MODALITIES_PATH, retry: false });
+          row.check = 'ok';
+        } catch (err) {
+          row.check =
+            err instanceof ApiError ? `${err.status} ${err.code ?? ''}`.trim() : (err as Error).message;
+          row.check_code = exitCodeOf(err);
+          if (exitCode === 0 || row.active) exitCode = row.check_code;
+        } finally {
+          client.close();
+        }
+      }
+    }
+    const format = ctx.format('table');
+    await renderList(ctx.sink(), rows, {
+      format,
+      columns: [
+        { header: '', get: (r) => (r.active ? '*' : ' ') },
+        { header: 'Environment', get: (r) => r.environment },
+        { header: 'Base URL', get: (r) => (r.base_url ? `${r.base_url} (${r.base_url_source})` : 'not set') },
+        { header: 'Token', get: (r) => (r.token ? `${r.token} (${r.token_source})` : 'not logged in') },
+        { header: 'Token origin', get: tokenOriginCell },
+        ...(opts.check ? [{ header: 'Check', get: (r: StatusRow) => r.check ?? '' }] : []),
+      ],
+    });
+    if (format === 'table')
+      ctx.note(`* active environment (${active.source === 'default' ? 'default' : `from ${active.source}`})`);
+    return exitCode;
+  },
+});
+
+function tokenOriginCell(r: StatusRow): string {
+  if (!r.token) return '-';
+  if (r.token_source !== 'config') return 'any (not stored)';
+  if (!r.token_origin)
+    return r.token_usable
+      ? 'not bound yet (bound on first use to the stored or default base URL)'
+      : 'not bound yet: not sent (imaging config set base-url URL binds it)';
+  return r.token_usable ? r.token_origin : `${r.token_origin} (not this base URL: not sent)`;
+}
+
+function storedOrDefault(ctx: Context, env: EnvironmentName): { value: string | undefined; source: string } {
+  const stored = ctx.config.environment(env).base_url;
+  if (stored) return { value: stored, source: 'config' };
+  const def = defaultBaseUrl(env);
+  return def ? { value: def, source: 'default' } : { value: undefined, source: 'none' };
+}

@@ -1,0 +1,32 @@
+import { ENVIRONMENTS } from '../../config/environments.js';
+import { maskToken } from '../../config/store.js';
+import { renderList } from '../../output/render.js';
+import { defineCommand } from '../define.js';
+import type { Row } from './keys.js';
+
+export default defineCommand({
+  path: ['config', 'list'],
+  async run(ctx) {
+    const stored = ctx.config.read();
+    const rows: Row[] = [{ key: 'env', environment: '', value: stored.env ?? '' }];
+    for (const env of ENVIRONMENTS) {
+      const s = stored.environments?.[env];
+      if (s?.base_url) rows.push({ key: 'base-url', environment: env, value: s.base_url });
+      if (s?.token) rows.push({ key: 'token', environment: env, value: maskToken(s.token) });
+      if (s?.token && s.token_origin)
+        rows.push({ key: 'token-origin', environment: env, value: s.token_origin });
+    }
+    const format = ctx.format('table');
+    const shown = rows.filter((r) => r.value !== '');
+    await renderList(ctx.sink(), shown, {
+      format,
+      columns: [
+        { header: 'Key', get: (r) => r.key },
+        { header: 'Environment', get: (r) => r.environment || '(all)' },
+        { header: 'Value', get: (r) => r.value },
+      ],
+      emptyHint: `Nothing is stored yet (${ctx.config.path}).`,
+    });
+    return 0;
+  },
+});

@@ -1,0 +1,9 @@
+import { defineCommand } from '../define.js';
+
+export default defineCommand({
+  path: ['config', 'path'],
+  async run(ctx) {
+    ctx.io.stdout.write(`${ctx.config.path}\n`);
+    return 0;
+  },
+});

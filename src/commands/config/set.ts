@@ -1,0 +1,53 @@
+import { normaliseBaseUrl } from '../../api/url.js';
+import { type EnvironmentName, parseEnvironment } from '../../config/environments.js';
+import { originOf, storedTokenOrigin } from '../../config/store.js';
+import { defineCommand } from '../define.js';
+import { arg } from '../options.js';
+import { oldBaseOrigin, parseKey } from './keys.js';
+
+export default defineCommand({
+  path: ['config', 'set'],
+  args: [arg('<key>', 'env or base-url'), arg('<value>', 'the value')],
+  async run(ctx, [key, value]) {
+    const k = parseKey(key);
+    if (k === 'env') {
+      const env = parseEnvironment(value, 'env');
+      await ctx.config.update((c) => {
+        c.env = env;
+      });
+      ctx.note(`Default environment set to ${env}.`);
+      return 0;
+    }
+    const env: EnvironmentName = ctx.environment().value;
+    const url = normaliseBaseUrl(value, 'base-url');
+    const before = ctx.config.environment(env);
+    // A token stored by an older version is bound to the base URL it was used with, before that
+    // changes; with no base URL stored, to the one the user types now (on purpose, and said so).
+    let bound = before.token ? storedTokenOrigin(before) : undefined;
+    let newlyBound = false;
+    if (before.token && !bound) {
+      bound = oldBaseOrigin(before.base_url) ?? originOf(url);
+      newlyBound = true;
+    }
+    await ctx.config.update((c) => {
+      c.environments ??= {};
+      const settings = (c.environments[env] ??= {});
+      settings.base_url = url;
+      if (bound) settings.token_origin = bound;
+    });
+    ctx.note(`base-url for ${env} set to ${url}.`);
+    if (newlyBound)
+      ctx.note(
+        `Note: the stored ${env} token had no origin recorded (a config from an older version); it is now bound to ${bound} and will be sent only there.`,
+      );
+    if (bound && bound !== originOf(url)) {
+      ctx.note(
+        `Note: the stored ${env} token belongs to ${bound} and will not be sent to ${originOf(url)}. Log in for the new base URL: imaging auth login${env === 'sandbox' ? '' : ` --env ${env}`}`,
+      );
+    }
+    if (url.startsWith('http://') && !/^http:\/\/(127\.|localhost|\[::1\])/.test(url)) {
+      ctx.note('Warning: plain http. The token will not be sent to this host; use https.');
+    }
+    return 0;
+  },
+});

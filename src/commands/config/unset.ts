@@ -1,0 +1,33 @@
+import { storedTokenOrigin } from '../../config/store.js';
+import { defineCommand } from '../define.js';
+import { arg } from '../options.js';
+import { oldBaseOrigin, parseKey } from './keys.js';
+
+export default defineCommand({
+  path: ['config', 'unset'],
+  args: [arg('<key>', 'env or base-url')],
+  async run(ctx, [key]) {
+    const k = parseKey(key);
+    const env = ctx.environment().value;
+    // The stored base URL is the only record of where an old, unbound token belongs: bind the token
+    // to it first, so that no base URL given later (IMAGING_BASE_URL) can capture it.
+    const before = ctx.config.environment(env);
+    const bind =
+      k === 'base-url' && before.token && !storedTokenOrigin(before)
+        ? oldBaseOrigin(before.base_url)
+        : undefined;
+    await ctx.config.update((c) => {
+      if (k === 'env') delete c.env;
+      else if (c.environments?.[env]) {
+        delete c.environments[env].base_url;
+        if (bind) c.environments[env].token_origin = bind;
+      }
+    });
+    ctx.note(k === 'env' ? 'Default environment unset (sandbox).' : `base-url for ${env} unset.`);
+    if (bind)
+      ctx.note(
+        `Note: the stored ${env} token had no origin recorded (a config from an older version); it stays bound to ${bind} and will be sent only there.`,
+      );
+    return 0;
+  },
+});

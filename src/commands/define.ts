@@ -1,0 +1,38 @@
+import type { Context } from '../context.js';
+import type { ArgSpec, InferArgs, InferOptions, OptionSpecs } from './options.js';
+
+/**
+ * One command: its words, arguments and options beside the handler that uses them (as wrangler's
+ * createCommand and gh's NewCmd…). `run` gets its positional arguments and its own options typed
+ * from the specs; the global options are on `ctx.globals`. Its one-line summary lives in the
+ * registry (root help lists commands without loading them). Keep heavy imports inside `run`
+ * (`await import()`): building the invoked group loads every definition of that group.
+ */
+export interface CommandDefinition<
+  O extends OptionSpecs = OptionSpecs,
+  A extends readonly ArgSpec[] = readonly ArgSpec[],
+> {
+  /** The words that invoke it: ['referrals', 'list'] or ['cpt']. */
+  readonly path: readonly string[];
+  /** Longer help than the registry's summary, when it needs one. */
+  readonly description?: string;
+  readonly args?: A;
+  readonly options?: O;
+  readonly examples?: readonly string[];
+  run(
+    ctx: Context,
+    args: InferArgs<A>,
+    opts: InferOptions<O>,
+  ): Promise<number | undefined> | number | undefined;
+}
+
+export function defineCommand<
+  const O extends OptionSpecs = Record<string, never>,
+  const A extends readonly ArgSpec[] = [],
+>(def: CommandDefinition<O, A>): CommandDefinition<O, A> {
+  return def;
+}
+
+/** A definition of any command, as the program and the tests handle them. */
+// biome-ignore lint/suspicious/noExplicitAny: the handler's own types are checked where it is defined
+export type AnyCommand = CommandDefinition<any, any>;

@@ -1,0 +1,28 @@
+import { lawFirms } from '../../api/endpoints/law-firms.js';
+import { expectTexts } from '../../api/shape.js';
+import { UsageError } from '../../errors.js';
+import { LAW_FIRM_TEXT, lawFirmColumns } from '../../output/columns/law-firms.js';
+import { defineCommand } from '../define.js';
+import { checkPaging, listCommand, PAGING_OPTIONS } from '../list.js';
+import { arg } from '../options.js';
+
+export default defineCommand({
+  path: ['law-firms', 'search'],
+  args: [arg('<query>', 'matched against name and contact fields')],
+  options: PAGING_OPTIONS,
+  async run(ctx, [query], opts) {
+    const q = query.trim();
+    if (q === '') throw new UsageError('the search query is empty');
+    checkPaging(opts);
+    return listCommand(ctx, {
+      endpoint: lawFirms(q),
+      page: opts.page,
+      perPage: opts.perPage,
+      all: opts.all,
+      noun: 'law firms',
+      check: (f, i) => expectTexts(f as Record<string, unknown>, `law firms: item ${i + 1}`, LAW_FIRM_TEXT),
+      columns: lawFirmColumns,
+      emptyHint: `No law firms match "${q}". To request a new one: imaging law-firms create --name … --city … --state …`,
+    });
+  },
+});

@@ -1,0 +1,197 @@
+/**
+ * Option specs: data that the parser (program.ts), the help and, later, shell completion read.
+ * A command declares its options as an object of these, keyed by the name commander gives the
+ * value (`--per-page` -> `perPage`); `InferOptions` turns that object into the type `run()` gets,
+ * so renaming an option is a type error in its handler. Pure checks (whole numbers, ranges,
+ * choices) run here, while parsing: a usage error (exit 2) before any request. Nothing here
+ * imports commander: program.ts turns an `OptionValueError` into commander's own message.
+ */
+
+export type OptionKind = 'flag' | 'negate' | 'int' | 'port' | 'text' | 'file' | 'choice' | 'list' | 'pairs';
+
+export interface OptionSpec<T = unknown, Always extends boolean = boolean> {
+  readonly kind: OptionKind;
+  /** As commander reads them: '-o, --output <file>', '--all', '--no-color'. */
+  readonly flags: string;
+  readonly description: string;
+  /** Turns one given value (and the earlier ones, for a repeatable option) into the option's value. */
+  readonly parse?: ((value: string, previous: T | undefined) => T) | undefined;
+  readonly defaultValue?: T | undefined;
+  readonly required?: boolean | undefined;
+  /** The values a choice takes (help, parsing, completion). */
+  readonly choices?: readonly string[] | undefined;
+  /** Phantom: whether the value is always there (a default, a required option, a negatable flag). */
+  readonly always?: Always;
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: each spec keeps its own value type
+export type OptionSpecs = Readonly<Record<string, OptionSpec<any, boolean>>>;
+
+type ValueOf<S> = S extends OptionSpec<infer T, infer A> ? (A extends true ? T : T | undefined) : never;
+
+/** The type of the options object a handler receives. */
+export type InferOptions<O extends OptionSpecs> = { -readonly [K in keyof O]: ValueOf<O[K]> };
+
+/** A bad option value: program.ts reports it as commander reports any invalid argument (exit 2). */
+export class OptionValueError extends Error {}
+
+/** Whether the option takes a value (`<x>` or `[x]` in its flags). */
+export const takesValue = (spec: Pick<OptionSpec, 'flags'>) => /[<[]/.test(spec.flags);
+
+/** The long name of the option: '--per-page' of '--per-page <n>'. */
+export const longName = (spec: Pick<OptionSpec, 'flags'>) => spec.flags.match(/--[\w-]+/)?.[0] ?? spec.flags;
+
+// ---- the helpers ----
+
+/** A switch: true when given. */
+export function flag(flags: string, description: string): OptionSpec<boolean, false> {
+  return { kind: 'flag', flags, description };
+}
+
+/** '--no-x': true unless given. */
+export function negate(flags: `--no-${string}`, description: string): OptionSpec<boolean, true> {
+  return { kind: 'negate', flags, description };
+}
+
+export interface IntOptions {
+  /** 1 (default) or 0. */
+  min?: 0 | 1;
+  max?: number;
+}
+
+/** A whole number: "--page must be a whole number, not …", "… must be between 1 and N, not …". */
+// With a default, the value is always there.
+export function int(
+  flags: string,
+  description: string,
+  opts: IntOptions & { default: number },
+): OptionSpec<number, true>;
+export function int(flags: string, description: string, opts?: IntOptions): OptionSpec<number, false>;
+export function int(
+  flags: string,
+  description: string,
+  opts: IntOptions & { default?: number } = {},
+): OptionSpec<number> {
+  const name = longName({ flags });
+  const min = opts.min ?? 1;
+  const max = opts.max ?? Number.MAX_SAFE_INTEGER;
+  return {
+    kind: 'int',
+    flags,
+    description,
+    defaultValue: opts.default,
+    parse: (value) => {
+      const v = value.trim();
+      if (!/^\d+$/.test(v)) throw new OptionValueError(`${name} must be a whole number, not "${value}".`);
+      const n = Number(v);
+      if (min === 1 && (n < 1 || n > max))
+        throw new OptionValueError(`${name} must be between 1 and ${max}, not ${value}.`);
+      return n;
+    },
+  };
+}
+
+/** A TCP port, 0 to 65535 (0 picks a free one). */
+export function port(flags: string, description: string, opts: { default: number }): OptionSpec<number, true>;
+export function port(flags: string, description: string): OptionSpec<number, false>;
+export function port(
+  flags: string,
+  description: string,
+  opts: { default?: number } = {},
+): OptionSpec<number> {
+  return {
+    kind: 'port',
+    flags,
+    description,
+    defaultValue: opts.default,
+    parse: (value) => {
+      const v = value.trim();
+      if (!/^\d+$/.test(v) || Number(v) > 65535)
+        throw new OptionValueError(`must be a port from 0 to 65535, not "${value}".`);
+      return Number(v);
+    },
+  };
+}
+
+/** Free text, checked (if at all) by the handler. */
+export function text(flags: string, description: string, opts: { required: true }): OptionSpec<string, true>;
+export function text(flags: string, description: string): OptionSpec<string, false>;
+export function text(
+  flags: string,
+  description: string,
+  opts: { required?: boolean } = {},
+): OptionSpec<string> {
+  return { kind: 'text', flags, description, required: opts.required };
+}
+
+/** A file path ('-' for standard input where the command says so): completion offers files. */
+export function file(flags: string, description: string, opts: { required: true }): OptionSpec<string, true>;
+export function file(flags: string, description: string): OptionSpec<string, false>;
+export function file(
+  flags: string,
+  description: string,
+  opts: { required?: boolean } = {},
+): OptionSpec<string> {
+  return { kind: 'file', flags, description, required: opts.required };
+}
+
+/**
+ * One of a fixed set of values. Without `parse`, commander checks it ("Allowed choices are …");
+ * with it, the command's own check and message.
+ */
+export function choice<const C extends string>(
+  flags: string,
+  choices: readonly C[],
+  description: string,
+  opts: { default?: undefined; parse?: (value: string) => C } = {},
+): OptionSpec<C, false> {
+  return {
+    kind: 'choice',
+    flags,
+    description,
+    choices,
+    defaultValue: opts.default,
+    parse: opts.parse,
+  };
+}
+
+/** A repeatable option: every value, in order. */
+export function list(flags: string, description: string): OptionSpec<string[], false> {
+  return { kind: 'list', flags, description, parse: (v, prev) => [...(prev ?? []), v] };
+}
+
+/** A repeatable KEY=VALUE option: the pairs, in order. */
+export function pairs(flags: string, description: string): OptionSpec<Array<[string, string]>, false> {
+  return {
+    kind: 'pairs',
+    flags,
+    description,
+    parse: (value, previous) => {
+      const i = value.indexOf('=');
+      if (i <= 0) throw new OptionValueError(`expected KEY=VALUE, not "${value}".`);
+      return [...(previous ?? []), [value.slice(0, i), value.slice(i + 1)]];
+    },
+  };
+}
+
+// ---- positional arguments ----
+
+export interface ArgSpec<Required extends boolean = boolean> {
+  /** '<code>' (required) or '[query]' (optional). */
+  readonly name: string;
+  readonly description: string;
+  readonly required: Required;
+}
+
+export function arg<const N extends string>(
+  name: N,
+  description: string,
+): ArgSpec<N extends `<${string}>` ? true : false> {
+  return { name, description, required: name.startsWith('<') } as unknown as ArgSpec<
+    N extends `<${string}>` ? true : false
+  >;
+}
+
+export type InferArgs<A extends readonly ArgSpec[]> = {
+  -readonly [I in keyof A]: A[I] extends ArgSpec<true> ? string : string | undefined;
+};

@@ -1,0 +1,29 @@
+import { listBodyParts } from '../../api/endpoints/reference.js';
+import type { BodyPart } from '../../api/types.js';
+import { UsageError } from '../../errors.js';
+import { BODY_PART_TEXT, bodyPartColumns } from '../../output/columns/reference.js';
+import { renderList } from '../../output/render.js';
+import { defineCommand } from '../define.js';
+import { text } from '../options.js';
+import { readReferenceList } from './read.js';
+
+export default defineCommand({
+  path: ['body-parts'],
+  options: {
+    modality: text('--modality <name-or-id>', 'only body parts for this modality'),
+  },
+  async run(ctx, _args, opts) {
+    const format = ctx.format('table');
+    const modality = opts.modality?.trim();
+    if (opts.modality !== undefined && !modality) throw new UsageError('--modality needs a name or an id');
+    const res = await listBodyParts(ctx.api(), { modality });
+    await renderList(ctx.sink(), readReferenceList<BodyPart>(res, 'body parts', format, BODY_PART_TEXT), {
+      format,
+      columns: bodyPartColumns,
+      emptyHint: modality
+        ? `No body parts for modality "${modality}" (see: imaging modalities).`
+        : 'No body parts were returned.',
+    });
+    return 0;
+  },
+});

@@ -1,0 +1,42 @@
+import { icd10Codes } from '../../api/endpoints/reference.js';
+import { expectTexts } from '../../api/shape.js';
+import { UsageError } from '../../errors.js';
+import { ICD10_TEXT, icd10Columns } from '../../output/columns/reference.js';
+import { isUuid } from '../../util/args.js';
+import { defineCommand } from '../define.js';
+import { checkPaging, listCommand, PAGING_OPTIONS } from '../list.js';
+import { arg, text } from '../options.js';
+
+export default defineCommand({
+  path: ['icd10'],
+  args: [arg('[query]', 'matched against code or short description')],
+  options: {
+    ids: text('--ids <uuids>', 'comma-separated ICD-10 ids to include and prioritise'),
+    ...PAGING_OPTIONS,
+  },
+  async run(ctx, [query], opts) {
+    const ids = opts.ids === undefined ? undefined : splitIds(opts.ids);
+    checkPaging(opts);
+    return listCommand(ctx, {
+      endpoint: icd10Codes({ q: query?.trim() || undefined, ids }),
+      page: opts.page,
+      perPage: opts.perPage,
+      all: opts.all,
+      noun: 'ICD-10 codes',
+      check: (x, i) => expectTexts(x as Record<string, unknown>, `ICD-10 codes: item ${i + 1}`, ICD10_TEXT),
+      columns: icd10Columns,
+      emptyHint: query ? `No ICD-10 codes match "${query}".` : 'No ICD-10 codes were returned.',
+    });
+  },
+});
+
+function splitIds(value: string): string[] {
+  const ids = value
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+  if (ids.length === 0) throw new UsageError('--ids needs at least one id');
+  const bad = ids.filter((id) => !isUuid(id));
+  if (bad.length > 0) throw new UsageError(`--ids: not a UUID: ${bad.join(', ')}`);
+  return ids;
+}

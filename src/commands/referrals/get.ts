@@ -1,0 +1,31 @@
+import { getReferral } from '../../api/endpoints/referrals.js';
+import { readingAnswer } from '../../api/shape.js';
+import { UsageError } from '../../errors.js';
+import { checkReferral } from '../../referrals/check.js';
+import { renderReferral } from '../../referrals/detail.js';
+import { isUuid } from '../../util/args.js';
+import { defineCommand } from '../define.js';
+import { arg } from '../options.js';
+
+export default defineCommand({
+  path: ['referrals', 'get'],
+  args: [arg('<id>', 'referral id (UUID)')],
+  async run(ctx, [id]) {
+    const rid = id.trim();
+    if (!isUuid(rid))
+      throw new UsageError(`"${id}" is not a referral id (a UUID)`, 'List them with: imaging referrals list');
+    const format = ctx.format('table', ['table', 'json']);
+    const res = await getReferral(ctx.api(), rid);
+    if (format === 'json') {
+      // Exactly as the API sent it.
+      ctx.io.stdout.write(res.raw);
+      if (res.raw.length === 0 || res.raw[res.raw.length - 1] !== 0x0a) ctx.io.stdout.write('\n');
+      return 0;
+    }
+    readingAnswer(res.requestId, () => checkReferral(res.data));
+    ctx.out.write(
+      renderReferral(res.data, { color: ctx.colorLevel() > 0, timeZone: ctx.env.TZ || undefined }),
+    );
+    return 0;
+  },
+});

@@ -1,0 +1,24 @@
+import { referrals } from '../../api/endpoints/referrals.js';
+import { referralColumns } from '../../output/columns/referrals.js';
+import { checkReferral } from '../../referrals/check.js';
+import { defineCommand } from '../define.js';
+import { checkPaging, listCommand, PAGING_OPTIONS } from '../list.js';
+import { PARAM_OPTION, paramsQuery } from './params.js';
+
+export default defineCommand({
+  path: ['referrals', 'list'],
+  options: { ...PAGING_OPTIONS, param: PARAM_OPTION },
+  async run(ctx, _args, opts) {
+    checkPaging(opts);
+    return listCommand(ctx, {
+      endpoint: referrals(paramsQuery(opts.param)),
+      page: opts.page,
+      perPage: opts.perPage,
+      all: opts.all,
+      noun: 'referrals',
+      columns: referralColumns,
+      check: (r, i) => checkReferral(r, `referral item ${i + 1}`),
+      emptyHint: 'No referrals match.',
+    });
+  },
+});

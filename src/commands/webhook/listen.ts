@@ -1,0 +1,101 @@
+import { CliError, UsageError } from '../../errors.js';
+import { safe } from '../../output/text.js';
+import { requireHttpUrl } from '../../util/args.js';
+import { loadSecret } from '../../webhook/secret.js';
+import { defineCommand } from '../define.js';
+import { flag, port, text } from '../options.js';
+import {
+  HEADER_OPTIONS,
+  headerNames,
+  MAX_WEBHOOK_BYTES,
+  parseEncoding,
+  parseSeconds,
+  summaryLine,
+  verdictJson,
+} from './shared.js';
+
+/** Runs a local receiver until Ctrl-C / SIGTERM; one line per delivery on stdout (NDJSON with --json). */
+export default defineCommand({
+  path: ['webhook', 'listen'],
+  options: {
+    port: port('--port <n>', 'port (default 4030; 0 picks a free one)'),
+    path: text('--path <path>', 'only this path (default: any)'),
+    forwardTo: text('--forward-to <url>', 'pass valid deliveries on to your endpoint, unchanged'),
+    tolerance: text('--tolerance <seconds>', 'timestamp tolerance (default 300)'),
+    encoding: text('--encoding <encoding>', 'digest text: auto (default), hex or base64'),
+    allowUnsigned: flag('--allow-unsigned', 'accept unsigned referral.auto_book_completed deliveries'),
+    ...HEADER_OPTIONS,
+  },
+  async run(ctx, _args, opts) {
+    const names = headerNames(opts);
+    const encoding = parseEncoding(opts.encoding, true);
+    const tolerance = parseSeconds('--tolerance', opts.tolerance) ?? 300;
+    const format = ctx.format('table', ['table', 'json', 'ndjson']);
+    if (opts.path !== undefined && !opts.path.startsWith('/'))
+      throw new UsageError(`--path must start with /, not "${opts.path}"`);
+    if (opts.forwardTo !== undefined) requireHttpUrl('--forward-to', opts.forwardTo);
+    const secret = await loadSecret(ctx, opts);
+    for (const w of secret.warnings) ctx.note(safe`warning: ${w}`);
+    const { startListener } = await import('../../webhook/listener.js');
+    const { InterruptedError } = await import('../../errors.js');
+    let listener: Awaited<ReturnType<typeof startListener>>;
+    try {
+      listener = await startListener({
+        port: opts.port ?? 4030,
+        path: opts.path,
+        forwardTo: opts.forwardTo,
+        tolerance,
+        secret,
+        encoding,
+        names,
+        allowUnsigned: Boolean(opts.allowUnsigned),
+        maxBodyBytes: MAX_WEBHOOK_BYTES,
+        now: () => ctx.now().getTime(),
+        onDelivery: (d) => {
+          if (format === 'table') {
+            const time = d.receivedAt.slice(11, 19);
+            const state = d.verdict.valid ? 'valid  ' : 'INVALID';
+            const detail = d.verdict.valid
+              ? summaryLine(d.verdict)
+              : `${d.verdict.event ?? '?'}  ${d.verdict.headline}; ${d.verdict.problems.join('; ')}`;
+            const extra = [
+              d.duplicate ? '(duplicate delivery)' : '',
+              d.forwarded !== undefined ? `-> ${d.forwarded}` : '',
+            ]
+              .filter(Boolean)
+              .join('  ');
+            // An unsigned request's event name is whatever anyone who reaches the port sent.
+            ctx.out.line(safe`${`${time}  ${state}  ${detail}${extra ? `  ${extra}` : ''}`}`);
+          } else {
+            ctx.io.stdout.write(
+              `${JSON.stringify({ received_at: d.receivedAt, path: d.path, ...verdictJson(d.verdict), duplicate: d.duplicate, forwarded_status: d.forwarded ?? null, response_status: d.status })}\n`,
+            );
+          }
+        },
+      });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+        throw new CliError(
+          `port ${opts.port ?? 4030} is already in use on 127.0.0.1`,
+          1,
+          'Pick another with --port, or 0 for any free port.',
+        );
+      }
+      throw err;
+    }
+    ctx.note(
+      `Listening for webhooks on ${listener.url} (tolerance ${tolerance} s${opts.forwardTo ? `, forwarding to ${opts.forwardTo}` : ''}; Ctrl-C stops)`,
+    );
+    await new Promise<void>((resolve) => {
+      if (ctx.signal.aborted) return resolve();
+      ctx.signal.addEventListener('abort', () => resolve(), { once: true });
+    });
+    await listener.close();
+    const c = listener.counts;
+    ctx.note(
+      `\nStopped. ${c.received} deliveries: ${c.valid} valid, ${c.invalid} not valid, ${c.duplicates} duplicate.`,
+    );
+    const reason = ctx.signal.reason;
+    throw new InterruptedError(reason instanceof InterruptedError ? reason.signal : 'SIGINT', true);
+  },
+});

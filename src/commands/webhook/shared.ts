@@ -1,0 +1,115 @@
+import { UsageError } from '../../errors.js';
+import { joinSafe, type SafeText, safe, style } from '../../output/text.js';
+import { DEFAULT_HEADERS, type DigestEncoding, type HeaderNames } from '../../webhook/sign.js';
+import type { Verdict } from '../../webhook/verify.js';
+import { file, text } from '../options.js';
+
+/** The largest capture or body read (a webhook body is a referral snapshot: tens of KB). */
+export const MAX_WEBHOOK_BYTES = 5 * 1024 * 1024;
+
+interface HeaderNameOpts {
+  eventHeader?: string;
+  timestampHeader?: string;
+  signatureHeader?: string;
+}
+
+export function headerNames(opts: HeaderNameOpts): HeaderNames {
+  const check = (flag: string, v: string | undefined, def: string) => {
+    if (v === undefined) return def;
+    if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(v))
+      throw new UsageError(`${flag}: "${v}" is not a header name`);
+    return v;
+  };
+  return {
+    event: check('--event-header', opts.eventHeader, DEFAULT_HEADERS.event),
+    timestamp: check('--timestamp-header', opts.timestampHeader, DEFAULT_HEADERS.timestamp),
+    signature: check('--signature-header', opts.signatureHeader, DEFAULT_HEADERS.signature),
+  };
+}
+
+export function parseEncoding(value: string | undefined, allowAuto: boolean): DigestEncoding | 'auto' {
+  const v = (value ?? (allowAuto ? 'auto' : 'hex')).toLowerCase();
+  if (v === 'hex' || v === 'base64' || (allowAuto && v === 'auto')) return v;
+  throw new UsageError(
+    `--encoding: unknown encoding "${value}"`,
+    `Use ${allowAuto ? 'auto, ' : ''}hex or base64.`,
+  );
+}
+
+export function parseSeconds(flag: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^\d+$/.test(value.trim()))
+    throw new UsageError(`${flag} must be a whole number of seconds, not "${value}"`);
+  return Number(value.trim());
+}
+
+export function parseHeaderFlag(value: string): [string, string] {
+  const i = value.indexOf(':');
+  const name = i > 0 ? value.slice(0, i).trim() : '';
+  if (!name || !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name))
+    throw new UsageError(`--header: expected "Name: value", not "${value}"`);
+  return [name, value.slice(i + 1).trim()];
+}
+
+export function verdictJson(v: Verdict) {
+  return {
+    valid: v.valid,
+    encoding: v.encoding,
+    event: v.event,
+    event_id: v.event_id,
+    timestamp: v.timestamp,
+    age_seconds: v.age_seconds,
+    problems: v.problems,
+    signature: v.signature,
+    likely_causes: v.causes,
+    warnings: v.warnings,
+  };
+}
+
+/** One-line verdict, the event summary, then one line per problem and the likely causes. */
+export function renderVerdict(v: Verdict, color: boolean): SafeText {
+  // Headline, summary, problems and causes quote the delivery (event names, ids, headers): each
+  // line is cleaned by safe`…` to one line with escapes visible.
+  const verdict = v.valid ? style('green', 'valid', color) : style('red', 'NOT valid', color);
+  const lines = [safe`${verdict}: ${v.headline}`];
+  const summary = summaryLine(v);
+  if (summary) lines.push(safe`  ${summary}`);
+  for (const p of v.problems) lines.push(safe`  - ${p}`);
+  for (const c of v.causes) lines.push(safe`  likely cause: ${c}`);
+  return safe`${joinSafe(lines, '\n')}\n`;
+}
+
+export function summaryLine(v: Verdict): string {
+  const s = v.summary;
+  return [
+    s.event,
+    s.eventId ? `event ${s.eventId}` : s.id ? `auto-book ${s.id}` : undefined,
+    s.visitId ? `visit ${s.visitId}` : undefined,
+    s.notification ? `notification ${s.notification}` : undefined,
+    s.outcome ? `outcome ${s.outcome}` : undefined,
+    s.reference ? `referral ${s.reference}` : undefined,
+    s.change,
+  ]
+    .filter(Boolean)
+    .join('  ');
+}
+
+/** POSIX shell single-quoting: exact bytes, nothing expanded. */
+export function shellQuote(s: string): string {
+  return `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+/** The secret and header-name options every webhook command takes. */
+export const HEADER_OPTIONS = {
+  secretFile: file(
+    '--secret-file <file>',
+    'signing secret from a file (else IMAGING_WEBHOOK_SECRET, else a prompt)',
+  ),
+  secretFormat: text(
+    '--secret-format <format>',
+    'raw (the UTF-8 bytes, default) or base64 (whsec_ prefix allowed)',
+  ),
+  eventHeader: text('--event-header <name>', 'event header name (default X-Service-Event)'),
+  timestampHeader: text('--timestamp-header <name>', 'timestamp header name (default X-Service-Timestamp)'),
+  signatureHeader: text('--signature-header <name>', 'signature header name (default X-Service-Signature)'),
+};

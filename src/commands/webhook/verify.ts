@@ -1,0 +1,87 @@
+import { ExitCode, UsageError } from '../../errors.js';
+import { safe } from '../../output/text.js';
+import { readInput } from '../../util/input.js';
+import { CaptureError, parseCapture } from '../../webhook/capture.js';
+import { loadSecret } from '../../webhook/secret.js';
+import { verifyDelivery } from '../../webhook/verify.js';
+import { defineCommand } from '../define.js';
+import { file, flag, list, text } from '../options.js';
+import {
+  HEADER_OPTIONS,
+  headerNames,
+  MAX_WEBHOOK_BYTES,
+  parseEncoding,
+  parseHeaderFlag,
+  parseSeconds,
+  renderVerdict,
+  verdictJson,
+} from './shared.js';
+
+export default defineCommand({
+  path: ['webhook', 'verify'],
+  options: {
+    request: file('--request <file>', 'a raw HTTP request as captured, or - for standard input'),
+    body: file('--body <file>', 'the body alone (with --header), or - for standard input'),
+    header: list('--header <header>', '"Name: value" (repeatable, with --body)'),
+    encoding: text('--encoding <encoding>', 'digest text: auto (default), hex or base64'),
+    tolerance: text('--tolerance <seconds>', 'fail a timestamp further than this from now (past or future)'),
+    allowUnsigned: flag(
+      '--allow-unsigned',
+      'accept an unsigned referral.auto_book_completed (sent to a per-request URL)',
+    ),
+    ...HEADER_OPTIONS,
+  },
+  async run(ctx, _args, opts) {
+    const names = headerNames(opts);
+    const encoding = parseEncoding(opts.encoding, true);
+    const tolerance = parseSeconds('--tolerance', opts.tolerance);
+    const format = ctx.format('table', ['table', 'json']);
+    if ((opts.request === undefined) === (opts.body === undefined)) {
+      throw new UsageError(
+        'give the delivery with --request FILE (a raw HTTP request) or --body FILE with --header "Name: value"',
+      );
+    }
+    if (opts.request !== undefined && opts.header?.length) {
+      throw new UsageError('--header goes with --body; a --request capture carries its own headers');
+    }
+    if (opts.request === '-' && opts.secretFile === undefined && !ctx.env.IMAGING_WEBHOOK_SECRET) {
+      throw new UsageError(
+        'the request comes on standard input, so the secret cannot be asked for there',
+        'Use --secret-file or IMAGING_WEBHOOK_SECRET.',
+      );
+    }
+    const headers: Array<[string, string]> = (opts.header ?? []).map(parseHeaderFlag);
+    let body: Buffer;
+    let notes: string[] = [];
+    if (opts.request !== undefined) {
+      const raw = await readInput(ctx, opts.request, '--request', MAX_WEBHOOK_BYTES);
+      try {
+        const capture = parseCapture(raw);
+        headers.push(...capture.headers);
+        body = capture.body;
+        notes = capture.notes;
+      } catch (err) {
+        if (err instanceof CaptureError) throw new UsageError(`--request: ${err.message}`);
+        throw err;
+      }
+    } else {
+      body = await readInput(ctx, opts.body!, '--body', MAX_WEBHOOK_BYTES);
+    }
+    const secret = await loadSecret(ctx, opts);
+    const verdict = verifyDelivery({
+      headers,
+      body,
+      secret,
+      encoding,
+      tolerance,
+      now: Math.floor(ctx.now().getTime() / 1000),
+      names,
+      allowUnsigned: Boolean(opts.allowUnsigned),
+      captureNotes: notes,
+    });
+    for (const w of verdict.warnings) ctx.note(safe`warning: ${w}`);
+    if (format === 'json') ctx.io.stdout.write(`${JSON.stringify(verdictJson(verdict), null, 2)}\n`);
+    else ctx.out.write(renderVerdict(verdict, ctx.colorLevel() > 0));
+    return verdict.valid ? ExitCode.ok : ExitCode.webhook;
+  },
+});

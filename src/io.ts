@@ -1,0 +1,48 @@
+import type { Readable, Writable } from 'node:stream';
+import type { HumanStream } from './output/text.js';
+
+/** What a command may touch of the outside world: streams and whether they are terminals. */
+export interface IO {
+  stdout: Writable;
+  stderr: Writable;
+  stdin: Readable;
+  stdoutIsTTY: boolean;
+  stderrIsTTY: boolean;
+  stdinIsTTY: boolean;
+  /** Terminal width for tables; undefined when stdout is not a terminal. */
+  columns: number | undefined;
+}
+
+export interface Prompter {
+  /** Hidden input (a token or a secret). */
+  secret(message: string): Promise<string>;
+  confirm(message: string): Promise<boolean>;
+}
+
+/**
+ * What a renderer writes to: the raw stdout for data (JSON, NDJSON, CSV, byte-exact), the
+ * sanitised stdout for people, the sanitised stderr for notes, and the colour and width decided
+ * for this run. Renderers take this, not the Context.
+ */
+export interface Sink {
+  data: Writable;
+  out: HumanStream;
+  err: HumanStream;
+  color: boolean;
+  /** Cut tables to this many cells (stdout is a terminal); undefined: never cut. */
+  width: number | undefined;
+}
+
+/** Colour: off with --no-color, NO_COLOR, or when the stream is not a terminal (unless FORCE_COLOR). */
+export function colorLevel(
+  io: Pick<IO, 'stdoutIsTTY' | 'stderrIsTTY'>,
+  env: NodeJS.ProcessEnv,
+  noColorFlag: boolean,
+  stream: 'stdout' | 'stderr' = 'stdout',
+): 0 | 1 {
+  if (noColorFlag) return 0;
+  if (env.NO_COLOR !== undefined && env.NO_COLOR !== '') return 0;
+  const force = env.FORCE_COLOR;
+  if (force !== undefined) return force === '0' || force === 'false' ? 0 : 1;
+  return (stream === 'stdout' ? io.stdoutIsTTY : io.stderrIsTTY) ? 1 : 0;
+}

@@ -1,0 +1,102 @@
+import { CommanderError } from 'commander';
+import { Context, type ContextDeps, processIO } from './context.js';
+import {
+  ExitCode,
+  exitCodeOf,
+  formatError,
+  InterruptedError,
+  STOP_SIGNALS,
+  type StopSignal,
+} from './errors.js';
+import type { IO } from './io.js';
+import { HumanStream, joinSafe, type SafeText, safe, style } from './output/text.js';
+import { buildProgram } from './program.js';
+import { runForcedExitTasks } from './util/cleanup.js';
+
+/**
+ * argv -> Context -> handler -> exit code: the signals, the Context, and the one place an error
+ * becomes its message and exit code. The commands come from the registry (program.ts).
+ */
+
+export interface MainDeps extends Partial<Omit<ContextDeps, 'globals'>> {
+  io?: IO;
+  env?: NodeJS.ProcessEnv;
+}
+
+export async function main(argv: string[], deps: MainDeps = {}): Promise<number> {
+  let received: StopSignal | undefined;
+  const io = deps.io ?? processIO(() => (received ? STOP_SIGNALS[received] : undefined));
+  const env = deps.env ?? process.env;
+  let exitCode: number = ExitCode.ok;
+  let ctx: Context | undefined;
+  const controller = new AbortController();
+  const signal = deps.signal ?? controller.signal;
+  let finished = false;
+  const onSignal = (sig: StopSignal) => {
+    if (received || finished) {
+      // A second signal, or one after the command is done: stop now, but still leave no partial
+      // file behind (the exit code is 128 + this signal's number).
+      runForcedExitTasks();
+      process.exit(STOP_SIGNALS[sig]);
+    }
+    received = sig;
+    controller.abort(new InterruptedError(sig));
+  };
+  // SIGHUP (the terminal closed) and SIGQUIT are handled like SIGINT and SIGTERM: requests stop,
+  // temporary files go, exit 128 + the signal's number.
+  const handlers = (Object.keys(STOP_SIGNALS) as StopSignal[]).map(
+    (sig) => [sig, () => onSignal(sig)] as const,
+  );
+  const ownSignals = !deps.signal && !deps.io;
+  if (ownSignals) for (const [sig, handler] of handlers) process.on(sig, handler);
+
+  try {
+    const program = await buildProgram(io, argv, async (def, args, opts, globals) => {
+      ctx = new Context({ ...deps, io, env, globals, signal });
+      exitCode = (await def.run(ctx, args as string[], opts)) ?? ExitCode.ok;
+    });
+    await program.parseAsync(argv, { from: 'user' });
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      // Help and --version exit 0; every parse error is a usage error (exit 2).
+      exitCode = err.exitCode === 0 ? ExitCode.ok : ExitCode.usage;
+    } else {
+      const interrupted = received !== undefined || err instanceof InterruptedError;
+      if (interrupted) {
+        if (received) exitCode = STOP_SIGNALS[received];
+        else exitCode = (err as InterruptedError).exitCode;
+        if (!(err instanceof InterruptedError && err.quiet))
+          new HumanStream(io.stderr).write('\ninterrupted\n');
+      } else {
+        exitCode = exitCodeOf(err);
+        const verbose = Boolean(ctx?.globals.verbose);
+        new HumanStream(io.stderr).write(colourError(formatError(err, { verbose }), ctx));
+      }
+    }
+  } finally {
+    ctx?.close();
+    // The handlers stay: a signal while the process winds down (sockets closing) must not kill it
+    // with the default action (no exit code, no cleanup); it exits at once with 128 + its number.
+    finished = true;
+  }
+  if (received && exitCode === ExitCode.ok) exitCode = STOP_SIGNALS[received];
+  // Stopped by a signal: leave now rather than through Node's teardown, during which a second
+  // Ctrl-C meets no handler and kills the process with no exit code.
+  if (received && ownSignals) process.exit(exitCode);
+  return exitCode;
+}
+
+/** The tool's own colour on the error block; the block itself is already cleaned by formatError. */
+function colourError(text: string, ctx: Context | undefined): SafeText {
+  const on = Boolean(ctx && ctx.colorLevel('stderr') > 0);
+  let hinted = false;
+  const lines = text.split('\n').map((line) => {
+    if (line.startsWith('error:')) return safe`${style('redBold', 'error:', on)}${line.slice(6)}`;
+    if (!hinted && line.startsWith('hint:')) {
+      hinted = true;
+      return safe`${style('yellow', 'hint:', on)}${line.slice(5)}`;
+    }
+    return line;
+  });
+  return safe`${joinSafe(lines, '\n')}\n`;
+}

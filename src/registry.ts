@@ -1,0 +1,154 @@
+import type { AnyCommand } from './commands/define.js';
+
+/**
+ * Every command, as metadata only: its words, a one-line summary and how to load its definition.
+ * The parser and help (program.ts), the "every command" tests and shell completion read this list;
+ * no command file is loaded until its group (or the command itself) is invoked.
+ */
+export interface CommandEntry {
+  readonly path: readonly string[];
+  readonly summary: string;
+  /** Top-level commands: what root help prints after the name ('[options] <code>'), as commander would. */
+  readonly usage?: string;
+  readonly load: () => Promise<{ default: AnyCommand }>;
+}
+
+export interface GroupEntry {
+  readonly name: string;
+  readonly summary: string;
+}
+
+export const GROUPS: readonly GroupEntry[] = [
+  { name: 'auth', summary: 'log in, check and log out, per environment' },
+  { name: 'config', summary: 'read and change stored settings' },
+  { name: 'law-firms', summary: 'search and request law firms' },
+  { name: 'referrals', summary: 'list, show, create and export referrals' },
+  { name: 'webhook', summary: 'verify captured deliveries, sign test events, listen locally' },
+];
+
+/** In the order root help lists them (groups appear where their first command is). */
+export const COMMANDS: readonly CommandEntry[] = [
+  {
+    path: ['auth', 'login'],
+    summary: 'store a token for the environment (hidden prompt on a terminal)',
+    load: () => import('./commands/auth/login.js'),
+  },
+  {
+    path: ['auth', 'status'],
+    summary: 'show each environment: base URL, where the token comes from, its last four characters',
+    load: () => import('./commands/auth/status.js'),
+  },
+  {
+    path: ['auth', 'logout'],
+    summary: 'forget the stored token of the environment',
+    load: () => import('./commands/auth/logout.js'),
+  },
+  {
+    path: ['config', 'list'],
+    summary: 'show stored settings (tokens masked)',
+    load: () => import('./commands/config/list.js'),
+  },
+  { path: ['config', 'get'], summary: 'print one setting', load: () => import('./commands/config/get.js') },
+  {
+    path: ['config', 'set'],
+    summary: 'change one setting (base-url is per environment: --env)',
+    load: () => import('./commands/config/set.js'),
+  },
+  {
+    path: ['config', 'unset'],
+    summary: 'remove one setting',
+    load: () => import('./commands/config/unset.js'),
+  },
+  {
+    path: ['config', 'path'],
+    summary: 'print where the config file is',
+    load: () => import('./commands/config/path.js'),
+  },
+  {
+    path: ['modalities'],
+    summary: 'list supported modalities',
+    usage: '',
+    load: () => import('./commands/reference/modalities.js'),
+  },
+  {
+    path: ['body-parts'],
+    summary: 'list body parts that can be scanned',
+    usage: '[options]',
+    load: () => import('./commands/reference/body-parts.js'),
+  },
+  {
+    path: ['cpt'],
+    summary: 'every procedure mapping of a CPT code',
+    usage: '<code>',
+    load: () => import('./commands/reference/cpt.js'),
+  },
+  {
+    path: ['icd10'],
+    summary: 'search ICD-10 codes',
+    usage: '[options] [query]',
+    load: () => import('./commands/reference/icd10.js'),
+  },
+  {
+    path: ['law-firms', 'search'],
+    summary: 'search law firms',
+    load: () => import('./commands/law-firms/search.js'),
+  },
+  {
+    path: ['law-firms', 'create'],
+    summary: 'request a new law firm (created pending)',
+    load: () => import('./commands/law-firms/create.js'),
+  },
+  {
+    path: ['referrals', 'list'],
+    summary: 'list referrals (one page, or --all)',
+    load: () => import('./commands/referrals/list.js'),
+  },
+  {
+    path: ['referrals', 'get'],
+    summary: 'show one referral with its visits',
+    load: () => import('./commands/referrals/get.js'),
+  },
+  {
+    path: ['referrals', 'create'],
+    summary: 'create a referral from a JSON file (sent as is)',
+    load: () => import('./commands/referrals/create.js'),
+  },
+  {
+    path: ['referrals', 'export'],
+    summary: 'every referral of every page, as CSV (default), NDJSON or JSON',
+    load: () => import('./commands/referrals/export.js'),
+  },
+  {
+    path: ['webhook', 'verify'],
+    summary: "check a delivery's signature, timestamp and event shape offline",
+    load: () => import('./commands/webhook/verify.js'),
+  },
+  {
+    path: ['webhook', 'sign'],
+    summary: 'print the headers of a signed delivery, for testing a receiver',
+    load: () => import('./commands/webhook/sign.js'),
+  },
+  {
+    path: ['webhook', 'listen'],
+    summary: 'a local receiver on 127.0.0.1 that verifies each delivery',
+    load: () => import('./commands/webhook/listen.js'),
+  },
+  {
+    path: ['api'],
+    summary: 'call any API path (like gh api): auth, base URL, errors and exit codes as everywhere',
+    usage: '[options] <method-or-path> [path]',
+    load: () => import('./commands/api.js'),
+  },
+  {
+    path: ['sso'],
+    summary: 'print a one-time partner portal URL (it is a credential: do not share it)',
+    usage: '[options]',
+    load: () => import('./commands/sso.js'),
+  },
+  {
+    path: ['mock'],
+    summary: 'run the local emulator of the API (for --env local, demos and tests)',
+    usage: '[options]',
+    load: () => import('./commands/mock.js'),
+  },
+];
