@@ -138,7 +138,7 @@ describe('bad arguments: exit 2, one clear message, nothing sent', () => {
     // Commands with no argument or option a user can get wrong: their row is an unknown option.
     const covered = (path: readonly string[]) =>
       CASES.some(([argv]) => path.every((word, i) => argv[i] === word));
-    const missing = COMMANDS.map((c) => c.path.join(' ')).filter((p, i) => !covered(COMMANDS[i]!.path));
+    const missing = COMMANDS.map((c) => c.path.join(' ')).filter((_p, i) => !covered(COMMANDS[i]!.path));
     expect(missing).toEqual([]);
   });
 
