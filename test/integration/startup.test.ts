@@ -1,4 +1,15 @@
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  lchownSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
@@ -63,18 +74,21 @@ describe('start-up loads only what the command needs', () => {
 // Issue 13: the launcher used to keep V8 code caches (its own, per command, in the user's cache
 // folder, and Node's compile cache in os.tmpdir()). A code cache is executable: whoever can write it
 // runs code as the user, V8 checks little more than its header and the source's length, and a
-// damaged one crashed every run. The launcher now keeps none and reads none.
-describe('no code cache is kept or loaded (bin/imaging.cjs, bin/load-cli.cjs)', () => {
-  const spawn = (exe: string, args: string[], env: NodeJS.ProcessEnv) =>
+// damaged one crashed every run. Now only Node's compile cache (Node 22.1+, which checks a CRC32 of
+// each entry) is kept, and only in a folder that no other user can write to or swap.
+describe("code caches: only Node's, only in a private folder (bin/load-cli.cjs)", () => {
+  const spawn = (exe: string, args: string[], env: NodeJS.ProcessEnv, cwd?: string) =>
     execa(exe, [BIN, ...args], {
       reject: false,
       env: { ...fx.env(), NO_COLOR: '1', ...env },
       extendEnv: false,
       timeout: 20_000,
+      cwd,
     });
   /** Every file and folder under root (empty when root does not exist). */
   const tree = (root: string): string[] =>
     existsSync(root) ? readdirSync(root, { recursive: true, encoding: 'utf8' }).sort() : [];
+  const NOBODY = 65534;
 
   /** Node 22+ (which has module.enableCompileCache): this one, else a pinned one already installed. */
   function node22plus(): string | undefined {
@@ -88,26 +102,32 @@ describe('no code cache is kept or loaded (bin/imaging.cjs, bin/load-cli.cjs)', 
       : [];
     return found.at(-1);
   }
+  const needNode22 = () => {
+    const exe = node22plus();
+    expect(exe, 'no Node 22+ here: `node scripts/nodes.mjs` installs the pinned ones').toBeDefined();
+    return exe!;
+  };
 
-  it('runs write nothing: no cache folder, no HOME chain, no file in TMPDIR', async () => {
+  it('writes nothing without a home folder, nor near a relative cache folder, nor in TMPDIR', async () => {
     const root = join(dir.path, 'nothing-written');
-    mkdirSync(join(root, 'cache'), { recursive: true, mode: 0o700 });
     mkdirSync(join(root, 'tmp'), { recursive: true, mode: 0o700 });
-    const env = {
-      IMAGING_CACHE_DIR: join(root, 'cache'),
-      XDG_CACHE_HOME: join(root, 'xdg'),
-      HOME: join(root, 'home'), // missing: must not be created
-      TMPDIR: join(root, 'tmp'),
-    };
+    mkdirSync(join(root, 'cwd'), { recursive: true, mode: 0o700 });
+    const envs = [
+      { HOME: join(root, 'home'), TMPDIR: join(root, 'tmp') }, // HOME missing: never created
+      { HOME: join(root, 'home'), TMPDIR: join(root, 'tmp'), XDG_CACHE_HOME: 'xdg' }, // relative: ignored
+      { HOME: join(root, 'home'), TMPDIR: join(root, 'tmp'), IMAGING_CACHE_DIR: 'cache' }, // relative
+    ];
     const exes = [process.execPath, node22plus()].filter((e): e is string => e !== undefined);
     for (const exe of exes) {
-      for (const args of [['--version'], ['cpt', '73721', '--json'], ['cpt', '73721', '--json']]) {
-        const r = await spawn(exe, args, env);
-        expect(r.stderr).toBe('');
-        expect(r.exitCode).toBe(0);
+      for (const env of envs) {
+        for (const args of [['--version'], ['cpt', '73721', '--json']]) {
+          const r = await spawn(exe, args, env, join(root, 'cwd'));
+          expect(r.stderr).toBe('');
+          expect(r.exitCode).toBe(0);
+        }
       }
     }
-    expect(tree(root)).toEqual(['cache', 'tmp']);
+    expect(tree(root)).toEqual(['cwd', 'tmp']);
   });
 
   it("a code cache planted where the old launcher looked is never run (another user's code)", async () => {
@@ -145,10 +165,8 @@ fs.writeFileSync(path.join(out, name + '_cpt.v8cache'), script.createCachedData(
     expect(JSON.parse(r.stdout)).toHaveLength(6);
   });
 
-  it('an entry planted in os.tmpdir()/node-compile-cache is not used (Node 22+)', async () => {
-    const exe = node22plus();
-    if (!exe)
-      return expect.soft(exe, 'no Node 22+ here: `node scripts/nodes.mjs` installs one').toBeDefined();
+  it('Node 22+: nothing is made in os.tmpdir()/node-compile-cache, where anyone could plant entries', async () => {
+    const exe = needNode22();
     const tmp = join(dir.path, 'shared-tmp');
     mkdirSync(tmp, { mode: 0o1777 });
     chmodSync(tmp, 0o1777);
@@ -158,5 +176,89 @@ fs.writeFileSync(path.join(out, name + '_cpt.v8cache'), script.createCachedData(
     }
     // Node's compile cache would be made (and read) here, in a folder anyone can create first.
     expect(existsSync(join(tmp, 'node-compile-cache'))).toBe(false);
+  });
+  it('Node 22+: the cache folder is made 0700, used, and a damaged entry is remade', async () => {
+    const exe = needNode22();
+    const base = join(dir.path, 'private');
+    mkdirSync(base, { mode: 0o700 });
+    const cache = join(base, 'cache');
+    const env = { IMAGING_CACHE_DIR: cache, TMPDIR: base };
+    const first = await spawn(exe, ['cpt', '73721', '--json'], env);
+    expect(first.exitCode).toBe(0);
+    expect(statSync(join(cache, 'compile-cache')).mode & 0o7777).toBe(0o700);
+    const entries = tree(join(cache, 'compile-cache'))
+      .map((f) => join(cache, 'compile-cache', f))
+      .filter((f) => statSync(f).isFile());
+    const bundleEntry = entries.sort((a, b) => statSync(b).size - statSync(a).size)[0]!;
+    const good = readFileSync(bundleEntry);
+    expect(good.length).toBeGreaterThan(20_000); // the bundle's compiled code
+    // As the attacker's recipe for the old cache: two bytes flipped in the middle.
+    const damaged = Buffer.from(good);
+    for (const at of [damaged.length >> 1, (damaged.length >> 1) + 1]) damaged[at] = damaged[at]! ^ 0xff;
+    writeFileSync(bundleEntry, damaged);
+    const again = await spawn(exe, ['cpt', '73721', '--json'], env);
+    expect(again.stderr).toBe('');
+    expect(again.exitCode).toBe(0);
+    expect(again.stdout).toBe(first.stdout);
+    expect(readFileSync(bundleEntry).equals(damaged)).toBe(false); // made again
+    expect(tree(base).filter((f) => f.includes('node-compile-cache'))).toEqual([]);
+  });
+
+  it('Node 22+: no cache for the heap-tuned commands (V8 would refuse it and it would be rewritten)', async () => {
+    const exe = needNode22();
+    const base = join(dir.path, 'tuned');
+    mkdirSync(base, { mode: 0o700 });
+    const r = await spawn(exe, ['referrals', 'list', '--all', '--json'], {
+      IMAGING_CACHE_DIR: join(base, 'c'),
+    });
+    expect(r.exitCode).toBe(0);
+    expect(tree(base)).toEqual([]);
+  });
+
+  it('Node 22+: a folder another user can write to, own or swap is not used', async () => {
+    const exe = needNode22();
+    const root = join(dir.path, 'untrusted');
+    mkdirSync(root, { mode: 0o700 });
+    const tmp = join(root, 'tmp');
+    mkdirSync(tmp, { mode: 0o700 });
+    const folder = (p: string, mode: number, uid = 0) => {
+      mkdirSync(p, { mode });
+      chmodSync(p, mode);
+      chownSync(p, uid, uid);
+      return p;
+    };
+    const attacker = folder(join(root, 'attacker'), 0o755, NOBODY);
+    const open = folder(join(root, 'open'), 0o777);
+    folder(join(open, 'cache'), 0o700);
+    const sticky = folder(join(root, 'sticky'), 0o1777);
+    folder(join(sticky, 'theirs'), 0o700, NOBODY);
+    symlinkSync(attacker, join(sticky, 'link'));
+    lchownSync(join(sticky, 'link'), NOBODY, NOBODY);
+    const mine = folder(join(root, 'mine'), 0o700);
+    folder(join(mine, 'compile-cache'), 0o755); // the last folder not 0700
+    const viaLink = folder(join(root, 'via-link'), 0o700);
+    symlinkSync(folder(join(root, 'elsewhere'), 0o700), join(viaLink, 'compile-cache'));
+    const refused = [
+      join(attacker, 'cache'), // under another user's folder
+      join(open, 'cache'), // under a folder anyone can write to
+      join(sticky, 'theirs'), // in /tmp-like, but not ours
+      join(sticky, 'link', 'cache'), // through another user's symlink
+      mine,
+      viaLink,
+    ];
+    for (const cacheDir of refused) {
+      const r = await spawn(exe, ['cpt', '73721', '--json'], { IMAGING_CACHE_DIR: cacheDir, TMPDIR: tmp });
+      expect(r.exitCode).toBe(0);
+    }
+    const written = tree(root).filter((f) => /v\d+\.\d+\.\d+-/.test(f));
+    expect(written).toEqual([]);
+    // The same place, once ours, is used: the checks above are what refused them.
+    folder(join(sticky, 'ours'), 0o700);
+    const ok = await spawn(exe, ['cpt', '73721', '--json'], {
+      IMAGING_CACHE_DIR: join(sticky, 'ours'),
+      TMPDIR: tmp,
+    });
+    expect(ok.exitCode).toBe(0);
+    expect(tree(join(sticky, 'ours', 'compile-cache')).length).toBeGreaterThan(0);
   });
 });
