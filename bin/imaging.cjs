@@ -2,10 +2,9 @@
 'use strict';
 // Tiny launcher: `--version` answers without loading anything else; everything else loads the
 // built CLI (one CommonJS bundle: see scripts/build.mjs for why).
-const module_ = require('node:module');
-
-// Node 22.1+ keeps compiled code between runs (as npm does); a no-op on Node 20.
-if (typeof module_.enableCompileCache === 'function') module_.enableCompileCache();
+// Node's compile cache is enabled by bin/load-cli.cjs, only in a folder checked to be private:
+// module.enableCompileCache() with no folder uses os.tmpdir()/node-compile-cache, which anyone can
+// make first and fill with code that then runs as the user (issue 13).
 
 const args = process.argv.slice(2);
 if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
@@ -16,7 +15,7 @@ if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
   // throughput: a peak of 120-280 MiB RSS measured. bin/heap-tuning.cjs stops the young generation
   // at 8 MB a semi-space and grows the old one's limit by 10% at a time (README "Speed").
   if (args.includes('export') || args.includes('--all')) require('./heap-tuning.cjs')();
-  // The bundle, with a code cache of everything its first run compiled (see bin/load-cli.cjs).
+  // The bundle, with Node's compile cache in a private folder (see bin/load-cli.cjs).
   const { cli, done } = require('./load-cli.cjs')(args);
   cli.main(args).then((code) => {
     process.exitCode = code;

