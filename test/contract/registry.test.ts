@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { commandTarget, GLOBAL_OPTIONS } from '../../src/commands/globals.js';
 import { takesValue } from '../../src/commands/options.js';
 import { COMMANDS } from '../../src/registry.js';
-import { mockFixture, run } from '../helpers.js';
+import { mockFixture, ROOT, run } from '../helpers.js';
 
 // The registry is what the parser, help, the "every command" tests and completion read: each entry
 // must load, name itself as the registry does, build, and render its help.
@@ -25,6 +25,26 @@ describe('the command registry', () => {
       }
     },
   );
+
+  it('every command file under src/commands/ is loaded by a registry entry (none left orphaned)', async () => {
+    const { readdirSync, readFileSync } = await import('node:fs');
+    const { join, relative } = await import('node:path');
+    const root = join(ROOT, 'src', 'commands');
+    const files: string[] = [];
+    const walk = (dir: string) => {
+      for (const e of readdirSync(dir, { withFileTypes: true })) {
+        const p = join(dir, e.name);
+        if (e.isDirectory()) walk(p);
+        else if (/export default defineCommand\(/.test(readFileSync(p, 'utf8'))) files.push(p);
+      }
+    };
+    walk(root);
+    const registry = readFileSync(join(ROOT, 'src', 'registry.ts'), 'utf8');
+    const loaded = new Set([...registry.matchAll(/import\('\.\/commands\/([^']+)\.js'\)/g)].map((m) => m[1]));
+    const orphans = files.map((f) => relative(root, f).replace(/\.ts$/, '')).filter((f) => !loaded.has(f));
+    expect(files.length).toBeGreaterThan(20);
+    expect(orphans).toEqual([]);
+  });
 
   it('every command path is unique', () => {
     const paths = COMMANDS.map((c) => c.path.join(' '));

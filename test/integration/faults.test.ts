@@ -2,6 +2,7 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import '../reliability.js';
+import { RETRY_POLICY } from '../../src/api/retry.js';
 import { type FaultMode, parseFault } from '../../src/emulator/faults.js';
 import { mockFixture, type RunOptions, run as runCli, tempDir } from '../helpers.js';
 
@@ -56,7 +57,7 @@ describe('a GET meets a transient fault, is retried, and succeeds', () => {
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout)).toHaveLength(6);
     expect(fx.mock.faults.injected[mode]).toBe(1);
-    expect(r.stderr).toMatch(/retrying in \d+ ms \(try 2 of 3\)/);
+    expect(r.stderr).toMatch(new RegExp(`retrying in \\d+ ms \\(try 2 of ${RETRY_POLICY.attempts}\\)`));
     expect(waited).toHaveLength(1);
     if (mode === '429') {
       expect(r.stderr).toContain('retrying in 1000 ms'); // Retry-After honoured
@@ -85,22 +86,22 @@ describe('a GET meets a persistent fault: one clear error, the right exit code',
     expect(r.stderr).toMatch(message);
     expect(r.stderr.trim().split('\n')[0]).toMatch(/^error: /);
     noStack(r.stderr);
-    expect(fx.apiRequests()).toHaveLength(mode === '401' ? 1 : 3);
+    expect(fx.apiRequests()).toHaveLength(mode === '401' ? 1 : RETRY_POLICY.attempts);
     if (mode !== '401') {
-      expect(waited).toHaveLength(2);
+      expect(waited).toHaveLength(RETRY_POLICY.attempts - 1);
       expect(waited[1]).toBeGreaterThanOrEqual(300); // the second back-off doubles
       expect(waited[1]).toBeLessThanOrEqual(600);
     }
   });
 
-  it('a 429 with a Retry-After is retried at most 3 times, then exit 6', async ({ task }) => {
+  it("a 429 with a Retry-After is tried the policy's attempts, then exit 6", async ({ task }) => {
     inject('429:*');
     const r = await run(['cpt', '73721'], { env: env() });
     task.meta.faultsInjected = injectedCount();
     expect(r.code).toBe(6);
     expect(r.stderr).toContain('rate_limited');
-    expect(fx.apiRequests()).toHaveLength(3);
-    expect(waited).toEqual([1000, 1000]); // the emulator's Retry-After: 1, before each retry
+    expect(fx.apiRequests()).toHaveLength(RETRY_POLICY.attempts);
+    expect(waited).toEqual(Array(RETRY_POLICY.attempts - 1).fill(1000)); // the emulator's Retry-After: 1, before each retry
   });
 
   it('a slow answer past --timeout, every time: exit 1 naming the timeout', async ({ task }) => {

@@ -49,7 +49,9 @@ describe('a malformed page in the concurrent export walk', () => {
     const target = join(dir.path, 'out.ndjson');
     const r = await exportTo(target);
     expect(r.code).toBe(0);
-    expect(r.stderr).toMatch(/\* malformed response body; retrying in \d+ ms \(try 2 of 3\)/);
+    expect(r.stderr).toMatch(
+      new RegExp(`\\* malformed response body; retrying in \\d+ ms \\(try 2 of ${RETRY_POLICY.attempts}\\)`),
+    );
     expect(sendsPerPage().get(2)).toBe(2);
     const ids = readFileSync(target, 'utf8')
       .trimEnd()

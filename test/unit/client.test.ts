@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ApiClient } from '../../src/api/client.js';
+import { RETRY_POLICY } from '../../src/api/retry.js';
 import { ApiError, CliError, NetworkError, TimeoutError, UsageError } from '../../src/errors.js';
 import { json, testServer } from '../helpers.js';
 
@@ -60,12 +61,12 @@ describe('ApiClient', () => {
     });
     sleeps.length = 0;
     const res = await client(s.url).request({ path: '/modalities' });
-    expect(res.attempts).toBe(3);
+    expect(res.attempts).toBe(3); // the server answers on its third request
     expect(s.seen).toHaveLength(3);
     expect(sleeps).toEqual([225, 450]); // equal jitter: half fixed + half random(0.5)
   });
 
-  it('gives up after 3 tries and reports the last error with its request id', async () => {
+  it("gives up after the policy's tries and reports the last error with its request id", async () => {
     const s = await serve((_req, res) =>
       json(
         res,
@@ -80,7 +81,7 @@ describe('ApiClient', () => {
     expect(err).toBeInstanceOf(ApiError);
     expect(err.exitCode).toBe(1);
     expect(err.requestId).toBe('req_500');
-    expect(s.seen).toHaveLength(3);
+    expect(s.seen).toHaveLength(RETRY_POLICY.attempts);
   });
 
   it('never repeats a POST, even on 500', async () => {
@@ -136,7 +137,7 @@ describe('ApiClient', () => {
       .catch((e) => e);
     expect(err).toBeInstanceOf(CliError);
     expect(err.message).toMatch(/not valid JSON \(truncated or malformed JSON/);
-    expect(s.seen).toHaveLength(3);
+    expect(s.seen).toHaveLength(RETRY_POLICY.attempts);
   });
 
   it('names the URL when the connection is refused, after retrying', async () => {

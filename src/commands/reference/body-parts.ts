@@ -5,7 +5,7 @@ import { BODY_PART_TEXT, bodyPartColumns } from '../../output/columns/reference.
 import { renderList } from '../../output/render.js';
 import { defineCommand } from '../define.js';
 import { text } from '../options.js';
-import { readReferenceList } from './read.js';
+import { readList } from '../read-list.js';
 
 export default defineCommand({
   path: ['body-parts'],
@@ -17,7 +17,7 @@ export default defineCommand({
     const modality = opts.modality?.trim();
     if (opts.modality !== undefined && !modality) throw new UsageError('--modality needs a name or an id');
     const res = await listBodyParts(ctx.api(), { modality });
-    await renderList(ctx.sink(), readReferenceList<BodyPart>(res, 'body parts', format, BODY_PART_TEXT), {
+    await renderList(ctx.sink(), readList<BodyPart>(res, 'body parts', format, BODY_PART_TEXT), {
       format,
       columns: bodyPartColumns,
       emptyHint: modality

@@ -5,7 +5,7 @@ import { CPT_TEXT, cptColumns } from '../../output/columns/reference.js';
 import { renderList } from '../../output/render.js';
 import { defineCommand } from '../define.js';
 import { arg } from '../options.js';
-import { readReferenceList } from './read.js';
+import { readList } from '../read-list.js';
 
 /** CPT codes are five characters: five digits (Category I) or four digits and F or T (Categories II, III). */
 const CPT_RE = /^\d{4}[0-9FT]$/;
@@ -23,7 +23,7 @@ export default defineCommand({
     }
     const format = ctx.format('table');
     const res = await cptMappings(ctx.api(), c);
-    await renderList(ctx.sink(), readReferenceList<CptMapping>(res, 'CPT mappings', format, CPT_TEXT), {
+    await renderList(ctx.sink(), readList<CptMapping>(res, 'CPT mappings', format, CPT_TEXT), {
       format,
       columns: cptColumns,
       emptyHint: `No procedure mappings for CPT code ${c}.`,

@@ -3,14 +3,14 @@ import type { Modality } from '../../api/types.js';
 import { MODALITY_TEXT, modalityColumns } from '../../output/columns/reference.js';
 import { renderList } from '../../output/render.js';
 import { defineCommand } from '../define.js';
-import { readReferenceList } from './read.js';
+import { readList } from '../read-list.js';
 
 export default defineCommand({
   path: ['modalities'],
   async run(ctx) {
     const format = ctx.format('table');
     const res = await listModalities(ctx.api());
-    await renderList(ctx.sink(), readReferenceList<Modality>(res, 'modalities', format, MODALITY_TEXT), {
+    await renderList(ctx.sink(), readList<Modality>(res, 'modalities', format, MODALITY_TEXT), {
       format,
       columns: modalityColumns,
       emptyHint: 'No modalities were returned.',
