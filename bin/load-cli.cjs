@@ -6,7 +6,8 @@
 // its own V8 code cache per command (vm.Script cachedData, checked by V8 for little more than its
 // header and the source's length: a damaged file crashed every run, a planted one ran another
 // user's code), and Node's compile cache in os.tmpdir()/node-compile-cache, which anyone can make
-// first. Both are gone. What is left is Node's own compile cache (Node 22.1+; ~6 ms of a lookup on
+// first. Both went; the first is back below, only in the private folder and checked byte by byte.
+// Node's own compile cache (Node 22.1+; ~6 ms of a lookup on
 // Node 24), which checks a CRC32 of each entry and of the source it was made from and remakes a
 // damaged or stale one, and only in a folder checked as ssh's StrictModes would:
 //  - the folder is IMAGING_CACHE_DIR, $XDG_CACHE_HOME/imaging or ~/.cache/imaging (macOS
@@ -82,16 +83,157 @@ function privateFolder(env) {
   return dir;
 }
 
+// A V8 code cache of the bundle taken after a whole run (Node's compile cache above keeps only what
+// V8 compiled before the file ran: every function a command then calls is compiled again on every
+// start, ~8 ms of a lookup on Node 24). One file per command, in the same checked private folder:
+//   code-<node version>-<arch>-<command>-<crc32 of the bundle>.v8
+//   header (16 bytes): "IMC1", crc32 of the bundle's bytes, crc32 of the V8 data, its length; then
+//   the V8 data.
+// V8 checks little more than a cache's header and the source's length, and a damaged one crashes:
+// every byte is checked here (both CRC32s, the length) before V8 sees it, so damage is remade, never
+// run. The folder being private is what keeps an attacker out (CRC32 is no signature); the file is
+// opened with O_NOFOLLOW|O_NONBLOCK (no symlink, no FIFO hang) and must be a regular file of ours,
+// mode 0600, of bounded size. A new cache is written under a random name opened 'wx' (never follows
+// a symlink, never reuses a file) and renamed into place. Any doubt or error: no cache.
+const HEADER = 16;
+const MAGIC = 0x494d4331; // "IMC1"
+const MAX_CACHE = 16 * 1024 * 1024;
+const FILE = path.join(__dirname, '..', 'dist', 'cli.cjs');
+/** The launcher's copy of the value-taking global options (src/commands/globals.ts), for the key. */
+const VALUED = new Set(['--env', '--base-url', '--format', '--timeout']);
+
+/** The command word, as commandTarget in src/commands/globals.ts; only used to name the cache. */
+function commandKey(args) {
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    if (a === '--') break;
+    if (a.startsWith('-')) {
+      if (VALUED.has(a)) i++;
+      continue;
+    }
+    return /^[a-z0-9][a-z0-9-]{0,39}$/.test(a) ? a : 'other';
+  }
+  return 'other';
+}
+
+/** The verified V8 data of a cache file, or undefined (missing, not ours, damaged, stale). */
+function readCache(file, bundleCrc, crc32) {
+  const c = fs.constants;
+  let fd;
+  try {
+    fd = fs.openSync(file, c.O_RDONLY | c.O_NOFOLLOW | c.O_NONBLOCK);
+  } catch {
+    return undefined;
+  }
+  try {
+    const st = fs.fstatSync(fd);
+    if (!st.isFile() || st.uid !== process.getuid() || (st.mode & 0o7777) !== 0o600) return undefined;
+    if (st.size <= HEADER || st.size > MAX_CACHE) return undefined;
+    const buf = Buffer.allocUnsafe(st.size);
+    let got = 0;
+    while (got < buf.length) {
+      const n = fs.readSync(fd, buf, got, buf.length - got, got);
+      if (n === 0) return undefined;
+      got += n;
+    }
+    if (fs.readSync(fd, Buffer.allocUnsafe(1), 0, 1, got) !== 0) return undefined; // grew meanwhile
+    const data = buf.subarray(HEADER);
+    if (buf.readUInt32BE(0) !== MAGIC || buf.readUInt32BE(4) !== bundleCrc) return undefined;
+    if (buf.readUInt32BE(12) !== data.length || buf.readUInt32BE(8) !== crc32(data)) return undefined;
+    return data;
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+function writeCache(dir, name, data, bundleCrc, crc32) {
+  const header = Buffer.alloc(HEADER);
+  header.writeUInt32BE(MAGIC, 0);
+  header.writeUInt32BE(bundleCrc, 4);
+  header.writeUInt32BE(crc32(data), 8);
+  header.writeUInt32BE(data.length, 12);
+  // Random enough not to collide with another run; 'wx' refuses anything already at the name.
+  const tmp = path.join(dir, `.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`);
+  let fd;
+  try {
+    fd = fs.openSync(tmp, 'wx', 0o600);
+  } catch {
+    return;
+  }
+  try {
+    fs.writeSync(fd, header);
+    fs.writeSync(fd, data);
+    fs.closeSync(fd);
+    fd = undefined;
+    fs.renameSync(tmp, path.join(dir, name));
+  } catch {
+    if (fd !== undefined) fs.closeSync(fd);
+    fs.rmSync(tmp, { force: true });
+    return;
+  }
+  // Caches of older builds of the bundle, for this Node and command, are of no further use.
+  const prefix = name.slice(0, name.lastIndexOf('-') + 1);
+  for (const other of fs.readdirSync(dir)) {
+    if (other !== name && other.startsWith(prefix) && other.endsWith('.v8'))
+      fs.rmSync(path.join(dir, other), { force: true });
+  }
+}
+
+/** Compiles the bundle with the code cache; undefined when it cannot (then a plain require). */
+function compileWithCache(dir, args) {
+  const { crc32 } = require('node:zlib');
+  if (typeof crc32 !== 'function') return undefined;
+  const vm = require('node:vm');
+  const bytes = fs.readFileSync(FILE);
+  const bundleCrc = crc32(bytes);
+  const name = `code-${process.version}-${process.arch}-${commandKey(args)}-${bundleCrc.toString(16).padStart(8, '0')}.v8`;
+  const cachedData = readCache(path.join(dir, name), bundleCrc, crc32);
+  // As Module.wrap, plus the bundle's import() (see scripts/build.mjs), made in this file, where
+  // import() is Node's own; it resolves from bin/, in the same node_modules as dist/.
+  const script = new vm.Script(
+    `(function (exports, require, module, __filename, __dirname, __imagingImport) {${bytes.toString('utf8')}\n})`,
+    { filename: FILE, cachedData },
+  );
+  const remake = !cachedData || script.cachedDataRejected === true;
+  return {
+    script,
+    save() {
+      if (remake) writeCache(dir, name, script.createCachedData(), bundleCrc, crc32);
+    },
+  };
+}
+
 /** Returns the CLI module's exports, and a function to call once the command has finished. */
 module.exports = function loadCli(args) {
-  // The same test as bin/imaging.cjs for the heap tuning: those commands get no compile cache.
+  // The same test as bin/imaging.cjs for the heap tuning: those commands get no cache at all (V8
+  // refuses a cache made under other flags; it would be rewritten on every run).
   const tuned = args.includes('export') || args.includes('--all');
-  const Module = require('node:module');
-  if (!tuned && typeof Module.enableCompileCache === 'function') {
+  let compiled;
+  if (!tuned) {
     try {
       const dir = privateFolder(process.env);
-      if (dir) Module.enableCompileCache(dir);
-    } catch {}
+      if (dir) {
+        const Module = require('node:module');
+        if (typeof Module.enableCompileCache === 'function') Module.enableCompileCache(dir);
+        compiled = compileWithCache(dir, args);
+      }
+    } catch {
+      compiled = undefined;
+    }
   }
-  return { cli: require('../dist/cli.cjs'), done() {} };
+  if (!compiled) return { cli: require(FILE), done() {} };
+  const mod = { exports: {}, filename: FILE, id: FILE, loaded: false };
+  const importer = (specifier) => import(specifier);
+  const wrapper = compiled.script.runInThisContext();
+  const req = require('node:module').createRequire(FILE);
+  wrapper.call(mod.exports, mod.exports, req, mod, FILE, path.dirname(FILE), importer);
+  mod.loaded = true;
+  return {
+    cli: mod.exports,
+    done() {
+      try {
+        compiled.save();
+      } catch {}
+    },
+  };
 };

@@ -286,7 +286,7 @@ export function processIO(stoppedBy: () => number | undefined = () => undefined)
   // Output that can no longer reach anyone stops the run at once. Temporary files are removed on
   // the way out; work left unfinished (an -o export) exits 1, never 0. Otherwise a reader that
   // goes away (`imaging … | head`) is not an error: stop quietly, as Unix tools do.
-  for (const stream of [process.stdout, process.stderr]) {
+  const watch = (stream: NodeJS.WriteStream) => {
     stream.on('error', (err: NodeJS.ErrnoException) => {
       const unfinished = runForcedExitTasks();
       const signalled = stoppedBy();
@@ -303,16 +303,24 @@ export function processIO(stoppedBy: () => number | undefined = () => undefined)
       }
       process.exit(1);
     });
-  }
+    return stream;
+  };
+  watch(process.stdout);
+  // process.stderr builds a stream (~1 ms, a socket for a pipe) when first touched: only when
+  // something is written to it, and watched from then on.
+  let stderr: NodeJS.WriteStream | undefined;
   return {
     stdout: process.stdout,
-    stderr: process.stderr,
+    get stderr() {
+      stderr ??= watch(process.stderr);
+      return stderr;
+    },
     // process.stdin builds a stream (and may open the terminal) when first touched: only when a command reads it.
     get stdin() {
       return process.stdin;
     },
     stdoutIsTTY: Boolean(process.stdout.isTTY),
-    stderrIsTTY: Boolean(process.stderr.isTTY),
+    stderrIsTTY: isatty(2),
     stdinIsTTY: isatty(0),
     columns: process.stdout.isTTY ? process.stdout.columns : undefined,
   };

@@ -34,8 +34,10 @@ Exit codes: 0 ok, 1 failure, 2 usage, 3 auth, 4 not found, 5 forbidden, 6 limit,
  */
 export async function buildProgram(io: IO, argv: readonly string[], runner: Runner): Promise<Command> {
   // Parse errors quote the user's arguments: through the sanitiser like any stderr text.
-  const humanErr = new HumanStream(io.stderr);
-  const output = { writeOut: (s: string) => io.stdout.write(s), writeErr: (s: string) => humanErr.write(s) };
+  const output = {
+    writeOut: (s: string) => io.stdout.write(s),
+    writeErr: (s: string) => new HumanStream(io.stderr).write(s),
+  };
   const program = new Command('imaging');
   const target = commandTarget(argv);
   program

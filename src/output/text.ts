@@ -24,6 +24,9 @@ import type { Writable } from 'node:stream';
  */
 
 const SAFE_ASCII = /^[\x20-\x7e]*$/;
+// A block (a table, a note) of printable ASCII, newlines and tabs has nothing to escape: tested
+// first, so a lookup's output never compiles UNSAFE (a Unicode-property regex, ~1 ms to compile).
+const SAFE_ASCII_BLOCK = /^[\t\n\x20-\x7e]*$/;
 const BREAKS = /[\t\n\v\f\r\u0085\u2028\u2029]+/g;
 // Default_Ignorable_Code_Point adds what draws nothing yet is not Cf: variation selectors, the
 // combining grapheme joiner, Hangul fillers (two values that look alike must not be told apart only
@@ -46,7 +49,7 @@ export function clean(value: unknown): string {
 
 /** A block of text: like `clean`, but its newlines and tabs are kept. */
 export function cleanBlock(text: string): string {
-  if (SAFE_ASCII.test(text)) return text;
+  if (SAFE_ASCII_BLOCK.test(text)) return text;
   return text.replace(UNSAFE, (ch) => (ch === '\n' || ch === '\t' ? ch : escapeChar(ch)));
 }
 

@@ -1,17 +1,21 @@
+import { execFileSync } from 'node:child_process';
 import {
   chmodSync,
   chownSync,
   existsSync,
   lchownSync,
+  lstatSync,
   mkdirSync,
   readdirSync,
   readFileSync,
+  rmSync,
   statSync,
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { crc32 } from 'node:zlib';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BIN, mockFixture, ROOT, tempDir } from '../helpers.js';
@@ -260,5 +264,195 @@ fs.writeFileSync(path.join(out, name + '_cpt.v8cache'), script.createCachedData(
     });
     expect(ok.exitCode).toBe(0);
     expect(tree(join(sticky, 'ours', 'compile-cache')).length).toBeGreaterThan(0);
+  });
+});
+
+// Issue 13, item 2: the launcher's own code cache is back, taken after a whole run (Node's compile
+// cache keeps only the bundle's top level), but only in the checked private folder above, every
+// byte checked (CRC32 of the V8 data and of the bundle, the length) before V8 sees it.
+describe('the full-run code cache (bin/load-cli.cjs)', () => {
+  const NOBODY = 65534;
+  const HEADER = 16;
+  const bundle = join(ROOT, 'dist', 'cli.cjs');
+  const bundleCrc = () => crc32(readFileSync(bundle));
+  const cacheName = (command: string) =>
+    `code-${process.version}-${process.arch}-${command}-${bundleCrc().toString(16).padStart(8, '0')}.v8`;
+  const run = (args: string[], env: NodeJS.ProcessEnv) =>
+    execa(process.execPath, [BIN, ...args], {
+      reject: false,
+      env: { ...fx.env(), NO_COLOR: '1', ...env },
+      extendEnv: false,
+      timeout: 20_000,
+    });
+  const withHeader = (data: Buffer, crc = bundleCrc()) => {
+    const h = Buffer.alloc(HEADER);
+    h.writeUInt32BE(0x494d4331, 0);
+    h.writeUInt32BE(crc, 4);
+    h.writeUInt32BE(crc32(data), 8);
+    h.writeUInt32BE(data.length, 12);
+    return Buffer.concat([h, data]);
+  };
+  /** A file whose header and CRC32s are right for its data. */
+  const valid = (file: string) => {
+    const b = readFileSync(file);
+    return b.length > HEADER && b.equals(withHeader(b.subarray(HEADER), b.readUInt32BE(4)));
+  };
+  /** V8 data for a source of the bundle's length that prints PLANTED CODE RAN: an attacker's cache. */
+  let evil: Buffer;
+  beforeAll(async () => {
+    const maker = join(dir.path, 'evil-maker.cjs');
+    const out = join(dir.path, 'evil.v8');
+    writeFileSync(
+      maker,
+      `const fs = require('node:fs'), vm = require('node:vm'), path = require('node:path');
+const [file, out] = process.argv.slice(2);
+const source = fs.readFileSync(file, 'utf8');
+let evil = "module.exports={main:async()=>{process.stdout.write('PLANTED CODE RAN\\\\n');return 0}};";
+evil += ' '.repeat(source.length - evil.length);
+const script = new vm.Script(
+  '(function (exports, require, module, __filename, __dirname, __imagingImport) {' + evil + '\\n})',
+  { filename: file },
+);
+const m = { exports: {} };
+script.runInThisContext().call(m.exports, m.exports, require, m, file, path.dirname(file));
+m.exports.main();
+fs.writeFileSync(out, script.createCachedData());
+`,
+    );
+    await execa(process.execPath, [maker, bundle, out]);
+    evil = readFileSync(out);
+  });
+  let n = 0;
+  /** A fresh private cache folder (its parent 0700, ours). */
+  const privateCache = () => {
+    const base = join(dir.path, `code-cache-${n++}`);
+    mkdirSync(base, { mode: 0o700 });
+    return { cache: join(base, 'c'), folder: join(base, 'c', 'compile-cache') };
+  };
+
+  it('is written 0600 after the first run, then used as is; the output is the same', async () => {
+    const { cache, folder } = privateCache();
+    const first = await run(['cpt', '73721', '--json'], { IMAGING_CACHE_DIR: cache });
+    expect(first.exitCode).toBe(0);
+    const file = join(folder, cacheName('cpt'));
+    expect(statSync(file).mode & 0o7777).toBe(0o600);
+    expect(valid(file)).toBe(true);
+    expect(readdirSync(folder).filter((f) => f.startsWith('.tmp-'))).toEqual([]);
+    const made = readFileSync(file);
+    const second = await run(['cpt', '73721', '--json'], { IMAGING_CACHE_DIR: cache });
+    expect(second.stdout).toBe(first.stdout);
+    expect(readFileSync(file).equals(made)).toBe(true); // accepted, not remade
+  });
+
+  it('the check, not V8, is what refuses foreign bytes: with a right header V8 runs them', async () => {
+    // The control for the tests below: V8 itself would run an attacker's cache (the private folder
+    // is what keeps attackers out; the CRC32s only catch damage).
+    const { cache, folder } = privateCache();
+    mkdirSync(folder, { recursive: true, mode: 0o700 });
+    writeFileSync(join(folder, cacheName('cpt')), withHeader(evil), { mode: 0o600 });
+    const r = await run(['cpt', '73721', '--json'], { IMAGING_CACHE_DIR: cache });
+    expect(r.stdout).toContain('PLANTED CODE RAN');
+  });
+
+  it('damaged bytes anywhere in the file are remade, never given to V8', async () => {
+    const { cache, folder } = privateCache();
+    const file = join(folder, cacheName('cpt'));
+    const clean = await run(['cpt', '73721', '--json'], { IMAGING_CACHE_DIR: cache });
+    const good = readFileSync(file);
+    const flip = (at: number) => {
+      const b = Buffer.from(good);
+      b[at] = b[at]! ^ 0x5a;
+      return b;
+    };
+    const damaged = [
+      flip(0), // magic
+      flip(5), // the bundle's CRC32
+      flip(9), // the data's CRC32
+      flip(13), // the length
+      flip(HEADER), // the V8 data's first byte (its magic)
+      flip(HEADER + 40), // V8's own header (source hash, flags)
+      flip(good.length >> 1),
+      flip(good.length - 1),
+      good.subarray(0, good.length - 1), // truncated
+      Buffer.concat([good, Buffer.from([0])]), // a byte too many
+      Buffer.concat([good.subarray(0, HEADER), evil]), // foreign V8 data under our header
+    ];
+    for (const bytes of damaged) {
+      writeFileSync(file, bytes, { mode: 0o600 });
+      const r = await run(['cpt', '73721', '--json'], { IMAGING_CACHE_DIR: cache });
+      expect(r.stderr).toBe('');
+      expect(r.exitCode).toBe(0);
+      expect(r.stdout).toBe(clean.stdout);
+      expect(valid(file)).toBe(true); // made again
+    }
+  });
+
+  it('a planted file is never loaded: in a folder others can write to, not ours, not 0600', async () => {
+    const folder = (p: string, mode: number, uid = 0) => {
+      mkdirSync(p, { mode });
+      chmodSync(p, mode);
+      chownSync(p, uid, uid);
+      return p;
+    };
+    const root = join(dir.path, 'planted-code');
+    folder(root, 0o700);
+    const plant = (f: string, uid = 0, mode = 0o600) => {
+      writeFileSync(f, withHeader(evil), { mode });
+      chmodSync(f, mode);
+      chownSync(f, uid, uid);
+    };
+    const cases: Array<{ cache: string; file: string }> = [];
+    // Under a folder anyone can write to (all of it made in advance, as an attacker would).
+    const open = folder(join(root, 'open'), 0o777);
+    folder(join(open, 'c'), 0o700);
+    folder(join(open, 'c', 'compile-cache'), 0o700);
+    cases.push({ cache: join(open, 'c'), file: join(open, 'c', 'compile-cache', cacheName('cpt')) });
+    // Under another user's folder.
+    const theirs = folder(join(root, 'theirs'), 0o755, NOBODY);
+    folder(join(theirs, 'c'), 0o700);
+    folder(join(theirs, 'c', 'compile-cache'), 0o700);
+    cases.push({ cache: join(theirs, 'c'), file: join(theirs, 'c', 'compile-cache', cacheName('cpt')) });
+    for (const c of cases) plant(c.file);
+    // In a private folder, but the file is another user's, or readable by others.
+    for (const [uid, mode] of [
+      [NOBODY, 0o600],
+      [0, 0o644],
+    ] as const) {
+      const p = folder(join(root, `mine-${uid}-${mode}`), 0o700);
+      folder(join(p, 'c'), 0o700);
+      folder(join(p, 'c', 'compile-cache'), 0o700);
+      const file = join(p, 'c', 'compile-cache', cacheName('cpt'));
+      plant(file, uid, mode);
+      cases.push({ cache: join(p, 'c'), file });
+    }
+    for (const c of cases) {
+      const r = await run(['cpt', '73721', '--json'], { IMAGING_CACHE_DIR: c.cache });
+      expect(r.stdout).not.toContain('PLANTED');
+      expect(r.exitCode).toBe(0);
+      expect(JSON.parse(r.stdout)).toHaveLength(6);
+    }
+    // The two in folders others control are left alone (never read, never written).
+    for (const c of cases.slice(0, 2)) expect(readFileSync(c.file).equals(withHeader(evil))).toBe(true);
+  });
+
+  it('a symlink or a FIFO at the cache name is never followed or waited on; the real file is made', async () => {
+    const { cache, folder } = privateCache();
+    await run(['cpt', '73721', '--json'], { IMAGING_CACHE_DIR: cache }); // makes the folder
+    const file = join(folder, cacheName('cpt'));
+    rmSync(file);
+    const target = join(dir.path, 'symlink-target.v8');
+    writeFileSync(target, withHeader(evil), { mode: 0o600 });
+    symlinkSync(target, file);
+    const r = await run(['cpt', '73721', '--json'], { IMAGING_CACHE_DIR: cache });
+    expect(r.stdout).not.toContain('PLANTED');
+    expect(r.exitCode).toBe(0);
+    expect(lstatSync(file).isFile()).toBe(true); // the link replaced, not written through
+    expect(valid(file)).toBe(true);
+    expect(readFileSync(target).equals(withHeader(evil))).toBe(true);
+    rmSync(file);
+    execFileSync('mkfifo', [file]);
+    const f = await run(['cpt', '73721', '--json'], { IMAGING_CACHE_DIR: cache });
+    expect(f.exitCode).toBe(0);
+    expect(lstatSync(file).isFile()).toBe(true);
   });
 });
