@@ -19,6 +19,6 @@ if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
   const { cli, done } = require('./load-cli.cjs')(args);
   cli.main(args).then((code) => {
     process.exitCode = code;
-    done();
+    done(code);
   });
 }

@@ -171,11 +171,20 @@ function writeCache(dir, name, data, bundleCrc, crc32) {
     fs.rmSync(tmp, { force: true });
     return;
   }
-  // Caches of older builds of the bundle, for this Node and command, are of no further use.
+  // Caches of older builds of the bundle, for this Node and exactly this command, are of no further
+  // use (`law` must not match `law-firms`); a temporary file a killed run left behind (SIGKILL
+  // between write and rename) goes once it is an hour old.
   const prefix = name.slice(0, name.lastIndexOf('-') + 1);
+  const hourAgo = Date.now() - 3_600_000;
   for (const other of fs.readdirSync(dir)) {
-    if (other !== name && other.startsWith(prefix) && other.endsWith('.v8'))
-      fs.rmSync(path.join(dir, other), { force: true });
+    const full = path.join(dir, other);
+    if (other !== name && other.startsWith(prefix) && /^[0-9a-f]{8}\.v8$/.test(other.slice(prefix.length)))
+      fs.rmSync(full, { force: true });
+    else if (other.startsWith('.tmp-')) {
+      try {
+        if (fs.lstatSync(full).mtimeMs < hourAgo) fs.rmSync(full, { force: true });
+      } catch {}
+    }
   }
 }
 
@@ -230,7 +239,10 @@ module.exports = function loadCli(args) {
   mod.loaded = true;
   return {
     cli: mod.exports,
-    done() {
+    done(code) {
+      // Only after a command that ran: a usage error (a typo, an id typed where a command goes)
+      // must not leave a cache file named after the word.
+      if (code !== 0) return;
       try {
         compiled.save();
       } catch {}

@@ -11,6 +11,7 @@ import {
   rmSync,
   statSync,
   symlinkSync,
+  utimesSync,
   writeFileSync,
 } from 'node:fs';
 import { homedir } from 'node:os';
@@ -342,6 +343,31 @@ fs.writeFileSync(out, script.createCachedData());
     const second = await run(['cpt', '73721', '--json'], { IMAGING_CACHE_DIR: cache });
     expect(second.stdout).toBe(first.stdout);
     expect(readFileSync(file).equals(made)).toBe(true); // accepted, not remade
+  });
+
+  it('no file named after a word that is not a command (an id typed there, a typo), and `law` keeps `law-firms`', async () => {
+    const { cache, folder } = privateCache();
+    expect((await run(['law-firms', '--help'], { IMAGING_CACHE_DIR: cache })).exitCode).toBe(0);
+    const kept = join(folder, cacheName('law-firms'));
+    expect(valid(kept)).toBe(true);
+    for (const word of ['95c08ec8-6ce7-440e-8aa8-45497a4bf92', 'frobnicate', 'law'])
+      expect((await run([word], { IMAGING_CACHE_DIR: cache })).exitCode).toBe(2);
+    expect(readdirSync(folder).filter((f) => f.startsWith('code-'))).toEqual([cacheName('law-firms')]);
+    expect(valid(kept)).toBe(true);
+  });
+
+  it('a temporary file a killed run left behind goes once it is an hour old', async () => {
+    const { cache, folder } = privateCache();
+    expect((await run(['cpt', '73721', '--json'], { IMAGING_CACHE_DIR: cache })).exitCode).toBe(0);
+    const old = join(folder, '.tmp-1-left');
+    const fresh = join(folder, '.tmp-2-inflight');
+    writeFileSync(old, 'x', { mode: 0o600 });
+    writeFileSync(fresh, 'x', { mode: 0o600 });
+    utimesSync(old, new Date(Date.now() - 2 * 3_600_000), new Date(Date.now() - 2 * 3_600_000));
+    rmSync(join(folder, cacheName('cpt'))); // the next run saves again, and tidies up then
+    expect((await run(['cpt', '73721', '--json'], { IMAGING_CACHE_DIR: cache })).exitCode).toBe(0);
+    expect(existsSync(old)).toBe(false);
+    expect(existsSync(fresh)).toBe(true);
   });
 
   it('the check, not V8, is what refuses foreign bytes: with a right header V8 runs them', async () => {
