@@ -118,7 +118,16 @@ export class PageWalk {
   private lastFingerprint: string | undefined;
   private lastPage: { page: number; ids: Set<string | number> } | undefined;
 
-  constructor(private readonly what = 'the list') {}
+  /**
+   * `requireIds`: every record must carry an `id` (text or a number), as every list resource of the
+   * API does. Without ids a page that only repeats earlier records with a field changed cannot be
+   * told from new ones, and a server could keep a walk going to its budget; so such an answer is
+   * one this tool cannot read. (`api --paginate` walks any endpoint and does not ask for them.)
+   */
+  constructor(
+    private readonly what = 'the list',
+    private readonly opts: { requireIds?: boolean } = {},
+  ) {}
 
   /** Throws when requesting one more page would pass the budget. */
   allow(): void {
@@ -161,6 +170,16 @@ export class PageWalk {
       this.lastFingerprint = undefined;
       this.lastPage = { page, ids: new Set() };
       return items;
+    }
+    if (this.opts.requireIds) {
+      const i = items.findIndex((r) => idOf(r) === undefined);
+      if (i >= 0) {
+        const r = items[i] as unknown;
+        const id = typeof r === 'object' && r !== null ? (r as { id?: unknown }).id : undefined;
+        throw new UnreadableAnswerError(
+          `${this.what}, page ${page}, record ${i + 1}: ${typeof r !== 'object' || r === null ? `the record is ${kindOf(r)}` : id === undefined ? 'it has no id' : `its id is ${kindOf(id)}, not text`}`,
+        );
+      }
     }
     const fp = fingerprint(items);
     const earlier = this.fingerprints.get(fp);
@@ -265,7 +284,7 @@ async function* followPages<P extends ListPage<unknown>>(
   for (let next = nextPageOf(prev, page); next !== undefined; next = nextPageOf(prev, page)) {
     walk.allow();
     const fetched = await fetch(next);
-    const items = walk.accept(next, fetched.items, fetched.meta);
+    const items = readingAnswer(fetched.requestId, () => walk.accept(next, fetched.items, fetched.meta));
     if (items === undefined) return;
     page = next;
     prev = fetched;
@@ -321,7 +340,7 @@ export async function* paginate<T = Record<string, unknown>>(
     yield first;
     return;
   }
-  const items = walk.accept(firstPage, first.items, first.meta);
+  const items = readingAnswer(first.requestId, () => walk.accept(firstPage, first.items, first.meta));
   if (items === undefined) return;
   yield { ...first, items };
   yield* followPages(firstPage, first, fetch, walk);
@@ -388,13 +407,13 @@ export async function* fetchPagesInOrder(
     return { ...readingAnswer(res.requestId, () => extractList(data, opts.key)), requestId: res.requestId };
   };
   const fetchPage = async (page: number) => parsePage(page, await fetchRaw(page));
-  const walk = new PageWalk(opts.what);
+  const walk = new PageWalk(opts.what, { requireIds: true });
   const inflight = new Map<number, Promise<ApiResponse>>();
   try {
     walk.allow();
     const first = await fetchPage(1);
     const total = typeof first.meta?.total_pages === 'number' ? first.meta.total_pages : undefined;
-    first.items = walk.accept(1, first.items, first.meta) ?? [];
+    first.items = readingAnswer(first.requestId, () => walk.accept(1, first.items, first.meta)) ?? [];
     yield { ...first, totalPages: total, duplicates: walk.duplicates };
     if (total === undefined) {
       for await (const page of followPages(1, first, fetchPage, walk))
@@ -419,7 +438,7 @@ export async function* fetchPagesInOrder(
       inflight.delete(n);
       const page = await parsePage(n, raw);
       // Checked before the next request goes out: a bad page costs no more than those in flight.
-      const items = walk.accept(n, page.items, page.meta);
+      const items = readingAnswer(page.requestId, () => walk.accept(n, page.items, page.meta));
       if (items === undefined) return;
       launch();
       yield { ...page, items, totalPages: total, duplicates: walk.duplicates };

@@ -31,7 +31,7 @@ export async function listCommand<T>(ctx: Context, opts: ListCommandOptions<T>):
   const walkOpts = { ...opts.endpoint, page: opts.page, perPage: opts.perPage, all: opts.all };
   const records: T[] = [];
   let lastMeta: PageMeta | undefined;
-  const walk = new PageWalk(`the ${opts.noun}`);
+  const walk = new PageWalk(`the ${opts.noun}`, { requireIds: true });
   if (format === 'ndjson' || format === 'json') {
     // Streamed page by page: each page is written (waiting for a slower reader) before the next is
     // asked for, so memory stays flat; JSON keeps the bytes of one pretty-printed array.

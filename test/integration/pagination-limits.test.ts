@@ -309,3 +309,53 @@ describe('an empty page before the records page 1 counted (total_count)', () => 
     expect(apiRequests()).toBe(3);
   });
 });
+
+describe('records without a usable id (repeats could not be told from new records)', () => {
+  // The same two records on every page, one field changed on each answer, and a total that never
+  // ends: without ids nothing could tell the repeat, and the walk would run to its budget.
+  let n = 0;
+  const noIds = (id: (i: number) => unknown) => (page: number, res: ServerResponse) =>
+    json(res, 200, {
+      referrals: [1, 2].map((i) => ({
+        ...(id(i) === undefined ? {} : { id: id(i) }),
+        reference: `R-${i}`,
+        n: n++,
+      })),
+      icd10_codes: [1, 2].map((i) => ({
+        ...(id(i) === undefined ? {} : { id: id(i) }),
+        code: `C${i}`,
+        n: n++,
+      })),
+      meta: { current_page: page, next_page: page + 1, total_pages: 1e9 },
+    });
+
+  it.for<[string, (i: number) => unknown, string[], string]>([
+    [
+      'no id, referrals list --all',
+      () => undefined,
+      ['referrals', 'list', '--all', '--format', 'ndjson'],
+      'record 1: it has no id',
+    ],
+    [
+      'no id, referrals export',
+      () => undefined,
+      ['referrals', 'export', '--format', 'ndjson'],
+      'record 1: it has no id',
+    ],
+    ['no id, icd10 --all', () => undefined, ['icd10', 'x', '--all', '--json'], 'record 1: it has no id'],
+    [
+      'an object id, referrals export',
+      (i) => ({ x: i }),
+      ['referrals', 'export', '--format', 'csv'],
+      'record 1: its id is an object, not text',
+    ],
+  ])('%s: one request, "an answer this tool cannot read"', async ([, id, args, where]) => {
+    const env = await hostile(noIds(id));
+    const r = await run(args, { env });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('error: the server sent an answer this tool cannot read: ');
+    expect(r.stderr).toContain(`page 1, ${where}`);
+    noTrace(r.stderr);
+    expect(apiRequests()).toBeLessThanOrEqual(1);
+  });
+});
