@@ -9,7 +9,7 @@ import {
   type StopSignal,
 } from './errors.js';
 import type { IO } from './io.js';
-import { HumanStream, joinSafe, type SafeText, safe, style } from './output/text.js';
+import { HumanStream, joinSafe, paint, type SafeText, safe } from './output/text.js';
 import { buildProgram } from './program.js';
 import { runForcedExitTasks } from './util/cleanup.js';
 
@@ -70,7 +70,7 @@ export async function main(argv: string[], deps: MainDeps = {}): Promise<number>
       } else {
         exitCode = exitCodeOf(err);
         const verbose = Boolean(ctx?.globals.verbose);
-        new HumanStream(io.stderr).write(colourError(formatError(err, { verbose }), ctx));
+        new HumanStream(io.stderr).write(await colourError(formatError(err, { verbose }), ctx));
       }
     }
   } finally {
@@ -86,15 +86,20 @@ export async function main(argv: string[], deps: MainDeps = {}): Promise<number>
   return exitCode;
 }
 
-/** The tool's own colour on the error block; the block itself is already cleaned by formatError. */
-function colourError(text: string, ctx: Context | undefined): SafeText {
+/**
+ * The tool's own colour on the error block (chalk, loaded only when colour is on); the block itself
+ * is already cleaned by formatError.
+ */
+async function colourError(text: string, ctx: Context | undefined): Promise<SafeText> {
   const on = Boolean(ctx && ctx.colorLevel('stderr') > 0);
+  const chalk = on ? new (await import('chalk')).Chalk({ level: 1 }) : undefined;
   let hinted = false;
   const lines = text.split('\n').map((line) => {
-    if (line.startsWith('error:')) return safe`${style('redBold', 'error:', on)}${line.slice(6)}`;
+    if (line.startsWith('error:'))
+      return safe`${chalk ? paint(chalk.red.bold, 'error:') : 'error:'}${line.slice(6)}`;
     if (!hinted && line.startsWith('hint:')) {
       hinted = true;
-      return safe`${style('yellow', 'hint:', on)}${line.slice(5)}`;
+      return safe`${chalk ? paint(chalk.yellow, 'hint:') : 'hint:'}${line.slice(5)}`;
     }
     return line;
   });

@@ -108,6 +108,14 @@ export function style(name: Style, text: unknown, on: boolean): SafeText {
   return new SafeText(BRAND, `\u001b[${open}m${inner}\u001b[${close}m`);
 }
 
+/**
+ * The tool's own colour from a styling function of ours (chalk's, for the error block): the text is
+ * cleaned first, then wrapped. Only for functions that add SGR codes around what they are given.
+ */
+export function paint(styler: (text: string) => string, text: unknown): SafeText {
+  return new SafeText(BRAND, styler(piece(text)));
+}
+
 /** A human-output writer around a raw stream: SafeText as it is, plain strings cleaned as a block. */
 export class HumanStream {
   constructor(readonly target: Writable) {}
