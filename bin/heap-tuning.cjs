@@ -11,13 +11,9 @@ module.exports = function tuneHeapForStreaming() {
   // V8 grows the young generation (doubling it, or by smaller steps on Node 26) after a scavenge
   // that leaves it busy; once doubling would pass the cap, growing becomes 1x. Checked after each
   // GC, from Node's own GC notifications.
-  // The notification comes after the GC, on the event loop: during a long synchronous stretch (a
-  // page parsed, a chunk built) V8 may grow it once more first. Node 26 grows in larger, uneven
-  // steps (5.875 -> 11.75 MB seen), so there growth stops one step earlier.
-  const steps = Number(process.versions.node.split('.')[0]) >= 26 ? 4 : 2;
   const observer = new PerformanceObserver(() => {
     const young = v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space');
-    if (!young || young.space_size * steps > YOUNG_CAP) {
+    if (!young || young.space_size * 2 > YOUNG_CAP) {
       v8.setFlagsFromString('--semi-space-growth-factor=1');
       observer.disconnect();
     }

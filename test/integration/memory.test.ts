@@ -45,9 +45,11 @@ async function youngGeneration(args: string[]): Promise<number> {
   return Number(readFileSync(out, 'utf8')) / (1024 * 1024);
 }
 
-// 8 MB, or one step more on Node 26, whose steps are not doublings (4 -> 8.75 MB seen): the cap
-// is applied after a GC, from Node's GC notifications.
-const YOUNG_LIMIT_MB = 10;
+// 8 MB, or one step more: the cap is applied after a GC, from Node's GC notifications. Node 26's
+// V8 keeps its young generation near 8 MB by itself, tuned or not, in uneven steps (2, 4, 5.5, 7.5,
+// 8), and now and then grows one step past it (9.75 and 11.75 MB seen in .ci/run, with and without
+// the tuning); there the bound is that step. Left alone, Nodes 20-24 grow it to 12-16 MB.
+const YOUNG_LIMIT_MB = Number(process.versions.node.split('.')[0]) >= 26 ? 12 : 10;
 
 describe('the young generation stays at 8 MB for commands that walk every page', () => {
   // 2,000 referrals (20 pages, ~60 MB allocated): left alone, V8 grows it to 12-16 MB.
