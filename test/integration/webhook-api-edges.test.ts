@@ -1,8 +1,9 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { signatureHeaderValue } from '../../src/webhook/sign.js';
-import { json, run, tempDir, testServer } from '../helpers.js';
+import { json, run, testServer } from '../helpers.js';
+import { secretFileFixture, VISIT_EVENT } from '../webhook-fixture.js';
 
 /** Issue 8 item 11: webhook verify and `imaging api` edge cases, each recreated for real. */
 
@@ -10,30 +11,11 @@ const SECRET = 'whsec_edge_SECRET_1b2c3d';
 const NOW = new Date('2026-11-21T19:00:12Z');
 const NOW_S = Math.floor(NOW.getTime() / 1000);
 const now = () => NOW;
-let dir: ReturnType<typeof tempDir>;
-let secretFile: string;
-beforeAll(() => {
-  dir = tempDir();
-  secretFile = join(dir.path, 'secret.txt');
-  writeFileSync(secretFile, `${SECRET}\n`);
-});
-afterAll(() => dir.cleanup());
+const files = secretFileFixture(SECRET);
 
-const EVENT = {
-  event_id: '9b2d8f3e-4c1a-4f6b-9a7e-2d5c8b1f0e3a',
-  event_name: 'visit.status_changed',
-  status: 'report_uploaded',
-  changes: { status: ['sent_to_rad', 'report_uploaded'] },
-  visit_id: '1c0b7a52-3e9d-4f18-8b6a-7d2e9c4f5a10',
-  occurred_at: '2026-11-21T19:00:00Z',
-  referral: {
-    id: '3212c76a-c27e-4ca2-9e90-bb9c865c1630',
-    reference: 'R-240001',
-    visits: [{ id: '1c0b7a52-3e9d-4f18-8b6a-7d2e9c4f5a10' }],
-  },
-};
+const EVENT = VISIT_EVENT;
 const file = (name: string, data: Buffer | string) => {
-  const p = join(dir.path, name);
+  const p = join(files.dir.path, name);
   writeFileSync(p, data);
   return p;
 };
@@ -45,7 +27,7 @@ const verifyBody = (body: Buffer, ts: number, extra: string[] = []) =>
       '--body',
       file(`body-${ts}`, body),
       '--secret-file',
-      secretFile,
+      files.secretFile,
       '--header',
       'X-Service-Event: visit.status_changed',
       '--header',
@@ -80,7 +62,14 @@ describe('webhook verify', () => {
         '',
         '',
       ].join('\r\n');
-    const args = (name: string) => ['webhook', 'verify', '--request', name, '--secret-file', secretFile];
+    const args = (name: string) => [
+      'webhook',
+      'verify',
+      '--request',
+      name,
+      '--secret-file',
+      files.secretFile,
+    ];
     const bad = await run(
       args(file('two-lengths.http', Buffer.concat([Buffer.from(head([10, body.length])), body]))),
       {

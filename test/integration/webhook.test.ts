@@ -2,37 +2,19 @@ import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { createServer as createNetServer } from 'node:net';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { startMockServer } from '../../src/emulator/server.js';
 import { signatureHeaderValue } from '../../src/webhook/sign.js';
-import { BIN, json, run, tempDir, testServer } from '../helpers.js';
+import { BIN, json, run, testServer } from '../helpers.js';
+import { secretFileFixture, VISIT_EVENT } from '../webhook-fixture.js';
 
 const SECRET = 'whsec_test_SECRET_value_9f8e7d';
 const NOW = new Date('2026-11-21T19:00:12Z');
 const TS = String(Math.floor(NOW.getTime() / 1000) - 12);
 
-let dir: ReturnType<typeof tempDir>;
-let secretFile: string;
-beforeAll(() => {
-  dir = tempDir();
-  secretFile = join(dir.path, 'secret.txt');
-  writeFileSync(secretFile, `${SECRET}\n`);
-});
-afterAll(() => dir.cleanup());
+const files = secretFileFixture(SECRET);
 
-const event = {
-  event_id: '9b2d8f3e-4c1a-4f6b-9a7e-2d5c8b1f0e3a',
-  event_name: 'visit.status_changed',
-  status: 'report_uploaded',
-  changes: { status: ['sent_to_rad', 'report_uploaded'] },
-  visit_id: '1c0b7a52-3e9d-4f18-8b6a-7d2e9c4f5a10',
-  occurred_at: '2026-11-21T19:00:00Z',
-  referral: {
-    id: '3212c76a-c27e-4ca2-9e90-bb9c865c1630',
-    reference: 'R-240001',
-    visits: [{ id: '1c0b7a52-3e9d-4f18-8b6a-7d2e9c4f5a10' }],
-  },
-};
+const event = VISIT_EVENT;
 const BODY = Buffer.from(JSON.stringify(event));
 const sig = (body: Buffer = BODY, ts = TS, secret = SECRET) =>
   signatureHeaderValue(Buffer.from(secret), ts, body, 'hex');
@@ -55,7 +37,7 @@ const capture = (body: Buffer = BODY, ts = TS, signature = sig(body, ts), eol = 
     body,
   ]);
 const write = (name: string, data: Buffer | string) => {
-  const p = join(dir.path, name);
+  const p = join(files.dir.path, name);
   writeFileSync(p, data);
   return p;
 };
@@ -64,7 +46,7 @@ const now = () => NOW;
 describe('webhook verify', () => {
   it('verifies a captured request: exit 0, one-line verdict and the event summary', async () => {
     const r = await run(
-      ['webhook', 'verify', '--request', write('ok.http', capture()), '--secret-file', secretFile],
+      ['webhook', 'verify', '--request', write('ok.http', capture()), '--secret-file', files.secretFile],
       { deps: { now } },
     );
     expect(r.code).toBe(0);
@@ -77,7 +59,15 @@ describe('webhook verify', () => {
 
   it('prints the documented JSON verdict', async () => {
     const r = await run(
-      ['webhook', 'verify', '--request', write('ok2.http', capture()), '--secret-file', secretFile, '--json'],
+      [
+        'webhook',
+        'verify',
+        '--request',
+        write('ok2.http', capture()),
+        '--secret-file',
+        files.secretFile,
+        '--json',
+      ],
       {
         deps: { now },
       },
@@ -113,7 +103,7 @@ describe('webhook verify', () => {
   });
 
   it('reads the capture from stdin', async () => {
-    const r = await run(['webhook', 'verify', '--request', '-', '--secret-file', secretFile], {
+    const r = await run(['webhook', 'verify', '--request', '-', '--secret-file', files.secretFile], {
       stdin: capture(),
       deps: { now },
     });
@@ -130,7 +120,7 @@ describe('webhook verify', () => {
         '--request',
         write('b.http', capture(changed, TS, sig())),
         '--secret-file',
-        secretFile,
+        files.secretFile,
       ],
       { deps: { now } },
     );
@@ -144,7 +134,7 @@ describe('webhook verify', () => {
         '--request',
         write('w.http', capture(BODY, TS, sig(BODY, TS, 'other'))),
         '--secret-file',
-        secretFile,
+        files.secretFile,
       ],
       {
         deps: { now },
@@ -161,7 +151,7 @@ describe('webhook verify', () => {
         '--request',
         write('o.http', capture(BODY, oldTs)),
         '--secret-file',
-        secretFile,
+        files.secretFile,
         '--tolerance',
         '300',
       ],
@@ -180,7 +170,7 @@ describe('webhook verify', () => {
         '--request',
         write('i.http', capture(pretty, TS, sig())),
         '--secret-file',
-        secretFile,
+        files.secretFile,
       ],
       {
         deps: { now },
@@ -200,7 +190,7 @@ describe('webhook verify', () => {
         '--request',
         write('lf.http', capture(lfBody, TS, sig(multi), '\n')),
         '--secret-file',
-        secretFile,
+        files.secretFile,
       ],
       {
         deps: { now },
@@ -262,7 +252,7 @@ describe('webhook verify', () => {
         '--request',
         write('acme.http', Buffer.from(raw, 'latin1')),
         '--secret-file',
-        secretFile,
+        files.secretFile,
         '--event-header',
         'x-acme-event',
         '--timestamp-header',
@@ -295,13 +285,13 @@ describe('webhook verify', () => {
         auto,
       ]),
     );
-    const plain = await run(['webhook', 'verify', '--request', file, '--secret-file', secretFile], {
+    const plain = await run(['webhook', 'verify', '--request', file, '--secret-file', files.secretFile], {
       deps: { now },
     });
     expect(plain.code).toBe(8);
     expect(plain.stdout).toContain('unsigned by design; --allow-unsigned accepts exactly that case');
     const allowed = await run(
-      ['webhook', 'verify', '--request', file, '--secret-file', secretFile, '--allow-unsigned'],
+      ['webhook', 'verify', '--request', file, '--secret-file', files.secretFile, '--allow-unsigned'],
       { deps: { now } },
     );
     expect(allowed.code).toBe(0);
@@ -324,7 +314,7 @@ describe('webhook verify', () => {
 
   it('refuses a huge capture with a clear message', async () => {
     const big = write('big.http', Buffer.alloc(6 * 1024 * 1024, 0x41));
-    const r = await run(['webhook', 'verify', '--request', big, '--secret-file', secretFile]);
+    const r = await run(['webhook', 'verify', '--request', big, '--secret-file', files.secretFile]);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('larger than 5 MiB');
   });
@@ -340,7 +330,7 @@ describe('webhook sign', () => {
       '--timestamp',
       TS,
       '--secret-file',
-      secretFile,
+      files.secretFile,
     ]);
     expect(r.code).toBe(0);
     expect(r.stdout).toBe(
@@ -367,7 +357,7 @@ describe('webhook sign', () => {
         '--request',
         write('sv.http', capture(BODY, out.timestamp, out.signature)),
         '--secret-file',
-        secretFile,
+        files.secretFile,
       ],
       {
         deps: { now },
@@ -386,7 +376,7 @@ describe('webhook sign', () => {
       '--timestamp',
       TS,
       '--secret-file',
-      secretFile,
+      files.secretFile,
       '--curl',
       'http://127.0.0.1:9/hook',
     ]);
@@ -401,7 +391,7 @@ describe('webhook sign', () => {
       '--body',
       write('nn.json', '{"a":1}'),
       '--secret-file',
-      secretFile,
+      files.secretFile,
     ]);
     expect(noName.code).toBe(2);
     expect(noName.stderr).toContain('--event NAME');
@@ -415,7 +405,7 @@ describe('webhook sign', () => {
           '--timestamp',
           'now',
           '--secret-file',
-          secretFile,
+          files.secretFile,
         ])
       ).code,
     ).toBe(2);
@@ -434,7 +424,7 @@ describe('webhook listen', () => {
     const { fakeIO } = await import('../helpers.js');
     const fake = fakeIO();
     const { main } = await import('../../src/main.js');
-    const done = main(['webhook', 'listen', '--port', '0', '--secret-file', secretFile, ...args], {
+    const done = main(['webhook', 'listen', '--port', '0', '--secret-file', files.secretFile, ...args], {
       io: fake.io,
       env: {},
       signal: ac.signal,
@@ -644,7 +634,7 @@ describe('end to end: imaging mock sends, imaging webhook listen receives', () =
       '--request',
       file,
       '--secret-file',
-      secretFile,
+      files.secretFile,
       '--tolerance',
       '60',
     ]);
@@ -657,7 +647,7 @@ describe('end to end: imaging mock sends, imaging webhook listen receives', () =
       '--request',
       write('nc-bad.http', tampered),
       '--secret-file',
-      secretFile,
+      files.secretFile,
     ]);
     expect(bad.code).toBe(8);
   });
