@@ -20,7 +20,9 @@ export interface ExportOptions {
   visitStatuses: ReadonlySet<string> | undefined;
   formulaGuard: boolean;
   /** Told page 1's totals before anything is written or more pages are asked for (the cost check). */
-  afterFirstPage?: ((totalPages: number | undefined, totalCount: number | undefined) => Promise<void>) | undefined;
+  afterFirstPage?:
+    | ((totalPages: number | undefined, totalCount: number | undefined) => Promise<void>)
+    | undefined;
 }
 
 export interface ExportSummary {

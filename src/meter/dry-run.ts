@@ -11,7 +11,12 @@ import { describeView, leftOf } from './meter.js';
  * whole export would take: referrals, pages and requests (page 1 included, as the export fetches
  * it again). Text on stdout, or a JSON object with --json / --format json.
  */
-export async function dryRun(ctx: Context, client: ApiClient, query: Query, perPage: number): Promise<number> {
+export async function dryRun(
+  ctx: Context,
+  client: ApiClient,
+  query: Query,
+  perPage: number,
+): Promise<number> {
   const res = await client.request({ path: REFERRALS_PATH, query: { ...query, page: 1, per_page: perPage } });
   const list = readingAnswer(res.requestId, () => extractList(res.data, 'referrals'));
   const meta = list.meta;
@@ -36,17 +41,23 @@ export async function dryRun(ctx: Context, client: ApiClient, query: Query, perP
     return 0;
   }
   const n = (v: number | undefined, unit: string) =>
-    v === undefined ? `an unknown number of ${unit}s` : `${v.toLocaleString('en-US')} ${unit}${v === 1 ? '' : 's'}`;
+    v === undefined
+      ? `an unknown number of ${unit}s`
+      : `${v.toLocaleString('en-US')} ${unit}${v === 1 ? '' : 's'}`;
   ctx.out.line(
     `Dry run: the export would fetch ${n(referrals, 'referral')} in ${n(pages, 'page')} of ${perPage}, taking ${n(requests, 'request')} (retries aside).`,
   );
   if (requests === undefined)
-    ctx.out.line('The server sent no totals on page 1 (total_pages / total_count): the cost is known only by walking the pages.');
+    ctx.out.line(
+      'The server sent no totals on page 1 (total_pages / total_count): the cost is known only by walking the pages.',
+    );
   if (view) {
     const left = leftOf(view);
     ctx.out.line(`Sandbox allowance: ${describeView(view)}; ≈${left.toLocaleString('en-US')} left.`);
     if (requests !== undefined && requests > left)
-      ctx.out.line('That is more than is left: the export would stop with exit 6 after page 1 unless given --yes.');
+      ctx.out.line(
+        'That is more than is left: the export would stop with exit 6 after page 1 unless given --yes.',
+      );
   }
   ctx.note('Nothing was written; this dry run took 1 request.');
   return 0;

@@ -27,7 +27,10 @@ export default defineCommand({
     perPage: int('--per-page <n>', 'referrals per page (default 100)', { max: 1000 }),
     visitStatus: text('--visit-status <statuses>', 'only visits with these statuses (comma-separated)'),
     formulaGuard: negate('--no-formula-guard', "CSV: do not prefix cells starting with = + - @ with '"),
-    dryRun: flag('--dry-run', 'fetch page 1 only and report the referrals, pages and requests the export needs'),
+    dryRun: flag(
+      '--dry-run',
+      'fetch page 1 only and report the referrals, pages and requests the export needs',
+    ),
   },
   async run(ctx, _args, opts) {
     const [{ exportReferrals }, { AtomicFile }, { ProgressBar }] = await Promise.all([
