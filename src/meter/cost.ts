@@ -23,7 +23,7 @@ export async function checkCost(ctx: Context, remaining: number | undefined, wha
   }
   const left = leftOf(view);
   const needs = `${what} needs ${fmt(remaining)} more request${remaining === 1 ? '' : 's'}`;
-  const meterSays = `sandbox allowance: ${describeView(view)}`;
+  const meterSays = `sandbox allowance: ${describeView(view, ctx.now().getTime())}`;
   if (remaining > left) {
     if (ctx.globals.yes) {
       ctx.note(`Warning: ${needs}, more than the ≈${fmt(left)} left (${meterSays}); going ahead (--yes).`);

@@ -53,7 +53,9 @@ export async function dryRun(
     );
   if (view) {
     const left = leftOf(view);
-    ctx.out.line(`Sandbox allowance: ${describeView(view)}; ≈${left.toLocaleString('en-US')} left.`);
+    ctx.out.line(
+      `Sandbox allowance: ${describeView(view, ctx.now().getTime())}; ≈${left.toLocaleString('en-US')} left.`,
+    );
     if (requests !== undefined && requests > left)
       ctx.out.line(
         'That is more than is left: the export would stop with exit 6 after page 1 unless given --yes.',

@@ -141,13 +141,13 @@ export function appendRecords(path: string, text: string): void {
 }
 
 /** "≈1,234 of 2,000 requests used (counted on this machine), window ends ≈ 2026-11-29 08:07 UTC" */
-export function describeView(v: AllowanceView): string {
+export function describeView(v: AllowanceView, now: number = Date.now()): string {
   let s = `≈${v.used.toLocaleString('en-US')} of ${v.limit.toLocaleString('en-US')} requests used (counted on this machine)`;
   s += v.ends ? `, window ends ≈ ${shortDate(v.ends)}` : ', window not started (no success counted yet)';
   if (v.exhausted) s += '; the server said the allowance is used up (429 sandbox_request_limit_reached)';
   else if (v.expired)
     s +=
-      v.ends && Date.parse(v.ends) <= Date.now()
+      v.ends && Date.parse(v.ends) <= now
         ? '; the 7-day window has passed'
         : '; the server said the token has expired (401 api_token_expired)';
   return s;
@@ -205,7 +205,7 @@ export class Meter {
     if (!mark) return undefined;
     this.flush();
     this.write(`${this.key} ${mark} ${this.now()}\n`);
-    return describeView(this.view());
+    return describeView(this.view(), this.now());
   }
 
   /** The meter's view now, this process's unwritten successes included. */

@@ -49,7 +49,7 @@ export default defineCommand({
       ctx.io.stdout.write(`${JSON.stringify(view, null, 2)}\n`);
       return 0;
     }
-    ctx.out.line(`Sandbox allowance: ${describeView(view)}`);
+    ctx.out.line(`Sandbox allowance: ${describeView(view, ctx.now().getTime())}`);
     if (view.since) ctx.out.line(`First request: ${view.since}`);
     ctx.note(
       `Counted on this machine only (${SANDBOX_LIMIT.toLocaleString('en-US')} successful requests or 7 days per sandbox token). If the token was also used elsewhere: imaging auth allowance --used N --since DATE`,

@@ -124,7 +124,7 @@ export default defineCommand({
     if (format === 'table') {
       ctx.note(`* active environment (${active.source === 'default' ? 'default' : `from ${active.source}`})`);
       const sandbox = rows.find((r) => r.environment === 'sandbox')?.allowance;
-      if (sandbox) ctx.out.line(`Sandbox allowance: ${describeView(sandbox)}`);
+      if (sandbox) ctx.out.line(`Sandbox allowance: ${describeView(sandbox, ctx.now().getTime())}`);
     }
     return exitCode;
   },
