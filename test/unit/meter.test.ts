@@ -7,7 +7,6 @@ import { run, tempDir } from '../helpers.js';
 const dir = tempDir();
 afterAll(() => dir.cleanup());
 const K = 'a'.repeat(32);
-const DAY = 24 * 3600 * 1000;
 
 describe('the meter file, folded', () => {
   it('sums successes, applies corrections, and clears marks with a later success; skips what does not parse', () => {
