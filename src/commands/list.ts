@@ -4,6 +4,7 @@ import { type PageMeta, PageWalk, paginate } from '../api/pages.js';
 import { checkListItems, readingAnswer } from '../api/shape.js';
 import type { Context } from '../context.js';
 import { UsageError } from '../errors.js';
+import { checkCost, remainingAfterFirst } from '../meter/cost.js';
 import { type Column, renderList } from '../output/render.js';
 import { flag, int } from './options.js';
 
@@ -31,6 +32,7 @@ export async function listCommand<T>(ctx: Context, opts: ListCommandOptions<T>):
   const walkOpts = { ...opts.endpoint, page: opts.page, perPage: opts.perPage, all: opts.all };
   const records: T[] = [];
   let lastMeta: PageMeta | undefined;
+  let costChecked = false;
   const walk = new PageWalk(`the ${opts.noun}`, { requireIds: true });
   if (format === 'ndjson' || format === 'json') {
     // Streamed page by page: each page is written (waiting for a slower reader) before the next is
@@ -38,6 +40,7 @@ export async function listCommand<T>(ctx: Context, opts: ListCommandOptions<T>):
     const out = ctx.io.stdout;
     let count = 0;
     for await (const page of paginate<T>(client, walkOpts, walk)) {
+      if (!costChecked) costChecked = await costOfAll(ctx, opts, page);
       lastMeta = page.meta;
       let chunk = '';
       for (const r of page.items) {
@@ -56,6 +59,7 @@ export async function listCommand<T>(ctx: Context, opts: ListCommandOptions<T>):
     return 0;
   }
   for await (const page of paginate<T>(client, walkOpts, walk)) {
+    if (!costChecked) costChecked = await costOfAll(ctx, opts, page);
     lastMeta = page.meta;
     const offset = records.length;
     readingAnswer(page.requestId, () => {
@@ -83,6 +87,22 @@ export async function listCommand<T>(ctx: Context, opts: ListCommandOptions<T>):
       ctx.note(`Page ${current} of ${lastMeta.total_pages}${total}.${next}`);
   }
   return 0;
+}
+
+/** After page 1 of --all: what the remaining pages cost the sandbox allowance (meter/cost.ts). */
+async function costOfAll<T>(
+  ctx: Context,
+  opts: ListCommandOptions<T>,
+  first: { items: unknown[]; meta: PageMeta | undefined },
+): Promise<true> {
+  if (!opts.all) return true;
+  const remaining = remainingAfterFirst(
+    first.meta?.total_pages,
+    first.meta?.total_count,
+    first.items.length || opts.perPage,
+  );
+  await checkCost(ctx, remaining, `Listing every page of the ${opts.noun}`);
+  return true;
 }
 
 /** Records a page walk dropped because an earlier page had them (same id). */

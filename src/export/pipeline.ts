@@ -19,6 +19,10 @@ export interface ExportOptions {
   concurrency: number;
   visitStatuses: ReadonlySet<string> | undefined;
   formulaGuard: boolean;
+  /** Told page 1's totals before anything is written or more pages are asked for (the cost check). */
+  afterFirstPage?:
+    | ((totalPages: number | undefined, totalCount: number | undefined) => Promise<void>)
+    | undefined;
 }
 
 export interface ExportSummary {
@@ -78,6 +82,7 @@ export async function exportReferrals(
       // The server's count goes into a note: a number, or nothing (never its text).
       const total: unknown = page.meta?.total_count;
       summary.expected = typeof total === 'number' && Number.isFinite(total) ? total : undefined;
+      await opts.afterFirstPage?.(page.totalPages, summary.expected);
     }
     const chunk = readingAnswer(page.requestId, () => encodePage(page.items));
     await write(chunk);

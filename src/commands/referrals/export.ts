@@ -2,7 +2,7 @@ import { UsageError } from '../../errors.js';
 import type { ExportFormat } from '../../export/pipeline.js';
 import type { RowKind } from '../../export/rows.js';
 import { defineCommand } from '../define.js';
-import { choice, file, int, negate, text } from '../options.js';
+import { choice, file, flag, int, negate, text } from '../options.js';
 import { PARAM_OPTION, paramsQuery } from './params.js';
 
 const ROW_KINDS = ['referral', 'visit', 'procedure'] as const satisfies readonly RowKind[];
@@ -27,6 +27,10 @@ export default defineCommand({
     perPage: int('--per-page <n>', 'referrals per page (default 100)', { max: 1000 }),
     visitStatus: text('--visit-status <statuses>', 'only visits with these statuses (comma-separated)'),
     formulaGuard: negate('--no-formula-guard', "CSV: do not prefix cells starting with = + - @ with '"),
+    dryRun: flag(
+      '--dry-run',
+      'fetch page 1 only and report the referrals, pages and requests the export needs',
+    ),
   },
   async run(ctx, _args, opts) {
     const [{ exportReferrals }, { AtomicFile }, { ProgressBar }] = await Promise.all([
@@ -40,6 +44,10 @@ export default defineCommand({
     const query = paramsQuery(opts.param);
     const client = ctx.api();
     if (opts.output === '') throw new UsageError('--output needs a file name');
+    if (opts.dryRun) {
+      const { dryRun } = await import('../../meter/dry-run.js');
+      return dryRun(ctx, client, query, opts.perPage ?? 100);
+    }
     const toFile = Boolean(opts.output && opts.output !== '-');
     const file = toFile
       ? await AtomicFile.open(opts.output as string, {
@@ -71,6 +79,10 @@ export default defineCommand({
           concurrency: opts.concurrency ?? 4,
           visitStatuses,
           formulaGuard: opts.formulaGuard !== false,
+          afterFirstPage: async (pages, count) => {
+            const { checkCost, remainingAfterFirst } = await import('../../meter/cost.js');
+            await checkCost(ctx, remainingAfterFirst(pages, count, opts.perPage ?? 100), 'This export');
+          },
         },
         progress,
         // A write error (a full disk, a reader gone) stops the page requests too.
