@@ -156,7 +156,7 @@ export function csvColumns(records: readonly unknown[], documented: readonly str
 
 /** The help's list of a command's fields. */
 export function fieldsHelp(sets: readonly FieldSet[], width = 80): string {
-  const lines = ['', 'Fields (--fields a,b,c or --json a,b,c, in the order given; see README "Fields"):'];
+  const lines = ['', 'Fields (--fields a,b,c or --json a,b,c: those, in that order):'];
   for (const set of sets) {
     const head = set.label ? `  ${set.label}: ` : '  ';
     let line = head;
