@@ -173,7 +173,7 @@ const CALLS: Record<string, () => string[]> = {
 };
 
 describe('an unknown field is exit 2 before any request, listing the fields; help lists them', async () => {
-  const withFields = [];
+  const withFields: string[] = [];
   for (const entry of COMMANDS)
     if ((await entry.load()).default.fields) withFields.push(entry.path.join(' '));
 
