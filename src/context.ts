@@ -255,6 +255,8 @@ export class Context {
     if (allowed && !allowed.includes(f)) {
       throw new UsageError(`--format ${f} is not available here`, `Use one of: ${allowed.join(', ')}.`);
     }
+    if (this.globals.bom && f !== 'csv')
+      throw new UsageError(`--bom is for CSV output, not ${f}`, 'Add --format csv, or leave --bom out.');
     return f;
   }
 
@@ -271,6 +273,7 @@ export class Context {
       err: this.err,
       color: this.colorLevel() > 0,
       width: this.io.stdoutIsTTY ? this.io.columns : undefined,
+      csv: { bom: this.globals.bom === true, formulaGuard: this.globals.formulaGuard !== false },
     };
   }
 

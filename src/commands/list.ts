@@ -5,6 +5,7 @@ import { checkListItems, readingAnswer } from '../api/shape.js';
 import type { Context } from '../context.js';
 import { UsageError } from '../errors.js';
 import { checkCost, remainingAfterFirst } from '../meter/cost.js';
+import { type FieldChoice, pick } from '../output/fields.js';
 import { type Column, renderList } from '../output/render.js';
 import { flag, int } from './options.js';
 
@@ -14,6 +15,8 @@ export interface ListCommandOptions<T> {
   perPage?: number | undefined;
   all?: boolean | undefined;
   columns: Column<T>[];
+  /** The documented fields and the --fields choice (checked before any request). */
+  fields?: FieldChoice;
   /** Shape check of one record before a table shows it (throws UnreadableAnswerError). */
   check?: (record: unknown, index: number) => void;
   /** Plural noun for hints ("ICD-10 codes"). */
@@ -38,12 +41,14 @@ export async function listCommand<T>(ctx: Context, opts: ListCommandOptions<T>):
     // Streamed page by page: each page is written (waiting for a slower reader) before the next is
     // asked for, so memory stays flat; JSON keeps the bytes of one pretty-printed array.
     const out = ctx.io.stdout;
+    const chosen = opts.fields?.chosen;
     let count = 0;
     for await (const page of paginate<T>(client, walkOpts, walk)) {
       if (!costChecked) costChecked = await costOfAll(ctx, opts, page);
       lastMeta = page.meta;
       let chunk = '';
-      for (const r of page.items) {
+      for (const item of page.items) {
+        const r = chosen ? pick(item, chosen) : item;
         // `JSON.stringify([r], null, 2)` is "[\n  …\n]": the record as it sits inside the whole array.
         chunk +=
           format === 'ndjson'
@@ -70,7 +75,12 @@ export async function listCommand<T>(ctx: Context, opts: ListCommandOptions<T>):
     records.push(...page.items);
   }
   if (walk.duplicates > 0) ctx.note(duplicatesNote(walk.duplicates));
-  await renderList(ctx.sink(), records, { format, columns: opts.columns, emptyHint: opts.emptyHint });
+  await renderList(ctx.sink(), records, {
+    format,
+    columns: opts.columns,
+    emptyHint: opts.emptyHint,
+    ...(opts.fields ? { fields: opts.fields } : {}),
+  });
   if (
     !opts.all &&
     format === 'table' &&

@@ -5,9 +5,10 @@ import { REFERRALS_PATH } from '../api/endpoints/referrals.js';
 import { fetchPagesInOrder } from '../api/pages.js';
 import { readingAnswer } from '../api/shape.js';
 import type { Query } from '../api/url.js';
-import { csvRow } from '../output/csv.js';
+import { BOM, csvRow } from '../output/csv.js';
+import { pick } from '../output/fields.js';
 import type { ProgressBar } from '../output/progress.js';
-import { COLUMNS, hasVisitIn, type RowKind, rowsOf } from './rows.js';
+import { COLUMNS, csvValue, hasVisitIn, type RowKind, rowsOf } from './rows.js';
 
 export type ExportFormat = 'csv' | 'ndjson' | 'json';
 
@@ -23,6 +24,10 @@ export interface ExportOptions {
   afterFirstPage?:
     | ((totalPages: number | undefined, totalCount: number | undefined) => Promise<void>)
     | undefined;
+  /** CSV: a UTF-8 byte-order mark first (--bom). */
+  bom?: boolean;
+  /** --fields: only these columns (flat rows) or fields (referrals as sent), in this order. */
+  fields?: readonly string[] | undefined;
 }
 
 export interface ExportSummary {
@@ -67,7 +72,8 @@ export async function exportReferrals(
   };
 
   let first = true;
-  if (opts.format === 'csv') await write(csvRow(COLUMNS[opts.rows], opts.formulaGuard));
+  const columns = opts.fields ?? COLUMNS[opts.rows];
+  if (opts.format === 'csv') await write(`${opts.bom ? BOM : ''}${csvRow(columns, opts.formulaGuard)}`);
   if (opts.format === 'json') await write('[');
 
   const pages = fetchPagesInOrder(
@@ -100,15 +106,19 @@ export async function exportReferrals(
       if (opts.rows === 'referral' && opts.format !== 'csv') {
         if (opts.visitStatuses && !hasVisitIn(referral, opts.visitStatuses)) continue;
         summary.rows++;
-        chunk += encodeJson(referral, opts.format, first);
+        chunk += encodeJson(opts.fields ? pick(referral, opts.fields) : referral, opts.format, first);
         first = false;
         continue;
       }
       for (const row of rowsOf(referral, opts.rows, opts.visitStatuses)) {
         summary.rows++;
-        if (opts.format === 'csv') chunk += csvRow(Object.values(row), opts.formulaGuard);
+        if (opts.format === 'csv')
+          chunk += csvRow(
+            columns.map((c) => csvValue(row[c])),
+            opts.formulaGuard,
+          );
         else {
-          chunk += encodeJson(row, opts.format, first);
+          chunk += encodeJson(opts.fields ? pick(row, opts.fields) : row, opts.format, first);
           first = false;
         }
       }

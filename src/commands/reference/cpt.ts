@@ -2,6 +2,8 @@ import { cptMappings } from '../../api/endpoints/reference.js';
 import type { CptMapping } from '../../api/types.js';
 import { UsageError } from '../../errors.js';
 import { CPT_TEXT, cptColumns } from '../../output/columns/reference.js';
+import { CPT_FIELDS } from '../../output/field-sets.js';
+import { selectFields } from '../../output/fields.js';
 import { renderList } from '../../output/render.js';
 import { defineCommand } from '../define.js';
 import { arg } from '../options.js';
@@ -12,6 +14,7 @@ const CPT_RE = /^\d{4}[0-9FT]$/;
 
 export default defineCommand({
   path: ['cpt'],
+  fields: [{ fields: CPT_FIELDS }],
   args: [arg('<code>', 'an exact CPT code, e.g. 73721')],
   async run(ctx, [code]) {
     const c = code.trim().toUpperCase();
@@ -22,9 +25,11 @@ export default defineCommand({
       );
     }
     const format = ctx.format('table');
+    const fields = selectFields(ctx.globals.fields, CPT_FIELDS);
     const res = await cptMappings(ctx.api(), c);
     await renderList(ctx.sink(), readList<CptMapping>(res, 'CPT mappings', format, CPT_TEXT), {
       format,
+      fields,
       columns: cptColumns,
       emptyHint: `No procedure mappings for CPT code ${c}.`,
     });

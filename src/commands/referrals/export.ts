@@ -1,14 +1,22 @@
 import { UsageError } from '../../errors.js';
 import type { ExportFormat } from '../../export/pipeline.js';
 import type { RowKind } from '../../export/rows.js';
+import { EXPORT_COLUMNS, REFERRAL_FIELDS } from '../../output/field-sets.js';
+import { selectFields } from '../../output/fields.js';
 import { defineCommand } from '../define.js';
-import { choice, file, flag, int, negate, text } from '../options.js';
+import { choice, file, flag, int, text } from '../options.js';
 import { PARAM_OPTION, paramsQuery } from './params.js';
 
 const ROW_KINDS = ['referral', 'visit', 'procedure'] as const satisfies readonly RowKind[];
 
 export default defineCommand({
   path: ['referrals', 'export'],
+  fields: [
+    { label: '--rows referral, csv', fields: EXPORT_COLUMNS.referral },
+    { label: '--rows referral, json/ndjson (the referral as sent)', fields: REFERRAL_FIELDS },
+    { label: '--rows visit', fields: EXPORT_COLUMNS.visit },
+    { label: '--rows procedure', fields: EXPORT_COLUMNS.procedure },
+  ],
   options: {
     rows: choice('--rows <kind>', ROW_KINDS, 'one row per referral (default), visit or procedure', {
       parse: (value) => {
@@ -26,7 +34,6 @@ export default defineCommand({
     concurrency: int('--concurrency <n>', 'pages fetched at once (default 4)', { max: 16 }),
     perPage: int('--per-page <n>', 'referrals per page (default 100)', { max: 1000 }),
     visitStatus: text('--visit-status <statuses>', 'only visits with these statuses (comma-separated)'),
-    formulaGuard: negate('--no-formula-guard', "CSV: do not prefix cells starting with = + - @ with '"),
     dryRun: flag(
       '--dry-run',
       'fetch page 1 only and report the referrals, pages and requests the export needs',
@@ -40,6 +47,18 @@ export default defineCommand({
     ]);
     const format = ctx.format('csv', ['csv', 'ndjson', 'json']) as ExportFormat;
     const rows = opts.rows ?? 'referral';
+    // --fields: the flat columns of the rows, or (JSON/NDJSON referrals, as sent) the referral's fields.
+    const asSent = rows === 'referral' && format !== 'csv';
+    const { chosen: fields } = selectFields(
+      ctx.globals.fields,
+      asSent ? REFERRAL_FIELDS : EXPORT_COLUMNS[rows],
+      {
+        extra: asSent,
+        setLabel: asSent
+          ? `--rows referral, ${format}`
+          : `--rows ${rows}${rows === 'referral' ? ', csv' : ''}`,
+      },
+    );
     const visitStatuses = opts.visitStatus === undefined ? undefined : splitStatuses(opts.visitStatus);
     const query = paramsQuery(opts.param);
     const client = ctx.api();
@@ -78,7 +97,9 @@ export default defineCommand({
           perPage: opts.perPage ?? 100,
           concurrency: opts.concurrency ?? 4,
           visitStatuses,
-          formulaGuard: opts.formulaGuard !== false,
+          formulaGuard: ctx.globals.formulaGuard !== false,
+          bom: ctx.globals.bom === true,
+          fields,
           afterFirstPage: async (pages, count) => {
             const { checkCost, remainingAfterFirst } = await import('../../meter/cost.js');
             await checkCost(ctx, remainingAfterFirst(pages, count, opts.perPage ?? 100), 'This export');
