@@ -3,6 +3,7 @@ import type { BodyPart } from '../../api/types.js';
 import { UsageError } from '../../errors.js';
 import { BODY_PART_TEXT, bodyPartColumns } from '../../output/columns/reference.js';
 import { renderList } from '../../output/render.js';
+import { normaliseUuid } from '../../util/args.js';
 import { defineCommand } from '../define.js';
 import { text } from '../options.js';
 import { readList } from '../read-list.js';
@@ -16,7 +17,8 @@ export default defineCommand({
     const format = ctx.format('table');
     const modality = opts.modality?.trim();
     if (opts.modality !== undefined && !modality) throw new UsageError('--modality needs a name or an id');
-    const res = await listBodyParts(ctx.api(), { modality });
+    // An id in upper case is the same id: sent as the API stores it.
+    const res = await listBodyParts(ctx.api(), { modality: modality && normaliseUuid(modality) });
     await renderList(ctx.sink(), readList<BodyPart>(res, 'body parts', format, BODY_PART_TEXT), {
       format,
       columns: bodyPartColumns,
