@@ -8,6 +8,7 @@ import {
   STOP_SIGNALS,
   type StopSignal,
 } from './errors.js';
+import { secretFlagMisuse } from './hints.js';
 import type { IO } from './io.js';
 import { HumanStream, joinSafe, paint, type SafeText, safe } from './output/text.js';
 import { buildProgram } from './program.js';
@@ -51,6 +52,8 @@ export async function main(argv: string[], deps: MainDeps = {}): Promise<number>
   if (ownSignals) for (const [sig, handler] of handlers) process.on(sig, handler);
 
   try {
+    const misuse = secretFlagMisuse(argv);
+    if (misuse) throw misuse;
     const program = await buildProgram(io, argv, async (def, args, opts, globals) => {
       ctx = new Context({ ...deps, io, env, globals, signal });
       exitCode = (await def.run(ctx, args as string[], opts)) ?? ExitCode.ok;
