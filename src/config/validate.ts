@@ -37,7 +37,7 @@ export function validateConfig(
   const moveAside = `Move it aside and set up again: mv "${path}" "${path}.bak" && imaging auth login`;
   if (!isObject(parsed)) {
     problems.push({
-      key: '(the whole file)',
+      key: '',
       problem: `is ${kind(parsed)}, not a JSON object`,
       fix: moveAside,
     });
