@@ -20,7 +20,7 @@ export default defineCommand({
     }),
     output: file(
       '-o, --output <file>',
-      'write to this file (0600, renamed into place when complete); default stdout',
+      'write to this file (0600, renamed into place when complete; .csv/.json/.ndjson/.jsonl set the format); default stdout',
     ),
     param: PARAM_OPTION,
     concurrency: int('--concurrency <n>', 'pages fetched at once (default 4)', { max: 16 }),
