@@ -283,8 +283,9 @@ export class Context {
     return terminalPrompter(this.io);
   }
 
-  async openUrl(url: string): Promise<boolean> {
-    if (this.deps.openUrl) return this.deps.openUrl(url);
+  /** Opens a URL in the browser: `opened` only when the opener confirmed (started, exited 0). */
+  async openUrl(url: string): Promise<{ opened: boolean; reason?: string | undefined }> {
+    if (this.deps.openUrl) return { opened: await this.deps.openUrl(url) };
     const { openInBrowser } = await import('./util/open.js');
     return openInBrowser(url, this.env);
   }

@@ -53,8 +53,8 @@ export class AuthError extends CliError {
 export class NetworkError extends CliError {
   readonly url: string;
   readonly code: string | undefined;
-  constructor(message: string, url: string, code?: string) {
-    super(message, ExitCode.failure);
+  constructor(message: string, url: string, code?: string, hint?: string) {
+    super(message, ExitCode.failure, hint);
     this.name = 'NetworkError';
     this.url = url;
     this.code = code;

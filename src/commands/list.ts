@@ -60,7 +60,9 @@ export async function listCommand<T>(ctx: Context, opts: ListCommandOptions<T>):
     }
     if (format === 'json') out.write(count === 0 ? '[]\n' : '\n]\n');
     if (walk.duplicates > 0) ctx.note(duplicatesNote(walk.duplicates));
-    if (count === 0 && (format === 'json' || lastMeta?.total_count === 0)) ctx.note(opts.emptyHint);
+    const pastEnd = count === 0 ? pastLastPage(opts, lastMeta) : undefined;
+    if (pastEnd) ctx.note(pastEnd);
+    else if (count === 0 && (format === 'json' || lastMeta?.total_count === 0)) ctx.note(opts.emptyHint);
     return 0;
   }
   for await (const page of paginate<T>(client, walkOpts, walk)) {
@@ -75,13 +77,16 @@ export async function listCommand<T>(ctx: Context, opts: ListCommandOptions<T>):
     records.push(...page.items);
   }
   if (walk.duplicates > 0) ctx.note(duplicatesNote(walk.duplicates));
+  // An empty page past the last one is not "nothing matches": say which pages there are instead.
+  const pastEnd = records.length === 0 ? pastLastPage(opts, lastMeta) : undefined;
   await renderList(ctx.sink(), records, {
     format,
     columns: opts.columns,
-    emptyHint: opts.emptyHint,
+    emptyHint: pastEnd ?? opts.emptyHint,
     ...(opts.fields ? { fields: opts.fields } : {}),
   });
   if (
+    !pastEnd &&
     !opts.all &&
     format === 'table' &&
     lastMeta &&
@@ -113,6 +118,25 @@ async function costOfAll<T>(
   );
   await checkCost(ctx, remaining, `Listing every page of the ${opts.noun}`);
   return true;
+}
+
+/**
+ * The note for an empty `--page N` beyond the server's `total_pages` (numbers only, from meta):
+ * "--page 99 is past the last page: ICD-10 codes have pages 1 to 2 (45 in all)."
+ */
+export function pastLastPage(
+  opts: { page?: number | undefined; all?: boolean | undefined; noun: string },
+  meta: PageMeta | undefined,
+): string | undefined {
+  if (opts.all || opts.page === undefined || opts.page <= 1 || !meta) return undefined;
+  const num = (v: unknown) => (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? v : undefined);
+  const pages = num(meta.total_pages);
+  if (pages === undefined || opts.page <= pages) return undefined;
+  const count = num(meta.total_count);
+  const all = count !== undefined ? ` (${count} in all)` : '';
+  if (pages === 0) return `--page ${opts.page} is past the last page: there are no ${opts.noun}.`;
+  const which = pages === 1 ? 'one page, --page 1' : `pages 1 to ${pages}`;
+  return `--page ${opts.page} is past the last page: the ${opts.noun} have ${which}${all}.`;
 }
 
 /** Records a page walk dropped because an earlier page had them (same id). */

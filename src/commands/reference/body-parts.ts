@@ -5,6 +5,7 @@ import { BODY_PART_TEXT, bodyPartColumns } from '../../output/columns/reference.
 import { BODY_PART_FIELDS } from '../../output/field-sets.js';
 import { selectFields } from '../../output/fields.js';
 import { renderList } from '../../output/render.js';
+import { normaliseUuid } from '../../util/args.js';
 import { defineCommand } from '../define.js';
 import { text } from '../options.js';
 import { readList } from '../read-list.js';
@@ -20,7 +21,8 @@ export default defineCommand({
     const fields = selectFields(ctx.globals.fields, BODY_PART_FIELDS);
     const modality = opts.modality?.trim();
     if (opts.modality !== undefined && !modality) throw new UsageError('--modality needs a name or an id');
-    const res = await listBodyParts(ctx.api(), { modality });
+    // An id in upper case is the same id: sent as the API stores it.
+    const res = await listBodyParts(ctx.api(), { modality: modality && normaliseUuid(modality) });
     await renderList(ctx.sink(), readList<BodyPart>(res, 'body parts', format, BODY_PART_TEXT), {
       format,
       fields,

@@ -4,7 +4,7 @@ import { UsageError } from '../../errors.js';
 import { ICD10_TEXT, icd10Columns } from '../../output/columns/reference.js';
 import { ICD10_FIELDS } from '../../output/field-sets.js';
 import { selectFields } from '../../output/fields.js';
-import { isUuid } from '../../util/args.js';
+import { isUuid, normaliseUuid } from '../../util/args.js';
 import { defineCommand } from '../define.js';
 import { checkPaging, listCommand, PAGING_OPTIONS } from '../list.js';
 import { arg, text } from '../options.js';
@@ -42,5 +42,5 @@ function splitIds(value: string): string[] {
   if (ids.length === 0) throw new UsageError('--ids needs at least one id');
   const bad = ids.filter((id) => !isUuid(id));
   if (bad.length > 0) throw new UsageError(`--ids: not a UUID: ${bad.join(', ')}`);
-  return ids;
+  return ids.map(normaliseUuid);
 }

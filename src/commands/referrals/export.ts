@@ -28,24 +28,42 @@ export default defineCommand({
     }),
     output: file(
       '-o, --output <file>',
-      'write to this file (0600, renamed into place when complete); default stdout',
+      'write to this file (0600, renamed into place when complete; .csv/.json/.ndjson/.jsonl set the format); default stdout',
     ),
     param: PARAM_OPTION,
     concurrency: int('--concurrency <n>', 'pages fetched at once (default 4)', { max: 16 }),
     perPage: int('--per-page <n>', 'referrals per page (default 100)', { max: 1000 }),
-    visitStatus: text('--visit-status <statuses>', 'only visits with these statuses (comma-separated)'),
+    visitStatus: text(
+      '--visit-status <statuses>',
+      'only visits with these statuses (comma-separated, any case; +NAME passes a status newer than this tool)',
+    ),
     dryRun: flag(
       '--dry-run',
       'fetch page 1 only and report the referrals, pages and requests the export needs',
     ),
   },
   async run(ctx, _args, opts) {
-    const [{ exportReferrals }, { AtomicFile }, { ProgressBar }] = await Promise.all([
-      import('../../export/pipeline.js'),
-      import('../../util/atomic-file.js'),
-      import('../../output/progress.js'),
-    ]);
-    const format = ctx.format('csv', ['csv', 'ndjson', 'json']) as ExportFormat;
+    const [{ exportReferrals }, { AtomicFile }, { ProgressBar }, { exportFormat }, { parseVisitStatuses }] =
+      await Promise.all([
+        import('../../export/pipeline.js'),
+        import('../../util/atomic-file.js'),
+        import('../../output/progress.js'),
+        import('../../export/target-format.js'),
+        import('./statuses.js'),
+      ]);
+    // Without --format, the format follows -o's extension (x.json is JSON); both given and
+    // disagreeing, --format wins with a warning.
+    const explicit = ctx.globals.format !== undefined || Boolean(ctx.globals.json);
+    const chosen = exportFormat(
+      explicit ? (ctx.format('csv', ['csv', 'ndjson', 'json']) as ExportFormat) : undefined,
+      opts.output,
+    );
+    const format = chosen.format;
+    if (ctx.globals.bom && format !== 'csv')
+      throw new UsageError(
+        `--bom is for CSV output, not ${format}`,
+        'Write to a .csv file, or leave --bom out.',
+      );
     const rows = opts.rows ?? 'referral';
     // --fields: the flat columns of the rows, or (JSON/NDJSON referrals, as sent) the referral's fields.
     const asSent = rows === 'referral' && format !== 'csv';
@@ -59,7 +77,8 @@ export default defineCommand({
           : `--rows ${rows}${rows === 'referral' ? ', csv' : ''}`,
       },
     );
-    const visitStatuses = opts.visitStatus === undefined ? undefined : splitStatuses(opts.visitStatus);
+    const visitStatuses = opts.visitStatus === undefined ? undefined : parseVisitStatuses(opts.visitStatus);
+    if (chosen.warning) ctx.note(chosen.warning);
     const query = paramsQuery(opts.param);
     const client = ctx.api();
     if (opts.output === '') throw new UsageError('--output needs a file name');
@@ -113,9 +132,14 @@ export default defineCommand({
       await file.commit();
       progress.done();
       const where = toFile ? ` -> ${file.target}` : '';
+      // What was written comes first: the rows; then what was read to get them.
       ctx.note(
-        `Exported ${summary.referrals} referrals as ${summary.rows} ${rows} row${summary.rows === 1 ? '' : 's'} (${format}) from ${summary.pages} page${summary.pages === 1 ? '' : 's'} in ${summary.requests} request${summary.requests === 1 ? '' : 's'}, ${summary.seconds.toFixed(1)} s${where}`,
+        `Exported ${summary.rows} ${rows} row${summary.rows === 1 ? '' : 's'} (${format}) from ${summary.referrals} referral${summary.referrals === 1 ? '' : 's'} read in ${summary.pages} page${summary.pages === 1 ? '' : 's'}, ${summary.requests} request${summary.requests === 1 ? '' : 's'}, ${summary.seconds.toFixed(1)} s${where}`,
       );
+      if (summary.rows === 0 && summary.referrals > 0)
+        ctx.note(
+          `Warning: ${summary.referrals} referral${summary.referrals === 1 ? ' was' : 's were'} read but no row was written${visitStatuses ? ` (no visit has status ${[...visitStatuses].join(', ')})` : ''}${format === 'csv' ? ': the file holds only the header' : ''}.`,
+        );
       if (summary.duplicates > 0)
         ctx.note(
           `Warning: ${summary.duplicates} referral${summary.duplicates === 1 ? '' : 's'} came again on a later page (same id) and ${summary.duplicates === 1 ? 'was' : 'were'} written once (records shifting between pages during the export?).`,
@@ -140,14 +164,3 @@ export default defineCommand({
     }
   },
 });
-
-function splitStatuses(value: string): Set<string> {
-  const set = new Set(
-    value
-      .split(',')
-      .map((s) => s.trim())
-      .filter((s) => s !== ''),
-  );
-  if (set.size === 0) throw new UsageError('--visit-status needs at least one status');
-  return set;
-}

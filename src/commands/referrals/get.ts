@@ -5,7 +5,7 @@ import { REFERRAL_FIELDS } from '../../output/field-sets.js';
 import { selectFields } from '../../output/fields.js';
 import { checkReferral } from '../../referrals/check.js';
 import { renderReferral } from '../../referrals/detail.js';
-import { isUuid } from '../../util/args.js';
+import { isUuid, normaliseUuid } from '../../util/args.js';
 import { defineCommand } from '../define.js';
 import { arg } from '../options.js';
 
@@ -14,7 +14,7 @@ export default defineCommand({
   fields: [{ fields: REFERRAL_FIELDS }],
   args: [arg('<id>', 'referral id (UUID)')],
   async run(ctx, [id]) {
-    const rid = id.trim();
+    const rid = normaliseUuid(id.trim());
     if (!isUuid(rid))
       throw new UsageError(`"${id}" is not a referral id (a UUID)`, 'List them with: imaging referrals list');
     const format = ctx.format('table', ['table', 'json']);
