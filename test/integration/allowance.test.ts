@@ -284,7 +284,7 @@ describe('a meter that cannot be written never fails a command', () => {
     const env = sandbox({ IMAGING_CONFIG_DIR: ro.path });
     const r = await run(['referrals', 'export', '--per-page', '50'], { env });
     expect(r.code).toBe(0);
-    expect(r.stderr).toContain('Exported 300 referrals');
+    expect(r.stderr).toContain('from 300 referrals read');
   });
   it.skipIf(full.error !== undefined)('on a full file system (a real 16 KiB tmpfs, filled)', async () => {
     let i = 0;
@@ -368,7 +368,7 @@ describe('costs before big runs', () => {
     });
     expect(yes.asked).toHaveLength(1);
     expect(y.code).toBe(0);
-    expect(y.stderr).toContain('Exported 300 referrals');
+    expect(y.stderr).toContain('from 300 referrals read');
     const flagged = asking(true);
     const f = await run(['referrals', 'export', '--per-page', '5', '--yes'], {
       env,
