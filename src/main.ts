@@ -54,6 +54,7 @@ export async function main(argv: string[], deps: MainDeps = {}): Promise<number>
     const program = await buildProgram(io, argv, async (def, args, opts, globals) => {
       ctx = new Context({ ...deps, io, env, globals, signal });
       exitCode = (await def.run(ctx, args as string[], opts)) ?? ExitCode.ok;
+      if (exitCode === ExitCode.ok) ctx.commitCache();
     });
     await program.parseAsync(argv, { from: 'user' });
   } catch (err) {

@@ -16,7 +16,7 @@ export default defineCommand({
     const format = ctx.format('table');
     const modality = opts.modality?.trim();
     if (opts.modality !== undefined && !modality) throw new UsageError('--modality needs a name or an id');
-    const res = await listBodyParts(ctx.api(), { modality });
+    const res = await listBodyParts(ctx.referenceApi(), { modality });
     await renderList(ctx.sink(), readList<BodyPart>(res, 'body parts', format, BODY_PART_TEXT), {
       format,
       columns: bodyPartColumns,

@@ -22,7 +22,7 @@ export default defineCommand({
       );
     }
     const format = ctx.format('table');
-    const res = await cptMappings(ctx.api(), c);
+    const res = await cptMappings(ctx.referenceApi(), c);
     await renderList(ctx.sink(), readList<CptMapping>(res, 'CPT mappings', format, CPT_TEXT), {
       format,
       columns: cptColumns,

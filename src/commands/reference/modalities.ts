@@ -9,7 +9,7 @@ export default defineCommand({
   path: ['modalities'],
   async run(ctx) {
     const format = ctx.format('table');
-    const res = await listModalities(ctx.api());
+    const res = await listModalities(ctx.referenceApi());
     await renderList(ctx.sink(), readList<Modality>(res, 'modalities', format, MODALITY_TEXT), {
       format,
       columns: modalityColumns,
