@@ -174,6 +174,7 @@ export class Context {
         env: this.env,
         token,
         mode: this.globals.refresh ? 'refresh' : 'use',
+        now: () => this.now().getTime(),
         trace: this.globals.verbose ? (line) => this.err.write(safe`${line}\n`) : undefined,
       });
       client.cache = this.referenceCache;

@@ -97,6 +97,8 @@ function walk(where: Location, create: boolean): Folder {
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || i < parts.length)
         return { problem: `cannot read ${child}` };
+      // Nothing is made in a folder others can write to (unless sticky: then what we make is ours).
+      if (parent.mode & 0o022 && !(parent.mode & STICKY)) return { problem: `${dir} is writable by others` };
       if (!create) return { problem: `${child} does not exist yet`, missing: true };
       try {
         fs.mkdirSync(child, { mode: 0o700 });
