@@ -172,7 +172,8 @@ export class ReferenceCache implements AnswerCache {
         };
         writeEntry(dir, this.fileOf(dir, s.url, token), header, s.bytes);
       }
-      sweep(dir, this.now());
+      // By the file system's clock, as mtime is (not the injected one).
+      sweep(dir, Date.now());
     } catch {
       // A full disk or a folder gone meanwhile: the answer was shown; it is simply not kept.
     }

@@ -12,6 +12,7 @@ import {
   statSync,
   symlinkSync,
   truncateSync,
+  utimesSync,
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
@@ -27,7 +28,7 @@ import { BIN, json, mockFixture, ROOT, run, spawnCli, tempDir, testServer } from
  * node:http.
  */
 
-const fx = mockFixture({ referrals: 30 });
+const fx = mockFixture({ referrals: 250 });
 const root = tempDir('imaging-cache-test-');
 let n = 0;
 /** A fresh cache folder (IMAGING_CACHE_DIR) for each test. */
@@ -53,7 +54,7 @@ const at = (argv: string[], offsetMs = 0, extra: NodeJS.ProcessEnv = {}) =>
   run(argv, { env: env(extra), deps: { now: () => new Date(Date.now() + offsetMs) } });
 
 describe('a cached lookup sends no request', () => {
-  it.for([
+  it.for<[string[]]>([
     [['modalities']],
     [['body-parts', '--modality', 'MRI']],
     [['cpt', '73721']],
@@ -156,6 +157,16 @@ describe('a cached lookup sends no request', () => {
   });
 });
 
+it('an entry past every time limit (a day and an hour by its file time) is deleted when another is written', async () => {
+  await at(['cpt', '73721']);
+  const old = join(entriesDir(), entries()[0]!);
+  const past = (Date.now() - 26 * HOUR) / 1000;
+  utimesSync(old, past, past);
+  await at(['cpt', '73722']);
+  expect(existsSync(old)).toBe(false);
+  expect(entries()).toHaveLength(1);
+});
+
 describe('entries that cannot be trusted are ignored and replaced, never a crash', () => {
   /** Stores the CPT answer, then lets `spoil` change its file; the next run must fetch again. */
   const spoiled = async (spoil: (file: string) => void) => {
@@ -181,7 +192,7 @@ describe('entries that cannot be trusted are ignored and replaced, never a crash
   it('one byte of the body changed (same length)', () =>
     spoiled((f) => {
       const b = readFileSync(f);
-      b[b.length - 3] ^= 0x01;
+      b.writeUInt8(b.readUInt8(b.length - 3) ^ 0x01, b.length - 3);
       writeFileSync(f, b);
     }));
   it('a damaged header', () => spoiled((f) => writeFileSync(f, `{"v":1,${readFileSync(f, 'utf8')}`)));
@@ -280,6 +291,46 @@ describe('nothing else is ever cached', () => {
     await at(['api', 'GET', '/modalities']);
     await at(['api', 'GET', '/modalities']);
     expect(fx.apiRequests()).toHaveLength(2);
+  });
+});
+
+describe("the README's figure: what a typical day costs with and without the cache", () => {
+  // Two batches of referral entry (09:00 and 14:00, one referral every 5 minutes: 12 then 13), each
+  // starting with `imaging modalities`; per referral a body-parts list for its modality, its CPT
+  // code's mappings and an ICD-10 search; at 17:00 one export of the 250 referrals (3 pages).
+  const MODALITIES = ['MRI', 'CT', 'X-Ray'];
+  const CPT = ['73721', '72148', '73221', '70450', '73030', '72141'];
+  const ICD = ['knee', 'lumbar', 'shoulder', 'neck'];
+  const day = async (extra: string[]) => {
+    const nine = new Date('2026-11-23T09:00:00Z').getTime() - Date.now();
+    const lookups: Array<[string[], number]> = [];
+    for (const [start, count] of [
+      [0, 12],
+      [5 * HOUR, 13],
+    ] as const) {
+      lookups.push([['modalities'], start]);
+      for (let i = 0; i < count; i++) {
+        const t = start + i * 5 * 60_000;
+        lookups.push([['body-parts', '--modality', MODALITIES[i % 3]!], t]);
+        lookups.push([['cpt', CPT[i % 6]!], t]);
+        lookups.push([['icd10', ICD[i % 4]!], t]);
+      }
+    }
+    for (const [argv, t] of lookups) expect((await at([...argv, ...extra], nine + t)).code).toBe(0);
+    const forLookups = fx.apiRequests().length;
+    const out = join(root.path, `day${n}.csv`);
+    expect((await at(['referrals', 'export', '-o', out, ...extra], nine + 8 * HOUR)).code).toBe(0);
+    return { commands: lookups.length + 1, lookups: forLookups, total: fx.apiRequests().length };
+  };
+
+  it('77 lookups and one export: 80 requests without the cache, 22 with it', async () => {
+    const without = await day(['--no-cache']);
+    fx.reset();
+    const withCache = await day([]);
+    expect(without).toEqual({ commands: 78, lookups: 77, total: 80 });
+    // modalities 1, body parts 3 (one per modality), CPT 6 (one per code), ICD-10 9 (4 a batch, and
+    // "knee" at 15:00 again, its 14:00 answer an hour old), the export's 3 pages as before.
+    expect(withCache).toEqual({ commands: 78, lookups: 19, total: 22 });
   });
 });
 
