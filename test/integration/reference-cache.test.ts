@@ -167,6 +167,17 @@ it('an entry past every time limit (a day and an hour by its file time) is delet
   expect(entries()).toHaveLength(1);
 });
 
+it('no usable location: `cache path` says why (exit 1); lookups still work, uncached', async () => {
+  const rel = await run(['cache', 'path'], { env: fx.env({ IMAGING_CACHE_DIR: 'relative/dir' }) });
+  expect(rel.code).toBe(1);
+  expect(rel.stderr).toMatch(/^error: IMAGING_CACHE_DIR is not an absolute path/m);
+  const none = await run(['cache', 'path'], { env: fx.env() }); // no HOME, no IMAGING_CACHE_DIR
+  expect(none.code).toBe(1);
+  expect(none.stderr).toMatch(/^error: there is no cache folder on this system/m);
+  for (let i = 0; i < 2; i++) expect((await run(['modalities'], { env: fx.env() })).code).toBe(0);
+  expect(fx.apiRequests()).toHaveLength(2);
+});
+
 describe('entries that cannot be trusted are ignored and replaced, never a crash', () => {
   /** Stores the CPT answer, then lets `spoil` change its file; the next run must fetch again. */
   const spoiled = async (spoil: (file: string) => void) => {

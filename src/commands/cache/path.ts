@@ -1,3 +1,4 @@
+import { isAbsolute } from 'node:path';
 import { cacheLocation, displayPath, privateFolder } from '../../cache/folder.js';
 import { CliError } from '../../errors.js';
 import { defineCommand } from '../define.js';
@@ -10,6 +11,9 @@ export default defineCommand({
   path: ['cache', 'path'],
   async run(ctx) {
     const where = cacheLocation(ctx.env);
+    const given = ctx.env.IMAGING_CACHE_DIR;
+    if (!where && given && !isAbsolute(given))
+      throw new CliError(`IMAGING_CACHE_DIR is not an absolute path ("${given}"): no cache is kept`, 1);
     if (!where) {
       throw new CliError(
         'there is no cache folder on this system',
