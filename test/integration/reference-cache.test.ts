@@ -3,6 +3,7 @@ import {
   chmodSync,
   chownSync,
   copyFileSync,
+  cpSync,
   existsSync,
   lstatSync,
   mkdirSync,
@@ -247,6 +248,18 @@ describe('entries that cannot be trusted are ignored and replaced, never a crash
     for (let i = 0; i < 2; i++) expect((await at(['modalities'])).code).toBe(0);
     expect(fx.apiRequests()).toHaveLength(4);
     expect(readdirSync(join(cacheDir, 'reference'))).toEqual([]);
+  });
+  it('a `reference` folder that is a symlink (even to a private folder of valid entries) is not used', async () => {
+    await at(['modalities']);
+    const real = join(root.path, `real${n}`);
+    cpSync(entriesDir(), real, { recursive: true, preserveTimestamps: true });
+    chmodSync(real, 0o700);
+    rmSync(entriesDir(), { recursive: true });
+    symlinkSync(real, entriesDir());
+    for (let i = 0; i < 2; i++) expect((await at(['modalities'])).code).toBe(0);
+    expect(fx.apiRequests()).toHaveLength(3);
+    const path = await at(['cache', 'path']);
+    expect(path.stderr).toMatch(/^Note: the cache is not used: .*reference is a symbolic link\.$/m);
   });
   it('an answer the command could not read is not kept (it would fail every run for a day)', async () => {
     const srv = await testServer((_req, res) => json(res, 200, 'not a list'));
