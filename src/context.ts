@@ -1,6 +1,7 @@
 import { isatty } from 'node:tty';
 import { ApiClient, tokenHeaderProblem } from './api/client.js';
 import { normaliseBaseUrl } from './api/url.js';
+import { ReferenceCache } from './cache/reference.js';
 import type { GlobalOptions } from './commands/globals.js';
 import { defaultBaseUrl, type EnvironmentName, MOCK_TOKEN, parseEnvironment } from './config/environments.js';
 import { ConfigStore, originOf, storedTokenOrigin } from './config/store.js';
@@ -55,6 +56,7 @@ export class Context {
   private readonly deps: ContextDeps;
   private configStore: ConfigStore | undefined;
   private client: ApiClient | undefined;
+  private referenceCache: ReferenceCache | undefined;
   private humanOut: HumanStream | undefined;
   private humanErr: HumanStream | undefined;
   private readonly meters = new Map<ApiClient, Meter>();
@@ -158,6 +160,33 @@ export class Context {
     if (source === 'config') this.checkTokenOrigin(env, baseUrl);
     this.client = this.buildClient(baseUrl, token);
     return this.client;
+  }
+
+  /**
+   * The API client with the reference-data cache on (modalities, body-parts, cpt, icd10 only; see
+   * src/cache/reference.ts): `--no-cache` leaves it off, `--refresh` fetches and stores anew.
+   */
+  referenceApi(): ApiClient {
+    if (this.globals.cache === false && this.globals.refresh)
+      throw new UsageError('--no-cache and --refresh cannot be used together');
+    const client = this.api();
+    const token = this.token().value;
+    if (this.globals.cache !== false && token && !this.referenceCache) {
+      this.referenceCache = new ReferenceCache({
+        env: this.env,
+        token,
+        mode: this.globals.refresh ? 'refresh' : 'use',
+        now: () => this.now().getTime(),
+        trace: this.globals.verbose ? (line) => this.err.write(safe`${line}\n`) : undefined,
+      });
+      client.cache = this.referenceCache;
+    }
+    return client;
+  }
+
+  /** Writes the answers the reference cache was given; main calls it after a command exited 0. */
+  commitCache(): void {
+    this.referenceCache?.commit();
   }
 
   /**

@@ -65,6 +65,7 @@ export async function main(argv: string[], deps: MainDeps = {}): Promise<number>
           'Use --json for every field.',
         );
       exitCode = (await def.run(ctx, args as string[], opts)) ?? ExitCode.ok;
+      if (exitCode === ExitCode.ok) ctx.commitCache();
     });
     await program.parseAsync(words, { from: 'user' });
   } catch (err) {

@@ -21,6 +21,7 @@ export interface GroupEntry {
 export const GROUPS: readonly GroupEntry[] = [
   { name: 'auth', summary: 'log in, check and log out, per environment' },
   { name: 'config', summary: 'read and change stored settings' },
+  { name: 'cache', summary: 'the reference-data cache: where it is, clear it' },
   { name: 'law-firms', summary: 'search and request law firms' },
   { name: 'referrals', summary: 'list, show, create and export referrals' },
   { name: 'webhook', summary: 'verify captured deliveries, sign test events, listen locally' },
@@ -68,6 +69,16 @@ export const COMMANDS: readonly CommandEntry[] = [
     path: ['config', 'path'],
     summary: 'print where the config file is',
     load: () => import('./commands/config/path.js'),
+  },
+  {
+    path: ['cache', 'path'],
+    summary: 'print where cached reference data is kept',
+    load: () => import('./commands/cache/path.js'),
+  },
+  {
+    path: ['cache', 'clear'],
+    summary: 'delete every cached reference answer',
+    load: () => import('./commands/cache/clear.js'),
   },
   {
     path: ['modalities'],

@@ -31,6 +31,14 @@ export function retryLine(why: string, delayMs: number, nextAttempt: number, att
   return `* ${why}; retrying in ${delayMs} ms (try ${nextAttempt} of ${attempts})`;
 }
 
+/** `* cache hit (age 12 min): GET https://…/api/v2/cpt_codes?code=73721` (nothing was sent). */
+export function cacheHitLine(ageMs: number, url: string): string {
+  const s = Math.floor(ageMs / 1000);
+  const m = Math.floor(s / 60);
+  const age = s < 60 ? `${s} s` : m < 60 ? `${m} min` : `${Math.floor(m / 60)} h ${m % 60} min`;
+  return `* cache hit (age ${age}): GET ${traceUrl(url)}`;
+}
+
 const PHI_PATH = /\/(referrals|patients|payments|notifications|fhir|auto_book)/i;
 
 /**

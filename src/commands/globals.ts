@@ -25,6 +25,8 @@ export const GLOBAL_OPTIONS = {
   verbose: flag('--verbose', 'HTTP trace on stderr (never the token or bodies)'),
   color: negate('--no-color', 'no colour in output'),
   yes: flag('-y, --yes', 'answer yes to confirmations'),
+  cache: negate('--no-cache', 'neither read nor write the reference-data cache'),
+  refresh: flag('--refresh', 'fetch reference data anew and store it in the cache'),
 };
 
 export type GlobalOptions = Partial<InferOptions<typeof GLOBAL_OPTIONS>>;

@@ -22,6 +22,8 @@ export interface ListCommandOptions<T> {
   /** Plural noun for hints ("ICD-10 codes"). */
   noun: string;
   emptyHint: string;
+  /** Answers may come from (and go to) the reference-data cache (ICD-10 only). */
+  cached?: boolean;
 }
 
 /**
@@ -31,7 +33,7 @@ export interface ListCommandOptions<T> {
  */
 export async function listCommand<T>(ctx: Context, opts: ListCommandOptions<T>): Promise<number> {
   const format = ctx.format('table');
-  const client = ctx.api();
+  const client = opts.cached ? ctx.referenceApi() : ctx.api();
   const walkOpts = { ...opts.endpoint, page: opts.page, perPage: opts.perPage, all: opts.all };
   const records: T[] = [];
   let lastMeta: PageMeta | undefined;

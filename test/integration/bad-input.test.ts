@@ -55,6 +55,10 @@ const CASES: Array<[string[], RegExp, string?]> = [
   [['config', 'list', '--all'], /unknown option '--all'/],
   [['config', 'unset', 'token'], /the token is not a config value/],
   [['config', 'path', '--open'], /unknown option '--open'/],
+  // the reference-data cache
+  [['cache', 'path', '--all'], /unknown option '--all'/],
+  [['cache', 'clear', '--force'], /unknown option '--force'/],
+  [['modalities', '--no-cache', '--refresh'], /--no-cache and --refresh cannot be used together/],
   // reference data
   [['cpt'], /missing required argument 'code'/],
   [['cpt', '7372'], /"7372" is not a CPT or HCPCS code/],

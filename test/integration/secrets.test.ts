@@ -46,7 +46,14 @@ const leaks = (text: string) =>
   [TOKEN, SECRET, TOKEN.slice(5, 25), SECRET.slice(0, 20)].filter((s) => text.includes(s));
 
 describe('no secret in any output, trace, error or file', () => {
-  const env = () => ({ IMAGING_ENV: 'local', IMAGING_CONFIG_DIR: home.path, IMAGING_BASE_URL: fx.mock.url });
+  // With the reference-data cache on: its files are checked below like every other file written.
+  const cacheDir = join(home.path, 'cache');
+  const env = () => ({
+    IMAGING_ENV: 'local',
+    IMAGING_CONFIG_DIR: home.path,
+    IMAGING_BASE_URL: fx.mock.url,
+    IMAGING_CACHE_DIR: cacheDir,
+  });
   const exportFile = join(work.path, 'export.csv');
   const exportJson = join(work.path, 'export.json');
   const body = Buffer.from(
@@ -88,6 +95,8 @@ describe('no secret in any output, trace, error or file', () => {
     [['config', 'list']],
     [['config', 'list', '--json']],
     [['config', 'path']],
+    [['cache', 'path']],
+    [['cache', 'clear']],
     [['config', 'set', 'env', 'local']],
     [['config', 'get', 'env']],
     [['config', 'unset', 'env']],
@@ -171,7 +180,9 @@ describe('no secret in any output, trace, error or file', () => {
   it('the files written hold no secret, and are owner-only; only the config store holds the token', ({
     task,
   }) => {
-    const files = [exportFile, exportJson];
+    const cached = readdirSync(join(cacheDir, 'reference')).map((f) => join(cacheDir, 'reference', f));
+    expect(cached.length).toBeGreaterThanOrEqual(4); // modalities, body parts, CPT, ICD-10 pages
+    const files = [exportFile, exportJson, ...cached];
     for (const f of files) {
       expect(statSync(f).mode & 0o777).toBe(0o600);
       expect(leaks(readFileSync(f, 'utf8'))).toEqual([]);

@@ -22,7 +22,7 @@ export default defineCommand({
     const modality = opts.modality?.trim();
     if (opts.modality !== undefined && !modality) throw new UsageError('--modality needs a name or an id');
     // An id in upper case is the same id: sent as the API stores it.
-    const res = await listBodyParts(ctx.api(), { modality: modality && normaliseUuid(modality) });
+    const res = await listBodyParts(ctx.referenceApi(), { modality: modality && normaliseUuid(modality) });
     await renderList(ctx.sink(), readList<BodyPart>(res, 'body parts', format, BODY_PART_TEXT), {
       format,
       fields,

@@ -30,7 +30,7 @@ export default defineCommand({
     }
     const format = ctx.format('table');
     const fields = selectFields(ctx.globals.fields, CPT_FIELDS);
-    const res = await cptMappings(ctx.api(), c);
+    const res = await cptMappings(ctx.referenceApi(), c);
     await renderList(ctx.sink(), readList<CptMapping>(res, 'CPT mappings', format, CPT_TEXT), {
       format,
       fields,

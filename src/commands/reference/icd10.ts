@@ -27,6 +27,7 @@ export default defineCommand({
       perPage: opts.perPage,
       all: opts.all,
       noun: 'ICD-10 codes',
+      cached: true,
       check: (x, i) => expectTexts(x as Record<string, unknown>, `ICD-10 codes: item ${i + 1}`, ICD10_TEXT),
       columns: icd10Columns,
       emptyHint: query ? `No ICD-10 codes match "${query}".` : 'No ICD-10 codes were returned.',

@@ -13,7 +13,7 @@ export default defineCommand({
   async run(ctx) {
     const format = ctx.format('table');
     const fields = selectFields(ctx.globals.fields, MODALITY_FIELDS);
-    const res = await listModalities(ctx.api());
+    const res = await listModalities(ctx.referenceApi());
     await renderList(ctx.sink(), readList<Modality>(res, 'modalities', format, MODALITY_TEXT), {
       format,
       fields,

@@ -1,0 +1,122 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+/**
+ * The private folder the reference-data cache lives in: `reference` beside the launcher's
+ * `compile-cache` (bin/load-cli.cjs), under IMAGING_CACHE_DIR, else $XDG_CACHE_HOME/imaging or
+ * ~/.cache/imaging (macOS ~/Library/Caches/imaging). The rules are the launcher's, so that a
+ * folder someone else could write to is never read from or written to:
+ *  - a relative IMAGING_CACHE_DIR / XDG_CACHE_HOME is ignored (as XDG says); none on Windows (its
+ *    ACLs are not checked here) or when the starting folder is missing: that is never created;
+ *  - the real path of the starting folder and every folder above it are directories owned by root
+ *    or the user and not writable by group or others, except a sticky one (/tmp) whose next
+ *    component is owned by the user;
+ *  - the levels below are made one at a time (mkdir 0700, never recursive) and each then checked
+ *    with lstat: a directory, not a symlink, owned by the user (or root above the last), not
+ *    writable by group or others; the last one owned by the user with mode 0700 exactly.
+ * A copy in TypeScript rather than a require of the launcher: the launcher is plain CommonJS read
+ * before the bundle, and the bundle must not carry the launcher's start-up code.
+ */
+
+export const CACHE_LEAF = 'reference';
+
+export interface Location {
+  /** Must exist; never created. */
+  start: string;
+  /** The levels below it, made if need be. */
+  levels: string[];
+}
+
+/** Where the folder would be, or undefined when there is none on this system. */
+export function cacheLocation(
+  env: NodeJS.ProcessEnv,
+  platform: NodeJS.Platform = process.platform,
+): Location | undefined {
+  if (platform === 'win32' || typeof process.getuid !== 'function') return undefined;
+  const abs = (p: string | undefined) => (p && path.isAbsolute(p) ? path.normalize(p) : undefined);
+  const split = (p: string, ...below: string[]) => ({
+    start: path.dirname(p),
+    levels: [path.basename(p), ...below],
+  });
+  if (env.IMAGING_CACHE_DIR !== undefined && env.IMAGING_CACHE_DIR !== '') {
+    const dir = abs(env.IMAGING_CACHE_DIR);
+    return dir && dir !== '/' ? split(dir, CACHE_LEAF) : undefined;
+  }
+  const home = abs(env.HOME);
+  if (platform === 'darwin')
+    return home ? { start: home, levels: ['Library', 'Caches', 'imaging', CACHE_LEAF] } : undefined;
+  const xdg = abs(env.XDG_CACHE_HOME);
+  if (xdg && xdg !== '/') return split(xdg, 'imaging', CACHE_LEAF);
+  return home ? { start: home, levels: ['.cache', 'imaging', CACHE_LEAF] } : undefined;
+}
+
+/** The path of the folder as the user would name it (not resolved, not checked). */
+export function displayPath(where: Location): string {
+  return path.join(where.start, ...where.levels);
+}
+
+const STICKY = 0o1000;
+
+export type Folder = { dir: string } | { problem: string; missing?: true };
+
+/**
+ * The private folder, made if need be (`create`), or why it cannot be used. Without `create`, a
+ * missing level is a problem ("not made yet") and nothing is written.
+ */
+export function privateFolder(env: NodeJS.ProcessEnv, create = true): Folder {
+  const where = cacheLocation(env);
+  if (!where)
+    return { problem: 'no cache folder on this system (set IMAGING_CACHE_DIR to an absolute path)' };
+  try {
+    return walk(where, create);
+  } catch (err) {
+    return { problem: (err as Error).message };
+  }
+}
+
+function walk(where: Location, create: boolean): Folder {
+  const uid = (process.getuid as () => number)();
+  const trusted = (st: fs.Stats) => st.uid === 0 || st.uid === uid;
+  let start: string;
+  try {
+    start = fs.realpathSync(where.start);
+  } catch {
+    return { problem: `${where.start} does not exist` };
+  }
+  const parts = start.split(path.sep).filter(Boolean);
+  let dir: string = path.sep;
+  let parent = fs.lstatSync(dir);
+  if (!parent.isDirectory() || !trusted(parent)) return { problem: '/ is not owned by root or you' };
+  const next = [...parts, ...where.levels];
+  for (let i = 0; i < next.length; i++) {
+    const child = path.join(dir, next[i] as string);
+    const last = i === next.length - 1;
+    let st: fs.Stats;
+    try {
+      st = fs.lstatSync(child);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || i < parts.length)
+        return { problem: `cannot read ${child}` };
+      // Nothing is made in a folder others can write to (unless sticky: then what we make is ours).
+      if (parent.mode & 0o022 && !(parent.mode & STICKY)) return { problem: `${dir} is writable by others` };
+      if (!create) return { problem: `${child} does not exist yet`, missing: true };
+      try {
+        fs.mkdirSync(child, { mode: 0o700 });
+      } catch (mkErr) {
+        if ((mkErr as NodeJS.ErrnoException).code !== 'EEXIST') return { problem: `cannot make ${child}` };
+      }
+      st = fs.lstatSync(child);
+    }
+    if (st.isSymbolicLink()) return { problem: `${child} is a symbolic link` };
+    if (!st.isDirectory()) return { problem: `${child} is not a folder` };
+    // A folder others can write to is acceptable above this one only if sticky and this one is ours.
+    if (parent.mode & 0o022 && !(parent.mode & STICKY && st.uid === uid))
+      return { problem: `${dir} is writable by others` };
+    if (!trusted(st)) return { problem: `${child} belongs to another user` };
+    if (last && (st.uid !== uid || (st.mode & 0o7777) !== 0o700))
+      return { problem: `${child} is not private (it must be yours, mode 0700)` };
+    dir = child;
+    parent = st;
+  }
+  return { dir };
+}

@@ -1,0 +1,272 @@
+import * as fs from 'node:fs';
+import type { IncomingHttpHeaders } from 'node:http';
+import * as path from 'node:path';
+import { crc32 } from 'node:zlib';
+import type { AnswerCache, ApiResponse } from '../api/client.js';
+import { headerValue } from '../api/transport.js';
+import { privateFolder } from './folder.js';
+
+/**
+ * The reference-data cache (issue 10, item 4): the raw answers of a few GET endpoints whose data
+ * changes rarely, kept on disk so that a lookup made again sends no request and costs no sandbox
+ * allowance.
+ *
+ * Only the paths below are ever cached (an allow-list: referrals, patients, payments,
+ * notifications, SSO URLs and anything else are never written, whoever asks), and only for the
+ * reference commands, which opt in (`imaging api` stays raw). An entry is keyed by the exact URL
+ * (origin, base path, API path and query) and a hash of the token and origin; it is used while
+ * younger than its path's time limit.
+ *
+ * Files live in a private folder (folder.ts, the launcher's rules), one per entry:
+ *   <sha256 of token hash + URL>.json   0600, written under a random name opened 'wx' and renamed
+ *   line 1: a JSON header {v, url, token, stored, type, rid, size, crc}; then the body's bytes.
+ * An entry is trusted only if it is a regular file of ours, mode 0600, opened without following a
+ * symlink (O_NOFOLLOW) or blocking on a FIFO (O_NONBLOCK), of bounded size, whose header names
+ * this URL and token hash and whose body has the recorded length and CRC32. Anything else
+ * (damaged, cut short, another user's, a symlink, from the future, too old) is a miss, and the
+ * answer fetched then replaces it. No error here ever fails a command: the cache is skipped.
+ */
+
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
+
+/** API path -> how long its answers are used. */
+export const CACHED_PATHS: Readonly<Record<string, number>> = {
+  '/modalities': DAY,
+  '/body_parts': DAY,
+  '/cpt_codes': DAY,
+  '/icd10_codes': HOUR,
+};
+
+/** Entries older than the longest limit (plus a margin) are deleted when a new one is written. */
+const SWEEP_AFTER = DAY + HOUR;
+/** Larger answers are not kept (reference answers are a few KB; an ICD-10 page of 1,000 ~150 KB). */
+export const MAX_ENTRY_BYTES = 8 * 1024 * 1024;
+/** A clock that went back this far makes an entry "from the future": not used. */
+const SKEW = 5 * MINUTE;
+
+export type CacheMode = 'use' | 'refresh';
+
+export interface CachedAnswer {
+  bytes: Buffer;
+  headers: IncomingHttpHeaders;
+  ageMs: number;
+}
+
+export interface CacheOptions {
+  env: NodeJS.ProcessEnv;
+  /** The API token: only its hash (with the origin) is ever written. */
+  token: string;
+  mode: CacheMode;
+  now?: () => number;
+  /** --verbose lines. */
+  trace?: ((line: string) => void) | undefined;
+}
+
+interface Header {
+  v: 1;
+  url: string;
+  token: string;
+  stored: number;
+  type?: string;
+  rid?: string;
+  size: number;
+  crc: number;
+}
+
+/** Whether answers of this API path may be cached at all. */
+export function cacheable(apiPath: string): boolean {
+  return Object.hasOwn(CACHED_PATHS, apiPath);
+}
+
+export class ReferenceCache implements AnswerCache {
+  private dir: string | undefined | null = null;
+  private readonly staged: Array<{ url: string; bytes: Buffer; type?: string; rid?: string }> = [];
+  private readonly now: () => number;
+
+  constructor(private readonly opts: CacheOptions) {
+    this.now = opts.now ?? Date.now;
+  }
+
+  /** The folder, made on first use; undefined when it cannot be trusted (no cache then). */
+  private folder(): string | undefined {
+    if (this.dir === null) {
+      const f = privateFolder(this.opts.env);
+      this.dir = 'dir' in f ? f.dir : undefined;
+      if (!('dir' in f)) this.opts.trace?.(`* cache not used: ${f.problem}`);
+    }
+    return this.dir;
+  }
+
+  private tokenHash(url: string): string {
+    const { createHash } = process.getBuiltinModule('node:crypto');
+    return createHash('sha256')
+      .update(`imaging reference cache\0${new URL(url).origin}\0${this.opts.token}`)
+      .digest('hex');
+  }
+
+  private fileOf(dir: string, url: string, token: string): string {
+    const { createHash } = process.getBuiltinModule('node:crypto');
+    return path.join(dir, `${createHash('sha256').update(`${token}\0${url}`).digest('hex')}.json`);
+  }
+
+  /** A fresh answer for `url` of API path `apiPath`, or undefined (then the request is sent). */
+  lookup(apiPath: string, url: string): CachedAnswer | undefined {
+    if (this.opts.mode !== 'use' || !cacheable(apiPath)) return undefined;
+    try {
+      const dir = this.folder();
+      if (!dir) return undefined;
+      const token = this.tokenHash(url);
+      const entry = readEntry(this.fileOf(dir, url, token));
+      if (!entry) return undefined;
+      const { header, body } = entry;
+      if (header.url !== url || header.token !== token) return undefined;
+      const ageMs = this.now() - header.stored;
+      const limit = CACHED_PATHS[apiPath] as number;
+      if (ageMs < -SKEW || ageMs >= limit) return undefined;
+      const headers: IncomingHttpHeaders = {};
+      if (header.type !== undefined) headers['content-type'] = header.type;
+      if (header.rid !== undefined) headers['x-request-id'] = header.rid;
+      return { bytes: body, headers, ageMs: Math.max(0, ageMs) };
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Keeps a 200 answer, to be written by `commit()` once the command has succeeded. */
+  stage(apiPath: string, url: string, res: ApiResponse<unknown>): void {
+    if (res.status !== 200 || !cacheable(apiPath)) return;
+    const bytes = res.raw;
+    if (bytes.length > MAX_ENTRY_BYTES) return;
+    const type = headerValue(res.headers, 'content-type');
+    const rid = res.requestId;
+    this.staged.push({
+      url,
+      bytes,
+      ...(type !== undefined ? { type } : {}),
+      ...(rid !== undefined ? { rid } : {}),
+    });
+  }
+
+  /**
+   * Writes the staged answers. Called only after the command exited 0: an answer the command could
+   * not read (a shape it refused) is never kept to fail the next run too.
+   */
+  commit(): void {
+    if (this.staged.length === 0) return;
+    try {
+      const dir = this.folder();
+      if (!dir) return;
+      for (const s of this.staged.splice(0)) {
+        const token = this.tokenHash(s.url);
+        const header: Header = {
+          v: 1,
+          url: s.url,
+          token,
+          stored: this.now(),
+          ...(s.type !== undefined ? { type: s.type } : {}),
+          ...(s.rid !== undefined ? { rid: s.rid } : {}),
+          size: s.bytes.length,
+          crc: crc32(s.bytes),
+        };
+        writeEntry(dir, this.fileOf(dir, s.url, token), header, s.bytes);
+      }
+      // By the file system's clock, as mtime is (not the injected one).
+      sweep(dir, Date.now());
+    } catch {
+      // A full disk or a folder gone meanwhile: the answer was shown; it is simply not kept.
+    }
+  }
+}
+
+function readEntry(file: string): { header: Header; body: Buffer } | undefined {
+  const c = fs.constants;
+  let fd: number;
+  try {
+    fd = fs.openSync(file, c.O_RDONLY | c.O_NOFOLLOW | c.O_NONBLOCK);
+  } catch {
+    return undefined;
+  }
+  try {
+    const st = fs.fstatSync(fd);
+    const uid = (process.getuid as () => number)();
+    if (!st.isFile() || st.uid !== uid || (st.mode & 0o7777) !== 0o600) return undefined;
+    if (st.size > MAX_ENTRY_BYTES + 4096) return undefined;
+    const buf = Buffer.allocUnsafe(st.size);
+    let got = 0;
+    while (got < buf.length) {
+      const n = fs.readSync(fd, buf, got, buf.length - got, got);
+      if (n === 0) return undefined;
+      got += n;
+    }
+    const nl = buf.indexOf(0x0a);
+    if (nl < 0) return undefined;
+    const header = JSON.parse(buf.subarray(0, nl).toString('utf8')) as Partial<Header>;
+    const body = buf.subarray(nl + 1);
+    if (
+      header === null ||
+      typeof header !== 'object' ||
+      header.v !== 1 ||
+      typeof header.url !== 'string' ||
+      typeof header.token !== 'string' ||
+      typeof header.stored !== 'number' ||
+      !Number.isFinite(header.stored) ||
+      header.size !== body.length ||
+      header.crc !== crc32(body) ||
+      (header.type !== undefined && typeof header.type !== 'string') ||
+      (header.rid !== undefined && typeof header.rid !== 'string')
+    )
+      return undefined;
+    return { header: header as Header, body };
+  } catch {
+    return undefined;
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+function writeEntry(dir: string, file: string, header: Header, body: Buffer): void {
+  // Random enough not to collide with another run; 'wx' refuses anything already at the name.
+  const tmp = path.join(dir, `.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`);
+  let fd: number | undefined = fs.openSync(tmp, 'wx', 0o600);
+  try {
+    fs.writeSync(fd, `${JSON.stringify(header)}\n`);
+    fs.writeSync(fd, body);
+    fs.closeSync(fd);
+    fd = undefined;
+    // Replaces whatever was at the name (a damaged entry, a symlink, another user's file) itself:
+    // rename never follows a symlink.
+    fs.renameSync(tmp, file);
+  } catch (err) {
+    if (fd !== undefined) fs.closeSync(fd);
+    fs.rmSync(tmp, { force: true });
+    throw err;
+  }
+}
+
+/** Deletes entries past every time limit, and temporary files a killed run left (an hour old). */
+function sweep(dir: string, now: number): void {
+  for (const name of fs.readdirSync(dir)) {
+    const tmp = name.startsWith('.tmp-');
+    if (!tmp && !name.endsWith('.json')) continue;
+    const full = path.join(dir, name);
+    try {
+      const age = now - fs.lstatSync(full).mtimeMs;
+      if (age > (tmp ? HOUR : SWEEP_AFTER)) fs.rmSync(full, { force: true });
+    } catch {}
+  }
+}
+
+/** Removes every entry (and temporary file) of the cache folder; the code cache is left alone. */
+export function clearCache(env: NodeJS.ProcessEnv): { removed: number; problem?: string } {
+  const f = privateFolder(env, false);
+  if (!('dir' in f)) return f.missing ? { removed: 0 } : { removed: 0, problem: f.problem };
+  let removed = 0;
+  for (const name of fs.readdirSync(f.dir)) {
+    if (!name.endsWith('.json') && !name.startsWith('.tmp-')) continue;
+    fs.rmSync(path.join(f.dir, name), { force: true });
+    if (name.endsWith('.json')) removed++;
+  }
+  return { removed };
+}

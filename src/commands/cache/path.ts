@@ -1,0 +1,29 @@
+import { isAbsolute } from 'node:path';
+import { cacheLocation, displayPath, privateFolder } from '../../cache/folder.js';
+import { CliError } from '../../errors.js';
+import { defineCommand } from '../define.js';
+
+/**
+ * The folder of the reference-data cache. Nothing is made or read; a note on stderr says when the
+ * folder cannot be used (then nothing is cached).
+ */
+export default defineCommand({
+  path: ['cache', 'path'],
+  async run(ctx) {
+    const where = cacheLocation(ctx.env);
+    const given = ctx.env.IMAGING_CACHE_DIR;
+    if (!where && given && !isAbsolute(given))
+      throw new CliError(`IMAGING_CACHE_DIR is not an absolute path ("${given}"): no cache is kept`, 1);
+    if (!where) {
+      throw new CliError(
+        'there is no cache folder on this system',
+        1,
+        'Set IMAGING_CACHE_DIR to an absolute path (no cache is kept on Windows).',
+      );
+    }
+    ctx.io.stdout.write(`${displayPath(where)}\n`);
+    const f = privateFolder(ctx.env, false);
+    if ('problem' in f && !f.missing) ctx.note(`Note: the cache is not used: ${f.problem}.`);
+    return 0;
+  },
+});
