@@ -109,6 +109,16 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: () => import('./commands/referrals/get.js'),
   },
   {
+    path: ['referrals', 'payments'],
+    summary: 'payments logged against a referral (enabled per account)',
+    load: () => import('./commands/referrals/payments.js'),
+  },
+  {
+    path: ['referrals', 'notifications'],
+    summary: 'email and SMS notifications of a referral, metadata only (enabled per account)',
+    load: () => import('./commands/referrals/notifications.js'),
+  },
+  {
     path: ['referrals', 'create'],
     summary: 'create a referral from a JSON file (sent as is)',
     load: () => import('./commands/referrals/create.js'),

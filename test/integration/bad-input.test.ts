@@ -81,6 +81,10 @@ const CASES: Array<[string[], RegExp, string?]> = [
   // referrals
   [['referrals', 'get', 'R-240001'], /is not a referral id/],
   [['referrals', 'get', `${UUID}/../../admin`], /is not a referral id/],
+  [['referrals', 'payments', 'R-240001'], /is not a referral id/],
+  [['referrals', 'notifications', `${UUID}/../../admin`], /is not a referral id/],
+  [['config', 'set', 'path.payments', 'https://evil.example/{id}'], /path.payments: .* is a URL/],
+  [['config', 'set', 'path.notifications', '/api/v2/notifications'], /must hold \{id\} exactly once/],
   [['referrals', 'list', '--param', 'oops'], /expected KEY=VALUE/],
   [['referrals', 'list', '--param', 'page=2'], /--param page: use --page/],
   [['referrals', 'list', '--all', '--page', '3'], /--all and --page/],
