@@ -139,6 +139,11 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: () => import('./commands/webhook/sign.js'),
   },
   {
+    path: ['webhook', 'send'],
+    summary: 'send a realistic signed test event to your receiver; print its status and time',
+    load: () => import('./commands/webhook/send.js'),
+  },
+  {
     path: ['webhook', 'listen'],
     summary: 'a local receiver on 127.0.0.1 that verifies each delivery',
     load: () => import('./commands/webhook/listen.js'),

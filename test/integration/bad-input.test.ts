@@ -127,6 +127,12 @@ const CASES: Array<[string[], RegExp, string?]> = [
   [['webhook', 'sign', '--body', B(), '--timestamp', '1.5'], /--timestamp must be Unix seconds/],
   [['webhook', 'sign', '--body', B(), '--encoding', 'auto'], /unknown encoding "auto"/],
   [['webhook', 'sign', '--body', B(), '--curl', 'ftp://x'], /--curl needs an http\(s\) URL/],
+  [['webhook', 'send', 'visit.status'], /unknown event "visit.status"/],
+  [['webhook', 'send', 'visit.status_changed', '--print', '--duplicate'], /pick one/],
+  [
+    ['webhook', 'send', 'visit.status_changed', '--to', 'http://127.0.0.1:9/', '--secret', 'x'],
+    /unknown option '--secret'/,
+  ],
   [['webhook', 'listen', '--port', '70000'], /must be a port from 0 to 65535/],
   [['webhook', 'listen', '--path', 'hooks'], /--path must start with \//],
   [['webhook', 'listen', '--forward-to', 'localhost:3000'], /--forward-to needs an http\(s\) URL/],

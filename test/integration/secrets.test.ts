@@ -123,6 +123,12 @@ describe('no secret in any output, trace, error or file', () => {
       undefined,
       { IMAGING_WEBHOOK_SECRET: SECRET },
     ],
+    [['webhook', 'send', 'visit.status_changed', '--print', '--secret-file', secretFile]],
+    [
+      ['webhook', 'send', 'notification.status_changed', '--to', 'http://127.0.0.1:9/', '--duplicate'],
+      undefined,
+      { IMAGING_WEBHOOK_SECRET: SECRET },
+    ],
     [['webhook', 'verify', '--request', captureFile, '--secret-file', secretFile]],
     [['webhook', 'verify', '--request', captureFile, '--secret-file', secretFile, '--json']],
     [
