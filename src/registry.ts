@@ -161,6 +161,12 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: () => import('./commands/sso.js'),
   },
   {
+    path: ['completion'],
+    summary: 'print a shell completion script (bash, zsh, fish, powershell)',
+    usage: '<shell>',
+    load: () => import('./commands/completion.js'),
+  },
+  {
     path: ['mock'],
     summary: 'run the local emulator of the API (for --env local, demos and tests)',
     usage: '[options]',

@@ -1,5 +1,6 @@
+import { ENVIRONMENTS } from '../config/environments.js';
 import { FORMATS } from '../output/format.js';
-import { flag, type InferOptions, int, negate, takesValue, text } from './options.js';
+import { completes, flag, type InferOptions, int, negate, takesValue, text } from './options.js';
 
 /**
  * The options every command accepts, before or after the subcommand: the one list the program's
@@ -7,9 +8,9 @@ import { flag, type InferOptions, int, negate, takesValue, text } from './option
  * Adding a global option is one line here.
  */
 export const GLOBAL_OPTIONS = {
-  env: text('--env <name>', 'environment: sandbox, production or local'),
+  env: completes(text('--env <name>', 'environment: sandbox, production or local'), ENVIRONMENTS),
   baseUrl: text('--base-url <url>', 'API base URL (the part before /api/v2)'),
-  format: text('--format <format>', `output format: ${FORMATS.join(', ')}`),
+  format: completes(text('--format <format>', `output format: ${FORMATS.join(', ')}`), FORMATS),
   json: flag('--json', 'same as --format json'),
   timeout: int('--timeout <ms>', 'per-request timeout in milliseconds (default 30000)', { max: 3_600_000 }),
   verbose: flag('--verbose', 'HTTP trace on stderr (never the token or bodies)'),

@@ -136,6 +136,8 @@ const CASES: Array<[string[], RegExp, string?]> = [
   [['webhook', 'listen', '--port', '70000'], /must be a port from 0 to 65535/],
   [['webhook', 'listen', '--path', 'hooks'], /--path must start with \//],
   [['webhook', 'listen', '--forward-to', 'localhost:3000'], /--forward-to needs an http\(s\) URL/],
+  // completion
+  [['completion', 'tcsh'], /no completion for "tcsh"/],
   // the emulator
   [['mock', '--port', 'http'], /must be a port/],
   [['mock', '--fault', 'meltdown'], /--fault: fault "meltdown"/],

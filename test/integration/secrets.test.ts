@@ -136,6 +136,7 @@ describe('no secret in any output, trace, error or file', () => {
       undefined,
       { IMAGING_WEBHOOK_SECRET: `${SECRET}-wrong` },
     ],
+    [['completion', 'bash']],
     // error paths
     [['modalities'], undefined, { IMAGING_TOKEN: 'mock-expired' }],
     [['referrals', 'get', '00000000-0000-4000-8000-000000000000']],

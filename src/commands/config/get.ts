@@ -1,11 +1,11 @@
 import { CliError } from '../../errors.js';
 import { defineCommand } from '../define.js';
 import { arg } from '../options.js';
-import { parseKey, pathKind } from './keys.js';
+import { KEYS, parseKey, pathKind } from './keys.js';
 
 export default defineCommand({
   path: ['config', 'get'],
-  args: [arg('<key>', 'env, base-url, path.payments or path.notifications')],
+  args: [arg('<key>', 'env, base-url, path.payments or path.notifications', { values: KEYS })],
   async run(ctx, [key]) {
     const k = parseKey(key);
     const kind = pathKind(k);

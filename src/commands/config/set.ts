@@ -3,11 +3,14 @@ import { type EnvironmentName, parseEnvironment } from '../../config/environment
 import { originOf, storedTokenOrigin } from '../../config/store.js';
 import { defineCommand } from '../define.js';
 import { arg } from '../options.js';
-import { oldBaseOrigin, parseKey, pathKind } from './keys.js';
+import { KEYS, oldBaseOrigin, parseKey, pathKind } from './keys.js';
 
 export default defineCommand({
   path: ['config', 'set'],
-  args: [arg('<key>', 'env, base-url, path.payments or path.notifications'), arg('<value>', 'the value')],
+  args: [
+    arg('<key>', 'env, base-url, path.payments or path.notifications', { values: KEYS }),
+    arg('<value>', 'the value'),
+  ],
   async run(ctx, [key, value]) {
     const k = parseKey(key);
     if (k === 'env') {

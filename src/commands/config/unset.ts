@@ -1,11 +1,11 @@
 import { storedTokenOrigin } from '../../config/store.js';
 import { defineCommand } from '../define.js';
 import { arg } from '../options.js';
-import { oldBaseOrigin, parseKey, pathKind } from './keys.js';
+import { KEYS, oldBaseOrigin, parseKey, pathKind } from './keys.js';
 
 export default defineCommand({
   path: ['config', 'unset'],
-  args: [arg('<key>', 'env, base-url, path.payments or path.notifications')],
+  args: [arg('<key>', 'env, base-url, path.payments or path.notifications', { values: KEYS })],
   async run(ctx, [key]) {
     const k = parseKey(key);
     const env = ctx.environment().value;

@@ -1,8 +1,9 @@
+import { VISIT_STATUSES } from '../../api/types.js';
 import { UsageError } from '../../errors.js';
 import type { ExportFormat } from '../../export/pipeline.js';
 import type { RowKind } from '../../export/rows.js';
 import { defineCommand } from '../define.js';
-import { choice, file, int, negate, text } from '../options.js';
+import { choice, completes, file, int, negate, text } from '../options.js';
 import { PARAM_OPTION, paramsQuery } from './params.js';
 
 const ROW_KINDS = ['referral', 'visit', 'procedure'] as const satisfies readonly RowKind[];
@@ -25,7 +26,11 @@ export default defineCommand({
     param: PARAM_OPTION,
     concurrency: int('--concurrency <n>', 'pages fetched at once (default 4)', { max: 16 }),
     perPage: int('--per-page <n>', 'referrals per page (default 100)', { max: 1000 }),
-    visitStatus: text('--visit-status <statuses>', 'only visits with these statuses (comma-separated)'),
+    visitStatus: completes(
+      text('--visit-status <statuses>', 'only visits with these statuses (comma-separated)'),
+      VISIT_STATUSES,
+      { list: true },
+    ),
     formulaGuard: negate('--no-formula-guard', "CSV: do not prefix cells starting with = + - @ with '"),
   },
   async run(ctx, _args, opts) {

@@ -4,7 +4,7 @@ import { requireHttpUrl } from '../../util/args.js';
 import { EVENT_NAMES } from '../../webhook/events.js';
 import { type DigestEncoding, signatureHeaderValue } from '../../webhook/sign.js';
 import { defineCommand } from '../define.js';
-import { arg, flag, pairs, text } from '../options.js';
+import { arg, completes, flag, pairs, text } from '../options.js';
 import { HEADER_OPTIONS, headerNames, parseEncoding } from './shared.js';
 
 /** Default target of --print (where `imaging webhook listen` listens). */
@@ -18,7 +18,7 @@ export default defineCommand({
   path: ['webhook', 'send'],
   description:
     'Send a realistic test event, signed exactly as the service signs it, to your receiver, and print its status and time. The secret comes from --secret-file, IMAGING_WEBHOOK_SECRET or a hidden prompt, never a flag.',
-  args: [arg('<event>', `the event: ${EVENT_NAMES.join(', ')}`)],
+  args: [arg('<event>', `the event: ${EVENT_NAMES.join(', ')}`, { values: EVENT_NAMES })],
   options: {
     to: text('--to <url>', 'the receiver (http or https URL)'),
     set: pairs(
@@ -31,7 +31,10 @@ export default defineCommand({
       '--unsigned',
       'no timestamp or signature headers (auto-book results sent to a per-request webhook_url)',
     ),
-    encoding: text('--encoding <encoding>', 'digest text: hex (default) or base64'),
+    encoding: completes(text('--encoding <encoding>', 'digest text: hex (default) or base64'), [
+      'hex',
+      'base64',
+    ]),
     ...HEADER_OPTIONS,
   },
   examples: [
