@@ -158,7 +158,7 @@ function inShell(shell: string, args: string[], script: string): string {
     encoding: 'utf8',
     timeout: 15_000,
   });
-  if (r.status !== 0) throw new Error(`${shell} exited ${r.status}: ${r.stderr}`);
+  if (r.status !== 0) throw new Error(`${shell} exited ${r.status}: ${r.stderr}\n${r.stdout}`);
   return r.stdout;
 }
 function skipNote(shell: string) {
@@ -200,8 +200,8 @@ printf '%s\\n' "\${COMPREPLY[@]}"`,
 });
 
 describe.skipIf(skipNote('zsh'))('in real zsh', () => {
-  // The function runs under compinit as on a terminal; compadd and _files (which only work inside
-  // a completion widget) are replaced by functions that print what they were given.
+  // First the function under compinit, compadd and _files (which only work inside a completion
+  // widget) replaced by functions that print what they were given; then a real TAB through zpty.
   const zsh = (words: string[]) =>
     inShell(
       'zsh',
@@ -226,6 +226,33 @@ _imaging`,
     expect(zsh(['imaging', 'referrals', 'export', '--rows', 'p'])).toEqual(['procedure', 'shown: procedure']);
     expect(zsh(['imaging', 'modalities', '--format', 'nd'])).toEqual(['ndjson', 'shown: ndjson']);
     expect(zsh(['imaging', 'referrals', 'create', '--file', ''])).toEqual(['FILES']);
+  });
+
+  it('a real TAB in an interactive zsh (zpty): the word is completed, or the choices are listed', () => {
+    // Each `zpty -r … PATTERN` waits for the terminal to show the pattern; one that never comes
+    // makes the shell time out and the test fail. What was typed never contains what is awaited.
+    const out = inShell(
+      'zsh',
+      ['-f', '-c'],
+      `zmodload zsh/zpty
+zpty z 'zsh -f -i'
+zpty -w z 'PS1="%% "; autoload -U compinit; compinit -u -D; source <(imaging completion zsh); print RE""ADY'
+zpty -r z line '*READY*'
+zpty -w -n z $'imaging referrals pay\t'
+zpty -r z line '*payments*' && print 'completed: payments'
+zpty -w -n z $'\\C-u'
+zpty -w -n z $'imaging referrals export --rows \t'
+zpty -r z line '*visit*' && [[ $line == *procedure*visit* ]] && print 'listed: procedure referral visit'
+zpty -w -n z $'\\C-u'
+zpty -w -n z $'imaging webhook verify --request alp\t'
+zpty -r z line '*alpine.json*' && [[ $line == *alpha.csv* ]] && print 'listed: alpha.csv alpine.json'
+zpty -d z`,
+    );
+    expect(out.split('\n').filter(Boolean)).toEqual([
+      'completed: payments',
+      'listed: procedure referral visit',
+      'listed: alpha.csv alpine.json',
+    ]);
   });
 });
 
