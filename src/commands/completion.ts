@@ -7,7 +7,10 @@ export default defineCommand({
   path: ['completion'],
   description: `Print a shell completion script: commands, subcommands, flags, the values of enumerated flags (--env, --format, --rows, --visit-status, event names, …) and file names for file flags, from the same definitions the parser uses.
 
-${Object.values(INSTALL).join('\n')}`,
+How to install it:
+${Object.values(INSTALL)
+  .map((text) => text.replace(/^# ?/gm, '  '))
+  .join('\n')}`,
   args: [arg('<shell>', SHELLS.join(', '), { values: SHELLS })],
   async run(ctx, [shell]) {
     const s = shell.trim().toLowerCase() === 'pwsh' ? 'powershell' : shell.trim().toLowerCase();
