@@ -9,6 +9,11 @@
 const args = process.argv.slice(2);
 if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
   process.stdout.write(`${require('../dist/version.cjs').VERSION}\n`);
+} else if (args[0] === '__complete') {
+  // A TAB press (the scripts of `imaging completion`): answered from the table written at build,
+  // without loading the CLI bundle.
+  const dist = require('node:path').join(__dirname, '..', 'dist');
+  require('../dist/complete.cjs').answer(args.slice(1), dist, (s) => process.stdout.write(s));
 } else {
   // Commands that walk every page (`referrals export`, `--all`) allocate a few MB a page, all
   // short-lived. V8 grows its young generation (to 32-64 MB) and its old-generation limit with that

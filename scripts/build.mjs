@@ -5,6 +5,8 @@
 // modules, loaded only by the commands that write config or prompt) stay outside, reached with
 // import().
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
@@ -56,3 +58,20 @@ writeFileSync(
 );
 // `imaging --version` reads only this.
 await build({ ...common, entryPoints: ['src/version.ts'], outfile: 'dist/version.cjs' });
+
+// Shell completion: a TAB press runs `imaging __complete …`, which bin/imaging.cjs answers from
+// dist/complete.cjs (the matching logic alone) and dist/completion.json, a table of every command's
+// options and arguments taken here from the same definitions the parser uses, so that no command
+// file is loaded then.
+await build({ ...common, entryPoints: ['src/completion/entry.ts'], outfile: 'dist/complete.cjs' });
+const tableFile = new URL('../dist/.completion-table.cjs', import.meta.url);
+await build({ ...common, entryPoints: ['src/completion/table.ts'], outfile: fileURLToPath(tableFile) });
+try {
+  const { buildCompletionTable } = createRequire(import.meta.url)(fileURLToPath(tableFile));
+  writeFileSync(
+    new URL('../dist/completion.json', import.meta.url),
+    `${JSON.stringify(await buildCompletionTable())}\n`,
+  );
+} finally {
+  rmSync(tableFile, { force: true });
+}

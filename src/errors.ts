@@ -183,9 +183,10 @@ const hintForCode: Record<string, string> = {
 /** An HTTP error answer from the API, with everything a person needs to report it. */
 export class ApiError extends CliError {
   readonly details: ApiErrorDetails;
-  constructor(details: ApiErrorDetails) {
+  /** `hint` replaces the usual one, for a command that knows better what to do next. */
+  constructor(details: ApiErrorDetails, hintOverride?: string) {
     const what = details.message ?? details.bodyNote ?? `HTTP ${details.status}`;
-    let hint = details.code ? hintForCode[details.code] : undefined;
+    let hint = hintOverride ?? (details.code ? hintForCode[details.code] : undefined);
     if (!hint && details.status === 401) hint = hintForCode.unauthorized;
     if (!hint && details.status === 403) hint = hintForCode.endpoint_not_enabled;
     if (!hint && details.status >= 500)

@@ -125,6 +125,16 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: () => import('./commands/referrals/get.js'),
   },
   {
+    path: ['referrals', 'payments'],
+    summary: 'payments logged against a referral (enabled per account)',
+    load: () => import('./commands/referrals/payments.js'),
+  },
+  {
+    path: ['referrals', 'notifications'],
+    summary: 'email and SMS notifications of a referral, metadata only (enabled per account)',
+    load: () => import('./commands/referrals/notifications.js'),
+  },
+  {
     path: ['referrals', 'create'],
     summary: 'create a referral from a JSON file (sent as is)',
     load: () => import('./commands/referrals/create.js'),
@@ -145,6 +155,11 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: () => import('./commands/webhook/sign.js'),
   },
   {
+    path: ['webhook', 'send'],
+    summary: 'send a realistic signed test event to your receiver; print its status and time',
+    load: () => import('./commands/webhook/send.js'),
+  },
+  {
     path: ['webhook', 'listen'],
     summary: 'a local receiver on 127.0.0.1 that verifies each delivery',
     load: () => import('./commands/webhook/listen.js'),
@@ -160,6 +175,12 @@ export const COMMANDS: readonly CommandEntry[] = [
     summary: 'print a one-time partner portal URL (it is a credential: do not share it)',
     usage: '[options]',
     load: () => import('./commands/sso.js'),
+  },
+  {
+    path: ['completion'],
+    summary: 'print a shell completion script (bash, zsh, fish, powershell)',
+    usage: '<shell>',
+    load: () => import('./commands/completion.js'),
   },
   {
     path: ['mock'],

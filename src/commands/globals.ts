@@ -1,5 +1,15 @@
+import { ENVIRONMENTS } from '../config/environments.js';
 import { FORMATS } from '../output/format.js';
-import { flag, type InferOptions, int, negate, OptionValueError, takesValue, text } from './options.js';
+import {
+  completes,
+  flag,
+  type InferOptions,
+  int,
+  negate,
+  OptionValueError,
+  takesValue,
+  text,
+} from './options.js';
 
 /**
  * The options every command accepts, before or after the subcommand: the one list the program's
@@ -7,9 +17,9 @@ import { flag, type InferOptions, int, negate, OptionValueError, takesValue, tex
  * Adding a global option is one line here.
  */
 export const GLOBAL_OPTIONS = {
-  env: text('--env <name>', 'environment: sandbox, production or local'),
+  env: completes(text('--env <name>', 'environment: sandbox, production or local'), ENVIRONMENTS),
   baseUrl: text('--base-url <url>', 'API base URL (the part before /api/v2)'),
-  format: text('--format <format>', `output format: ${FORMATS.join(', ')}`),
+  format: completes(text('--format <format>', `output format: ${FORMATS.join(', ')}`), FORMATS),
   json: flag('--json', 'same as --format json; --json a,b,c also picks fields (--fields a,b,c)'),
   fields: {
     ...text('--fields <names>', 'print only these fields, in this order (a,b,c; dotted for nested ones)'),

@@ -20,6 +20,10 @@ export interface OptionSpec<T = unknown, Always extends boolean = boolean> {
   readonly required?: boolean | undefined;
   /** The values a choice takes (help, parsing, completion). */
   readonly choices?: readonly string[] | undefined;
+  /** Values shell completion offers for an option checked by its command (see `completes`). */
+  readonly values?: readonly string[] | undefined;
+  /** The value is a comma-separated list of `values` (completion completes after the last comma). */
+  readonly valueList?: boolean | undefined;
   /** Phantom: whether the value is always there (a default, a required option, a negatable flag). */
   readonly always?: Always;
 }
@@ -179,6 +183,19 @@ export function pairs(flags: string, description: string): OptionSpec<Array<[str
   };
 }
 
+/**
+ * The values shell completion offers for an option whose value its command checks itself (with its
+ * own message): `completes(text('--env <name>', …), ENVIRONMENTS)`. Parsing is unchanged.
+ */
+// biome-ignore lint/suspicious/noExplicitAny: any spec, its value type kept
+export function completes<S extends OptionSpec<any, boolean>>(
+  spec: S,
+  values: readonly string[],
+  opts: { list?: boolean } = {},
+): S {
+  return { ...spec, values, valueList: opts.list };
+}
+
 // ---- positional arguments ----
 
 export interface ArgSpec<Required extends boolean = boolean> {
@@ -186,13 +203,16 @@ export interface ArgSpec<Required extends boolean = boolean> {
   readonly name: string;
   readonly description: string;
   readonly required: Required;
+  /** Values shell completion offers (the command still checks what it is given). */
+  readonly values?: readonly string[] | undefined;
 }
 
 export function arg<const N extends string>(
   name: N,
   description: string,
+  opts: { values?: readonly string[] } = {},
 ): ArgSpec<N extends `<${string}>` ? true : false> {
-  return { name, description, required: name.startsWith('<') } as unknown as ArgSpec<
+  return { name, description, required: name.startsWith('<'), values: opts.values } as unknown as ArgSpec<
     N extends `<${string}>` ? true : false
   >;
 }

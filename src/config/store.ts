@@ -9,6 +9,8 @@ export interface EnvironmentSettings {
   token?: string;
   /** The origin (scheme, host, port) the token was stored for; it is sent nowhere else. */
   token_origin?: string;
+  /** Paths the API does not publish, set per environment (`config set path.payments …`). */
+  paths?: { payments?: string; notifications?: string };
 }
 
 export interface StoredConfig {

@@ -88,6 +88,10 @@ const CASES: Array<[string[], RegExp, string?]> = [
   // referrals
   [['referrals', 'get', 'R-240001'], /is not a referral id/],
   [['referrals', 'get', `${UUID}/../../admin`], /is not a referral id/],
+  [['referrals', 'payments', 'R-240001'], /is not a referral id/],
+  [['referrals', 'notifications', `${UUID}/../../admin`], /is not a referral id/],
+  [['config', 'set', 'path.payments', 'https://evil.example/{id}'], /path.payments: .* is a URL/],
+  [['config', 'set', 'path.notifications', '/api/v2/notifications'], /must hold \{id\} exactly once/],
   [['referrals', 'list', '--param', 'oops'], /expected KEY=VALUE/],
   [['referrals', 'list', '--param', 'page=2'], /--param page: use --page/],
   [['referrals', 'list', '--all', '--page', '3'], /--all and --page/],
@@ -130,9 +134,17 @@ const CASES: Array<[string[], RegExp, string?]> = [
   [['webhook', 'sign', '--body', B(), '--timestamp', '1.5'], /--timestamp must be Unix seconds/],
   [['webhook', 'sign', '--body', B(), '--encoding', 'auto'], /unknown encoding "auto"/],
   [['webhook', 'sign', '--body', B(), '--curl', 'ftp://x'], /--curl needs an http\(s\) URL/],
+  [['webhook', 'send', 'visit.status'], /unknown event "visit.status"/],
+  [['webhook', 'send', 'visit.status_changed', '--print', '--duplicate'], /pick one/],
+  [
+    ['webhook', 'send', 'visit.status_changed', '--to', 'http://127.0.0.1:9/', '--secret', 'x'],
+    /unknown option '--secret'/,
+  ],
   [['webhook', 'listen', '--port', '70000'], /must be a port from 0 to 65535/],
   [['webhook', 'listen', '--path', 'hooks'], /--path must start with \//],
   [['webhook', 'listen', '--forward-to', 'localhost:3000'], /--forward-to needs an http\(s\) URL/],
+  // completion
+  [['completion', 'tcsh'], /no completion for "tcsh"/],
   // the emulator
   [['mock', '--port', 'http'], /must be a port/],
   [['mock', '--fault', 'meltdown'], /--fault: fault "meltdown"/],

@@ -111,6 +111,10 @@ describe('no secret in any output, trace, error or file', () => {
     [['referrals', 'list', '--json']],
     [['referrals', 'get', '__ID__']],
     [['referrals', 'get', '__ID__', '--json']],
+    [['referrals', 'payments', '__ID__']],
+    [['referrals', 'payments', '__ID__', '--format', 'csv']],
+    [['referrals', 'notifications', '__ID__', '--json']],
+    [['referrals', 'notifications', '__ID__'], undefined, { IMAGING_TOKEN: 'mock-disabled' }],
     [['referrals', 'create', '--file', '-'], JSON.stringify({ patient: PATIENT })],
     [['referrals', 'create', '--file', '-'], JSON.stringify({ patient: { first_name: PATIENT.first_name } })],
     [['referrals', 'export', '-o', exportFile, '--param', `patient_name=${PATIENT.first_name}`]],
@@ -133,6 +137,12 @@ describe('no secret in any output, trace, error or file', () => {
       undefined,
       { IMAGING_WEBHOOK_SECRET: SECRET },
     ],
+    [['webhook', 'send', 'visit.status_changed', '--print', '--secret-file', secretFile]],
+    [
+      ['webhook', 'send', 'notification.status_changed', '--to', 'http://127.0.0.1:9/', '--duplicate'],
+      undefined,
+      { IMAGING_WEBHOOK_SECRET: SECRET },
+    ],
     [['webhook', 'verify', '--request', captureFile, '--secret-file', secretFile]],
     [['webhook', 'verify', '--request', captureFile, '--secret-file', secretFile, '--json']],
     [
@@ -140,6 +150,7 @@ describe('no secret in any output, trace, error or file', () => {
       undefined,
       { IMAGING_WEBHOOK_SECRET: `${SECRET}-wrong` },
     ],
+    [['completion', 'bash']],
     // error paths
     [['modalities'], undefined, { IMAGING_TOKEN: 'mock-expired' }],
     [['referrals', 'get', '00000000-0000-4000-8000-000000000000']],

@@ -132,6 +132,8 @@ describe('contract: human output cannot bypass the sanitiser', () => {
       ['src/commands/mock.ts', 'server.url}'], // our own emulator's address
       ['src/commands/webhook/sign.ts', 'parts.join('], // a curl command from the user's own flags, shell-quoted
       ['src/commands/referrals/get.ts', "write('\\n')"],
+      ['src/commands/completion.ts', 'completionScript('], // our own shell script
+      ['src/commands/webhook/send.ts', 'rawRequest('], // the request we built (data for verify --request), not a server's
     ];
     const offenders: string[] = [];
     for (const s of sources) {

@@ -2,7 +2,7 @@ import { normaliseBaseUrl } from '../../api/url.js';
 import { originOf } from '../../config/store.js';
 import { UsageError } from '../../errors.js';
 
-export const KEYS = ['env', 'base-url'] as const;
+export const KEYS = ['env', 'base-url', 'path.payments', 'path.notifications'] as const;
 export type Key = (typeof KEYS)[number];
 
 export function parseKey(key: string): Key {
@@ -16,9 +16,13 @@ export function parseKey(key: string): Key {
   if ((KEYS as readonly string[]).includes(k)) return k as Key;
   throw new UsageError(
     `unknown config key "${key}"`,
-    `Known keys: ${KEYS.join(', ')} (base-url is per environment: --env).`,
+    `Known keys: ${KEYS.join(', ')} (all but env are per environment: --env).`,
   );
 }
+
+/** `path.payments` -> `payments`: the paths the API does not publish, per environment. */
+export const pathKind = (k: Key) =>
+  k === 'path.payments' ? 'payments' : k === 'path.notifications' ? 'notifications' : undefined;
 
 export interface Row {
   key: string;

@@ -12,6 +12,8 @@ export default defineCommand({
     for (const env of ENVIRONMENTS) {
       const s = stored.environments?.[env];
       if (s?.base_url) rows.push({ key: 'base-url', environment: env, value: s.base_url });
+      for (const [kind, path] of Object.entries(s?.paths ?? {}))
+        if (typeof path === 'string') rows.push({ key: `path.${kind}`, environment: env, value: path });
       if (s?.token) rows.push({ key: 'token', environment: env, value: maskToken(s.token) });
       if (s?.token && s.token_origin)
         rows.push({ key: 'token-origin', environment: env, value: s.token_origin });

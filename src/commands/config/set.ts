@@ -3,11 +3,14 @@ import { type EnvironmentName, parseEnvironment } from '../../config/environment
 import { originOf, storedTokenOrigin } from '../../config/store.js';
 import { defineCommand } from '../define.js';
 import { arg } from '../options.js';
-import { oldBaseOrigin, parseKey } from './keys.js';
+import { KEYS, oldBaseOrigin, parseKey, pathKind } from './keys.js';
 
 export default defineCommand({
   path: ['config', 'set'],
-  args: [arg('<key>', 'env or base-url'), arg('<value>', 'the value')],
+  args: [
+    arg('<key>', 'env, base-url, path.payments or path.notifications', { values: KEYS }),
+    arg('<value>', 'the value'),
+  ],
   async run(ctx, [key, value]) {
     ctx.config.lenient = true; // it can repair a hand-edited config: see ConfigStore.read
     const k = parseKey(key);
@@ -20,6 +23,18 @@ export default defineCommand({
       return 0;
     }
     const env: EnvironmentName = ctx.environment().value;
+    const kind = pathKind(k);
+    if (kind) {
+      const { checkRecordPath } = await import('../../api/endpoints/referral-records.js');
+      const path = checkRecordPath(kind, value);
+      await ctx.config.update((c) => {
+        c.environments ??= {};
+        const settings = (c.environments[env] ??= {});
+        settings.paths = { ...settings.paths, [kind]: path };
+      });
+      ctx.note(`${k} for ${env} set to ${path}.`);
+      return 0;
+    }
     const url = normaliseBaseUrl(value, 'base-url');
     const before = ctx.config.environment(env);
     // A token stored by an older version is bound to the base URL it was used with, before that

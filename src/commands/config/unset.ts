@@ -1,15 +1,27 @@
 import { storedTokenOrigin } from '../../config/store.js';
 import { defineCommand } from '../define.js';
 import { arg } from '../options.js';
-import { oldBaseOrigin, parseKey } from './keys.js';
+import { KEYS, oldBaseOrigin, parseKey, pathKind } from './keys.js';
 
 export default defineCommand({
   path: ['config', 'unset'],
-  args: [arg('<key>', 'env or base-url')],
+  args: [arg('<key>', 'env, base-url, path.payments or path.notifications', { values: KEYS })],
   async run(ctx, [key]) {
     ctx.config.lenient = true; // it can repair a hand-edited config: see ConfigStore.read
     const k = parseKey(key);
     const env = ctx.environment().value;
+    const kind = pathKind(k);
+    if (kind) {
+      await ctx.config.update((c) => {
+        const settings = c.environments?.[env];
+        if (settings?.paths) {
+          delete settings.paths[kind];
+          if (Object.keys(settings.paths).length === 0) delete settings.paths;
+        }
+      });
+      ctx.note(`${k} for ${env} unset (the default /api/v2/referrals/{id}/${kind} is used).`);
+      return 0;
+    }
     // The stored base URL is the only record of where an old, unbound token belongs: bind the token
     // to it first, so that no base URL given later (IMAGING_BASE_URL) can capture it.
     const before = ctx.config.environment(env);

@@ -1,10 +1,11 @@
+import { VISIT_STATUSES } from '../../api/types.js';
 import { UsageError } from '../../errors.js';
 import type { ExportFormat } from '../../export/pipeline.js';
 import type { RowKind } from '../../export/rows.js';
 import { EXPORT_COLUMNS, REFERRAL_FIELDS } from '../../output/field-sets.js';
 import { selectFields } from '../../output/fields.js';
 import { defineCommand } from '../define.js';
-import { choice, file, flag, int, text } from '../options.js';
+import { choice, completes, file, flag, int, text } from '../options.js';
 import { PARAM_OPTION, paramsQuery } from './params.js';
 
 const ROW_KINDS = ['referral', 'visit', 'procedure'] as const satisfies readonly RowKind[];
@@ -33,9 +34,13 @@ export default defineCommand({
     param: PARAM_OPTION,
     concurrency: int('--concurrency <n>', 'pages fetched at once (default 4)', { max: 16 }),
     perPage: int('--per-page <n>', 'referrals per page (default 100)', { max: 1000 }),
-    visitStatus: text(
-      '--visit-status <statuses>',
-      'only visits with these statuses (comma-separated, any case; +NAME passes a status newer than this tool)',
+    visitStatus: completes(
+      text(
+        '--visit-status <statuses>',
+        'only visits with these statuses (comma-separated, any case; +NAME passes a status newer than this tool)',
+      ),
+      VISIT_STATUSES,
+      { list: true },
     ),
     dryRun: flag(
       '--dry-run',

@@ -3,7 +3,7 @@ import { safe } from '../../output/text.js';
 import { requireHttpUrl } from '../../util/args.js';
 import { loadSecret } from '../../webhook/secret.js';
 import { defineCommand } from '../define.js';
-import { flag, port, text } from '../options.js';
+import { completes, flag, port, text } from '../options.js';
 import {
   HEADER_OPTIONS,
   headerNames,
@@ -22,7 +22,11 @@ export default defineCommand({
     path: text('--path <path>', 'only this path (default: any)'),
     forwardTo: text('--forward-to <url>', 'pass valid deliveries on to your endpoint, unchanged'),
     tolerance: text('--tolerance <seconds>', 'timestamp tolerance (default 300)'),
-    encoding: text('--encoding <encoding>', 'digest text: auto (default), hex or base64'),
+    encoding: completes(text('--encoding <encoding>', 'digest text: auto (default), hex or base64'), [
+      'auto',
+      'hex',
+      'base64',
+    ]),
     allowUnsigned: flag('--allow-unsigned', 'accept unsigned referral.auto_book_completed deliveries'),
     ...HEADER_OPTIONS,
   },

@@ -2,7 +2,7 @@ import { UsageError } from '../../errors.js';
 import { joinSafe, type SafeText, safe, style } from '../../output/text.js';
 import { DEFAULT_HEADERS, type DigestEncoding, type HeaderNames } from '../../webhook/sign.js';
 import type { Verdict } from '../../webhook/verify.js';
-import { file, text } from '../options.js';
+import { completes, file, text } from '../options.js';
 
 /** The largest capture or body read (a webhook body is a referral snapshot: tens of KB). */
 export const MAX_WEBHOOK_BYTES = 5 * 1024 * 1024;
@@ -105,9 +105,9 @@ export const HEADER_OPTIONS = {
     '--secret-file <file>',
     'signing secret from a file (else IMAGING_WEBHOOK_SECRET, else a prompt)',
   ),
-  secretFormat: text(
-    '--secret-format <format>',
-    'raw (the UTF-8 bytes, default) or base64 (whsec_ prefix allowed)',
+  secretFormat: completes(
+    text('--secret-format <format>', 'raw (the UTF-8 bytes, default) or base64 (whsec_ prefix allowed)'),
+    ['raw', 'base64'],
   ),
   eventHeader: text('--event-header <name>', 'event header name (default X-Service-Event)'),
   timestampHeader: text('--timestamp-header <name>', 'timestamp header name (default X-Service-Timestamp)'),

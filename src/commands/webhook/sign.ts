@@ -5,7 +5,7 @@ import { readInput } from '../../util/input.js';
 import { loadSecret } from '../../webhook/secret.js';
 import { type DigestEncoding, signatureHeaderValue } from '../../webhook/sign.js';
 import { defineCommand } from '../define.js';
-import { file, text } from '../options.js';
+import { completes, file, text } from '../options.js';
 import { HEADER_OPTIONS, headerNames, MAX_WEBHOOK_BYTES, parseEncoding, shellQuote } from './shared.js';
 
 /** Prints the three headers a signed delivery carries, for partners testing their receivers. */
@@ -15,7 +15,7 @@ export default defineCommand({
     body: file('--body <file>', 'the JSON body, or - for standard input', { required: true }),
     timestamp: text('--timestamp <unix-seconds>', 'default: now'),
     event: text('--event <name>', "default: the body's event_name"),
-    encoding: text('--encoding <encoding>', 'hex (default) or base64'),
+    encoding: completes(text('--encoding <encoding>', 'hex (default) or base64'), ['hex', 'base64']),
     curl: text('--curl <url>', 'print a curl command that posts the exact body with these headers'),
     ...HEADER_OPTIONS,
   },

@@ -5,7 +5,7 @@ import { CaptureError, parseCapture } from '../../webhook/capture.js';
 import { loadSecret } from '../../webhook/secret.js';
 import { verifyDelivery } from '../../webhook/verify.js';
 import { defineCommand } from '../define.js';
-import { file, flag, list, text } from '../options.js';
+import { completes, file, flag, list, text } from '../options.js';
 import {
   HEADER_OPTIONS,
   headerNames,
@@ -23,7 +23,11 @@ export default defineCommand({
     request: file('--request <file>', 'a raw HTTP request as captured, or - for standard input'),
     body: file('--body <file>', 'the body alone (with --header), or - for standard input'),
     header: list('--header <header>', '"Name: value" (repeatable, with --body)'),
-    encoding: text('--encoding <encoding>', 'digest text: auto (default), hex or base64'),
+    encoding: completes(text('--encoding <encoding>', 'digest text: auto (default), hex or base64'), [
+      'auto',
+      'hex',
+      'base64',
+    ]),
     tolerance: text('--tolerance <seconds>', 'fail a timestamp further than this from now (past or future)'),
     allowUnsigned: flag(
       '--allow-unsigned',

@@ -1,0 +1,48 @@
+import { UsageError } from '../../errors.js';
+import type { ApiClient, ApiResponse } from '../client.js';
+
+/**
+ * A referral's payments and notifications. The spec names these reads ("payment read",
+ * "notification read") but not their paths: the defaults are the emulator's documented guess, and
+ * each environment may set the real one (`imaging config set path.payments '/api/v2/…/{id}/…'`).
+ */
+export type RecordKind = 'payments' | 'notifications';
+
+export const RECORD_KINDS: readonly RecordKind[] = ['payments', 'notifications'];
+
+export const DEFAULT_RECORD_PATHS: Readonly<Record<RecordKind, string>> = {
+  payments: '/api/v2/referrals/{id}/payments',
+  notifications: '/api/v2/referrals/{id}/notifications',
+};
+
+/**
+ * Checks a configured path: an API path (never a URL: the token goes only to the base URL), one
+ * `{id}` where the referral id goes, plain path characters, no `..`, no query or fragment.
+ */
+export function checkRecordPath(kind: RecordKind, value: string): string {
+  const v = value.trim();
+  const bad = (why: string) =>
+    new UsageError(
+      `path.${kind}: "${value}" ${why}`,
+      `Give the API path with {id} where the referral id goes, e.g. ${DEFAULT_RECORD_PATHS[kind]}`,
+    );
+  if (/^[a-z][a-z0-9+.-]*:/i.test(v) || v.startsWith('//'))
+    throw bad("is a URL; give the path only (the base URL is the environment's)");
+  if (!v.startsWith('/')) throw bad('must start with /');
+  if (v.split('{id}').length !== 2) throw bad('must hold {id} exactly once');
+  if (!/^[A-Za-z0-9._~!$&'()*+,;=:@%/-]*$/.test(v.replace('{id}', '')))
+    throw bad('holds a character that is not allowed in a path (a query, a fragment or a space)');
+  if (v.split('/').some((seg) => seg === '..' || seg === '.')) throw bad('must not hold . or .. segments');
+  if (v.includes('//')) throw bad('must not hold an empty segment (//)');
+  return v;
+}
+
+/** The path of one referral's records: the configured one, else the default. */
+export function recordPath(kind: RecordKind, id: string, configured?: string): string {
+  const template = configured ? checkRecordPath(kind, configured) : DEFAULT_RECORD_PATHS[kind];
+  return template.replace('{id}', encodeURIComponent(id));
+}
+
+export function getReferralRecords(client: ApiClient, path: string): Promise<ApiResponse<unknown>> {
+  return client.request<unknown>({ path });
+}

@@ -1,0 +1,171 @@
+import { CliError, UsageError } from '../../errors.js';
+import { safe } from '../../output/text.js';
+import { requireHttpUrl } from '../../util/args.js';
+import { EVENT_NAMES } from '../../webhook/events.js';
+import { type DigestEncoding, signatureHeaderValue } from '../../webhook/sign.js';
+import { defineCommand } from '../define.js';
+import { arg, completes, flag, pairs, text } from '../options.js';
+import { HEADER_OPTIONS, headerNames, parseEncoding } from './shared.js';
+
+/** Default target of --print (where `imaging webhook listen` listens). */
+const LISTEN_URL = 'http://127.0.0.1:4030/';
+
+/**
+ * A test delivery: a realistic event of the spec's shape, the user's overrides applied, signed as
+ * the service signs (same headers, HMAC-SHA256 over `{timestamp}.{body}`), POSTed to a receiver.
+ */
+export default defineCommand({
+  path: ['webhook', 'send'],
+  description:
+    'Send a realistic test event, signed exactly as the service signs it, to your receiver, and print its status and time. The secret comes from --secret-file, IMAGING_WEBHOOK_SECRET or a hidden prompt, never a flag.',
+  args: [arg('<event>', `the event: ${EVENT_NAMES.join(', ')}`, { values: EVENT_NAMES })],
+  options: {
+    to: text('--to <url>', 'the receiver (http or https URL)'),
+    set: pairs(
+      '--set <path=value>',
+      'change a field: referral.visits.0.status=booked (repeatable; JSON values)',
+    ),
+    print: flag('--print', 'write the signed HTTP request to stdout instead of sending it'),
+    duplicate: flag('--duplicate', 'send it twice with the same event_id (at-least-once delivery)'),
+    unsigned: flag(
+      '--unsigned',
+      'no timestamp or signature headers (auto-book results sent to a per-request webhook_url)',
+    ),
+    encoding: completes(text('--encoding <encoding>', 'digest text: hex (default) or base64'), [
+      'hex',
+      'base64',
+    ]),
+    ...HEADER_OPTIONS,
+  },
+  examples: [
+    'imaging webhook listen --port 4030 &            # a local receiver, then:',
+    'imaging webhook send visit.status_changed --to http://127.0.0.1:4030/ --secret-file secret.txt',
+    'imaging webhook send notification.status_changed --to https://hooks.example.com/imaging --set status=opened --duplicate',
+    'imaging webhook send referral.auto_book_completed --print > delivery.http',
+  ],
+  async run(ctx, [eventArg], opts) {
+    const { parseEventName, sampleEvent, applySet, followStatus } = await import('../../webhook/sample.js');
+    const name = parseEventName(eventArg);
+    const names = headerNames(opts);
+    const encoding = parseEncoding(opts.encoding, false) as DigestEncoding;
+    const format = ctx.format('table', ['table', 'json', 'ndjson']);
+    if (opts.print && opts.duplicate)
+      throw new UsageError(
+        '--print writes the request and sends nothing; --duplicate sends it twice: pick one',
+      );
+    if (!opts.print && opts.to === undefined)
+      throw new UsageError(
+        '--to is required: the receiver URL',
+        `e.g. --to ${LISTEN_URL} (imaging webhook listen)`,
+      );
+    const url = requireHttpUrl('--to', opts.to ?? LISTEN_URL);
+    if (url.username || url.password) throw new UsageError('--to: credentials in the URL are not allowed');
+    if (opts.unsigned && (opts.secretFile !== undefined || opts.secretFormat !== undefined))
+      throw new UsageError('--unsigned sends no signature: leave out --secret-file and --secret-format');
+
+    const event = sampleEvent(name, ctx.now());
+    for (const [path, value] of opts.set ?? []) applySet(event, path, value);
+    followStatus(
+      event,
+      (opts.set ?? []).map(([path]) => path),
+    );
+    const body = Buffer.from(JSON.stringify(event), 'utf8');
+    // After the overrides: say so when the event no longer has the spec's shape (it is sent as
+    // asked, to test how the receiver copes).
+    const { checkEvent } = await import('../../webhook/events.js');
+    const shape = checkEvent(name, body);
+    for (const p of shape.problems) ctx.note(safe`warning: after --set, ${p} (sent as asked)`);
+    if (
+      name === 'notification.status_changed' &&
+      url.protocol !== 'https:' &&
+      !/^(127\.|localhost$|\[::1\]$)/.test(url.hostname)
+    )
+      ctx.note('note: the service sends notification.status_changed only to https webhook URLs.');
+
+    const secret = opts.unsigned
+      ? undefined
+      : await (await import('../../webhook/secret.js')).loadSecret(ctx, opts);
+    for (const w of secret?.warnings ?? []) ctx.note(safe`warning: ${w}`);
+    const signed = (): Array<[string, string]> => {
+      const headers: Array<[string, string]> = [
+        ['Content-Type', 'application/json'],
+        ['User-Agent', 'Service-Webhook/1.0'],
+        [names.event, name],
+      ];
+      if (secret) {
+        // Signed afresh for each delivery, as the service signs each retry.
+        const ts = String(Math.floor(ctx.now().getTime() / 1000));
+        headers.push(
+          [names.timestamp, ts],
+          [names.signature, signatureHeaderValue(secret.key, ts, body, encoding)],
+        );
+      }
+      return headers;
+    };
+    const { deliver, rawRequest } = await import('../../webhook/deliver.js');
+    if (opts.print) {
+      ctx.io.stdout.write(rawRequest(url, signed(), body));
+      return 0;
+    }
+
+    const id =
+      typeof event.event_id === 'string'
+        ? event.event_id
+        : typeof (event.auto_book_request as { id?: unknown } | undefined)?.id === 'string'
+          ? String((event.auto_book_request as { id: string }).id)
+          : undefined;
+    const idLabel = name === 'referral.auto_book_completed' ? 'auto-book' : 'event';
+    const results: Array<Record<string, unknown>> = [];
+    let failed: string | undefined;
+    const times = opts.duplicate ? 2 : 1;
+    for (let n = 1; n <= times; n++) {
+      const r = await deliver(url, signed(), body, {
+        timeoutMs: ctx.globals.timeout ?? 30_000,
+        signal: ctx.signal,
+      });
+      const ok = r.status !== undefined && r.status >= 200 && r.status < 300;
+      results.push({
+        event: name,
+        event_id: typeof event.event_id === 'string' ? event.event_id : null,
+        ...(name === 'referral.auto_book_completed' ? { auto_book_request_id: id ?? null } : {}),
+        url: url.href,
+        delivery: n,
+        signed: Boolean(secret),
+        status: r.status ?? null,
+        status_text: r.statusText ?? null,
+        ms: r.ms,
+        ok,
+        error: r.error ?? null,
+      });
+      if (format === 'table') {
+        const answer =
+          r.status !== undefined
+            ? `${r.status}${r.statusText ? ` ${r.statusText}` : ''}`
+            : `no answer: ${r.error}`;
+        const which =
+          times > 1
+            ? ` (delivery ${n} of ${times}, same ${idLabel === 'event' ? 'event_id' : 'auto_book_request.id'})`
+            : '';
+        ctx.out.line(
+          safe`${ok ? 'delivered' : 'FAILED   '}  ${name}  ${idLabel} ${id ?? '-'}  -> ${url.href}  ${answer}  in ${r.ms} ms${which}`,
+        );
+      }
+      if (!ok && !failed)
+        failed =
+          r.status !== undefined
+            ? `the receiver answered ${r.status}${r.statusText ? ` ${r.statusText}` : ''}, not a 2xx`
+            : `no answer from ${url.href}: ${r.error}`;
+    }
+    if (format === 'json') ctx.io.stdout.write(`${JSON.stringify(results, null, 2)}\n`);
+    if (format === 'ndjson') for (const r of results) ctx.io.stdout.write(`${JSON.stringify(r)}\n`);
+    if (failed)
+      throw new CliError(
+        failed,
+        1,
+        failed.startsWith('no answer')
+          ? 'Is the receiver running? imaging webhook listen starts one on 127.0.0.1:4030.'
+          : 'The service counts anything but a 2xx as a failed delivery and sends it again with the same event_id.',
+      );
+    return 0;
+  },
+});

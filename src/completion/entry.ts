@@ -1,0 +1,22 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { complete, formatCompletion } from './complete.js';
+import type { CompletionTable } from './table.js';
+
+/**
+ * `imaging __complete WORD… =CURRENT`, answered by bin/imaging.cjs from dist/complete.cjs before
+ * the CLI bundle loads: the table (dist/completion.json, written at build) and the matching logic
+ * only. The word under the cursor comes with a leading `=`, so an empty one survives every shell
+ * (PowerShell before 7.3 drops empty arguments). Never fails loudly: a TAB press prints nothing.
+ */
+export function answer(args: readonly string[], dir: string, write: (s: string) => void): void {
+  try {
+    const table = JSON.parse(readFileSync(join(dir, 'completion.json'), 'utf8')) as CompletionTable;
+    const words = [...args];
+    const last = words.pop() ?? '=';
+    words.push(last.startsWith('=') ? last.slice(1) : last);
+    write(formatCompletion(complete(table, words)));
+  } catch {
+    // no table (an unbuilt checkout) or a damaged one: no candidates
+  }
+}

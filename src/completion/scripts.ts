@@ -1,0 +1,109 @@
+/**
+ * The completion scripts. Each asks the program itself (`imaging __complete WORDS… =CURRENT`) and
+ * shows what it answers: one `value<TAB>description` a line, `:files` for file names. So the
+ * scripts hold no command, flag or value: those come from the command definitions (the table
+ * written at build), and a new command completes without a new script.
+ */
+export const SHELLS = ['bash', 'zsh', 'fish', 'powershell'] as const;
+export type Shell = (typeof SHELLS)[number];
+
+export const INSTALL: Record<Shell, string> = {
+  bash: `# bash: add to ~/.bashrc (needs bash 4.1+)
+#   source <(imaging completion bash)
+# or save it where bash-completion finds it:
+#   imaging completion bash > ~/.local/share/bash-completion/completions/imaging`,
+  zsh: `# zsh: save it on your fpath, before compinit runs:
+#   imaging completion zsh > "\${fpath[1]}/_imaging"
+# or add to ~/.zshrc, after compinit:
+#   source <(imaging completion zsh)`,
+  fish: `# fish:
+#   imaging completion fish > ~/.config/fish/completions/imaging.fish`,
+  powershell: `# PowerShell: add to your profile ($PROFILE)
+#   imaging completion powershell | Out-String | Invoke-Expression`,
+};
+
+export function completionScript(shell: Shell, name = 'imaging'): string {
+  const fn = `_${name.replace(/[^A-Za-z0-9_]/g, '_')}`;
+  switch (shell) {
+    case 'bash':
+      return `${INSTALL.bash}
+${fn}_complete() {
+  local cur="\${COMP_WORDS[COMP_CWORD]}" line files= out
+  out=$("\${COMP_WORDS[0]}" __complete "\${COMP_WORDS[@]:1:COMP_CWORD-1}" "=$cur" 2>/dev/null) || return 0
+  COMPREPLY=()
+  while IFS= read -r line; do
+    [[ -z $line ]] && continue
+    if [[ $line == :files ]]; then files=1; continue; fi
+    COMPREPLY+=("\${line%%$'\\t'*}")
+  done <<<"$out"
+  if [[ -n $files ]]; then
+    compopt -o filenames 2>/dev/null
+    while IFS= read -r line; do COMPREPLY+=("$line"); done < <(compgen -f -- "$cur")
+  fi
+  return 0
+}
+complete -F ${fn}_complete ${name}
+`;
+    case 'zsh':
+      return `#compdef ${name}
+${INSTALL.zsh}
+${fn}() {
+  local -a lines values shown
+  local line files=0
+  lines=("\${(@f)$("\${words[1]}" __complete "\${(@)words[2,CURRENT-1]}" "=\${words[CURRENT]}" 2>/dev/null)}")
+  for line in "\${lines[@]}"; do
+    [[ -z $line ]] && continue
+    if [[ $line == :files ]]; then files=1; continue; fi
+    values+=("\${line%%$'\\t'*}")
+    if [[ $line == *$'\\t'* ]]; then shown+=("\${line%%$'\\t'*}  -- \${line#*$'\\t'}"); else shown+=("$line"); fi
+  done
+  (( \${#values} )) && compadd -l -d shown -a values
+  (( files )) && _files
+  return 0
+}
+if [[ \${zsh_eval_context[-1]} == loadautofunc ]]; then
+  ${fn} "$@"
+else
+  compdef ${fn} ${name}
+fi
+`;
+    case 'fish':
+      return `${INSTALL.fish}
+function __${name.replace(/[^A-Za-z0-9_]/g, '_')}_complete
+    set -l tokens (commandline -opc)
+    set -l current (commandline -ct)
+    for line in ($tokens[1] __complete $tokens[2..-1] "=$current" 2>/dev/null)
+        if test "$line" = ":files"
+            __fish_complete_path "$current"
+        else
+            printf '%s\\n' $line
+        end
+    end
+end
+complete -c ${name} -f -a '(__${name.replace(/[^A-Za-z0-9_]/g, '_')}_complete)'
+`;
+    case 'powershell':
+      return `${INSTALL.powershell}
+Register-ArgumentCompleter -Native -CommandName '${name}' -ScriptBlock {
+    param($wordToComplete, $commandAst, $cursorPosition)
+    $elements = @($commandAst.CommandElements | Where-Object { $_.Extent.EndOffset -lt $cursorPosition -or ($_.Extent.EndOffset -eq $cursorPosition -and $wordToComplete -eq '') })
+    $words = @($elements | ForEach-Object { $_.ToString() })
+    $program = $words[0]
+    $before = @()
+    if ($words.Count -gt 1) { $before = $words[1..($words.Count - 1)] }
+    $answer = & $program __complete @before "=$wordToComplete" 2>$null
+    foreach ($line in $answer) {
+        if ($line -eq ':files') {
+            Get-ChildItem -Path "$wordToComplete*" -ErrorAction SilentlyContinue | ForEach-Object {
+                [System.Management.Automation.CompletionResult]::new($_.Name, $_.Name, 'ProviderItem', $_.Name)
+            }
+            continue
+        }
+        $parts = $line -split "\`t", 2
+        $tip = if ($parts.Count -gt 1 -and $parts[1]) { $parts[1] } else { $parts[0] }
+        [System.Management.Automation.CompletionResult]::new($parts[0], $parts[0], 'ParameterValue', $tip)
+    }
+}
+`;
+  }
+}

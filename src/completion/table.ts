@@ -1,0 +1,81 @@
+import type { AnyCommand } from '../commands/define.js';
+import { GLOBAL_OPTIONS } from '../commands/globals.js';
+import type { ArgSpec, OptionSpec } from '../commands/options.js';
+import { COMMANDS, GROUPS } from '../registry.js';
+
+/**
+ * The metadata shell completion answers from, taken from the command definitions the parser uses
+ * (registry, every definition's options and arguments, the global options): built once when the
+ * CLI is built (scripts/build.mjs writes dist/completion.json), so a TAB press loads no command.
+ */
+export interface CompletionOption {
+  /** Every spelling: ['-o', '--output']. */
+  flags: string[];
+  description: string;
+  /** Takes a value. */
+  value: boolean;
+  values?: string[];
+  /** A comma-separated list of `values`. */
+  list?: boolean;
+  /** The value is a file path. */
+  file?: boolean;
+  /** May be given more than once. */
+  repeatable?: boolean;
+}
+
+export interface CompletionArg {
+  name: string;
+  values?: string[];
+}
+
+export interface CompletionCommand {
+  path: string[];
+  summary: string;
+  options: CompletionOption[];
+  args: CompletionArg[];
+}
+
+export interface CompletionTable {
+  version: 1;
+  globals: CompletionOption[];
+  groups: Array<{ name: string; summary: string }>;
+  commands: CompletionCommand[];
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: any spec
+export function optionEntry(spec: OptionSpec<any>): CompletionOption {
+  const value = /[<[]/.test(spec.flags);
+  const values = spec.values ?? spec.choices;
+  return {
+    flags: spec.flags.match(/-{1,2}[\w-]+/g) ?? [],
+    description: spec.description,
+    value,
+    ...(values ? { values: [...values] } : {}),
+    ...(spec.valueList ? { list: true } : {}),
+    ...(spec.kind === 'file' ? { file: true } : {}),
+    ...(spec.kind === 'list' || spec.kind === 'pairs' ? { repeatable: true } : {}),
+  };
+}
+
+const HELP: CompletionOption = { flags: ['-h', '--help'], description: 'show help', value: false };
+
+export async function buildCompletionTable(): Promise<CompletionTable> {
+  const defs: AnyCommand[] = await Promise.all(COMMANDS.map(async (c) => (await c.load()).default));
+  return {
+    version: 1,
+    globals: [...Object.values(GLOBAL_OPTIONS).map(optionEntry), HELP],
+    groups: GROUPS.map((g) => ({ name: g.name, summary: g.summary })),
+    commands: COMMANDS.map((c, i) => {
+      const def = defs[i]!;
+      return {
+        path: [...c.path],
+        summary: c.summary,
+        options: Object.values((def.options ?? {}) as Record<string, OptionSpec>).map(optionEntry),
+        args: ((def.args ?? []) as readonly ArgSpec[]).map((a) => ({
+          name: a.name,
+          ...(a.values ? { values: [...a.values] } : {}),
+        })),
+      };
+    }),
+  };
+}

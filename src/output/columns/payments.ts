@@ -1,0 +1,30 @@
+import type { ReferralPayment } from '../../api/types.js';
+import type { Column } from '../render.js';
+
+type Allocation = ReferralPayment['procedures'][number];
+
+/** What a payment paid for: "73721 MRI knee (ACC-1001)", one per procedure. */
+const allocation = (p: Allocation) =>
+  [p.cpt_code, p.description, p.accession_id ? `(${p.accession_id})` : null].filter(Boolean).join(' ');
+
+export const paymentProcedures = (r: ReferralPayment) =>
+  Array.isArray(r.procedures)
+    ? r.procedures.length === 0
+      ? 'not allocated'
+      : r.procedures.map(allocation).join('; ')
+    : null;
+
+/** Dollars as received: 450.5 -> 450.50 (the API sends a number of dollars). */
+export const dollars = (amount: unknown) =>
+  typeof amount === 'number' && Number.isFinite(amount) ? amount.toFixed(2) : amount;
+
+export const paymentColumns: Column<ReferralPayment>[] = [
+  { header: 'Date', get: (r) => r.date ?? 'no date' },
+  { header: 'Amount', get: (r) => dollars(r.amount) },
+  { header: 'Check number', get: (r) => r.check_number },
+  { header: 'Procedures', get: paymentProcedures },
+  { header: 'ID', get: (r) => r.id },
+];
+
+/** Fields a table shows as text: checked before a table is drawn. */
+export const PAYMENT_TEXT = ['id', 'check_number', 'date'];

@@ -1,0 +1,71 @@
+import {
+  checkRecordPath,
+  getReferralRecords,
+  type RecordKind,
+  recordPath,
+} from '../api/endpoints/referral-records.js';
+import { readList } from '../commands/read-list.js';
+import type { Context } from '../context.js';
+import { ApiError, UsageError } from '../errors.js';
+import type { Column } from '../output/render.js';
+import { renderList } from '../output/render.js';
+import { isUuid } from '../util/args.js';
+
+/** What differs between `referrals payments` and `referrals notifications`. */
+export interface RecordView<T> {
+  kind: RecordKind;
+  /** "payment read": the spec's name of the gated endpoint. */
+  endpoint: string;
+  noun: string;
+  columns: Column<T>[];
+  text: readonly string[];
+}
+
+/**
+ * One referral's payments or notifications: a table for people, every field in JSON, NDJSON and
+ * CSV. The path is the environment's `path.<kind>` or the default guess; a 403 explains that the
+ * read is enabled per account, a 404 that the path may be another on this server.
+ */
+export async function showReferralRecords<T>(ctx: Context, id: string, view: RecordView<T>): Promise<number> {
+  const rid = id.trim();
+  if (!isUuid(rid))
+    throw new UsageError(`"${id}" is not a referral id (a UUID)`, 'List them with: imaging referrals list');
+  const format = ctx.format('table');
+  const env = ctx.environment().value;
+  const configured = ctx.config.environment(env).paths?.[view.kind];
+  if (configured !== undefined) {
+    try {
+      checkRecordPath(view.kind, configured);
+    } catch (err) {
+      throw new UsageError(
+        `the stored path.${view.kind} of ${env} is not usable: ${(err as Error).message}`,
+        `Set it again: imaging config set path.${view.kind} '/api/v2/…/{id}/…'${env === 'sandbox' ? '' : ` --env ${env}`} (or config unset path.${view.kind} for the default)`,
+      );
+    }
+  }
+  const path = recordPath(view.kind, rid, configured);
+  const setIt = `imaging config set path.${view.kind} '/api/v2/…/{id}/…'${env === 'sandbox' ? '' : ` --env ${env}`}`;
+  let res: Awaited<ReturnType<typeof getReferralRecords>>;
+  try {
+    res = await getReferralRecords(ctx.api(), path);
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 403)
+      throw new ApiError(
+        err.details,
+        `Reading a referral's ${view.kind} ("${view.endpoint}" in the API) is enabled per account, and is off until then (as are notification reads, auto-book and FHIR). Ask the service's API support contact, or your account manager, to enable ${view.endpoint} for your group${env === 'sandbox' ? ' (sandbox and production are enabled separately)' : ''}.`,
+      );
+    if (err instanceof ApiError && err.status === 404)
+      throw new ApiError(
+        err.details,
+        `Either there is no referral ${rid} on ${env}, or this server keeps ${view.kind} at another path: the API does not publish it, and ${configured ? `path.${view.kind} is set to ${configured}` : `the default is a guess (${recordPath(view.kind, '{id}')})`}. Check the id with: imaging referrals get ${rid}; set the path with: ${setIt}`,
+      );
+    throw err;
+  }
+  const records = readList<T>(res, `${view.noun}`, format, view.text);
+  await renderList(ctx.sink(), records, {
+    format,
+    columns: view.columns,
+    emptyHint: `No ${view.noun} for referral ${rid}.`,
+  });
+  return 0;
+}

@@ -1,0 +1,236 @@
+import { randomUUID } from 'node:crypto';
+import type { AutoBookRequest, Referral } from '../api/types.js';
+import { UsageError } from '../errors.js';
+import { EVENT_NAMES } from './events.js';
+
+/**
+ * Realistic test events of the spec's shapes (Events section): `visit.status_changed` with a full
+ * Referral snapshot, `notification.status_changed` with a ReferralNotification, and
+ * `referral.auto_book_completed` (no event_id; an AutoBookRequest and the snapshot). Synthetic
+ * data only; fresh ids on every call, so one event is one event_id.
+ */
+export type EventName = (typeof EVENT_NAMES)[number];
+
+export function parseEventName(value: string): EventName {
+  const v = value.trim().toLowerCase();
+  if ((EVENT_NAMES as readonly string[]).includes(v)) return v as EventName;
+  const near = EVENT_NAMES.find((n) => n.startsWith(v.split('.')[0] ?? '') && v !== '');
+  throw new UsageError(
+    `unknown event "${value}"`,
+    `${near ? `Did you mean ${near}? ` : ''}Events: ${EVENT_NAMES.join(', ')}.`,
+  );
+}
+
+export function sampleReferral(now: Date): Referral {
+  const u = randomUUID;
+  const day = (d: number) => new Date(now.getTime() + d * 86_400_000).toISOString();
+  const visitId = u();
+  return {
+    id: u(),
+    reference: 'R-TEST01',
+    status: 'pending',
+    line_of_business: 'personal_injury',
+    payment_type: 'lien',
+    incident_state: 'NV',
+    visits: [
+      {
+        id: visitId,
+        modality: 'MRI',
+        procedures: [
+          {
+            body_part: 'Knee',
+            procedure: 'MRI Knee without contrast',
+            contrast: 'without_contrast',
+            laterality: 'left',
+            cpt_code: '73721',
+            cpt_code_id: u(),
+            cpt_system: 'http://www.ama-assn.org/go/cpt',
+            accession_id: 'ACC-TEST-1001',
+            study_uid: null,
+            series_uid: null,
+            image_link: null,
+            report_link: null,
+          },
+        ],
+        status: 'ready_to_book',
+        start_time: day(3),
+        radiologist_group_name: 'Desert Radiology Partners',
+        location: {
+          id: u(),
+          address_line_1: '100 Health Plaza',
+          address_line_2: 'Suite 2',
+          city: 'Reno',
+          state: 'NV',
+          zip_code: '89501',
+          name: 'Test Imaging Center',
+          npi: '1234567893',
+        },
+      },
+    ],
+    referring_provider: 'Dr. Test Provider',
+    provider: { id: u(), name: 'Dr. Test Provider', npi: '1245319599' },
+    law_firm: { id: u(), name: 'Test & Sample Law, LLP' },
+    practice: { id: null, name: null },
+    icd10_codes: [
+      {
+        id: u(),
+        code: 'S83.242A',
+        system: 'http://hl7.org/fhir/sid/icd-10-cm',
+        short_description: 'Other tear of medial meniscus, current injury, left knee, initial encounter',
+      },
+    ],
+    patient: {
+      id: u(),
+      identifier: { system: 'urn:example:patient-id', value: u() },
+      name: 'Pat Test',
+      first_name: 'Pat',
+      last_name: 'Test',
+      middle_initial: null,
+      date_of_birth: '01/15/1980',
+      date_of_birth_iso: '1980-01-15',
+      email: 'pat.test@example.com',
+      phone_number: '555-0100',
+      gender: 'other',
+      address_line_1: '1 Sample Street',
+      address_line_2: null,
+      city: 'Reno',
+      state: 'NV',
+      zip_code: '89501',
+    },
+    call_notes: [{ created_at: day(-1), notes: 'Test event: synthetic data.' }],
+    documents: [],
+    answered_medical_questionnaire: true,
+    preferred_location: { id: null, name: null },
+    scheduling_mode: 'anytime_anywhere',
+    auto_book_request: null,
+  };
+}
+
+/** A new event of the named kind, as the service would send it at `now`. */
+export function sampleEvent(name: EventName, now: Date): Record<string, unknown> {
+  const at = now.toISOString();
+  const referral = sampleReferral(now);
+  const visit = referral.visits[0]!;
+  switch (name) {
+    case 'visit.status_changed': {
+      const previous = visit.status;
+      visit.status = 'booked';
+      return {
+        event_id: randomUUID(),
+        event_name: name,
+        status: visit.status,
+        changes: { status: [previous, visit.status] },
+        visit_id: visit.id,
+        occurred_at: at,
+        referral,
+      };
+    }
+    case 'notification.status_changed':
+      return {
+        event_id: randomUUID(),
+        event_name: name,
+        referral_id: referral.id,
+        status: 'delivered',
+        changes: { status: ['sent', 'delivered'] },
+        notification: {
+          id: randomUUID(),
+          channel: 'sms',
+          notification_type: 'appointment_reminder',
+          status: 'delivered',
+          created_at: new Date(now.getTime() - 60_000).toISOString(),
+          updated_at: at,
+          visit_id: visit.id,
+        },
+        occurred_at: at,
+      };
+    case 'referral.auto_book_completed': {
+      const request: AutoBookRequest = {
+        id: randomUUID(),
+        status: 'completed',
+        strategy: 'closest_soonest',
+        radius: 25,
+        address: null,
+        outcome: 'booked',
+        error: null,
+        completed_at: at,
+      };
+      visit.status = 'booked';
+      referral.auto_book_request = request;
+      return { event_name: name, occurred_at: at, auto_book_request: request, referral };
+    }
+  }
+}
+
+/**
+ * `--set PATH=VALUE`: a dotted path (`referral.visits.0.status`, `notification.channel`); the value
+ * is JSON when it reads as JSON (`12`, `null`, `true`, `["a","b"]`, `"12"` for the text 12), else
+ * the text as given. Missing objects on the way are made; a path through a non-object is exit 2.
+ */
+export function applySet(event: Record<string, unknown>, path: string, raw: string): void {
+  const parts = path.split('.');
+  if (
+    parts.some((p) => p === '') ||
+    parts.some((p) => p === '__proto__' || p === 'constructor' || p === 'prototype')
+  )
+    throw new UsageError(
+      `--set: "${path}" is not a field path`,
+      'Use dotted names: --set referral.visits.0.status=booked',
+    );
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch {
+    value = raw;
+  }
+  let node: unknown = event;
+  for (const [i, key] of parts.entries()) {
+    const last = i === parts.length - 1;
+    const where = parts.slice(0, i).join('.') || 'the event';
+    if (Array.isArray(node)) {
+      if (!/^\d+$/.test(key))
+        throw new UsageError(`--set ${path}: ${where} is a list; give an index (0, 1, …), not "${key}"`);
+      const n = Number(key);
+      if (n > node.length)
+        throw new UsageError(`--set ${path}: ${where} has ${node.length} items; index ${n} is past the end`);
+      if (last) node[n] = value;
+      else node = node[n] ??= {};
+      continue;
+    }
+    if (typeof node !== 'object' || node === null)
+      throw new UsageError(
+        `--set ${path}: ${where} is ${node === null ? 'null' : typeof node}, not an object`,
+      );
+    const obj = node as Record<string, unknown>;
+    if (last) obj[key] = value;
+    else {
+      if (obj[key] === undefined || obj[key] === null) obj[key] = {};
+      node = obj[key];
+    }
+  }
+}
+
+/**
+ * After `--set status=X`, the rest of the event follows, as the service would send it:
+ * `changes.status` ends in X, and the visit in the snapshot (or the notification) has status X,
+ * unless those fields (or an object holding them) were set too.
+ */
+export function followStatus(event: Record<string, unknown>, setPaths: readonly string[]): void {
+  if (!setPaths.includes('status') || typeof event.status !== 'string') return;
+  const status = event.status;
+  // A field counts as set when it, or an object holding it, was given.
+  const touched = (path: string) => setPaths.some((p) => p === path || path.startsWith(`${p}.`));
+  const changes = event.changes as { status?: unknown } | undefined;
+  if (!touched('changes.status.1') && Array.isArray(changes?.status) && changes.status.length === 2)
+    changes.status[1] = status;
+  if (event.event_name === 'visit.status_changed') {
+    const visits = (event.referral as { visits?: unknown } | undefined)?.visits;
+    if (Array.isArray(visits)) {
+      const i = visits.findIndex((v) => v?.id === event.visit_id);
+      if (i >= 0 && !touched(`referral.visits.${i}.status`)) visits[i].status = status;
+    }
+  }
+  if (event.event_name === 'notification.status_changed' && !touched('notification.status')) {
+    const n = event.notification as { status?: unknown } | undefined;
+    if (n && typeof n === 'object') n.status = status;
+  }
+}

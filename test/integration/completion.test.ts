@@ -1,0 +1,289 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { copyFileSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { VISIT_STATUSES } from '../../src/api/types.js';
+import { complete } from '../../src/completion/complete.js';
+import { completionScript } from '../../src/completion/scripts.js';
+import { buildCompletionTable, type CompletionTable } from '../../src/completion/table.js';
+import { COMMANDS } from '../../src/registry.js';
+import { BIN, ROOT, run, tempDir } from '../helpers.js';
+
+/**
+ * Shell completion: the table comes from the command definitions (the build writes the same table
+ * the source gives), the matching logic answers from it, and the scripts work in the real shells:
+ * bash (COMP_WORDS / COMP_CWORD and the registered function), zsh (the function under compinit,
+ * its compadd calls captured) and fish (`complete -C`). PowerShell cannot be installed offline here:
+ * its script's text is checked.
+ */
+let table: CompletionTable;
+const dir = tempDir('imaging-completion-');
+beforeAll(async () => {
+  table = await buildCompletionTable();
+  // `imaging` on PATH, as an installed one would be, and node beside it (the launcher's shebang).
+  mkdirSync(join(dir.path, 'bin'));
+  symlinkSync(BIN, join(dir.path, 'bin', 'imaging'));
+  for (const f of ['alpha.csv', 'alpine.json']) writeFileSync(join(dir.path, f), '');
+  mkdirSync(join(dir.path, 'albums'));
+});
+afterAll(() => dir.cleanup());
+
+const values = (words: string[]) => complete(table, words).candidates.map(([v]) => v);
+
+describe('what a TAB press offers (from the definitions)', () => {
+  it('the table the build wrote is the one the definitions give', () => {
+    const built = JSON.parse(readFileSync(join(ROOT, 'dist', 'completion.json'), 'utf8'));
+    expect(built).toEqual(JSON.parse(JSON.stringify(table)));
+  });
+
+  it('commands and groups, then each group’s verbs (every group of the registry, cache included once merged)', () => {
+    expect(values([''])).toEqual([...new Set(COMMANDS.map((c) => c.path[0]))]);
+    expect(values(['re'])).toEqual(['referrals']);
+    for (const group of new Set(COMMANDS.filter((c) => c.path.length === 2).map((c) => c.path[0]!))) {
+      const verbs = COMMANDS.filter((c) => c.path[0] === group).map((c) => c.path[1]);
+      expect(values([group, ''])).toEqual(verbs);
+    }
+    expect(values(['referrals', 'pa'])).toEqual(['payments']);
+  });
+
+  it('every option of every command, its own first, then the globals', async () => {
+    for (const entry of COMMANDS) {
+      const def = (await entry.load()).default;
+      const own = Object.values(def.options ?? {}).map(
+        (o) => (o as { flags: string }).flags.match(/--[\w-]+/)![0],
+      );
+      const offered = values([...entry.path, '--']);
+      expect(offered.slice(0, own.length)).toEqual(own);
+      expect(offered).toContain('--env');
+      expect(offered).toContain('--help');
+    }
+    expect(values(['referrals', 'export', '--vi'])).toEqual(['--visit-status']);
+    // An option already given is not offered again, unless repeatable.
+    expect(values(['referrals', 'export', '--rows', 'visit', '--ro'])).toEqual([]);
+    expect(values(['referrals', 'list', '--param', 'a=1', '--pa'])).toEqual(['--page', '--param']);
+  });
+
+  it('values of enumerated flags and arguments', () => {
+    expect(values(['--env', ''])).toEqual(['sandbox', 'production', 'local']);
+    expect(values(['modalities', '--format', ''])).toEqual(['table', 'json', 'ndjson', 'csv']);
+    expect(values(['referrals', 'export', '--format=n'])).toEqual(['--format=ndjson']);
+    expect(values(['referrals', 'export', '--rows', ''])).toEqual(['referral', 'visit', 'procedure']);
+    expect(values(['referrals', 'export', '--visit-status', ''])).toEqual([...VISIT_STATUSES]);
+    expect(values(['referrals', 'export', '--visit-status', 'booked,sent_to_'])).toEqual([
+      'booked,sent_to_rad',
+      'booked,sent_to_rp',
+    ]);
+    expect(values(['webhook', 'send', ''])).toEqual([
+      'visit.status_changed',
+      'notification.status_changed',
+      'referral.auto_book_completed',
+    ]);
+    expect(values(['webhook', 'verify', '--encoding', ''])).toEqual(['auto', 'hex', 'base64']);
+    expect(values(['completion', ''])).toEqual(['bash', 'zsh', 'fish', 'powershell']);
+    expect(values(['config', 'set', 'path.'])).toEqual(['path.payments', 'path.notifications']);
+    // A free-text value, an unknown command: nothing (never a wrong guess).
+    expect(values(['law-firms', 'search', ''])).toEqual([]);
+    expect(values(['frobnicate', ''])).toEqual([]);
+  });
+
+  it('file flags ask the shell for file names', () => {
+    expect(complete(table, ['referrals', 'export', '-o', '']).files).toBe(true);
+    expect(complete(table, ['webhook', 'verify', '--request', 'cap']).files).toBe(true);
+    expect(complete(table, ['referrals', 'create', '--file', '']).files).toBe(true);
+    expect(complete(table, ['referrals', 'export', '--rows', '']).files).toBe(false);
+  });
+});
+
+describe('imaging __complete (the real binary)', () => {
+  it('answers from the table without the CLI bundle: a copy without dist/cli.cjs still completes', () => {
+    const copy = join(dir.path, 'pkg');
+    mkdirSync(join(copy, 'bin'), { recursive: true });
+    mkdirSync(join(copy, 'dist'));
+    copyFileSync(BIN, join(copy, 'bin', 'imaging.cjs'));
+    for (const f of ['complete.cjs', 'completion.json'])
+      copyFileSync(join(ROOT, 'dist', f), join(copy, 'dist', f));
+    const out = execFileSync(
+      process.execPath,
+      [join(copy, 'bin', 'imaging.cjs'), '__complete', 'referrals', 'export', '--rows', '=v'],
+      {
+        encoding: 'utf8',
+      },
+    );
+    expect(out).toBe('visit\n');
+  });
+
+  it('descriptions after a tab; :files for file flags; nothing (exit 0) when there is no table', () => {
+    const a = spawnSync(process.execPath, [BIN, '__complete', '=mod'], { encoding: 'utf8' });
+    expect(a.stdout).toBe('modalities\tlist supported modalities\n');
+    const b = spawnSync(process.execPath, [BIN, '__complete', 'referrals', 'export', '-o', '='], {
+      encoding: 'utf8',
+    });
+    expect(b.stdout).toBe(':files\n');
+    const copy = join(dir.path, 'empty');
+    mkdirSync(join(copy, 'bin'), { recursive: true });
+    mkdirSync(join(copy, 'dist'));
+    copyFileSync(BIN, join(copy, 'bin', 'imaging.cjs'));
+    copyFileSync(join(ROOT, 'dist', 'complete.cjs'), join(copy, 'dist', 'complete.cjs'));
+    const c = spawnSync(process.execPath, [join(copy, 'bin', 'imaging.cjs'), '__complete', '='], {
+      encoding: 'utf8',
+    });
+    expect([c.status, c.stdout, c.stderr]).toEqual([0, '', '']);
+  });
+
+  it('imaging completion SHELL prints the script; an unknown shell is exit 2', async () => {
+    for (const shell of ['bash', 'zsh', 'fish', 'powershell'] as const) {
+      const r = await run(['completion', shell]);
+      expect(r.code).toBe(0);
+      expect(r.stdout).toBe(completionScript(shell));
+    }
+    const bad = await run(['completion', 'tcsh']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/no completion for "tcsh"/);
+    const help = await run(['completion', '--help']);
+    expect(help.stdout).toContain('source <(imaging completion bash)');
+    expect(help.stdout).toContain('~/.config/fish/completions/imaging.fish');
+  });
+});
+
+const has = (shell: string) => spawnSync('sh', ['-c', `command -v ${shell}`]).status === 0;
+const shellEnv = () => ({
+  PATH: `${join(dir.path, 'bin')}:${dirname(process.execPath)}:/usr/bin:/bin`,
+  HOME: dir.path,
+  IMAGING_CONFIG_DIR: '/nonexistent/imaging-test-config',
+});
+function inShell(shell: string, args: string[], script: string): string {
+  const r = spawnSync(shell, [...args, script], {
+    cwd: dir.path,
+    env: shellEnv(),
+    encoding: 'utf8',
+    timeout: 15_000,
+  });
+  if (r.status !== 0) throw new Error(`${shell} exited ${r.status}: ${r.stderr}\n${r.stdout}`);
+  return r.stdout;
+}
+function skipNote(shell: string) {
+  if (!has(shell))
+    console.warn(
+      `SKIPPED: ${shell} is not installed here, so its completion is not tested (.ci/run installs it).`,
+    );
+  return !has(shell);
+}
+
+describe.skipIf(skipNote('bash'))('in real bash', () => {
+  const bash = (words: string[], cword: number) =>
+    inShell(
+      'bash',
+      ['--norc', '--noprofile', '-c'],
+      `source <(imaging completion bash)
+complete -p imaging >/dev/null || exit 9
+COMP_WORDS=(${words.map((w) => `'${w}'`).join(' ')}); COMP_CWORD=${cword}
+"$(complete -p imaging | sed -E 's/.*-F ([^ ]+) .*/\\1/')"
+printf '%s\\n' "\${COMPREPLY[@]}"`,
+    )
+      .split('\n')
+      .filter(Boolean);
+
+  it('subcommands, flags, enumerated values and file names', () => {
+    expect(bash(['imaging', 'referrals', 'ex'], 2)).toEqual(['export']);
+    expect(bash(['imaging', 'referrals', 'export', '--visit-status', 'pending,boo'], 4)).toEqual([
+      'pending,booked',
+    ]);
+    expect(bash(['imaging', '--env', ''], 2)).toEqual(['sandbox', 'production', 'local']);
+    expect(bash(['imaging', 'webhook', 'send', 'n'], 3)).toEqual(['notification.status_changed']);
+    expect(bash(['imaging', 'referrals', 'export', '-o', 'al'], 4).sort()).toEqual([
+      'albums',
+      'alpha.csv',
+      'alpine.json',
+    ]);
+    expect(bash(['imaging', 'webhook', 'listen', '--ti'], 3)).toEqual(['--timestamp-header', '--timeout']);
+  });
+});
+
+describe.skipIf(skipNote('zsh'))('in real zsh', () => {
+  // First the function under compinit, compadd and _files (which only work inside a completion
+  // widget) replaced by functions that print what they were given; then a real TAB through zpty.
+  const zsh = (words: string[]) =>
+    inShell(
+      'zsh',
+      ['-f', '-c'],
+      `autoload -U compinit && compinit -u -D
+source <(imaging completion zsh)
+[[ \${_comps[imaging]} == _imaging ]] || { print "not registered"; exit 9 }
+compadd() { local d a; while (( $# )); do case $1 in -l) shift;; -d) d=$2; shift 2;; -a) a=$2; shift 2;; *) shift;; esac; done
+  print -l -- "\${(@P)a}"; print -l -- "\${(@P)d}" | sed 's/^/shown: /' }
+_files() { print FILES }
+words=(${words.map((w) => `'${w}'`).join(' ')}); CURRENT=${words.length}
+_imaging`,
+    )
+      .split('\n')
+      .filter(Boolean);
+
+  it('subcommands with descriptions, enumerated values and file names', () => {
+    expect(zsh(['imaging', 'referrals', 'pay'])).toEqual([
+      'payments',
+      'shown: payments  -- payments logged against a referral (enabled per account)',
+    ]);
+    expect(zsh(['imaging', 'referrals', 'export', '--rows', 'p'])).toEqual(['procedure', 'shown: procedure']);
+    expect(zsh(['imaging', 'modalities', '--format', 'nd'])).toEqual(['ndjson', 'shown: ndjson']);
+    expect(zsh(['imaging', 'referrals', 'create', '--file', ''])).toEqual(['FILES']);
+  });
+
+  it('a real TAB in an interactive zsh (zpty): the word is completed, or the choices are listed', () => {
+    // Each `zpty -r … PATTERN` waits for the terminal to show the pattern; one that never comes
+    // makes the shell time out and the test fail. What was typed never contains what is awaited.
+    const out = inShell(
+      'zsh',
+      ['-f', '-c'],
+      `zmodload zsh/zpty
+zpty z 'zsh -f -i'
+zpty -w z 'PS1="%% "; autoload -U compinit; compinit -u -D; source <(imaging completion zsh); print RE""ADY'
+zpty -r z line '*READY*'
+zpty -w -n z $'imaging referrals pay\t'
+zpty -r z line '*payments*' && print 'completed: payments'
+zpty -w -n z $'\\C-u'
+zpty -w -n z $'imaging referrals export --rows \t'
+zpty -r z line '*visit*' && [[ $line == *procedure*visit* ]] && print 'listed: procedure referral visit'
+zpty -w -n z $'\\C-u'
+zpty -w -n z $'imaging webhook verify --request alp\t'
+zpty -r z line '*alpine.json*' && [[ $line == *alpha.csv* ]] && print 'listed: alpha.csv alpine.json'
+zpty -d z`,
+    );
+    expect(out.split('\n').filter(Boolean)).toEqual([
+      'completed: payments',
+      'listed: procedure referral visit',
+      'listed: alpha.csv alpine.json',
+    ]);
+  });
+});
+
+describe.skipIf(skipNote('fish'))('in real fish', () => {
+  const fish = (line: string) =>
+    inShell('fish', ['--no-config', '-c'], `imaging completion fish | source; complete -C '${line}'`)
+      .split('\n')
+      .filter(Boolean);
+
+  it('subcommands with descriptions, enumerated values and file names', () => {
+    expect(fish('imaging ref')).toEqual(['referrals\tlist, show, create and export referrals']);
+    expect(fish('imaging referrals export --visit-status pending,bo')).toEqual(['pending,booked']);
+    expect(fish('imaging webhook send referral.')).toEqual(['referral.auto_book_completed']);
+    expect(fish('imaging webhook verify --request al')).toEqual(['albums/', 'alpha.csv', 'alpine.json']);
+    expect(fish('imaging --env p')).toEqual(['production']);
+  });
+});
+
+describe('PowerShell (pwsh cannot be installed offline here: the script text is checked)', () => {
+  it('registers a native completer that asks imaging __complete and handles :files', () => {
+    const s = completionScript('powershell');
+    expect(s).toContain("Register-ArgumentCompleter -Native -CommandName 'imaging' -ScriptBlock {");
+    expect(s).toContain('$answer = & $program __complete @before "=$wordToComplete" 2>$null');
+    expect(s).toContain("if ($line -eq ':files') {");
+    expect(s).toContain('$parts = $line -split "`t", 2');
+    expect(s).toContain(
+      "[System.Management.Automation.CompletionResult]::new($parts[0], $parts[0], 'ParameterValue', $tip)",
+    );
+    // Balanced braces and parentheses (a syntax slip would break the profile that loads it).
+    const count = (c: string) => s.split(c).length - 1;
+    expect(count('{')).toBe(count('}'));
+    expect(count('(')).toBe(count(')'));
+  });
+});

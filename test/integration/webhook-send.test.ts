@@ -1,0 +1,447 @@
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { createHmac } from 'node:crypto';
+import { createServer, type Server } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import '../reliability.js';
+import { applySet, sampleEvent } from '../../src/webhook/sample.js';
+import { BIN, run, spawnCli, testServer } from '../helpers.js';
+import { secretFileFixture } from '../webhook-fixture.js';
+
+/**
+ * `imaging webhook send`: realistic events of the spec's shape, signed as the service signs (checked
+ * here with node:crypto, not the tool's own signing code), POSTed to a receiver; its status and time
+ * printed; --print writes the signed request; --duplicate sends one event_id twice. End to end into
+ * the real binary's `webhook listen`.
+ */
+const SECRET = 'whsec-send-test-7c1e';
+const sf = secretFileFixture(SECRET);
+const hmac = (ts: string, body: string) => createHmac('sha256', SECRET).update(`${ts}.${body}`).digest('hex');
+
+// The spec's Referral resource: every field the snapshot in a visit event must carry.
+const REFERRAL_FIELDS = [
+  'id',
+  'reference',
+  'status',
+  'line_of_business',
+  'payment_type',
+  'incident_state',
+  'visits',
+  'referring_provider',
+  'provider',
+  'law_firm',
+  'practice',
+  'icd10_codes',
+  'patient',
+  'call_notes',
+  'documents',
+  'answered_medical_questionnaire',
+  'preferred_location',
+  'scheduling_mode',
+  'auto_book_request',
+];
+
+describe('webhook send to a receiver', () => {
+  const receiver = { server: undefined as unknown as Awaited<ReturnType<typeof testServer>>, status: 200 };
+  beforeAll(async () => {
+    receiver.server = await testServer((_req, res) => res.writeHead(receiver.status).end('ok'));
+  });
+  afterAll(() => receiver.server.close());
+  const to = () => `${receiver.server.url}/hooks/imaging?src=test`;
+
+  it('POSTs the event with the spec headers, signed over {timestamp}.{raw body} (hex)', async () => {
+    receiver.server.seen.length = 0;
+    const r = await run([
+      'webhook',
+      'send',
+      'visit.status_changed',
+      '--to',
+      to(),
+      '--secret-file',
+      sf.secretFile,
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(receiver.server.seen).toHaveLength(1);
+    const got = receiver.server.seen[0]!;
+    expect(got.method).toBe('POST');
+    expect(got.url).toBe('/hooks/imaging?src=test');
+    expect(got.headers['content-type']).toBe('application/json');
+    expect(got.headers['user-agent']).toBe('Service-Webhook/1.0');
+    expect(got.headers['x-service-event']).toBe('visit.status_changed');
+    const ts = String(got.headers['x-service-timestamp']);
+    expect(Math.abs(Number(ts) - Date.now() / 1000)).toBeLessThan(60);
+    expect(got.headers['x-service-signature']).toBe(`v1=${hmac(ts, got.body)}`);
+    const event = JSON.parse(got.body);
+    expect(Object.keys(event)).toEqual([
+      'event_id',
+      'event_name',
+      'status',
+      'changes',
+      'visit_id',
+      'occurred_at',
+      'referral',
+    ]);
+    expect(event.changes.status).toHaveLength(2);
+    expect(event.changes.status[1]).toBe(event.status);
+    expect(Object.keys(event.referral)).toEqual(REFERRAL_FIELDS);
+    expect(event.referral.visits.some((v: { id: string }) => v.id === event.visit_id)).toBe(true);
+    // The receiver's status and the time it took, through the sanitiser.
+    expect(r.stdout).toMatch(
+      new RegExp(
+        `^delivered  visit\\.status_changed  event ${event.event_id}  -> .*/hooks/imaging\\?src=test  200 OK  in \\d+ ms\\n$`,
+      ),
+    );
+    expect(r.stdout + r.stderr).not.toContain(SECRET);
+  });
+
+  it('notification and auto-book events have their own shapes (auto-book has no event_id)', async () => {
+    receiver.server.seen.length = 0;
+    for (const e of ['notification.status_changed', 'referral.auto_book_completed']) {
+      const r = await run(['webhook', 'send', e, '--to', to(), '--secret-file', sf.secretFile, '--json']);
+      expect(r.code, r.stderr).toBe(0);
+    }
+    const [n, a] = receiver.server.seen.map((s) => JSON.parse(s.body));
+    expect(Object.keys(n)).toEqual([
+      'event_id',
+      'event_name',
+      'referral_id',
+      'status',
+      'changes',
+      'notification',
+      'occurred_at',
+    ]);
+    expect(Object.keys(n.notification)).toEqual([
+      'id',
+      'channel',
+      'notification_type',
+      'status',
+      'created_at',
+      'updated_at',
+      'visit_id',
+    ]);
+    expect(Object.keys(a)).toEqual(['event_name', 'occurred_at', 'auto_book_request', 'referral']);
+    expect(a.auto_book_request.status).toBe('completed');
+    expect(a.referral.auto_book_request).toEqual(a.auto_book_request);
+  });
+
+  it('--set changes fields by dotted path with JSON values; status carries through the event', async () => {
+    receiver.server.seen.length = 0;
+    const r = await run([
+      'webhook',
+      'send',
+      'visit.status_changed',
+      '--to',
+      to(),
+      '--secret-file',
+      sf.secretFile,
+      '--set',
+      'status=report_uploaded',
+      '--set',
+      'referral.reference=R-999',
+      '--set',
+      'referral.visits.0.procedures.0.report_link=https://reports.example/1.pdf',
+      '--set',
+      'referral.payor={"id":"p1","name":"Acme Comp"}',
+      '--set',
+      'referral.wc_number=null',
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toBe('');
+    const e = JSON.parse(receiver.server.seen[0]!.body);
+    expect(e.status).toBe('report_uploaded');
+    expect(e.changes.status[1]).toBe('report_uploaded');
+    expect(e.referral.visits[0].status).toBe('report_uploaded');
+    expect(e.referral.reference).toBe('R-999');
+    expect(e.referral.visits[0].procedures[0].report_link).toBe('https://reports.example/1.pdf');
+    expect(e.referral.payor).toEqual({ id: 'p1', name: 'Acme Comp' });
+    expect(e.referral.wc_number).toBeNull();
+    // Still signed over exactly the bytes sent.
+    const h = receiver.server.seen[0]!.headers;
+    expect(h['x-service-signature']).toBe(
+      `v1=${hmac(String(h['x-service-timestamp']), receiver.server.seen[0]!.body)}`,
+    );
+  });
+
+  it('an override that breaks the shape is sent as asked, with a warning', async () => {
+    receiver.server.seen.length = 0;
+    const r = await run([
+      'webhook',
+      'send',
+      'visit.status_changed',
+      '--to',
+      to(),
+      '--secret-file',
+      sf.secretFile,
+      '--set',
+      'changes.status=["booked"]',
+    ]);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toMatch(/warning: after --set, changes.status has 1 items/);
+    expect(JSON.parse(receiver.server.seen[0]!.body).changes.status).toEqual(['booked']);
+  });
+
+  it('--duplicate sends the same event_id twice, each signed', async () => {
+    receiver.server.seen.length = 0;
+    const r = await run(
+      ['webhook', 'send', 'notification.status_changed', '--to', to(), '--duplicate', '--format', 'ndjson'],
+      {
+        env: { IMAGING_WEBHOOK_SECRET: SECRET },
+      },
+    );
+    expect(r.code, r.stderr).toBe(0);
+    const [a, b] = receiver.server.seen;
+    expect(b!.body).toBe(a!.body);
+    for (const s of [a!, b!])
+      expect(s.headers['x-service-signature']).toBe(
+        `v1=${hmac(String(s.headers['x-service-timestamp']), s.body)}`,
+      );
+    const lines = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(lines.map((l) => [l.delivery, l.status, l.event_id])).toEqual([
+      [1, 200, JSON.parse(a!.body).event_id],
+      [2, 200, JSON.parse(a!.body).event_id],
+    ]);
+  });
+
+  it('a receiver that does not answer 2xx is exit 1, with the status', async () => {
+    receiver.status = 500;
+    try {
+      const r = await run([
+        'webhook',
+        'send',
+        'visit.status_changed',
+        '--to',
+        to(),
+        '--secret-file',
+        sf.secretFile,
+      ]);
+      expect(r.code).toBe(1);
+      expect(r.stdout).toMatch(/^FAILED\s+visit\.status_changed .* 500 Internal Server Error {2}in \d+ ms/);
+      expect(r.stderr).toMatch(/error: the receiver answered 500 Internal Server Error, not a 2xx/);
+      expect(r.stderr).toMatch(/sends it again with the same event_id/);
+    } finally {
+      receiver.status = 200;
+    }
+  });
+});
+
+describe('hostile and absent receivers', () => {
+  let raw: Server;
+  let port = 0;
+  let reply = '';
+  beforeAll(async () => {
+    raw = createServer((sock) => {
+      sock.on('data', () => {});
+      if (reply) sock.end(Buffer.from(reply, 'latin1'));
+    });
+    await new Promise<void>((r) => raw.listen(0, '127.0.0.1', () => r()));
+    port = (raw.address() as { port: number }).port;
+  });
+  afterAll(() => new Promise<void>((r) => raw.close(() => r())));
+
+  it("the receiver's status text reaches the terminal only through the sanitiser", async () => {
+    reply = 'HTTP/1.1 202 Acc\x9b31mepted\x1b\r\nContent-Length: 0\r\nConnection: close\r\n\r\n';
+    const r = await run([
+      'webhook',
+      'send',
+      'visit.status_changed',
+      '--to',
+      `http://127.0.0.1:${port}/`,
+      '--secret-file',
+      sf.secretFile,
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/ 202 Acc.*epted/);
+    expect(r.stdout).not.toMatch(/[\x1b\x9b]/);
+  });
+
+  it('a receiver that never answers is exit 1 after --timeout', async () => {
+    reply = '';
+    const r = await run([
+      'webhook',
+      'send',
+      'visit.status_changed',
+      '--to',
+      `http://127.0.0.1:${port}/`,
+      '--secret-file',
+      sf.secretFile,
+      '--timeout',
+      '300',
+    ]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/no answer from http:\/\/127.0.0.1:\d+\/: no answer within 300 ms/);
+  });
+
+  it('nobody listening is exit 1 with a hint to start a receiver', async () => {
+    const closed = createServer();
+    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', () => r()));
+    const free = (closed.address() as { port: number }).port;
+    await new Promise<void>((r) => closed.close(() => r()));
+    const r = await run([
+      'webhook',
+      'send',
+      'visit.status_changed',
+      '--to',
+      `http://127.0.0.1:${free}/`,
+      '--secret-file',
+      sf.secretFile,
+    ]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/ECONNREFUSED/);
+    expect(r.stderr).toMatch(/hint: Is the receiver running\? imaging webhook listen/);
+  });
+});
+
+describe('--print and usage errors', () => {
+  it('--print writes the signed request, which webhook verify accepts; nothing is sent', async () => {
+    const p = await run([
+      'webhook',
+      'send',
+      'referral.auto_book_completed',
+      '--print',
+      '--secret-file',
+      sf.secretFile,
+    ]);
+    expect(p.code, p.stderr).toBe(0);
+    const [head, body] = p.stdout.split('\r\n\r\n') as [string, string];
+    expect(head.split('\r\n')[0]).toBe('POST / HTTP/1.1');
+    expect(head).toContain('Host: 127.0.0.1:4030');
+    expect(head).toContain(`Content-Length: ${Buffer.byteLength(body)}`);
+    const ts = /X-Service-Timestamp: (\d+)/.exec(head)![1]!;
+    expect(head).toContain(`X-Service-Signature: v1=${hmac(ts, body)}`);
+    const v = await run(['webhook', 'verify', '--request', '-', '--json'], {
+      stdin: p.stdout,
+      env: { IMAGING_WEBHOOK_SECRET: SECRET },
+    });
+    expect(v.code, v.stdout).toBe(0);
+    expect(JSON.parse(v.stdout)).toMatchObject({
+      valid: true,
+      event: 'referral.auto_book_completed',
+      problems: [],
+    });
+  });
+
+  it('--unsigned leaves out the timestamp and signature (auto-book to a per-request URL)', async () => {
+    const p = await run(['webhook', 'send', 'referral.auto_book_completed', '--print', '--unsigned']);
+    expect(p.code, p.stderr).toBe(0);
+    expect(p.stdout).not.toMatch(/X-Service-(Timestamp|Signature)/);
+    expect(p.stdout).toContain('X-Service-Event: referral.auto_book_completed');
+  });
+
+  it.for([
+    [['webhook', 'send', 'visit.changed', '--to', 'http://127.0.0.1:9/'], /unknown event "visit.changed"/],
+    [['webhook', 'send', 'visit.status_changed'], /--to is required/],
+    [['webhook', 'send', 'visit.status_changed', '--to', 'ftp://x'], /--to needs an http\(s\) URL/],
+    [['webhook', 'send', 'visit.status_changed', '--print', '--duplicate'], /pick one/],
+    [
+      ['webhook', 'send', 'visit.status_changed', '--to', 'http://127.0.0.1:9/', '--set', 'status'],
+      /expected KEY=VALUE/,
+    ],
+    [
+      [
+        'webhook',
+        'send',
+        'visit.status_changed',
+        '--to',
+        'http://127.0.0.1:9/',
+        '--set',
+        'referral.visits.x=1',
+      ],
+      /is a list; give an index/,
+    ],
+    [
+      ['webhook', 'send', 'visit.status_changed', '--to', 'http://127.0.0.1:9/', '--set', 'status.x=1'],
+      /status is string, not an object/,
+    ],
+    [
+      ['webhook', 'send', 'visit.status_changed', '--to', 'http://127.0.0.1:9/', '--set', '__proto__.x=1'],
+      /is not a field path/,
+    ],
+    [['webhook', 'send', 'visit.status_changed', '--to', 'http://127.0.0.1:9/'], /no webhook signing secret/],
+    [
+      ['webhook', 'send', 'visit.status_changed', '--to', 'http://127.0.0.1:9/', '--secret', 'x'],
+      /unknown option '--secret'/,
+    ],
+  ] as const)('%j is exit 2', async ([argv, message]) => {
+    const r = await run([...argv]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(message);
+  });
+
+  it('applySet makes missing objects and refuses to index past the end', () => {
+    const e = sampleEvent('visit.status_changed', new Date());
+    applySet(e, 'referral.extra.deep', '"12"');
+    expect((e.referral as { extra: unknown }).extra).toEqual({ deep: '12' });
+    expect(() => applySet(e, 'referral.visits.5.status', 'x')).toThrow(
+      /has 1 items; index 5 is past the end/,
+    );
+  });
+});
+
+describe('end to end: webhook send into the real binary of webhook listen', () => {
+  let listener: ChildProcessWithoutNullStreams | undefined;
+  afterAll(() => {
+    listener?.kill('SIGKILL');
+  });
+
+  it('every event verifies, and the duplicate is recognised as one', async () => {
+    listener = spawn(
+      process.execPath,
+      [BIN, 'webhook', 'listen', '--port', '0', '--json', '--secret-file', sf.secretFile],
+      {
+        env: { PATH: process.env.PATH, IMAGING_CONFIG_DIR: '/nonexistent/imaging-test-config' },
+      },
+    );
+    const l = listener;
+    const url = await new Promise<string>((resolve, reject) => {
+      let err = '';
+      l.stderr.on('data', (d) => {
+        err += d;
+        const m = /on (http:\/\/\S+)/.exec(err);
+        if (m) resolve(m[1]!);
+      });
+      l.on('exit', () => reject(new Error(`listen exited: ${err}`)));
+    });
+    const lines: Array<Record<string, unknown>> = [];
+    let buf = '';
+    let want = 0;
+    let wake = () => {};
+    l.stdout.on('data', (d) => {
+      buf += d;
+      const parts = buf.split('\n');
+      buf = parts.pop() ?? '';
+      lines.push(...parts.map((p) => JSON.parse(p)));
+      if (lines.length >= want) wake();
+    });
+    const send = await spawnCli([
+      'webhook',
+      'send',
+      'visit.status_changed',
+      '--to',
+      url,
+      '--duplicate',
+      '--secret-file',
+      sf.secretFile,
+    ]);
+    expect(send.exitCode, send.stderr).toBe(0);
+    for (const e of ['notification.status_changed', 'referral.auto_book_completed']) {
+      const s = await spawnCli(['webhook', 'send', e, '--to', url, '--secret-file', sf.secretFile]);
+      expect(s.exitCode, s.stderr).toBe(0);
+      expect(s.stdout).toMatch(/^delivered {2}/);
+    }
+    want = 4;
+    if (lines.length < want) await new Promise<void>((r) => (wake = r));
+    expect(lines.map((x) => [x.event, x.valid, x.duplicate, x.problems])).toEqual([
+      ['visit.status_changed', true, false, []],
+      ['visit.status_changed', true, true, []],
+      ['notification.status_changed', true, false, []],
+      ['referral.auto_book_completed', true, false, []],
+    ]);
+    expect(lines[0]!.event_id).toBe(lines[1]!.event_id);
+    expect(send.stdout.match(/200 OK {2}in \d+ ms/g)).toHaveLength(2);
+    const exited = new Promise<number | null>((r) => l.on('exit', (code) => r(code)));
+    l.kill('SIGINT');
+    expect(await exited).toBe(130);
+  });
+});
