@@ -7,9 +7,10 @@ import {
 import { readList } from '../commands/read-list.js';
 import type { Context } from '../context.js';
 import { ApiError, UsageError } from '../errors.js';
+import type { FieldChoice } from '../output/fields.js';
 import type { Column } from '../output/render.js';
 import { renderList } from '../output/render.js';
-import { isUuid } from '../util/args.js';
+import { isUuid, normaliseUuid } from '../util/args.js';
 
 /** What differs between `referrals payments` and `referrals notifications`. */
 export interface RecordView<T> {
@@ -19,6 +20,8 @@ export interface RecordView<T> {
   noun: string;
   columns: Column<T>[];
   text: readonly string[];
+  /** The documented fields (--fields checks against them). */
+  fields: readonly string[];
 }
 
 /**
@@ -27,10 +30,13 @@ export interface RecordView<T> {
  * read is enabled per account, a 404 that the path may be another on this server.
  */
 export async function showReferralRecords<T>(ctx: Context, id: string, view: RecordView<T>): Promise<number> {
-  const rid = id.trim();
+  // An id in upper case is the same id: sent as the API stores it.
+  const rid = normaliseUuid(id.trim());
   if (!isUuid(rid))
     throw new UsageError(`"${id}" is not a referral id (a UUID)`, 'List them with: imaging referrals list');
   const format = ctx.format('table');
+  const { selectFields } = await import('../output/fields.js');
+  const fields: FieldChoice = selectFields(ctx.globals.fields, view.fields);
   const env = ctx.environment().value;
   const configured = ctx.config.environment(env).paths?.[view.kind];
   if (configured !== undefined) {
@@ -64,6 +70,7 @@ export async function showReferralRecords<T>(ctx: Context, id: string, view: Rec
   const records = readList<T>(res, `${view.noun}`, format, view.text);
   await renderList(ctx.sink(), records, {
     format,
+    fields,
     columns: view.columns,
     emptyHint: `No ${view.noun} for referral ${rid}.`,
   });

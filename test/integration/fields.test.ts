@@ -170,6 +170,8 @@ const CALLS: Record<string, () => string[]> = {
     return ['referrals', 'create', '--file', file];
   },
   'referrals export': () => ['referrals', 'export'],
+  'referrals payments': () => ['referrals', 'payments', referralId],
+  'referrals notifications': () => ['referrals', 'notifications', referralId],
 };
 
 describe('an unknown field is exit 2 before any request, listing the fields; help lists them', async () => {

@@ -1,11 +1,13 @@
 import type { ReferralNotification } from '../../api/types.js';
 import { NOTIFICATION_TEXT, notificationColumns } from '../../output/columns/notifications.js';
+import { NOTIFICATION_FIELDS } from '../../output/field-sets.js';
 import { showReferralRecords } from '../../referrals/records.js';
 import { defineCommand } from '../define.js';
 import { arg } from '../options.js';
 
 export default defineCommand({
   path: ['referrals', 'notifications'],
+  fields: [{ fields: NOTIFICATION_FIELDS }],
   description:
     "Email and SMS notifications of a referral, metadata only (the API's ReferralNotification records): a table for people; --json, --format ndjson or csv for every field. The read is enabled per account. Its path is not published: the default is /api/v2/referrals/{id}/notifications; set the real one per environment with imaging config set path.notifications '/api/v2/…/{id}/…'.",
   args: [arg('<id>', 'referral id (UUID)')],
@@ -16,6 +18,7 @@ export default defineCommand({
       endpoint: 'notification read',
       noun: 'notifications',
       columns: notificationColumns,
+      fields: NOTIFICATION_FIELDS,
       text: NOTIFICATION_TEXT,
     });
   },

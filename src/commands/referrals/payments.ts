@@ -1,11 +1,13 @@
 import type { ReferralPayment } from '../../api/types.js';
 import { PAYMENT_TEXT, paymentColumns } from '../../output/columns/payments.js';
+import { PAYMENT_FIELDS } from '../../output/field-sets.js';
 import { showReferralRecords } from '../../referrals/records.js';
 import { defineCommand } from '../define.js';
 import { arg } from '../options.js';
 
 export default defineCommand({
   path: ['referrals', 'payments'],
+  fields: [{ fields: PAYMENT_FIELDS }],
   description:
     "Payments logged against a referral (the API's ReferralPayment records): a table for people; --json, --format ndjson or csv for every field. The read is enabled per account. Its path is not published: the default is /api/v2/referrals/{id}/payments; set the real one per environment with imaging config set path.payments '/api/v2/…/{id}/…'.",
   args: [arg('<id>', 'referral id (UUID)')],
@@ -19,6 +21,7 @@ export default defineCommand({
       endpoint: 'payment read',
       noun: 'payments',
       columns: paymentColumns,
+      fields: PAYMENT_FIELDS,
       text: PAYMENT_TEXT,
     });
   },
