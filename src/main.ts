@@ -52,7 +52,7 @@ export async function main(argv: string[], deps: MainDeps = {}): Promise<number>
 
   try {
     const program = await buildProgram(io, argv, async (def, args, opts, globals) => {
-      ctx = new Context({ ...deps, io, env, globals, signal });
+      ctx = new Context({ ...deps, io, env, globals, signal, argv });
       exitCode = (await def.run(ctx, args as string[], opts)) ?? ExitCode.ok;
     });
     await program.parseAsync(argv, { from: 'user' });

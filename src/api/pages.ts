@@ -129,6 +129,15 @@ export class PageWalk {
     private readonly opts: { requireIds?: boolean } = {},
   ) {}
 
+  /**
+   * A walk that continues an earlier one (a resumed export) from a later page: `received` records
+   * came before it, and `ids` (the last ones written) are known, so one of them again is a duplicate.
+   */
+  continueAfter(received: number, ids: readonly (string | number)[]): void {
+    this.received = received;
+    for (const k of ids) this.add(k);
+  }
+
   /** Throws when requesting one more page would pass the budget. */
   allow(): void {
     if (this.requested >= this.budget)
@@ -358,6 +367,16 @@ export interface OrderedWalkOptions {
   what: string;
   /** The list, in words for an unreadable page ("the referral list"). */
   listName: string;
+  /**
+   * Continue from a later page (a resumed export): `page` is fetched first, `check` sees its
+   * records before the walk does (and may stop the walk), `received` records came before it.
+   */
+  start?: {
+    page: number;
+    received: number;
+    ids: readonly string[];
+    check: (items: unknown[], meta: PageMeta | undefined, requestId: string | undefined) => void;
+  };
 }
 
 export interface OrderedPage extends ListPage<unknown> {
@@ -410,17 +429,20 @@ export async function* fetchPagesInOrder(
   const walk = new PageWalk(opts.what, { requireIds: true });
   const inflight = new Map<number, Promise<ApiResponse>>();
   try {
+    const start = opts.start?.page ?? 1;
+    if (opts.start) walk.continueAfter(opts.start.received, opts.start.ids);
     walk.allow();
-    const first = await fetchPage(1);
+    const first = await fetchPage(start);
+    opts.start?.check(first.items, first.meta, first.requestId);
     const total = typeof first.meta?.total_pages === 'number' ? first.meta.total_pages : undefined;
-    first.items = readingAnswer(first.requestId, () => walk.accept(1, first.items, first.meta)) ?? [];
+    first.items = readingAnswer(first.requestId, () => walk.accept(start, first.items, first.meta)) ?? [];
     yield { ...first, totalPages: total, duplicates: walk.duplicates };
     if (total === undefined) {
-      for await (const page of followPages(1, first, fetchPage, walk))
+      for await (const page of followPages(start, first, fetchPage, walk))
         yield { ...page, totalPages: undefined, duplicates: walk.duplicates };
       return;
     }
-    let next = 2;
+    let next = start + 1;
     const launch = () => {
       while (next <= total && inflight.size < opts.concurrency) {
         walk.allow();
@@ -431,7 +453,7 @@ export async function* fetchPagesInOrder(
       }
     };
     launch();
-    for (let n = 2; n <= total; n++) {
+    for (let n = start + 1; n <= total; n++) {
       const pending = inflight.get(n);
       if (!pending) throw new CliError(`internal: page ${n} was never requested`);
       const raw = await pending;

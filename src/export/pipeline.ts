@@ -7,6 +7,7 @@ import { readingAnswer } from '../api/shape.js';
 import type { Query } from '../api/url.js';
 import { csvRow } from '../output/csv.js';
 import type { ProgressBar } from '../output/progress.js';
+import type { PageMark, ResumePoint } from './checkpoint.js';
 import { COLUMNS, hasVisitIn, type RowKind, rowsOf } from './rows.js';
 
 export type ExportFormat = 'csv' | 'ndjson' | 'json';
@@ -19,6 +20,10 @@ export interface ExportOptions {
   concurrency: number;
   visitStatuses: ReadonlySet<string> | undefined;
   formulaGuard: boolean;
+  /** Continue a checkpoint: its bytes stand in for the header, then pages from `resume.page` (checkpoint.ts). */
+  resume?: ResumePoint | undefined;
+  /** After each complete page is handed to the output: where it ends (checkpoint.ts). */
+  onPage?: ((mark: PageMark) => void) | undefined;
 }
 
 export interface ExportSummary {
@@ -57,23 +62,51 @@ export async function exportReferrals(
     expected: undefined,
     duplicates: 0,
   };
-  const write = async (text: string) => {
-    if (text === '' || out.write(text)) return;
+  let bytes = 0;
+  const write = async (text: string | Buffer) => {
+    bytes += typeof text === 'string' ? Buffer.byteLength(text) : text.length;
+    if (text.length === 0 || out.write(text)) return;
     await once(out, 'drain', { signal });
   };
 
   let first = true;
-  if (opts.format === 'csv') await write(csvRow(COLUMNS[opts.rows], opts.formulaGuard));
-  if (opts.format === 'json') await write('[');
+  const resume = opts.resume;
+  if (resume) {
+    for await (const chunk of resume.prefix()) await write(chunk);
+    Object.assign(summary, resume.summary);
+    first = !resume.wroteRecord;
+  } else {
+    if (opts.format === 'csv') await write(csvRow(COLUMNS[opts.rows], opts.formulaGuard));
+    if (opts.format === 'json') await write('[');
+  }
+  const duplicatesBefore = summary.duplicates;
+  let lastPage = resume ? resume.page - 1 : 0;
+  const mark = (ids: string[], totalPages: number | undefined) =>
+    opts.onPage?.({
+      page: lastPage,
+      bytes,
+      summary: { ...summary },
+      wroteRecord: !first,
+      lastIds: ids,
+      totalPages,
+    });
+  if (resume) mark(resume.lastIds, undefined);
 
   const pages = fetchPagesInOrder(
     client,
-    { ...opts, path: REFERRALS_PATH, key: 'referrals', what: 'the referrals', listName: 'the referral list' },
+    {
+      ...opts,
+      path: REFERRALS_PATH,
+      key: 'referrals',
+      what: 'the referrals',
+      listName: 'the referral list',
+      ...(resume ? { start: resume.start } : {}),
+    },
     signal,
   );
   for await (const page of pages) {
     summary.pages++;
-    summary.duplicates = page.duplicates;
+    summary.duplicates = duplicatesBefore + page.duplicates;
     if (summary.pages === 1) {
       // The server's count goes into a note: a number, or nothing (never its text).
       const total: unknown = page.meta?.total_count;
@@ -81,6 +114,8 @@ export async function exportReferrals(
     }
     const chunk = readingAnswer(page.requestId, () => encodePage(page.items));
     await write(chunk);
+    lastPage++;
+    mark(idsOf(page.items), page.totalPages);
     progress.update(summary.pages, summary.referrals, page.totalPages);
   }
   if (opts.format === 'json') await write(first ? ']\n' : '\n]\n');
@@ -110,6 +145,16 @@ export async function exportReferrals(
     }
     return chunk;
   }
+}
+
+/** The last ids of a page, as a resumed export checks them at the seam (checkpoint.ts). */
+function idsOf(items: unknown[]): string[] {
+  const ids: string[] = [];
+  for (const r of items.slice(-100)) {
+    const id = (r as { id?: unknown } | null)?.id;
+    if (typeof id === 'string' || typeof id === 'number') ids.push(String(id));
+  }
+  return ids;
 }
 
 function encodeJson(record: unknown, format: 'ndjson' | 'json', first: boolean): string {
