@@ -115,7 +115,7 @@ export async function exportReferrals(
     const chunk = readingAnswer(page.requestId, () => encodePage(page.items));
     await write(chunk);
     lastPage++;
-    mark(idsOf(page.items), page.totalPages);
+    if (opts.onPage) mark(idsOf(page.items), page.totalPages);
     progress.update(summary.pages, summary.referrals, page.totalPages);
   }
   if (opts.format === 'json') await write(first ? ']\n' : '\n]\n');

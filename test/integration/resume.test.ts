@@ -164,6 +164,33 @@ describe('where checkpoints are kept, and when they go', () => {
     expect(readdirSync(dir.path)).toEqual(['.out.csv.checkpoint']);
   });
 
+  it('the command to continue is quoted for a shell, and taken as it stands', async () => {
+    const r = await failOnce(sandbox(), ['--param', "note=it's here"]);
+    const line = /To continue: (.*)/.exec(r.stderr)?.[1] ?? '';
+    expect(line).toContain(`--param 'note=it'\\''s here'`);
+    // The shell gives back the very arguments (printed by sh itself, one per line).
+    const words = execFileSync('sh', ['-c', `set -- ${line}; printf '%s\\n' "$@"`], { encoding: 'utf8' });
+    expect(words.trimEnd().split('\n')).toEqual([
+      'imaging',
+      'referrals',
+      'export',
+      '--per-page',
+      '10',
+      '--concurrency',
+      '1',
+      '--param',
+      "note=it's here",
+      '-o',
+      join(dir.path, 'out.csv'),
+      '--resume',
+    ]);
+    fx.reset();
+    const argv = words.trimEnd().split('\n').slice(1);
+    const resumed = await run(argv, { env: sandbox() });
+    expect(resumed.code).toBe(0);
+    expect(pagesAsked()[0]).toBe(4);
+  });
+
   it('local (whatever server it points at): like production', async () => {
     await failOnce(fx.env());
     expect(readdirSync(dir.path)).toEqual([]);
