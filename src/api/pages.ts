@@ -83,6 +83,12 @@ export const MAX_PAGES = 10_000;
 /** Without total_pages / total_count to go by, a walk stops here (100,000 records at 100 a page). */
 export const MAX_PAGES_WITHOUT_TOTAL = 1_000;
 
+/** Ids already written (a resumed export's checkpoint), as a walk keeps them. */
+export interface WrittenIds {
+  ids: IdSet;
+  numeric: Set<number>;
+}
+
 /**
  * The one policy every page walk (lists with --all, `api --paginate`, export) follows, so that a
  * server that never stops paging cannot burn the request allowance (the sandbox allows 2,000 a
@@ -113,8 +119,8 @@ export class PageWalk {
   /** Records received so far (duplicates included). */
   private received = 0;
   private readonly fingerprints = new Map<string, number>();
-  private readonly ids = new IdSet();
-  private readonly numericIds = new Set<number>();
+  private ids = new IdSet();
+  private numericIds = new Set<number>();
   private lastFingerprint: string | undefined;
   private lastPage: { page: number; ids: Set<string | number> } | undefined;
 
@@ -131,11 +137,12 @@ export class PageWalk {
 
   /**
    * A walk that continues an earlier one (a resumed export) from a later page: `received` records
-   * came before it, and `ids` (the last ones written) are known, so one of them again is a duplicate.
+   * came before it, and `written` holds the ids already written, so one of them again is a duplicate.
    */
-  continueAfter(received: number, ids: readonly (string | number)[]): void {
+  continueAfter(received: number, written: WrittenIds): void {
     this.received = received;
-    for (const k of ids) this.add(k);
+    this.ids = written.ids;
+    this.numericIds = written.numeric;
   }
 
   /** Throws when requesting one more page would pass the budget. */
@@ -374,7 +381,8 @@ export interface OrderedWalkOptions {
   start?: {
     page: number;
     received: number;
-    ids: readonly string[];
+    /** Every id already written: read from the checkpoint by the time the walk starts. */
+    written: WrittenIds;
     check: (items: unknown[], meta: PageMeta | undefined, requestId: string | undefined) => void;
   };
 }
@@ -430,7 +438,7 @@ export async function* fetchPagesInOrder(
   const inflight = new Map<number, Promise<ApiResponse>>();
   try {
     const start = opts.start?.page ?? 1;
-    if (opts.start) walk.continueAfter(opts.start.received, opts.start.ids);
+    if (opts.start) walk.continueAfter(opts.start.received, opts.start.written);
     walk.allow();
     const first = await fetchPage(start);
     opts.start?.check(first.items, first.meta, first.requestId);

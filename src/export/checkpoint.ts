@@ -16,7 +16,8 @@ import {
   writeSync,
 } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import type { PageMeta } from '../api/pages.js';
+import { IdSet } from '../api/idset.js';
+import type { PageMeta, WrittenIds } from '../api/pages.js';
 import { CliError, UsageError } from '../errors.js';
 import type { AtomicFile } from '../util/atomic-file.js';
 import { onForcedExit } from '../util/cleanup.js';
@@ -72,7 +73,7 @@ export interface ResumePoint {
   start: {
     page: number;
     received: number;
-    ids: readonly string[];
+    written: WrittenIds;
     check: (items: unknown[], meta: PageMeta | undefined, requestId: string | undefined) => void;
   };
 }
@@ -302,17 +303,21 @@ export class Checkpoint {
     if (!state) return undefined;
     const dataPath = join(this.dir, DATA);
     const summary: SummarySeed = { ...state.summary, expected: state.summary.expected ?? undefined };
+    // Every referral id in the saved bytes, read as they are copied: the walk then drops any of
+    // them that comes again, and the seam check sees one on the first page fetched.
+    const scanner = new WrittenIdScanner(String(state.identity.format), String(state.identity.rows));
+    for (const id of state.lastIds) scanner.add(id);
     return {
       page: state.pages + 1,
       summary,
       wroteRecord: state.wroteRecord,
       lastIds: state.lastIds,
-      prefix: () => readChecked(dataPath, state),
+      prefix: () => readChecked(dataPath, state, scanner),
       start: {
         page: state.pages + 1,
         received: state.summary.referrals + state.summary.duplicates,
-        ids: state.lastIds,
-        check: (items, meta) => this.checkSeam(state, items, meta),
+        written: scanner.written,
+        check: (items, meta) => this.checkSeam(state, items, meta, scanner.written),
       },
     };
   }
@@ -323,18 +328,17 @@ export class Checkpoint {
    * referrals were added or removed before the seam (or the order changed): refused, and the
    * checkpoint, which can never be continued, is removed.
    */
-  private checkSeam(state: State, items: unknown[], meta: PageMeta | undefined): void {
-    const written = new Set(state.lastIds);
+  private checkSeam(state: State, items: unknown[], meta: PageMeta | undefined, written: WrittenIds): void {
     const again = items.filter((r) => {
       const id = (r as { id?: unknown } | null)?.id;
-      return (typeof id === 'string' || typeof id === 'number') && written.has(String(id));
+      return typeof id === 'number' ? written.numeric.has(id) : typeof id === 'string' && written.ids.has(id);
     }).length;
     const count = typeof meta?.total_count === 'number' ? meta.total_count : undefined;
     const pages = typeof meta?.total_pages === 'number' ? meta.total_pages : undefined;
     const reasons: string[] = [];
     if (again > 0)
       reasons.push(
-        `page ${state.pages + 1} begins with ${again} referral${again === 1 ? '' : 's'} already written`,
+        `page ${state.pages + 1} holds ${again} referral${again === 1 ? '' : 's'} already written`,
       );
     if (count !== undefined && state.summary.expected !== null && count !== state.summary.expected)
       reasons.push(`the API now reports ${count} referrals, not ${state.summary.expected}`);
@@ -532,8 +536,100 @@ export class Checkpoint {
   }
 }
 
+/**
+ * The referral ids in an export's bytes, fed in chunks: the first column of each CSV record after
+ * the header (referral_id, for every row kind; quoted fields with line breaks are followed), or
+ * `id` (`referral_id` for visit and procedure rows) of each JSON / NDJSON record, one a line.
+ */
+export class WrittenIdScanner {
+  readonly written: WrittenIds = { ids: new IdSet(), numeric: new Set() };
+  private readonly csv: boolean;
+  private readonly key: string;
+  // CSV state: the header names the column (referral_id), found in record 0
+  private inQuotes = false;
+  private column = 0;
+  private record = 0;
+  private target = -1;
+  private header: string[] = [];
+  private field: number[] = [];
+  private value: string | undefined;
+  // JSON state: the unfinished line
+  private line = '';
+
+  constructor(format: string, rows: string) {
+    this.csv = format === 'csv';
+    this.key = rows === 'referral' ? 'id' : 'referral_id';
+  }
+
+  add(id: string | number): void {
+    if (typeof id === 'number') this.written.numeric.add(id);
+    else {
+      this.written.ids.add(id);
+      // A numeric id written to CSV comes back as text: known both ways.
+      if (/^-?\d+$/.test(id)) this.written.numeric.add(Number(id));
+    }
+  }
+
+  push(chunk: Buffer): void {
+    if (!this.csv) {
+      const lines = (this.line + chunk.toString('utf8')).split('\n');
+      this.line = lines.pop() ?? '';
+      for (const l of lines) this.jsonLine(l);
+      return;
+    }
+    for (const b of chunk) {
+      // Quote characters are not kept ("" inside quotes toggles twice): ids and names have none.
+      if (b === 0x22) this.inQuotes = !this.inQuotes;
+      else if (this.inQuotes) this.keep(b);
+      else if (b === 0x2c) {
+        this.endField();
+        this.column++;
+      } else if (b === 0x0a) {
+        this.endField();
+        this.endRecord();
+      } else if (b !== 0x0d) this.keep(b);
+    }
+  }
+
+  private keep(b: number): void {
+    if (this.record === 0 || this.column === this.target) this.field.push(b);
+  }
+
+  private endField(): void {
+    const text = Buffer.from(this.field).toString('utf8');
+    this.field = [];
+    if (this.record === 0) this.header.push(text.replace(/^\uFEFF/, ''));
+    else if (this.column === this.target) this.value = text;
+  }
+
+  private endRecord(): void {
+    if (this.record === 0) this.target = this.header.indexOf('referral_id');
+    else if (this.value) this.add(this.value);
+    this.record++;
+    this.column = 0;
+    this.value = undefined;
+  }
+
+  private jsonLine(text: string): void {
+    const t = text.replace(/^\[/, '').replace(/,$/, '');
+    if (t === '' || t === ']') return;
+    try {
+      const id = (JSON.parse(t) as Record<string, unknown> | null)?.[this.key];
+      if (typeof id === 'string' || typeof id === 'number') this.add(id);
+    } catch {
+      // not a record line
+    }
+  }
+
+  /** The last line of JSON, once every chunk is in (NDJSON ends with a newline; JSON does not). */
+  end(): void {
+    if (!this.csv && this.line !== '') this.jsonLine(this.line);
+    this.line = '';
+  }
+}
+
 /** The checkpoint's bytes in 1 MiB chunks; fails before the last chunk is used if they changed. */
-async function* readChecked(path: string, state: State): AsyncGenerator<Buffer> {
+async function* readChecked(path: string, state: State, scanner: WrittenIdScanner): AsyncGenerator<Buffer> {
   const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
   try {
     const st = fstatSync(fd);
@@ -546,11 +642,13 @@ async function* readChecked(path: string, state: State): AsyncGenerator<Buffer> 
       if (n <= 0) throw damaged();
       const chunk = Buffer.from(buf.subarray(0, n));
       hash.update(chunk);
+      scanner.push(chunk);
       off += n;
       if (pending) yield pending;
       pending = chunk;
     }
     if (hash.digest('hex') !== state.sha256) throw damaged();
+    scanner.end();
     if (pending) yield pending;
   } finally {
     closeSync(fd);

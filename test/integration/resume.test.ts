@@ -372,9 +372,9 @@ describe('the seam: the list must be the one the checkpoint was cut from', () =>
 
   it.for<[string, () => void, RegExp]>([
     [
-      'a referral added before the seam (page 4 begins with one already written)',
+      'a referral added before the seam (page 4 holds one already written)',
       () => list.unshift({ id: uuid(999), reference: 'R-new' }),
-      /page 4 begins with 1 referral already written; the API now reports 51 referrals, not 50/,
+      /page 4 holds 1 referral already written; the API now reports 51 referrals, not 50/,
     ],
     [
       'a referral removed before the seam',
@@ -384,7 +384,12 @@ describe('the seam: the list must be the one the checkpoint was cut from', () =>
     [
       'a referral moved from after the seam to the front (same count)',
       () => list.unshift(...list.splice(44, 1)),
-      /page 4 begins with 1 referral already written\)/,
+      /page 4 holds 1 referral already written\)/,
+    ],
+    [
+      'the order reversed (same count, none of page 3 on page 4)',
+      () => list.reverse(),
+      /page 4 holds 10 referrals already written\)/,
     ],
   ])('%s: exit 1, nothing written twice or missed, the checkpoint removed', async ([, change, message]) => {
     change();
