@@ -157,6 +157,7 @@ describe('where checkpoints are kept, and when they go', () => {
     const production = fx.env({ IMAGING_ENV: 'production', IMAGING_TOKEN: 'mock-resume-suite' });
     const r = await failOnce(production);
     expect(r.stderr).toMatch(/Export stopped after \d+ referrals: no file was written at/);
+    expect(r.stderr).toContain('Started with --resumable, its complete pages would have been kept');
     expect(readdirSync(dir.path)).toEqual([]);
     const kept = await failOnce(production, ['--resumable']);
     expect(kept.stderr).toContain('3 complete pages (30 referrals) are kept in a checkpoint');

@@ -137,6 +137,8 @@ export default defineCommand({
       ctx.note(
         `Export stopped after ${done} referral${done === 1 ? '' : 's'}: ${file.kind === 'atomic' ? `no file was written at ${file.target}` : `the output ${toFile ? `written to ${file.target} ` : 'above '}is incomplete`}.`,
       );
+      if (checkpoint && !checkpoint.keeping && done > 0)
+        ctx.note('(Started with --resumable, its complete pages would have been kept for --resume.)');
       throw file.writeFailure ?? err;
     } finally {
       ctx.signal.removeEventListener('abort', onAbort);
