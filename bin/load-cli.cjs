@@ -100,7 +100,7 @@ const MAGIC = 0x494d4331; // "IMC1"
 const MAX_CACHE = 16 * 1024 * 1024;
 const FILE = path.join(__dirname, '..', 'dist', 'cli.cjs');
 /** The launcher's copy of the value-taking global options (src/commands/globals.ts), for the key. */
-const VALUED = new Set(['--env', '--base-url', '--format', '--timeout']);
+const VALUED = new Set(['--env', '--base-url', '--format', '--timeout', '--fields']);
 
 /** The command word, as commandTarget in src/commands/globals.ts; only used to name the cache. */
 function commandKey(args) {

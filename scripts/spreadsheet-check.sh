@@ -80,3 +80,23 @@ for i, (label, value) in enumerate(forms):
     print(f"   {label:20} {verdict(raw_e, raw_s, i):34} | {verdict(g_e, g_s, i)}")
 PY
 rm -f "$forms"
+
+# Issue 11 item 3: --bom. The same names exported with and without a UTF-8 byte-order mark, opened
+# three ways: as UTF-8, with the character set left to Calc, and forced to Windows-1252 (what
+# Excel on Windows assumes for a CSV without a BOM). Prints the first header cell (a BOM that
+# leaks shows as U+FEFF or "ï»¿") and the accented names as Calc shows them.
+imaging referrals export --fields reference,patient_last_name -o "$work/plain.csv" 2> /dev/null
+imaging referrals export --fields reference,patient_last_name --bom -o "$work/bom.csv" 2> /dev/null
+echo "== --bom: first header cell | accented names, as Calc shows them"
+for charset in 76:UTF-8 0:auto 1:Windows-1252; do
+  for f in plain bom; do
+    rm -rf "$work/outbom"
+    soffice --headless --infilter="CSV:44,34,${charset%%:*}" --convert-to html --outdir "$work/outbom" "$work/$f.csv" > /dev/null 2>&1
+    python3 - "$work/outbom/$f.html" "${charset#*:}" "$f" <<'PY'
+import html, re, sys
+cells = [html.unescape(re.sub('<[^>]+>', '', c)).strip() for c in re.findall(r'<td.*?</td>', open(sys.argv[1], encoding='utf-8').read(), re.S)]
+names = sorted({c for c in cells if re.search(r'Hern|M.{1,4}ller', c)})
+print(f"   {sys.argv[2]:13} {sys.argv[3]:6} {cells[0]!r:22} {', '.join(names)}")
+PY
+  done
+done

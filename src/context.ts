@@ -6,6 +6,7 @@ import { defaultBaseUrl, type EnvironmentName, MOCK_TOKEN, parseEnvironment } fr
 import { ConfigStore, originOf, storedTokenOrigin } from './config/store.js';
 import { AuthError, UsageError } from './errors.js';
 import { colorLevel, type IO, type Prompter, type Sink } from './io.js';
+import { type Meter, sandboxMeter, settleMeters } from './meter/attach.js';
 import { type OutputFormat, parseFormat } from './output/format.js';
 import { HumanStream, type SafeText, safe } from './output/text.js';
 import { runForcedExitTasks } from './util/cleanup.js';
@@ -59,6 +60,7 @@ export class Context {
   private client: ApiClient | undefined;
   private humanOut: HumanStream | undefined;
   private humanErr: HumanStream | undefined;
+  private readonly meters = new Map<ApiClient, Meter>();
 
   constructor(deps: ContextDeps) {
     this.deps = deps;
@@ -217,17 +219,38 @@ export class Context {
     );
   }
 
-  /** A client for a given base URL and token (auth login verifies a token before storing it). */
-  buildClient(baseUrl: string, token: string | undefined): ApiClient {
-    return new ApiClient({
+  /**
+   * A client for a given base URL and token (auth login verifies a token before storing it). In
+   * the sandbox (`env`, the active environment by default) its answers feed the allowance meter.
+   */
+  buildClient(
+    baseUrl: string,
+    token: string | undefined,
+    env: EnvironmentName = this.environment().value,
+  ): ApiClient {
+    const meter = sandboxMeter(this, env, baseUrl, token);
+    const client = new ApiClient({
       baseUrl,
       token,
+      onAnswer: meter && ((status, code) => meter.answer(status, code)),
       timeoutMs: this.globals.timeout ?? DEFAULT_TIMEOUT_MS,
       // A trace line holds the server's reason phrase and request id: one cleaned line each.
       trace: this.globals.verbose ? (line) => this.err.write(safe`${line}\n`) : undefined,
       signal: this.signal,
       ...this.deps.clientOverrides,
     });
+    if (meter) this.meters.set(client, meter);
+    return client;
+  }
+
+  /** Writes the counts the meters hold so far (before reading the meter back). */
+  flushMeters(): void {
+    for (const m of this.meters.values()) m.flush();
+  }
+
+  /** The allowance meter of api()'s client: only in the sandbox. */
+  meter(): Meter | undefined {
+    return this.client && this.meters.get(this.client);
   }
 
   /** The output format: --format, else --json, else the command's default. */
@@ -236,6 +259,8 @@ export class Context {
     if (allowed && !allowed.includes(f)) {
       throw new UsageError(`--format ${f} is not available here`, `Use one of: ${allowed.join(', ')}.`);
     }
+    if (this.globals.bom && f !== 'csv')
+      throw new UsageError(`--bom is for CSV output, not ${f}`, 'Add --format csv, or leave --bom out.');
     return f;
   }
 
@@ -252,6 +277,7 @@ export class Context {
       err: this.err,
       color: this.colorLevel() > 0,
       width: this.io.stdoutIsTTY ? this.io.columns : undefined,
+      csv: { bom: this.globals.bom === true, formulaGuard: this.globals.formulaGuard !== false },
     };
   }
 
@@ -261,8 +287,9 @@ export class Context {
     return terminalPrompter(this.io);
   }
 
-  async openUrl(url: string): Promise<boolean> {
-    if (this.deps.openUrl) return this.deps.openUrl(url);
+  /** Opens a URL in the browser: `opened` only when the opener confirmed (started, exited 0). */
+  async openUrl(url: string): Promise<{ opened: boolean; reason?: string | undefined }> {
+    if (this.deps.openUrl) return { opened: await this.deps.openUrl(url) };
     const { openInBrowser } = await import('./util/open.js');
     return openInBrowser(url, this.env);
   }
@@ -277,6 +304,7 @@ export class Context {
 
   close(): void {
     this.client?.close();
+    settleMeters(this, this.meters.values());
   }
 }
 

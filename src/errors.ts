@@ -53,8 +53,8 @@ export class AuthError extends CliError {
 export class NetworkError extends CliError {
   readonly url: string;
   readonly code: string | undefined;
-  constructor(message: string, url: string, code?: string) {
-    super(message, ExitCode.failure);
+  constructor(message: string, url: string, code?: string, hint?: string) {
+    super(message, ExitCode.failure, hint);
     this.name = 'NetworkError';
     this.url = url;
     this.code = code;
@@ -154,6 +154,8 @@ export interface ApiErrorDetails {
   /** What was wrong with the body itself (HTML page, truncated JSON), when it was not an envelope. */
   bodyNote?: string | undefined;
   retryAfterSeconds?: number | undefined;
+  /** The sandbox allowance meter's view, on a 429 sandbox_request_limit_reached or 401 api_token_expired. */
+  allowance?: string | undefined;
 }
 
 /** Exit code for an HTTP error status, per the contract's table. */
@@ -230,6 +232,7 @@ export function formatError(err: unknown, opts: { verbose?: boolean } = {}): str
     if (d.requestId) lines.push(`  request id: ${c(d.requestId)}`);
     if (d.retryAfterSeconds !== undefined) lines.push(`  retry after: ${d.retryAfterSeconds} s`);
     if (d.documentationUrl) lines.push(`  docs:       ${c(d.documentationUrl)}`);
+    if (d.allowance) lines.push(`  allowance:  ${c(d.allowance)}`);
     hint(err.hint);
     return lines.join('\n');
   }

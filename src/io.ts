@@ -31,6 +31,8 @@ export interface Sink {
   color: boolean;
   /** Cut tables to this many cells (stdout is a terminal); undefined: never cut. */
   width: number | undefined;
+  /** CSV: --bom and --no-formula-guard (defaults: no BOM, guarded). */
+  csv?: { bom: boolean; formulaGuard: boolean };
 }
 
 /** Colour: off with --no-color, NO_COLOR, or when the stream is not a terminal (unless FORCE_COLOR). */

@@ -1,4 +1,5 @@
 import { CommanderError } from 'commander';
+import { expandJsonFields } from './commands/json-fields.js';
 import { Context, type ContextDeps, processIO } from './context.js';
 import {
   ExitCode,
@@ -7,7 +8,9 @@ import {
   InterruptedError,
   STOP_SIGNALS,
   type StopSignal,
+  UsageError,
 } from './errors.js';
+import { secretFlagMisuse } from './hints.js';
 import type { IO } from './io.js';
 import { HumanStream, joinSafe, paint, type SafeText, safe } from './output/text.js';
 import { buildProgram } from './program.js';
@@ -51,11 +54,19 @@ export async function main(argv: string[], deps: MainDeps = {}): Promise<number>
   if (ownSignals) for (const [sig, handler] of handlers) process.on(sig, handler);
 
   try {
-    const program = await buildProgram(io, argv, async (def, args, opts, globals) => {
+    const misuse = secretFlagMisuse(argv);
+    if (misuse) throw misuse;
+    const words = await expandJsonFields(argv); // `--json a,b` is `--json --fields a,b`
+    const program = await buildProgram(io, words, async (def, args, opts, globals) => {
       ctx = new Context({ ...deps, io, env, globals, signal, argv });
+      if (globals.fields !== undefined && !def.fields)
+        throw new UsageError(
+          `--fields is not available for imaging ${def.path.join(' ')}`,
+          'Use --json for every field.',
+        );
       exitCode = (await def.run(ctx, args as string[], opts)) ?? ExitCode.ok;
     });
-    await program.parseAsync(argv, { from: 'user' });
+    await program.parseAsync(words, { from: 'user' });
   } catch (err) {
     if (err instanceof CommanderError) {
       // Help and --version exit 0; every parse error is a usage error (exit 2).

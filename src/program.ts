@@ -3,6 +3,7 @@ import type { AnyCommand } from './commands/define.js';
 import { commandTarget, GLOBAL_OPTIONS } from './commands/globals.js';
 import { type OptionSpec, type OptionSpecs, OptionValueError } from './commands/options.js';
 import type { IO } from './io.js';
+import { fieldsHelp } from './output/fields.js';
 import { HumanStream } from './output/text.js';
 import { COMMANDS, GROUPS } from './registry.js';
 import { VERSION } from './version.js';
@@ -121,6 +122,7 @@ export function addDefinition(cmd: Command, def: AnyCommand): void {
   }
   if (def.examples?.length)
     cmd.addHelpText('after', `\nExamples:\n${def.examples.map((e) => `  ${e}`).join('\n')}`);
+  if (def.fields) cmd.addHelpText('after', fieldsHelp(def.fields));
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: any spec, whatever its value type

@@ -39,6 +39,11 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: () => import('./commands/auth/status.js'),
   },
   {
+    path: ['auth', 'allowance'],
+    summary: 'the sandbox allowance counted on this machine; --used/--since correct it',
+    load: () => import('./commands/auth/allowance.js'),
+  },
+  {
     path: ['auth', 'logout'],
     summary: 'forget the stored token of the environment',
     load: () => import('./commands/auth/logout.js'),

@@ -48,6 +48,11 @@ export interface ApiClientOptions {
   maxBodyBytes?: number;
   /** Parallel connections per host for concurrent page fetches. */
   maxSockets?: number;
+  /**
+   * Told every HTTP answer's status (and error code): the sandbox allowance meter. What it returns
+   * for an error answer is shown in the error block.
+   */
+  onAnswer?: ((status: number, code: string | undefined) => string | undefined) | undefined;
 }
 
 export interface ApiRequest {
@@ -102,9 +107,11 @@ export class ApiClient {
   private readonly sleep: (ms: number) => Promise<void>;
   private readonly random: () => number;
   private readonly transport: Transport;
+  private readonly onAnswer: ApiClientOptions['onAnswer'];
 
   constructor(options: ApiClientOptions) {
     this.baseUrl = options.baseUrl;
+    this.onAnswer = options.onAnswer;
     this.token = options.token;
     this.trace = options.trace;
     this.policy = {
@@ -201,6 +208,7 @@ export class ApiClient {
       }
       const requestId = headerValue(res.headers, 'x-request-id');
       if (res.status >= 200 && res.status < 300) {
+        this.onAnswer?.(res.status, undefined);
         const parsed = req.raw
           ? { ok: true as const, value: undefined }
           : parseJsonBody(res.body, res.headers);
@@ -233,7 +241,8 @@ export class ApiClient {
         throw notJsonError(method, res.url, res.body, res.headers, requestId);
       }
       const details = parseErrorBody(res.status, res.headers, res.body.bytes);
-      const error = new ApiError({ ...details, method, url: traceUrl(res.url) });
+      const allowance = this.onAnswer?.(res.status, details.code);
+      const error = new ApiError({ ...details, method, url: traceUrl(res.url), allowance });
       const d = this.decide(p, attempt, {
         kind: 'status',
         status: res.status,

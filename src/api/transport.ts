@@ -2,6 +2,7 @@ import type { Agent as HttpAgent, IncomingHttpHeaders, IncomingMessage, RequestO
 import { StringDecoder } from 'node:string_decoder';
 import { CliError, ExitCode, InterruptedError, NetworkError, TimeoutError } from '../errors.js';
 import { requestLine, responseLine, type Trace, timeoutLine, traceUrl } from './trace.js';
+import { isLoopbackHost } from './url.js';
 
 /**
  * One send: a request out, its answer's bytes back, following same-origin redirects, within the
@@ -212,8 +213,19 @@ function toNetworkError(err: unknown, url: string): CliError {
   const shown = traceUrl(url);
   const origin = new URL(url).origin;
   switch (code) {
-    case 'ECONNREFUSED':
-      return new NetworkError(`connection refused by ${origin}`, url, code);
+    case 'ECONNREFUSED': {
+      // Nothing listening on this machine: most often the emulator is not running (--env local).
+      const u = new URL(url);
+      const port = u.port && u.port !== '4010' ? ` --port ${u.port}` : '';
+      return new NetworkError(
+        `connection refused by ${origin}`,
+        url,
+        code,
+        isLoopbackHost(u.hostname)
+          ? `Nothing is listening there. For the local emulator, start it first: imaging mock${port}`
+          : undefined,
+      );
+    }
     case 'ENOTFOUND':
     case 'EAI_AGAIN':
       return new NetworkError(`cannot resolve host ${new URL(url).hostname}`, url, code);

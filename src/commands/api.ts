@@ -1,7 +1,8 @@
 import { MAX_JSON_DEPTH, nestedDeeperThan } from '../api/client.js';
 import { PageWalk, paginate } from '../api/pages.js';
 import type { Query } from '../api/url.js';
-import { UsageError } from '../errors.js';
+import { ExitCode, UsageError } from '../errors.js';
+import { normaliseUuid } from '../util/args.js';
 import { parseJsonInput, readInput } from '../util/input.js';
 import { defineCommand } from './define.js';
 import { arg, file, flag, pairs } from './options.js';
@@ -16,6 +17,8 @@ const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'];
  */
 export default defineCommand({
   path: ['api'],
+  description:
+    'Call any endpoint, as gh api does. Fields or --input without a METHOD make it a POST (said on stderr); in production any method but GET asks first (--yes to skip).',
   args: [
     arg('<method-or-path>', 'HTTP method, or the path for a GET'),
     arg('[path]', 'path, with or without /api/v2'),
@@ -36,16 +39,33 @@ export default defineCommand({
       ...(opts.field ?? []).map(([k, v]) => [k, typed(v)] as [string, unknown]),
       ...(opts.rawField ?? []).map(([k, v]) => [k, v] as [string, unknown]),
     ];
+    let why: string | undefined;
     if (second !== undefined) {
       method = first.toUpperCase();
       if (!METHODS.includes(method))
         throw new UsageError(`unknown HTTP method "${first}"`, `Use one of: ${METHODS.join(', ')}.`);
       path = second;
     } else {
+      // `imaging api GET`: a method with no path, not a request for /api/v2/GET.
+      if (METHODS.includes(first.toUpperCase()))
+        throw new UsageError(
+          `"${first}" is an HTTP method: give the path after it`,
+          `e.g. imaging api ${first.toUpperCase()} /referrals`,
+        );
       path = first;
       // As gh api: fields or a body make it a POST, unless paginating (which reads).
       method = !opts.paginate && (fields.length > 0 || opts.input !== undefined) ? 'POST' : 'GET';
+      if (method === 'POST')
+        why =
+          opts.input !== undefined
+            ? 'Sending POST: --input sends a body (name the method to send another: imaging api PUT …).'
+            : `Sending POST: fields make a request a POST, as in gh api; to send them as a query instead: imaging api GET ${path} …`;
     }
+    // An id in upper case is the same id: every UUID in the path goes as the API stores it.
+    path = path
+      .split('/')
+      .map((segment) => normaliseUuid(segment))
+      .join('/');
     if (/^[a-z][a-z0-9+.-]*:\/\//i.test(path) || path.startsWith('//')) {
       throw new UsageError(
         'give a path, not a full URL',
@@ -68,7 +88,24 @@ export default defineCommand({
     if (fieldsInQuery) query = toQuery(fields);
     else if (fields.length > 0) body = Buffer.from(JSON.stringify(nest(fields)));
 
-    const client = ctx.api();
+    const client = ctx.api(); // token and base URL checked before anyone is asked anything
+    if (why) ctx.note(why);
+    if (method !== 'GET' && ctx.environment().value === 'production' && !ctx.globals.yes) {
+      if (!ctx.io.stdinIsTTY || opts.input === '-')
+        throw new UsageError(
+          `imaging api ${method} in production needs confirmation`,
+          opts.input === '-'
+            ? 'The body came on standard input, so it cannot also answer a question: add --yes.'
+            : 'There is no terminal to ask on: add --yes to confirm.',
+        );
+      const ok = await (await ctx.prompter()).confirm(
+        `Send ${method} ${path} to PRODUCTION (${client.baseUrl})?`,
+      );
+      if (!ok) {
+        ctx.note('Nothing was sent.');
+        return ExitCode.failure;
+      }
+    }
     if (opts.paginate) {
       const items: unknown[] = [];
       const walk = new PageWalk(path);

@@ -1,4 +1,5 @@
 import type { Context } from '../context.js';
+import type { FieldSet } from '../output/field-sets.js';
 import type { ArgSpec, InferArgs, InferOptions, OptionSpecs } from './options.js';
 
 /**
@@ -19,6 +20,8 @@ export interface CommandDefinition<
   readonly args?: A;
   readonly options?: O;
   readonly examples?: readonly string[];
+  /** The fields `--fields` picks from (help lists them); a command without takes no --fields. */
+  readonly fields?: readonly FieldSet[];
   run(
     ctx: Context,
     args: InferArgs<A>,

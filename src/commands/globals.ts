@@ -1,5 +1,5 @@
 import { FORMATS } from '../output/format.js';
-import { flag, type InferOptions, int, negate, takesValue, text } from './options.js';
+import { flag, type InferOptions, int, negate, OptionValueError, takesValue, text } from './options.js';
 
 /**
  * The options every command accepts, before or after the subcommand: the one list the program's
@@ -10,7 +10,17 @@ export const GLOBAL_OPTIONS = {
   env: text('--env <name>', 'environment: sandbox, production or local'),
   baseUrl: text('--base-url <url>', 'API base URL (the part before /api/v2)'),
   format: text('--format <format>', `output format: ${FORMATS.join(', ')}`),
-  json: flag('--json', 'same as --format json'),
+  json: flag('--json', 'same as --format json; --json a,b,c also picks fields (--fields a,b,c)'),
+  fields: {
+    ...text('--fields <names>', 'print only these fields, in this order (a,b,c; dotted for nested ones)'),
+    parse: (value: string, previous: string | undefined) => {
+      if (previous !== undefined)
+        throw new OptionValueError('give the fields once (--fields or --json a,b,c).');
+      return value;
+    },
+  },
+  bom: flag('--bom', 'CSV: start with a UTF-8 byte-order mark (Excel)'),
+  formulaGuard: negate('--no-formula-guard', "CSV: do not prefix cells starting with = + - @ with '"),
   timeout: int('--timeout <ms>', 'per-request timeout in milliseconds (default 30000)', { max: 3_600_000 }),
   verbose: flag('--verbose', 'HTTP trace on stderr (never the token or bodies)'),
   color: negate('--no-color', 'no colour in output'),

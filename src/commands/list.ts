@@ -4,6 +4,8 @@ import { type PageMeta, PageWalk, paginate } from '../api/pages.js';
 import { checkListItems, readingAnswer } from '../api/shape.js';
 import type { Context } from '../context.js';
 import { UsageError } from '../errors.js';
+import { checkCost, remainingAfterFirst } from '../meter/cost.js';
+import { type FieldChoice, pick } from '../output/fields.js';
 import { type Column, renderList } from '../output/render.js';
 import { flag, int } from './options.js';
 
@@ -13,6 +15,8 @@ export interface ListCommandOptions<T> {
   perPage?: number | undefined;
   all?: boolean | undefined;
   columns: Column<T>[];
+  /** The documented fields and the --fields choice (checked before any request). */
+  fields?: FieldChoice;
   /** Shape check of one record before a table shows it (throws UnreadableAnswerError). */
   check?: (record: unknown, index: number) => void;
   /** Plural noun for hints ("ICD-10 codes"). */
@@ -31,16 +35,20 @@ export async function listCommand<T>(ctx: Context, opts: ListCommandOptions<T>):
   const walkOpts = { ...opts.endpoint, page: opts.page, perPage: opts.perPage, all: opts.all };
   const records: T[] = [];
   let lastMeta: PageMeta | undefined;
+  let costChecked = false;
   const walk = new PageWalk(`the ${opts.noun}`, { requireIds: true });
   if (format === 'ndjson' || format === 'json') {
     // Streamed page by page: each page is written (waiting for a slower reader) before the next is
     // asked for, so memory stays flat; JSON keeps the bytes of one pretty-printed array.
     const out = ctx.io.stdout;
+    const chosen = opts.fields?.chosen;
     let count = 0;
     for await (const page of paginate<T>(client, walkOpts, walk)) {
+      if (!costChecked) costChecked = await costOfAll(ctx, opts, page);
       lastMeta = page.meta;
       let chunk = '';
-      for (const r of page.items) {
+      for (const item of page.items) {
+        const r = chosen ? pick(item, chosen) : item;
         // `JSON.stringify([r], null, 2)` is "[\n  …\n]": the record as it sits inside the whole array.
         chunk +=
           format === 'ndjson'
@@ -52,10 +60,13 @@ export async function listCommand<T>(ctx: Context, opts: ListCommandOptions<T>):
     }
     if (format === 'json') out.write(count === 0 ? '[]\n' : '\n]\n');
     if (walk.duplicates > 0) ctx.note(duplicatesNote(walk.duplicates));
-    if (count === 0 && (format === 'json' || lastMeta?.total_count === 0)) ctx.note(opts.emptyHint);
+    const pastEnd = count === 0 ? pastLastPage(opts, lastMeta) : undefined;
+    if (pastEnd) ctx.note(pastEnd);
+    else if (count === 0 && (format === 'json' || lastMeta?.total_count === 0)) ctx.note(opts.emptyHint);
     return 0;
   }
   for await (const page of paginate<T>(client, walkOpts, walk)) {
+    if (!costChecked) costChecked = await costOfAll(ctx, opts, page);
     lastMeta = page.meta;
     const offset = records.length;
     readingAnswer(page.requestId, () => {
@@ -66,8 +77,16 @@ export async function listCommand<T>(ctx: Context, opts: ListCommandOptions<T>):
     records.push(...page.items);
   }
   if (walk.duplicates > 0) ctx.note(duplicatesNote(walk.duplicates));
-  await renderList(ctx.sink(), records, { format, columns: opts.columns, emptyHint: opts.emptyHint });
+  // An empty page past the last one is not "nothing matches": say which pages there are instead.
+  const pastEnd = records.length === 0 ? pastLastPage(opts, lastMeta) : undefined;
+  await renderList(ctx.sink(), records, {
+    format,
+    columns: opts.columns,
+    emptyHint: pastEnd ?? opts.emptyHint,
+    ...(opts.fields ? { fields: opts.fields } : {}),
+  });
   if (
+    !pastEnd &&
     !opts.all &&
     format === 'table' &&
     lastMeta &&
@@ -83,6 +102,41 @@ export async function listCommand<T>(ctx: Context, opts: ListCommandOptions<T>):
       ctx.note(`Page ${current} of ${lastMeta.total_pages}${total}.${next}`);
   }
   return 0;
+}
+
+/** After page 1 of --all: what the remaining pages cost the sandbox allowance (meter/cost.ts). */
+async function costOfAll<T>(
+  ctx: Context,
+  opts: ListCommandOptions<T>,
+  first: { items: unknown[]; meta: PageMeta | undefined },
+): Promise<true> {
+  if (!opts.all) return true;
+  const remaining = remainingAfterFirst(
+    first.meta?.total_pages,
+    first.meta?.total_count,
+    first.items.length || opts.perPage,
+  );
+  await checkCost(ctx, remaining, `Listing every page of the ${opts.noun}`);
+  return true;
+}
+
+/**
+ * The note for an empty `--page N` beyond the server's `total_pages` (numbers only, from meta):
+ * "--page 99 is past the last page: ICD-10 codes have pages 1 to 2 (45 in all)."
+ */
+export function pastLastPage(
+  opts: { page?: number | undefined; all?: boolean | undefined; noun: string },
+  meta: PageMeta | undefined,
+): string | undefined {
+  if (opts.all || opts.page === undefined || opts.page <= 1 || !meta) return undefined;
+  const num = (v: unknown) => (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? v : undefined);
+  const pages = num(meta.total_pages);
+  if (pages === undefined || opts.page <= pages) return undefined;
+  const count = num(meta.total_count);
+  const all = count !== undefined ? ` (${count} in all)` : '';
+  if (pages === 0) return `--page ${opts.page} is past the last page: there are no ${opts.noun}.`;
+  const which = pages === 1 ? 'one page, --page 1' : `pages 1 to ${pages}`;
+  return `--page ${opts.page} is past the last page: the ${opts.noun} have ${which}${all}.`;
 }
 
 /** Records a page walk dropped because an earlier page had them (same id). */

@@ -85,7 +85,12 @@ export function int(
       if (!/^\d+$/.test(v)) throw new OptionValueError(`${name} must be a whole number, not "${value}".`);
       const n = Number(v);
       if (min === 1 && (n < 1 || n > max))
-        throw new OptionValueError(`${name} must be between 1 and ${max}, not ${value}.`);
+        throw new OptionValueError(
+          // No upper bound worth naming (9007199254740991): only the lower one.
+          max === Number.MAX_SAFE_INTEGER
+            ? `${name} must be 1 or more, not ${value}.`
+            : `${name} must be between 1 and ${max}, not ${value}.`,
+        );
       return n;
     },
   };

@@ -33,12 +33,14 @@ export default defineCommand({
       );
     }
     if (opts.open) {
-      if (await ctx.openUrl(url)) {
+      const { opened, reason } = await ctx.openUrl(url);
+      if (opened) {
         ctx.note('Opened the partner portal in your browser (the link works once).');
         return 0;
       }
+      // Not confirmed (no opener, a failed or non-zero opener): the link is printed, never lost.
       ctx.note(
-        'No browser could be opened on this machine. Open this one-time URL yourself (it works once; do not share it):',
+        `The browser did not confirm it opened the page${reason ? ` (${reason})` : ''}. Open this one-time URL yourself (it works once; do not share it):`,
       );
     }
     ctx.io.stdout.write(format === 'json' ? `${JSON.stringify({ url }, null, 2)}\n` : `${url}\n`);

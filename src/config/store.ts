@@ -2,6 +2,7 @@ import { chmodSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync }
 import { CliError, ExitCode } from '../errors.js';
 import type { EnvironmentName } from './environments.js';
 import { CONFIG_FILE_NAME, configDir } from './paths.js';
+import { validateConfig } from './validate.js';
 
 export interface EnvironmentSettings {
   base_url?: string;
@@ -43,9 +44,9 @@ export class ConfigStore {
         ExitCode.failure,
       );
     }
+    let parsed: unknown;
     try {
-      const parsed = text.trim() === '' ? {} : JSON.parse(text);
-      this.cache = typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? parsed : {};
+      parsed = text.trim() === '' ? {} : JSON.parse(text);
     } catch {
       throw new CliError(
         `the config file ${this.path} is not valid JSON`,
@@ -53,8 +54,27 @@ export class ConfigStore {
         'Fix or delete it, then log in again.',
       );
     }
-    return this.cache as StoredConfig;
+    // A hand-edited file: its shape is checked here, once, so no command meets a number where
+    // it reads text. The commands that repair it (lenient) get what is usable and rewrite it.
+    const { config, problems } = validateConfig(parsed, this.path);
+    const first = problems[0];
+    if (first && !this.lenient) {
+      throw new CliError(
+        `the config file ${this.path} is not usable: ${first.key === '' ? 'the file' : `"${first.key}"`} ${first.problem}${problems.length > 1 ? ` (and ${problems.length - 1} more problem${problems.length === 2 ? '' : 's'})` : ''}`,
+        // A stored token of the wrong shape is no usable token: exit 3, as "not logged in" is.
+        /\.token(_origin)?$/.test(first.key) ? ExitCode.auth : ExitCode.failure,
+        first.fix,
+      );
+    }
+    this.cache = config;
+    return this.cache;
   }
+
+  /**
+   * For the commands that repair a config (auth login/logout, config set/unset): keys of the
+   * wrong shape are left out of what they read, so that what they write is whole again.
+   */
+  lenient = false;
 
   environment(env: EnvironmentName): EnvironmentSettings {
     return this.read().environments?.[env] ?? {};

@@ -5,10 +5,11 @@ import { REFERRALS_PATH } from '../api/endpoints/referrals.js';
 import { fetchPagesInOrder } from '../api/pages.js';
 import { readingAnswer } from '../api/shape.js';
 import type { Query } from '../api/url.js';
-import { csvRow } from '../output/csv.js';
+import { BOM, csvRow } from '../output/csv.js';
+import { pick } from '../output/fields.js';
 import type { ProgressBar } from '../output/progress.js';
 import type { PageMark, ResumePoint } from './checkpoint.js';
-import { COLUMNS, hasVisitIn, type RowKind, rowsOf } from './rows.js';
+import { COLUMNS, csvValue, hasVisitIn, type RowKind, rowsOf } from './rows.js';
 
 export type ExportFormat = 'csv' | 'ndjson' | 'json';
 
@@ -20,6 +21,14 @@ export interface ExportOptions {
   concurrency: number;
   visitStatuses: ReadonlySet<string> | undefined;
   formulaGuard: boolean;
+  /** Told page 1's totals before anything is written or more pages are asked for (the cost check). */
+  afterFirstPage?:
+    | ((totalPages: number | undefined, totalCount: number | undefined) => Promise<void>)
+    | undefined;
+  /** CSV: a UTF-8 byte-order mark first (--bom). */
+  bom?: boolean;
+  /** --fields: only these columns (flat rows) or fields (referrals as sent), in this order. */
+  fields?: readonly string[] | undefined;
   /** Continue a checkpoint: its bytes stand in for the header, then pages from `resume.page` (checkpoint.ts). */
   resume?: ResumePoint | undefined;
   /** After each complete page is handed to the output: where it ends (checkpoint.ts). */
@@ -70,13 +79,14 @@ export async function exportReferrals(
   };
 
   let first = true;
+  const columns = opts.fields ?? COLUMNS[opts.rows];
   const resume = opts.resume;
   if (resume) {
     for await (const chunk of resume.prefix()) await write(chunk);
     Object.assign(summary, resume.summary);
     first = !resume.wroteRecord;
   } else {
-    if (opts.format === 'csv') await write(csvRow(COLUMNS[opts.rows], opts.formulaGuard));
+    if (opts.format === 'csv') await write(`${opts.bom ? BOM : ''}${csvRow(columns, opts.formulaGuard)}`);
     if (opts.format === 'json') await write('[');
   }
   const duplicatesBefore = summary.duplicates;
@@ -111,6 +121,15 @@ export async function exportReferrals(
       // The server's count goes into a note: a number, or nothing (never its text).
       const total: unknown = page.meta?.total_count;
       summary.expected = typeof total === 'number' && Number.isFinite(total) ? total : undefined;
+      await opts.afterFirstPage?.(page.totalPages, summary.expected);
+    } else if (resume && lastPage === resume.page - 1) {
+      // A resumed export's first page: the cost check counts only the pages still to fetch.
+      const skip = resume.page - 1;
+      const count: unknown = page.meta?.total_count;
+      await opts.afterFirstPage?.(
+        page.totalPages === undefined ? undefined : page.totalPages - skip,
+        typeof count === 'number' ? Math.max(0, count - skip * opts.perPage) : undefined,
+      );
     }
     const chunk = readingAnswer(page.requestId, () => encodePage(page.items));
     await write(chunk);
@@ -130,15 +149,19 @@ export async function exportReferrals(
       if (opts.rows === 'referral' && opts.format !== 'csv') {
         if (opts.visitStatuses && !hasVisitIn(referral, opts.visitStatuses)) continue;
         summary.rows++;
-        chunk += encodeJson(referral, opts.format, first);
+        chunk += encodeJson(opts.fields ? pick(referral, opts.fields) : referral, opts.format, first);
         first = false;
         continue;
       }
       for (const row of rowsOf(referral, opts.rows, opts.visitStatuses)) {
         summary.rows++;
-        if (opts.format === 'csv') chunk += csvRow(Object.values(row), opts.formulaGuard);
+        if (opts.format === 'csv')
+          chunk += csvRow(
+            columns.map((c) => csvValue(row[c])),
+            opts.formulaGuard,
+          );
         else {
-          chunk += encodeJson(row, opts.format, first);
+          chunk += encodeJson(opts.fields ? pick(row, opts.fields) : row, opts.format, first);
           first = false;
         }
       }

@@ -8,7 +8,8 @@ import { checkReferralStructure } from '../referrals/check.js';
  */
 
 export type RowKind = 'referral' | 'visit' | 'procedure';
-export type Row = Record<string, string | number | boolean | null>;
+/** A list column (`cpt_codes`, `accession_ids`) is an array: JSON keeps it, CSV joins it with `; `. */
+export type Row = Record<string, string | number | boolean | null | string[]>;
 
 type R = Partial<Referral> & Record<string, unknown>;
 type V = Partial<Visit> & Record<string, unknown>;
@@ -51,6 +52,16 @@ const joined = (xs: unknown[]): string | null => {
   const vals = xs.filter((x) => x !== null && x !== undefined && x !== '').map(String);
   return vals.length > 0 ? vals.join('; ') : null;
 };
+
+/** The values of a list column, as text, blanks left out (CSV joins them with `; `). */
+const texts = (xs: unknown[]): string[] =>
+  xs.filter((x) => x !== null && x !== undefined && x !== '').map((x) => str(x) as string);
+
+/** A cell as CSV writes it: a list joined with `; ` (empty: an empty cell), anything else as it is. */
+export function csvValue(v: Row[string] | undefined): string | number | boolean | null {
+  if (!Array.isArray(v)) return v ?? null;
+  return v.length > 0 ? v.join('; ') : null;
+}
 
 /** Patient date of birth as YYYY-MM-DD: date_of_birth_iso, else the deprecated MM/DD/YYYY converted. */
 export function patientDob(patient: Record<string, unknown>): string | null {
@@ -134,8 +145,8 @@ function visitColumns(v: V | undefined): Row {
     location_npi: str(loc.npi),
     radiologist_group_name: str(v?.radiologist_group_name),
     procedure_count: v ? procedures.length : null,
-    cpt_codes: joined(procedures.map((p) => p.cpt_code)),
-    accession_ids: joined(procedures.map((p) => p.accession_id)),
+    cpt_codes: v ? texts(procedures.map((p) => p.cpt_code)) : null,
+    accession_ids: v ? texts(procedures.map((p) => p.accession_id)) : null,
   };
 }
 

@@ -11,6 +11,9 @@
 const FORMULA_START =
   /^(?:[\t\r]|[\s\p{Default_Ignorable_Code_Point}]*[=+\-@\uff1d\uff0b\uff0d\uff20\ufe66\ufe62\ufe63\ufe6b\u2212])/u;
 
+/** The UTF-8 byte-order mark --bom writes before CSV (Excel then reads the file as UTF-8). */
+export const BOM = '\ufeff';
+
 export function csvCell(value: unknown, formulaGuard = true): string {
   let text: string;
   if (value === null || value === undefined) return '';

@@ -6,6 +6,14 @@ export function isUuid(value: string): boolean {
   return UUID_RE.test(value);
 }
 
+/**
+ * A UUID as the API stores and compares it: lower case (RFC 4122 reads them case-insensitively,
+ * the server does not). Anything that is not a UUID comes back unchanged.
+ */
+export function normaliseUuid(value: string): string {
+  return UUID_RE.test(value) ? value.toLowerCase() : value;
+}
+
 /** An http(s) URL given to a flag (webhook targets, forwarding, curl), or a usage error. */
 export function requireHttpUrl(flag: string, value: string): URL {
   let u: URL | undefined;

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import {
+  accessSync,
   close,
   closeSync,
   constants,
@@ -13,6 +14,8 @@ import {
   renameSync,
   rmdirSync,
   type Stats,
+  statfsSync,
+  statSync,
   truncateSync,
   unlinkSync,
   write,
@@ -216,6 +219,12 @@ export class AtomicFile {
     try {
       where = await resolveTarget(abs);
     } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'EACCES')
+        throw new CliError(
+          `cannot write ${target}: permission denied (this user cannot open the folder ${dirname(abs)})`,
+          2,
+        );
       throw fail(err);
     }
     let st: Stats | undefined;
@@ -286,12 +295,21 @@ export class AtomicFile {
 
     // A regular file (through any symlink: the link stays, the file it points to is replaced) or a new one.
     const real = where.path;
+    // A file this user may not write is not replaced behind its owner's back (as `>` would refuse):
+    // said now, before any request, rather than after the whole export when the rename fails.
+    if (st && !writable(real))
+      throw new CliError(
+        `cannot write ${target}: permission denied (the file is read-only for this user)`,
+        2,
+        'Choose another file name, or make the file writable first.',
+      );
     const tempDir = join(dirname(real), `.${basename(real)}.${randomBytes(6).toString('hex')}.partial`);
     // Created synchronously, so that a forced exit (a second Ctrl-C) never races an open in flight.
     try {
       mkdirSync(tempDir, { mode: 0o700 });
     } catch (err) {
-      throw fail(err);
+      // The temporary name means nothing to the user: the reason is about the folder of the target.
+      throw new CliError(`cannot write ${target}: ${folderReason(err, dirname(real))}`, 2);
     }
     // In a folder others can write to, our folder can be renamed away and a symlink put in its
     // place; a path through it would then reach somewhere else (as root: delete any file). So the
@@ -500,6 +518,53 @@ async function openFifo(path: string, signal?: AbortSignal, onWait?: () => void)
     if (!waited) onWait?.();
     await sleep(50, undefined, signal ? { signal } : {}).catch(() => {});
   }
+}
+
+function writable(path: string): boolean {
+  try {
+    accessSync(path, constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Linux file systems where no file can be created, by their statfs magic number. */
+const PSEUDO_FS: Record<number, string> = {
+  40864: 'proc',
+  1650812274: 'sysfs',
+  1667723888: 'cgroup2',
+  2613483: 'cgroup',
+  1684170528: 'debugfs',
+  7377: 'devpts',
+};
+
+/**
+ * Why a file cannot be created in `folder`, in words: the folder's permissions, a read-only file
+ * system, a folder that does not exist, or one that exists on a file system where no file can be
+ * created (`/proc`, `/sys`), which the kernel reports as ENOENT.
+ */
+export function folderReason(err: unknown, folder: string): string {
+  const code = (err as NodeJS.ErrnoException)?.code;
+  if (code === 'EACCES' || code === 'EPERM')
+    return `permission denied (this user cannot create files in ${folder})`;
+  if (code === 'ENOENT') {
+    let isDir = false;
+    try {
+      isDir = statSync(folder).isDirectory();
+    } catch {
+      isDir = false;
+    }
+    if (!isDir) return `no such folder: ${folder}`;
+    let kind: string | undefined;
+    try {
+      kind = PSEUDO_FS[Number(statfsSync(folder).type)];
+    } catch {
+      kind = undefined;
+    }
+    return `files cannot be created in ${folder}${kind ? ` (a ${kind} file system, which holds no user files)` : ' (its file system does not allow it)'}`;
+  }
+  return reasonOf(err);
 }
 
 function sameFile(st: Stats, fd: number): boolean {

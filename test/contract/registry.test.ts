@@ -81,6 +81,7 @@ describe('global options come from their definitions', () => {
         '--base-url': fx.mock.url,
         '--format': 'json',
         '--timeout': '5000',
+        '--fields': 'id',
       };
       for (const spec of valued) {
         const name = spec.flags.match(/--[\w-]+/)![0];

@@ -21,17 +21,24 @@ const HOSTILE = {
 };
 
 describe('CSV headers from server keys are guarded like cells', () => {
+  // The documented fields come first (issue 9 item 14), then the server's other keys, sorted.
   it.for([
-    ['modalities', ['modalities'], [HOSTILE]],
-    ['icd10 (a paginated list)', ['icd10', 'x'], { icd10_codes: [HOSTILE], meta: { current_page: 1 } }],
+    ['modalities', ['modalities'], [HOSTILE], 'id,name,slug'],
+    [
+      'icd10 (a paginated list)',
+      ['icd10', 'x'],
+      { icd10_codes: [HOSTILE], meta: { current_page: 1 } },
+      'id,code,short_description',
+    ],
     [
       'law-firms create (one record)',
       ['law-firms', 'create', '--name', 'N', '--city', 'C', '--state', 'NY'],
       {
         law_firm: HOSTILE,
       },
+      'id,name,address_line_1,address_line_2,city,state,zipcode',
     ],
-  ] as const)('%s --format csv', async ([, argv, answer]) => {
+  ] as const)('%s --format csv', async ([, argv, answer, documented]) => {
     srv = await testServer((_req, res) => json(res, 200, answer));
     const r = await run([...argv, '--format', 'csv'], {
       env: { IMAGING_ENV: 'local', IMAGING_BASE_URL: srv.url, IMAGING_CONFIG_DIR: '/nonexistent' },
@@ -40,7 +47,7 @@ describe('CSV headers from server keys are guarded like cells', () => {
     expect(r.code).toBe(0);
     const header = r.stdout.split('\r\n')[0]!;
     expect(header).toBe(
-      `id,"'=HYPERLINK(""http://evil.example"",""click"")",'@SUM(1+1),'\u00a0=1+1,'\uff1d1+1`,
+      `${documented},"'=HYPERLINK(""http://evil.example"",""click"")",'@SUM(1+1),'\u00a0=1+1,'\uff1d1+1`,
     );
   });
 });

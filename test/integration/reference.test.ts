@@ -85,7 +85,7 @@ describe('cpt', () => {
   it('rejects a malformed code before any request', async () => {
     const r = await run(['cpt', '7372'], { env: fx.env() });
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain('"7372" is not a CPT code');
+    expect(r.stderr).toContain('"7372" is not a CPT or HCPCS code');
     expect(fx.apiRequests()).toHaveLength(0);
   });
 });

@@ -238,7 +238,7 @@ describe('referrals export', () => {
     const rows = csv(r.stdout);
     expect(rows.map((x) => x.referral_id)).toEqual(all().map((x) => x.id));
     expect(r.stderr).toMatch(
-      /^Exported 250 referrals as 250 referral rows \(csv\) from 3 pages in 3 requests, [\d.]+ s\n$/,
+      /^Exported 250 referral rows \(csv\) from 250 referrals read in 3 pages, 3 requests, [\d.]+ s\n$/,
     );
   });
 
@@ -298,7 +298,7 @@ describe('referrals export', () => {
     expect(statSync(target).mode & 0o777).toBe(0o600);
     expect(readdirSync(dir.path)).toEqual(['referrals.csv']);
     expect(csv(readFileSync(target, 'utf8')).map((x) => x.referral_id)).toEqual(all().map((x) => x.id));
-    expect(r.stderr).toContain(`from 13 pages in 13 requests`);
+    expect(r.stderr).toContain(`from 250 referrals read in 13 pages, 13 requests`);
     expect(r.stderr).toContain(`-> ${target}`);
   });
 

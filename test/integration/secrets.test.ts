@@ -80,6 +80,11 @@ describe('no secret in any output, trace, error or file', () => {
     [['auth', 'status']],
     [['auth', 'status', '--check']],
     [['auth', 'status', '--json']],
+    // the sandbox meter: the emulator standing in for a sandbox writes allowance.log
+    [['modalities', '--env', 'sandbox']],
+    [['auth', 'allowance', '--env', 'sandbox', '--used', '7']],
+    [['auth', 'allowance', '--env', 'sandbox', '--json']],
+    [['referrals', 'export', '--dry-run', '--env', 'sandbox']],
     [['config', 'list']],
     [['config', 'list', '--json']],
     [['config', 'path']],
@@ -174,6 +179,10 @@ describe('no secret in any output, trace, error or file', () => {
     expect(readFileSync(exportFile, 'utf8')).toContain(PATIENT.last_name); // the export itself does carry the data
     const store = join(home.path, 'config.json');
     expect(statSync(store).mode & 0o777).toBe(0o600);
+    // The allowance meter is keyed by a hash of origin and token: the token is not in it.
+    const meter = join(home.path, 'allowance.log');
+    expect(statSync(meter).mode & 0o777).toBe(0o600);
+    expect(leaks(readFileSync(meter, 'utf8'))).toEqual([]);
     expect(statSync(home.path).mode & 0o777).toBe(0o700);
     expect(readdirSync(work.path).sort()).toEqual([
       'body.json',

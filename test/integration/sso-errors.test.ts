@@ -39,7 +39,7 @@ describe('sso', () => {
     });
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/\/portal\/sso\//);
-    expect(r.stderr).toContain('No browser could be opened');
+    expect(r.stderr).toContain('The browser did not confirm it opened the page');
   });
 
   it('keeps the URL out of the --verbose trace', async () => {

@@ -314,14 +314,15 @@ describe('a config edited by hand', () => {
     expect(legit.seen).toHaveLength(2);
   });
 
-  it('a token that is not text is no token: not logged in, nothing sent', async () => {
+  it('a token that is not text is no token: exit 3 naming the key and the fix, nothing sent', async () => {
     writeFileSync(
       configFile(),
       JSON.stringify({ environments: { production: { token: { a: 1 }, base_url: legit.url } } }),
     );
     const r = await run([...prod, 'modalities'], { env: env() });
     expect(r.code).toBe(3);
-    expect(r.stderr).toContain('error: not logged in to the production environment');
+    expect(r.stderr).toContain('"environments.production.token" is an object, not text');
+    expect(r.stderr).toContain('hint: Run: imaging auth login --env production');
     expect(legit.seen).toHaveLength(0);
   });
 });

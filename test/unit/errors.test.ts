@@ -129,11 +129,13 @@ describe('the error block on a terminal', () => {
     const args = ['cpt', '12'];
     const tty = await run(args, { stderrIsTTY: true });
     expect(tty.code).toBe(2);
-    expect(tty.stderr).toMatch(/^\u001b\[31m\u001b\[1merror:\u001b\[22m\u001b\[39m "12" is not a CPT code\n/);
+    expect(tty.stderr).toMatch(
+      /^\u001b\[31m\u001b\[1merror:\u001b\[22m\u001b\[39m "12" is not a CPT or HCPCS code\n/,
+    );
     expect(tty.stderr).toContain('\u001b[33mhint:\u001b[39m');
     for (const opts of [{}, { stderrIsTTY: true, env: { NO_COLOR: '1' } }]) {
       const plain = await run(args, opts);
-      expect(plain.stderr).toMatch(/^error: "12" is not a CPT code\nhint: /);
+      expect(plain.stderr).toMatch(/^error: "12" is not a CPT or HCPCS code\nhint: /);
       expect(plain.stderr).not.toContain('\u001b');
     }
   });

@@ -3,6 +3,7 @@ import { defineCommand } from '../define.js';
 export default defineCommand({
   path: ['auth', 'logout'],
   async run(ctx) {
+    ctx.config.lenient = true; // it can repair a hand-edited config: see ConfigStore.read
     const env = ctx.environment().value;
     const had = Boolean(ctx.config.environment(env).token);
     if (had) {

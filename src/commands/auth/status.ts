@@ -4,6 +4,8 @@ import { defaultBaseUrl, ENVIRONMENTS, type EnvironmentName } from '../../config
 import { maskToken, originOf, storedTokenOrigin } from '../../config/store.js';
 import type { Context } from '../../context.js';
 import { ApiError, AuthError, ExitCode, exitCodeOf } from '../../errors.js';
+import { type AllowanceView, describeView } from '../../meter/meter.js';
+import { allowanceOf } from '../../meter/view.js';
 import { renderList } from '../../output/render.js';
 import { defineCommand } from '../define.js';
 import { flag } from '../options.js';
@@ -21,6 +23,8 @@ interface StatusRow {
   token_usable: boolean;
   check?: string;
   check_code?: number;
+  /** The sandbox allowance meter's view of the sandbox token; null elsewhere and without a token. */
+  allowance: AllowanceView | null;
 }
 
 export default defineCommand({
@@ -67,6 +71,7 @@ export default defineCommand({
         token: tok.value ? maskToken(tok.value) : null,
         token_origin: origin,
         token_usable: usable,
+        allowance: null,
       });
     }
     let exitCode = 0;
@@ -86,7 +91,7 @@ export default defineCommand({
           if (exitCode === 0 || row.active) exitCode = ExitCode.auth;
           continue;
         }
-        const client = ctx.buildClient(row.base_url, token);
+        const client = ctx.buildClient(row.base_url, token, env);
         try {
           await client.request({ path: MODALITIES_PATH, retry: false });
           row.check = 'ok';
@@ -100,6 +105,10 @@ export default defineCommand({
         }
       }
     }
+    ctx.flushMeters();
+    for (const row of rows)
+      if (row.environment === 'sandbox')
+        row.allowance = allowanceOf(ctx, row.base_url ?? undefined, ctx.token('sandbox').value);
     const format = ctx.format('table');
     await renderList(ctx.sink(), rows, {
       format,
@@ -112,8 +121,11 @@ export default defineCommand({
         ...(opts.check ? [{ header: 'Check', get: (r: StatusRow) => r.check ?? '' }] : []),
       ],
     });
-    if (format === 'table')
+    if (format === 'table') {
       ctx.note(`* active environment (${active.source === 'default' ? 'default' : `from ${active.source}`})`);
+      const sandbox = rows.find((r) => r.environment === 'sandbox')?.allowance;
+      if (sandbox) ctx.out.line(`Sandbox allowance: ${describeView(sandbox, ctx.now().getTime())}`);
+    }
     return exitCode;
   },
 });

@@ -9,6 +9,7 @@ export default defineCommand({
   path: ['config', 'set'],
   args: [arg('<key>', 'env or base-url'), arg('<value>', 'the value')],
   async run(ctx, [key, value]) {
+    ctx.config.lenient = true; // it can repair a hand-edited config: see ConfigStore.read
     const k = parseKey(key);
     if (k === 'env') {
       const env = parseEnvironment(value, 'env');

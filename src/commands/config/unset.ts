@@ -7,6 +7,7 @@ export default defineCommand({
   path: ['config', 'unset'],
   args: [arg('<key>', 'env or base-url')],
   async run(ctx, [key]) {
+    ctx.config.lenient = true; // it can repair a hand-edited config: see ConfigStore.read
     const k = parseKey(key);
     const env = ctx.environment().value;
     // The stored base URL is the only record of where an old, unbound token belongs: bind the token

@@ -3,12 +3,15 @@ import { expectTexts, kindOf, readingAnswer } from '../../api/shape.js';
 import type { LawFirm } from '../../api/types.js';
 import { UnreadableAnswerError, UsageError } from '../../errors.js';
 import { LAW_FIRM_TEXT, lawFirmFields } from '../../output/columns/law-firms.js';
+import { LAW_FIRM_FIELDS } from '../../output/field-sets.js';
+import { selectFields } from '../../output/fields.js';
 import { renderOne } from '../../output/render.js';
 import { defineCommand } from '../define.js';
 import { text } from '../options.js';
 
 export default defineCommand({
   path: ['law-firms', 'create'],
+  fields: [{ fields: LAW_FIRM_FIELDS }],
   options: {
     name: text('--name <name>', 'firm name', { required: true }),
     city: text('--city <city>', 'city', { required: true }),
@@ -33,6 +36,7 @@ export default defineCommand({
     if (opts.addressLine2 !== undefined) lawFirm.address_line_2 = opts.addressLine2.trim();
     if (opts.zipcode !== undefined) lawFirm.zipcode = opts.zipcode.trim();
     const format = ctx.format('table');
+    const fields = selectFields(ctx.globals.fields, LAW_FIRM_FIELDS);
     const res = await createLawFirm(ctx.api(), lawFirm);
     const data = res.data as Record<string, unknown> | null;
     // `{ law_firm: … }` as documented, or the firm itself; a law_firm member of the wrong kind is
@@ -45,7 +49,7 @@ export default defineCommand({
           throw new UnreadableAnswerError(`the created law firm is ${kindOf(firm)}, not an object`);
         expectTexts(firm as unknown as Record<string, unknown>, 'the created law firm', LAW_FIRM_TEXT);
       });
-    await renderOne(ctx.sink(), firm, format, lawFirmFields);
+    await renderOne(ctx.sink(), firm, format, lawFirmFields, fields);
     if (format === 'table') ctx.note('Law firm requested: it stays pending until the service approves it.');
     return 0;
   },

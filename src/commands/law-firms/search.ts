@@ -2,12 +2,15 @@ import { lawFirms } from '../../api/endpoints/law-firms.js';
 import { expectTexts } from '../../api/shape.js';
 import { UsageError } from '../../errors.js';
 import { LAW_FIRM_TEXT, lawFirmColumns } from '../../output/columns/law-firms.js';
+import { LAW_FIRM_FIELDS } from '../../output/field-sets.js';
+import { selectFields } from '../../output/fields.js';
 import { defineCommand } from '../define.js';
 import { checkPaging, listCommand, PAGING_OPTIONS } from '../list.js';
 import { arg } from '../options.js';
 
 export default defineCommand({
   path: ['law-firms', 'search'],
+  fields: [{ fields: LAW_FIRM_FIELDS }],
   args: [arg('<query>', 'matched against name and contact fields')],
   options: PAGING_OPTIONS,
   async run(ctx, [query], opts) {
@@ -15,6 +18,7 @@ export default defineCommand({
     if (q === '') throw new UsageError('the search query is empty');
     checkPaging(opts);
     return listCommand(ctx, {
+      fields: selectFields(ctx.globals.fields, LAW_FIRM_FIELDS),
       endpoint: lawFirms(q),
       page: opts.page,
       perPage: opts.perPage,

@@ -2,23 +2,30 @@ import { listBodyParts } from '../../api/endpoints/reference.js';
 import type { BodyPart } from '../../api/types.js';
 import { UsageError } from '../../errors.js';
 import { BODY_PART_TEXT, bodyPartColumns } from '../../output/columns/reference.js';
+import { BODY_PART_FIELDS } from '../../output/field-sets.js';
+import { selectFields } from '../../output/fields.js';
 import { renderList } from '../../output/render.js';
+import { normaliseUuid } from '../../util/args.js';
 import { defineCommand } from '../define.js';
 import { text } from '../options.js';
 import { readList } from '../read-list.js';
 
 export default defineCommand({
   path: ['body-parts'],
+  fields: [{ fields: BODY_PART_FIELDS }],
   options: {
     modality: text('--modality <name-or-id>', 'only body parts for this modality'),
   },
   async run(ctx, _args, opts) {
     const format = ctx.format('table');
+    const fields = selectFields(ctx.globals.fields, BODY_PART_FIELDS);
     const modality = opts.modality?.trim();
     if (opts.modality !== undefined && !modality) throw new UsageError('--modality needs a name or an id');
-    const res = await listBodyParts(ctx.api(), { modality });
+    // An id in upper case is the same id: sent as the API stores it.
+    const res = await listBodyParts(ctx.api(), { modality: modality && normaliseUuid(modality) });
     await renderList(ctx.sink(), readList<BodyPart>(res, 'body parts', format, BODY_PART_TEXT), {
       format,
+      fields,
       columns: bodyPartColumns,
       emptyHint: modality
         ? `No body parts for modality "${modality}" (see: imaging modalities).`

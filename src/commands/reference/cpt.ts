@@ -2,29 +2,38 @@ import { cptMappings } from '../../api/endpoints/reference.js';
 import type { CptMapping } from '../../api/types.js';
 import { UsageError } from '../../errors.js';
 import { CPT_TEXT, cptColumns } from '../../output/columns/reference.js';
+import { CPT_FIELDS } from '../../output/field-sets.js';
+import { selectFields } from '../../output/fields.js';
 import { renderList } from '../../output/render.js';
 import { defineCommand } from '../define.js';
 import { arg } from '../options.js';
 import { readList } from '../read-list.js';
 
-/** CPT codes are five characters: five digits (Category I) or four digits and F or T (Categories II, III). */
-const CPT_RE = /^\d{4}[0-9FT]$/;
+/**
+ * A procedure code is five letters or digits: CPT Category I (73721), Category II and III (0001F,
+ * 0042T), HCPCS Level II (G0202). Which of them the API maps is its business: an unknown code is
+ * an empty answer, not a usage error.
+ */
+const CPT_RE = /^[A-Z0-9]{5}$/;
 
 export default defineCommand({
   path: ['cpt'],
-  args: [arg('<code>', 'an exact CPT code, e.g. 73721')],
+  fields: [{ fields: CPT_FIELDS }],
+  args: [arg('<code>', 'an exact CPT or HCPCS code: five letters or digits, e.g. 73721, 0042T, G0202')],
   async run(ctx, [code]) {
     const c = code.trim().toUpperCase();
     if (!CPT_RE.test(c)) {
       throw new UsageError(
-        `"${code}" is not a CPT code`,
-        'A CPT code is five characters, e.g. 73721 or 0042T.',
+        `"${code}" is not a CPT or HCPCS code`,
+        'A code is five letters or digits: 73721 (CPT), 0001F or 0042T (CPT Category II/III), G0202 (HCPCS Level II).',
       );
     }
     const format = ctx.format('table');
+    const fields = selectFields(ctx.globals.fields, CPT_FIELDS);
     const res = await cptMappings(ctx.api(), c);
     await renderList(ctx.sink(), readList<CptMapping>(res, 'CPT mappings', format, CPT_TEXT), {
       format,
+      fields,
       columns: cptColumns,
       emptyHint: `No procedure mappings for CPT code ${c}.`,
     });

@@ -2,13 +2,16 @@ import { icd10Codes } from '../../api/endpoints/reference.js';
 import { expectTexts } from '../../api/shape.js';
 import { UsageError } from '../../errors.js';
 import { ICD10_TEXT, icd10Columns } from '../../output/columns/reference.js';
-import { isUuid } from '../../util/args.js';
+import { ICD10_FIELDS } from '../../output/field-sets.js';
+import { selectFields } from '../../output/fields.js';
+import { isUuid, normaliseUuid } from '../../util/args.js';
 import { defineCommand } from '../define.js';
 import { checkPaging, listCommand, PAGING_OPTIONS } from '../list.js';
 import { arg, text } from '../options.js';
 
 export default defineCommand({
   path: ['icd10'],
+  fields: [{ fields: ICD10_FIELDS }],
   args: [arg('[query]', 'matched against code or short description')],
   options: {
     ids: text('--ids <uuids>', 'comma-separated ICD-10 ids to include and prioritise'),
@@ -18,6 +21,7 @@ export default defineCommand({
     const ids = opts.ids === undefined ? undefined : splitIds(opts.ids);
     checkPaging(opts);
     return listCommand(ctx, {
+      fields: selectFields(ctx.globals.fields, ICD10_FIELDS),
       endpoint: icd10Codes({ q: query?.trim() || undefined, ids }),
       page: opts.page,
       perPage: opts.perPage,
@@ -38,5 +42,5 @@ function splitIds(value: string): string[] {
   if (ids.length === 0) throw new UsageError('--ids needs at least one id');
   const bad = ids.filter((id) => !isUuid(id));
   if (bad.length > 0) throw new UsageError(`--ids: not a UUID: ${bad.join(', ')}`);
-  return ids;
+  return ids.map(normaliseUuid);
 }

@@ -1,17 +1,22 @@
 import { listModalities } from '../../api/endpoints/reference.js';
 import type { Modality } from '../../api/types.js';
 import { MODALITY_TEXT, modalityColumns } from '../../output/columns/reference.js';
+import { MODALITY_FIELDS } from '../../output/field-sets.js';
+import { selectFields } from '../../output/fields.js';
 import { renderList } from '../../output/render.js';
 import { defineCommand } from '../define.js';
 import { readList } from '../read-list.js';
 
 export default defineCommand({
   path: ['modalities'],
+  fields: [{ fields: MODALITY_FIELDS }],
   async run(ctx) {
     const format = ctx.format('table');
+    const fields = selectFields(ctx.globals.fields, MODALITY_FIELDS);
     const res = await listModalities(ctx.api());
     await renderList(ctx.sink(), readList<Modality>(res, 'modalities', format, MODALITY_TEXT), {
       format,
+      fields,
       columns: modalityColumns,
       emptyHint: 'No modalities were returned.',
     });

@@ -2,6 +2,8 @@ import { createReferral } from '../../api/endpoints/referrals.js';
 import { kindOf, readingAnswer } from '../../api/shape.js';
 import type { Referral } from '../../api/types.js';
 import { ExitCode, UnreadableAnswerError, UsageError } from '../../errors.js';
+import { REFERRAL_FIELDS } from '../../output/field-sets.js';
+import { selectFields } from '../../output/fields.js';
 import { clean, safe } from '../../output/text.js';
 import { checkReferral } from '../../referrals/check.js';
 import { renderReferral } from '../../referrals/detail.js';
@@ -11,12 +13,14 @@ import { file } from '../options.js';
 
 export default defineCommand({
   path: ['referrals', 'create'],
+  fields: [{ fields: REFERRAL_FIELDS }],
   options: {
     file: file('--file <file>', 'JSON file, or - for standard input', { required: true }),
   },
   async run(ctx, _args, opts) {
     if (!opts.file) throw new UsageError('--file is required (a JSON file, or - for standard input)');
     const format = ctx.format('table', ['table', 'json']);
+    const { chosen } = selectFields(ctx.globals.fields, REFERRAL_FIELDS);
     const bytes = await readInput(ctx, opts.file, '--file');
     const parsed = parseJsonInput(bytes, opts.file === '-' ? 'standard input' : opts.file);
     if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
@@ -49,7 +53,11 @@ export default defineCommand({
         ? created.referral
         : created
     ) as Referral | null;
-    if (format === 'json') {
+    if (chosen) {
+      // Only the chosen fields of the created referral: a table of them, or an object keyed as typed.
+      const { renderOne } = await import('../../output/render.js');
+      await renderOne(ctx.sink(), referral, format, () => [], { documented: REFERRAL_FIELDS, chosen });
+    } else if (format === 'json') {
       ctx.io.stdout.write(`${JSON.stringify(res.data, null, 2)}\n`);
     } else {
       readingAnswer(res.requestId, () => {

@@ -3,15 +3,23 @@ import type { Context } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import type { ExportFormat } from '../../export/pipeline.js';
 import type { RowKind } from '../../export/rows.js';
+import { EXPORT_COLUMNS, REFERRAL_FIELDS } from '../../output/field-sets.js';
+import { selectFields } from '../../output/fields.js';
 import type { AtomicFile } from '../../util/atomic-file.js';
 import { defineCommand } from '../define.js';
-import { choice, file, flag, int, negate, text } from '../options.js';
+import { choice, file, flag, int, text } from '../options.js';
 import { PARAM_OPTION, paramsQuery } from './params.js';
 
 const ROW_KINDS = ['referral', 'visit', 'procedure'] as const satisfies readonly RowKind[];
 
 export default defineCommand({
   path: ['referrals', 'export'],
+  fields: [
+    { label: '--rows referral, csv', fields: EXPORT_COLUMNS.referral },
+    { label: '--rows referral, json/ndjson (the referral as sent)', fields: REFERRAL_FIELDS },
+    { label: '--rows visit', fields: EXPORT_COLUMNS.visit },
+    { label: '--rows procedure', fields: EXPORT_COLUMNS.procedure },
+  ],
   options: {
     rows: choice('--rows <kind>', ROW_KINDS, 'one row per referral (default), visit or procedure', {
       parse: (value) => {
@@ -23,28 +31,66 @@ export default defineCommand({
     }),
     output: file(
       '-o, --output <file>',
-      'write to this file (0600, renamed into place when complete); default stdout',
+      'write to this file (0600, renamed into place when complete; .csv/.json/.ndjson/.jsonl set the format); default stdout',
     ),
     param: PARAM_OPTION,
     concurrency: int('--concurrency <n>', 'pages fetched at once (default 4)', { max: 16 }),
     perPage: int('--per-page <n>', 'referrals per page (default 100)', { max: 1000 }),
-    visitStatus: text('--visit-status <statuses>', 'only visits with these statuses (comma-separated)'),
-    formulaGuard: negate('--no-formula-guard', "CSV: do not prefix cells starting with = + - @ with '"),
+    visitStatus: text(
+      '--visit-status <statuses>',
+      'only visits with these statuses (comma-separated, any case; +NAME passes a status newer than this tool)',
+    ),
+    dryRun: flag(
+      '--dry-run',
+      'fetch page 1 only and report the referrals, pages and requests the export needs',
+    ),
     resume: flag('--resume', 'continue the checkpoint a failed or interrupted -o export kept'),
     resumable: flag('--resumable', 'keep a checkpoint if this -o export stops (default in the sandbox only)'),
   },
   async run(ctx, _args, opts) {
-    const [{ exportReferrals }, { AtomicFile }, { ProgressBar }] = await Promise.all([
-      import('../../export/pipeline.js'),
-      import('../../util/atomic-file.js'),
-      import('../../output/progress.js'),
-    ]);
-    const format = ctx.format('csv', ['csv', 'ndjson', 'json']) as ExportFormat;
+    const [{ exportReferrals }, { AtomicFile }, { ProgressBar }, { exportFormat }, { parseVisitStatuses }] =
+      await Promise.all([
+        import('../../export/pipeline.js'),
+        import('../../util/atomic-file.js'),
+        import('../../output/progress.js'),
+        import('../../export/target-format.js'),
+        import('./statuses.js'),
+      ]);
+    // Without --format, the format follows -o's extension (x.json is JSON); both given and
+    // disagreeing, --format wins with a warning.
+    const explicit = ctx.globals.format !== undefined || Boolean(ctx.globals.json);
+    const chosen = exportFormat(
+      explicit ? (ctx.format('csv', ['csv', 'ndjson', 'json']) as ExportFormat) : undefined,
+      opts.output,
+    );
+    const format = chosen.format;
+    if (ctx.globals.bom && format !== 'csv')
+      throw new UsageError(
+        `--bom is for CSV output, not ${format}`,
+        'Write to a .csv file, or leave --bom out.',
+      );
     const rows = opts.rows ?? 'referral';
-    const visitStatuses = opts.visitStatus === undefined ? undefined : splitStatuses(opts.visitStatus);
+    // --fields: the flat columns of the rows, or (JSON/NDJSON referrals, as sent) the referral's fields.
+    const asSent = rows === 'referral' && format !== 'csv';
+    const { chosen: fields } = selectFields(
+      ctx.globals.fields,
+      asSent ? REFERRAL_FIELDS : EXPORT_COLUMNS[rows],
+      {
+        extra: asSent,
+        setLabel: asSent
+          ? `--rows referral, ${format}`
+          : `--rows ${rows}${rows === 'referral' ? ', csv' : ''}`,
+      },
+    );
+    const visitStatuses = opts.visitStatus === undefined ? undefined : parseVisitStatuses(opts.visitStatus);
+    if (chosen.warning) ctx.note(chosen.warning);
     const query = paramsQuery(opts.param);
     const client = ctx.api();
     if (opts.output === '') throw new UsageError('--output needs a file name');
+    if (opts.dryRun) {
+      const { dryRun } = await import('../../meter/dry-run.js');
+      return dryRun(ctx, client, query, opts.perPage ?? 100);
+    }
     const toFile = Boolean(opts.output && opts.output !== '-');
     if ((opts.resume || opts.resumable) && !toFile)
       throw new UsageError(
@@ -60,7 +106,7 @@ export default defineCommand({
     // Resumable exports (src/export/checkpoint.ts): checked before any request.
     const checkpoint =
       file.kind === 'atomic'
-        ? await openCheckpoint(ctx, file, opts, { format, rows, query, visitStatuses })
+        ? await openCheckpoint(ctx, file, opts, { format, rows, query, visitStatuses, fields })
         : undefined;
     if (opts.resume && !checkpoint) {
       file.discard();
@@ -90,7 +136,13 @@ export default defineCommand({
           perPage: opts.perPage ?? 100,
           concurrency: opts.concurrency ?? 4,
           visitStatuses,
-          formulaGuard: opts.formulaGuard !== false,
+          formulaGuard: ctx.globals.formulaGuard !== false,
+          bom: ctx.globals.bom === true,
+          fields,
+          afterFirstPage: async (pages, count) => {
+            const { checkCost, remainingAfterFirst } = await import('../../meter/cost.js');
+            await checkCost(ctx, remainingAfterFirst(pages, count, opts.perPage ?? 100), 'This export');
+          },
           resume,
           onPage: checkpoint?.keeping ? checkpoint.onPage : undefined,
         },
@@ -107,9 +159,14 @@ export default defineCommand({
           `Continued from the checkpoint: ${resume.page - 1} page${resume.page === 2 ? '' : 's'} saved earlier, ${summary.pages - resume.page + 1} fetched now.`,
         );
       const where = toFile ? ` -> ${file.target}` : '';
+      // What was written comes first: the rows; then what was read to get them.
       ctx.note(
-        `Exported ${summary.referrals} referrals as ${summary.rows} ${rows} row${summary.rows === 1 ? '' : 's'} (${format}) from ${summary.pages} page${summary.pages === 1 ? '' : 's'} in ${summary.requests} request${summary.requests === 1 ? '' : 's'}, ${summary.seconds.toFixed(1)} s${where}`,
+        `Exported ${summary.rows} ${rows} row${summary.rows === 1 ? '' : 's'} (${format}) from ${summary.referrals} referral${summary.referrals === 1 ? '' : 's'} read in ${summary.pages} page${summary.pages === 1 ? '' : 's'}, ${summary.requests} request${summary.requests === 1 ? '' : 's'}, ${summary.seconds.toFixed(1)} s${where}`,
       );
+      if (summary.rows === 0 && summary.referrals > 0)
+        ctx.note(
+          `Warning: ${summary.referrals} referral${summary.referrals === 1 ? ' was' : 's were'} read but no row was written${visitStatuses ? ` (no visit has status ${[...visitStatuses].join(', ')})` : ''}${format === 'csv' ? ': the file holds only the header' : ''}.`,
+        );
       if (summary.duplicates > 0)
         ctx.note(
           `Warning: ${summary.duplicates} referral${summary.duplicates === 1 ? '' : 's'} came again on a later page (same id) and ${summary.duplicates === 1 ? 'was' : 'were'} written once (records shifting between pages during the export?).`,
@@ -154,9 +211,14 @@ async function openCheckpoint(
     resume?: boolean | undefined;
     resumable?: boolean | undefined;
     perPage?: number | undefined;
-    formulaGuard?: boolean | undefined;
   },
-  what: { format: ExportFormat; rows: RowKind; query: Query; visitStatuses: Set<string> | undefined },
+  what: {
+    format: ExportFormat;
+    rows: RowKind;
+    query: Query;
+    visitStatuses: ReadonlySet<string> | undefined;
+    fields: readonly string[] | undefined;
+  },
 ) {
   try {
     const { Checkpoint, keepsCheckpoints } = await import('../../export/checkpoint.js');
@@ -175,7 +237,9 @@ async function openCheckpoint(
           Object.entries(what.query).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
         ),
         visitStatuses: what.visitStatuses ? [...what.visitStatuses].sort() : null,
-        formulaGuard: opts.formulaGuard !== false,
+        formulaGuard: ctx.globals.formulaGuard !== false,
+        bom: ctx.globals.bom === true,
+        fields: what.fields ?? null,
       },
       resume: opts.resume === true,
       keep: keepsCheckpoints(env, opts.resumable || opts.resume),
@@ -193,15 +257,4 @@ function continueCommand(argv: readonly string[]): string {
   const quote = (a: string) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replaceAll("'", "'\\''")}'`);
   const args = argv.includes('--resume') ? argv : [...argv, '--resume'];
   return ['imaging', ...args].map(quote).join(' ');
-}
-
-function splitStatuses(value: string): Set<string> {
-  const set = new Set(
-    value
-      .split(',')
-      .map((s) => s.trim())
-      .filter((s) => s !== ''),
-  );
-  if (set.size === 0) throw new UsageError('--visit-status needs at least one status');
-  return set;
 }

@@ -1,21 +1,31 @@
 import { getReferral } from '../../api/endpoints/referrals.js';
 import { readingAnswer } from '../../api/shape.js';
 import { UsageError } from '../../errors.js';
+import { REFERRAL_FIELDS } from '../../output/field-sets.js';
+import { selectFields } from '../../output/fields.js';
 import { checkReferral } from '../../referrals/check.js';
 import { renderReferral } from '../../referrals/detail.js';
-import { isUuid } from '../../util/args.js';
+import { isUuid, normaliseUuid } from '../../util/args.js';
 import { defineCommand } from '../define.js';
 import { arg } from '../options.js';
 
 export default defineCommand({
   path: ['referrals', 'get'],
+  fields: [{ fields: REFERRAL_FIELDS }],
   args: [arg('<id>', 'referral id (UUID)')],
   async run(ctx, [id]) {
-    const rid = id.trim();
+    const rid = normaliseUuid(id.trim());
     if (!isUuid(rid))
       throw new UsageError(`"${id}" is not a referral id (a UUID)`, 'List them with: imaging referrals list');
     const format = ctx.format('table', ['table', 'json']);
+    const { chosen } = selectFields(ctx.globals.fields, REFERRAL_FIELDS);
     const res = await getReferral(ctx.api(), rid);
+    if (chosen) {
+      // Only the chosen fields: a table of them, or an object keyed as typed.
+      const { renderOne } = await import('../../output/render.js');
+      await renderOne(ctx.sink(), res.data, format, () => [], { documented: REFERRAL_FIELDS, chosen });
+      return 0;
+    }
     if (format === 'json') {
       // Exactly as the API sent it.
       ctx.io.stdout.write(res.raw);

@@ -1,5 +1,7 @@
 import { referrals } from '../../api/endpoints/referrals.js';
 import { referralColumns } from '../../output/columns/referrals.js';
+import { REFERRAL_FIELDS } from '../../output/field-sets.js';
+import { selectFields } from '../../output/fields.js';
 import { checkReferral } from '../../referrals/check.js';
 import { defineCommand } from '../define.js';
 import { checkPaging, listCommand, PAGING_OPTIONS } from '../list.js';
@@ -7,10 +9,12 @@ import { PARAM_OPTION, paramsQuery } from './params.js';
 
 export default defineCommand({
   path: ['referrals', 'list'],
+  fields: [{ fields: REFERRAL_FIELDS }],
   options: { ...PAGING_OPTIONS, param: PARAM_OPTION },
   async run(ctx, _args, opts) {
     checkPaging(opts);
     return listCommand(ctx, {
+      fields: selectFields(ctx.globals.fields, REFERRAL_FIELDS),
       endpoint: referrals(paramsQuery(opts.param)),
       page: opts.page,
       perPage: opts.perPage,

@@ -1,0 +1,76 @@
+import { AuthError, CliError, ExitCode, UsageError } from '../../errors.js';
+import { appendRecords, describeView, meterKey, meterPath, SANDBOX_LIMIT } from '../../meter/meter.js';
+import { allowanceOf } from '../../meter/view.js';
+import { defineCommand } from '../define.js';
+import { int, text } from '../options.js';
+
+export default defineCommand({
+  path: ['auth', 'allowance'],
+  description:
+    'The sandbox allowance (2,000 successful requests or 7 days) as counted on this machine for the sandbox token. Sends no request. When the token was also used elsewhere, state what this machine cannot know: --used N (requests used so far) and/or --since DATE (when the first one was made; the 7-day window ends a week later).',
+  options: {
+    used: int('--used <n>', 'set the count of successful requests used so far', { min: 0, max: 1_000_000 }),
+    since: text('--since <date>', 'set when the first request was made (YYYY-MM-DD or an ISO 8601 time)'),
+  },
+  examples: ['imaging auth allowance', 'imaging auth allowance --used 350 --since 2026-11-20'],
+  async run(ctx, _args, opts) {
+    const env = ctx.environment();
+    if (env.value !== 'sandbox') {
+      throw new UsageError(
+        `the allowance meter counts sandbox tokens only (the environment is ${env.value}, from ${env.source})`,
+        'Use --env sandbox.',
+      );
+    }
+    const now = ctx.now().getTime();
+    const since = opts.since === undefined ? undefined : parseSince(opts.since, now);
+    const baseUrl = ctx.requireBaseUrl('sandbox');
+    const token = ctx.token('sandbox').value;
+    if (!token)
+      throw new AuthError(
+        'not logged in to the sandbox environment',
+        'Run: imaging auth login (or set IMAGING_TOKEN)',
+      );
+    if (opts.used !== undefined || since !== undefined) {
+      const key = meterKey(new URL(baseUrl).origin, token);
+      const path = meterPath(ctx.env);
+      try {
+        appendRecords(path, `${key} set ${opts.used ?? '-'} ${since ?? '-'} ${now}\n`);
+      } catch (err) {
+        throw new CliError(
+          `cannot write the allowance meter ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+          ExitCode.failure,
+          'Check the folder is yours and writable, or point IMAGING_CONFIG_DIR elsewhere.',
+        );
+      }
+    }
+    const view = allowanceOf(ctx, baseUrl, token);
+    if (!view) throw new CliError('internal: no allowance view');
+    if (ctx.format('table', ['table', 'json']) === 'json') {
+      ctx.io.stdout.write(`${JSON.stringify(view, null, 2)}\n`);
+      return 0;
+    }
+    ctx.out.line(`Sandbox allowance: ${describeView(view, ctx.now().getTime())}`);
+    if (view.since) ctx.out.line(`First request: ${view.since}`);
+    ctx.note(
+      `Counted on this machine only (${SANDBOX_LIMIT.toLocaleString('en-US')} successful requests or 7 days per sandbox token). If the token was also used elsewhere: imaging auth allowance --used N --since DATE`,
+    );
+    return 0;
+  },
+});
+
+function parseSince(value: string, now: number): number {
+  const v = value.trim();
+  const t = /^\d{4}-\d{2}-\d{2}$/.test(v)
+    ? Date.parse(`${v}T00:00:00Z`)
+    : /^\d{4}-\d{2}-\d{2}T/.test(v)
+      ? Date.parse(v)
+      : Number.NaN;
+  if (!Number.isFinite(t))
+    throw new UsageError(
+      `--since: "${value}" is not a date`,
+      'Use YYYY-MM-DD (UTC) or an ISO 8601 time, e.g. 2026-11-20T09:30:00Z.',
+    );
+  // A minute of slack for clocks a little apart.
+  if (t > now + 60_000) throw new UsageError(`--since: ${v} is in the future`);
+  return t;
+}

@@ -1,0 +1,29 @@
+import { UsageError } from './errors.js';
+
+/**
+ * Flags people reach for that this tool never takes, because their value would be a secret in
+ * argv (visible in `ps`, shell history, CI logs). Caught before parsing, so the message never
+ * quotes the value (commander's "unknown option '--secret=…'" would), and names what to use.
+ */
+const SECRET_FLAGS: ReadonlyArray<[RegExp, string, string]> = [
+  [
+    /^--(?:webhook-)?secret$/,
+    'the webhook secret is never given as a flag (it would show in ps and shell history)',
+    'Use --secret-file FILE, or set IMAGING_WEBHOOK_SECRET; on a terminal, leave both out to be asked.',
+  ],
+  [
+    /^--(?:api-)?token$/,
+    'the API token is never given as a flag (it would show in ps and shell history)',
+    'Store it once: imaging auth login (it asks, hidden) or imaging auth login --with-token < token.txt; or set IMAGING_TOKEN.',
+  ],
+];
+
+/** A usage error for a secret passed as a flag (`--secret x`, `--secret=x`, `--token …`), else nothing. */
+export function secretFlagMisuse(argv: readonly string[]): UsageError | undefined {
+  for (const a of argv) {
+    if (a === '--') return undefined;
+    const name = a.split('=', 1)[0]!;
+    for (const [re, message, hint] of SECRET_FLAGS) if (re.test(name)) return new UsageError(message, hint);
+  }
+  return undefined;
+}

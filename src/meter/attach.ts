@@ -1,0 +1,48 @@
+import type { EnvironmentName } from '../config/environments.js';
+import type { Context } from '../context.js';
+import { describeView, Meter, meterKey, meterPath } from './meter.js';
+
+export type { Meter };
+
+/**
+ * The meter of a client, or undefined: only the sandbox environment has the 2,000-request
+ * allowance (production's is per contract; `local` is the emulator). The environment's name
+ * decides, not the server: tests and demos stand the emulator in for a sandbox with
+ * `--env sandbox --base-url http://127.0.0.1:PORT` and an IMAGING_TOKEN (see README).
+ */
+export function sandboxMeter(
+  ctx: Context,
+  env: EnvironmentName,
+  baseUrl: string,
+  token: string | undefined,
+): Meter | undefined {
+  if (env !== 'sandbox' || !token) return undefined;
+  try {
+    return new Meter(meterPath(ctx.env), meterKey(new URL(baseUrl).origin, token), () => ctx.now().getTime());
+  } catch {
+    return undefined;
+  }
+}
+
+/** At the end of a command: writes what the meters hold and warns when this run crossed 80% or 95%. */
+export function settleMeters(ctx: Context, meters: Iterable<Meter>): void {
+  for (const meter of meters) {
+    try {
+      const crossing = meter.close();
+      if (crossing) {
+        ctx.note(
+          `Warning: over ${crossing.crossed}% of the sandbox allowance is used: ${describeView(crossing.view, ctx.now().getTime())}.`,
+        );
+        ctx.note(
+          'See it with: imaging auth allowance (if the token was also used elsewhere: imaging auth allowance --used N)',
+        );
+      }
+      if (meter.failure && ctx.globals.verbose)
+        ctx.note(
+          `Note: the allowance meter could not be updated (${meter.failure}); this run's requests were not counted.`,
+        );
+    } catch {
+      // The meter never fails a command.
+    }
+  }
+}

@@ -1,0 +1,66 @@
+import type { Context } from '../context.js';
+import { CliError, ExitCode } from '../errors.js';
+import { describeView, leftOf } from './meter.js';
+
+/**
+ * Costs before big runs (issue 10 item 3). After page 1 of an export or an `--all` listing in the
+ * sandbox, the requests still to come are known; before any of them is sent:
+ * - more than the meter says is left: stop with exit 6, unless --yes;
+ * - more than a quarter of what is left: ask on a terminal (--yes skips); with no terminal to ask
+ *   on (a script, a cron job), go ahead with a warning on stderr, as refusing would break
+ *   unattended runs that fit the allowance;
+ * - otherwise, say nothing.
+ * Outside the sandbox (no meter) nothing is checked.
+ */
+export async function checkCost(ctx: Context, remaining: number | undefined, what: string): Promise<void> {
+  const meter = ctx.meter();
+  if (!meter || remaining === undefined || remaining <= 0) return;
+  let view: ReturnType<typeof meter.view>;
+  try {
+    view = meter.view();
+  } catch {
+    return;
+  }
+  const left = leftOf(view);
+  const needs = `${what} needs ${fmt(remaining)} more request${remaining === 1 ? '' : 's'}`;
+  const meterSays = `sandbox allowance: ${describeView(view, ctx.now().getTime())}`;
+  if (remaining > left) {
+    if (ctx.globals.yes) {
+      ctx.note(`Warning: ${needs}, more than the ≈${fmt(left)} left (${meterSays}); going ahead (--yes).`);
+      return;
+    }
+    throw new CliError(
+      `${needs}, more than the ≈${fmt(left)} left in the sandbox allowance: stopped before sending them (${meterSays})`,
+      ExitCode.limit,
+      'Narrow the run (--param filters), correct the meter if it is wrong (imaging auth allowance --used N), or add --yes to go ahead anyway.',
+    );
+  }
+  if (remaining * 4 <= left || ctx.globals.yes) return;
+  const share = `${needs}, over a quarter of the ≈${fmt(left)} left in the sandbox allowance (counted on this machine)`;
+  if (!(ctx.io.stdinIsTTY && ctx.io.stderrIsTTY)) {
+    ctx.note(`Warning: ${share}; going ahead (no terminal to ask on).`);
+    return;
+  }
+  const ok = await (await ctx.prompter()).confirm(`${share}. Continue?`);
+  if (!ok)
+    throw new CliError(
+      `stopped at your answer: the ${fmt(remaining)} request${remaining === 1 ? '' : 's'} were not sent`,
+      ExitCode.failure,
+      'Add --yes to skip the question.',
+    );
+}
+
+/** Pages after page 1, from its meta: total_pages, else total_count over page 1's size. */
+export function remainingAfterFirst(
+  totalPages: unknown,
+  totalCount: unknown,
+  perPage: number | undefined,
+): number | undefined {
+  if (typeof totalPages === 'number' && Number.isSafeInteger(totalPages) && totalPages >= 1)
+    return totalPages - 1;
+  if (typeof totalCount === 'number' && Number.isSafeInteger(totalCount) && totalCount >= 0 && perPage)
+    return Math.max(1, Math.ceil(totalCount / perPage)) - 1;
+  return undefined;
+}
+
+const fmt = (n: number) => n.toLocaleString('en-US');

@@ -1,0 +1,262 @@
+import { appendFileSync, mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { configDir } from '../config/paths.js';
+
+/**
+ * The sandbox allowance meter (issue 10): the API sends no allowance headers, so this machine
+ * counts the successful (2xx) answers each sandbox token got, and the time of the first one.
+ *
+ * Storage: one append-only file, `allowance.log` in the config folder (0600), one record a line,
+ * each starting with the key (a hash of origin and token; never the token). Appends are single
+ * O_APPEND writes of one short line, which the kernel never interleaves, so concurrent commands
+ * lose no counts and need no lock; a reader folds the lines of its key. Records:
+ *   <key> s <n> <first ms> <last ms>     n successes between first and last
+ *   <key> set <n|-> <since ms|-> <at ms> the user's correction (auth allowance --used/--since)
+ *   <key> x <at ms>                       429 sandbox_request_limit_reached
+ *   <key> e <at ms>                       401 api_token_expired
+ * A success after a mark clears it (the token was extended). Lines that do not parse are skipped.
+ *
+ * Nothing here ever fails a command: a file that cannot be read is an empty meter, one that
+ * cannot be written loses this run's counts (reported with --verbose only).
+ */
+
+export const SANDBOX_LIMIT = 2000;
+export const WINDOW_MS = 7 * 24 * 60 * 60 * 1000;
+export const METER_FILE = 'allowance.log';
+/** Successes kept in memory before they are appended (and always at the end of the command). */
+export const FLUSH_EVERY = 25;
+
+export interface AllowanceView {
+  used: number;
+  limit: number;
+  /** First success (ISO 8601), or null when none is known. */
+  since: string | null;
+  /** since + 7 days: when the sandbox token expires, or null. */
+  ends: string | null;
+  /** The server answered 429 sandbox_request_limit_reached (and nothing succeeded since). */
+  exhausted: boolean;
+  /** The server answered 401 api_token_expired, or the 7-day window has passed. */
+  expired: boolean;
+}
+
+interface MeterState {
+  used: number;
+  since: number | undefined;
+  lastSuccess: number | undefined;
+  setAt: number | undefined;
+  exhaustedAt: number | undefined;
+  expiredAt: number | undefined;
+}
+
+export function meterPath(env: NodeJS.ProcessEnv): string {
+  return join(configDir(env), METER_FILE);
+}
+
+/** The meter's key of a token at an origin: 32 hex digits of SHA-256, from which no token can be read back. */
+export function meterKey(origin: string, token: string): string {
+  const { createHash } = process.getBuiltinModule('node:crypto');
+  return createHash('sha256').update(`imaging-allowance\n${origin}\n${token}`).digest('hex').slice(0, 32);
+}
+
+export function readState(path: string, key: string): MeterState {
+  const state: MeterState = {
+    used: 0,
+    since: undefined,
+    lastSuccess: undefined,
+    setAt: undefined,
+    exhaustedAt: undefined,
+    expiredAt: undefined,
+  };
+  let text: string;
+  try {
+    text = readFileSync(path, 'latin1');
+  } catch {
+    return state;
+  }
+  const max = (a: number | undefined, b: number) => (a === undefined || b > a ? b : a);
+  const prefix = `${key} `;
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(prefix)) continue;
+    const f = line.slice(prefix.length).split(' ');
+    const num = (i: number) => {
+      const v = f[i];
+      return v !== undefined && /^\d{1,15}$/.test(v) ? Number(v) : undefined;
+    };
+    switch (f[0]) {
+      case 's': {
+        const n = num(1);
+        const first = num(2);
+        const last = num(3);
+        if (n === undefined || first === undefined || last === undefined) break;
+        // A batch that ended before a later correction was already in the number the user gave.
+        if (state.setAt !== undefined && last <= state.setAt) break;
+        state.used += n;
+        if (state.since === undefined || first < state.since) state.since = first;
+        state.lastSuccess = max(state.lastSuccess, last);
+        break;
+      }
+      case 'set': {
+        const at = num(3);
+        if (at === undefined) break;
+        const n = num(1);
+        const since = num(2);
+        if (n !== undefined) state.used = n;
+        if (since !== undefined) state.since = since;
+        state.setAt = at;
+        break;
+      }
+      case 'x': {
+        const at = num(1);
+        if (at !== undefined) state.exhaustedAt = max(state.exhaustedAt, at);
+        break;
+      }
+      case 'e': {
+        const at = num(1);
+        if (at !== undefined) state.expiredAt = max(state.expiredAt, at);
+        break;
+      }
+    }
+  }
+  return state;
+}
+
+export function viewOf(state: MeterState, now: number, pending = 0): AllowanceView {
+  const after = (mark: number | undefined) =>
+    mark !== undefined && (state.lastSuccess === undefined || mark > state.lastSuccess);
+  const ends = state.since === undefined ? undefined : state.since + WINDOW_MS;
+  return {
+    used: state.used + pending,
+    limit: SANDBOX_LIMIT,
+    since: state.since === undefined ? null : new Date(state.since).toISOString(),
+    ends: ends === undefined ? null : new Date(ends).toISOString(),
+    exhausted: pending === 0 && after(state.exhaustedAt),
+    expired: (pending === 0 && after(state.expiredAt)) || (ends !== undefined && now >= ends),
+  };
+}
+
+/** Appends one or more records (each ends in a newline) in one write; creates the file 0600. */
+export function appendRecords(path: string, text: string): void {
+  mkdirSync(join(path, '..'), { recursive: true, mode: 0o700 });
+  appendFileSync(path, text, { mode: 0o600, flag: 'a' });
+}
+
+/** "≈1,234 of 2,000 requests used (counted on this machine), window ends ≈ 2026-11-29 08:07 UTC" */
+export function describeView(v: AllowanceView, now: number = Date.now()): string {
+  let s = `≈${v.used.toLocaleString('en-US')} of ${v.limit.toLocaleString('en-US')} requests used (counted on this machine)`;
+  s += v.ends ? `, window ends ≈ ${shortDate(v.ends)}` : ', window not started (no success counted yet)';
+  if (v.exhausted) s += '; the server said the allowance is used up (429 sandbox_request_limit_reached)';
+  else if (v.expired)
+    s +=
+      v.ends && Date.parse(v.ends) <= now
+        ? '; the 7-day window has passed'
+        : '; the server said the token has expired (401 api_token_expired)';
+  return s;
+}
+
+export function shortDate(iso: string): string {
+  return `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
+}
+
+/** Requests left by the meter's count (0 when the server said the allowance is used up). */
+export function leftOf(v: AllowanceView): number {
+  return v.exhausted ? 0 : Math.max(0, v.limit - v.used);
+}
+
+const live = new Set<Meter>();
+let exitHooked = false;
+
+/**
+ * One command's meter for one sandbox token. `answer()` is on every request's path: a success is
+ * an increment; the file is touched every FLUSH_EVERY successes, at `close()`, and at process exit
+ * (a second Ctrl-C, a broken pipe), so an interrupted command keeps its counts.
+ */
+export class Meter {
+  private pending = 0;
+  private first = 0;
+  private last = 0;
+  /** Used before this process appended anything (read at the first flush): for the 80%/95% warnings. */
+  private before: number | undefined;
+  private appended = 0;
+  private problem: string | undefined;
+
+  constructor(
+    readonly path: string,
+    readonly key: string,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Called with every HTTP answer; returns the meter's view for a 429/401 error block. */
+  answer(status: number, code: string | undefined): string | undefined {
+    if (status >= 200 && status < 300) {
+      const t = this.now();
+      if (this.pending === 0) this.first = t;
+      this.last = t;
+      this.pending++;
+      if (this.pending === 1) this.hookExit();
+      if (this.pending >= FLUSH_EVERY) this.flush();
+      return undefined;
+    }
+    const mark =
+      status === 429 && code === 'sandbox_request_limit_reached'
+        ? 'x'
+        : status === 401 && code === 'api_token_expired'
+          ? 'e'
+          : undefined;
+    if (!mark) return undefined;
+    this.flush();
+    this.write(`${this.key} ${mark} ${this.now()}\n`);
+    return describeView(this.view(), this.now());
+  }
+
+  /** The meter's view now, this process's unwritten successes included. */
+  view(): AllowanceView {
+    return viewOf(readState(this.path, this.key), this.now(), this.pending);
+  }
+
+  flush(): void {
+    if (this.pending === 0) return;
+    if (this.before === undefined) this.before = readState(this.path, this.key).used;
+    const n = this.pending;
+    this.pending = 0;
+    if (this.write(`${this.key} s ${n} ${this.first} ${this.last}\n`)) this.appended += n;
+  }
+
+  /**
+   * Writes what is pending and says which warning thresholds (80, 95) this command crossed, with
+   * the view after it; nothing when it crossed none.
+   */
+  close(): { crossed: number; view: AllowanceView } | undefined {
+    this.flush();
+    live.delete(this);
+    if (this.appended === 0 || this.before === undefined) return undefined;
+    const view = viewOf(readState(this.path, this.key), this.now());
+    const before = Math.min(this.before, view.used - this.appended);
+    const crossed = [95, 80].find((p) => before * 100 < p * view.limit && view.used * 100 >= p * view.limit);
+    return crossed === undefined ? undefined : { crossed, view };
+  }
+
+  /** Why the meter could not be written, if it could not (shown with --verbose). */
+  get failure(): string | undefined {
+    return this.problem;
+  }
+
+  private write(text: string): boolean {
+    try {
+      appendRecords(this.path, text);
+      return true;
+    } catch (err) {
+      this.problem ??= `${this.path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`;
+      return false;
+    }
+  }
+
+  private hookExit(): void {
+    live.add(this);
+    if (exitHooked) return;
+    exitHooked = true;
+    process.on('exit', () => {
+      for (const m of live) m.flush();
+      live.clear();
+    });
+  }
+}

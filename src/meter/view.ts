@@ -1,0 +1,19 @@
+import { normaliseBaseUrl } from '../api/url.js';
+import type { Context } from '../context.js';
+import { type AllowanceView, meterKey, meterPath, readState, viewOf } from './meter.js';
+
+/** What the meter knows of a sandbox token at a base URL; null without either. Sends nothing. */
+export function allowanceOf(
+  ctx: Context,
+  baseUrl: string | undefined,
+  token: string | undefined,
+): AllowanceView | null {
+  if (!baseUrl || !token) return null;
+  let origin: string;
+  try {
+    origin = new URL(normaliseBaseUrl(baseUrl)).origin;
+  } catch {
+    return null;
+  }
+  return viewOf(readState(meterPath(ctx.env), meterKey(origin, token)), ctx.now().getTime());
+}

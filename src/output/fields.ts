@@ -1,0 +1,203 @@
+import { UsageError } from '../errors.js';
+import type { FieldSet } from './field-sets.js';
+
+/**
+ * Field selection (`--fields a,b,c`, `--json a,b,c`) and the stable CSV columns of lists.
+ *
+ * A name is a documented dotted path (`patient.last_name`) or a documented object whole
+ * (`patient`), checked before any request: an unknown one is a usage error listing what there
+ * is. A field the API sends that this tool does not document yet is reached on purpose with a
+ * leading `+` (`--fields id,+expires_at`): taken as typed, empty when absent. The output carries
+ * exactly the chosen fields in the order given: table columns, CSV columns and JSON/NDJSON keys
+ * named as typed (`"patient.last_name"`), a missing one as null.
+ */
+
+/** What a command prints: the documented fields and, with --fields, the chosen ones. */
+export interface FieldChoice {
+  readonly documented: readonly string[];
+  /** The chosen paths in the order given (without a leading +); undefined: everything. */
+  readonly chosen: readonly string[] | undefined;
+}
+
+export interface SelectOptions {
+  /** Whether `+name` (a field the documentation does not list) is allowed: not for fixed flat rows. */
+  extra?: boolean;
+  /** Which set, when a command has several ("--rows visit"). */
+  setLabel?: string | undefined;
+}
+
+/** The names of a --fields value, trimmed, in order, each once. */
+export function parseFieldList(value: string): string[] {
+  const names = [
+    ...new Set(
+      value
+        .split(',')
+        .map((s) => s.trim())
+        .filter((s) => s !== ''),
+    ),
+  ];
+  if (names.length === 0)
+    throw new UsageError('--fields needs at least one field name', 'For example: --fields id,reference');
+  return names;
+}
+
+/** Every name --fields takes for this set: each documented path and each documented object. */
+export function selectableNames(documented: readonly string[]): Set<string> {
+  const names = new Set<string>();
+  for (const path of documented) {
+    const parts = path.split('.');
+    for (let i = 1; i <= parts.length; i++) names.add(parts.slice(0, i).join('.'));
+  }
+  return names;
+}
+
+/** Checks a --fields value against the documented fields (exit 2 before any request). */
+export function selectFields(
+  value: string | undefined,
+  documented: readonly string[],
+  opts: SelectOptions = {},
+): FieldChoice {
+  if (value === undefined) return { documented, chosen: undefined };
+  const names = parseFieldList(value);
+  const known = selectableNames(documented);
+  const chosen: string[] = [];
+  for (const name of names) {
+    if (name.startsWith('+') && opts.extra !== false) {
+      const path = name.slice(1).trim();
+      if (!/^[^.]+(\.[^.]+)*$/.test(path))
+        throw new UsageError(
+          `--fields: "${name}" is not a field path`,
+          'For example: +expires_at or +patient.weight',
+        );
+      chosen.push(path);
+      continue;
+    }
+    if (known.has(name)) {
+      chosen.push(name);
+      continue;
+    }
+    const near = nearest(name, [...known]);
+    const where = opts.setLabel ? ` (${opts.setLabel})` : '';
+    throw new UsageError(
+      `--fields: unknown field "${name}"${where}${near ? `; did you mean ${near}?` : ''}`,
+      `Fields: ${documented.join(', ')}.${objectsNote(documented)}${
+        opts.extra === false
+          ? ''
+          : ' A field the API sends that is not listed here: prefix it with + (--fields id,+expires_at).'
+      }`,
+    );
+  }
+  return { documented, chosen: [...new Set(chosen)] };
+}
+
+/** "An object is a field too (patient, law_firm).", for sets that have nested fields. */
+function objectsNote(documented: readonly string[]): string {
+  const objects = [...new Set(documented.filter((p) => p.includes('.')).map((p) => p.split('.')[0]!))];
+  return objects.length > 0 ? ` An object is a field too, whole: ${objects.join(', ')}.` : '';
+}
+
+/** The value at a dotted path, through the record's own keys only; undefined when absent. */
+export function valueAt(record: unknown, path: string): unknown {
+  let v: unknown = record;
+  for (const part of path.split('.')) {
+    if (typeof v !== 'object' || v === null || Array.isArray(v)) return undefined;
+    if (!Object.hasOwn(v, part)) return undefined;
+    v = (v as Record<string, unknown>)[part];
+  }
+  return v;
+}
+
+/** The chosen fields of a record, keyed as typed, in the order given; a missing one is null. */
+export function pick(record: unknown, chosen: readonly string[]): Record<string, unknown> {
+  // No prototype: a field named "__proto__" is a key like any other.
+  const out = Object.create(null) as Record<string, unknown>;
+  for (const path of chosen) out[path] = valueAt(record, path) ?? null;
+  return out;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * The CSV columns of a list: the documented fields first, in their fixed order (present or not),
+ * then every other field the records carry, as dotted paths, sorted. Documented objects are read
+ * to their documented leaves, whatever the record holds (a null `auto_book_request` leaves its
+ * columns empty; it is not a column of its own); arrays are one cell (JSON). A field that is null
+ * in one record and an object in another is its object's leaves only.
+ */
+export function csvColumns(records: readonly unknown[], documented: readonly string[]): string[] {
+  const leaves = new Set(documented);
+  const objects = new Set<string>();
+  for (const path of documented) {
+    const parts = path.split('.');
+    for (let i = 1; i < parts.length; i++) objects.add(parts.slice(0, i).join('.'));
+  }
+  const extra = new Map<string, boolean>(); // path -> whether some record holds a non-object value there
+  const walk = (value: Record<string, unknown>, prefix: string, known: boolean) => {
+    for (const [k, v] of Object.entries(value)) {
+      const path = prefix ? `${prefix}.${k}` : k;
+      if (known && leaves.has(path)) continue;
+      if (known && objects.has(path)) {
+        if (isObject(v)) walk(v, path, true);
+        continue;
+      }
+      if (isObject(v) && Object.keys(v).length > 0) {
+        if (!extra.has(path)) extra.set(path, false);
+        walk(v, path, false);
+      } else extra.set(path, (extra.get(path) ?? false) || (v !== null && v !== undefined && !isObject(v)));
+    }
+  };
+  for (const r of records) if (isObject(r)) walk(r, '', true);
+  const paths = [...extra.keys()];
+  const parents = new Set(paths.flatMap((p) => paths.filter((q) => q.startsWith(`${p}.`)).map(() => p)));
+  const tail = paths.filter((p) => !(parents.has(p) && !extra.get(p))).sort();
+  return [...documented, ...tail];
+}
+
+/** The help's list of a command's fields. */
+export function fieldsHelp(sets: readonly FieldSet[], width = 80): string {
+  const lines = ['', 'Fields (--fields a,b,c or --json a,b,c: those, in that order):'];
+  for (const set of sets) {
+    const head = set.label ? `  ${set.label}: ` : '  ';
+    let line = head;
+    const indent = ' '.repeat(set.label ? 4 : 2);
+    set.fields.forEach((f, i) => {
+      const word = `${f}${i < set.fields.length - 1 ? ',' : ''}`;
+      if (line.trim() !== '' && line.length + 1 + word.length > width && line !== head) {
+        lines.push(line.trimEnd());
+        line = indent;
+      }
+      line += line === head || line === indent ? word : ` ${word}`;
+    });
+    lines.push(line.trimEnd());
+  }
+  return lines.join('\n');
+}
+
+/** The closest known name (for a typo), or undefined when nothing is close. */
+function nearest(name: string, known: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestD = Math.max(2, Math.floor(name.length / 3)) + 1;
+  for (const k of known) {
+    const d = distance(name.toLowerCase(), k.toLowerCase());
+    if (d < bestD) {
+      best = k;
+      bestD = d;
+    }
+  }
+  return best;
+}
+
+function distance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    let prev = row[0]!;
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const cur = row[j]!;
+      row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
+      prev = cur;
+    }
+  }
+  return row[b.length]!;
+}
