@@ -216,6 +216,8 @@ function describeDifference(saved: Identity, now: Identity): string {
     params: '--param',
     visitStatuses: '--visit-status',
     formulaGuard: '--no-formula-guard',
+    bom: '--bom',
+    fields: '--fields',
   };
   const keys = [...new Set([...Object.keys(saved), ...Object.keys(now)])];
   const differ = keys.filter((k) => JSON.stringify(saved[k]) !== JSON.stringify(now[k]));
