@@ -37,6 +37,8 @@ export interface ContextDeps {
   prompter?: Prompter;
   openUrl?: (url: string) => Promise<boolean>;
   now?: () => Date;
+  /** The command line as given (after the program name), to repeat it in advice. */
+  argv?: readonly string[];
   /** Test hook: options passed to every ApiClient this context builds. */
   clientOverrides?: Partial<ConstructorParameters<typeof ApiClient>[0]>;
 }
@@ -53,6 +55,7 @@ export class Context {
   readonly globals: GlobalOptions;
   readonly signal: AbortSignal;
   readonly now: () => Date;
+  readonly argv: readonly string[];
   private readonly deps: ContextDeps;
   private configStore: ConfigStore | undefined;
   private client: ApiClient | undefined;
@@ -68,6 +71,7 @@ export class Context {
     this.globals = deps.globals;
     this.signal = deps.signal ?? new AbortController().signal;
     this.now = deps.now ?? (() => new Date());
+    this.argv = deps.argv ?? [];
   }
 
   /**

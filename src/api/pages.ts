@@ -83,6 +83,12 @@ export const MAX_PAGES = 10_000;
 /** Without total_pages / total_count to go by, a walk stops here (100,000 records at 100 a page). */
 export const MAX_PAGES_WITHOUT_TOTAL = 1_000;
 
+/** Ids already written (a resumed export's checkpoint), as a walk keeps them. */
+export interface WrittenIds {
+  ids: IdSet;
+  numeric: Set<number>;
+}
+
 /**
  * The one policy every page walk (lists with --all, `api --paginate`, export) follows, so that a
  * server that never stops paging cannot burn the request allowance (the sandbox allows 2,000 a
@@ -113,8 +119,8 @@ export class PageWalk {
   /** Records received so far (duplicates included). */
   private received = 0;
   private readonly fingerprints = new Map<string, number>();
-  private readonly ids = new IdSet();
-  private readonly numericIds = new Set<number>();
+  private ids = new IdSet();
+  private numericIds = new Set<number>();
   private lastFingerprint: string | undefined;
   private lastPage: { page: number; ids: Set<string | number> } | undefined;
 
@@ -128,6 +134,16 @@ export class PageWalk {
     private readonly what = 'the list',
     private readonly opts: { requireIds?: boolean } = {},
   ) {}
+
+  /**
+   * A walk that continues an earlier one (a resumed export) from a later page: `received` records
+   * came before it, and `written` holds the ids already written, so one of them again is a duplicate.
+   */
+  continueAfter(received: number, written: WrittenIds): void {
+    this.received = received;
+    this.ids = written.ids;
+    this.numericIds = written.numeric;
+  }
 
   /** Throws when requesting one more page would pass the budget. */
   allow(): void {
@@ -358,6 +374,17 @@ export interface OrderedWalkOptions {
   what: string;
   /** The list, in words for an unreadable page ("the referral list"). */
   listName: string;
+  /**
+   * Continue from a later page (a resumed export): `page` is fetched first, `check` sees its
+   * records before the walk does (and may stop the walk), `received` records came before it.
+   */
+  start?: {
+    page: number;
+    received: number;
+    /** Every id already written: read from the checkpoint by the time the walk starts. */
+    written: WrittenIds;
+    check: (items: unknown[], meta: PageMeta | undefined, requestId: string | undefined) => void;
+  };
 }
 
 export interface OrderedPage extends ListPage<unknown> {
@@ -410,17 +437,20 @@ export async function* fetchPagesInOrder(
   const walk = new PageWalk(opts.what, { requireIds: true });
   const inflight = new Map<number, Promise<ApiResponse>>();
   try {
+    const start = opts.start?.page ?? 1;
+    if (opts.start) walk.continueAfter(opts.start.received, opts.start.written);
     walk.allow();
-    const first = await fetchPage(1);
+    const first = await fetchPage(start);
+    opts.start?.check(first.items, first.meta, first.requestId);
     const total = typeof first.meta?.total_pages === 'number' ? first.meta.total_pages : undefined;
-    first.items = readingAnswer(first.requestId, () => walk.accept(1, first.items, first.meta)) ?? [];
+    first.items = readingAnswer(first.requestId, () => walk.accept(start, first.items, first.meta)) ?? [];
     yield { ...first, totalPages: total, duplicates: walk.duplicates };
     if (total === undefined) {
-      for await (const page of followPages(1, first, fetchPage, walk))
+      for await (const page of followPages(start, first, fetchPage, walk))
         yield { ...page, totalPages: undefined, duplicates: walk.duplicates };
       return;
     }
-    let next = 2;
+    let next = start + 1;
     const launch = () => {
       while (next <= total && inflight.size < opts.concurrency) {
         walk.allow();
@@ -431,7 +461,7 @@ export async function* fetchPagesInOrder(
       }
     };
     launch();
-    for (let n = 2; n <= total; n++) {
+    for (let n = start + 1; n <= total; n++) {
       const pending = inflight.get(n);
       if (!pending) throw new CliError(`internal: page ${n} was never requested`);
       const raw = await pending;

@@ -8,6 +8,7 @@ import type { Query } from '../api/url.js';
 import { BOM, csvRow } from '../output/csv.js';
 import { pick } from '../output/fields.js';
 import type { ProgressBar } from '../output/progress.js';
+import type { PageMark, ResumePoint } from './checkpoint.js';
 import { COLUMNS, csvValue, hasVisitIn, type RowKind, rowsOf } from './rows.js';
 
 export type ExportFormat = 'csv' | 'ndjson' | 'json';
@@ -28,6 +29,10 @@ export interface ExportOptions {
   bom?: boolean;
   /** --fields: only these columns (flat rows) or fields (referrals as sent), in this order. */
   fields?: readonly string[] | undefined;
+  /** Continue a checkpoint: its bytes stand in for the header, then pages from `resume.page` (checkpoint.ts). */
+  resume?: ResumePoint | undefined;
+  /** After each complete page is handed to the output: where it ends (checkpoint.ts). */
+  onPage?: ((mark: PageMark) => void) | undefined;
 }
 
 export interface ExportSummary {
@@ -66,32 +71,70 @@ export async function exportReferrals(
     expected: undefined,
     duplicates: 0,
   };
-  const write = async (text: string) => {
-    if (text === '' || out.write(text)) return;
+  let bytes = 0;
+  const write = async (text: string | Buffer) => {
+    bytes += typeof text === 'string' ? Buffer.byteLength(text) : text.length;
+    if (text.length === 0 || out.write(text)) return;
     await once(out, 'drain', { signal });
   };
 
   let first = true;
   const columns = opts.fields ?? COLUMNS[opts.rows];
-  if (opts.format === 'csv') await write(`${opts.bom ? BOM : ''}${csvRow(columns, opts.formulaGuard)}`);
-  if (opts.format === 'json') await write('[');
+  const resume = opts.resume;
+  if (resume) {
+    for await (const chunk of resume.prefix()) await write(chunk);
+    Object.assign(summary, resume.summary);
+    first = !resume.wroteRecord;
+  } else {
+    if (opts.format === 'csv') await write(`${opts.bom ? BOM : ''}${csvRow(columns, opts.formulaGuard)}`);
+    if (opts.format === 'json') await write('[');
+  }
+  const duplicatesBefore = summary.duplicates;
+  let lastPage = resume ? resume.page - 1 : 0;
+  const mark = (ids: string[], totalPages: number | undefined) =>
+    opts.onPage?.({
+      page: lastPage,
+      bytes,
+      summary: { ...summary },
+      wroteRecord: !first,
+      lastIds: ids,
+      totalPages,
+    });
+  if (resume) mark(resume.lastIds, undefined);
 
   const pages = fetchPagesInOrder(
     client,
-    { ...opts, path: REFERRALS_PATH, key: 'referrals', what: 'the referrals', listName: 'the referral list' },
+    {
+      ...opts,
+      path: REFERRALS_PATH,
+      key: 'referrals',
+      what: 'the referrals',
+      listName: 'the referral list',
+      ...(resume ? { start: resume.start } : {}),
+    },
     signal,
   );
   for await (const page of pages) {
     summary.pages++;
-    summary.duplicates = page.duplicates;
+    summary.duplicates = duplicatesBefore + page.duplicates;
     if (summary.pages === 1) {
       // The server's count goes into a note: a number, or nothing (never its text).
       const total: unknown = page.meta?.total_count;
       summary.expected = typeof total === 'number' && Number.isFinite(total) ? total : undefined;
       await opts.afterFirstPage?.(page.totalPages, summary.expected);
+    } else if (resume && lastPage === resume.page - 1) {
+      // A resumed export's first page: the cost check counts only the pages still to fetch.
+      const skip = resume.page - 1;
+      const count: unknown = page.meta?.total_count;
+      await opts.afterFirstPage?.(
+        page.totalPages === undefined ? undefined : page.totalPages - skip,
+        typeof count === 'number' ? Math.max(0, count - skip * opts.perPage) : undefined,
+      );
     }
     const chunk = readingAnswer(page.requestId, () => encodePage(page.items));
     await write(chunk);
+    lastPage++;
+    if (opts.onPage) mark(idsOf(page.items), page.totalPages);
     progress.update(summary.pages, summary.referrals, page.totalPages);
   }
   if (opts.format === 'json') await write(first ? ']\n' : '\n]\n');
@@ -125,6 +168,16 @@ export async function exportReferrals(
     }
     return chunk;
   }
+}
+
+/** The last ids of a page, as a resumed export checks them at the seam (checkpoint.ts). */
+function idsOf(items: unknown[]): string[] {
+  const ids: string[] = [];
+  for (const r of items.slice(-100)) {
+    const id = (r as { id?: unknown } | null)?.id;
+    if (typeof id === 'string' || typeof id === 'number') ids.push(String(id));
+  }
+  return ids;
 }
 
 function encodeJson(record: unknown, format: 'ndjson' | 'json', first: boolean): string {

@@ -11,10 +11,12 @@ import {
   mkdirSync,
   open,
   openSync,
+  renameSync,
   rmdirSync,
   type Stats,
   statfsSync,
   statSync,
+  truncateSync,
   unlinkSync,
   write,
 } from 'node:fs';
@@ -445,6 +447,46 @@ export class AtomicFile {
     } finally {
       this.removeDir();
     }
+  }
+
+  /**
+   * For a checkpoint (src/export/checkpoint.ts) instead of `discard()`: stops writing (waiting for a
+   * write in flight), cuts the temporary file to the length `choose` picks from what is on disk,
+   * and moves it to `dest` (same file system; it stays 0600); then removes the temporary folder.
+   * Returns the length kept, or undefined when nothing was kept (and the file is removed as usual).
+   */
+  async keepAs(dest: string, choose: (size: number) => number | undefined): Promise<number | undefined> {
+    if (this.settled || this.kind !== 'atomic' || !this.tempPath) {
+      this.discard();
+      return undefined;
+    }
+    const stream = this.stream;
+    // What was handed over but not yet written goes to disk first (unless writing already failed).
+    if (!this.error && !stream.destroyed && !stream.writableFinished)
+      await new Promise<void>((ok) => {
+        finished(stream, { readable: false }, () => ok());
+        stream.end();
+      });
+    if (!stream.closed)
+      await new Promise<void>((ok) => {
+        stream.once('close', () => ok());
+        stream.destroy();
+      });
+    let kept: number | undefined;
+    try {
+      const now = lstatSync(this.tempPath);
+      if (!this.inode || now.ino !== this.inode.ino || now.dev !== this.inode.dev)
+        throw new Error('the temporary file was replaced');
+      kept = choose(now.size);
+      if (kept !== undefined) {
+        truncateSync(this.tempPath, kept);
+        renameSync(this.tempPath, dest);
+      }
+    } catch {
+      kept = undefined;
+    }
+    this.discard();
+    return kept;
   }
 
   private fail(): CliError {

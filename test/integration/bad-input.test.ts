@@ -109,6 +109,9 @@ const CASES: Array<[string[], RegExp, string?]> = [
   [['referrals', 'export', '--visit-status', ' , '], /--visit-status needs at least one status/],
   [['referrals', 'export', '-o', '/nonexistent-dir/x.csv'], /no such folder/],
   [['referrals', 'export', '-o', '/tmp'], /cannot write \/tmp: it is a folder/],
+  [['referrals', 'export', '--resume'], /--resume needs -o FILE/],
+  [['referrals', 'export', '--resumable', '-o', '-'], /--resumable needs -o FILE/],
+  [['referrals', 'export', '--resume', '-o', '/dev/null'], /--resume: \/dev\/null is not a regular file/],
   // api
   [['api'], /missing required argument 'method-or-path'/],
   [['api', 'YEET', '/x'], /unknown HTTP method "YEET"/],

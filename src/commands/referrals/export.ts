@@ -1,9 +1,12 @@
 import { VISIT_STATUSES } from '../../api/types.js';
+import type { Query } from '../../api/url.js';
+import type { Context } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import type { ExportFormat } from '../../export/pipeline.js';
 import type { RowKind } from '../../export/rows.js';
 import { EXPORT_COLUMNS, REFERRAL_FIELDS } from '../../output/field-sets.js';
 import { selectFields } from '../../output/fields.js';
+import type { AtomicFile } from '../../util/atomic-file.js';
 import { defineCommand } from '../define.js';
 import { choice, completes, file, flag, int, text } from '../options.js';
 import { PARAM_OPTION, paramsQuery } from './params.js';
@@ -46,6 +49,8 @@ export default defineCommand({
       '--dry-run',
       'fetch page 1 only and report the referrals, pages and requests the export needs',
     ),
+    resume: flag('--resume', 'continue the checkpoint a failed or interrupted -o export kept'),
+    resumable: flag('--resumable', 'keep a checkpoint if this -o export stops (default in the sandbox only)'),
   },
   async run(ctx, _args, opts) {
     const [{ exportReferrals }, { AtomicFile }, { ProgressBar }, { exportFormat }, { parseVisitStatuses }] =
@@ -92,6 +97,10 @@ export default defineCommand({
       return dryRun(ctx, client, query, opts.perPage ?? 100);
     }
     const toFile = Boolean(opts.output && opts.output !== '-');
+    if ((opts.resume || opts.resumable) && !toFile)
+      throw new UsageError(
+        `${opts.resume ? '--resume' : '--resumable'} needs -o FILE: only an export to a file keeps a checkpoint`,
+      );
     const file = toFile
       ? await AtomicFile.open(opts.output as string, {
           stdout: ctx.io.stdout,
@@ -99,6 +108,16 @@ export default defineCommand({
           onWait: () => ctx.note(`Waiting for a reader on ${opts.output} (a FIFO)…`),
         })
       : AtomicFile.stdout(ctx.io.stdout);
+    // Resumable exports (src/export/checkpoint.ts): checked before any request.
+    const checkpoint =
+      file.kind === 'atomic'
+        ? await openCheckpoint(ctx, file, opts, { format, rows, query, visitStatuses, fields })
+        : undefined;
+    if (opts.resume && !checkpoint) {
+      file.discard();
+      throw new UsageError(`--resume: ${opts.output} is not a regular file, so it has no checkpoint`);
+    }
+    const resume = checkpoint?.resumePoint;
     const progress = new ProgressBar(
       ctx.io.stderr,
       ctx.io.stderrIsTTY,
@@ -107,7 +126,8 @@ export default defineCommand({
     );
     const onAbort = () => {
       progress.done();
-      file.discard();
+      // A checkpoint is taken in the catch below, from what is on disk by then.
+      if (!checkpoint?.keeping) file.discard();
     };
     ctx.signal.addEventListener('abort', onAbort, { once: true });
     try {
@@ -128,6 +148,8 @@ export default defineCommand({
             const { checkCost, remainingAfterFirst } = await import('../../meter/cost.js');
             await checkCost(ctx, remainingAfterFirst(pages, count, opts.perPage ?? 100), 'This export');
           },
+          resume,
+          onPage: checkpoint?.keeping ? checkpoint.onPage : undefined,
         },
         progress,
         // A write error (a full disk, a reader gone) stops the page requests too.
@@ -135,7 +157,12 @@ export default defineCommand({
       );
       // Every byte written and on disk (and renamed into place) before the summary says so.
       await file.commit();
+      checkpoint?.finish();
       progress.done();
+      if (resume)
+        ctx.note(
+          `Continued from the checkpoint: ${resume.page - 1} page${resume.page === 2 ? '' : 's'} saved earlier, ${summary.pages - resume.page + 1} fetched now.`,
+        );
       const where = toFile ? ` -> ${file.target}` : '';
       // What was written comes first: the rows; then what was read to get them.
       ctx.note(
@@ -157,15 +184,82 @@ export default defineCommand({
       return 0;
     } catch (err) {
       progress.done();
+      // Kept as a checkpoint when allowed (checkpoint.ts), else removed as always.
+      const kept = checkpoint ? await checkpoint.save(file) : undefined;
       file.discard();
+      if (kept && checkpoint) {
+        ctx.note(
+          `Export stopped: ${kept.pages} complete page${kept.pages === 1 ? '' : 's'} (${kept.referrals} referral${kept.referrals === 1 ? '' : 's'}) ${kept.pages === 1 ? 'is' : 'are'} kept in a checkpoint, ${checkpoint.dir} (owner-only; not continued after 24 hours, removed by the next export to ${opts.output}); no file was written at ${file.target}.`,
+        );
+        ctx.note(`To continue: ${continueCommand(ctx.argv)}`);
+        throw file.writeFailure ?? err;
+      }
       if (ctx.signal.aborted) throw err;
       const done = progress.records;
       ctx.note(
         `Export stopped after ${done} referral${done === 1 ? '' : 's'}: ${file.kind === 'atomic' ? `no file was written at ${file.target}` : `the output ${toFile ? `written to ${file.target} ` : 'above '}is incomplete`}.`,
       );
+      if (checkpoint && !checkpoint.keeping && done > 0)
+        ctx.note('(Started with --resumable, its complete pages would have been kept for --resume.)');
       throw file.writeFailure ?? err;
     } finally {
       ctx.signal.removeEventListener('abort', onAbort);
     }
   },
 });
+
+async function openCheckpoint(
+  ctx: Context,
+  file: AtomicFile,
+  opts: {
+    output?: string | undefined;
+    resume?: boolean | undefined;
+    resumable?: boolean | undefined;
+    perPage?: number | undefined;
+  },
+  what: {
+    format: ExportFormat;
+    rows: RowKind;
+    query: Query;
+    visitStatuses: ReadonlySet<string> | undefined;
+    fields: readonly string[] | undefined;
+  },
+) {
+  try {
+    const { Checkpoint, keepsCheckpoints } = await import('../../export/checkpoint.js');
+    const env = ctx.environment().value;
+    return Checkpoint.open({
+      target: file.target,
+      name: opts.output as string,
+      // Everything that decides the file's bytes for the same data.
+      identity: {
+        env,
+        baseUrl: ctx.baseUrl().value ?? null,
+        format: what.format,
+        rows: what.rows,
+        perPage: opts.perPage ?? 100,
+        params: Object.fromEntries(
+          Object.entries(what.query).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+        ),
+        visitStatuses: what.visitStatuses ? [...what.visitStatuses].sort() : null,
+        formulaGuard: ctx.globals.formulaGuard !== false,
+        bom: ctx.globals.bom === true,
+        fields: what.fields ?? null,
+      },
+      resume: opts.resume === true,
+      keep: keepsCheckpoints(env, opts.resumable || opts.resume),
+      now: ctx.now,
+      note: (text) => ctx.note(text),
+    });
+  } catch (err) {
+    file.discard();
+    throw err;
+  }
+}
+
+/** The same command with --resume, as a shell would take it. */
+function continueCommand(argv: readonly string[]): string {
+  const quote = (a: string) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replaceAll("'", "'\\''")}'`);
+  const args = argv.includes('--resume') ? argv : [...argv, '--resume'];
+  return ['imaging', ...args].map(quote).join(' ');
+}

@@ -1,0 +1,665 @@
+import { createHash, randomBytes } from 'node:crypto';
+import {
+  closeSync,
+  constants,
+  existsSync,
+  fstatSync,
+  fsyncSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readSync,
+  renameSync,
+  rmdirSync,
+  type Stats,
+  unlinkSync,
+  writeSync,
+} from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { IdSet } from '../api/idset.js';
+import type { PageMeta, WrittenIds } from '../api/pages.js';
+import { CliError, UsageError } from '../errors.js';
+import type { AtomicFile } from '../util/atomic-file.js';
+import { onForcedExit } from '../util/cleanup.js';
+import type { ExportSummary } from './pipeline.js';
+
+/**
+ * Resumable exports (README "Export", "Reliability"). When an `-o` export fails or is interrupted
+ * after some complete pages, what was written (those pages, in order) is kept beside the target as
+ * a checkpoint: a private folder `.NAME.checkpoint/` (0700) holding `data.partial` (0600, the bytes
+ * written so far) and `state.json` (0600: the export's identity, pages done, the last ids written,
+ * the byte length and its SHA-256, when). `--resume` copies those bytes into a new temporary file,
+ * fetches only the remaining pages, and checks at the seam that the server's list is the one the
+ * checkpoint was cut from; a list that shifted (referrals added or removed before the seam) is
+ * refused, since a re-aligned file would silently miss or repeat referrals.
+ *
+ * The state file's blocks are reserved when the export starts (`reserve`), so that a full disk,
+ * the likeliest reason to stop, can still take the checkpoint: the data is cut back to the last
+ * complete page and the state written over the reserved bytes, which needs no new space.
+ */
+
+export const CHECKPOINT_MAX_AGE_MS = 24 * 3600 * 1000;
+const STATE = 'state.json';
+const DATA = 'data.partial';
+/** Bytes reserved for state.json: ample for its fields and 100 ids. */
+const STATE_RESERVE = 16 * 1024;
+/** Page marks kept in memory: the last complete page on disk is always among the last few. */
+const MARKS_KEPT = 64;
+
+/** What makes two exports the same: the same bytes for the same data. */
+export type Identity = Record<string, unknown>;
+
+export type SummarySeed = Pick<ExportSummary, 'referrals' | 'rows' | 'pages' | 'duplicates' | 'expected'>;
+
+/** Where a complete page ends in the output, and the export's state there. */
+export interface PageMark {
+  page: number;
+  bytes: number;
+  summary: SummarySeed;
+  /** Whether a JSON record has been written (the next one starts with a comma). */
+  wroteRecord: boolean;
+  lastIds: string[];
+  totalPages: number | undefined;
+}
+
+export interface ResumePoint {
+  /** The first page to fetch. */
+  page: number;
+  /** The checkpoint's bytes, checked against its SHA-256 as they are read. */
+  prefix: () => AsyncIterable<Buffer>;
+  summary: SummarySeed;
+  wroteRecord: boolean;
+  lastIds: string[];
+  start: {
+    page: number;
+    received: number;
+    written: WrittenIds;
+    check: (items: unknown[], meta: PageMeta | undefined, requestId: string | undefined) => void;
+  };
+}
+
+interface State {
+  version: 1;
+  identity: Identity;
+  pages: number;
+  bytes: number;
+  sha256: string;
+  summary: { referrals: number; rows: number; pages: number; duplicates: number; expected: number | null };
+  wroteRecord: boolean;
+  lastIds: string[];
+  totalPages: number | null;
+  started: string;
+  saved: string;
+}
+
+/** The checkpoint folder of a target (its real, absolute path). */
+export function checkpointDir(target: string): string {
+  return join(dirname(target), `.${basename(target)}.checkpoint`);
+}
+
+/**
+ * Sandbox data is synthetic (the spec says so): checkpoints are kept by default. Production holds
+ * real patient data, and `local` is whatever server it is pointed at: only with `--resumable`
+ * (or `--resume`, which continues one).
+ */
+export function keepsCheckpoints(env: string, resumable: boolean | undefined): boolean {
+  return env === 'sandbox' || resumable === true;
+}
+
+const ours = (st: Stats) => {
+  const uid = process.geteuid?.();
+  return uid === undefined || st.uid === uid;
+};
+
+const lstatOrUndefined = (path: string): Stats | undefined => {
+  try {
+    return lstatSync(path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+};
+
+type Found = { state: State } | { problem: string } | undefined;
+
+/** Reads a checkpoint folder: its state, or why it cannot be one of ours, or undefined when there is none. */
+function inspect(dir: string): Found {
+  let st: Stats | undefined;
+  try {
+    st = lstatOrUndefined(dir);
+  } catch (err) {
+    return { problem: `cannot read it (${(err as Error).message})` };
+  }
+  if (!st) return undefined;
+  if (!st.isDirectory() || !ours(st) || (st.mode & 0o077) !== 0)
+    return { problem: 'it is not a private folder of yours (0700), so it is left alone' };
+  let text: string;
+  try {
+    text = readPrivate(join(dir, STATE), STATE_RESERVE * 4).toString('utf8');
+  } catch (err) {
+    return { problem: `its state is missing or unreadable (${(err as Error).message})` };
+  }
+  let state: State;
+  try {
+    state = JSON.parse(text) as State;
+  } catch {
+    return { problem: 'its state is not valid JSON' };
+  }
+  if (
+    state?.version !== 1 ||
+    typeof state.identity !== 'object' ||
+    !Number.isSafeInteger(state.pages) ||
+    !Number.isSafeInteger(state.bytes) ||
+    typeof state.sha256 !== 'string' ||
+    typeof state.summary !== 'object' ||
+    !Array.isArray(state.lastIds) ||
+    Number.isNaN(Date.parse(state.saved))
+  )
+    return { problem: 'its state is not one this version of imaging wrote' };
+  const data = lstatOrUndefined(join(dir, DATA));
+  if (!data?.isFile() || !ours(data) || (data.mode & 0o077) !== 0 || data.size !== state.bytes)
+    return { problem: `its data is missing or is not the ${state.bytes} bytes its state records` };
+  return { state };
+}
+
+/** A file of ours, 0600, not through a symlink, at most `max` bytes. */
+function readPrivate(path: string, max: number): Buffer {
+  const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile() || !ours(st) || (st.mode & 0o077) !== 0) throw new Error('not a private file of yours');
+    if (st.size > max) throw new Error('too large');
+    const buf = Buffer.alloc(st.size);
+    let off = 0;
+    while (off < buf.length) {
+      const n = readSync(fd, buf, off, buf.length - off, off);
+      if (n <= 0) break;
+      off += n;
+    }
+    return buf.subarray(0, off);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Removes a checkpoint folder of ours: its two files and itself; anything else is left alone. */
+export function removeCheckpoint(dir: string): boolean {
+  try {
+    const st = lstatOrUndefined(dir);
+    if (!st?.isDirectory() || !ours(st)) return false;
+    for (const name of [STATE, DATA]) {
+      try {
+        unlinkSync(join(dir, name));
+      } catch {
+        // not there
+      }
+    }
+    rmdirSync(dir);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const ago = (ms: number) => {
+  const min = Math.max(0, Math.round(ms / 60_000));
+  return min < 90 ? `${min} min ago` : `${Math.round(min / 60)} h ago`;
+};
+
+function describeDifference(saved: Identity, now: Identity): string {
+  const names: Record<string, string> = {
+    env: 'environment',
+    baseUrl: 'base URL',
+    format: 'format',
+    rows: '--rows',
+    perPage: '--per-page',
+    params: '--param',
+    visitStatuses: '--visit-status',
+    formulaGuard: '--no-formula-guard',
+    bom: '--bom',
+    fields: '--fields',
+  };
+  const keys = [...new Set([...Object.keys(saved), ...Object.keys(now)])];
+  const differ = keys.filter((k) => JSON.stringify(saved[k]) !== JSON.stringify(now[k]));
+  const shown = (k: string, v: unknown) =>
+    ['env', 'format', 'rows', 'perPage'].includes(k) && v !== undefined ? ` ${String(v)}` : '';
+  return differ
+    .map(
+      (k) =>
+        `${names[k] ?? k}${shown(k, saved[k]) ? ` (${shown(k, saved[k]).trim()} there,${shown(k, now[k]) || ' none'} here)` : ''}`,
+    )
+    .join(', ');
+}
+
+export interface CheckpointOptions {
+  /** The real, absolute path of the target (AtomicFile.target). */
+  target: string;
+  /** As given by the user, for messages. */
+  name: string;
+  identity: Identity;
+  resume: boolean;
+  keep: boolean;
+  now: () => Date;
+  note: (text: string) => void;
+}
+
+/**
+ * The checkpoint of one export: found (and checked) before any request, fed the page marks as
+ * the export writes, saved on failure, removed on success.
+ */
+export class Checkpoint {
+  readonly dir: string;
+  private readonly marks: PageMark[] = [];
+  private resumed: State | undefined;
+  private staging: { path: string; fd: number; base: string; unregister: () => void } | undefined;
+  private readonly started: string;
+
+  private constructor(private readonly opts: CheckpointOptions) {
+    this.dir = checkpointDir(opts.target);
+    this.started = opts.now().toISOString();
+  }
+
+  /** Checks `--resume` against the checkpoint there (usage errors, before any request), or removes an old one. */
+  static open(opts: CheckpointOptions): Checkpoint {
+    const cp = new Checkpoint(opts);
+    const found = inspect(cp.dir);
+    const where = `${opts.name} (${cp.dir})`;
+    if (opts.resume) {
+      if (found === undefined)
+        throw new UsageError(
+          `--resume: there is no checkpoint of an export to ${opts.name}`,
+          'Run the export without --resume.',
+        );
+      if ('problem' in found)
+        throw new UsageError(`--resume: the checkpoint of ${where} cannot be used: ${found.problem}`);
+      const { state } = found;
+      const age = opts.now().getTime() - Date.parse(state.saved);
+      if (age > CHECKPOINT_MAX_AGE_MS) {
+        removeCheckpoint(cp.dir);
+        throw new UsageError(
+          `--resume: the checkpoint of ${opts.name} expired (saved ${ago(age)}; checkpoints are kept 24 hours) and was removed`,
+          'Run the export without --resume.',
+        );
+      }
+      if (JSON.stringify(state.identity) !== JSON.stringify(opts.identity))
+        throw new UsageError(
+          `--resume: the checkpoint of ${opts.name} is of another export: ${describeDifference(state.identity, opts.identity)} differ`,
+          'Give the same options as the export that saved it, or run without --resume to start over (which removes it).',
+        );
+      cp.resumed = state;
+    } else if (found !== undefined) {
+      if ('problem' in found)
+        opts.note(`Warning: ${cp.dir} is in the way of a checkpoint: ${found.problem}.`);
+      else if (removeCheckpoint(cp.dir))
+        opts.note(
+          `Removed the checkpoint of an earlier export to ${opts.name} (${found.state.pages} page${found.state.pages === 1 ? '' : 's'}, saved ${ago(opts.now().getTime() - Date.parse(found.state.saved))}); --resume would have continued it.`,
+        );
+    }
+    if (opts.keep || cp.resumed) cp.reserve();
+    return cp;
+  }
+
+  /** Where a resumed export starts, with the checks at the seam; undefined for a new export. */
+  get resumePoint(): ResumePoint | undefined {
+    const state = this.resumed;
+    if (!state) return undefined;
+    const dataPath = join(this.dir, DATA);
+    const summary: SummarySeed = { ...state.summary, expected: state.summary.expected ?? undefined };
+    // Every referral id in the saved bytes, read as they are copied: the walk then drops any of
+    // them that comes again, and the seam check sees one on the first page fetched.
+    const scanner = new WrittenIdScanner(String(state.identity.format), String(state.identity.rows));
+    for (const id of state.lastIds) scanner.add(id);
+    return {
+      page: state.pages + 1,
+      summary,
+      wroteRecord: state.wroteRecord,
+      lastIds: state.lastIds,
+      prefix: () => readChecked(dataPath, state, scanner),
+      start: {
+        page: state.pages + 1,
+        received: state.summary.referrals + state.summary.duplicates,
+        written: scanner.written,
+        check: (items, meta) => this.checkSeam(state, items, meta, scanner.written),
+      },
+    };
+  }
+
+  /**
+   * The first page after the checkpoint must continue the list it was cut from: none of its
+   * records was written already, and the server's totals are those page 1 gave. Otherwise
+   * referrals were added or removed before the seam (or the order changed): refused, and the
+   * checkpoint, which can never be continued, is removed.
+   */
+  private checkSeam(state: State, items: unknown[], meta: PageMeta | undefined, written: WrittenIds): void {
+    const again = items.filter((r) => {
+      const id = (r as { id?: unknown } | null)?.id;
+      return typeof id === 'number' ? written.numeric.has(id) : typeof id === 'string' && written.ids.has(id);
+    }).length;
+    const count = typeof meta?.total_count === 'number' ? meta.total_count : undefined;
+    const pages = typeof meta?.total_pages === 'number' ? meta.total_pages : undefined;
+    const reasons: string[] = [];
+    if (again > 0)
+      reasons.push(
+        `page ${state.pages + 1} holds ${again} referral${again === 1 ? '' : 's'} already written`,
+      );
+    if (count !== undefined && state.summary.expected !== null && count !== state.summary.expected)
+      reasons.push(`the API now reports ${count} referrals, not ${state.summary.expected}`);
+    else if (pages !== undefined && state.totalPages !== null && pages !== state.totalPages)
+      reasons.push(`the API now reports ${pages} pages, not ${state.totalPages}`);
+    if (
+      items.length === 0 &&
+      state.summary.expected !== null &&
+      state.summary.referrals < state.summary.expected
+    )
+      reasons.push(`page ${state.pages + 1} is empty`);
+    if (reasons.length === 0) return;
+    removeCheckpoint(this.dir);
+    throw new CliError(
+      `cannot continue the export to ${this.opts.name}: the referral list changed since the checkpoint was saved (${reasons.join('; ')})`,
+      1,
+      'Referrals were added or removed before the point where it stopped, so the saved part no longer lines up. The checkpoint was removed; run the export again without --resume.',
+    );
+  }
+
+  /** Whether a failure now would keep a checkpoint (a staging folder is reserved). */
+  get keeping(): boolean {
+    return this.staging !== undefined;
+  }
+
+  /** Called by the pipeline after each complete page. */
+  readonly onPage = (mark: PageMark): void => {
+    this.marks.push(mark);
+    if (this.marks.length > MARKS_KEPT * 2) this.marks.splice(0, this.marks.length - MARKS_KEPT);
+  };
+
+  /**
+   * Creates the private staging folder (0700) and reserves the state file's blocks in it, while
+   * the disk still has room. Removed on success, or on any way out of the process if not used.
+   */
+  private reserve(): void {
+    const path = join(
+      dirname(this.opts.target),
+      `.${basename(this.opts.target)}.checkpoint-${randomBytes(6).toString('hex')}.tmp`,
+    );
+    try {
+      mkdirSync(path, { mode: 0o700 });
+    } catch {
+      return; // no room or no permission: the export runs without a checkpoint
+    }
+    let fd: number | undefined;
+    try {
+      fd = openSync(path, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+      const d = fstatSync(fd);
+      if (!d.isDirectory() || (d.mode & 0o077) !== 0 || !ours(d)) throw new Error('replaced');
+      const base = existsSync(`/proc/self/fd/${fd}`) ? `/proc/self/fd/${fd}` : path;
+      const sfd = openSync(
+        join(base, STATE),
+        constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+        0o600,
+      );
+      try {
+        writeSync(sfd, Buffer.alloc(STATE_RESERVE, 0x20));
+      } finally {
+        closeSync(sfd);
+      }
+      const unregister = onForcedExit(() => this.dropStaging());
+      this.staging = { path, fd, base, unregister };
+    } catch {
+      if (fd !== undefined) closeSync(fd);
+      try {
+        unlinkSync(join(path, STATE));
+      } catch {}
+      try {
+        rmdirSync(path);
+      } catch {}
+    }
+  }
+
+  private dropStaging(): void {
+    const s = this.staging;
+    if (!s) return;
+    this.staging = undefined;
+    s.unregister();
+    for (const name of [STATE, DATA]) {
+      try {
+        unlinkSync(join(s.base, name));
+      } catch {}
+    }
+    try {
+      const here = lstatSync(s.path);
+      const pinned = fstatSync(s.fd);
+      if (here.isDirectory() && here.ino === pinned.ino && here.dev === pinned.dev) rmdirSync(s.path);
+    } catch {}
+    closeSync(s.fd);
+  }
+
+  /** The export completed: the checkpoint it continued (if any) and the staging folder go. */
+  finish(): void {
+    this.dropStaging();
+    if (this.resumed) removeCheckpoint(this.dir);
+  }
+
+  /**
+   * The export failed or was interrupted: keeps what is on disk up to the last complete page as
+   * the checkpoint, or removes the temporary file as always. Returns what was kept, if anything.
+   */
+  async save(file: AtomicFile): Promise<{ pages: number; referrals: number } | undefined> {
+    const staging = this.staging;
+    const fresh = this.marks.filter((m) => m.page > (this.resumed?.pages ?? 0));
+    if (!staging || fresh.length === 0) {
+      file.discard();
+      this.dropStaging();
+      // A resumed export that got no further leaves its checkpoint as it was (if the seam held).
+      const kept = this.resumed && existsSync(join(this.dir, STATE)) ? this.resumed : undefined;
+      return kept ? { pages: kept.pages, referrals: kept.summary.referrals } : undefined;
+    }
+    let chosen: PageMark | undefined;
+    const length = await file.keepAs(join(staging.base, DATA), (size) => {
+      for (let i = this.marks.length - 1; i >= 0; i--) {
+        const m = this.marks[i]!;
+        if (m.bytes <= size) {
+          chosen = m;
+          return m.page > (this.resumed?.pages ?? 0) && m.page > 0 ? m.bytes : undefined;
+        }
+      }
+      return undefined;
+    });
+    if (length === undefined || !chosen) {
+      this.dropStaging();
+      const kept = this.resumed && existsSync(join(this.dir, STATE)) ? this.resumed : undefined;
+      return kept ? { pages: kept.pages, referrals: kept.summary.referrals } : undefined;
+    }
+    const m = chosen;
+    try {
+      const data = openSync(join(staging.base, DATA), constants.O_RDONLY | constants.O_NOFOLLOW);
+      const hash = createHash('sha256');
+      try {
+        const buf = Buffer.alloc(1 << 20);
+        for (let off = 0; ; ) {
+          const n = readSync(data, buf, 0, buf.length, off);
+          if (n <= 0) break;
+          hash.update(buf.subarray(0, n));
+          off += n;
+        }
+        try {
+          fsyncSync(data);
+        } catch {}
+      } finally {
+        closeSync(data);
+      }
+      const state: State = {
+        version: 1,
+        identity: this.opts.identity,
+        pages: m.page,
+        bytes: m.bytes,
+        sha256: hash.digest('hex'),
+        summary: {
+          referrals: m.summary.referrals,
+          rows: m.summary.rows,
+          pages: m.summary.pages,
+          duplicates: m.summary.duplicates,
+          expected: m.summary.expected ?? null,
+        },
+        wroteRecord: m.wroteRecord,
+        lastIds: m.lastIds.slice(-100),
+        totalPages: m.totalPages ?? this.resumed?.totalPages ?? null,
+        started: this.resumed?.started ?? this.started,
+        saved: this.opts.now().toISOString(),
+      };
+      // Written over the reserved bytes (trailing spaces are still JSON): no new space needed.
+      const json = Buffer.from(`${JSON.stringify(state, null, 1)}\n`);
+      const out = Buffer.alloc(Math.max(json.length, STATE_RESERVE), 0x20);
+      json.copy(out);
+      const sfd = openSync(join(staging.base, STATE), constants.O_WRONLY | constants.O_NOFOLLOW);
+      try {
+        let off = 0;
+        while (off < out.length) off += writeSync(sfd, out, off, out.length - off, off);
+        try {
+          fsyncSync(sfd);
+        } catch {}
+      } finally {
+        closeSync(sfd);
+      }
+      // The complete checkpoint takes the place of any older one.
+      if (lstatOrUndefined(this.dir)) removeCheckpoint(this.dir);
+      renameSync(staging.path, this.dir);
+      const moved = lstatSync(this.dir);
+      const pinned = fstatSync(staging.fd);
+      if (moved.ino !== pinned.ino || moved.dev !== pinned.dev)
+        throw new Error('the staging folder was replaced');
+      staging.unregister();
+      closeSync(staging.fd);
+      this.staging = undefined;
+      return { pages: m.page, referrals: m.summary.referrals };
+    } catch {
+      this.dropStaging();
+      return undefined;
+    }
+  }
+}
+
+/**
+ * The referral ids in an export's bytes, fed in chunks: the first column of each CSV record after
+ * the header (referral_id, for every row kind; quoted fields with line breaks are followed), or
+ * `id` (`referral_id` for visit and procedure rows) of each JSON / NDJSON record, one a line.
+ */
+export class WrittenIdScanner {
+  readonly written: WrittenIds = { ids: new IdSet(), numeric: new Set() };
+  private readonly csv: boolean;
+  private readonly key: string;
+  // CSV state: the header names the column (referral_id), found in record 0
+  private inQuotes = false;
+  private column = 0;
+  private record = 0;
+  private target = -1;
+  private header: string[] = [];
+  private field: number[] = [];
+  private value: string | undefined;
+  // JSON state: the unfinished line
+  private line = '';
+
+  constructor(format: string, rows: string) {
+    this.csv = format === 'csv';
+    this.key = rows === 'referral' ? 'id' : 'referral_id';
+  }
+
+  add(id: string | number): void {
+    if (typeof id === 'number') this.written.numeric.add(id);
+    else {
+      this.written.ids.add(id);
+      // A numeric id written to CSV comes back as text: known both ways.
+      if (/^-?\d+$/.test(id)) this.written.numeric.add(Number(id));
+    }
+  }
+
+  push(chunk: Buffer): void {
+    if (!this.csv) {
+      const lines = (this.line + chunk.toString('utf8')).split('\n');
+      this.line = lines.pop() ?? '';
+      for (const l of lines) this.jsonLine(l);
+      return;
+    }
+    for (const b of chunk) {
+      // Quote characters are not kept ("" inside quotes toggles twice): ids and names have none.
+      if (b === 0x22) this.inQuotes = !this.inQuotes;
+      else if (this.inQuotes) this.keep(b);
+      else if (b === 0x2c) {
+        this.endField();
+        this.column++;
+      } else if (b === 0x0a) {
+        this.endField();
+        this.endRecord();
+      } else if (b !== 0x0d) this.keep(b);
+    }
+  }
+
+  private keep(b: number): void {
+    if (this.record === 0 || this.column === this.target) this.field.push(b);
+  }
+
+  private endField(): void {
+    const text = Buffer.from(this.field).toString('utf8');
+    this.field = [];
+    if (this.record === 0) this.header.push(text.replace(/^\uFEFF/, ''));
+    else if (this.column === this.target) this.value = text;
+  }
+
+  private endRecord(): void {
+    if (this.record === 0) this.target = this.header.indexOf('referral_id');
+    else if (this.value) this.add(this.value);
+    this.record++;
+    this.column = 0;
+    this.value = undefined;
+  }
+
+  private jsonLine(text: string): void {
+    const t = text.replace(/^\[/, '').replace(/,$/, '');
+    if (t === '' || t === ']') return;
+    try {
+      const id = (JSON.parse(t) as Record<string, unknown> | null)?.[this.key];
+      if (typeof id === 'string' || typeof id === 'number') this.add(id);
+    } catch {
+      // not a record line
+    }
+  }
+
+  /** The last line of JSON, once every chunk is in (NDJSON ends with a newline; JSON does not). */
+  end(): void {
+    if (!this.csv && this.line !== '') this.jsonLine(this.line);
+    this.line = '';
+  }
+}
+
+/** The checkpoint's bytes in 1 MiB chunks; fails before the last chunk is used if they changed. */
+async function* readChecked(path: string, state: State, scanner: WrittenIdScanner): AsyncGenerator<Buffer> {
+  const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile() || st.size !== state.bytes) throw damaged();
+    const hash = createHash('sha256');
+    const buf = Buffer.alloc(1 << 20);
+    let pending: Buffer | undefined;
+    for (let off = 0; off < state.bytes; ) {
+      const n = readSync(fd, buf, 0, Math.min(buf.length, state.bytes - off), off);
+      if (n <= 0) throw damaged();
+      const chunk = Buffer.from(buf.subarray(0, n));
+      hash.update(chunk);
+      scanner.push(chunk);
+      off += n;
+      if (pending) yield pending;
+      pending = chunk;
+    }
+    if (hash.digest('hex') !== state.sha256) throw damaged();
+    scanner.end();
+    if (pending) yield pending;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+const damaged = () =>
+  new CliError(
+    "cannot continue the export: the checkpoint's data is not what was saved (changed since?)",
+    1,
+    'Run the export again without --resume (which removes the checkpoint).',
+  );

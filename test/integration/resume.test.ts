@@ -1,0 +1,507 @@
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import '../reliability.js';
+import { parseFault } from '../../src/emulator/faults.js';
+import { BIN, mockFixture, type RunOptions, run, tempDir, testServer } from '../helpers.js';
+
+/**
+ * Resumable exports (issue 10 item 5): an export that stops after some pages keeps them as a
+ * checkpoint beside the target, and `--resume` fetches only the rest, giving a file byte-identical
+ * to an uninterrupted export. Each failure is recreated: a persistent fault on page k, a real
+ * SIGINT to the real binary, a real full tmpfs, a list that shifted at the seam, an old checkpoint
+ * (the clock injected).
+ */
+
+const fx = mockFixture({ referrals: 120 });
+beforeAll(() => fx.start());
+afterAll(() => fx.stop());
+let dir: ReturnType<typeof tempDir>;
+beforeEach(() => {
+  fx.reset();
+  fx.mock.faults.clear();
+  dir = tempDir();
+});
+afterEach(() => {
+  dir.cleanup();
+  rmSync(`${dir.path}-config`, { recursive: true, force: true });
+});
+
+const sandbox = (extra: NodeJS.ProcessEnv = {}) =>
+  fx.env({ IMAGING_ENV: 'sandbox', IMAGING_TOKEN: 'mock-resume-suite', ...extra });
+const inject = (spec: string) => fx.mock.faults.add(parseFault(spec, '/api/v2/referrals'));
+/** The page numbers the emulator was asked for, in order. */
+const pagesAsked = () =>
+  fx
+    .apiRequests()
+    .filter((r) => r.path.startsWith('/api/v2/referrals?'))
+    .map((r) => Number(new URL(r.path, 'http://x').searchParams.get('page')));
+const mode = (p: string) => statSync(p).mode & 0o777;
+const noStack = (text: string) => expect(text).not.toMatch(/\n\s+at .+:\d+:\d+/);
+
+/** A clean export, for comparison, in a folder of its own. */
+async function clean(args: string[], env: NodeJS.ProcessEnv, opts: RunOptions = {}): Promise<Buffer> {
+  const where = tempDir();
+  try {
+    const target = join(where.path, 'clean');
+    const r = await run(['referrals', 'export', ...args, '-o', target], { env, ...opts });
+    expect(r.code).toBe(0);
+    return readFileSync(target);
+  } finally {
+    where.cleanup();
+  }
+}
+
+describe('a fault on page k, then --resume', () => {
+  it.for<[string, string[]]>([
+    ['csv, a row per referral', []],
+    ['ndjson, a row per visit', ['--format', 'ndjson', '--rows', 'visit']],
+    ['json, the referrals as sent', ['--format', 'json']],
+    [
+      'csv, a row per procedure, only some visits',
+      ['--rows', 'procedure', '--visit-status', 'booked,report_uploaded'],
+    ],
+  ])('%s: byte-identical to a clean run, pages 1..k-1 not fetched again', async ([, extra], { task }) => {
+    const args = [...extra, '--per-page', '10', '--concurrency', '1'];
+    const expected = await clean(args, sandbox());
+    fx.reset();
+    const target = join(dir.path, 'out.data');
+    inject('500:*@5'); // pages 1-5 answered, page 6 fails on every try
+    const failed = await run(['referrals', 'export', ...args, '-o', target], { env: sandbox() });
+    task.meta.faultsInjected = 3;
+    expect(failed.code).toBe(1);
+    expect(failed.stderr).toContain('5 complete pages (50 referrals) are kept in a checkpoint');
+    expect(failed.stderr).toContain(
+      `To continue: imaging referrals export ${args.join(' ')} -o ${target} --resume`,
+    );
+    noStack(failed.stderr);
+    // Owner-only: a 0700 folder with a hidden name, its two files 0600; nothing else is left.
+    const cp = join(dir.path, '.out.data.checkpoint');
+    expect(readdirSync(dir.path)).toEqual(['.out.data.checkpoint']);
+    expect(mode(cp)).toBe(0o700);
+    expect(readdirSync(cp).sort()).toEqual(['data.partial', 'state.json']);
+    for (const f of readdirSync(cp)) expect(mode(join(cp, f))).toBe(0o600);
+    // The data is exactly the first 5 pages of the clean export.
+    const partial = readFileSync(join(cp, 'data.partial'));
+    expect(expected.subarray(0, partial.length).equals(partial)).toBe(true);
+
+    fx.mock.faults.clear();
+    fx.reset();
+    const resumed = await run(['referrals', 'export', ...args, '-o', target, '--resume'], { env: sandbox() });
+    expect(resumed.code).toBe(0);
+    expect(resumed.stderr).toContain('Continued from the checkpoint: 5 pages saved earlier, 7 fetched now.');
+    expect(readFileSync(target).equals(expected)).toBe(true);
+    expect(pagesAsked()).toEqual([6, 7, 8, 9, 10, 11, 12]);
+    expect(readdirSync(dir.path)).toEqual(['out.data']);
+    expect(mode(target)).toBe(0o600);
+  });
+
+  it('with pages fetched 4 at a time: the checkpoint ends at a complete page, and the resumed file is identical', async () => {
+    const args = ['--per-page', '10'];
+    const expected = await clean(args, sandbox());
+    const target = join(dir.path, 'out.csv');
+    inject('500:*@7');
+    const failed = await run(['referrals', 'export', ...args, '-o', target], { env: sandbox() });
+    expect(failed.code).toBe(1);
+    const saved = Number(/(\d+) complete pages? /.exec(failed.stderr)?.[1]);
+    expect(saved).toBeGreaterThanOrEqual(1);
+    fx.mock.faults.clear();
+    fx.reset();
+    const resumed = await run(['referrals', 'export', ...args, '-o', target, '--resume'], { env: sandbox() });
+    expect(resumed.code).toBe(0);
+    expect(readFileSync(target).equals(expected)).toBe(true);
+    expect(Math.min(...pagesAsked())).toBe(saved + 1);
+  });
+
+  it('a resumed export that fails again keeps a checkpoint with more pages, which resumes to the same file', async () => {
+    const args = ['--format', 'ndjson', '--per-page', '10', '--concurrency', '1'];
+    const expected = await clean(args, sandbox());
+    const target = join(dir.path, 'out.ndjson');
+    inject('500:*@3');
+    expect((await run(['referrals', 'export', ...args, '-o', target], { env: sandbox() })).code).toBe(1);
+    fx.mock.faults.clear();
+    inject('500:*@4');
+    const again = await run(['referrals', 'export', ...args, '-o', target, '--resume'], { env: sandbox() });
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain('7 complete pages (70 referrals) are kept');
+    fx.mock.faults.clear();
+    fx.reset();
+    const done = await run(['referrals', 'export', ...args, '-o', target, '--resume'], { env: sandbox() });
+    expect(done.code).toBe(0);
+    expect(readFileSync(target).equals(expected)).toBe(true);
+    expect(pagesAsked()).toEqual([8, 9, 10, 11, 12]);
+  });
+});
+
+describe('where checkpoints are kept, and when they go', () => {
+  const failOnce = async (env: NodeJS.ProcessEnv, extra: string[] = []) => {
+    inject('500:*@3');
+    const r = await run(
+      [
+        'referrals',
+        'export',
+        '--per-page',
+        '10',
+        '--concurrency',
+        '1',
+        ...extra,
+        '-o',
+        join(dir.path, 'out.csv'),
+      ],
+      { env },
+    );
+    fx.mock.faults.clear();
+    expect(r.code).toBe(1);
+    return r;
+  };
+
+  it('production (patient data): nothing is left unless --resumable', async () => {
+    const production = fx.env({ IMAGING_ENV: 'production', IMAGING_TOKEN: 'mock-resume-suite' });
+    const r = await failOnce(production);
+    expect(r.stderr).toMatch(/Export stopped after \d+ referrals: no file was written at/);
+    expect(r.stderr).toContain('Started with --resumable, its complete pages would have been kept');
+    expect(readdirSync(dir.path)).toEqual([]);
+    const kept = await failOnce(production, ['--resumable']);
+    expect(kept.stderr).toContain('3 complete pages (30 referrals) are kept in a checkpoint');
+    expect(kept.stderr).toMatch(/To continue: imaging .*--resumable -o \S+ --resume/);
+    expect(readdirSync(dir.path)).toEqual(['.out.csv.checkpoint']);
+  });
+
+  it('the command to continue is quoted for a shell, and taken as it stands', async () => {
+    const r = await failOnce(sandbox(), ['--param', "note=it's here"]);
+    const line = /To continue: (.*)/.exec(r.stderr)?.[1] ?? '';
+    expect(line).toContain(`--param 'note=it'\\''s here'`);
+    // The shell gives back the very arguments (printed by sh itself, one per line).
+    const words = execFileSync('sh', ['-c', `set -- ${line}; printf '%s\\n' "$@"`], { encoding: 'utf8' });
+    expect(words.trimEnd().split('\n')).toEqual([
+      'imaging',
+      'referrals',
+      'export',
+      '--per-page',
+      '10',
+      '--concurrency',
+      '1',
+      '--param',
+      "note=it's here",
+      '-o',
+      join(dir.path, 'out.csv'),
+      '--resume',
+    ]);
+    fx.reset();
+    const argv = words.trimEnd().split('\n').slice(1);
+    const resumed = await run(argv, { env: sandbox() });
+    expect(resumed.code).toBe(0);
+    expect(pagesAsked()[0]).toBe(4);
+  });
+
+  it('local (whatever server it points at): like production', async () => {
+    await failOnce(fx.env());
+    expect(readdirSync(dir.path)).toEqual([]);
+    await failOnce(fx.env(), ['--resumable']);
+    expect(readdirSync(dir.path)).toEqual(['.out.csv.checkpoint']);
+  });
+
+  it('the next export to the same target removes an old checkpoint, and says so', async () => {
+    await failOnce(sandbox());
+    const r = await run(['referrals', 'export', '--per-page', '10', '-o', join(dir.path, 'out.csv')], {
+      env: sandbox(),
+    });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain('Removed the checkpoint of an earlier export to');
+    expect(readdirSync(dir.path)).toEqual(['out.csv']);
+  });
+
+  it('a checkpoint older than 24 hours is not continued, and is removed (the clock injected)', async () => {
+    const t0 = Date.now();
+    const at = (hours: number) => ({ deps: { now: () => new Date(t0 + hours * 3600_000) } });
+    await failOnce(sandbox());
+    fx.reset();
+    const args = [
+      'referrals',
+      'export',
+      '--per-page',
+      '10',
+      '--concurrency',
+      '1',
+      '-o',
+      join(dir.path, 'out.csv'),
+      '--resume',
+    ];
+    // 23 hours on: still good (checked, then stopped by a fault so that it stays).
+    inject('500:*');
+    const young = await run(args, { env: sandbox(), ...at(23) });
+    expect(young.code).toBe(1);
+    expect(pagesAsked()[0]).toBe(4);
+    expect(readdirSync(dir.path)).toEqual(['.out.csv.checkpoint']);
+    fx.mock.faults.clear();
+    fx.reset();
+    const old = await run(args, { env: sandbox(), ...at(24.5) });
+    expect(old.code).toBe(2);
+    expect(old.stderr).toContain('expired (saved 25 h ago; checkpoints are kept 24 hours) and was removed');
+    expect(fx.apiRequests()).toEqual([]);
+    expect(readdirSync(dir.path)).toEqual([]);
+  });
+});
+
+describe('--resume refuses what it cannot continue, before any request', () => {
+  const target = () => join(dir.path, 'out.csv');
+  const base = ['referrals', 'export', '--per-page', '10', '--concurrency', '1'];
+
+  it.for<[string, string[], RegExp]>([
+    [
+      'another format',
+      ['--format', 'ndjson'],
+      /is of another export: format \(csv there, ndjson here\) differ/,
+    ],
+    ['another page size', ['--per-page', '20'], /--per-page \(10 there, 20 here\)/],
+    ['other parameters', ['--param', 'status=pending'], /--param differ/],
+    ['other rows', ['--rows', 'visit'], /--rows \(referral there, visit here\)/],
+    ['another environment', [], /environment \(sandbox there, production here\)/],
+  ])('a checkpoint of %s: exit 2, kept', async ([what, extra, message]) => {
+    inject('500:*@3');
+    expect((await run([...base, '-o', target()], { env: sandbox() })).code).toBe(1);
+    fx.mock.faults.clear();
+    fx.reset();
+    const env =
+      what === 'another environment'
+        ? fx.env({ IMAGING_ENV: 'production', IMAGING_TOKEN: 'mock-resume-suite' })
+        : sandbox();
+    const r = await run([...base, ...extra, '-o', target(), '--resume'], { env });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(message);
+    expect(r.stderr).toContain('hint: Give the same options as the export that saved it');
+    expect(fx.apiRequests()).toEqual([]);
+    expect(readdirSync(dir.path)).toEqual(['.out.csv.checkpoint']);
+  });
+
+  it.for<[string, string[], RegExp]>([
+    ['no checkpoint', ['-o', 'X'], /--resume: there is no checkpoint of an export to/],
+    ['no -o', [], /--resume needs -o FILE/],
+    ['--resumable without -o', ['--resumable'], /--resumable needs -o FILE/],
+  ])('%s: exit 2', async ([, extra, message]) => {
+    const argv = [...base, ...extra.map((a) => (a === 'X' ? target() : a))];
+    if (!argv.includes('--resumable')) argv.push('--resume');
+    const r = await run(argv, { env: sandbox() });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(message);
+    expect(fx.apiRequests()).toEqual([]);
+    expect(readdirSync(dir.path)).toEqual([]);
+  });
+
+  it('data changed inside the checkpoint: exit 1 before any request', async () => {
+    inject('500:*@3');
+    expect((await run([...base, '-o', target()], { env: sandbox() })).code).toBe(1);
+    fx.mock.faults.clear();
+    fx.reset();
+    const data = join(dir.path, '.out.csv.checkpoint', 'data.partial');
+    const bytes = readFileSync(data);
+    bytes[100] = bytes[100] === 0x41 ? 0x42 : 0x41;
+    const { writeFileSync } = await import('node:fs');
+    writeFileSync(data, bytes);
+    const r = await run([...base, '-o', target(), '--resume'], { env: sandbox() });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("the checkpoint's data is not what was saved");
+    expect(fx.apiRequests()).toEqual([]);
+    expect(readdirSync(dir.path)).toEqual(['.out.csv.checkpoint']);
+  });
+});
+
+describe('the seam: the list must be the one the checkpoint was cut from', () => {
+  // A list server of its own: 50 referrals, 10 a page, page 4 failing while `failing` is set.
+  const uuid = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
+  let list: Array<{ id: string; reference: string }> = [];
+  let failing = false;
+  let server: Awaited<ReturnType<typeof testServer>>;
+  beforeAll(async () => {
+    server = await testServer((req, res) => {
+      const url = new URL(req.url ?? '/', 'http://x');
+      const page = Number(url.searchParams.get('page') ?? 1);
+      const per = Number(url.searchParams.get('per_page') ?? 10);
+      if (failing && page === 4) {
+        res.writeHead(500, { 'content-type': 'application/json' });
+        res.end('{"error":"boom"}');
+        return;
+      }
+      const totalPages = Math.max(1, Math.ceil(list.length / per));
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(
+        JSON.stringify({
+          referrals: list.slice((page - 1) * per, page * per),
+          meta: { current_page: page, total_pages: totalPages, total_count: list.length },
+        }),
+      );
+    });
+  });
+  afterAll(() => server.close());
+  const env = () => ({
+    IMAGING_ENV: 'sandbox',
+    IMAGING_BASE_URL: server.url,
+    IMAGING_TOKEN: 'seam-token',
+    IMAGING_CONFIG_DIR: `${dir.path}-config`, // its own folder: only checkpoint files go beside the target
+  });
+  const argv = () => [
+    'referrals',
+    'export',
+    '--format',
+    'ndjson',
+    '--per-page',
+    '10',
+    '--concurrency',
+    '1',
+    '-o',
+    join(dir.path, 'out.ndjson'),
+  ];
+  const pagesSeen = () => server.seen.map((s) => Number(new URL(s.url, 'http://x').searchParams.get('page')));
+  beforeEach(async () => {
+    list = Array.from({ length: 50 }, (_, i) => ({ id: uuid(i + 1), reference: `R-${i + 1}` }));
+    failing = true;
+    const r = await run(argv(), { env: env() });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('3 complete pages (30 referrals) are kept');
+    failing = false;
+    server.seen.length = 0;
+  });
+
+  it('unchanged: pages 4 and 5 only, the same file as a clean export', async () => {
+    const r = await run([...argv(), '--resume'], { env: env() });
+    expect(r.code).toBe(0);
+    expect(pagesSeen()).toEqual([4, 5]);
+    const ids = readFileSync(join(dir.path, 'out.ndjson'), 'utf8')
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l).id);
+    expect(ids).toEqual(list.map((r) => r.id));
+  });
+
+  it.for<[string, () => void, RegExp]>([
+    [
+      'a referral added before the seam (page 4 holds one already written)',
+      () => list.unshift({ id: uuid(999), reference: 'R-new' }),
+      /page 4 holds 1 referral already written; the API now reports 51 referrals, not 50/,
+    ],
+    [
+      'a referral removed before the seam',
+      () => list.splice(3, 1),
+      /the API now reports 49 referrals, not 50/,
+    ],
+    [
+      'a referral moved from after the seam to the front (same count)',
+      () => list.unshift(...list.splice(44, 1)),
+      /page 4 holds 1 referral already written\)/,
+    ],
+    [
+      'the order reversed (same count, none of page 3 on page 4)',
+      () => list.reverse(),
+      /page 4 holds 10 referrals already written\)/,
+    ],
+  ])('%s: exit 1, nothing written twice or missed, the checkpoint removed', async ([, change, message]) => {
+    change();
+    const r = await run([...argv(), '--resume'], { env: env() });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('the referral list changed since the checkpoint was saved');
+    expect(r.stderr).toMatch(message);
+    expect(r.stderr).toContain('run the export again without --resume');
+    expect(pagesSeen()).toEqual([4]);
+    expect(readdirSync(dir.path)).toEqual([]);
+  });
+});
+
+describe('real failures on the real binary', () => {
+  // Slow enough to interrupt between pages; small enough to export whole in a second or two.
+  const slow = mockFixture({ referrals: 400, latencyMs: 60 });
+  beforeAll(() => slow.start());
+  afterAll(() => slow.stop());
+  const slowEnv = () => slow.env({ IMAGING_ENV: 'sandbox', IMAGING_TOKEN: 'mock-resume-suite' });
+  const waitFor = async (check: () => boolean) => {
+    while (!check()) await new Promise((r) => setTimeout(r, 10));
+  };
+  const exitOf = (child: ChildProcess) =>
+    new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+
+  it('Ctrl-C (a real SIGINT) mid-export keeps a checkpoint; --resume completes it byte-identically', async () => {
+    const args = ['--per-page', '20', '--concurrency', '1'];
+    const expected = await clean(args, slowEnv());
+    slow.reset();
+    const target = join(dir.path, 'referrals.csv');
+    const child = spawn(process.execPath, [BIN, 'referrals', 'export', ...args, '-o', target], {
+      env: { ...slowEnv(), PATH: process.env.PATH },
+    });
+    let stderr = '';
+    child.stderr!.on('data', (d) => (stderr += d));
+    const exited = exitOf(child);
+    // Page 5 asked for: pages 1-4 have been written.
+    await waitFor(() => slow.apiRequests().length >= 5);
+    child.kill('SIGINT');
+    expect(await exited).toBe(130);
+    expect(stderr).toContain('interrupted');
+    const saved = Number(
+      /(\d+) complete pages? \(\d+ referrals?\) (is|are) kept in a checkpoint/.exec(stderr)?.[1],
+    );
+    expect(saved).toBeGreaterThanOrEqual(4);
+    expect(stderr).toContain(`To continue: imaging referrals export ${args.join(' ')} -o ${target} --resume`);
+    noStack(stderr);
+    expect(readdirSync(dir.path)).toEqual(['.referrals.csv.checkpoint']);
+    slow.reset();
+    const resumed = await run(['referrals', 'export', ...args, '-o', target, '--resume'], { env: slowEnv() });
+    expect(resumed.code).toBe(0);
+    expect(readFileSync(target).equals(expected)).toBe(true);
+    const asked = slow.apiRequests().map((r) => Number(new URL(r.path, 'http://x').searchParams.get('page')));
+    expect(asked[0]).toBe(saved + 1);
+    expect(readdirSync(dir.path)).toEqual(['referrals.csv']);
+  });
+
+  const disk = (() => {
+    const path = join(tempDir('imaging-resume-tmpfs-').path, 'disk');
+    mkdirSync(path);
+    try {
+      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=64k,mode=0755', 'tmpfs', path], { stdio: 'pipe' });
+      return { path, error: undefined };
+    } catch (err) {
+      rmSync(join(path, '..'), { recursive: true, force: true });
+      return { path, error: String((err as { stderr?: Buffer }).stderr ?? err).trim() };
+    }
+  })();
+  afterAll(() => {
+    if (disk.error) return;
+    execFileSync('umount', [disk.path]);
+    rmSync(join(disk.path, '..'), { recursive: true, force: true });
+  });
+
+  it.skipIf(disk.error !== undefined)(
+    `a full disk (a real 64 KiB tmpfs) mid-export keeps a consistent checkpoint; with room again, --resume completes it${disk.error ? ` (skipped: ${disk.error})` : ''}`,
+    async () => {
+      const args = ['--per-page', '20', '--concurrency', '1'];
+      const expected = await clean(args, slowEnv());
+      expect(expected.length).toBeGreaterThan(96 * 1024);
+      const target = join(disk.path, 'referrals.csv');
+      const child = spawn(process.execPath, [BIN, 'referrals', 'export', ...args, '-o', target], {
+        env: { ...slowEnv(), PATH: process.env.PATH },
+      });
+      let stderr = '';
+      child.stderr!.on('data', (d) => (stderr += d));
+      expect(await exitOf(child)).toBe(1);
+      expect(stderr).toContain('no space left on the device');
+      const saved = Number(
+        /(\d+) complete pages? \(\d+ referrals?\) (is|are) kept in a checkpoint/.exec(stderr)?.[1],
+      );
+      expect(saved).toBeGreaterThanOrEqual(1);
+      expect(readdirSync(disk.path)).toEqual(['.referrals.csv.checkpoint']);
+      // Consistent: the data is exactly the first `saved` pages of a clean export, as its state says.
+      const cp = join(disk.path, '.referrals.csv.checkpoint');
+      const state = JSON.parse(readFileSync(join(cp, 'state.json'), 'utf8'));
+      const partial = readFileSync(join(cp, 'data.partial'));
+      expect(state.pages).toBe(saved);
+      expect(state.bytes).toBe(partial.length);
+      expect(expected.subarray(0, partial.length).equals(partial)).toBe(true);
+      expect(state.summary.referrals).toBe(saved * 20);
+      execFileSync('mount', ['-o', 'remount,size=4m', disk.path]);
+      const resumed = await run(['referrals', 'export', ...args, '-o', target, '--resume'], {
+        env: slowEnv(),
+      });
+      expect(resumed.code).toBe(0);
+      expect(readFileSync(target).equals(expected)).toBe(true);
+      expect(readdirSync(disk.path)).toEqual(['referrals.csv']);
+    },
+  );
+});
