@@ -41,7 +41,8 @@ export default defineCommand({
         'No browser could be opened on this machine. Open this one-time URL yourself (it works once; do not share it):',
       );
     }
-    ctx.io.stdout.write(format === 'json' ? `${JSON.stringify({ url }, null, 2)}\n` : `${url}\n`);
+    // --json: the server's object with every field it sent (an expires_at, say), not one rebuilt.
+    ctx.io.stdout.write(format === 'json' ? `${JSON.stringify(res.data, null, 2)}\n` : `${url}\n`);
     return 0;
   },
 });
