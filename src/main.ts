@@ -10,7 +10,7 @@ import {
 } from './errors.js';
 import type { IO } from './io.js';
 import { HumanStream, joinSafe, paint, type SafeText, safe } from './output/text.js';
-import { buildProgram } from './program.js';
+import { buildProgram, routeHelp } from './program.js';
 import { runForcedExitTasks } from './util/cleanup.js';
 
 /**
@@ -55,7 +55,7 @@ export async function main(argv: string[], deps: MainDeps = {}): Promise<number>
       ctx = new Context({ ...deps, io, env, globals, signal });
       exitCode = (await def.run(ctx, args as string[], opts)) ?? ExitCode.ok;
     });
-    await program.parseAsync(argv, { from: 'user' });
+    await program.parseAsync(routeHelp(argv), { from: 'user' });
   } catch (err) {
     if (err instanceof CommanderError) {
       // Help and --version exit 0; every parse error is a usage error (exit 2).
