@@ -175,3 +175,30 @@ describe('visit advance', () => {
     expect(after.status).not.toBe('pending');
   });
 });
+
+describe('the data holds what the README promises', () => {
+  it('a law firm with a CJK name, which a table aligns by terminal cells', async () => {
+    const cjk = fx.mock.data.lawFirms.filter((f) =>
+      /[\p{Script=Han}\p{Script=Hangul}\p{Script=Hiragana}\p{Script=Katakana}]/u.test(f.name),
+    );
+    expect(cjk.length).toBeGreaterThan(0);
+    const r = await run(['law-firms', 'search', 'kim'], { env: fx.env() });
+    expect(r.code).toBe(0);
+    const [header, row] = r.stdout.split('\n');
+    expect(row).toContain(cjk[0]!.name);
+    // Each wide character takes two cells: CITY starts in the same cell on both lines.
+    const cellsBefore = (line: string, text: string) =>
+      [...line.slice(0, line.indexOf(text))].reduce(
+        (n, ch) => n + (/[\p{Script=Han}\p{Script=Hangul}]/u.test(ch) ? 2 : 1),
+        0,
+      );
+    expect(cellsBefore(row!, 'Los Angeles')).toBe(cellsBefore(header!, 'CITY'));
+  });
+
+  it('icd10 "meniscus tear" finds the meniscus tears (every word, in any order)', async () => {
+    const r = await run(['icd10', 'meniscus tear', '--json'], { env: fx.env() });
+    const codes = JSON.parse(r.stdout) as Array<{ short_description: string }>;
+    expect(codes.length).toBeGreaterThan(0);
+    for (const c of codes) expect(c.short_description.toLowerCase()).toMatch(/(?=.*meniscus)(?=.*tear)/);
+  });
+});
