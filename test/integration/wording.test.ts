@@ -28,7 +28,6 @@ describe('the most advanced visit status is named for what it is', () => {
       });
       expect(list.code, list.stderr).toBe(0);
       // On a terminal the headers are bold: compare the text.
-      // biome-ignore lint/suspicious/noControlCharactersInRegex: SGR codes
       const [header, ...rows] = list.stdout.replace(/\x1b\[[0-9;]*m/g, '').split('\n');
       expect(header).toContain('MOST ADVANCED VISIT');
       expect(header).not.toContain('LATEST');
@@ -36,7 +35,6 @@ describe('the most advanced visit status is named for what it is', () => {
       const col = header!.split(/ {2,}/).indexOf('MOST ADVANCED VISIT');
       expect(row.split(/ {2,}/)[col]).toBe('booked');
       const get = await run(['referrals', 'get', r.id], { env: fx.env(), stdoutIsTTY: tty, columns: 200 });
-      // biome-ignore lint/suspicious/noControlCharactersInRegex: SGR codes
       expect(get.stdout.replace(/\x1b\[[0-9;]*m/g, '')).toMatch(/Most advanced visit:\s+booked/);
       expect(get.stdout).not.toMatch(/Latest visit/i);
     }
