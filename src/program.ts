@@ -3,7 +3,7 @@ import type { AnyCommand } from './commands/define.js';
 import { commandTarget, GLOBAL_OPTIONS } from './commands/globals.js';
 import { type OptionSpec, type OptionSpecs, OptionValueError } from './commands/options.js';
 import { HELP_EXAMPLES } from './help/examples.js';
-import { docsLine, fitExample, wrapProse } from './help/format.js';
+import { docsLine, fitExample, fitHelpText, wrapProse } from './help/format.js';
 import type { IO } from './io.js';
 import { HumanStream } from './output/text.js';
 import { COMMANDS, GROUPS } from './registry.js';
@@ -73,7 +73,10 @@ export function routeHelp(argv: readonly string[]): readonly string[] {
 export async function buildProgram(io: IO, argv: readonly string[], runner: Runner): Promise<Command> {
   // Parse errors quote the user's arguments: through the sanitiser like any stderr text.
   const output = {
-    writeOut: (s: string) => io.stdout.write(s),
+    // Commander writes only help (and --version) here. Its own layout and our examples already fit;
+    // this wraps any other text added after a command's help so no line passes the width (the
+    // README's path aside: a path cut in two cannot be copied).
+    writeOut: (s: string) => io.stdout.write(fitHelpText(s, helpWidth(io) ?? 80)),
     writeErr: (s: string) => new HumanStream(io.stderr).write(s),
     getOutHelpWidth: () => helpWidth(io) ?? 80,
     getErrHelpWidth: () => helpWidth(io) ?? 80,

@@ -37,6 +37,15 @@ export function wrapProse(text: string, width: number): string {
     .join('\n');
 }
 
+/** Help text with every line that is too wide word-wrapped, but for the `Docs:` line (a path). */
+export function fitHelpText(text: string, width: number): string {
+  if (text.split('\n').every((l) => cells(l) <= width)) return text;
+  return text
+    .split('\n')
+    .map((l) => (l.startsWith('Docs: ') ? l : wrapProse(l, width)))
+    .join('\n');
+}
+
 /** Shell words of a command line, quotes kept (so a quoted phrase is never split). */
 function shellWords(line: string): string[] {
   const words: string[] = [];

@@ -137,3 +137,17 @@ describe('the docs pointer exists where the tool is installed', () => {
     rmSync(join(dir.path, 'without-readme'), { recursive: true });
   });
 });
+
+describe('text another part of the tool adds after a command help', () => {
+  it('is wrapped to the width too (word-wrapped, keeping its indentation)', async () => {
+    const { fitHelpText } = await import('../../src/help/format.js');
+    const added = `Fields (--fields a,b,c or --json a,b,c: those, in that order):\n  ${'field_name, '.repeat(8)}end`;
+    const fitted = fitHelpText(added, 60);
+    expect(fitted.split('\n').every((l) => cells(l) <= 60)).toBe(true);
+    expect(fitted.replace(/\s+/g, ' ')).toBe(added.replace(/\s+/g, ' '));
+    const indented = fitHelpText(`  ${'field_name, '.repeat(8)}end`, 60).split('\n');
+    expect(indented.length).toBeGreaterThan(1);
+    expect(indented.every((l) => l.startsWith('  '))).toBe(true);
+    expect(fitHelpText('Docs: /a/very/long/path/'.padEnd(90, 'x'), 60)).not.toContain('\n');
+  });
+});
