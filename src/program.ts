@@ -145,7 +145,10 @@ export async function buildProgram(io: IO, argv: readonly string[], runner: Runn
     let group = groups.get(first);
     if (!group) {
       const summary = GROUPS.find((g) => g.name === first)?.summary ?? '';
-      group = program.command(first).description(summary);
+      group = program
+        .command(first)
+        .description(summary)
+        .addHelpText('after', () => afterHelp(io, []));
       groups.set(first, group);
     }
     if (target === first) {

@@ -109,6 +109,15 @@ describe('the docs pointer exists where the tool is installed', () => {
     return binDir;
   }
 
+  it('every help (root, groups, commands) ends with the pointer', async () => {
+    for (const words of every) {
+      const r = await help(words);
+      expect(r.stdout.trimEnd().split('\n').at(-1), `imaging ${words.join(' ')} --help`).toBe(
+        'One command in full: imaging help COMMAND [VERB]',
+      );
+    }
+  });
+
   it('names the installed README.md by its full path, which exists', async () => {
     const binDir = install('with-readme', true);
     const r = await execa(join(binDir, 'imaging'), ['help', 'cpt'], {
