@@ -13,7 +13,7 @@ import {
 import { secretFlagMisuse } from './hints.js';
 import type { IO } from './io.js';
 import { HumanStream, joinSafe, paint, type SafeText, safe } from './output/text.js';
-import { buildProgram } from './program.js';
+import { buildProgram, routeHelp } from './program.js';
 import { runForcedExitTasks } from './util/cleanup.js';
 
 /**
@@ -67,7 +67,7 @@ export async function main(argv: string[], deps: MainDeps = {}): Promise<number>
       exitCode = (await def.run(ctx, args as string[], opts)) ?? ExitCode.ok;
       if (exitCode === ExitCode.ok) ctx.commitCache();
     });
-    await program.parseAsync(words, { from: 'user' });
+    await program.parseAsync(routeHelp(words), { from: 'user' });
   } catch (err) {
     if (err instanceof CommanderError) {
       // Help and --version exit 0; every parse error is a usage error (exit 2).

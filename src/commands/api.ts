@@ -117,7 +117,7 @@ export default defineCommand({
       if (format === 'json') ctx.io.stdout.write(`${JSON.stringify(items, null, 2)}\n`);
       if (walk.duplicates > 0)
         ctx.note(
-          `Warning: ${walk.duplicates} record${walk.duplicates === 1 ? '' : 's'} came again on a later page (same id) and ${walk.duplicates === 1 ? 'is' : 'are'} printed once.`,
+          `warning: ${walk.duplicates} record${walk.duplicates === 1 ? '' : 's'} came again on a later page (same id) and ${walk.duplicates === 1 ? 'is' : 'are'} printed once.`,
         );
       return 0;
     }

@@ -143,7 +143,7 @@ export function pastLastPage(
 
 /** Records a page walk dropped because an earlier page had them (same id). */
 export function duplicatesNote(n: number): string {
-  return `Warning: ${n} record${n === 1 ? '' : 's'} came again on a later page (same id) and ${n === 1 ? 'is' : 'are'} listed once.`;
+  return `warning: ${n} record${n === 1 ? '' : 's'} came again on a later page (same id) and ${n === 1 ? 'is' : 'are'} listed once.`;
 }
 
 /** --page, --per-page and --all, as every paged list command takes them. */

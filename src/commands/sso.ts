@@ -43,7 +43,8 @@ export default defineCommand({
         `The browser did not confirm it opened the page${reason ? ` (${reason})` : ''}. Open this one-time URL yourself (it works once; do not share it):`,
       );
     }
-    ctx.io.stdout.write(format === 'json' ? `${JSON.stringify({ url }, null, 2)}\n` : `${url}\n`);
+    // --json: the server's object with every field it sent (an expires_at, say), not one rebuilt.
+    ctx.io.stdout.write(format === 'json' ? `${JSON.stringify(res.data, null, 2)}\n` : `${url}\n`);
     return 0;
   },
 });

@@ -289,7 +289,7 @@ export class Checkpoint {
       cp.resumed = state;
     } else if (found !== undefined) {
       if ('problem' in found)
-        opts.note(`Warning: ${cp.dir} is in the way of a checkpoint: ${found.problem}.`);
+        opts.note(`warning: ${cp.dir} is in the way of a checkpoint: ${found.problem}.`);
       else if (removeCheckpoint(cp.dir))
         opts.note(
           `Removed the checkpoint of an earlier export to ${opts.name} (${found.state.pages} page${found.state.pages === 1 ? '' : 's'}, saved ${ago(opts.now().getTime() - Date.parse(found.state.saved))}); --resume would have continued it.`,

@@ -30,6 +30,6 @@ export function exportFormat(
   if (named === undefined || named === given) return { format: given };
   return {
     format: given,
-    warning: `Warning: writing ${given.toUpperCase()} (--format ${given}) into ${output}, whose extension says ${named.toUpperCase()}.`,
+    warning: `warning: writing ${given.toUpperCase()} (--format ${given}) into ${output}, whose extension says ${named.toUpperCase()}.`,
   };
 }

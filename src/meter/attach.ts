@@ -31,7 +31,7 @@ export function settleMeters(ctx: Context, meters: Iterable<Meter>): void {
       const crossing = meter.close();
       if (crossing) {
         ctx.note(
-          `Warning: over ${crossing.crossed}% of the sandbox allowance is used: ${describeView(crossing.view, ctx.now().getTime())}.`,
+          `warning: over ${crossing.crossed}% of the sandbox allowance is used: ${describeView(crossing.view, ctx.now().getTime())}.`,
         );
         ctx.note(
           'See it with: imaging auth allowance (if the token was also used elsewhere: imaging auth allowance --used N)',

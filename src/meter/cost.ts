@@ -26,7 +26,7 @@ export async function checkCost(ctx: Context, remaining: number | undefined, wha
   const meterSays = `sandbox allowance: ${describeView(view, ctx.now().getTime())}`;
   if (remaining > left) {
     if (ctx.globals.yes) {
-      ctx.note(`Warning: ${needs}, more than the ≈${fmt(left)} left (${meterSays}); going ahead (--yes).`);
+      ctx.note(`warning: ${needs}, more than the ≈${fmt(left)} left (${meterSays}); going ahead (--yes).`);
       return;
     }
     throw new CliError(
@@ -38,7 +38,7 @@ export async function checkCost(ctx: Context, remaining: number | undefined, wha
   if (remaining * 4 <= left || ctx.globals.yes) return;
   const share = `${needs}, over a quarter of the ≈${fmt(left)} left in the sandbox allowance (counted on this machine)`;
   if (!(ctx.io.stdinIsTTY && ctx.io.stderrIsTTY)) {
-    ctx.note(`Warning: ${share}; going ahead (no terminal to ask on).`);
+    ctx.note(`warning: ${share}; going ahead (no terminal to ask on).`);
     return;
   }
   const ok = await (await ctx.prompter()).confirm(`${share}. Continue?`);

@@ -28,7 +28,7 @@ export function renderReferral(
   out.push(safe`${b(`Referral ${v(r.reference)}`)}  ${dim(v(r.id))}`);
   pairs([
     ['Status', r.status],
-    ['Latest visit', latestVisitStatus(r.visits)],
+    ['Most advanced visit', latestVisitStatus(r.visits)],
     ['Line of business', r.line_of_business],
     ['Payment type', r.payment_type],
     ['Incident state', r.incident_state],

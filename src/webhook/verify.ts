@@ -91,7 +91,7 @@ export function verifyDelivery(input: VerifyInput): Verdict {
     v.signature = 'unsigned';
     const autoBook = event.summary.event === UNSIGNED_BY_DESIGN;
     if (!(autoBook && input.allowUnsigned)) {
-      problems.push(`unsigned: there is no ${names.signature} or ${names.timestamp} header`);
+      problems.push(`there is no ${names.signature} or ${names.timestamp} header`);
       causes.push(
         autoBook
           ? `${UNSIGNED_BY_DESIGN} sent to a per-request webhook_url is unsigned by design; --allow-unsigned accepts exactly that case`

@@ -186,7 +186,7 @@ describe('warnings when a command crosses 80% and 95%', () => {
     const crossing = await run(['referrals', 'list', '--all'], { env }); // 3 pages: 1598 -> 1601
     expect(crossing.code).toBe(0);
     expect(crossing.stderr).toContain(
-      'Warning: over 80% of the sandbox allowance is used: ≈1,601 of 2,000 requests used',
+      'warning: over 80% of the sandbox allowance is used: ≈1,601 of 2,000 requests used',
     );
     expect(crossing.stdout).not.toContain('Warning');
     const after = await run(['referrals', 'list', '--all'], { env });
@@ -194,7 +194,7 @@ describe('warnings when a command crosses 80% and 95%', () => {
     await run(['auth', 'allowance', '--used', '1899'], { env });
     const ninetyFive = await run(['modalities'], { env });
     expect(ninetyFive.stderr).toContain(
-      'Warning: over 95% of the sandbox allowance is used: ≈1,900 of 2,000',
+      'warning: over 95% of the sandbox allowance is used: ≈1,900 of 2,000',
     );
     expect(ninetyFive.stderr).not.toContain('over 80%');
   });
@@ -381,7 +381,7 @@ describe('costs before big runs', () => {
     const piped = await run(['referrals', 'list', '--all', '--per-page', '5', '--json'], { env });
     expect(piped.code).toBe(0);
     expect(piped.stderr).toContain(
-      'Warning: Listing every page of the referrals needs 59 more requests, over a quarter',
+      'warning: Listing every page of the referrals needs 59 more requests, over a quarter',
     );
     expect(piped.stderr).toContain('going ahead (no terminal to ask on)');
     expect(JSON.parse(piped.stdout)).toHaveLength(300);

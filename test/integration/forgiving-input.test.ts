@@ -57,7 +57,7 @@ describe('--visit-status (item 4)', () => {
     expect(r.code).toBe(0);
     expect(r.stderr).toMatch(/^Exported 0 referral rows \(csv\) from 300 referrals read in 3 pages/);
     expect(r.stderr).toContain(
-      'Warning: 300 referrals were read but no row was written (no visit has status awaiting_review): the file holds only the header.',
+      'warning: 300 referrals were read but no row was written (no visit has status awaiting_review): the file holds only the header.',
     );
     expect(readFileSync(join(dir.path, 'x.csv'), 'utf8').split('\r\n')).toHaveLength(2);
   });
@@ -202,7 +202,7 @@ describe('the format follows -o (item 8)', () => {
   it('--format that disagrees with the extension wins, with a warning', async () => {
     const r = await exportTo('x.csv', '--format', 'ndjson');
     expect(r.code).toBe(0);
-    expect(r.stderr).toContain('Warning: writing NDJSON (--format ndjson) into');
+    expect(r.stderr).toContain('warning: writing NDJSON (--format ndjson) into');
     expect(r.stderr).toContain('whose extension says CSV');
     expect(JSON.parse(readFileSync(join(dir.path, 'x.csv'), 'utf8').split('\n')[0]!).id).toBeTruthy();
     const agree = await exportTo('y.json', '--json');

@@ -117,7 +117,7 @@ describe('referrals list', () => {
     expect(r.code).toBe(0);
     const lines = r.stdout.trimEnd().split('\n');
     expect(lines[0]).toMatch(
-      /^REFERENCE\s+STATUS\s+LINE OF BUSINESS\s+PATIENT\s+VISITS\s+LATEST VISIT\s+ID$/,
+      /^REFERENCE\s+STATUS\s+LINE OF BUSINESS\s+PATIENT\s+VISITS\s+MOST ADVANCED VISIT\s+ID$/,
     );
     expect(lines).toHaveLength(6);
     expect(r.stdout).toContain('awaiting_records'); // a status the tool does not know, shown as is
@@ -385,7 +385,7 @@ describe('an export interrupted by a server failure', () => {
     const env = await failing(2, 429, { message: 'limit', code: 'sandbox_request_limit_reached' });
     const r = await run(['referrals', 'export', '--per-page', '50'], { env });
     expect(r.code).toBe(6);
-    expect(r.stderr).toContain('the output above is incomplete');
+    expect(r.stderr).toContain('the output sent to standard output is incomplete');
   });
 });
 

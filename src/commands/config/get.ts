@@ -3,24 +3,42 @@ import { defineCommand } from '../define.js';
 import { arg } from '../options.js';
 import { KEYS, parseKey, pathKind } from './keys.js';
 
+const FROM: Record<string, string> = {
+  '--env': 'from --env',
+  '--base-url': 'from --base-url',
+  IMAGING_ENV: 'from IMAGING_ENV',
+  IMAGING_BASE_URL: 'from IMAGING_BASE_URL',
+  config: 'stored in the config',
+  default: 'the default',
+};
+
+/**
+ * The value in use, as a request would use it (flag > environment variable > stored > default),
+ * on stdout; where it comes from on stderr (and in --json). `auth status` shows the same.
+ */
 export default defineCommand({
   path: ['config', 'get'],
   args: [arg('<key>', 'env, base-url, path.payments or path.notifications', { values: KEYS })],
   async run(ctx, [key]) {
     const k = parseKey(key);
+    const format = ctx.format('table', ['table', 'json']);
+    const env = ctx.environment();
     const kind = pathKind(k);
-    const settings = k === 'env' ? undefined : ctx.config.environment(ctx.environment().value);
-    const value = k === 'env' ? ctx.config.read().env : kind ? settings?.paths?.[kind] : settings?.base_url;
-    if (!value) {
-      throw new CliError(
-        k === 'env'
-          ? 'env is not set (the default is sandbox)'
-          : kind
-            ? `${k} is not set for ${ctx.environment().value} (the default is /api/v2/referrals/{id}/${kind})`
-            : `base-url is not set for ${ctx.environment().value}`,
-      );
+    // path.payments / path.notifications: the stored path, else the emulator's documented guess.
+    const stored = kind ? ctx.config.environment(env.value).paths?.[kind] : undefined;
+    const { value, source } = kind
+      ? { value: stored ?? `/api/v2/referrals/{id}/${kind}`, source: stored ? 'config' : 'default' }
+      : k === 'env'
+        ? env
+        : ctx.baseUrl(env.value);
+    if (!value) throw new CliError(`base-url is not set for ${env.value}`);
+    const where = `${FROM[source] ?? `from ${source}`}${k !== 'env' ? ` (${env.value})` : ''}`;
+    if (format === 'json') {
+      ctx.io.stdout.write(`${JSON.stringify({ key: k, value, source, environment: env.value }, null, 2)}\n`);
+      return 0;
     }
     ctx.io.stdout.write(`${value}\n`);
+    ctx.note(`${k}: ${where}`);
     return 0;
   },
 });

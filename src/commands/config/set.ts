@@ -62,7 +62,7 @@ export default defineCommand({
       );
     }
     if (url.startsWith('http://') && !/^http:\/\/(127\.|localhost|\[::1\])/.test(url)) {
-      ctx.note('Warning: plain http. The token will not be sent to this host; use https.');
+      ctx.note('warning: plain http. The token will not be sent to this host; use https.');
     }
     return 0;
   },

@@ -170,15 +170,15 @@ export default defineCommand({
       );
       if (summary.rows === 0 && summary.referrals > 0)
         ctx.note(
-          `Warning: ${summary.referrals} referral${summary.referrals === 1 ? ' was' : 's were'} read but no row was written${visitStatuses ? ` (no visit has status ${[...visitStatuses].join(', ')})` : ''}${format === 'csv' ? ': the file holds only the header' : ''}.`,
+          `warning: ${summary.referrals} referral${summary.referrals === 1 ? ' was' : 's were'} read but no row was written${visitStatuses ? ` (no visit has status ${[...visitStatuses].join(', ')})` : ''}${format === 'csv' ? ': the file holds only the header' : ''}.`,
         );
       if (summary.duplicates > 0)
         ctx.note(
-          `Warning: ${summary.duplicates} referral${summary.duplicates === 1 ? '' : 's'} came again on a later page (same id) and ${summary.duplicates === 1 ? 'was' : 'were'} written once (records shifting between pages during the export?).`,
+          `warning: ${summary.duplicates} referral${summary.duplicates === 1 ? '' : 's'} came again on a later page (same id) and ${summary.duplicates === 1 ? 'was' : 'were'} written once (records shifting between pages during the export?).`,
         );
       if (summary.expected !== undefined && summary.expected !== summary.referrals) {
         ctx.note(
-          `Warning: the API reported ${summary.expected} referrals at the start but ${summary.referrals} were received (referrals created or removed during the export?).`,
+          `warning: the API reported ${summary.expected} referrals at the start but ${summary.referrals} were received (referrals created or removed during the export?).`,
         );
       }
       return 0;
@@ -197,7 +197,7 @@ export default defineCommand({
       if (ctx.signal.aborted) throw err;
       const done = progress.records;
       ctx.note(
-        `Export stopped after ${done} referral${done === 1 ? '' : 's'}: ${file.kind === 'atomic' ? `no file was written at ${file.target}` : `the output ${toFile ? `written to ${file.target} ` : 'above '}is incomplete`}.`,
+        `Export stopped after ${done} referral${done === 1 ? '' : 's'}: ${file.kind === 'atomic' ? `no file was written at ${file.target}` : `the output ${toFile ? `written to ${file.target} ` : ctx.io.stdoutIsTTY ? 'above ' : 'sent to standard output '}is incomplete`}.`,
       );
       if (checkpoint && !checkpoint.keeping && done > 0)
         ctx.note('(Started with --resumable, its complete pages would have been kept for --resume.)');

@@ -302,7 +302,9 @@ const LAW_FIRMS: Array<[string, string, string, string, string, string | null]> 
   ['Van der Berg & De Vries', '100 N Tampa St', 'Tampa', 'FL', '33602', null],
   ['Esposito Law (Staten Island)', '1200 South Ave', 'Staten Island', 'NY', '10314', null],
   ['Fitzgerald-O’Connell Legal', '60 State St', 'Boston', 'MA', '02109', null],
-  ['Kim & Park Attorneys', '3435 Wilshire Blvd', 'Los Angeles', 'CA', '90010', 'Suite 2700'],
+  // CJK (Hangul and Han): wide characters, two terminal cells each, in tables. Renamed rather than
+  // added: one more firm would change which firm each generated referral picks.
+  ['Kim & Park 김앤박 法律事務所', '3435 Wilshire Blvd', 'Los Angeles', 'CA', '90010', 'Suite 2700'],
   ['-Minus Fees Injury Law', '5 Court Sq', 'Long Island City', 'NY', '11101', null],
 ];
 

@@ -3,7 +3,8 @@ import { invalid, jsonBody } from '../reply.js';
 import { route } from '../router.js';
 
 // The spec names POST /api/v2/patients without shapes; the emulator answers with a plausible
-// one so that `imaging api` can be tried end to end. Its body is the emulator's guess.
+// one so that `imaging api` can be tried end to end. Its body is the emulator's guess: every
+// PatientResource field the payload sets is echoed, the rest null.
 export const routes = [
   route('POST', '/api/v2/patients', (c, s) => {
     const body = jsonBody(c);
@@ -24,19 +25,25 @@ export const routes = [
         last_name: p.last_name,
         email: p.email ?? null,
         phone_number: p.phone_number ?? '',
-        date_of_birth: null,
+        date_of_birth: usDate(p.date_of_birth_iso) ?? p.date_of_birth ?? null,
         date_of_birth_iso: p.date_of_birth_iso ?? null,
         identifier: { system: 'urn:partner-imaging:patient-id', value: uuidFrom(s.idRand) },
-        address_line_1: null,
-        address_line_2: null,
-        city: null,
-        state: null,
-        zip_code: null,
+        address_line_1: p.address_line_1 ?? null,
+        address_line_2: p.address_line_2 ?? null,
+        city: p.city ?? null,
+        state: p.state ?? null,
+        zip_code: p.zip_code ?? null,
         gender: p.gender ?? null,
-        weight: null,
-        height_feet: null,
-        height_inches: null,
+        // Echoed as sent (`-F 'patient[weight]=130'` is a number; `-f` a string, kept as given).
+        weight: p.weight ?? null,
+        height_feet: p.height_feet ?? null,
+        height_inches: p.height_inches ?? null,
       },
     };
   }),
 ];
+
+function usDate(iso: unknown): string | undefined {
+  const m = typeof iso === 'string' ? iso.match(/^(\d{4})-(\d{2})-(\d{2})$/) : null;
+  return m ? `${m[2]}/${m[3]}/${m[1]}` : undefined;
+}

@@ -29,13 +29,15 @@ export const routes = [
   }),
 
   route('GET', '/api/v2/icd10_codes', (c, { data }) => {
-    const q = (c.url.searchParams.get('q') ?? '').trim().toLowerCase();
+    // Every word of the query, anywhere in the code or the description, in any order: "meniscus
+    // tear" finds "Tear of unspecified meniscus", as a search box would.
+    const words = (c.url.searchParams.get('q') ?? '').trim().toLowerCase().split(/\s+/).filter(Boolean);
     const ids = [...c.url.searchParams.getAll('ids[]'), ...c.url.searchParams.getAll('ids')];
     const wanted = data.icd10.filter((x) => ids.includes(x.id));
     const matches = data.icd10.filter(
       (x) =>
         !ids.includes(x.id) &&
-        (q === '' || x.code.toLowerCase().includes(q) || x.short_description.toLowerCase().includes(q)),
+        words.every((w) => x.code.toLowerCase().includes(w) || x.short_description.toLowerCase().includes(w)),
     );
     return { status: 200, body: paginated<Icd10Code>('icd10_codes', [...wanted, ...matches], c.url) };
   }),

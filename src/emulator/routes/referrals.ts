@@ -1,5 +1,12 @@
 import type { Referral } from '../../api/types.js';
 import { uuidFrom } from '../data/random.js';
+import {
+  checkReferences,
+  createdReferral,
+  referralFields,
+  type Sources,
+  updatedReferral,
+} from '../data/referral-input.js';
 import { pageOf } from '../pagination.js';
 import { envelope, invalid, jsonBody, notFound } from '../reply.js';
 import { route } from '../router.js';
@@ -41,11 +48,7 @@ export const routes = [
         'Body must be a JSON object',
       ]);
     }
-    const b = body as Record<string, unknown>;
-    const inner = (typeof b.referral === 'object' && b.referral !== null ? b.referral : b) as Record<
-      string,
-      unknown
-    >;
+    const inner = referralFields(body)!;
     const errors: string[] = [];
     const patient = inner.patient as Record<string, unknown> | undefined;
     if (typeof patient !== 'object' || patient === null) errors.push("Patient can't be blank");
@@ -59,30 +62,35 @@ export const routes = [
     if (lob !== undefined && !['personal_injury', 'workers_comp', 'health_plan'].includes(String(lob))) {
       errors.push(`Line of business ${String(lob)} cannot be selected on referral creation`);
     }
+    if (errors.length === 0) errors.push(...checkReferences(inner, sources(s)));
     if (errors.length > 0) return invalid(c, errors);
-    const template = referrals.at(0);
-    const p = patient as Record<string, unknown>;
-    const created: Referral = {
-      ...structuredClone(template),
-      id: uuidFrom(s.idRand),
-      reference: `R-${String(900000 + referrals.total).padStart(6, '0')}`,
-      status: 'pending',
-      line_of_business: (lob as string | undefined) ?? 'personal_injury',
-      visits: [],
-      call_notes: [],
-      auto_book_request: null,
-      patient: {
-        ...template.patient,
-        id: uuidFrom(s.idRand),
-        first_name: String(p.first_name),
-        last_name: String(p.last_name),
-        name: `${String(p.first_name)} ${String(p.last_name)}`,
-      },
-    };
+    // What the payload sets, and nothing borrowed from another referral (referral-input.ts).
+    const reference = `R-${String(900000 + referrals.total).padStart(6, '0')}`;
+    const created = createdReferral(inner, uuidFrom(s.idRand), reference, sources(s));
     referrals.add(created);
     return { status: 201, body: created };
   }),
+
+  // The referral update: the spec names it (ownership, ICD-10 and workers' compensation fields;
+  // returns the referral) without its method or path. PATCH /referrals/:id is the emulator's guess,
+  // PUT answers the same.
+  ...['PATCH', 'PUT'].map((method) =>
+    route(method, '/api/v2/referrals/:id', (c, s) => {
+      const r = s.referrals.get(c.params.id!);
+      if (!r) return notFound(c, 'Referral');
+      const fields = referralFields(jsonBody(c));
+      if (!fields) return invalid(c, ['Body must be a JSON object']);
+      const updated = updatedReferral(r, fields, sources(s));
+      if (Array.isArray(updated)) return invalid(c, updated);
+      s.referrals.put(updated);
+      return { status: 200, body: updated };
+    }),
+  ),
 ];
+
+function sources(s: EmulatorState): Sources {
+  return { ref: s.data, lawFirms: s.lawFirms, newId: () => uuidFrom(s.idRand) };
+}
 
 function listReply(
   c: Ctx,

@@ -6,32 +6,38 @@ import { newEventId, nextVisitStatus } from '../webhooks.js';
 
 /**
  * Mock-only event triggers: each changes a referral as the real service would and sends the
- * signed webhook event for it (409 when no webhook URL is configured).
+ * signed webhook event for it. A visit advance happens with or without a webhook URL (the event is
+ * sent only when one is set); notification and auto-book events exist only as deliveries, so they
+ * are 409 with no URL to send them to.
  */
 export const routes = [
   route('POST', '/__mock/referrals/:id/visits/:visitId/advance', (c, s) =>
-    withReferral(c, s, false, (referral, input, now) => {
+    withReferral(c, s, 'optional', (referral, input, now) => {
       const updated = structuredClone(referral);
       const visit = updated.visits.find((v) => v.id === c.params.visitId);
       if (!visit) return notFound(c, 'Visit');
       const previous = visit.status;
       visit.status = typeof input.status === 'string' ? input.status : nextVisitStatus(previous);
       s.referrals.put(updated);
+      const status = [previous, visit.status];
+      // The visit advances whether or not a webhook URL is set; the event is sent only when one is.
+      if (!s.webhooks.configured)
+        return { status: 200, body: { event_id: null, url: null, signed: false, status } };
       const sent = s.webhooks.send({
         event_id: newEventId(),
         event_name: 'visit.status_changed',
         status: visit.status,
-        changes: { status: [previous, visit.status] },
+        changes: { status },
         visit_id: visit.id,
         occurred_at: now,
         referral: updated,
       });
-      return { status: 202, body: { ...sent, status: [previous, visit.status] } };
+      return { status: 202, body: { ...sent, status } };
     }),
   ),
 
   route('POST', '/__mock/referrals/:id/notifications', (c, s) =>
-    withReferral(c, s, false, (referral, input, now) => {
+    withReferral(c, s, 'required', (referral, input, now) => {
       const channel = input.channel === 'email' ? 'email' : 'sms';
       const status = typeof input.status === 'string' ? input.status : 'delivered';
       const previous =
@@ -59,7 +65,7 @@ export const routes = [
 
   // Auto-book results go to the webhook_url given with the request when there is one.
   route('POST', '/__mock/referrals/:id/auto_book', (c, s) =>
-    withReferral(c, s, true, (referral, input, now, perRequest) => {
+    withReferral(c, s, 'per-request', (referral, input, now, perRequest) => {
       const updated = structuredClone(referral);
       updated.auto_book_request = {
         id: newEventId(),
@@ -89,7 +95,8 @@ export const routes = [
 function withReferral(
   c: Ctx,
   s: EmulatorState,
-  perRequestUrl: boolean,
+  /** optional: the change happens without a URL (nothing sent); per-request: a webhook_url in the body will do. */
+  needsUrl: 'optional' | 'required' | 'per-request',
   fn: (
     referral: Referral,
     input: Record<string, unknown>,
@@ -101,7 +108,7 @@ function withReferral(
   if (!referral) return notFound(c, 'Referral');
   const input = (jsonBody(c) ?? {}) as Record<string, unknown>;
   const perRequest = typeof input.webhook_url === 'string' ? input.webhook_url : undefined;
-  if (!s.webhooks.configured && !(perRequestUrl && perRequest)) {
+  if (needsUrl !== 'optional' && !s.webhooks.configured && !(needsUrl === 'per-request' && perRequest)) {
     return { status: 409, body: { error: 'no webhook URL: start the emulator with --webhook-url URL' } };
   }
   return fn(referral, input, new Date().toISOString(), perRequest);

@@ -15,6 +15,6 @@ export const referralColumns: Column<Referral>[] = [
   { header: 'Line of business', get: (r) => r.line_of_business },
   { header: 'Patient', get: patientName },
   { header: 'Visits', get: (r) => (Array.isArray(r.visits) ? r.visits.length : null) },
-  { header: 'Latest visit', get: (r) => latestVisitStatus(r.visits) },
+  { header: 'Most advanced visit', get: (r) => latestVisitStatus(r.visits) },
   { header: 'ID', get: (r) => r.id },
 ];

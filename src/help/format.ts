@@ -1,0 +1,121 @@
+import { statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+
+/**
+ * Help text that fits the terminal: prose wrapped at spaces, examples wrapped with shell line
+ * continuations (` \`) so they still paste and run, and a pointer to documentation that exists
+ * where the tool is installed.
+ */
+
+/** Cells a help string takes (help is ASCII but for the odd name; wide characters count two). */
+export function cells(s: string): number {
+  let n = 0;
+  for (const ch of s)
+    n += /[\u1100-\u115f\u2e80-\ua4cf\uac00-\ud7a3\uf900-\ufaff\uff00-\uff60\uffe0-\uffe6]/.test(ch) ? 2 : 1;
+  return n;
+}
+
+/** Word-wraps each line to `width`, continuation lines keeping the line's own indentation. */
+export function wrapProse(text: string, width: number): string {
+  return text
+    .split('\n')
+    .map((line) => {
+      if (cells(line) <= width) return line;
+      const indent = /^ */.exec(line)![0];
+      const out: string[] = [];
+      let current = '';
+      for (const word of line.trim().split(/ +/)) {
+        const next = current ? `${current} ${word}` : `${indent}${word}`;
+        if (current && cells(next) > width) {
+          out.push(current);
+          current = `${indent}${word}`;
+        } else current = next;
+      }
+      if (current) out.push(current);
+      return out.join('\n');
+    })
+    .join('\n');
+}
+
+/** Help text with every line that is too wide word-wrapped, but for the `Docs:` line (a path). */
+export function fitHelpText(text: string, width: number): string {
+  if (text.split('\n').every((l) => cells(l) <= width)) return text;
+  return text
+    .split('\n')
+    .map((l) => (l.startsWith('Docs: ') ? l : wrapProse(l, width)))
+    .join('\n');
+}
+
+/** Shell words of a command line, quotes kept (so a quoted phrase is never split). */
+function shellWords(line: string): string[] {
+  const words: string[] = [];
+  let current = '';
+  let quote: string | undefined;
+  for (const ch of line) {
+    if (quote) {
+      current += ch;
+      if (ch === quote) quote = undefined;
+    } else if (ch === "'" || ch === '"') {
+      quote = ch;
+      current += ch;
+    } else if (ch === ' ') {
+      if (current) words.push(current);
+      current = '';
+    } else current += ch;
+  }
+  if (current) words.push(current);
+  return words;
+}
+
+/** Splits `cmd   # comment` (two or more spaces before the #) into its parts. */
+export function splitComment(line: string): { command: string; comment?: string } {
+  const m = /^(.*?\S) {2,}(# .*)$/.exec(line);
+  return m ? { command: m[1]!, comment: m[2]! } : { command: line };
+}
+
+/**
+ * One example at `indent`, fitted to `width`: as it is when it fits; else its comment on the line
+ * above and the command continued over lines ending in ` \`, which a shell reads as one line.
+ */
+export function fitExample(example: string, width: number, indent = '  '): string {
+  if (cells(indent + example) <= width) return indent + example;
+  const { command, comment } = splitComment(example);
+  const lines: string[] = comment ? [indent + comment] : [];
+  let current = indent;
+  for (const word of shellWords(command)) {
+    const first = current.trim() === '';
+    const next = first ? current + word : `${current} ${word}`;
+    // Room for the ` \` that ends a continued line.
+    if (!first && cells(next) + 2 > width) {
+      lines.push(`${current} \\`);
+      current = `${indent}    ${word}`;
+    } else current = next;
+  }
+  lines.push(current);
+  return lines.join('\n');
+}
+
+/**
+ * Where the full documentation is: the package's README.md, found beside the installed bundle
+ * (`dist/` -> the package folder; npm always ships the README), when it is there.
+ */
+export function readmePath(): string | undefined {
+  // The bundle's folder (dist/); under the test runner, the source folder (src/help/).
+  const here = typeof __dirname === 'string' ? __dirname : undefined;
+  if (!here) return undefined;
+  for (const candidate of [join(dirname(here), 'README.md'), join(dirname(dirname(here)), 'README.md')]) {
+    try {
+      if (statSync(candidate).isFile()) return candidate;
+    } catch {
+      // not there
+    }
+  }
+  return undefined;
+}
+
+/** The help's last lines: the README where it is installed, and help on one command. */
+export function docsLine(): string {
+  const readme = readmePath();
+  const one = 'One command in full: imaging help COMMAND [VERB]';
+  return readme ? `Docs: ${readme}\n${one}` : one;
+}

@@ -1,0 +1,339 @@
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { execa } from 'execa';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type MockServer, startMockServer } from '../../src/emulator/server.js';
+import { signatureHeaderValue } from '../../src/webhook/sign.js';
+import { BIN, ROOT, run, tempDir } from '../helpers.js';
+import { VISIT_EVENT } from '../webhook-fixture.js';
+
+/**
+ * Issue 9, item 17: every example in README.md and in every command's --help runs against the
+ * emulator, exits as expected (0 unless listed below) and prints something (on stdout or into the
+ * file it names), so docs and tool cannot drift apart. Examples are read from the README's ```sh,
+ * ```bash and ```console blocks (a `$ ` line in a console block) and from the `Examples:` section
+ * of every command's --help; each runs in bash (`set -o pipefail`) with `imaging` on PATH, in a
+ * folder holding the files the examples name (below), with its own empty config folder and
+ * IMAGING_ENV=local pointed at an emulator this file starts (and IMAGING_WEBHOOK_SECRET set, as the
+ * README's webhook examples export it). `ID`, `REFERRAL_ID` and `VISIT_ID`
+ * stand for a referral (with visits) and one of its visits.
+ */
+
+/** Examples that cannot run here, and why. An entry that no longer matches an example fails. */
+const NOT_RUN: Record<string, string> = {
+  'imaging auth login --base-url https://api.example.com':
+    'a real account: it prompts for a real token on a terminal',
+  'imaging auth login --env production --base-url https://…':
+    'a real account (production), and a URL left to the reader',
+  'imaging sso --open': 'a browser',
+  'IMAGING_BASE_URL=http://127.0.0.1:4450 imaging --env production modalities':
+    'a production token stored for another server (test/integration/token-origin.test.ts recreates it)',
+  'imaging referrals get 3f1c2b9e-1111-4222-8333-444455556666':
+    "the answer of a broken server (test/integration/unreadable.test.ts serves it); the emulator's is readable",
+  'imaging webhook verify --body body.json --header "X-Service-Timestamp: 1763751600" --header "X-Service-Signature: v1=d914…" --header "X-Service-Event: visit.status_changed"':
+    'the signature is shortened for the page (v1=d914…)',
+};
+
+/** Examples that show a failure on purpose, with the exit code they show. */
+const EXPECTED_EXIT: Record<string, number> = {
+  'imaging webhook verify --request reindented.http --secret-file secret.txt --tolerance 300': 8,
+  'imaging --env local law-firms create --name "O\'Brien & Associates, P.C." --city Philadelphia --state PA': 7,
+};
+
+/**
+ * Commands that change a setting and only say so on stderr, and `config list`, which in the empty
+ * config folder each example gets has nothing to list and says so on stderr: stdout may be empty.
+ */
+const QUIET = ['auth login', 'auth logout', 'config set', 'config unset', 'config list'];
+/** Servers: run with --port 0 (fixed ports may be taken), stopped with Ctrl-C once they say where they listen. */
+const SERVERS = ['mock', 'webhook listen'];
+
+interface Example {
+  command: string;
+  sources: string[];
+}
+
+/** `cmd   # comment` -> `cmd` (two or more spaces before the #, as the examples write them). */
+const stripComment = (line: string) => line.replace(/ {2,}# .*$/, '').trimEnd();
+const isImaging = (cmd: string) => /^(?:[A-Z_]+=\S*\s+)*imaging(?:\s|$)/.test(cmd);
+
+/** Lines continued with a trailing backslash, joined. */
+function joinContinued(lines: Array<{ text: string; line: number }>) {
+  const out: Array<{ text: string; line: number }> = [];
+  for (let i = 0; i < lines.length; i++) {
+    let { text } = lines[i]!;
+    const start = lines[i]!.line;
+    while (/\s\\$/.test(text) && i + 1 < lines.length)
+      text = `${text.slice(0, -1).trimEnd()} ${lines[++i]!.text.trim()}`;
+    out.push({ text, line: start });
+  }
+  return out;
+}
+
+function readmeExamples(): Array<{ command: string; source: string }> {
+  const lines = readFileSync(join(ROOT, 'README.md'), 'utf8').split('\n');
+  const found: Array<{ command: string; source: string }> = [];
+  let lang: string | undefined;
+  let block: Array<{ text: string; line: number }> = [];
+  lines.forEach((text, i) => {
+    const fence = /^```(\w*)\s*$/.exec(text);
+    if (fence && lang === undefined) {
+      lang = fence[1] ?? '';
+      block = [];
+      return;
+    }
+    if (fence) {
+      if (['sh', 'bash', 'console'].includes(lang!)) {
+        const commands =
+          lang === 'console'
+            ? block
+                .filter((l) => l.text.startsWith('$ '))
+                .map((l) => ({ text: l.text.slice(2), line: l.line }))
+            : block;
+        for (const c of joinContinued(commands)) {
+          const command = stripComment(c.text.trim());
+          if (isImaging(command)) found.push({ command, source: `README.md:${c.line}` });
+        }
+      }
+      lang = undefined;
+      return;
+    }
+    if (lang !== undefined) block.push({ text, line: i + 1 });
+  });
+  return found;
+}
+
+async function helpExamples(): Promise<Array<{ command: string; source: string }>> {
+  const { COMMANDS, GROUPS } = await import('../../src/registry.js');
+  const paths = [[], ...GROUPS.map((g) => [g.name]), ...COMMANDS.map((c) => [...c.path])];
+  const found: Array<{ command: string; source: string }> = [];
+  for (const path of paths) {
+    // In-process, piped (80 columns): the same text the binary prints, without 30 process starts.
+    const r = await run([...path, '--help']);
+    const source = `imaging ${[...path, '--help'].join(' ')}`;
+    if (r.code !== 0) throw new Error(`${source} exited ${r.code}: ${r.stderr}`);
+    const lines = r.stdout.split('\n');
+    const at = lines.indexOf('Examples:');
+    if (at < 0) continue;
+    const section: Array<{ text: string; line: number }> = [];
+    for (let i = at + 1; i < lines.length && lines[i]!.startsWith('  '); i++) {
+      // A comment moved above a long example (help at a narrow width) is not a command.
+      if (!lines[i]!.trim().startsWith('#')) section.push({ text: lines[i]!, line: i + 1 });
+    }
+    for (const c of joinContinued(section)) {
+      const command = stripComment(c.text.trim());
+      if (isImaging(command)) found.push({ command, source });
+    }
+  }
+  return found;
+}
+
+function collect(all: Array<{ command: string; source: string }>): Example[] {
+  const byCommand = new Map<string, Example>();
+  for (const { command, source } of all) {
+    const e = byCommand.get(command) ?? { command, sources: [] };
+    e.sources.push(source);
+    byCommand.set(command, e);
+  }
+  return [...byCommand.values()];
+}
+
+/** The command path an example runs (`referrals export`, `cpt`), global options skipped. */
+function pathOf(command: string): string {
+  const words = command.replace(/^(?:[A-Z_]+=\S*\s+)*imaging\s*/, '').split(/\s+/);
+  const out: string[] = [];
+  for (let i = 0; i < words.length && out.length < 2; i++) {
+    const w = words[i]!;
+    if (w.startsWith('-')) {
+      if (['--env', '--base-url', '--format', '--timeout'].includes(w)) i++;
+      continue;
+    }
+    if (out.length === 1 && !/^[a-z][a-z-]*$/.test(w)) break;
+    out.push(w);
+  }
+  return out.join(' ');
+}
+
+const examples = collect([...readmeExamples(), ...(await helpExamples())]);
+
+let mock: MockServer;
+let work: ReturnType<typeof tempDir>;
+let shim: string;
+const vars: Record<string, string> = {};
+const SECRET = 'test_secret_123';
+
+beforeAll(async () => {
+  mock = await startMockServer({ port: 0 });
+  work = tempDir('imaging-examples-');
+  // `imaging` on PATH, as `npm link` puts it.
+  shim = join(work.path, 'bin');
+  mkdirSync(shim);
+  writeFileSync(join(shim, 'imaging'), `#!/bin/sh\nexec "${process.execPath}" "${BIN}" "$@"\n`, {
+    mode: 0o755,
+  });
+  const referral = mock.referrals.slice(0, 50).find((r) => r.visits.length > 0)!;
+  vars.REFERRAL_ID = referral.id;
+  vars.ID = referral.id;
+  vars.VISIT_ID = referral.visits[0]!.id;
+  // The files the examples name.
+  const files = join(work.path, 'files');
+  mkdirSync(files);
+  const body = Buffer.from(JSON.stringify(VISIT_EVENT));
+  const now = String(Math.floor(Date.now() / 1000));
+  const capture = (b: Buffer, ts: string, sig: string) =>
+    Buffer.concat([
+      Buffer.from(
+        `POST /hooks HTTP/1.1\r\nHost: partner.example\r\nContent-Type: application/json\r\nContent-Length: ${b.length}\r\nX-Service-Event: visit.status_changed\r\nX-Service-Timestamp: ${ts}\r\nX-Service-Signature: ${sig}\r\n\r\n`,
+      ),
+      b,
+    ]);
+  const key = Buffer.from(SECRET);
+  writeFileSync(join(files, 'secret.txt'), `${SECRET}\n`);
+  writeFileSync(
+    join(files, 'delivery.http'),
+    capture(body, now, signatureHeaderValue(key, now, body, 'hex')),
+  );
+  // Re-indented on the way, three days old: the README shows it failing.
+  const old = String(Number(now) - 3 * 86_400);
+  writeFileSync(
+    join(files, 'reindented.http'),
+    capture(
+      Buffer.from(JSON.stringify(VISIT_EVENT, null, 2)),
+      old,
+      signatureHeaderValue(key, old, body, 'hex'),
+    ),
+  );
+  writeFileSync(join(files, 'event.json'), body);
+  writeFileSync(join(files, 'body.json'), body);
+  writeFileSync(join(files, 'token.txt'), 'mock-token\n');
+  writeFileSync(join(files, 'update.json'), JSON.stringify({ referral: { wc_number: 'WCB-2026-00042' } }));
+  writeFileSync(
+    join(files, 'referral.json'),
+    JSON.stringify({
+      referral: {
+        line_of_business: 'personal_injury',
+        patient: { first_name: 'Ada', last_name: 'Lovelace', date_of_birth_iso: '1985-12-10' },
+        visits: [{ modality: 'MRI', procedures: [{ cpt_code: '73721', laterality: 'left' }] }],
+      },
+    }),
+  );
+});
+afterAll(async () => {
+  await mock?.close();
+  work?.cleanup();
+});
+
+function substitute(command: string): string {
+  return command.replace(/\b(REFERRAL_ID|VISIT_ID|ID)\b/g, (name) => vars[name]!);
+}
+
+/** Files (below `dir`) and their sizes, to see what an example wrote. */
+function sizes(dir: string): Map<string, number> {
+  const out = new Map<string, number>();
+  // Regular files only: the config and cache folders (.config, .cache) are not output.
+  for (const name of readdirSync(dir)) {
+    const st = statSync(join(dir, name));
+    if (st.isFile() && !name.startsWith('.')) out.set(name, st.size);
+  }
+  return out;
+}
+
+let n = 0;
+async function runExample(e: Example) {
+  const dir = join(work.path, `run-${++n}`);
+  mkdirSync(dir);
+  for (const name of readdirSync(join(work.path, 'files')))
+    writeFileSync(join(dir, name), readFileSync(join(work.path, 'files', name)));
+  const env = {
+    PATH: `${shim}:${process.env.PATH}`,
+    HOME: dir,
+    IMAGING_ENV: 'local',
+    IMAGING_BASE_URL: mock.url,
+    IMAGING_CONFIG_DIR: join(dir, '.config'),
+    IMAGING_CACHE_DIR: join(dir, '.cache'),
+    // As the README's webhook examples export it.
+    IMAGING_WEBHOOK_SECRET: SECRET,
+    NO_COLOR: '1',
+  };
+  const path = pathOf(e.command);
+  let command = substitute(e.command);
+  if (SERVERS.includes(path)) {
+    command = command.replace(/\s*&$/, '').replace(/--port \d+/, '--port 0');
+    if (!/--port /.test(command)) command += ' --port 0';
+    const child = execa('bash', ['-c', `exec ${command}`], {
+      cwd: dir,
+      env,
+      extendEnv: false,
+      reject: false,
+    });
+    let seen = '';
+    await new Promise<void>((resolve, reject) => {
+      const look = (d: Buffer) => {
+        seen += d.toString();
+        if (/http:\/\/127\.0\.0\.1:\d+/.test(seen)) resolve();
+      };
+      child.stdout?.on('data', look);
+      child.stderr?.on('data', look);
+      child.on('exit', () => reject(new Error(`exited before it said where it listens:\n${seen}`)));
+    });
+    child.kill('SIGINT');
+    const r = await child;
+    return {
+      code: r.exitCode,
+      stdout: String(r.stdout),
+      stderr: String(r.stderr),
+      wrote: [] as string[],
+      command,
+    };
+  }
+  const before = sizes(dir);
+  const r = await execa('bash', ['-c', `set -o pipefail\n${command}`], {
+    cwd: dir,
+    env,
+    extendEnv: false,
+    reject: false,
+    timeout: 20_000,
+  });
+  const wrote = [...sizes(dir)].filter(([k, size]) => size > 0 && before.get(k) !== size).map(([k]) => k);
+  return { code: r.exitCode, stdout: String(r.stdout), stderr: String(r.stderr), wrote, command };
+}
+
+describe('every example in README.md and in --help runs against the emulator', () => {
+  it('finds the examples (README and help both)', () => {
+    expect(examples.filter((e) => e.sources.some((s) => s.startsWith('README'))).length).toBeGreaterThan(20);
+    expect(examples.filter((e) => e.sources.some((s) => s.startsWith('imaging'))).length).toBeGreaterThan(20);
+  });
+
+  it('lists no example that is not there any more', () => {
+    const commands = new Set(examples.map((e) => e.command));
+    const stale = [...Object.keys(NOT_RUN), ...Object.keys(EXPECTED_EXIT)].filter((k) => !commands.has(k));
+    expect(stale, 'entries of NOT_RUN / EXPECTED_EXIT that match no example: remove or update them').toEqual(
+      [],
+    );
+  });
+
+  // Concurrently (vitest's default of 5 at a time): each waits mostly on its own processes.
+  it.concurrent.for(examples.map((e) => [e.command, e] as const))('%s', async ([, e], { expect }) => {
+    const where = `example from ${e.sources.join(', ')}:\n  ${e.command}\n`;
+    if (NOT_RUN[e.command]) return;
+    expect(
+      e.command,
+      `${where}holds "…" (a value left out for the page): write a value that runs, or list it in NOT_RUN with the reason`,
+    ).not.toContain('…');
+    const r = await runExample(e);
+    const expected = EXPECTED_EXIT[e.command] ?? (SERVERS.includes(pathOf(e.command)) ? 130 : 0);
+    const said = `${where}ran as: ${r.command}\nexit ${r.code}\nstdout:\n${r.stdout.slice(0, 2000)}\nstderr:\n${r.stderr.slice(0, 2000)}`;
+    expect(
+      r.code,
+      `${said}\n-> exited ${r.code}, not ${expected} (list it in EXPECTED_EXIT if the failure is the point)`,
+    ).toBe(expected);
+    const out =
+      expected === 0 && QUIET.includes(pathOf(e.command)) ? r.stderr : `${r.stdout}${r.wrote.join('')}`;
+    const outputOf = expected === 0 ? 'stdout or the file it names' : 'stdout or stderr';
+    // An empty JSON list or object is nothing printed too.
+    expect(
+      ['', '[]', '{}'].includes((expected === 0 ? out : `${r.stdout}${r.stderr}`).replace(/\s/g, '')),
+      `${said}\n-> printed nothing on ${outputOf}`,
+    ).toBe(false);
+  });
+});

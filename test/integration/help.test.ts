@@ -1,0 +1,162 @@
+import { cpSync, existsSync, mkdirSync, rmSync, symlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import { execa } from 'execa';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cells, fitExample } from '../../src/help/format.js';
+import { COMMANDS, GROUPS } from '../../src/registry.js';
+import { ROOT, run, tempDir } from '../helpers.js';
+
+// Issue 9, item 3: help wraps to the terminal, `help A B` shows the verb's help, and the last lines
+// point to documentation that exists where the tool is installed.
+
+const every = [[], ...GROUPS.map((g) => [g.name]), ...COMMANDS.map((c) => [...c.path])];
+
+const help = (words: string[], opts: { columns?: number } = {}) =>
+  run([...words, '--help'], opts.columns ? { stdoutIsTTY: true, columns: opts.columns } : {});
+
+function longLines(text: string, width: number): string[] {
+  // The README's path is never cut (it could not be copied); every other line fits.
+  return text.split('\n').filter((l) => cells(l) > width && !l.startsWith('Docs: /'));
+}
+
+describe('help fits the terminal', () => {
+  it.each([
+    [60, true],
+    [80, true],
+    [200, true],
+    [80, false],
+  ])('at %i columns (terminal: %s) no line of any help is wider', async (columns, tty) => {
+    for (const words of every) {
+      const r = await help(words, tty ? { columns } : {});
+      expect(r.code, `${words.join(' ')} --help`).toBe(0);
+      expect(longLines(r.stdout, columns), `imaging ${words.join(' ')} --help at ${columns}`).toEqual([]);
+    }
+  });
+
+  it('at 80 columns a long command term gets its own line and the descriptions still wrap (not "sign test e / vents")', async () => {
+    const r = await help([], { columns: 80 });
+    expect(r.stdout).toMatch(/\n {2}api \[options\] <method-or-path> \[path\]\n {4,}call any API path/);
+    expect(r.stdout).toMatch(/webhook +verify captured deliveries, sign test events, listen\n +locally/);
+  });
+
+  it('at 200 columns nothing is wrapped that fits', async () => {
+    const r = await help([], { columns: 200 });
+    expect(r.stdout).toMatch(/webhook +verify captured deliveries, sign test events, listen locally\n/);
+    expect(r.stdout).toContain(
+      'Exit codes: 0 ok, 1 failure, 2 usage, 3 auth, 4 not found, 5 forbidden, 6 limit, 7 rejected, 8 webhook not valid, 130 interrupted.',
+    );
+  });
+
+  it('an example too long for the width is continued with " \\" (still one shell line), its comment above', () => {
+    const ex =
+      'imaging referrals export --visit-status booked,report_uploaded --rows visit -o "ready list.csv"   # ready to read';
+    const fitted = fitExample(ex, 50);
+    expect(fitted.split('\n').every((l) => cells(l) <= 50)).toBe(true);
+    expect(fitted.split('\n')[0]).toBe('  # ready to read');
+    expect(fitted).toContain('"ready list.csv"');
+    const joined = fitted
+      .split('\n')
+      .slice(1)
+      .join('\n')
+      .replace(/ \\\n\s+/g, ' ')
+      .trim();
+    expect(joined).toBe(ex.replace(/ {2,}# .*$/, ''));
+  });
+});
+
+describe('imaging help A B', () => {
+  it.each(COMMANDS.map((c) => [c.path.join(' ')]))('help %s is the same as its --help', async (path) => {
+    const words = path.split(' ');
+    const viaHelp = await run(['help', ...words]);
+    const viaFlag = await help(words);
+    expect(viaHelp.code).toBe(0);
+    expect(viaHelp.stdout).toBe(viaFlag.stdout);
+    expect(viaHelp.stdout).toContain(`Usage: imaging ${path} `);
+  });
+
+  it('help of a group, of an unknown command or verb, and of a top-level command with an argument', async () => {
+    expect((await run(['help', 'referrals'])).stdout).toContain(
+      'Usage: imaging referrals [options] [command]',
+    );
+    const unknown = await run(['help', 'nope']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain("unknown command 'nope'");
+    const badVerb = await run(['help', 'referrals', 'gte']);
+    expect(badVerb.code).toBe(2);
+    expect(badVerb.stderr).toContain("unknown command 'gte'");
+    const cpt = await run(['help', 'cpt', '73721']);
+    expect(cpt.code).toBe(0);
+    expect(cpt.stdout).toContain('Usage: imaging cpt [options] <code>');
+  });
+});
+
+describe('the docs pointer exists where the tool is installed', () => {
+  let dir: ReturnType<typeof tempDir>;
+  beforeAll(() => {
+    dir = tempDir();
+  });
+  afterAll(() => dir.cleanup());
+
+  /** What npm installs (package.json `files`, plus README.md, which npm always ships), run through a bin symlink. */
+  function install(name: string, withReadme: boolean): string {
+    const pkg = join(dir.path, name, 'node_modules', 'partner-imaging-cli');
+    mkdirSync(pkg, { recursive: true });
+    for (const f of ['bin', 'dist', 'package.json']) cpSync(join(ROOT, f), join(pkg, f), { recursive: true });
+    if (withReadme) cpSync(join(ROOT, 'README.md'), join(pkg, 'README.md'));
+    const binDir = join(dir.path, name, 'bin');
+    mkdirSync(binDir);
+    symlinkSync(join(pkg, 'bin', 'imaging.cjs'), join(binDir, 'imaging'));
+    return binDir;
+  }
+
+  it('every help (root, groups, commands) ends with the pointer', async () => {
+    for (const words of every) {
+      const r = await help(words);
+      expect(r.stdout.trimEnd().split('\n').at(-1), `imaging ${words.join(' ')} --help`).toBe(
+        'One command in full: imaging help COMMAND [VERB]',
+      );
+    }
+  });
+
+  it('names the installed README.md by its full path, which exists', async () => {
+    const binDir = install('with-readme', true);
+    const r = await execa(join(binDir, 'imaging'), ['help', 'cpt'], {
+      cwd: dir.path,
+      env: { IMAGING_CACHE_DIR: join(dir.path, 'cache') },
+      reject: false,
+    });
+    expect(r.exitCode).toBe(0);
+    const docs = /^Docs: (.+)$/m.exec(r.stdout)?.[1];
+    expect(docs).toBe(join(dir.path, 'with-readme', 'node_modules', 'partner-imaging-cli', 'README.md'));
+    expect(existsSync(docs!)).toBe(true);
+    expect(r.stdout.trimEnd().split('\n').at(-1)).toBe('One command in full: imaging help COMMAND [VERB]');
+  });
+
+  it('without a README beside it, points only to imaging help', async () => {
+    const binDir = install('without-readme', false);
+    const r = await execa(join(binDir, 'imaging'), ['--help'], {
+      cwd: dir.path,
+      env: { IMAGING_CACHE_DIR: join(dir.path, 'cache') },
+      reject: false,
+    });
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout).not.toContain('Docs:');
+    expect(r.stdout).not.toContain('README');
+    expect(r.stdout.trimEnd().split('\n').at(-1)).toBe('One command in full: imaging help COMMAND [VERB]');
+    rmSync(join(dir.path, 'without-readme'), { recursive: true });
+  });
+});
+
+describe('text another part of the tool adds after a command help', () => {
+  it('is wrapped to the width too (word-wrapped, keeping its indentation)', async () => {
+    const { fitHelpText } = await import('../../src/help/format.js');
+    const added = `Fields (--fields a,b,c or --json a,b,c: those, in that order):\n  ${'field_name, '.repeat(8)}end`;
+    const fitted = fitHelpText(added, 60);
+    expect(fitted.split('\n').every((l) => cells(l) <= 60)).toBe(true);
+    expect(fitted.replace(/\s+/g, ' ')).toBe(added.replace(/\s+/g, ' '));
+    const indented = fitHelpText(`  ${'field_name, '.repeat(8)}end`, 60).split('\n');
+    expect(indented.length).toBeGreaterThan(1);
+    expect(indented.every((l) => l.startsWith('  '))).toBe(true);
+    expect(fitHelpText('Docs: /a/very/long/path/'.padEnd(90, 'x'), 60)).not.toContain('\n');
+  });
+});
