@@ -1,4 +1,6 @@
 import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -32,7 +34,22 @@ const NOT_RUN: Record<string, string> = {
     "the answer of a broken server (test/integration/unreadable.test.ts serves it); the emulator's is readable",
   'imaging webhook verify --body body.json --header "X-Service-Timestamp: 1763751600" --header "X-Service-Signature: v1=d914…" --header "X-Service-Event: visit.status_changed"':
     'the signature is shortened for the page (v1=d914…)',
+  'imaging completion zsh > "${fpath[1]}/_imaging"':
+    "zsh syntax, writing into the shell's own folder (completion.test.ts runs the script in a real zsh)",
+  'imaging completion fish > ~/.config/fish/completions/imaging.fish':
+    "writes into fish's own folder (completion.test.ts runs the script in a real fish)",
+  'imaging completion powershell | Out-String | Invoke-Expression':
+    'PowerShell syntax, and no pwsh here (completion.test.ts checks the script text)',
 };
+
+/** Examples run with something added to the environment, and why. */
+const ENV_FOR: Record<string, Record<string, string>> = {
+  // The meter counts sandbox tokens only: the emulator stands in for the sandbox, as in allowance.test.ts.
+  'auth allowance': { IMAGING_ENV: 'sandbox', IMAGING_TOKEN: 'mock-token' },
+};
+
+/** Receivers the `webhook send` examples name, sent to a receiver this file starts instead. */
+const RECEIVERS = ['http://127.0.0.1:4030/', 'https://hooks.example.com/imaging'];
 
 /** Examples that show a failure on purpose, with the exit code they show. */
 const EXPECTED_EXIT: Record<string, number> = {
@@ -159,11 +176,19 @@ const examples = collect([...readmeExamples(), ...(await helpExamples())]);
 let mock: MockServer;
 let work: ReturnType<typeof tempDir>;
 let shim: string;
+let receiver: Server;
+let receiverUrl: string;
 const vars: Record<string, string> = {};
 const SECRET = 'test_secret_123';
 
 beforeAll(async () => {
   mock = await startMockServer({ port: 0 });
+  receiver = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => res.end('ok'));
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
   work = tempDir('imaging-examples-');
   // `imaging` on PATH, as `npm link` puts it.
   shim = join(work.path, 'bin');
@@ -220,10 +245,13 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await mock?.close();
+  await new Promise((resolve) => (receiver ? receiver.close(resolve) : resolve(undefined)));
   work?.cleanup();
 });
 
 function substitute(command: string): string {
+  if (pathOf(command) === 'webhook send')
+    for (const url of RECEIVERS) command = command.split(url).join(receiverUrl);
   return command.replace(/\b(REFERRAL_ID|VISIT_ID|ID)\b/g, (name) => vars[name]!);
 }
 
@@ -254,6 +282,7 @@ async function runExample(e: Example) {
     // As the README's webhook examples export it.
     IMAGING_WEBHOOK_SECRET: SECRET,
     NO_COLOR: '1',
+    ...ENV_FOR[pathOf(e.command)],
   };
   const path = pathOf(e.command);
   let command = substitute(e.command);

@@ -162,8 +162,9 @@ describe('the paths are set per environment', () => {
     expect(r.stderr).toContain('path.payments is set to /api/v2/billing/referrals/{id}/payments');
     // Another environment keeps the default; notifications keep theirs.
     const other = await run(['config', 'get', 'path.payments', '--env', 'sandbox'], { env });
-    expect(other.code).toBe(1);
-    expect(other.stderr).toMatch(/path.payments is not set for sandbox \(the default is/);
+    expect(other.code).toBe(0);
+    expect(other.stdout).toBe('/api/v2/referrals/{id}/payments\n');
+    expect(other.stderr).toContain('path.payments: the default (sandbox)');
     fx.reset();
     expect((await run(['referrals', 'notifications', id], { env })).code).toBe(0);
     const u = await run(['config', 'unset', 'path.payments'], { env });
