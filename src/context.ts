@@ -247,7 +247,7 @@ export class Context {
       out: this.out,
       err: this.err,
       color: this.colorLevel() > 0,
-      width: this.io.stdoutIsTTY ? this.io.columns : undefined,
+      width: this.io.stdoutIsTTY && !this.globals.wide ? this.io.columns : undefined,
     };
   }
 

@@ -15,6 +15,7 @@ export const GLOBAL_OPTIONS = {
   verbose: flag('--verbose', 'HTTP trace on stderr (never the token or bodies)'),
   color: negate('--no-color', 'no colour in output'),
   yes: flag('-y, --yes', 'answer yes to confirmations'),
+  wide: flag('--wide', 'tables: every column, nothing cut'),
 };
 
 export type GlobalOptions = Partial<InferOptions<typeof GLOBAL_OPTIONS>>;

@@ -5,6 +5,12 @@ import type { OutputFormat } from './format.js';
 export interface Column<T> {
   header: string;
   get: (record: T) => unknown;
+  /** At a narrow terminal (output/table.ts): 1 is kept longest; default: the column's position. */
+  priority?: number;
+  /** `keep`: identifiers, codes, enumerations, never cut; `wrap` (default): wraps under the column. */
+  fit?: 'keep' | 'wrap';
+  /** Narrowest a `wrap` column gets (default 20 cells). */
+  min?: number;
 }
 
 export interface ListRenderOptions<T> {
@@ -38,14 +44,14 @@ export async function renderList<T>(sink: Sink, records: T[], opts: ListRenderOp
     }
     case 'table': {
       if (records.length === 0) return;
-      const { renderTable } = await import('./table.js');
-      sink.out.write(
-        renderTable(
-          opts.columns.map((c) => c.header),
-          records.map((r) => opts.columns.map((c) => c.get(r))),
-          { color: sink.color, width: sink.width },
-        ),
+      const { layoutTable, omittedNote } = await import('./table.js');
+      const table = layoutTable(
+        opts.columns,
+        records.map((r) => opts.columns.map((c) => c.get(r))),
+        { color: sink.color, width: sink.width },
       );
+      sink.out.write(table.text);
+      if (table.omitted.length > 0 && sink.width) sink.err.line(omittedNote(table.omitted, sink.width));
       return;
     }
   }
