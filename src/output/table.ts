@@ -104,9 +104,8 @@ export function layoutTable(columns: ColumnLayout[], rows: unknown[][], opts: Ta
 }
 
 /** The one line on stderr when columns were left out: which, and how to see them. */
-export function omittedNote(headers: string[], width: number): string {
-  const names = headers.map((h) => h || '(unnamed)').join(', ');
-  return `Left out to fit ${width} columns: ${names}. --wide shows every column.`;
+export function omittedNote(headers: string[]): string {
+  return `Left out: ${headers.map((h) => h || '(unnamed)').join(', ')} (--wide shows every column)`;
 }
 
 /**

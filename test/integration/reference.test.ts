@@ -26,7 +26,7 @@ describe('cpt', () => {
     expect(r.stdout).not.toContain('…');
     expect(r.stdout).toMatch(/73721 +MRI +Knee +without_contrast +left\n/);
     expect(r.stdout).toContain('\u001b[1m');
-    expect(r.stderr).toBe('Left out to fit 60 columns: Modifier, Views, ID. --wide shows every column.\n');
+    expect(r.stderr).toBe('Left out: Modifier, Views, ID (--wide shows every column)\n');
     const wide = await run(['cpt', '73721', '--wide'], { env: fx.env(), stdoutIsTTY: true, columns: 60 });
     expect(wide.stderr).toBe('');
     expect(wide.stdout).toMatch(/73721 +MRI +Knee +without_contrast +left +LT +- +[0-9a-f-]{36}\n/);
