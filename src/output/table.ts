@@ -79,7 +79,7 @@ export function layoutTable(columns: ColumnLayout[], rows: unknown[][], opts: Ta
       : undefined;
   const shown = plan ? plan.shown : columns.map((_, i) => i);
   const widths = plan ? plan.widths : natural;
-  const wraps = (i: number) => plan !== undefined && (columns[i]?.fit ?? 'wrap') === 'wrap';
+  const wraps = (i: number) => plan?.wraps[i] === true;
   const lines: SafeText[] = [];
   const emit = (cells: string[], isHead: boolean) => {
     const parts = shown.map((i) => (wraps(i) ? wrapText(cells[i] ?? '', widths[i] ?? 0) : [cells[i] ?? '']));
@@ -120,8 +120,11 @@ export function fitColumns(
   natural: number[],
   total: number,
   words: number[] = natural,
-): { shown: number[]; widths: number[] } {
-  const isWrap = (i: number) => (columns[i]?.fit ?? 'wrap') === 'wrap';
+): { shown: number[]; widths: number[]; wraps: boolean[] } {
+  // A `keep` value wider than the whole terminal cannot be shown on one line anyway (a hostile
+  // server's "code"): it wraps like text rather than hide every other column.
+  const wraps = columns.map((c, i) => (c.fit ?? 'wrap') === 'wrap' || (natural[i] ?? 0) > total);
+  const isWrap = (i: number) => wraps[i] === true;
   const least = natural.map((n, i) =>
     isWrap(i) ? Math.min(n, Math.max(displayWidth(head[i] ?? ''), columns[i]?.min ?? WRAP_MIN)) : n,
   );
@@ -149,7 +152,7 @@ export function fitColumns(
   const wrapping = order.filter((i) => taken.has(i) && isWrap(i));
   for (const i of wrapping) widen(i, Math.min(natural[i] ?? 0, words[i] ?? 0));
   for (const i of wrapping) widen(i, natural[i] ?? 0);
-  return { shown: [...taken].sort((a, b) => a - b), widths };
+  return { shown: [...taken].sort((a, b) => a - b), widths, wraps };
 }
 
 /** Where a line may break: after spaces, and after - _ / , (so `without_contrast`, `Rodríguez-Hernández`). */

@@ -212,3 +212,17 @@ describe('wrapText', () => {
     expect(wrapText(text, width)).toEqual(expected);
   });
 });
+
+describe('a keep column wider than the terminal (a hostile "code")', () => {
+  it('wraps rather than push every other column out', () => {
+    const c: ColumnLayout[] = [
+      { header: 'Code', priority: 1, fit: 'keep' },
+      { header: 'ID', priority: 2, fit: 'keep' },
+    ];
+    const { text, omitted } = lay(c, [[`73721${'x'.repeat(100)}`, UUID]], { color: false, width: 80 });
+    expect(omitted).toEqual([]);
+    expect(widest(text)).toBeLessThanOrEqual(80);
+    expect(text).toContain(UUID);
+    expect(lines(text).join('').replace(UUID, '').replace(/ /g, '')).toBe(`CODEID73721${'x'.repeat(100)}`);
+  });
+});
