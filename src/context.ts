@@ -305,7 +305,7 @@ export class Context {
       out: this.out,
       err: this.err,
       color: this.colorLevel() > 0,
-      width: this.io.stdoutIsTTY ? this.io.columns : undefined,
+      width: this.io.stdoutIsTTY && !this.globals.wide ? this.io.columns : undefined,
       csv: { bom: this.globals.bom === true, formulaGuard: this.globals.formulaGuard !== false },
     };
   }

@@ -29,7 +29,7 @@ export interface Sink {
   out: HumanStream;
   err: HumanStream;
   color: boolean;
-  /** Cut tables to this many cells (stdout is a terminal); undefined: never cut. */
+  /** Fit tables to this many cells (stdout is a terminal, no --wide); undefined: every column, nothing cut. */
   width: number | undefined;
   /** CSV: --bom and --no-formula-guard (defaults: no BOM, guarded). */
   csv?: { bom: boolean; formulaGuard: boolean };

@@ -37,6 +37,7 @@ export const GLOBAL_OPTIONS = {
   yes: flag('-y, --yes', 'answer yes to confirmations'),
   cache: negate('--no-cache', 'neither read nor write the reference-data cache'),
   refresh: flag('--refresh', 'fetch reference data anew and store it in the cache'),
+  wide: flag('--wide', 'tables: every column, nothing cut'),
 };
 
 export type GlobalOptions = Partial<InferOptions<typeof GLOBAL_OPTIONS>>;

@@ -1,10 +1,13 @@
 import type { Writable } from 'node:stream';
+import { onForcedExit } from '../util/cleanup.js';
 import { HumanStream, safe } from './text.js';
 
 /**
  * A one-line progress bar on stderr (only when stderr is a terminal): pages, records, rate, ETA.
- * Redrawn at most every 100 ms; `done()` clears the line and shows the cursor again, so the
- * terminal is left as it was, also on failure or Ctrl-C.
+ * Redrawn at most every 100 ms, fitted to the terminal's width at each draw (see `line`); `done()`
+ * clears the line and shows the cursor again, so the terminal is left as it was: on success, on an
+ * error, on a signal (the command's abort handler), and on a forced exit (a broken stdout pipe, a
+ * second Ctrl-C), through a task of util/cleanup.ts.
  */
 export class ProgressBar {
   private pages = 0;
@@ -16,8 +19,13 @@ export class ProgressBar {
   private drawn = false;
   private finished = false;
   private readonly stream: HumanStream;
+  private unregister: (() => void) | undefined;
 
-  /** `stream` is stderr: a raw one is wrapped, so the bar too writes through the one sanitiser. */
+  /**
+   * `stream` is stderr: a raw one is wrapped, so the bar too writes through the one sanitiser.
+   * `width` is used when the stream does not say its own (a terminal's `columns`, read at each draw
+   * so a resized window is followed).
+   */
   constructor(
     stream: Writable | HumanStream,
     private readonly enabled: boolean,
@@ -38,29 +46,50 @@ export class ProgressBar {
     this.draw();
   }
 
-  line(): string {
+  /**
+   * The line, in at most `width` characters: the least useful parts go first (the bar shrinks, then
+   * goes; then the label, the record count, the page count), so the rate and the ETA stay.
+   */
+  line(width = Number.POSITIVE_INFINITY): string {
     const secs = (Date.now() - this.started) / 1000;
-    const rate = secs > 0 ? Math.round(this.records / secs) : 0;
+    const rate = `${(secs > 0 ? Math.round(this.records / secs) : 0).toLocaleString('en-US')}/s`;
     const total = this.totalPages;
-    let bar = '';
-    let eta = '';
-    if (total && total > 0) {
-      const frac = Math.min(1, this.pages / total);
-      const cells = 20;
+    const frac = total && total > 0 ? Math.min(1, this.pages / total) : undefined;
+    const bar = (cells: number) => {
+      if (frac === undefined) return '';
       const full = Math.round(frac * cells);
-      bar = `[${'#'.repeat(full)}${'-'.repeat(cells - full)}] `;
-      if (this.pages > 0 && frac < 1)
-        eta = `  ETA ${formatSeconds((secs / this.pages) * (total - this.pages))}`;
-    }
+      return `[${'#'.repeat(full)}${'-'.repeat(cells - full)}]`;
+    };
+    const eta =
+      total && frac !== undefined && this.pages > 0 && frac < 1
+        ? `ETA ${formatSeconds((secs / this.pages) * (total - this.pages))}`
+        : '';
     const pages = total ? `${this.pages}/${total} pages` : `${this.pages} pages`;
-    return `${this.label} ${bar}${pages}  ${this.records.toLocaleString('en-US')} records  ${rate.toLocaleString('en-US')}/s${eta}`;
+    const records = `${this.records.toLocaleString('en-US')} records`;
+    const join = (head: string[], tail: string[]) =>
+      [head.filter(Boolean).join(' '), ...tail].filter(Boolean).join('  ');
+    const candidates = [
+      join([this.label, bar(20), pages], [records, rate, eta]),
+      join([this.label, bar(10), pages], [records, rate, eta]),
+      join([this.label, pages], [records, rate, eta]),
+      join([pages], [records, rate, eta]),
+      join([pages], [rate, eta]),
+      join([], [rate, eta]),
+    ];
+    const fits = candidates.find((c) => c.length <= width);
+    return fits ?? (candidates[candidates.length - 1] ?? '').slice(0, Math.max(0, width));
   }
 
   private draw(): void {
-    const text = this.line().slice(0, Math.max(10, this.width - 1));
+    const own = (this.stream.target as { columns?: unknown }).columns;
+    const columns = typeof own === 'number' && own > 0 ? own : this.width;
+    // Three cells stay free: a terminal echoes Ctrl-C as "^C" at the cursor, and a line that ends in
+    // the last two columns wraps it onto a new line, below which `done()` could not clear the bar.
+    const text = this.line(Math.max(10, columns - 3));
     // \x1b[?25l hides the cursor while drawing; \x1b[2K clears the line. The escapes are literal
     // parts of safe`…` (our own); the text is cleaned.
     this.stream.write(this.drawn ? safe`\r\u001b[2K${text}` : safe`\u001b[?25l\r\u001b[2K${text}`);
+    if (!this.drawn) this.unregister = onForcedExit(() => this.done(), false);
     this.drawn = true;
   }
 
@@ -68,6 +97,7 @@ export class ProgressBar {
   done(): void {
     if (this.finished) return;
     this.finished = true;
+    this.unregister?.();
     if (this.enabled && this.drawn) this.stream.write(safe`\r\u001b[2K\u001b[?25h`);
   }
 }
@@ -75,6 +105,6 @@ export class ProgressBar {
 export function formatSeconds(s: number): string {
   if (!Number.isFinite(s)) return '?';
   if (s < 60) return `${Math.ceil(s)}s`;
-  const m = Math.floor(s / 60);
-  return `${m}m${String(Math.round(s % 60)).padStart(2, '0')}s`;
+  const whole = Math.round(s);
+  return `${Math.floor(whole / 60)}m${String(whole % 60).padStart(2, '0')}s`;
 }

@@ -6,6 +6,12 @@ import type { OutputFormat } from './format.js';
 export interface Column<T> {
   header: string;
   get: (record: T) => unknown;
+  /** At a narrow terminal (output/table.ts): 1 is kept longest; default: the column's position. */
+  priority?: number;
+  /** `keep`: identifiers, codes, enumerations, never cut; `wrap` (default): wraps under the column. */
+  fit?: 'keep' | 'wrap';
+  /** Narrowest a `wrap` column gets (default 20 cells). */
+  min?: number;
 }
 
 export interface ListRenderOptions<T> {
@@ -21,6 +27,9 @@ export interface ListRenderOptions<T> {
  * Renders a list: a table for people (through the one sanitiser, `sink.out`), or every field the
  * API sent for scripts (the raw stream, byte-faithful). With --fields, exactly those fields.
  */
+/** Field names whose values are identifiers or codes: shown whole in a table, never wrapped. */
+const KEEP_WHOLE = /(?:^|[._])(?:id|ids|code|codes|reference|accession_ids?|slug|status|number)$/;
+
 export async function renderList<T>(sink: Sink, records: T[], opts: ListRenderOptions<T>): Promise<void> {
   const out = sink.data;
   const chosen = opts.fields?.chosen;
@@ -64,17 +73,22 @@ export async function renderList<T>(sink: Sink, records: T[], opts: ListRenderOp
     }
     case 'table': {
       if (records.length === 0) return;
-      const { renderTable } = await import('./table.js');
+      const { layoutTable, omittedNote } = await import('./table.js');
+      // Fields the user picked: in the order given; identifiers and codes are never cut.
       const columns: Column<T>[] = chosen
-        ? chosen.map((f) => ({ header: f, get: (r: T) => valueAt(r, f) }))
+        ? chosen.map((f) => ({
+            header: f,
+            get: (r: T) => valueAt(r, f),
+            ...(KEEP_WHOLE.test(f) ? { fit: 'keep' as const } : {}),
+          }))
         : opts.columns;
-      sink.out.write(
-        renderTable(
-          columns.map((c) => c.header),
-          records.map((r) => columns.map((c) => c.get(r))),
-          { color: sink.color, width: sink.width },
-        ),
+      const table = layoutTable(
+        columns,
+        records.map((r) => columns.map((c) => c.get(r))),
+        { color: sink.color, width: sink.width },
       );
+      sink.out.write(table.text);
+      if (table.omitted.length > 0 && sink.width) sink.err.line(omittedNote(table.omitted));
       return;
     }
   }

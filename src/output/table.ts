@@ -11,11 +11,35 @@ const cellText = (v: unknown) => clean(cell(v)).trim();
 
 export interface TableOptions {
   color: boolean;
-  /** Terminal width; cells are cut to fit only when this is set (stdout is a terminal). */
+  /**
+   * Terminal width: columns are fitted to it only when this is set (stdout is a terminal and no
+   * --wide). Undefined: every column at its full width, nothing left out or wrapped.
+   */
   width: number | undefined;
 }
 
+/**
+ * How a column gives way at a narrow terminal. `priority`: 1 is kept longest; columns are taken in
+ * priority order while they fit, the others are left out. `fit`: `keep` (identifiers, codes, short
+ * enumerations) is shown whole or not at all, never cut; `wrap` (names, descriptions) wraps onto
+ * continuation lines under the column, never narrower than `min` cells (default 20, or the
+ * column's own width when that is less; never narrower than its header).
+ */
+export interface ColumnLayout {
+  header: string;
+  priority?: number | undefined;
+  fit?: 'keep' | 'wrap' | undefined;
+  min?: number | undefined;
+}
+
+export interface TableLayout {
+  text: SafeText;
+  /** Headers of the columns left out to fit the width (in table order). */
+  omitted: string[];
+}
+
 const GAP = '  ';
+const WRAP_MIN = 20;
 
 /** How a value reads in a table cell. */
 export function cell(value: unknown): string {
@@ -26,31 +50,160 @@ export function cell(value: unknown): string {
   return JSON.stringify(value);
 }
 
-/** The table as SafeText: cells cleaned (escapes made visible) before they are measured and cut. */
-export function renderTable(headers: string[], rows: unknown[][], opts: TableOptions): SafeText {
-  const body = rows.map((r) => headers.map((_, i) => cellText(r[i])));
-  const head = headers.map((h) => clean(h.toUpperCase()));
+/** The table as SafeText (see layoutTable); plain headers are `wrap` columns in priority of position. */
+export function renderTable(
+  headers: Array<string | ColumnLayout>,
+  rows: unknown[][],
+  opts: TableOptions,
+): SafeText {
+  return layoutTable(
+    headers.map((h) => (typeof h === 'string' ? { header: h } : h)),
+    rows,
+    opts,
+  ).text;
+}
+
+/**
+ * Lays a table out: cells are cleaned (escapes made visible) before they are measured, widths
+ * count terminal cells (CJK and emoji two, combining marks none, an escape as the text it shows).
+ * With a width: the columns that fit by priority, `keep` ones whole, `wrap` ones wrapped; without:
+ * every column whole on one line.
+ */
+export function layoutTable(columns: ColumnLayout[], rows: unknown[][], opts: TableOptions): TableLayout {
+  const body = rows.map((r) => columns.map((_, i) => cellText(r[i])));
+  const head = columns.map((c) => clean(c.header.toUpperCase()));
   const natural = head.map((h, i) => Math.max(displayWidth(h), ...body.map((r) => displayWidth(r[i] ?? ''))));
-  const widths = opts.width ? fitWidths(natural, opts.width) : natural;
-  const line = (cells: string[], isHead: boolean) => {
-    const texts = cells.map((c, i) => {
-      const w = widths[i] ?? 0;
-      const text = displayWidth(c) > w ? truncate(c, w) : c;
-      const last = i === cells.length - 1;
-      return last ? text : text + ' '.repeat(Math.max(0, w - displayWidth(text)));
-    });
-    const last = texts.length - 1;
-    if (last >= 0) texts[last] = (texts[last] ?? '').trimEnd();
-    while (texts.length > 1 && texts[texts.length - 1] === '') {
-      texts.pop();
-      texts[texts.length - 1] = (texts[texts.length - 1] ?? '').trimEnd();
+  const plan =
+    opts.width && opts.width > 0
+      ? fitColumns(columns, head, natural, opts.width, longestWords([head, ...body]))
+      : undefined;
+  const shown = plan ? plan.shown : columns.map((_, i) => i);
+  const widths = plan ? plan.widths : natural;
+  const wraps = (i: number) => plan?.wraps[i] === true;
+  const lines: SafeText[] = [];
+  const emit = (cells: string[], isHead: boolean) => {
+    const parts = shown.map((i) => (wraps(i) ? wrapText(cells[i] ?? '', widths[i] ?? 0) : [cells[i] ?? '']));
+    const height = Math.max(1, ...parts.map((p) => p.length));
+    for (let k = 0; k < height; k++) {
+      const texts = parts.map((p) => p[k] ?? '');
+      let last = texts.length - 1;
+      while (last > 0 && texts[last] === '') last--;
+      const pieces = texts.slice(0, last + 1).map((t, j) => {
+        const styled = isHead && t !== '' ? style('bold', t, opts.color) : t;
+        if (j === last) return styled;
+        const pad = ' '.repeat(Math.max(0, (widths[shown[j] ?? 0] ?? 0) - displayWidth(t)));
+        return joinSafe([styled, pad]);
+      });
+      lines.push(joinSafe(pieces, GAP));
     }
-    return joinSafe(
-      texts.map((t) => (isHead ? style('bold', t, opts.color) : t)),
-      GAP,
-    );
   };
-  return joinSafe([line(head, true), ...body.map((r) => line(r, false)), ''], '\n');
+  emit(head, true);
+  for (const r of body) emit(r, false);
+  const omitted = plan ? columns.filter((_, i) => !shown.includes(i)).map((c) => c.header) : [];
+  return { text: joinSafe([...lines, ''], '\n'), omitted };
+}
+
+/** The one line on stderr when columns were left out: which, and how to see them. */
+export function omittedNote(headers: string[]): string {
+  return `Left out: ${headers.map((h) => h || '(unnamed)').join(', ')} (--wide shows every column)`;
+}
+
+/**
+ * Which columns fit `total` cells and how wide each is: columns are taken in priority order
+ * (ties: table order) while their narrowest form fits; the first is always taken. The cells left
+ * over widen the `wrap` columns, in priority order: first so that no word of theirs is broken
+ * (`words`: each column's longest word), then up to their full width.
+ */
+export function fitColumns(
+  columns: ColumnLayout[],
+  head: string[],
+  natural: number[],
+  total: number,
+  words: number[] = natural,
+): { shown: number[]; widths: number[]; wraps: boolean[] } {
+  // A `keep` value wider than the whole terminal cannot be shown on one line anyway (a hostile
+  // server's "code"): it wraps like text rather than hide every other column.
+  const wraps = columns.map((c, i) => (c.fit ?? 'wrap') === 'wrap' || (natural[i] ?? 0) > total);
+  const isWrap = (i: number) => wraps[i] === true;
+  const least = natural.map((n, i) =>
+    isWrap(i) ? Math.min(n, Math.max(displayWidth(head[i] ?? ''), columns[i]?.min ?? WRAP_MIN)) : n,
+  );
+  const order = columns
+    .map((c, i) => ({ i, p: c.priority ?? i + 1 }))
+    .sort((a, b) => a.p - b.p || a.i - b.i)
+    .map((x) => x.i);
+  const taken = new Set<number>();
+  let used = 0;
+  for (const i of order) {
+    const add = (least[i] ?? 0) + (taken.size > 0 ? GAP.length : 0);
+    if (taken.size === 0 || used + add <= total) {
+      taken.add(i);
+      used += add;
+    }
+  }
+  const widths = [...least];
+  let slack = total - used;
+  const widen = (i: number, upTo: number) => {
+    if (slack < 0) widths[i] = Math.max(1, (widths[i] ?? 0) + slack); // the first column alone is too wide
+    const extra = Math.max(0, Math.min(slack, upTo - (widths[i] ?? 0)));
+    widths[i] = (widths[i] ?? 0) + extra;
+    slack -= extra;
+  };
+  const wrapping = order.filter((i) => taken.has(i) && isWrap(i));
+  for (const i of wrapping) widen(i, Math.min(natural[i] ?? 0, words[i] ?? 0));
+  for (const i of wrapping) widen(i, natural[i] ?? 0);
+  return { shown: [...taken].sort((a, b) => a - b), widths, wraps };
+}
+
+/** Where a line may break: after spaces, and after - _ / , (so `without_contrast`, `Rodríguez-Hernández`). */
+const SEGMENT = /[^\s\-_/,]*[-_/,]*\s*/gu;
+/** One unit of text: a visible escape of the sanitiser (`<U+202E>`) is never split. */
+const UNIT = /<U\+[0-9A-F]{4,6}>|[\s\S]/gu;
+
+/** Each column's longest unbreakable piece (cells wider than it would break a word). */
+function longestWords(table: string[][]): number[] {
+  const out: number[] = [];
+  for (const row of table)
+    row.forEach((text, i) => {
+      for (const seg of text.match(SEGMENT) ?? [])
+        out[i] = Math.max(out[i] ?? 0, displayWidth(seg.trimEnd()));
+    });
+  return out;
+}
+
+/** Wraps one cleaned cell into lines of at most `width` cells; a word longer than that is broken. */
+export function wrapText(text: string, width: number): string[] {
+  if (displayWidth(text) <= width) return [text];
+  const lines: string[] = [];
+  let line = '';
+  for (const seg of text.match(SEGMENT) ?? []) {
+    if (seg === '') continue;
+    const word = seg.trimEnd();
+    if (line !== '' && displayWidth(line) + displayWidth(word) <= width) {
+      line += seg;
+      continue;
+    }
+    if (line.trimEnd() !== '') lines.push(line.trimEnd());
+    line = '';
+    if (displayWidth(word) <= width) {
+      line = seg;
+      continue;
+    }
+    // Longer than the column: broken by cells, wide characters and escapes kept whole.
+    let w = 0;
+    for (const unit of seg.match(UNIT) ?? []) {
+      const uw = displayWidth(unit);
+      if (w + uw > width && line !== '' && uw > 0) {
+        lines.push(line.trimEnd());
+        line = '';
+        w = 0;
+      }
+      line += unit;
+      w += uw;
+    }
+  }
+  if (line.trimEnd() !== '') lines.push(line.trimEnd());
+  return lines.length > 0 ? lines : [''];
 }
 
 /** Label: value lines for one record. */
@@ -71,20 +224,6 @@ export function renderPairs(pairs: Array<[string, unknown]>, opts: { color: bool
   );
 }
 
-/** Shrinks the widest columns until the row fits the terminal (never below 6 cells). */
-export function fitWidths(natural: number[], total: number): number[] {
-  const widths = [...natural];
-  let sum = widths.reduce((a, b) => a + b, 0) + GAP.length * Math.max(0, widths.length - 1);
-  while (sum > total) {
-    let widest = 0;
-    for (let i = 1; i < widths.length; i++) if ((widths[i] ?? 0) > (widths[widest] ?? 0)) widest = i;
-    if ((widths[widest] ?? 0) <= 6) break;
-    widths[widest] = (widths[widest] ?? 0) - 1;
-    sum--;
-  }
-  return widths;
-}
-
 const ZERO_WIDTH = /[\p{Mn}\p{Me}\p{Cf}]/u; // combining marks, variation selectors, zero-width space
 const WIDE =
   /[\u1100-\u115F\u2E80-\u303E\u3041-\u33FF\u3400-\u4DBF\u4E00-\u9FFF\uA000-\uA4CF\uAC00-\uD7A3\uF900-\uFAFF\uFE30-\uFE4F\uFF00-\uFF60\uFFE0-\uFFE6\p{Extended_Pictographic}\u{20000}-\u{3FFFD}]/u;
@@ -99,18 +238,4 @@ export function displayWidth(s: string): number {
     w += WIDE.test(ch) ? 2 : 1;
   }
   return w;
-}
-
-/** Cuts to `width` cells, ending in an ellipsis. */
-export function truncate(s: string, width: number): string {
-  if (width <= 1) return '…'.slice(0, width);
-  let out = '';
-  let w = 0;
-  for (const ch of s) {
-    const cw = ZERO_WIDTH.test(ch) ? 0 : WIDE.test(ch) ? 2 : 1;
-    if (w + cw > width - 1) break;
-    out += ch;
-    w += cw;
-  }
-  return `${out}…`;
 }

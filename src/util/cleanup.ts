@@ -4,28 +4,32 @@
  * synchronously (the `exit` event allows nothing else). Kept free of imports so that the CLI's
  * entry can hold it without loading anything at start-up.
  */
-const tasks = new Set<() => void>();
+const tasks = new Map<() => void, boolean>();
 let hooked = false;
 
-export function onForcedExit(task: () => void): () => void {
+/**
+ * `unfinished`: the task stands for work left undone (a temporary file), counted by
+ * runForcedExitTasks; false for tidying alone (the progress line), which changes no exit code.
+ */
+export function onForcedExit(task: () => void, unfinished = true): () => void {
   if (!hooked) {
     hooked = true;
     process.on('exit', () => runForcedExitTasks());
   }
-  tasks.add(task);
+  tasks.set(task, unfinished);
   return () => tasks.delete(task);
 }
 
-/** Runs and forgets every pending task; returns how many there were (work left unfinished). */
+/** Runs and forgets every pending task; returns how many stood for unfinished work. */
 export function runForcedExitTasks(): number {
   const pending = [...tasks];
   tasks.clear();
-  for (const t of pending) {
+  for (const [t] of pending) {
     try {
       t();
     } catch {
       // best effort: the process is going away
     }
   }
-  return pending.length;
+  return pending.filter(([, unfinished]) => unfinished).length;
 }

@@ -18,13 +18,18 @@ describe('cpt', () => {
     expect(r.stderr).toBe('');
   });
 
-  it('cuts cells to the terminal width on a terminal, and colours headers', async () => {
+  it('fits the terminal by column priority, nothing cut, and colours headers', async () => {
     const r = await run(['cpt', '73721'], { env: fx.env(), stdoutIsTTY: true, columns: 60 });
     for (const line of r.stdout.trimEnd().split('\n')) {
       expect(line.replace(/\u001b\[[0-9;]*m/g, '').length).toBeLessThanOrEqual(60);
     }
-    expect(r.stdout).toContain('…');
+    expect(r.stdout).not.toContain('…');
+    expect(r.stdout).toMatch(/73721 +MRI +Knee +without_contrast +left\n/);
     expect(r.stdout).toContain('\u001b[1m');
+    expect(r.stderr).toBe('Left out: Modifier, Views, ID (--wide shows every column)\n');
+    const wide = await run(['cpt', '73721', '--wide'], { env: fx.env(), stdoutIsTTY: true, columns: 60 });
+    expect(wide.stderr).toBe('');
+    expect(wide.stdout).toMatch(/73721 +MRI +Knee +without_contrast +left +LT +- +[0-9a-f-]{36}\n/);
   });
 
   it('honours NO_COLOR on a terminal', async () => {

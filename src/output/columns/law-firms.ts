@@ -4,12 +4,13 @@ import type { Column } from '../render.js';
 const address = (f: LawFirm) => [f.address_line_1, f.address_line_2].filter(Boolean).join(', ');
 
 export const lawFirmColumns: Column<LawFirm>[] = [
-  { header: 'Name', get: (f) => f.name },
-  { header: 'City', get: (f) => f.city },
-  { header: 'State', get: (f) => f.state },
-  { header: 'Zip', get: (f) => f.zipcode },
-  { header: 'Address', get: address },
-  { header: 'ID', get: (f) => f.id },
+  // At a narrow terminal (output/table.ts): the name wraps, the id is never cut.
+  { header: 'Name', get: (f) => f.name, priority: 1 },
+  { header: 'City', get: (f) => f.city, priority: 3, min: 10 },
+  { header: 'State', get: (f) => f.state, priority: 4, fit: 'keep' },
+  { header: 'Zip', get: (f) => f.zipcode, priority: 5, fit: 'keep' },
+  { header: 'Address', get: address, priority: 6 },
+  { header: 'ID', get: (f) => f.id, priority: 2, fit: 'keep' },
 ];
 
 /** One firm as label: value lines. */

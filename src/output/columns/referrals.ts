@@ -10,11 +10,18 @@ const patientName = (r: Referral) => {
 };
 
 export const referralColumns: Column<Referral>[] = [
-  { header: 'Reference', get: (r) => r.reference },
-  { header: 'Status', get: (r) => r.status },
-  { header: 'Line of business', get: (r) => r.line_of_business },
-  { header: 'Patient', get: patientName },
-  { header: 'Visits', get: (r) => (Array.isArray(r.visits) ? r.visits.length : null) },
-  { header: 'Most advanced visit', get: (r) => latestVisitStatus(r.visits) },
-  { header: 'ID', get: (r) => r.id },
+  // At a narrow terminal (output/table.ts): reference and id whole (the id is what `referrals get`
+  // takes), the patient's name wraps, the least read columns are left out first.
+  { header: 'Reference', get: (r) => r.reference, priority: 1, fit: 'keep' },
+  { header: 'Status', get: (r) => r.status, priority: 4, fit: 'keep' },
+  { header: 'Line of business', get: (r) => r.line_of_business, priority: 7, fit: 'keep' },
+  { header: 'Patient', get: patientName, priority: 3, min: 10 },
+  {
+    header: 'Visits',
+    get: (r) => (Array.isArray(r.visits) ? r.visits.length : null),
+    priority: 6,
+    fit: 'keep',
+  },
+  { header: 'Most advanced visit', get: (r) => latestVisitStatus(r.visits), priority: 5, fit: 'keep' },
+  { header: 'ID', get: (r) => r.id, priority: 2, fit: 'keep' },
 ];

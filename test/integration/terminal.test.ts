@@ -1,0 +1,226 @@
+import { readFileSync } from 'node:fs';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { parseFault } from '../../src/emulator/faults.js';
+import { ExitCode } from '../../src/errors.js';
+import { mockFixture, run, tempDir } from '../helpers.js';
+import { CLI, openPane, type Pane } from '../terminal.js';
+
+/**
+ * Issue 9 items 1 and 2 at a real terminal: tables and the export's progress line in a tmux pane of
+ * 80 and 200 columns, read back as a person sees them, and the same commands piped.
+ */
+
+const fx = mockFixture();
+const slow = mockFixture({ referrals: 3000, latencyMs: 150 });
+beforeAll(() => Promise.all([fx.start(), slow.start()]));
+afterAll(() => Promise.all([fx.stop(), slow.stop()]));
+let panes: Pane[] = [];
+afterEach(async () => {
+  await Promise.all(panes.map((p) => p.close()));
+  panes = [];
+});
+
+const quote = (a: string) => `'${a.replace(/'/g, `'\\''`)}'`;
+const cmd = (args: string[]) => `${CLI} ${args.map(quote).join(' ')}`;
+async function inPane(cols: number, command: string, mock = fx): Promise<Pane> {
+  const pane = await openPane({ cols, command, env: mock.env() });
+  panes.push(pane);
+  return pane;
+}
+/** The screen once the command has ended, and its exit status. */
+async function screenOf(cols: number, args: string[], pipe = '') {
+  const pane = await inPane(cols, `${cmd(args)}${pipe}`);
+  const status = await pane.exited();
+  return { status, lines: await pane.screen() };
+}
+const json = async (args: string[]) => JSON.parse((await run([...args, '--json'], { env: fx.env() })).stdout);
+const UUID = /\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/g;
+/** Any piece of an id left on screen: a UUID start not followed by the whole of one. */
+const cutId = /\b[0-9a-f]{8}-(?![0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b)/;
+
+const COMMANDS: Array<[string, string[]]> = [
+  ['icd10 S83.2 --per-page 6', ['icd10', 'S83.2', '--per-page', '6']],
+  ['referrals list', ['referrals', 'list']],
+  ['law-firms search a', ['law-firms', 'search', 'a']],
+  ['cpt 73721', ['cpt', '73721']],
+  ['modalities', ['modalities']],
+  ['body-parts', ['body-parts']],
+  ['icd10 knee', ['icd10', 'knee']],
+];
+
+describe.each([80, 200])('tables at a %i-column terminal', (cols) => {
+  it.for(COMMANDS)('%s: fits, ids whole, nothing cut, what is left out named once', async ([, args]) => {
+    const { status, lines } = await screenOf(cols, args);
+    expect(status).toBe(0);
+    for (const line of lines) expect(line.length).toBeLessThanOrEqual(cols);
+    const screen = lines.join('\n');
+    expect(screen).not.toContain('…');
+    expect(screen).not.toMatch(cutId);
+    const notes = lines.filter((l) => l.startsWith('Left out'));
+    expect(notes.length).toBeLessThanOrEqual(1);
+    if (cols === 200) expect(notes).toEqual([]);
+    if (notes[0]) expect(notes[0]).toMatch(/^Left out: [^()]+ \(--wide shows every column\)$/);
+    // Each record's id is on screen whole, unless the ID column was the one left out.
+    const records = (await json(args)) as Array<{ id: string }>;
+    if (!notes[0]?.match(/[:,] ID[, ]/)) for (const r of records) expect(screen).toContain(r.id);
+  });
+});
+
+describe('tables: what 80 columns shows', () => {
+  it('icd10 S83.2: every description whole, wrapped under its column, right/left and encounter told apart', async () => {
+    const { lines } = await screenOf(80, ['icd10', 'S83.2', '--per-page', '6']);
+    const codes = (await json(['icd10', 'S83.2', '--per-page', '6'])) as Array<{
+      id: string;
+      code: string;
+      short_description: string;
+    }>;
+    const start = lines[1]!.indexOf(codes[0]!.short_description.slice(0, 4));
+    for (const c of codes) {
+      const at = lines.findIndex((l) => l.startsWith(`${c.code} `));
+      expect(lines[at]).toContain(c.id);
+      const text: string[] = [lines[at]!.slice(start).replace(c.id, '').trim()];
+      for (let i = at + 1; i < lines.length && lines[i]!.startsWith(' '.repeat(start)); i++)
+        text.push(lines[i]!.trim());
+      expect(text.join(' ')).toBe(c.short_description);
+    }
+  });
+
+  it('referrals list: ids whole, so one can be copied into `referrals get`', async () => {
+    const { lines } = await screenOf(80, ['referrals', 'list', '--per-page', '5']);
+    const ids = lines.join('\n').match(UUID) ?? [];
+    expect(ids).toHaveLength(5);
+    const got = await run(['referrals', 'get', ids[2]!], { env: fx.env() });
+    expect(got.code).toBe(0);
+    expect(lines).toContain('Left out: Line of business, Visits, Latest visit (--wide shows every column)');
+  });
+
+  it('cpt 73721: the contrast whole (was "without_c…"), the id named as left out', async () => {
+    const { lines } = await screenOf(80, ['cpt', '73721']);
+    expect(lines.filter((l) => / without_contrast /.test(l))).toHaveLength(6);
+    expect(lines.at(-1)).toBe('Left out: ID (--wide shows every column)');
+  });
+});
+
+describe('tables piped, and --wide', () => {
+  it.for(COMMANDS)(
+    '%s: piped, every column, nothing cut, as before; --wide at 80 shows the same',
+    async ([, args]) => {
+      const piped = await screenOf(80, args, ' 2>/dev/null | cat');
+      const inProcess = await run(args, { env: fx.env() }); // not a terminal
+      const table = inProcess.stdout.trimEnd().split('\n');
+      expect(piped.lines.slice(0, table.length)).toEqual(table);
+      expect(piped.lines.join('\n')).not.toContain('Left out');
+      const wide = await screenOf(80, [...args, '--wide']);
+      expect(wide.lines.slice(0, table.length)).toEqual(table);
+      expect(wide.lines.join('\n')).not.toContain('Left out');
+    },
+  );
+});
+
+describe('the export progress line at a terminal', () => {
+  let dir: ReturnType<typeof tempDir>;
+  beforeAll(() => {
+    dir = tempDir();
+  });
+  afterAll(() => dir.cleanup());
+  const exportArgs = (name: string) => [
+    'referrals',
+    'export',
+    '-o',
+    `${dir.path}/${name}`,
+    '--per-page',
+    '20',
+  ];
+  const progressLine = (lines: string[]) => lines.find((l) => / pages? /.test(l) && /\/s\b/.test(l));
+  const showsProgressWithEta = (lines: string[]) => /ETA \d/.test(progressLine(lines) ?? '');
+
+  it('at 80 columns: fits with room for "^C", and keeps the rate and the ETA', async () => {
+    const pane = await inPane(80, cmd([...exportArgs('a.csv'), '--concurrency', '1']), slow);
+    const line = progressLine(await pane.waitForScreen(showsProgressWithEta))!;
+    expect(line.length).toBeLessThanOrEqual(77);
+    expect(line).toMatch(/\d+\/150 pages {2}[\d,]+ records {2}[\d,]+\/s {2}ETA \d+(m\d\ds|s)$/);
+    await pane.keys('C-c');
+    expect(await pane.exited()).toBe(130);
+  });
+
+  it('at 200 columns: the whole line, label and a 20-cell bar', async () => {
+    const pane = await inPane(200, cmd([...exportArgs('b.csv'), '--concurrency', '1']), slow);
+    const line = progressLine(await pane.waitForScreen(showsProgressWithEta))!;
+    expect(line).toMatch(
+      /^Exporting referrals \[[#-]{20}\] \d+\/150 pages {2}[\d,]+ records {2}[\d,]+\/s {2}ETA /,
+    );
+    await pane.keys('C-c');
+    expect(await pane.exited()).toBe(130);
+  });
+
+  /** Nothing of the bar is left on screen (the "^C" a terminal echoes included), the cursor is back. */
+  const expectClean = async (pane: Pane, lines: string[]) => {
+    expect(lines.filter((l) => /\d+\/\d+ pages|records {2}|\^C|Exporting referrals/.test(l))).toEqual([]);
+    expect(await pane.cursorVisible()).toBe(true);
+  };
+
+  it('Ctrl-C at 80 columns: the line is cleared, not left stale', async () => {
+    const pane = await inPane(80, cmd([...exportArgs('c.csv'), '--concurrency', '1']), slow);
+    await pane.waitForScreen(showsProgressWithEta);
+    await pane.keys('C-c');
+    expect(await pane.exited()).toBe(130);
+    const lines = await pane.screen();
+    expect(lines).toContain('interrupted');
+    await expectClean(pane, lines);
+  });
+
+  it.for([
+    ['SIGTERM', 143],
+    ['SIGHUP', 129],
+  ] as const)('%s: the line is cleared', async ([sig, code]) => {
+    const pid = `${dir.path}/${sig}.pid`;
+    // The CLI's pid, for the test to signal it (the shell waits on it in the foreground).
+    const pane = await inPane(
+      80,
+      `sh -c 'echo $$ > "$1"; shift; exec "$@"' sh ${quote(pid)} ${cmd(exportArgs(`${sig}.csv`))}`,
+      slow,
+    );
+    await pane.waitForScreen(showsProgressWithEta);
+    process.kill(Number(readFileSync(pid, 'utf8')), sig);
+    expect(await pane.exited()).toBe(code);
+    await expectClean(pane, await pane.screen());
+  });
+
+  it('an error: the line is cleared before the message', async () => {
+    const pane = await inPane(80, cmd([...exportArgs('e.csv'), '--concurrency', '1']), slow);
+    await pane.waitForScreen(showsProgressWithEta);
+    // From now on the emulator refuses the token: the next page fails (not retried).
+    slow.mock.faults.add(parseFault('401', '/api/v2/referrals'));
+    try {
+      expect(await pane.exited()).toBe(ExitCode.auth);
+    } finally {
+      slow.mock.faults.clear();
+    }
+    const lines = await pane.screen();
+    expect(lines.join('\n')).toMatch(/Export stopped after [\d,]+ referrals/);
+    await expectClean(pane, lines);
+  });
+
+  it('success: the line is cleared, the summary stays', async () => {
+    const pane = await inPane(80, cmd([...exportArgs('s.csv'), '--per-page', '10']));
+    expect(await pane.exited()).toBe(0);
+    const lines = await pane.screen();
+    expect(lines.join('\n')).toMatch(/^Exported 300 referral/m); // "… referrals as …" or, with input's summary, "… referral rows …"
+    await expectClean(pane, lines);
+  });
+
+  it('stdout closed by its reader (EPIPE): the line is cleared on the way out', async () => {
+    const pane = await inPane(
+      80,
+      // The reader waits (a tmux channel the test signals) until the bar is on screen, then reads
+      // one byte and goes: the CLI's next write meets EPIPE. Pages of 5 (~17 KB): the first ones
+      // fit in the pipe, so the bar is drawn before the CLI waits on the reader.
+      `${cmd(['referrals', 'export', '--format', 'ndjson', '--per-page', '5', '--concurrency', '1'])} | { tmux wait-for go; head -c 1 > /dev/null; }`,
+      slow,
+    );
+    await pane.waitForScreen(showsProgressWithEta);
+    await pane.signal('go');
+    await pane.exited();
+    await expectClean(pane, await pane.screen());
+  });
+});

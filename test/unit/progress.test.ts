@@ -1,0 +1,72 @@
+import { PassThrough } from 'node:stream';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { formatSeconds, ProgressBar } from '../../src/output/progress.js';
+
+/** A bar 40 s into an export of 1,500 pages, at page 123 (12,300 records). */
+function barAt(pages = 123, total: number | null = 1500) {
+  vi.useFakeTimers({ now: 1_000_000 });
+  const bar = new ProgressBar(new PassThrough(), true, 'Exporting referrals');
+  bar.update(pages, pages * 100, total ?? undefined);
+  vi.setSystemTime(1_000_000 + 40_000);
+  return bar;
+}
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('the progress line fits the width, dropping the least useful parts first', () => {
+  it('wide: everything', () => {
+    expect(barAt().line(200)).toBe(
+      'Exporting referrals [##------------------] 123/1500 pages  12,300 records  308/s  ETA 7m28s',
+    );
+  });
+  it.each<[number, string]>([
+    [91, 'Exporting referrals [##------------------] 123/1500 pages  12,300 records  308/s  ETA 7m28s'],
+    [90, 'Exporting referrals [#---------] 123/1500 pages  12,300 records  308/s  ETA 7m28s'],
+    [81, 'Exporting referrals [#---------] 123/1500 pages  12,300 records  308/s  ETA 7m28s'],
+    [80, 'Exporting referrals 123/1500 pages  12,300 records  308/s  ETA 7m28s'],
+    [50, '123/1500 pages  12,300 records  308/s  ETA 7m28s'],
+    [40, '123/1500 pages  308/s  ETA 7m28s'],
+    [20, '308/s  ETA 7m28s'],
+    [10, '308/s  ETA'],
+  ])('in %i characters', (width, expected) => {
+    const line = barAt().line(width);
+    expect(line).toBe(expected);
+    expect(line.length).toBeLessThanOrEqual(width);
+  });
+  it('at 80 columns (77 with room for "^C"), rate and ETA are there', () => {
+    expect(barAt(9999, 10000).line(77)).toMatch(/ [\d,]+\/s {2}ETA \d+s$/);
+  });
+  it('with no total known: no bar, no ETA', () => {
+    expect(barAt(7, null).line(200)).toBe('Exporting referrals 7 pages  700 records  18/s');
+  });
+});
+
+describe('drawing', () => {
+  it('uses the terminal width the stream reports, redrawn each time', () => {
+    vi.useFakeTimers({ now: 1_000_000 });
+    const out = new PassThrough();
+    const chunks: string[] = [];
+    out.on('data', (c: Buffer) => chunks.push(c.toString()));
+    Object.assign(out, { columns: 40 });
+    const bar = new ProgressBar(out, true, 'Exporting referrals', 200);
+    bar.update(1, 100, 10);
+    const text = (chunks.at(-1) ?? '').replace(/\u001b\[[?\d]*[a-zA-Z]|\r/g, '');
+    expect(text.length).toBeLessThanOrEqual(37);
+    expect(text).toMatch(/ETA/);
+    bar.done();
+    expect(chunks.at(-1)).toBe('\r\u001b[2K\u001b[?25h');
+  });
+});
+
+describe('formatSeconds', () => {
+  it.each<[number, string]>([
+    [3.2, '4s'],
+    [59.9, '60s'],
+    [119.6, '2m00s'],
+    [448, '7m28s'],
+    [Number.POSITIVE_INFINITY, '?'],
+  ])('%d s reads %s', (s, expected) => {
+    expect(formatSeconds(s)).toBe(expected);
+  });
+});
