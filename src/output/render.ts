@@ -88,7 +88,7 @@ export async function renderList<T>(sink: Sink, records: T[], opts: ListRenderOp
         { color: sink.color, width: sink.width },
       );
       sink.out.write(table.text);
-      if (table.omitted.length > 0 && sink.width) sink.err.line(omittedNote(table.omitted));
+      if (table.omitted.length > 0 && sink.width) sink.err.line(omittedNote(table.omitted, sink.width));
       return;
     }
   }

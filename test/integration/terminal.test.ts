@@ -59,7 +59,7 @@ describe.each([80, 200])('tables at a %i-column terminal', (cols) => {
     const notes = lines.filter((l) => l.startsWith('Left out'));
     expect(notes.length).toBeLessThanOrEqual(1);
     if (cols === 200) expect(notes).toEqual([]);
-    if (notes[0]) expect(notes[0]).toMatch(/^Left out: [^()]+ \(--wide shows every column\)$/);
+    if (notes[0]) expect(notes[0]).toMatch(/^Left out: [^()]+ \(--wide shows (?:every column|all)\)$/);
     // Each record's id is on screen whole, unless the ID column was the one left out.
     const records = (await json(args)) as Array<{ id: string }>;
     if (!notes[0]?.match(/[:,] ID[, ]/)) for (const r of records) expect(screen).toContain(r.id);
@@ -91,7 +91,7 @@ describe('tables: what 80 columns shows', () => {
     expect(ids).toHaveLength(5);
     const got = await run(['referrals', 'get', ids[2]!], { env: fx.env() });
     expect(got.code).toBe(0);
-    expect(lines).toContain('Left out: Line of business, Visits, Latest visit (--wide shows every column)');
+    expect(lines).toContain('Left out: Line of business, Visits, Most advanced visit (--wide shows all)');
   });
 
   it('cpt 73721: the contrast whole (was "without_c…"), the id named as left out', async () => {
