@@ -4,6 +4,7 @@ import {
   displayWidth,
   fitColumns,
   layoutTable,
+  omittedNote,
   renderPairs,
   renderTable,
   wrapText,
