@@ -411,7 +411,12 @@ describe('real failures on the real binary', () => {
   // Slow enough to interrupt between pages; small enough to export whole in a second or two.
   const slow = mockFixture({ referrals: 400, latencyMs: 60 });
   beforeAll(() => slow.start());
-  afterAll(() => slow.stop());
+  afterAll(async () => {
+    await slow.stop();
+    if (disk.error) return;
+    execFileSync('umount', [disk.path]);
+    rmSync(join(disk.path, '..'), { recursive: true, force: true });
+  });
   const slowEnv = () => slow.env({ IMAGING_ENV: 'sandbox', IMAGING_TOKEN: 'mock-resume-suite' });
   const waitFor = async (check: () => boolean) => {
     while (!check()) await new Promise((r) => setTimeout(r, 10));
@@ -462,12 +467,6 @@ describe('real failures on the real binary', () => {
       return { path, error: String((err as { stderr?: Buffer }).stderr ?? err).trim() };
     }
   })();
-  afterAll(() => {
-    if (disk.error) return;
-    execFileSync('umount', [disk.path]);
-    rmSync(join(disk.path, '..'), { recursive: true, force: true });
-  });
-
   it.skipIf(disk.error !== undefined)(
     `a full disk (a real 64 KiB tmpfs) mid-export keeps a consistent checkpoint; with room again, --resume completes it${disk.error ? ` (skipped: ${disk.error})` : ''}`,
     async () => {
