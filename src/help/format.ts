@@ -7,35 +7,9 @@ import { dirname, join } from 'node:path';
  * where the tool is installed.
  */
 
-/** Cells a help string takes (help is ASCII but for the odd name; wide characters count two). */
-export function cells(s: string): number {
-  let n = 0;
-  for (const ch of s)
-    n += /[\u1100-\u115f\u2e80-\ua4cf\uac00-\ud7a3\uf900-\ufaff\uff00-\uff60\uffe0-\uffe6]/.test(ch) ? 2 : 1;
-  return n;
-}
+export { cells, wrapProse } from '../output/wrap.js';
 
-/** Word-wraps each line to `width`, continuation lines keeping the line's own indentation. */
-export function wrapProse(text: string, width: number): string {
-  return text
-    .split('\n')
-    .map((line) => {
-      if (cells(line) <= width) return line;
-      const indent = /^ */.exec(line)![0];
-      const out: string[] = [];
-      let current = '';
-      for (const word of line.trim().split(/ +/)) {
-        const next = current ? `${current} ${word}` : `${indent}${word}`;
-        if (current && cells(next) > width) {
-          out.push(current);
-          current = `${indent}${word}`;
-        } else current = next;
-      }
-      if (current) out.push(current);
-      return out.join('\n');
-    })
-    .join('\n');
-}
+import { cells, wrapProse } from '../output/wrap.js';
 
 /** Help text with every line that is too wide word-wrapped, but for the `Docs:` line (a path). */
 export function fitHelpText(text: string, width: number): string {
