@@ -79,13 +79,13 @@ export class Context {
    * formats (JSON, NDJSON, CSV, raw bodies) go to `io.stdout`, byte-exact.
    */
   get out(): HumanStream {
-    this.humanOut ??= new HumanStream(this.io.stdout);
+    this.humanOut ??= new HumanStream(this.io.stdout, this.io.stdoutIsTTY ? this.io.columns : undefined);
     return this.humanOut;
   }
 
   /** Everything on stderr (notes, hints, warnings, traces, progress) goes through the sanitiser. */
   get err(): HumanStream {
-    this.humanErr ??= new HumanStream(this.io.stderr);
+    this.humanErr ??= new HumanStream(this.io.stderr, this.io.stderrIsTTY ? this.io.errColumns : undefined);
     return this.humanErr;
   }
 
@@ -384,5 +384,8 @@ export function processIO(stoppedBy: () => number | undefined = () => undefined)
     stderrIsTTY: isatty(2),
     stdinIsTTY: isatty(0),
     columns: process.stdout.isTTY ? process.stdout.columns : undefined,
+    get errColumns() {
+      return isatty(2) ? process.stderr.columns : undefined;
+    },
   };
 }

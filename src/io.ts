@@ -11,6 +11,8 @@ export interface IO {
   stdinIsTTY: boolean;
   /** Terminal width for tables; undefined when stdout is not a terminal. */
   columns: number | undefined;
+  /** Terminal width of stderr (notes, hints, the error block are wrapped to it); undefined when not a terminal. */
+  errColumns?: number | undefined;
 }
 
 export interface Prompter {

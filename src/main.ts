@@ -82,7 +82,9 @@ export async function main(argv: string[], deps: MainDeps = {}): Promise<number>
       } else {
         exitCode = exitCodeOf(err);
         const verbose = Boolean(ctx?.globals.verbose);
-        new HumanStream(io.stderr).write(await colourError(formatError(err, { verbose }), ctx));
+        // Wrapped to the terminal's width first (never mid-word), then coloured.
+        const block = new HumanStream(io.stderr, io.stderrIsTTY ? io.errColumns : undefined);
+        block.write(await colourError(block.fit(formatError(err, { verbose })), ctx));
       }
     }
   } finally {

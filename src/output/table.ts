@@ -105,13 +105,9 @@ export function layoutTable(columns: ColumnLayout[], rows: unknown[][], opts: Ta
 
 /** The one line on stderr when columns were left out: which, and how to see them. */
 export function omittedNote(headers: string[], width = Number.POSITIVE_INFINITY): string {
-  const names = headers.map((h) => h || '(unnamed)').join(', ');
-  const full = `Left out: ${names} (--wide shows every column)`;
-  if (full.length <= width) return full;
-  const short = `Left out: ${names} (--wide shows all)`;
-  if (short.length <= width) return short;
+  const named = `Left out: ${headers.map((h) => h || '(unnamed)').join(', ')} (--wide shows all)`;
   // Too many names for one line: the count, still one line.
-  return `Left out: ${headers.length} columns (--wide shows every column)`;
+  return named.length <= width ? named : `Left out: ${headers.length} columns (--wide shows all)`;
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { Writable } from 'node:stream';
+import { wrapMessage } from './wrap.js';
 
 /**
  * The one sanitiser: every human-readable sink (tables, detail views, hints, notes, error blocks,
@@ -118,12 +119,30 @@ export function paint(styler: (text: string) => string, text: unknown): SafeText
 
 /** A human-output writer around a raw stream: SafeText as it is, plain strings cleaned as a block. */
 export class HumanStream {
-  constructor(readonly target: Writable) {}
+  /** `width`: a terminal's columns; lines written with `line()` are word-wrapped to it. */
+  constructor(
+    readonly target: Writable,
+    readonly width?: number | undefined,
+  ) {}
   write(text: SafeText | string): boolean {
     return this.target.write(text instanceof SafeText ? text.text : cleanBlock(text));
   }
-  /** One line: the text then a newline. */
+  /**
+   * One line (a note, hint, warning or message): the text then a newline, word-wrapped to the
+   * terminal's width when there is one, so the terminal never breaks it mid-word. Words longer than
+   * the width (a URL, a path, an id) are left whole.
+   */
   line(text: SafeText | string): boolean {
-    return this.write(text instanceof SafeText ? safe`${text}\n` : `${cleanBlock(text)}\n`);
+    const clean = text instanceof SafeText ? text.text : cleanBlock(text);
+    return this.target.write(`${this.fit(clean)}\n`);
+  }
+  /** A block of lines (a detail view, a verdict), each word-wrapped to the terminal's width. */
+  block(text: SafeText): boolean {
+    return this.target.write(this.fit(text.text));
+  }
+  /** A cleaned block wrapped to the width (for the error block and other multi-line messages). */
+  fit(clean: string): string {
+    if (!this.width) return clean;
+    return wrapMessage(clean, this.width);
   }
 }

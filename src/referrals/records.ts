@@ -33,7 +33,12 @@ export async function showReferralRecords<T>(ctx: Context, id: string, view: Rec
   // An id in upper case is the same id: sent as the API stores it.
   const rid = normaliseUuid(id.trim());
   if (!isUuid(rid))
-    throw new UsageError(`"${id}" is not a referral id (a UUID)`, 'List them with: imaging referrals list');
+    throw new UsageError(
+      `"${id}" is not a referral id (a UUID)`,
+      /^\s*R-/i.test(id)
+        ? `${id.trim()} is a referral's reference; this takes its id, the ID column of: imaging referrals list`
+        : 'List them with: imaging referrals list',
+    );
   const format = ctx.format('table');
   const { selectFields } = await import('../output/fields.js');
   const fields: FieldChoice = selectFields(ctx.globals.fields, view.fields);

@@ -26,7 +26,7 @@ describe('cpt', () => {
     expect(r.stdout).not.toContain('…');
     expect(r.stdout).toMatch(/73721 +MRI +Knee +without_contrast +left\n/);
     expect(r.stdout).toContain('\u001b[1m');
-    expect(r.stderr).toBe('Left out: Modifier, Views, ID (--wide shows every column)\n');
+    expect(r.stderr).toBe('Left out: Modifier, Views, ID (--wide shows all)\n');
     const wide = await run(['cpt', '73721', '--wide'], { env: fx.env(), stdoutIsTTY: true, columns: 60 });
     expect(wide.stderr).toBe('');
     expect(wide.stdout).toMatch(/73721 +MRI +Knee +without_contrast +left +LT +- +[0-9a-f-]{36}\n/);
@@ -82,7 +82,7 @@ describe('cpt', () => {
     const r = await run(['cpt', '99999'], { env: fx.env() });
     expect(r.code).toBe(0);
     expect(r.stdout).toBe('');
-    expect(r.stderr).toContain('No procedure mappings for CPT code 99999');
+    expect(r.stderr).toContain('No procedure mappings for code 99999');
     const j = await run(['cpt', '99999', '--json'], { env: fx.env() });
     expect(j.stdout.trim()).toBe('[]');
   });

@@ -27,7 +27,7 @@ describe('referrals payments', () => {
     const [head, row] = r.stdout.split('\n');
     expect(head).toMatch(/^DATE\s+AMOUNT\s+CHECK NUMBER\s+PROCEDURES\s+ID$/);
     expect(row).toMatch(
-      /^2026-03-01\s+450\.50\s+CHK-1001\s+\d{5} .+\s+00000000-0000-4000-8000-000000000000$/,
+      /^2026-03-01\s+450\.50\s+CHK-1001\s+\d{5} .+\s+00000000-0000-4000-8000-[0-9a-f]{12}$/,
     );
     expect(fx.apiRequests().map((q) => q.path)).toEqual([`/api/v2/referrals/${id}/payments`]);
   });

@@ -38,6 +38,9 @@ const UUID = /\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/g
 /** Any piece of an id left on screen: a UUID start not followed by the whole of one. */
 const cutId = /\b[0-9a-f]{8}-(?![0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b)/;
 
+/** A referral of the emulator's fixed data (the README's examples use it). */
+const REFERRAL = '3212c76a-c27e-4ca2-9e90-bb9c865c1630';
+
 const COMMANDS: Array<[string, string[]]> = [
   ['icd10 S83.2 --per-page 6', ['icd10', 'S83.2', '--per-page', '6']],
   ['referrals list', ['referrals', 'list']],
@@ -46,6 +49,8 @@ const COMMANDS: Array<[string, string[]]> = [
   ['modalities', ['modalities']],
   ['body-parts', ['body-parts']],
   ['icd10 knee', ['icd10', 'knee']],
+  ['referrals payments', ['referrals', 'payments', REFERRAL]],
+  ['referrals notifications', ['referrals', 'notifications', REFERRAL]],
 ];
 
 describe.each([80, 200])('tables at a %i-column terminal', (cols) => {
@@ -97,7 +102,34 @@ describe('tables: what 80 columns shows', () => {
   it('cpt 73721: the contrast whole (was "without_c…"), the id named as left out', async () => {
     const { lines } = await screenOf(80, ['cpt', '73721']);
     expect(lines.filter((l) => / without_contrast /.test(l))).toHaveLength(6);
-    expect(lines.at(-1)).toBe('Left out: ID (--wide shows every column)');
+    expect(lines.at(-1)).toBe('Left out: ID (--wide shows all)');
+  });
+});
+
+describe('messages at an 80-column terminal are wrapped between words', () => {
+  // Each: a note, a hint, a warning or an error block longer than 80 columns. The terminal used to
+  // break them mid-word ("to send them as a quer" / "y instead"); the screen (wrapped lines joined
+  // by tmux) now has no line wider than the pane, and every word of the piped text is whole on it.
+  const MESSAGES: Array<[string, string[]]> = [
+    ['api POST note and the 422 error block', ['api', '/referrals', '-F', 'per_page=5']],
+    [
+      'the empty-export warning',
+      ['referrals', 'export', '--visit-status', '+nothing_here', '-o', '/dev/null'],
+    ],
+    ['an unknown field hint', ['referrals', 'list', '--fields', 'nope']],
+    ['referrals get (the detail view)', ['referrals', 'get', REFERRAL]],
+  ];
+  it.for(MESSAGES)('%s', async ([, args]) => {
+    const { lines } = await screenOf(80, args);
+    for (const line of lines) expect(line.length, line).toBeLessThanOrEqual(80);
+    const piped = await run(args, { env: fx.env() });
+    const words = new Set(lines.join(' ').split(/\s+/));
+    // Request ids and timings differ between runs.
+    const said = `${piped.stdout}\n${piped.stderr}`
+      .split(/\s+/)
+      .filter((w) => w && w.length <= 70 && !/^req_|^[\d.]+$/.test(w));
+    expect(said.length).toBeGreaterThan(10);
+    for (const w of said) expect(words.has(w), `"${w}" is not whole on the screen`).toBe(true);
   });
 });
 

@@ -229,15 +229,15 @@ describe('a keep column wider than the terminal (a hostile "code")', () => {
 });
 
 describe('the note naming left-out columns stays one line', () => {
-  it('shortens, then counts, to fit the width', () => {
+  it('names the columns, or counts them when the names would not fit', () => {
     const names = ['Line of business', 'Visits', 'Most advanced visit'];
     expect(omittedNote(names)).toBe(
-      'Left out: Line of business, Visits, Most advanced visit (--wide shows every column)',
+      'Left out: Line of business, Visits, Most advanced visit (--wide shows all)',
     );
     expect(omittedNote(names, 80)).toBe(
       'Left out: Line of business, Visits, Most advanced visit (--wide shows all)',
     );
-    expect(omittedNote(names, 60)).toBe('Left out: 3 columns (--wide shows every column)');
+    expect(omittedNote(names, 60)).toBe('Left out: 3 columns (--wide shows all)');
     for (const w of [60, 80, 120]) expect(omittedNote(names, w).length).toBeLessThanOrEqual(w);
   });
 });

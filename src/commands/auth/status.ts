@@ -113,12 +113,26 @@ export default defineCommand({
     await renderList(ctx.sink(), rows, {
       format,
       columns: [
-        { header: '', get: (r) => (r.active ? '*' : ' ') },
-        { header: 'Environment', get: (r) => r.environment },
-        { header: 'Base URL', get: (r) => (r.base_url ? `${r.base_url} (${r.base_url_source})` : 'not set') },
-        { header: 'Token', get: (r) => (r.token ? `${r.token} (${r.token_source})` : 'not logged in') },
-        { header: 'Token origin', get: tokenOriginCell },
-        ...(opts.check ? [{ header: 'Check', get: (r: StatusRow) => r.check ?? '' }] : []),
+        // URLs and origins are never broken (they are copied); at a narrow terminal the token origin
+        // is left out first, with a note.
+        { header: '', get: (r) => (r.active ? '*' : ' '), priority: 1, fit: 'keep' },
+        { header: 'Environment', get: (r) => r.environment, priority: 2, fit: 'keep' },
+        {
+          header: 'Base URL',
+          get: (r) => (r.base_url ? `${r.base_url} (${r.base_url_source})` : 'not set'),
+          priority: 3,
+          fit: 'keep',
+        },
+        {
+          header: 'Token',
+          get: (r) => (r.token ? `${r.token} (${r.token_source})` : 'not logged in'),
+          priority: 4,
+          min: 12,
+        },
+        { header: 'Token origin', get: tokenOriginCell, priority: 6, fit: 'keep' },
+        ...(opts.check
+          ? [{ header: 'Check', get: (r: StatusRow) => r.check ?? '', priority: 5, min: 12 }]
+          : []),
       ],
     });
     if (format === 'table') {

@@ -23,9 +23,9 @@ export default defineCommand({
     await renderList(ctx.sink(), shown, {
       format,
       columns: [
-        { header: 'Key', get: (r) => r.key },
-        { header: 'Environment', get: (r) => r.environment || '(all)' },
-        { header: 'Value', get: (r) => r.value },
+        { header: 'Key', get: (r) => r.key, priority: 1, fit: 'keep' },
+        { header: 'Environment', get: (r) => r.environment || '(all)', priority: 2, fit: 'keep' },
+        { header: 'Value', get: (r) => r.value, priority: 3, fit: 'keep' },
       ],
       emptyHint: `Nothing is stored yet (${ctx.config.path}).`,
     });

@@ -35,7 +35,7 @@ export default defineCommand({
       format,
       fields,
       columns: cptColumns,
-      emptyHint: `No procedure mappings for CPT code ${c}.`,
+      emptyHint: `No procedure mappings for code ${c}.`,
     });
     return 0;
   },

@@ -65,7 +65,7 @@ export default defineCommand({
           throw new UnreadableAnswerError(`the created referral is ${kindOf(referral)}, not an object`);
         checkReferral(referral, 'the created referral');
       });
-      ctx.out.write(
+      ctx.out.block(
         renderReferral(referral as Referral, {
           color: ctx.colorLevel() > 0,
           timeZone: ctx.env.TZ || undefined,

@@ -170,7 +170,7 @@ export default defineCommand({
       );
       if (summary.rows === 0 && summary.referrals > 0)
         ctx.note(
-          `warning: ${summary.referrals} referral${summary.referrals === 1 ? ' was' : 's were'} read but no row was written${visitStatuses ? ` (no visit has status ${[...visitStatuses].join(', ')})` : ''}${format === 'csv' ? ': the file holds only the header' : ''}.`,
+          `warning: ${summary.referrals} referral${summary.referrals === 1 ? ' was' : 's were'} read but no row was written${visitStatuses ? ` (no visit has status ${[...visitStatuses].join(', ')})` : ''}${format === 'csv' && toFile ? ': the file holds only the header' : ''}.`,
         );
       if (summary.duplicates > 0)
         ctx.note(

@@ -16,7 +16,12 @@ export default defineCommand({
   async run(ctx, [id]) {
     const rid = normaliseUuid(id.trim());
     if (!isUuid(rid))
-      throw new UsageError(`"${id}" is not a referral id (a UUID)`, 'List them with: imaging referrals list');
+      throw new UsageError(
+        `"${id}" is not a referral id (a UUID)`,
+        /^\s*R-/i.test(id)
+          ? `${id.trim()} is a referral's reference; this takes its id, the ID column of: imaging referrals list`
+          : 'List them with: imaging referrals list',
+      );
     const format = ctx.format('table', ['table', 'json']);
     const { chosen } = selectFields(ctx.globals.fields, REFERRAL_FIELDS);
     const res = await getReferral(ctx.api(), rid);
@@ -33,7 +38,7 @@ export default defineCommand({
       return 0;
     }
     readingAnswer(res.requestId, () => checkReferral(res.data));
-    ctx.out.write(
+    ctx.out.block(
       renderReferral(res.data, { color: ctx.colorLevel() > 0, timeZone: ctx.env.TZ || undefined }),
     );
     return 0;

@@ -85,7 +85,7 @@ export default defineCommand({
     });
     for (const w of verdict.warnings) ctx.note(safe`warning: ${w}`);
     if (format === 'json') ctx.io.stdout.write(`${JSON.stringify(verdictJson(verdict), null, 2)}\n`);
-    else ctx.out.write(renderVerdict(verdict, ctx.colorLevel() > 0));
+    else ctx.out.block(renderVerdict(verdict, ctx.colorLevel() > 0));
     return verdict.valid ? ExitCode.ok : ExitCode.webhook;
   },
 });

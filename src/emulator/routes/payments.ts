@@ -24,7 +24,7 @@ function payments(r: Referral): Record<string, unknown> {
   const procs = r.visits.flatMap((v) => v.procedures);
   return {
     payments: procs.slice(0, 1).map((p, i) => ({
-      id: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
+      id: `00000000-0000-4000-8${String(i).padStart(3, '0')}-${r.id.slice(-12)}`,
       amount: 450.5,
       date: '2026-03-01',
       check_number: 'CHK-1001',

@@ -18,12 +18,14 @@ export const paymentProcedures = (r: ReferralPayment) =>
 export const dollars = (amount: unknown) =>
   typeof amount === 'number' && Number.isFinite(amount) ? amount.toFixed(2) : amount;
 
+// At a narrow terminal (output/table.ts): date, amount and check number whole, what was paid for
+// wraps, the payment's id (no command takes it) is left out first; never cut.
 export const paymentColumns: Column<ReferralPayment>[] = [
-  { header: 'Date', get: (r) => r.date ?? 'no date' },
-  { header: 'Amount', get: (r) => dollars(r.amount) },
-  { header: 'Check number', get: (r) => r.check_number },
-  { header: 'Procedures', get: paymentProcedures },
-  { header: 'ID', get: (r) => r.id },
+  { header: 'Date', get: (r) => r.date ?? 'no date', priority: 1, fit: 'keep' },
+  { header: 'Amount', get: (r) => dollars(r.amount), priority: 2, fit: 'keep' },
+  { header: 'Check number', get: (r) => r.check_number, priority: 3, fit: 'keep' },
+  { header: 'Procedures', get: paymentProcedures, priority: 4, min: 16 },
+  { header: 'ID', get: (r) => r.id, priority: 5, fit: 'keep' },
 ];
 
 /** Fields a table shows as text: checked before a table is drawn. */
