@@ -86,7 +86,10 @@ const CASES: Array<[string[], RegExp, string?]> = [
   ],
   [['sso', '--format', 'csv'], /--format csv is not available here/],
   // referrals
-  [['referrals', 'get', 'R-240001'], /is not a referral id[\s\S]*is a referral's reference; this takes its id/],
+  [
+    ['referrals', 'get', 'R-240001'],
+    /is not a referral id[\s\S]*is a referral's reference; this takes its id/,
+  ],
   [['referrals', 'get', `${UUID}/../../admin`], /is not a referral id/],
   [['referrals', 'payments', 'R-240001'], /is not a referral id/],
   [['referrals', 'notifications', `${UUID}/../../admin`], /is not a referral id/],
