@@ -4,7 +4,8 @@ import { HumanStream, safe } from './text.js';
 
 /**
  * A one-line progress bar on stderr (only when stderr is a terminal): pages, records, rate, ETA.
- * Redrawn at most every 100 ms, fitted to the terminal's width at each draw (see `line`); `done()`
+ * Redrawn at most every 100 ms (a redraw dropped by that limit is drawn when the 100 ms are up, and
+ * the line is redrawn every second while nothing arrives, so a stall shows), fitted to the terminal's width at each draw (see `line`); `done()`
  * clears the line and shows the cursor again, so the terminal is left as it was: on success, on an
  * error, on a signal (the command's abort handler), and on a forced exit (a broken stdout pipe, a
  * second Ctrl-C), through a task of util/cleanup.ts.
@@ -20,6 +21,10 @@ export class ProgressBar {
   private finished = false;
   private readonly stream: HumanStream;
   private unregister: (() => void) | undefined;
+  /** The latest state, drawn when the redraws stop coming (a stall after a dropped redraw). */
+  private pending: NodeJS.Timeout | undefined;
+  /** Redraws every second while nothing arrives, so the rate and ETA follow a stall. */
+  private ticker: NodeJS.Timeout | undefined;
 
   /**
    * `stream` is stderr: a raw one is wrapped, so the bar too writes through the one sanitiser.
@@ -41,8 +46,19 @@ export class ProgressBar {
     this.totalPages = totalPages;
     if (!this.enabled || this.finished) return;
     const now = Date.now();
-    if (now - this.lastDraw < 100 && pages !== totalPages) return;
-    this.lastDraw = now;
+    if (now - this.lastDraw < 100 && pages !== totalPages) {
+      // Dropped for now, not lost: drawn when the 100 ms are up unless another redraw comes first.
+      this.pending ??= setTimeout(() => this.redraw(), 100 - (now - this.lastDraw)).unref();
+      return;
+    }
+    this.redraw();
+  }
+
+  private redraw(): void {
+    clearTimeout(this.pending);
+    this.pending = undefined;
+    if (this.finished) return;
+    this.lastDraw = Date.now();
     this.draw();
   }
 
@@ -89,7 +105,12 @@ export class ProgressBar {
     // \x1b[?25l hides the cursor while drawing; \x1b[2K clears the line. The escapes are literal
     // parts of safe`…` (our own); the text is cleaned.
     this.stream.write(this.drawn ? safe`\r\u001b[2K${text}` : safe`\u001b[?25l\r\u001b[2K${text}`);
-    if (!this.drawn) this.unregister = onForcedExit(() => this.done(), false);
+    if (!this.drawn) {
+      this.unregister = onForcedExit(() => this.done(), false);
+      this.ticker = setInterval(() => {
+        if (Date.now() - this.lastDraw >= 900) this.redraw();
+      }, 1000).unref();
+    }
     this.drawn = true;
   }
 
@@ -97,6 +118,8 @@ export class ProgressBar {
   done(): void {
     if (this.finished) return;
     this.finished = true;
+    clearTimeout(this.pending);
+    clearInterval(this.ticker);
     this.unregister?.();
     if (this.enabled && this.drawn) this.stream.write(safe`\r\u001b[2K\u001b[?25h`);
   }

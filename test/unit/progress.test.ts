@@ -59,6 +59,31 @@ describe('drawing', () => {
   });
 });
 
+describe('a stall', () => {
+  // Seen: a stalled export showed "1/15 pages … ETA 1s" for 10 s while 5 pages had arrived, as the
+  // redraws within 100 ms were dropped and never drawn.
+  it('the last state is drawn once the 100 ms are up, and redrawn every second while nothing comes', () => {
+    vi.useFakeTimers({ now: 1_000_000 });
+    const out = new PassThrough();
+    const chunks: string[] = [];
+    out.on('data', (c: Buffer) => chunks.push(c.toString()));
+    const bar = new ProgressBar(out, true, 'Exporting referrals', 200);
+    bar.update(1, 20, 15);
+    for (let p = 2; p <= 5; p++) bar.update(p, p * 20, 15); // within the same 100 ms: dropped
+    expect(chunks.join('')).not.toContain('5/15 pages');
+    vi.advanceTimersByTime(100);
+    expect(chunks.at(-1)).toContain('5/15 pages  100 records');
+    const drawn = chunks.length;
+    vi.advanceTimersByTime(3000); // a stall: the rate falls as time passes
+    expect(chunks.length).toBeGreaterThanOrEqual(drawn + 2);
+    expect(chunks.at(-1)).toContain('5/15 pages  100 records  33/s'); // 100 in 3.1 s
+    bar.done();
+    const after = chunks.length;
+    vi.advanceTimersByTime(5000);
+    expect(chunks.length).toBe(after); // nothing drawn once done
+  });
+});
+
 describe('formatSeconds', () => {
   it.each<[number, string]>([
     [3.2, '4s'],
