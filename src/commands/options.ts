@@ -92,7 +92,9 @@ export function int(
         throw new OptionValueError(
           // No upper bound worth naming (9007199254740991): only the lower one.
           max === Number.MAX_SAFE_INTEGER
-            ? `${name} must be 1 or more, not ${value}.`
+            ? n < 1
+              ? `${name} must be 1 or more, not ${value}.`
+              : `${name} is too large: ${value} (at most ${max.toLocaleString('en-US')}).`
             : `${name} must be between 1 and ${max}, not ${value}.`,
         );
       return n;

@@ -1,4 +1,15 @@
-import { chmodSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  closeSync,
+  constants,
+  fstatSync,
+  mkdirSync,
+  openSync,
+  readSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { CliError, ExitCode } from '../errors.js';
 import type { EnvironmentName } from './environments.js';
 import { CONFIG_FILE_NAME, configDir } from './paths.js';
@@ -23,6 +34,52 @@ export interface StoredConfig {
  * validator it pulls in) costs ~100 ms, more than a whole lookup may take. Writes go through
  * `conf`, loaded only then, which writes atomically with file mode 0600.
  */
+/** A config larger than this is no config of ours (a device, a runaway file): refused, never read whole. */
+const MAX_CONFIG_BYTES = 16 * 1024 * 1024;
+
+/**
+ * The config file's text: only a regular file is read (a FIFO, a device or a folder in its place is
+ * refused at once: opened without blocking, checked before any read, so a FIFO with no writer or
+ * /dev/zero can neither hang nor fill memory), and only up to MAX_CONFIG_BYTES.
+ */
+function readConfigText(path: string): string {
+  const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) {
+      const what = st.isDirectory()
+        ? 'a folder'
+        : st.isFIFO()
+          ? 'a named pipe (FIFO)'
+          : st.isCharacterDevice() || st.isBlockDevice()
+            ? 'a device'
+            : 'not a regular file';
+      throw new CliError(
+        `the config file ${path} is ${what}, not a file`,
+        ExitCode.failure,
+        'Move it aside; the next auth login or config set writes a new one.',
+      );
+    }
+    if (st.size > MAX_CONFIG_BYTES)
+      throw new CliError(
+        `the config file ${path} is ${st.size.toLocaleString('en-US')} bytes: no config is that large`,
+        ExitCode.failure,
+        'Move it aside; the next auth login or config set writes a new one.',
+      );
+    const buf = Buffer.alloc(Math.min(st.size, MAX_CONFIG_BYTES) + 1);
+    let got = 0;
+    for (;;) {
+      const n = readSync(fd, buf, got, buf.length - got, null);
+      if (n === 0) break;
+      got += n;
+      if (got === buf.length) break; // grew while read: what fits (the JSON check refuses a cut file)
+    }
+    return buf.toString('utf8', 0, got);
+  } finally {
+    closeSync(fd);
+  }
+}
+
 export class ConfigStore {
   readonly dir: string;
   readonly path: string;
@@ -37,10 +94,11 @@ export class ConfigStore {
     if (this.cache) return this.cache;
     let text: string;
     try {
-      text = readFileSync(this.path, 'utf8');
+      text = readConfigText(this.path);
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       if (code === 'ENOENT' || code === 'ENOTDIR') return (this.cache = {});
+      if (err instanceof CliError) throw err;
       throw new CliError(
         `cannot read the config file ${this.path}: ${(err as Error).message}`,
         ExitCode.failure,

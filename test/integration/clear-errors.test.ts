@@ -1,7 +1,8 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { mockFixture, run, tempDir, testServer } from '../helpers.js';
+import { mockFixture, run, spawnCli, tempDir, testServer } from '../helpers.js';
 
 /**
  * Issue 9, items 10-13, recreated against the emulator: `imaging api` choosing POST silently (and
@@ -245,5 +246,59 @@ describe('a hand-edited config (item 13)', () => {
     const status = await run(['auth', 'status'], { env: env() });
     expect(status.code).toBe(0);
     expect(status.stdout).toContain('****3456');
+  });
+});
+
+describe('a config file that is no file', () => {
+  // Seen: a FIFO at config.json hung every command for good (Ctrl-C and SIGTERM ignored, a blocking
+  // read), and one pointing at a /dev/zero-like device filled 3.2 GB. Each is refused at once.
+  let dir: ReturnType<typeof tempDir>;
+  beforeEach(() => {
+    dir = tempDir();
+  });
+  afterEach(() => dir.cleanup());
+  const cfg = () => join(dir.path, 'config.json');
+  it.each([
+    ['a FIFO with no writer', () => execFileSync('mkfifo', [cfg()]), /is a named pipe \(FIFO\), not a file/],
+    [
+      'a symlink to a zero device of our own',
+      () => {
+        execFileSync('mknod', [join(dir.path, 'zero'), 'c', '1', '5']);
+        symlinkSync(join(dir.path, 'zero'), cfg());
+      },
+      /is a device, not a file/,
+    ],
+    ['a folder', () => mkdirSync(cfg()), /is a folder, not a file/],
+  ])('%s: exit 1 at once, naming the file', async (_name, make, message) => {
+    make();
+    const r = await spawnCli(['auth', 'status'], { env: { IMAGING_CONFIG_DIR: dir.path } });
+    expect(r.exitCode).toBe(1);
+    expect(r.timedOut).toBe(false);
+    expect(String(r.stderr)).toMatch(message);
+    expect(String(r.stderr)).toContain(cfg());
+    expect(String(r.stderr)).not.toMatch(STACK);
+  });
+});
+
+describe('config get path.* shows only a path the tool would use', () => {
+  it('a hand-edited path with escapes is refused, never written raw', async () => {
+    const dir = tempDir();
+    try {
+      writeFileSync(
+        join(dir.path, 'config.json'),
+        JSON.stringify({
+          environments: { sandbox: { paths: { payments: '\u001b]0;PWNED\u0007//evil.example/{id}\u202e' } } },
+        }),
+      );
+      const r = await run(['config', 'get', 'path.payments', '--env', 'sandbox'], {
+        env: { IMAGING_CONFIG_DIR: dir.path },
+      });
+      expect(r.code).toBe(2);
+      expect(r.stdout).toBe('');
+      expect(r.stderr).toMatch(/the stored path\.payments of sandbox is not usable/);
+      expect(r.stderr).not.toMatch(/[\u001b\u0007\u202e]/);
+    } finally {
+      dir.cleanup();
+    }
   });
 });

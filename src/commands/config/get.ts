@@ -1,4 +1,4 @@
-import { CliError } from '../../errors.js';
+import { CliError, UsageError } from '../../errors.js';
 import { defineCommand } from '../define.js';
 import { arg } from '../options.js';
 import { KEYS, parseKey, pathKind } from './keys.js';
@@ -32,12 +32,25 @@ export default defineCommand({
         ? env
         : ctx.baseUrl(env.value);
     if (!value) throw new CliError(`base-url is not set for ${env.value}`);
+    if (kind && stored !== undefined) {
+      // A hand-edited path is shown only once it is one the tool would use (never raw escapes).
+      const { checkRecordPath } = await import('../../api/endpoints/referral-records.js');
+      try {
+        checkRecordPath(kind, stored);
+      } catch (err) {
+        throw new UsageError(
+          `the stored ${k} of ${env.value} is not usable: ${(err as Error).message}`,
+          `Set it again: imaging config set ${k} '/api/v2/…/{id}/…'${env.value === 'sandbox' ? '' : ` --env ${env.value}`} (or imaging config unset ${k} for the default)`,
+        );
+      }
+    }
     const where = `${FROM[source] ?? `from ${source}`}${k !== 'env' ? ` (${env.value})` : ''}`;
     if (format === 'json') {
       ctx.io.stdout.write(`${JSON.stringify({ key: k, value, source, environment: env.value }, null, 2)}\n`);
       return 0;
     }
-    ctx.io.stdout.write(`${value}\n`);
+    // Through the sanitiser: a checked value has nothing for it to change, and an odd one is shown safely.
+    ctx.out.line(value);
     ctx.note(`${k}: ${where}`);
     return 0;
   },

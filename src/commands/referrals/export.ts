@@ -92,6 +92,11 @@ export default defineCommand({
     const query = paramsQuery(opts.param);
     const client = ctx.api();
     if (opts.output === '') throw new UsageError('--output needs a file name');
+    if (opts.output?.endsWith('/'))
+      throw new UsageError(
+        `-o ${opts.output} ends in "/", which names a folder`,
+        `Give a file name, e.g. -o ${opts.output}referrals.csv`,
+      );
     if (opts.dryRun) {
       const { dryRun } = await import('../../meter/dry-run.js');
       return dryRun(ctx, client, query, opts.perPage ?? 100);
