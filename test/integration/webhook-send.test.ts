@@ -540,3 +540,52 @@ describe('webhook send and a receiver whose body misbehaves', () => {
     }
   });
 });
+
+/**
+ * Renamed headers that collide (with each other, or with a header the request itself carries)
+ * would send one header for another: send, sign, verify and listen refuse them (exit 2), the real
+ * binary each time, and send reaches no receiver.
+ */
+describe('header names that collide are refused', () => {
+  const cases = [
+    [
+      ['--event-header', 'content-TYPE'],
+      /--event-header: "content-TYPE" is a header the HTTP request itself carries/,
+    ],
+    [
+      ['--timestamp-header', 'Host'],
+      /--timestamp-header: "Host" is a header the HTTP request itself carries/,
+    ],
+    [['--signature-header', 'Content-Length'], /--signature-header: "Content-Length" is a header/],
+    [['--event-header', 'transfer-encoding'], /is a header the HTTP request itself carries/],
+    [['--event-header', 'CONNECTION'], /is a header the HTTP request itself carries/],
+    [
+      ['--timestamp-header', 'X-A', '--signature-header', 'x-a'],
+      /--signature-header and --timestamp-header are the same header/,
+    ],
+    [['--event-header', 'x-service-timestamp'], /--timestamp-header and --event-header are the same header/],
+  ] as const;
+  const commands = [
+    ['send', 'visit.status_changed', '--unsigned'],
+    ['sign', '--body', '-'],
+    ['verify', '--body', '-'],
+    ['listen', '--port', '0'],
+  ] as const;
+  it.for(commands)('webhook %s: exit 2 for each collision, before any request', async (command) => {
+    const receiver = await testServer((_req, res) => res.writeHead(200).end());
+    try {
+      for (const [args, message] of cases) {
+        const to = command[0] === 'send' ? ['--to', receiver.url] : [];
+        const r = await spawnCli(['webhook', ...command, ...to, ...args], {
+          input: '{}',
+          env: { IMAGING_WEBHOOK_SECRET: 'whsec-collide' },
+        });
+        expect(r.exitCode, `${command[0]} ${args.join(' ')}: ${r.stderr}`).toBe(2);
+        expect(r.stderr).toMatch(message);
+      }
+      expect(receiver.seen).toEqual([]);
+    } finally {
+      await receiver.close();
+    }
+  });
+});
