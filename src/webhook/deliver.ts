@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import { count } from '../util/plural.js';
 
 /** One POST of a test delivery to a receiver: its status and how long it took to answer. */
 export interface DeliveryResult {
@@ -64,7 +65,10 @@ export async function deliver(
       };
       const waitMs = Math.min(opts.timeoutMs, MAX_ANSWER_BODY_MS);
       const timer = setTimeout(
-        () => finish(`the body was still coming ${waitMs} ms after the status (${got} bytes read); closed`),
+        () =>
+          finish(
+            `the body was still coming ${waitMs} ms after the status (${count(got, 'byte')} read); closed`,
+          ),
         waitMs,
       );
       // The body is not shown (a receiver's page may be anything): a little is read and dropped.

@@ -374,7 +374,7 @@ describe('--print and usage errors', () => {
     applySet(e, 'referral.extra.deep', '"12"');
     expect((e.referral as { extra: unknown }).extra).toEqual({ deep: '12' });
     expect(() => applySet(e, 'referral.visits.5.status', 'x')).toThrow(
-      /has 1 items; index 5 is past the end/,
+      /referral.visits has 1 item; index 5 is past the end/,
     );
   });
 });
