@@ -175,7 +175,7 @@ describe('webhook send to a receiver', () => {
       'changes.status=["booked"]',
     ]);
     expect(r.code).toBe(0);
-    expect(r.stderr).toMatch(/warning: after --set, changes.status has 1 items/);
+    expect(r.stderr).toMatch(/warning: after --set, changes.status has 1 item; it must have exactly 2/);
     expect(JSON.parse(receiver.server.seen[0]!.body).changes.status).toEqual(['booked']);
   });
 
