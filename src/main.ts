@@ -64,6 +64,16 @@ export async function main(argv: string[], deps: MainDeps = {}): Promise<number>
           `--fields is not available for imaging ${def.path.join(' ')}`,
           'Use --json for every field.',
         );
+      const csvFlag = globals.bom
+        ? '--bom'
+        : globals.formulaGuard === false
+          ? '--no-formula-guard'
+          : undefined;
+      if (csvFlag && !(def.csv ?? def.fields !== undefined))
+        throw new UsageError(
+          `${csvFlag} is for CSV output, and imaging ${def.path.join(' ')} writes no CSV`,
+          `Leave ${csvFlag} out.`,
+        );
       exitCode = (await def.run(ctx, args as string[], opts)) ?? ExitCode.ok;
       if (exitCode === ExitCode.ok) ctx.commitCache();
     });

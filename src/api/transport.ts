@@ -121,8 +121,10 @@ export class Transport {
     const mod = isHttps ? process.getBuiltinModule('node:https') : process.getBuiltinModule('node:http');
     const agent = this.agentFor(u.protocol, mod);
     const started = Date.now();
-    const shown = traceUrl(url);
-    this.opts.trace?.(requestLine(method, url));
+    // The URL as sent: the parser resolves `.`/`..` (plain or %2e) segments, and the trace shows
+    // what the server gets, not the string before that.
+    const shown = traceUrl(u.href);
+    this.opts.trace?.(requestLine(method, u.href));
     this.requestCount++;
     const timeoutMs = this.opts.timeoutMs;
 

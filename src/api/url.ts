@@ -81,7 +81,17 @@ export function apiUrl(baseUrl: string, path: string, query?: Query): string {
   if (p.toLowerCase() === API_PREFIX) p = '';
   else if (p.toLowerCase().startsWith(`${API_PREFIX}/`)) p = p.slice(API_PREFIX.length);
   const encoded = [ownQuery, encodeQuery(query)].filter((s) => s !== '').join('&');
-  return `${base}${API_PREFIX}${p}${encoded ? `?${encoded}` : ''}`;
+  const url = `${base}${API_PREFIX}${p}${encoded ? `?${encoded}` : ''}`;
+  // The token goes only below the base URL's /api/v2: a path whose `..` or `%2e%2e` segments
+  // climb out of it (URL parsers, Node's included, resolve both) is refused before any request.
+  const root = `${new URL(base).pathname.replace(/\/+$/, '')}${API_PREFIX}`;
+  const sent = new URL(url).pathname;
+  if (sent !== root && !sent.startsWith(`${root}/`))
+    throw new UsageError(
+      `the path "${path}" leads out of ${root} (to ${sent}); the token is sent only below the base URL's ${API_PREFIX}`,
+      'Remove the . or .. segments (plain or percent-encoded) from the path.',
+    );
+  return url;
 }
 
 export function isLoopbackHost(hostname: string): boolean {

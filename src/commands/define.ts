@@ -22,6 +22,11 @@ export interface CommandDefinition<
   readonly examples?: readonly string[];
   /** The fields `--fields` picks from (help lists them); a command without takes no --fields. */
   readonly fields?: readonly FieldSet[];
+  /**
+   * Whether it can write CSV (so takes --bom and --no-formula-guard). Default: a command that
+   * takes --fields can; one that never writes CSV refuses them (exit 2) before it runs.
+   */
+  readonly csv?: boolean;
   run(
     ctx: Context,
     args: InferArgs<A>,

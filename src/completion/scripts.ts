@@ -74,7 +74,15 @@ function __${name.replace(/[^A-Za-z0-9_]/g, '_')}_complete
     set -l current (commandline -ct)
     for line in ($tokens[1] __complete $tokens[2..-1] "=$current" 2>/dev/null)
         if test "$line" = ":files"
-            __fish_complete_path "$current"
+            # Not __fish_complete_path: it runs \`ls -dp\` without --, so a file named like an
+            # option (-rf.csv) breaks it. The glob is listed here, directories with a slash.
+            for candidate in "$current"*
+                if test -d "$candidate"
+                    printf '%s/\\n' "$candidate"
+                else
+                    printf '%s\\n' "$candidate"
+                end
+            end
         else
             printf '%s\\n' $line
         end

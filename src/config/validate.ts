@@ -1,3 +1,4 @@
+import { checkRecordPath, RECORD_KINDS } from '../api/endpoints/referral-records.js';
 import { normaliseBaseUrl } from '../api/url.js';
 import { ENVIRONMENTS } from './environments.js';
 import type { StoredConfig } from './store.js';
@@ -110,6 +111,39 @@ export function validateConfig(
               fix: `Run: imaging config set base-url https://…${flag}   (or: imaging config unset base-url${flag})`,
             });
             delete s.base_url;
+          }
+        }
+        if ('paths' in s) {
+          if (!isObject(s.paths)) {
+            problems.push({
+              key: `environments.${name}.paths`,
+              problem: `is ${kind(s.paths)}, not an object`,
+              fix: `Run: imaging config unset path.payments${flag} && imaging config unset path.notifications${flag}`,
+            });
+            delete s.paths;
+          } else {
+            const paths: Record<string, unknown> = { ...s.paths };
+            for (const k of RECORD_KINDS) {
+              if (!(k in paths)) continue;
+              const v = paths[k];
+              let bad: string | undefined;
+              if (typeof v !== 'string') bad = `is ${kind(v)}, not text`;
+              else
+                try {
+                  checkRecordPath(k, v);
+                } catch (err) {
+                  bad = (err as Error).message.replace(`path.${k}: "${v}" `, '');
+                }
+              if (bad) {
+                problems.push({
+                  key: `environments.${name}.paths.${k}`,
+                  problem: bad,
+                  fix: `Run: imaging config set path.${k} '/api/v2/…/{id}/…'${flag}   (or: imaging config unset path.${k}${flag})`,
+                });
+                delete paths[k];
+              }
+            }
+            s.paths = paths;
           }
         }
         kept[name] = s;

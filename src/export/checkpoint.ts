@@ -21,6 +21,7 @@ import type { PageMeta, WrittenIds } from '../api/pages.js';
 import { CliError, UsageError } from '../errors.js';
 import type { AtomicFile } from '../util/atomic-file.js';
 import { onForcedExit } from '../util/cleanup.js';
+import { count as plural } from '../util/plural.js';
 import type { ExportSummary } from './pipeline.js';
 
 /**
@@ -228,7 +229,8 @@ function describeDifference(saved: Identity, now: Identity): string {
       (k) =>
         `${names[k] ?? k}${shown(k, saved[k]) ? ` (${shown(k, saved[k]).trim()} there,${shown(k, now[k]) || ' none'} here)` : ''}`,
     )
-    .join(', ');
+    .join(', ')
+    .concat(differ.length === 1 ? ' differs' : ' differ');
 }
 
 export interface CheckpointOptions {
@@ -283,7 +285,7 @@ export class Checkpoint {
       }
       if (JSON.stringify(state.identity) !== JSON.stringify(opts.identity))
         throw new UsageError(
-          `--resume: the checkpoint of ${opts.name} is of another export: ${describeDifference(state.identity, opts.identity)} differ`,
+          `--resume: the checkpoint of ${opts.name} is of another export: ${describeDifference(state.identity, opts.identity)}`,
           'Give the same options as the export that saved it, or run without --resume to start over (which removes it).',
         );
       cp.resumed = state;
@@ -343,9 +345,9 @@ export class Checkpoint {
         `page ${state.pages + 1} holds ${again} referral${again === 1 ? '' : 's'} already written`,
       );
     if (count !== undefined && state.summary.expected !== null && count !== state.summary.expected)
-      reasons.push(`the API now reports ${count} referrals, not ${state.summary.expected}`);
+      reasons.push(`the API now reports ${plural(count, 'referral')}, not ${state.summary.expected}`);
     else if (pages !== undefined && state.totalPages !== null && pages !== state.totalPages)
-      reasons.push(`the API now reports ${pages} pages, not ${state.totalPages}`);
+      reasons.push(`the API now reports ${plural(pages, 'page')}, not ${state.totalPages}`);
     if (
       items.length === 0 &&
       state.summary.expected !== null &&

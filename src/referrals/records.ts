@@ -1,5 +1,6 @@
 import {
   checkRecordPath,
+  DEFAULT_RECORD_PATHS,
   getReferralRecords,
   type RecordKind,
   recordPath,
@@ -63,12 +64,12 @@ export async function showReferralRecords<T>(ctx: Context, id: string, view: Rec
     if (err instanceof ApiError && err.status === 403)
       throw new ApiError(
         err.details,
-        `Reading a referral's ${view.kind} ("${view.endpoint}" in the API) is enabled per account, and is off until then (as are notification reads, auto-book and FHIR). Ask the service's API support contact, or your account manager, to enable ${view.endpoint} for your group${env === 'sandbox' ? ' (sandbox and production are enabled separately)' : ''}.`,
+        `Reading a referral's ${view.kind} ("${view.endpoint}" in the API) is enabled per account, and is off until then (as are ${view.kind === 'payments' ? 'notification reads' : 'payment reads'}, auto-book and FHIR). Ask the service's API support contact, or your account manager, to enable ${view.endpoint} for your group on ${env} (each environment, sandbox and production, is enabled separately).`,
       );
     if (err instanceof ApiError && err.status === 404)
       throw new ApiError(
         err.details,
-        `Either there is no referral ${rid} on ${env}, or this server keeps ${view.kind} at another path: the API does not publish it, and ${configured ? `path.${view.kind} is set to ${configured}` : `the default is a guess (${recordPath(view.kind, '{id}')})`}. Check the id with: imaging referrals get ${rid}; set the path with: ${setIt}`,
+        `Either there is no referral ${rid} on ${env}, or this server keeps ${view.kind} at another path: the API does not publish it, and ${configured ? `path.${view.kind} is set to ${configured}` : `the default is a guess (${DEFAULT_RECORD_PATHS[view.kind]})`}. Check the id with: imaging referrals get ${rid}; set the path with: ${setIt}`,
       );
     throw err;
   }

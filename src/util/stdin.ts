@@ -59,5 +59,5 @@ export async function readAll(
 export function formatBytes(n: number): string {
   if (n >= 1024 * 1024) return `${Math.round(n / (1024 * 1024))} MiB`;
   if (n >= 1024) return `${Math.round(n / 1024)} KiB`;
-  return `${n} bytes`;
+  return `${n} ${n === 1 ? 'byte' : 'bytes'}`;
 }

@@ -1,3 +1,5 @@
+import { count } from '../util/plural.js';
+
 /**
  * Parses a raw HTTP request as captured (`nc -l`, tcpdump/Wireshark "follow stream", a proxy's
  * dump): request line, header lines ending in CRLF or LF, a blank line, then the body as the exact
@@ -99,12 +101,14 @@ export function parseCapture(raw: Buffer): CapturedRequest {
         throw new CaptureError(`Content-Length is not a number: "${lengths[0]}"`);
       if (body.length < n)
         notes.push(
-          `the body is ${body.length} bytes, shorter than its Content-Length ${n}: the capture was cut short`,
+          `the body is ${count(body.length, 'byte')}, shorter than its Content-Length ${n}: the capture was cut short`,
         );
       else if (body.length > n) {
         const extra = body.subarray(n);
         if (!/^[\r\n]*$/.test(extra.toString('latin1')))
-          notes.push(`${body.length - n} bytes after the body (beyond Content-Length) were ignored`);
+          notes.push(
+            `${count(body.length - n, 'byte')} after the body (beyond Content-Length) ${body.length - n === 1 ? 'was' : 'were'} ignored`,
+          );
         body = body.subarray(0, n);
       }
     }

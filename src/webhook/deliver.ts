@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import { count } from '../util/plural.js';
 
 /** One POST of a test delivery to a receiver: its status and how long it took to answer. */
 export interface DeliveryResult {
@@ -8,8 +9,21 @@ export interface DeliveryResult {
   ms: number;
   error?: string;
   headers?: IncomingHttpHeaders;
+  /** Something odd about the answer's body (cut short, endless): the status stands. */
+  note?: string;
 }
 
+/** At most this much of a receiver's body is read (and dropped) before the connection is closed. */
+export const MAX_ANSWER_BODY = 64 * 1024;
+/** A body still coming this long after the status line is not waited for (or --timeout, if shorter). */
+export const MAX_ANSWER_BODY_MS = 2000;
+
+/**
+ * POSTs once. The answer is its status line: it is reported as soon as the head arrives; then at
+ * most MAX_ANSWER_BODY bytes of body are read for up to MAX_ANSWER_BODY_MS (or the timeout, if
+ * shorter) and the connection is closed, so a receiver that streams forever cannot hold the
+ * command, and one that cuts its body short is still reported with the status it sent.
+ */
 export async function deliver(
   url: URL,
   headers: Array<[string, string]>,
@@ -20,35 +34,67 @@ export async function deliver(
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
   return new Promise((resolve, reject) => {
+    let answered = false;
     const req = mod.request(url, {
       method: 'POST',
       headers: Object.fromEntries([...headers, ['Content-Length', String(body.length)]]),
       signal: opts.signal,
       timeout: opts.timeoutMs,
+      // Its own connection: it is closed once the answer is read, never kept for another request.
+      agent: false,
     });
     req.on('response', (res) => {
-      const ms = elapsed();
-      // The body is not shown (a receiver's page may be anything): read and drop it.
-      res.resume();
-      res.on('end', () =>
-        resolve({
-          status: res.statusCode ?? 0,
-          statusText: res.statusMessage ?? '',
-          ms,
-          headers: res.headers,
-        }),
+      answered = true;
+      const result: DeliveryResult = {
+        status: res.statusCode ?? 0,
+        statusText: res.statusMessage ?? '',
+        ms: elapsed(),
+        headers: res.headers,
+      };
+      const length = Number(res.headers['content-length']);
+      const expected =
+        res.headers['content-length'] !== undefined && Number.isSafeInteger(length) ? length : undefined;
+      let got = 0;
+      let done = false;
+      const finish = (note?: string) => {
+        if (done) return;
+        done = true;
+        clearTimeout(timer);
+        req.destroy();
+        resolve(note ? { ...result, note } : result);
+      };
+      const waitMs = Math.min(opts.timeoutMs, MAX_ANSWER_BODY_MS);
+      const timer = setTimeout(
+        () =>
+          finish(
+            `the body was still coming ${waitMs} ms after the status (${count(got, 'byte')} read); closed`,
+          ),
+        waitMs,
       );
-      res.on('error', () =>
-        resolve({
-          status: res.statusCode ?? 0,
-          statusText: res.statusMessage ?? '',
-          ms,
-          headers: res.headers,
-        }),
-      );
+      // The body is not shown (a receiver's page may be anything): a little is read and dropped.
+      res.on('data', (chunk: Buffer) => {
+        got += chunk.length;
+        if (got > MAX_ANSWER_BODY) finish(`the body is longer than ${MAX_ANSWER_BODY} bytes; closed`);
+      });
+      res.on('end', () => finish());
+      const cut = () =>
+        finish(
+          expected !== undefined && got < expected
+            ? `the body was cut short (${got} of ${expected} bytes)`
+            : 'the connection closed before the body ended',
+        );
+      res.on('aborted', cut);
+      res.on('error', cut);
+      res.on('close', () => {
+        if (!res.complete) cut();
+        else finish();
+      });
     });
-    req.on('timeout', () => req.destroy(new Error(`no answer within ${opts.timeoutMs} ms`)));
+    req.on('timeout', () => {
+      if (!answered) req.destroy(new Error(`no answer within ${opts.timeoutMs} ms`));
+    });
     req.on('error', (err: NodeJS.ErrnoException) => {
+      if (answered) return; // the answer's own handlers settle it
       if (opts.signal.aborted) return reject(opts.signal.reason);
       resolve({ ms: elapsed(), error: err.code ? `${err.code} (${err.message})` : err.message });
     });

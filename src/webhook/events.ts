@@ -1,4 +1,5 @@
 import { isUuid } from '../util/args.js';
+import { count } from '../util/plural.js';
 
 /** What the spec's Events section requires of each event, checked after the signature. */
 
@@ -95,7 +96,7 @@ export function checkEvent(headerEvent: string | undefined, body: Buffer): Event
       problems.push('changes.status is missing or not an array');
     else if (changes.status.length !== 2)
       problems.push(
-        `changes.status has ${changes.status.length} items; it must have exactly 2 [previous, current]`,
+        `changes.status has ${count(changes.status.length, 'item')}; it must have exactly 2 [previous, current]`,
       );
     else if (!twoStatuses(allowNullFirst)(changes))
       problems.push('changes.status items are not status strings');

@@ -180,9 +180,19 @@ async function forward(
   }
   out['Content-Length'] = String(body.length);
   return new Promise((resolve) => {
-    const req = mod.request(url, { method: 'POST', headers: out, timeout: 10_000 }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
+    const req = mod.request(url, { method: 'POST', headers: out, timeout: 10_000, agent: false }, (res) => {
+      // The status is the answer: settled when the head arrives. A little of the body is read
+      // and dropped, then the connection is closed, so a target that streams forever cannot
+      // hold the delivery (the sender waits for this status).
+      resolve(res.statusCode ?? 0);
+      let got = 0;
+      const stop = setTimeout(() => req.destroy(), 2000);
+      res.on('data', (chunk: Buffer) => {
+        got += chunk.length;
+        if (got > 64 * 1024) req.destroy();
+      });
+      res.on('close', () => clearTimeout(stop));
+      res.on('error', () => {});
     });
     req.on('timeout', () => req.destroy(new Error('timed out after 10 s')));
     req.on('error', (err: NodeJS.ErrnoException) =>

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { AutoBookRequest, Referral } from '../api/types.js';
 import { UsageError } from '../errors.js';
+import { count } from '../util/plural.js';
 import { EVENT_NAMES } from './events.js';
 
 /**
@@ -191,7 +192,9 @@ export function applySet(event: Record<string, unknown>, path: string, raw: stri
         throw new UsageError(`--set ${path}: ${where} is a list; give an index (0, 1, …), not "${key}"`);
       const n = Number(key);
       if (n > node.length)
-        throw new UsageError(`--set ${path}: ${where} has ${node.length} items; index ${n} is past the end`);
+        throw new UsageError(
+          `--set ${path}: ${where} has ${count(node.length, 'item')}; index ${n} is past the end`,
+        );
       if (last) node[n] = value;
       else node = node[n] ??= {};
       continue;

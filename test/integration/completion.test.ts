@@ -23,7 +23,8 @@ beforeAll(async () => {
   // `imaging` on PATH, as an installed one would be, and node beside it (the launcher's shebang).
   mkdirSync(join(dir.path, 'bin'));
   symlinkSync(BIN, join(dir.path, 'bin', 'imaging'));
-  for (const f of ['alpha.csv', 'alpine.json']) writeFileSync(join(dir.path, f), '');
+  // '-rf.csv': a file named like an option, which broke fish's __fish_complete_path (`ls -dp` without --).
+  for (const f of ['alpha.csv', 'alpine.json', '-rf.csv']) writeFileSync(join(dir.path, f), '');
   mkdirSync(join(dir.path, 'albums'));
 });
 afterAll(() => dir.cleanup());
@@ -268,6 +269,15 @@ describe.skipIf(skipNote('fish'))('in real fish', () => {
     expect(fish('imaging webhook send referral.')).toEqual(['referral.auto_book_completed']);
     expect(fish('imaging webhook verify --request al')).toEqual(['albums/', 'alpha.csv', 'alpine.json']);
     expect(fish('imaging --env p')).toEqual(['production']);
+  });
+
+  it('file names still complete in a folder holding a file named like an option (-rf.csv)', () => {
+    // Other tests add folders here: the ones this one made must all be listed.
+    expect(fish('imaging webhook verify --request ')).toEqual(
+      expect.arrayContaining(['-rf.csv', 'albums/', 'alpha.csv', 'alpine.json', 'bin/']),
+    );
+    expect(fish('imaging referrals export -o -r')).toEqual(['-rf.csv']);
+    expect(fish('imaging webhook verify --request alb')).toEqual(['albums/']);
   });
 });
 

@@ -51,3 +51,44 @@ describe('CSV headers from server keys are guarded like cells', () => {
     );
   });
 });
+
+/**
+ * --bom and --no-formula-guard change CSV only: a command that never writes CSV refuses them
+ * (exit 2, before it does anything) instead of accepting them silently. The real binary each time.
+ */
+describe('--bom and --no-formula-guard on a command that writes no CSV', () => {
+  it.for([
+    ['cache', 'path'],
+    ['config', 'path'],
+    ['config', 'set', 'env', 'production'],
+    ['completion', 'bash'],
+    ['webhook', 'sign', '--body', '-'],
+  ])('imaging %s %s: exit 2 for each', async (words) => {
+    const { spawnCli, tempDir } = await import('../helpers.js');
+    const dir = tempDir();
+    try {
+      for (const flag of ['--bom', '--no-formula-guard']) {
+        const r = await spawnCli([...words, flag], { env: { IMAGING_CONFIG_DIR: dir.path }, input: '{}' });
+        expect(r.exitCode, r.stderr).toBe(2);
+        expect(r.stderr).toMatch(
+          new RegExp(`^error: ${flag} is for CSV output, and imaging [a-z ]+ writes no CSV$`, 'm'),
+        );
+        expect(r.stdout).toBe('');
+      }
+      // config set did not run: nothing was written.
+      const { readdirSync } = await import('node:fs');
+      expect(readdirSync(dir.path)).toEqual([]);
+    } finally {
+      dir.cleanup();
+    }
+  });
+
+  it('a command that writes CSV without --fields (config list, auth status) still takes them', async () => {
+    const { spawnCli } = await import('../helpers.js');
+    const r = await spawnCli(['auth', 'status', '--format', 'csv', '--bom', '--no-formula-guard']);
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.stdout.startsWith('\ufeffenvironment,')).toBe(true);
+    const c = await spawnCli(['config', 'list', '--format', 'csv', '--bom']);
+    expect(c.exitCode, c.stderr).toBe(0);
+  });
+});

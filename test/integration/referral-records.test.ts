@@ -180,9 +180,114 @@ describe('the paths are set per environment', () => {
     ['api/v2/referrals/{id}', /must start with \//],
     ['/api/v2/referrals/{id}/payments?all=1', /not allowed in a path/],
     ['/api/v2/../admin/{id}', /must not hold \. or \.\. segments/],
+    ['/api/v2/%2e%2e/%2e%2e/%2e%2e/outside/{id}', /percent-encoded dot, slash/],
+    ['/api/v2/.%2e/outside/{id}', /percent-encoded dot, slash/],
+    ['/api/v2/%2E./outside/{id}', /percent-encoded dot, slash/],
+    ['/api/v2/a%2Fb/{id}', /percent-encoded dot, slash/],
+    ['/api/v2/a%5cb/{id}', /percent-encoded dot, slash/],
+    ['/api/v2/%252e%252e/{id}', /percent-encoded dot, slash/],
+    ['/api/v2/a%zz/{id}', /not followed by two hex digits/],
   ] as const)('refuses %s (exit 2)', async ([value, message]) => {
     const r = await run(['config', 'set', 'path.payments', value], { env: fx.env() });
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(message);
+  });
+});
+
+/**
+ * An attacker's path: `%2e%2e` is a `..` to every URL parser (Node's included), so a path that
+ * passed a plain-`..` check sent the bearer token below the base URL's prefix. A real server on
+ * 127.0.0.1 with the base URL http://127.0.0.1:PORT/prefix records where the requests land.
+ */
+describe('percent-encoded dots never lead the token out of the base URL', () => {
+  const climbing = '/api/v2/%2e%2e/%2e%2e/%2e%2e/outside/{id}';
+  it.for(['payments', 'notifications'] as const)(
+    'a hand-edited path.%s with percent-encoded dots is refused on read; nothing is sent (exit 1)',
+    async (kind) => {
+      const server = await testServer((_req, res) => json(res, 200, []));
+      try {
+        const env = { ...fx.env(), IMAGING_BASE_URL: `${server.url}/prefix`, IMAGING_TOKEN: 'tok-secret' };
+        const { writeFileSync } = await import('node:fs');
+        writeFileSync(
+          join(fx.configDir, 'config.json'),
+          JSON.stringify({ environments: { local: { paths: { [kind]: climbing } } } }),
+        );
+        const r = await run(['referrals', kind, id, '--verbose'], { env });
+        expect(r.code).toBe(1);
+        expect(r.stderr).toContain(`"environments.local.paths.${kind}" must not hold a percent-encoded dot`);
+        expect(r.stderr).toContain(`imaging config set path.${kind}`);
+        expect(server.seen).toEqual([]);
+      } finally {
+        await server.close();
+        const { rmSync } = await import('node:fs');
+        rmSync(join(fx.configDir, 'config.json'), { force: true });
+      }
+    },
+  );
+
+  it.for([
+    [123, /"environments\.local\.paths\.payments" is a number, not text/],
+    [{ x: 1 }, /"environments\.local\.paths\.payments" is an object, not text/],
+  ] as const)(
+    'a non-text path.payments (%j) is named, not "e.trim is not a function"',
+    async ([value, msg]) => {
+      const { writeFileSync, rmSync } = await import('node:fs');
+      const file = join(fx.configDir, 'config.json');
+      writeFileSync(file, JSON.stringify({ environments: { local: { paths: { payments: value } } } }));
+      try {
+        const r = await run(['referrals', 'payments', id], { env: fx.env() });
+        expect(r.code).toBe(1);
+        expect(r.stderr).toMatch(msg);
+        expect(r.stderr).not.toMatch(/is not a function/);
+        // config set repairs it.
+        const s = await run(['config', 'set', 'path.payments', '/api/v2/referrals/{id}/payments'], {
+          env: fx.env(),
+        });
+        expect(s.code, s.stderr).toBe(0);
+        expect((await run(['referrals', 'payments', id], { env: fx.env() })).code).toBe(0);
+      } finally {
+        rmSync(file, { force: true });
+      }
+    },
+  );
+
+  it('a raw API path with %2e%2e is refused before any request, and the trace shows the URL as sent', async () => {
+    const server = await testServer((_req, res) => json(res, 200, { ok: true }));
+    try {
+      const env = { ...fx.env(), IMAGING_BASE_URL: `${server.url}/prefix`, IMAGING_TOKEN: 'tok-secret' };
+      const bad = await run(['api', '/api/v2/%2e%2e/%2e%2e/%2e%2e/outside'], { env });
+      expect(bad.code).toBe(2);
+      expect(bad.stderr).toMatch(/leads out of \/prefix\/api\/v2 \(to \/outside\)/);
+      expect(server.seen).toEqual([]);
+      // Within the prefix, `a/%2e%2e/modalities` is sent as /prefix/api/v2/modalities: the trace says so.
+      const ok = await run(['api', '/api/v2/a/%2e%2e/modalities', '--verbose'], { env });
+      expect(ok.code, ok.stderr).toBe(0);
+      expect(server.seen.map((q) => q.url)).toEqual(['/prefix/api/v2/modalities']);
+      expect(ok.stderr).toContain(`> GET ${server.url}/prefix/api/v2/modalities`);
+      expect(ok.stderr).not.toContain('%2e');
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('the 403 and 404 hints', () => {
+  it('the notifications 403 names the other gated reads, not itself; every environment is said to be enabled separately', async () => {
+    const r = await run(['referrals', 'notifications', id], {
+      env: fx.env({ IMAGING_TOKEN: 'mock-disabled' }),
+    });
+    expect(r.code).toBe(5);
+    expect(r.stderr).toMatch(/\(as are payment reads, auto-book and FHIR\)/);
+    expect(r.stderr).not.toMatch(/as are notification reads/);
+    expect(r.stderr).toMatch(
+      /for your group on local \(each environment, sandbox and production, is enabled separately\)/,
+    );
+  });
+
+  it('the 404 hint shows the default path with {id}, not %7Bid%7D', async () => {
+    const r = await run(['referrals', 'payments', '00000000-0000-4000-8000-00000000ffff'], { env: fx.env() });
+    expect(r.code).toBe(4);
+    expect(r.stderr).toMatch(/the default is a guess \(\/api\/v2\/referrals\/\{id\}\/payments\)/);
+    expect(r.stderr).not.toContain('%7B');
   });
 });

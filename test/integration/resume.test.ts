@@ -252,10 +252,12 @@ describe('--resume refuses what it cannot continue, before any request', () => {
     [
       'another format',
       ['--format', 'ndjson'],
-      /is of another export: format \(csv there, ndjson here\) differ/,
+      /is of another export: format \(csv there, ndjson here\) differs$/m,
     ],
     ['another page size', ['--per-page', '20'], /--per-page \(10 there, 20 here\)/],
-    ['other parameters', ['--param', 'status=pending'], /--param differ/],
+    ['other parameters', ['--param', 'status=pending'], /export: --param differs$/m],
+    ['the formula guard off', ['--no-formula-guard'], /export: --no-formula-guard differs$/m],
+    ['two things', ['--bom', '--no-formula-guard'], /export: --no-formula-guard, --bom differ$/m],
     ['other rows', ['--rows', 'visit'], /--rows \(referral there, visit here\)/],
     ['another environment', [], /environment \(sandbox there, production here\)/],
   ])('a checkpoint of %s: exit 2, kept', async ([what, extra, message]) => {

@@ -175,7 +175,7 @@ describe('webhook send to a receiver', () => {
       'changes.status=["booked"]',
     ]);
     expect(r.code).toBe(0);
-    expect(r.stderr).toMatch(/warning: after --set, changes.status has 1 items/);
+    expect(r.stderr).toMatch(/warning: after --set, changes.status has 1 item; it must have exactly 2/);
     expect(JSON.parse(receiver.server.seen[0]!.body).changes.status).toEqual(['booked']);
   });
 
@@ -374,7 +374,7 @@ describe('--print and usage errors', () => {
     applySet(e, 'referral.extra.deep', '"12"');
     expect((e.referral as { extra: unknown }).extra).toEqual({ deep: '12' });
     expect(() => applySet(e, 'referral.visits.5.status', 'x')).toThrow(
-      /has 1 items; index 5 is past the end/,
+      /referral.visits has 1 item; index 5 is past the end/,
     );
   });
 });
@@ -443,5 +443,149 @@ describe('end to end: webhook send into the real binary of webhook listen', () =
     const exited = new Promise<number | null>((r) => l.on('exit', (code) => r(code)));
     l.kill('SIGINT');
     expect(await exited).toBe(130);
+  });
+});
+
+/**
+ * Hostile receivers, as raw TCP servers on 127.0.0.1 driving the real binary: a 200 whose body
+ * never ends (fast, or a byte at a time) and a 200 whose body is cut short. The status is the
+ * answer: it is reported as soon as the head arrives, the body is read only a little, then closed.
+ */
+describe('webhook send and a receiver whose body misbehaves', () => {
+  async function rawReceiver(onRequest: (socket: import('node:net').Socket) => void) {
+    const sockets = new Set<import('node:net').Socket>();
+    const server: Server = createServer((socket) => {
+      sockets.add(socket);
+      socket.on('error', () => {});
+      socket.on('close', () => sockets.delete(socket));
+      let seen = '';
+      socket.on('data', (c) => {
+        seen += c.toString('latin1');
+        const head = seen.indexOf('\r\n\r\n');
+        if (head < 0) return;
+        const length = Number(/content-length: (\d+)/i.exec(seen)?.[1] ?? 0);
+        if (seen.length - head - 4 < length) return;
+        seen = '';
+        onRequest(socket);
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+    const port = (server.address() as import('node:net').AddressInfo).port;
+    return {
+      url: `http://127.0.0.1:${port}/`,
+      open: () => sockets.size,
+      close: () =>
+        new Promise<void>((resolve) => {
+          for (const s of sockets) s.destroy();
+          server.close(() => resolve());
+        }),
+    };
+  }
+  const send = (to: string, ...extra: string[]) =>
+    spawnCli(['webhook', 'send', 'visit.status_changed', '--to', to, '--unsigned', ...extra]);
+
+  it('a 200 that streams an endless body as fast as it can: reported 200 after at most 64 KiB, exit 0', async () => {
+    const receiver = await rawReceiver((socket) => {
+      socket.write('HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\n');
+      const chunk = Buffer.alloc(16 * 1024, 'x');
+      const pump = () => {
+        while (!socket.destroyed && socket.write(chunk)) {}
+      };
+      socket.on('drain', pump);
+      pump();
+    });
+    try {
+      const r = await send(receiver.url, '--json');
+      expect(r.exitCode, r.stderr).toBe(0);
+      const [line] = JSON.parse(r.stdout);
+      expect(line.status).toBe(200);
+      expect(line.ok).toBe(true);
+      expect(line.note).toMatch(/the body is longer than 65536 bytes; closed/);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('a 200 that trickles a byte every 20 ms forever: reported 200 within --timeout, not hung', async () => {
+    const timers: NodeJS.Timeout[] = [];
+    const receiver = await rawReceiver((socket) => {
+      socket.write('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n');
+      timers.push(setInterval(() => socket.destroyed || socket.write('1\r\nx\r\n'), 20));
+    });
+    try {
+      const started = Date.now();
+      const r = await send(receiver.url, '--timeout', '400');
+      expect(r.exitCode, r.stderr).toBe(0);
+      expect(Date.now() - started).toBeLessThan(10_000);
+      expect(r.stdout).toMatch(
+        /^delivered {2}visit\.status_changed .* 200 OK {2}in \d+ ms \(note: the body was still coming 400 ms after the status/,
+      );
+    } finally {
+      for (const t of timers) clearInterval(t);
+      await receiver.close();
+    }
+  });
+
+  it('a 200 with Content-Length 10 and only 2 bytes: the 200 is reported, with the short body noted', async () => {
+    const receiver = await rawReceiver((socket) => {
+      socket.end('HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nok');
+    });
+    try {
+      const r = await send(receiver.url);
+      expect(r.exitCode, r.stderr).toBe(0);
+      expect(r.stdout).toMatch(/ 200 OK {2}in \d+ ms \(note: the body was cut short \(2 of 10 bytes\)\)$/m);
+      expect(r.stderr).not.toMatch(/no answer/);
+    } finally {
+      await receiver.close();
+    }
+  });
+});
+
+/**
+ * Renamed headers that collide (with each other, or with a header the request itself carries)
+ * would send one header for another: send, sign, verify and listen refuse them (exit 2), the real
+ * binary each time, and send reaches no receiver.
+ */
+describe('header names that collide are refused', () => {
+  const cases = [
+    [
+      ['--event-header', 'content-TYPE'],
+      /--event-header: "content-TYPE" is a header the HTTP request itself carries/,
+    ],
+    [
+      ['--timestamp-header', 'Host'],
+      /--timestamp-header: "Host" is a header the HTTP request itself carries/,
+    ],
+    [['--signature-header', 'Content-Length'], /--signature-header: "Content-Length" is a header/],
+    [['--event-header', 'transfer-encoding'], /is a header the HTTP request itself carries/],
+    [['--event-header', 'CONNECTION'], /is a header the HTTP request itself carries/],
+    [
+      ['--timestamp-header', 'X-A', '--signature-header', 'x-a'],
+      /--signature-header and --timestamp-header are the same header/,
+    ],
+    [['--event-header', 'x-service-timestamp'], /--timestamp-header and --event-header are the same header/],
+  ] as const;
+  const commands = [
+    ['send', 'visit.status_changed', '--unsigned'],
+    ['sign', '--body', '-'],
+    ['verify', '--body', '-'],
+    ['listen', '--port', '0'],
+  ] as const;
+  it.for(commands)('webhook %s: exit 2 for each collision, before any request', async (command) => {
+    const receiver = await testServer((_req, res) => res.writeHead(200).end());
+    try {
+      for (const [args, message] of cases) {
+        const to = command[0] === 'send' ? ['--to', receiver.url] : [];
+        const r = await spawnCli(['webhook', ...command, ...to, ...args], {
+          input: '{}',
+          env: { IMAGING_WEBHOOK_SECRET: 'whsec-collide' },
+        });
+        expect(r.exitCode, `${command[0]} ${args.join(' ')}: ${r.stderr}`).toBe(2);
+        expect(r.stderr).toMatch(message);
+      }
+      expect(receiver.seen).toEqual([]);
+    } finally {
+      await receiver.close();
+    }
   });
 });

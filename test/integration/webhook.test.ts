@@ -505,6 +505,38 @@ describe('webhook listen', () => {
     expect(target.seen[0]!.headers['x-service-signature']).toBe(headers['X-Service-Signature']);
     expect(l.out()).toContain('-> 202');
   });
+
+  it('--forward-to a target that answers 200 then streams forever: the sender still gets the 200', async () => {
+    // A raw TCP target on 127.0.0.1: the head, then body bytes as fast as the socket takes them.
+    const sockets = new Set<import('node:net').Socket>();
+    const target = createNetServer((sock) => {
+      sockets.add(sock);
+      sock.on('error', () => {});
+      sock.once('data', () => {
+        sock.write('HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\n');
+        const chunk = Buffer.alloc(16 * 1024, 'x');
+        const pump = () => {
+          while (!sock.destroyed && sock.write(chunk)) {}
+        };
+        sock.on('drain', pump);
+        pump();
+      });
+    });
+    await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', () => resolve()));
+    servers.push({
+      close: () =>
+        new Promise<void>((resolve) => {
+          for (const s of sockets) s.destroy();
+          target.close(() => resolve());
+        }),
+    });
+    const port = (target.address() as import('node:net').AddressInfo).port;
+    const l = await listen(['--forward-to', `http://127.0.0.1:${port}/hook`]);
+    const res = await post(l.url, BODY, signedHeaders());
+    expect(res.status).toBe(200);
+    await l.stop();
+    expect(l.out()).toContain('-> 200');
+  });
 });
 
 describe('end to end: imaging mock sends, imaging webhook listen receives', () => {

@@ -19,7 +19,12 @@ export const DEFAULT_RECORD_PATHS: Readonly<Record<RecordKind, string>> = {
  * Checks a configured path: an API path (never a URL: the token goes only to the base URL), one
  * `{id}` where the referral id goes, plain path characters, no `..`, no query or fragment.
  */
-export function checkRecordPath(kind: RecordKind, value: string): string {
+export function checkRecordPath(kind: RecordKind, value: unknown): string {
+  if (typeof value !== 'string')
+    throw new UsageError(
+      `path.${kind} is ${value === null ? 'null' : Array.isArray(value) ? 'a list' : typeof value === 'object' ? 'an object' : `a ${typeof value}`}, not text`,
+      `Give the API path with {id} where the referral id goes, e.g. ${DEFAULT_RECORD_PATHS[kind]}`,
+    );
   const v = value.trim();
   const bad = (why: string) =>
     new UsageError(
@@ -32,6 +37,12 @@ export function checkRecordPath(kind: RecordKind, value: string): string {
   if (v.split('{id}').length !== 2) throw bad('must hold {id} exactly once');
   if (!/^[A-Za-z0-9._~!$&'()*+,;=:@%/-]*$/.test(v.replace('{id}', '')))
     throw bad('holds a character that is not allowed in a path (a query, a fragment or a space)');
+  // A server (and Node's URL parser) reads %2e as a dot and may read %2f / %5c as a slash, so
+  // `%2e%2e` would climb out of the base URL's path with the token: percent-encoded dots,
+  // slashes and backslashes (and a percent-encoded percent, read twice) are refused.
+  if (/%(2e|2f|5c|25)/i.test(v))
+    throw bad('must not hold a percent-encoded dot, slash, backslash or percent (%2e, %2f, %5c, %25)');
+  if (/%(?![0-9a-f]{2})/i.test(v)) throw bad('holds a % that is not followed by two hex digits');
   if (v.split('/').some((seg) => seg === '..' || seg === '.')) throw bad('must not hold . or .. segments');
   if (v.includes('//')) throw bad('must not hold an empty segment (//)');
   return v;

@@ -29,6 +29,7 @@ interface StatusRow {
 
 export default defineCommand({
   path: ['auth', 'status'],
+  csv: true,
   options: {
     check: flag('--check', 'make one request per environment to check the token'),
   },

@@ -6,6 +6,7 @@ import type { Row } from './keys.js';
 
 export default defineCommand({
   path: ['config', 'list'],
+  csv: true,
   async run(ctx) {
     const stored = ctx.config.read();
     const rows: Row[] = [{ key: 'env', environment: '', value: stored.env ?? '' }];

@@ -7,6 +7,7 @@ import type { RowKind } from '../../export/rows.js';
 import { EXPORT_COLUMNS, REFERRAL_FIELDS } from '../../output/field-sets.js';
 import { selectFields } from '../../output/fields.js';
 import type { AtomicFile } from '../../util/atomic-file.js';
+import { count } from '../../util/plural.js';
 import { defineCommand } from '../define.js';
 import { choice, completes, file, flag, int, text } from '../options.js';
 import { PARAM_OPTION, paramsQuery } from './params.js';
@@ -183,7 +184,7 @@ export default defineCommand({
         );
       if (summary.expected !== undefined && summary.expected !== summary.referrals) {
         ctx.note(
-          `warning: the API reported ${summary.expected} referrals at the start but ${summary.referrals} were received (referrals created or removed during the export?).`,
+          `warning: the API reported ${count(summary.expected, 'referral')} at the start but ${summary.referrals} ${summary.referrals === 1 ? 'was' : 'were'} received (referrals created or removed during the export?).`,
         );
       }
       return 0;

@@ -1,6 +1,7 @@
 import { CliError, UsageError } from '../../errors.js';
 import { safe } from '../../output/text.js';
 import { requireHttpUrl } from '../../util/args.js';
+import { count } from '../../util/plural.js';
 import { loadSecret } from '../../webhook/secret.js';
 import { defineCommand } from '../define.js';
 import { completes, flag, port, text } from '../options.js';
@@ -97,7 +98,7 @@ export default defineCommand({
     await listener.close();
     const c = listener.counts;
     ctx.note(
-      `\nStopped. ${c.received} deliveries: ${c.valid} valid, ${c.invalid} not valid, ${c.duplicates} duplicate.`,
+      `\nStopped. ${count(c.received, 'delivery', 'deliveries')}: ${c.valid} valid, ${c.invalid} not valid, ${c.duplicates} duplicate.`,
     );
     const reason = ctx.signal.reason;
     throw new InterruptedError(reason instanceof InterruptedError ? reason.signal : 'SIGINT', true);

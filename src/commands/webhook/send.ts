@@ -136,6 +136,7 @@ export default defineCommand({
         ms: r.ms,
         ok,
         error: r.error ?? null,
+        note: r.note ?? null,
       });
       if (format === 'table') {
         const answer =
@@ -147,7 +148,7 @@ export default defineCommand({
             ? ` (delivery ${n} of ${times}, same ${idLabel === 'event' ? 'event_id' : 'auto_book_request.id'})`
             : '';
         ctx.out.line(
-          safe`${ok ? 'delivered' : 'FAILED   '}  ${name}  ${idLabel} ${id ?? '-'}  -> ${url.href}  ${answer}  in ${r.ms} ms${which}`,
+          safe`${ok ? 'delivered' : 'FAILED   '}  ${name}  ${idLabel} ${id ?? '-'}  -> ${url.href}  ${answer}  in ${r.ms} ms${which}${r.note ? ` (note: ${r.note})` : ''}`,
         );
       }
       if (!ok && !failed)

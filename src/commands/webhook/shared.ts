@@ -20,12 +20,48 @@ export function headerNames(opts: HeaderNameOpts): HeaderNames {
       throw new UsageError(`${flag}: "${v}" is not a header name`);
     return v;
   };
-  return {
+  const names = {
     event: check('--event-header', opts.eventHeader, DEFAULT_HEADERS.event),
     timestamp: check('--timestamp-header', opts.timestampHeader, DEFAULT_HEADERS.timestamp),
     signature: check('--signature-header', opts.signatureHeader, DEFAULT_HEADERS.signature),
   };
+  // Header names are case-insensitive: two roles under one name, or a role under a header the
+  // HTTP message itself needs, would send (or read) one header for another.
+  const flags = [
+    ['--event-header', names.event],
+    ['--timestamp-header', names.timestamp],
+    ['--signature-header', names.signature],
+  ] as const;
+  for (const [i, [flag, name]] of flags.entries()) {
+    if (RESERVED_HEADERS.includes(name.toLowerCase()))
+      throw new UsageError(
+        `${flag}: "${name}" is a header the HTTP request itself carries`,
+        `Pick another name; these are taken: ${RESERVED_HEADERS.join(', ')}.`,
+      );
+    const other = flags.slice(0, i).find(([, n]) => n.toLowerCase() === name.toLowerCase());
+    if (other)
+      throw new UsageError(
+        `${flag} and ${other[0]} are the same header ("${name}"${name === other[1] ? '' : ` and "${other[1]}"`}; header names ignore case)`,
+        'The event, timestamp and signature headers need three different names.',
+      );
+  }
+  return names;
 }
+
+/** Headers the request carries for itself (or `webhook send` sets): no role may take their name. */
+const RESERVED_HEADERS = [
+  'host',
+  'content-length',
+  'content-type',
+  'transfer-encoding',
+  'connection',
+  'keep-alive',
+  'upgrade',
+  'te',
+  'trailer',
+  'expect',
+  'user-agent',
+];
 
 export function parseEncoding(value: string | undefined, allowAuto: boolean): DigestEncoding | 'auto' {
   const v = (value ?? (allowAuto ? 'auto' : 'hex')).toLowerCase();
