@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { ApiClient } from '../../src/api/client.js';
+import { ApiClient, type ApiRequest } from '../../src/api/client.js';
 import { extractList, fetchPagesInOrder, nextPageFrom, paginate } from '../../src/api/pages.js';
 import { UnreadableAnswerError } from '../../src/errors.js';
 import { json, testServer } from '../helpers.js';
@@ -107,8 +107,8 @@ describe('fetchPagesInOrder holds at most `concurrency` pages for a reader that 
     // Every answer the walk asked for, to wait until all of them are in (bytes held by the walk).
     const answers: Promise<unknown>[] = [];
     const request = c.request.bind(c);
-    c.request = (req) => {
-      const p = request(req);
+    c.request = <T>(req: ApiRequest) => {
+      const p = request<T>(req);
       answers.push(p);
       return p;
     };
