@@ -375,6 +375,11 @@ export interface OrderedWalkOptions {
   /** The list, in words for an unreadable page ("the referral list"). */
   listName: string;
   /**
+   * Ask for parsed answers instead of bytes held until their turn: the reference-data cache
+   * (client.ts `cache`) answers and keeps only those. For short lists (ICD-10 codes).
+   */
+  parsed?: boolean | undefined;
+  /**
    * Continue from a later page (a resumed export): `page` is fetched first, `check` sees its
    * records before the walk does (and may stop the walk), `received` records came before it.
    */
@@ -412,20 +417,21 @@ export async function* fetchPagesInOrder(
     path: opts.path,
     query: { ...opts.query, page, per_page: opts.perPage },
     signal: stop.signal,
-    raw: true,
+    raw: !opts.parsed,
   });
   // A page waiting for its turn is held as bytes (a third of the size of the parsed records, and
   // outside the JS heap), and parsed when its turn comes: memory stays flat with any concurrency.
   const fetchRaw = (page: number) => client.request(request(page));
   const parsePage = async (page: number, res: ApiResponse): Promise<ListPage<unknown>> => {
-    let data: unknown;
-    try {
-      data = JSON.parse(res.body.text());
-    } catch {
-      // Cut short or garbled: the same request goes on under the policy, counting the sends it took.
-      res = await client.retryUnreadable(request(page), res);
-      data = res.data;
-    }
+    let data: unknown = res.data;
+    if (!opts.parsed)
+      try {
+        data = JSON.parse(res.body.text());
+      } catch {
+        // Cut short or garbled: the same request goes on under the policy, counting the sends it took.
+        res = await client.retryUnreadable(request(page), res);
+        data = res.data;
+      }
     if (nestedDeeperThan(data, MAX_JSON_DEPTH))
       throw new UnreadableAnswerError(
         `${opts.listName}, page ${page}: nested more than ${MAX_JSON_DEPTH} levels deep`,

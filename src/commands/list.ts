@@ -1,6 +1,7 @@
 import { once } from 'node:events';
+import type { ApiClient } from '../api/client.js';
 import type { ListEndpoint } from '../api/endpoints/list.js';
-import { type PageMeta, PageWalk, paginate } from '../api/pages.js';
+import { ALL_PER_PAGE, fetchPagesInOrder, type PageMeta, PageWalk, paginate } from '../api/pages.js';
 import { checkListItems, readingAnswer } from '../api/shape.js';
 import type { Context } from '../context.js';
 import { UsageError } from '../errors.js';
@@ -24,40 +25,30 @@ export interface ListCommandOptions<T> {
   emptyHint: string;
   /** Answers may come from (and go to) the reference-data cache (ICD-10 only). */
   cached?: boolean;
+  /** --all: pages fetched at once (default LIST_CONCURRENCY). */
+  concurrency?: number | undefined;
 }
 
 /**
- * A paginated list: one page, or every page with --all. NDJSON and JSON stream page by page, each
- * page written (waiting for the reader when it is slower) before the next is asked for, so memory
- * stays flat however many pages there are; JSON keeps the same bytes as one pretty-printed array.
+ * A paginated list: one page, or every page with --all (`listAll`). One page in NDJSON or JSON is
+ * written as it comes; JSON keeps the same bytes as one pretty-printed array.
  */
 export async function listCommand<T>(ctx: Context, opts: ListCommandOptions<T>): Promise<number> {
   const format = ctx.format('table');
   const client = opts.cached ? ctx.referenceApi() : ctx.api();
+  if (opts.all) return listAll(ctx, opts, format, client);
   const walkOpts = { ...opts.endpoint, page: opts.page, perPage: opts.perPage, all: opts.all };
   const records: T[] = [];
   let lastMeta: PageMeta | undefined;
-  let costChecked = false;
   const walk = new PageWalk(`the ${opts.noun}`, { requireIds: true });
   if (format === 'ndjson' || format === 'json') {
-    // Streamed page by page: each page is written (waiting for a slower reader) before the next is
-    // asked for, so memory stays flat; JSON keeps the bytes of one pretty-printed array.
     const out = ctx.io.stdout;
     const chosen = opts.fields?.chosen;
     let count = 0;
     for await (const page of paginate<T>(client, walkOpts, walk)) {
-      if (!costChecked) costChecked = await costOfAll(ctx, opts, page);
       lastMeta = page.meta;
-      let chunk = '';
-      for (const item of page.items) {
-        const r = chosen ? pick(item, chosen) : item;
-        // `JSON.stringify([r], null, 2)` is "[\n  …\n]": the record as it sits inside the whole array.
-        chunk +=
-          format === 'ndjson'
-            ? `${JSON.stringify(r)}\n`
-            : `${count === 0 ? '[\n' : ',\n'}${JSON.stringify([r], null, 2).slice(2, -2)}`;
-        count++;
-      }
+      const chunk = encodeRecords(page.items, format, chosen, count);
+      count += page.items.length;
       if (chunk !== '' && !out.write(chunk)) await once(out, 'drain', { signal: ctx.signal });
     }
     if (format === 'json') out.write(count === 0 ? '[]\n' : '\n]\n');
@@ -68,7 +59,6 @@ export async function listCommand<T>(ctx: Context, opts: ListCommandOptions<T>):
     return 0;
   }
   for await (const page of paginate<T>(client, walkOpts, walk)) {
-    if (!costChecked) costChecked = await costOfAll(ctx, opts, page);
     lastMeta = page.meta;
     const offset = records.length;
     readingAnswer(page.requestId, () => {
@@ -103,6 +93,141 @@ export async function listCommand<T>(ctx: Context, opts: ListCommandOptions<T>):
     if (current !== undefined && num(lastMeta.total_pages) !== undefined)
       ctx.note(`Page ${current} of ${lastMeta.total_pages}${total}.${next}`);
   }
+  return 0;
+}
+
+/**
+ * Records as NDJSON lines, or as the members of one pretty-printed JSON array (`before` records
+ * already written: the first one opens the array). `JSON.stringify([r], null, 2)` is "[\n  …\n]":
+ * the record as it sits inside the whole array.
+ */
+function encodeRecords(
+  items: unknown[],
+  format: 'ndjson' | 'json',
+  chosen: readonly string[] | undefined,
+  before: number,
+): string {
+  let chunk = '';
+  let count = before;
+  for (const item of items) {
+    const r = chosen ? pick(item, chosen) : item;
+    chunk +=
+      format === 'ndjson'
+        ? `${JSON.stringify(r)}\n`
+        : `${count === 0 ? '[\n' : ',\n'}${JSON.stringify([r], null, 2).slice(2, -2)}`;
+    count++;
+  }
+  return chunk;
+}
+
+/** Pages fetched at once by --all unless --concurrency says otherwise (the export's default). */
+export const LIST_CONCURRENCY = 4;
+
+/**
+ * Every page (--all), through the export's page pipeline (api/pages.ts `fetchPagesInOrder`): once
+ * page 1 gives total_pages, pages 2..N are fetched `concurrency` at a time and written in the
+ * API's order, under the one PageWalk policy (budget, duplicates, empty pages). The sandbox cost
+ * check runs after page 1, before any other page is asked for. NDJSON and JSON are written page by
+ * page; the next requests go out only as the reader takes what was written (at most `concurrency`
+ * pages wait, as bytes), so memory stays flat for any number of records. A table or CSV needs
+ * every record first (column widths; the CSV's documented columns and the tail of extra fields), so
+ * those are collected. A progress line shows on stderr when it is a terminal (and the records are
+ * not being written to that same terminal), cleared on every way out. A failure after records went
+ * to a terminal says the output above is incomplete.
+ */
+async function listAll<T>(
+  ctx: Context,
+  opts: ListCommandOptions<T>,
+  format: ReturnType<Context['format']>,
+  client: ApiClient,
+): Promise<number> {
+  const { ProgressBar } = await import('../output/progress.js');
+  const streaming = format === 'ndjson' || format === 'json';
+  const out = ctx.io.stdout;
+  const chosen = opts.fields?.chosen;
+  const askedPerPage = opts.endpoint.query.per_page;
+  const perPage =
+    opts.perPage ??
+    (typeof askedPerPage === 'string' || typeof askedPerPage === 'number'
+      ? Number(askedPerPage)
+      : undefined) ??
+    ALL_PER_PAGE;
+  const progress = new ProgressBar(
+    ctx.io.stderr,
+    ctx.io.stderrIsTTY && !(streaming && ctx.io.stdoutIsTTY),
+    `Listing ${opts.noun}`,
+    ctx.io.columns ?? 80,
+  );
+  const onAbort = () => progress.done();
+  ctx.signal.addEventListener('abort', onAbort, { once: true });
+  const records: T[] = [];
+  let written = 0;
+  let received = 0;
+  let pages = 0;
+  let duplicates = 0;
+  let lastMeta: PageMeta | undefined;
+  try {
+    const walk = fetchPagesInOrder(
+      client,
+      {
+        path: opts.endpoint.path,
+        key: opts.endpoint.key,
+        query: opts.endpoint.query,
+        perPage,
+        concurrency: opts.concurrency ?? LIST_CONCURRENCY,
+        what: `the ${opts.noun}`,
+        listName: `the list of ${opts.noun}`,
+        parsed: opts.cached,
+      },
+      ctx.signal,
+    );
+    for await (const page of walk) {
+      pages++;
+      duplicates = page.duplicates;
+      lastMeta = page.meta;
+      // Before pages 2..N are asked for: the generator requests them only when asked for the next.
+      if (pages === 1) await costOfAll(ctx, opts, page);
+      const items = page.items as T[];
+      if (format === 'ndjson' || format === 'json') {
+        const chunk = encodeRecords(items, format, chosen, written);
+        written += items.length;
+        if (chunk !== '' && !out.write(chunk)) await once(out, 'drain', { signal: ctx.signal });
+      } else {
+        const offset = records.length;
+        readingAnswer(page.requestId, () => {
+          checkListItems(items, opts.noun);
+          if (opts.check && format === 'table')
+            for (const [i, r] of items.entries()) opts.check(r, offset + i);
+        });
+        records.push(...items);
+      }
+      received += items.length;
+      progress.update(pages, received, page.totalPages);
+    }
+    progress.done();
+  } catch (err) {
+    progress.done();
+    if (!ctx.signal.aborted && written > 0 && ctx.io.stdoutIsTTY)
+      ctx.note(
+        `Listing stopped after ${written} ${written === 1 ? 'record' : opts.noun}: the output above is incomplete.`,
+      );
+    throw err;
+  } finally {
+    ctx.signal.removeEventListener('abort', onAbort);
+  }
+  if (streaming) {
+    if (format === 'json') out.write(written === 0 ? '[]\n' : '\n]\n');
+    if (duplicates > 0) ctx.note(duplicatesNote(duplicates));
+    if (written === 0 && (format === 'json' || lastMeta?.total_count === 0)) ctx.note(opts.emptyHint);
+    return 0;
+  }
+  if (duplicates > 0) ctx.note(duplicatesNote(duplicates));
+  await renderList(ctx.sink(), records, {
+    format,
+    columns: opts.columns,
+    emptyHint: opts.emptyHint,
+    ...(opts.fields ? { fields: opts.fields } : {}),
+  });
   return 0;
 }
 

@@ -203,7 +203,9 @@ describe('empty pages that carry no promise of more, after page 1 promised a bil
           : empty(page),
       ),
     );
-    const r = await run(['referrals', 'list', '--all', '--json'], { env });
+    // One page in flight at a time (as export's tests above): with total_pages, list --all asks
+    // for pages 2..N `--concurrency` at a time, the export's pipeline.
+    const r = await run(['referrals', 'list', '--all', '--json', '--concurrency', '1'], { env });
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('page 2 is empty but the server said on page 1');
     expect(apiRequests()).toBe(2);
@@ -223,7 +225,7 @@ describe('the same records again with one field changed on every request', () =>
     const env = await hostile((page, res) => json(res, 200, { referrals: same(), meta: meta(page) }));
     const cases = [
       ['referrals', 'export', '--format', 'ndjson', '--concurrency', '1'],
-      ['referrals', 'list', '--all', '--json'],
+      ['referrals', 'list', '--all', '--json', '--concurrency', '1'],
       ['api', '/referrals', '--paginate'],
     ];
     for (const args of cases) {

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { ApiClient } from '../../src/api/client.js';
-import { extractList, nextPageFrom, paginate } from '../../src/api/pages.js';
+import { ApiClient, type ApiRequest } from '../../src/api/client.js';
+import { extractList, fetchPagesInOrder, nextPageFrom, paginate } from '../../src/api/pages.js';
 import { UnreadableAnswerError } from '../../src/errors.js';
 import { json, testServer } from '../helpers.js';
 
@@ -84,5 +84,62 @@ describe('paginate over a bare array', () => {
     const got: unknown[] = [];
     for await (const p of paginate(c, { path: '/referrals', all: true })) got.push(...p.items);
     expect(got).toHaveLength(100); // the repeated page is not yielded again
+  });
+});
+
+describe('fetchPagesInOrder holds at most `concurrency` pages for a reader that does not take them', () => {
+  let close: (() => Promise<void>) | undefined;
+  afterEach(() => close?.());
+
+  // The walk `list --all` and export share: a page is asked for only as the reader takes one, so a
+  // reader that stops (a pipe nobody reads: the writer waits for 'drain' before taking the next
+  // page) holds the walk at `concurrency` pages received and waiting, not all of them.
+  it.for([1, 4])('concurrency %i', async (concurrency) => {
+    const s = await testServer((req, res) => {
+      const page = Number(new URL(req.url ?? '/', 'http://x').searchParams.get('page'));
+      json(res, 200, {
+        referrals: Array.from({ length: 10 }, (_, i) => ({ id: `r-${page}-${i}` })),
+        meta: { current_page: page, total_pages: 20 },
+      });
+    });
+    close = s.close;
+    const c = new ApiClient({ baseUrl: s.url, token: 't', timeoutMs: 1000 });
+    // Every answer the walk asked for, to wait until all of them are in (bytes held by the walk).
+    const answers: Promise<unknown>[] = [];
+    const request = c.request.bind(c);
+    c.request = <T>(req: ApiRequest) => {
+      const p = request<T>(req);
+      answers.push(p);
+      return p;
+    };
+    const pages = fetchPagesInOrder(
+      c,
+      {
+        path: '/referrals',
+        key: 'referrals',
+        query: {},
+        perPage: 10,
+        concurrency,
+        what: 'the referrals',
+        listName: 'the referral list',
+      },
+      new AbortController().signal,
+    );
+    const settled = async () => {
+      await Promise.allSettled(answers);
+      await new Promise((r) => setImmediate(r));
+    };
+    const ids: string[] = [];
+    for (let taken = 1; taken <= 20; taken++) {
+      const next = await pages.next();
+      expect(next.done).toBe(false);
+      if (!next.done) ids.push(...next.value.items.map((r) => (r as { id: string }).id));
+      // The reader stops here: every page asked for has come in, and no other is asked for.
+      await settled();
+      expect(s.seen.length).toBe(taken === 1 ? 1 : Math.min(20, taken + concurrency));
+    }
+    expect((await pages.next()).done).toBe(true);
+    expect(ids).toHaveLength(200);
+    expect(ids[199]).toBe('r-20-9');
   });
 });

@@ -1,24 +1,33 @@
 import { referrals } from '../../api/endpoints/referrals.js';
+import { UsageError } from '../../errors.js';
 import { referralColumns } from '../../output/columns/referrals.js';
 import { REFERRAL_FIELDS } from '../../output/field-sets.js';
 import { selectFields } from '../../output/fields.js';
 import { checkReferral } from '../../referrals/check.js';
 import { defineCommand } from '../define.js';
 import { checkPaging, listCommand, PAGING_OPTIONS } from '../list.js';
+import { int } from '../options.js';
 import { PARAM_OPTION, paramsQuery } from './params.js';
 
 export default defineCommand({
   path: ['referrals', 'list'],
   fields: [{ fields: REFERRAL_FIELDS }],
-  options: { ...PAGING_OPTIONS, param: PARAM_OPTION },
+  options: {
+    ...PAGING_OPTIONS,
+    param: PARAM_OPTION,
+    concurrency: int('--concurrency <n>', 'pages fetched at once with --all (default 4)', { max: 16 }),
+  },
   async run(ctx, _args, opts) {
     checkPaging(opts);
+    if (opts.concurrency !== undefined && !opts.all)
+      throw new UsageError('--concurrency is for --all: one page is one request');
     return listCommand(ctx, {
       fields: selectFields(ctx.globals.fields, REFERRAL_FIELDS),
       endpoint: referrals(paramsQuery(opts.param)),
       page: opts.page,
       perPage: opts.perPage,
       all: opts.all,
+      concurrency: opts.concurrency,
       noun: 'referrals',
       columns: referralColumns,
       check: (r, i) => checkReferral(r, `referral item ${i + 1}`),
