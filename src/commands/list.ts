@@ -207,9 +207,10 @@ async function listAll<T>(
     progress.done();
   } catch (err) {
     progress.done();
-    if (!ctx.signal.aborted && written > 0 && ctx.io.stdoutIsTTY)
+    // As export says it: "above" only when the records are on the terminal.
+    if (!ctx.signal.aborted && written > 0)
       ctx.note(
-        `Listing stopped after ${written} ${written === 1 ? 'record' : opts.noun}: the output above is incomplete.`,
+        `Listing stopped after ${written} ${written === 1 ? 'record' : opts.noun}: the output ${ctx.io.stdoutIsTTY ? 'above' : 'sent to standard output'} is incomplete.`,
       );
     throw err;
   } finally {

@@ -158,12 +158,15 @@ describe('a page that fails after records were written', () => {
     },
   );
 
-  it('piped: the error only (the exit status says it), no note', async () => {
+  it('piped: the error, and "the output sent to standard output is incomplete" (as export says)', async () => {
     failPage4();
     const r = await run([...args, '--format', 'ndjson'], { env: fx.env() });
     expect(r.code).toBe(ExitCode.auth);
     expect(r.stdout.trimEnd().split('\n')).toHaveLength(150);
-    expect(r.stderr).not.toContain('incomplete');
+    expect(r.stderr).toContain(
+      'Listing stopped after 150 referrals: the output sent to standard output is incomplete.',
+    );
+    expect(r.stderr).not.toContain('output above');
   });
 
   it('a table to a terminal: nothing was shown, so no note', async () => {
