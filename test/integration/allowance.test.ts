@@ -20,6 +20,7 @@ import '../reliability.js';
 import { parseFault } from '../../src/emulator/faults.js';
 import type { Prompter } from '../../src/io.js';
 import { BIN, mockFixture, run, tempDir } from '../helpers.js';
+import { CLI, openPane } from '../terminal.js';
 
 /**
  * The sandbox allowance meter (issue 10 items 1-3), against the emulator standing in for a sandbox:
@@ -587,6 +588,35 @@ describe('costs before big runs', () => {
     );
     expect(piped.stderr).toContain('going ahead (no terminal to ask on)');
     expect(JSON.parse(piped.stdout)).toHaveLength(300);
+  });
+
+  it('Ctrl-C at the question, at a real terminal: the prompt line is ended, and the stop says page 1 was fetched', async () => {
+    const env = sandbox();
+    await run(['auth', 'allowance', '--used', '1800'], { env });
+    const dir = tempDir();
+    const target = join(dir.path, 'r.csv');
+    const pane = await openPane({
+      cols: 200,
+      command: `${CLI} referrals export --per-page 5 -o '${target}'`,
+      env,
+    });
+    try {
+      await pane.waitForScreen((lines) => lines.some((l) => l.endsWith('Continue? [y/N]')));
+      await pane.keys('C-c');
+      expect(await pane.exited()).toBe(130);
+      const lines = await pane.screen();
+      const asked = lines.findIndex((l) => l.includes('Continue? [y/N]'));
+      expect(lines[asked]).toMatch(/^This export needs 59 more requests, .*\. Continue\? \[y\/N\]$/);
+      expect(lines[asked + 1]).toBe(
+        `Export stopped after page 1 was fetched (5 referrals read), before any was written: no file was written at ${target}.`,
+      );
+      expect(lines.join('\n')).not.toContain('Export stopped after 0 referrals');
+      expect(readdirSync(dir.path)).toEqual([]);
+      expect(fx.apiRequests()).toHaveLength(1);
+    } finally {
+      await pane.close();
+      dir.cleanup();
+    }
   });
 
   it('a small run says nothing, and outside the sandbox nothing is checked', async () => {
