@@ -1,5 +1,5 @@
 import type { Context } from '../context.js';
-import { CliError, ExitCode } from '../errors.js';
+import { CliError, ExitCode, InterruptedError } from '../errors.js';
 import { describeView, leftOf } from './meter.js';
 
 /**
@@ -44,7 +44,14 @@ export async function checkCost(ctx: Context, remaining: number | undefined, wha
     ctx.note(`warning: ${share(needs)}; going ahead (no terminal to ask on).`);
     return;
   }
-  const ok = await (await ctx.prompter()).confirm(`${share(sentence)}. Continue?`);
+  let ok: boolean;
+  try {
+    ok = await (await ctx.prompter()).confirm(`${share(sentence)}. Continue?`);
+  } catch (err) {
+    // Ctrl-C at the question: the prompt line is ended, so the stop message starts a line of its own.
+    if (err instanceof InterruptedError) ctx.note('');
+    throw err;
+  }
   if (!ok)
     throw new CliError(
       `stopped at your answer: the ${fmt(remaining)} request${remaining === 1 ? '' : 's'} were not sent`,

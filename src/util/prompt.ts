@@ -26,11 +26,7 @@ export function terminalPrompter(io: IO): Prompter {
       const { createInterface } = await import('node:readline/promises');
       const rl = createInterface({ input: io.stdin, output: io.stderr });
       try {
-        const answer = await wrap(() => rl.question(`${message} [y/N] `)).catch((err: unknown) => {
-          // Ctrl-C: the prompt line is ended, so what follows starts on a line of its own.
-          io.stderr.write('\n');
-          throw err;
-        });
+        const answer = await wrap(() => rl.question(`${message} [y/N] `));
         return /^y(es)?$/i.test(answer.trim());
       } finally {
         rl.close();
