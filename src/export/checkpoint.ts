@@ -40,6 +40,8 @@ import type { ExportSummary } from './pipeline.js';
  */
 
 export const CHECKPOINT_MAX_AGE_MS = 24 * 3600 * 1000;
+/** A checkpoint saved more than this after now is refused (the clock went back). */
+const FUTURE_SLACK_MS = 60_000;
 const STATE = 'state.json';
 const DATA = 'data.partial';
 /** Bytes reserved for state.json: ample for its fields and 100 ids. */
@@ -255,6 +257,7 @@ export class Checkpoint {
   private resumed: State | undefined;
   private staging: { path: string; fd: number; base: string; unregister: () => void } | undefined;
   private readonly started: string;
+  private blockedBy: string | undefined;
 
   private constructor(private readonly opts: CheckpointOptions) {
     this.dir = checkpointDir(opts.target);
@@ -276,6 +279,15 @@ export class Checkpoint {
         throw new UsageError(`--resume: the checkpoint of ${where} cannot be used: ${found.problem}`);
       const { state } = found;
       const age = opts.now().getTime() - Date.parse(state.saved);
+      // Saved in the future (the clock was set back, or the state was edited): its age cannot be
+      // known, so it is refused like an expired one. A minute of slack for a clock step.
+      if (age < -FUTURE_SLACK_MS) {
+        removeCheckpoint(cp.dir);
+        throw new UsageError(
+          `--resume: the checkpoint of ${opts.name} says it was saved in the future (${state.saved}; was the clock changed?), so its age is not known; it was removed`,
+          'Run the export without --resume.',
+        );
+      }
       if (age > CHECKPOINT_MAX_AGE_MS) {
         removeCheckpoint(cp.dir);
         throw new UsageError(
@@ -290,15 +302,29 @@ export class Checkpoint {
         );
       cp.resumed = state;
     } else if (found !== undefined) {
-      if ('problem' in found)
-        opts.note(`warning: ${cp.dir} is in the way of a checkpoint: ${found.problem}.`);
-      else if (removeCheckpoint(cp.dir))
+      if ('problem' in found) {
+        // Left alone, and so no checkpoint is kept: this export never takes its place.
+        cp.blockedBy = found.problem;
+        opts.note(
+          `warning: ${cp.dir} is in the way of a checkpoint: ${found.problem}${opts.keep ? '; this export keeps no checkpoint if it stops' : ''}.`,
+        );
+      } else if (removeCheckpoint(cp.dir))
         opts.note(
           `Removed the checkpoint of an earlier export to ${opts.name} (${found.state.pages} page${found.state.pages === 1 ? '' : 's'}, saved ${ago(opts.now().getTime() - Date.parse(found.state.saved))}); --resume would have continued it.`,
         );
     }
-    if (opts.keep || cp.resumed) cp.reserve();
+    if ((opts.keep || cp.resumed) && cp.blockedBy === undefined) cp.reserve();
     return cp;
+  }
+
+  /** Why no checkpoint can be kept: something not ours is where it goes (left alone). */
+  get blocked(): string | undefined {
+    return this.blockedBy;
+  }
+
+  /** Whether this export was to keep a checkpoint if it stops (the sandbox, --resumable, --resume). */
+  get wanted(): boolean {
+    return this.opts.keep || this.resumed !== undefined;
   }
 
   /** Where a resumed export starts, with the checks at the seam; undefined for a new export. */
@@ -522,8 +548,12 @@ export class Checkpoint {
       } finally {
         closeSync(sfd);
       }
-      // The complete checkpoint takes the place of any older one.
-      if (lstatOrUndefined(this.dir)) removeCheckpoint(this.dir);
+      // The complete checkpoint takes the place of any older one of ours; anything else there
+      // (appeared since the start) is left alone, and no checkpoint is kept.
+      if (lstatOrUndefined(this.dir) && !removeCheckpoint(this.dir)) {
+        this.blockedBy = 'something that is not a checkpoint of yours appeared there, and it is left alone';
+        throw new Error('in the way');
+      }
       renameSync(staging.path, this.dir);
       const moved = lstatSync(this.dir);
       const pinned = fstatSync(staging.fd);

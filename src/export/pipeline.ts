@@ -23,7 +23,7 @@ export interface ExportOptions {
   formulaGuard: boolean;
   /** Told page 1's totals before anything is written or more pages are asked for (the cost check). */
   afterFirstPage?:
-    | ((totalPages: number | undefined, totalCount: number | undefined) => Promise<void>)
+    | ((totalPages: number | undefined, totalCount: number | undefined, items: number) => Promise<void>)
     | undefined;
   /** CSV: a UTF-8 byte-order mark first (--bom). */
   bom?: boolean;
@@ -121,7 +121,7 @@ export async function exportReferrals(
       // The server's count goes into a note: a number, or nothing (never its text).
       const total: unknown = page.meta?.total_count;
       summary.expected = typeof total === 'number' && Number.isFinite(total) ? total : undefined;
-      await opts.afterFirstPage?.(page.totalPages, summary.expected);
+      await opts.afterFirstPage?.(page.totalPages, summary.expected, page.items.length);
     } else if (resume && lastPage === resume.page - 1) {
       // A resumed export's first page: the cost check counts only the pages still to fetch.
       const skip = resume.page - 1;
@@ -129,6 +129,7 @@ export async function exportReferrals(
       await opts.afterFirstPage?.(
         page.totalPages === undefined ? undefined : page.totalPages - skip,
         typeof count === 'number' ? Math.max(0, count - skip * opts.perPage) : undefined,
+        page.items.length,
       );
     }
     const chunk = readingAnswer(page.requestId, () => encodePage(page.items));

@@ -31,13 +31,19 @@ export function settleMeters(ctx: Context, meters: Iterable<Meter>): void {
       const crossing = meter.close();
       if (crossing) {
         ctx.note(
-          `warning: over ${crossing.crossed}% of the sandbox allowance is used: ${describeView(crossing.view, ctx.now().getTime())}.`,
+          crossing.crossed >= 100
+            ? `warning: the meter says the sandbox allowance is used up: ${describeView(crossing.view, ctx.now().getTime())}; the sandbox answers 429 sandbox_request_limit_reached once it is.`
+            : `warning: over ${crossing.crossed}% of the sandbox allowance is used: ${describeView(crossing.view, ctx.now().getTime())}.`,
         );
         ctx.note(
           'See it with: imaging auth allowance (if the token was also used elsewhere: imaging auth allowance --used N)',
         );
       }
-      if (meter.failure && ctx.globals.verbose)
+      if (meter.off && ctx.globals.verbose)
+        ctx.note(
+          `Note: the allowance meter is off for this run: ${meter.off}; this run's requests were not counted.`,
+        );
+      else if (meter.failure && ctx.globals.verbose)
         ctx.note(
           `Note: the allowance meter could not be updated (${meter.failure}); this run's requests were not counted.`,
         );

@@ -1,5 +1,5 @@
 import type { Context } from '../context.js';
-import { CliError, ExitCode } from '../errors.js';
+import { CliError, ExitCode, InterruptedError } from '../errors.js';
 import { describeView, leftOf } from './meter.js';
 
 /**
@@ -22,7 +22,9 @@ export async function checkCost(ctx: Context, remaining: number | undefined, wha
     return;
   }
   const left = leftOf(view);
-  const needs = `${what} needs ${fmt(remaining)} more request${remaining === 1 ? '' : 's'}`;
+  // `what` starts a sentence ("This export"): lower-cased after a "warning: " or "error: " prefix.
+  const sentence = `${what} needs ${fmt(remaining)} more request${remaining === 1 ? '' : 's'}`;
+  const needs = sentence.charAt(0).toLowerCase() + sentence.slice(1);
   const meterSays = `sandbox allowance: ${describeView(view, ctx.now().getTime())}`;
   if (remaining > left) {
     if (ctx.globals.yes) {
@@ -36,12 +38,20 @@ export async function checkCost(ctx: Context, remaining: number | undefined, wha
     );
   }
   if (remaining * 4 <= left || ctx.globals.yes) return;
-  const share = `${needs}, over a quarter of the ≈${fmt(left)} left in the sandbox allowance (counted on this machine)`;
+  const share = (start: string) =>
+    `${start}, over a quarter of the ≈${fmt(left)} left in the sandbox allowance (counted on this machine)`;
   if (!(ctx.io.stdinIsTTY && ctx.io.stderrIsTTY)) {
-    ctx.note(`warning: ${share}; going ahead (no terminal to ask on).`);
+    ctx.note(`warning: ${share(needs)}; going ahead (no terminal to ask on).`);
     return;
   }
-  const ok = await (await ctx.prompter()).confirm(`${share}. Continue?`);
+  let ok: boolean;
+  try {
+    ok = await (await ctx.prompter()).confirm(`${share(sentence)}. Continue?`);
+  } catch (err) {
+    // Ctrl-C at the question: the prompt line is ended, so the stop message starts a line of its own.
+    if (err instanceof InterruptedError) ctx.note('');
+    throw err;
+  }
   if (!ok)
     throw new CliError(
       `stopped at your answer: the ${fmt(remaining)} request${remaining === 1 ? '' : 's'} were not sent`,

@@ -1,4 +1,14 @@
-import { appendFileSync, mkdirSync, readFileSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readSync,
+  type Stats,
+  writeSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { configDir } from '../config/paths.js';
 
@@ -17,7 +27,10 @@ import { configDir } from '../config/paths.js';
  * A success after a mark clears it (the token was extended). Lines that do not parse are skipped.
  *
  * Nothing here ever fails a command: a file that cannot be read is an empty meter, one that
- * cannot be written loses this run's counts (reported with --verbose only).
+ * cannot be written loses this run's counts (reported with --verbose only). Only a regular file
+ * owned by this user is read or appended to, opened without following a symlink (O_NOFOLLOW) and
+ * without waiting (O_NONBLOCK): a FIFO, a device, a folder or a symlink in its place turns the
+ * meter off for the run (`MeterUnusable`), it never blocks a command or writes through a link.
  */
 
 export const SANDBOX_LIMIT = 2000;
@@ -37,6 +50,93 @@ export interface AllowanceView {
   exhausted: boolean;
   /** The server answered 401 api_token_expired, or the 7-day window has passed. */
   expired: boolean;
+  /** Present only when the meter file cannot be read: why (the numbers above then count nothing). */
+  unreadable?: string;
+}
+
+/** The meter file is not a regular file of this user's: the meter is off for the run. */
+export class MeterUnusable extends Error {
+  override name = 'MeterUnusable';
+}
+
+const uid = () => process.geteuid?.();
+
+/** What is at `path` instead of a meter file, in words ("is a named pipe (FIFO)"). */
+function whatIs(st: Stats): string | undefined {
+  if (st.isSymbolicLink()) return 'is a symbolic link (the meter never follows one)';
+  if (st.isFIFO()) return 'is a named pipe (FIFO), not a file';
+  if (st.isDirectory()) return 'is a folder, not a file';
+  if (st.isCharacterDevice() || st.isBlockDevice()) return 'is a device, not a file';
+  if (st.isSocket()) return 'is a socket, not a file';
+  if (!st.isFile()) return 'is not a regular file';
+  const me = uid();
+  if (me !== undefined && st.uid !== me) return `belongs to another user (uid ${st.uid}), not to you`;
+  return undefined;
+}
+
+/**
+ * Opens the meter file without following a symlink or waiting on a FIFO, and checks what was
+ * opened: a regular file of this user's, else MeterUnusable (the descriptor is closed). ENOENT
+ * (reading) and write errors such as EROFS, ENOSPC, EACCES are thrown as they are.
+ */
+function openMeter(path: string, flags: number): number {
+  const c = constants;
+  let fd: number;
+  try {
+    fd = openSync(path, flags | c.O_NOFOLLOW | c.O_NONBLOCK, 0o600);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    // ELOOP: a symlink (O_NOFOLLOW); EISDIR: a folder; ENXIO: a FIFO with no reader, or a socket.
+    if (code === 'ELOOP' || code === 'EISDIR' || code === 'ENXIO' || code === 'EOPNOTSUPP') {
+      let why: string | undefined;
+      try {
+        why = whatIs(lstatSync(path));
+      } catch {}
+      throw new MeterUnusable(`${path} ${why ?? `cannot be opened (${code})`}`);
+    }
+    throw err;
+  }
+  let why: string | undefined;
+  try {
+    why = whatIs(fstatSync(fd));
+  } catch (err) {
+    why = `cannot be examined (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`;
+  }
+  if (why !== undefined) {
+    closeSync(fd);
+    throw new MeterUnusable(`${path} ${why}`);
+  }
+  return fd;
+}
+
+/** The meter file's text ('' when there is none); MeterUnusable when it cannot be read. */
+function readMeterText(path: string): string {
+  let fd: number;
+  try {
+    fd = openMeter(path, constants.O_RDONLY);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return '';
+    if (err instanceof MeterUnusable) throw err;
+    throw new MeterUnusable(
+      `${path} cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
+    );
+  }
+  try {
+    const chunks: Buffer[] = [];
+    const buf = Buffer.alloc(1 << 16);
+    for (;;) {
+      const n = readSync(fd, buf, 0, buf.length, null);
+      if (n <= 0) break;
+      chunks.push(Buffer.from(buf.subarray(0, n)));
+    }
+    return Buffer.concat(chunks).toString('latin1');
+  } catch (err) {
+    throw new MeterUnusable(
+      `${path} cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
+    );
+  } finally {
+    closeSync(fd);
+  }
 }
 
 interface MeterState {
@@ -58,7 +158,12 @@ export function meterKey(origin: string, token: string): string {
   return createHash('sha256').update(`imaging-allowance\n${origin}\n${token}`).digest('hex').slice(0, 32);
 }
 
+/** The meter's state of a key; an empty meter when there is no file; MeterUnusable when it cannot be read. */
 export function readState(path: string, key: string): MeterState {
+  return foldState(readMeterText(path), key);
+}
+
+function foldState(text: string, key: string): MeterState {
   const state: MeterState = {
     used: 0,
     since: undefined,
@@ -67,12 +172,6 @@ export function readState(path: string, key: string): MeterState {
     exhaustedAt: undefined,
     expiredAt: undefined,
   };
-  let text: string;
-  try {
-    text = readFileSync(path, 'latin1');
-  } catch {
-    return state;
-  }
   const max = (a: number | undefined, b: number) => (a === undefined || b > a ? b : a);
   const prefix = `${key} `;
   for (const line of text.split('\n')) {
@@ -134,16 +233,43 @@ export function viewOf(state: MeterState, now: number, pending = 0): AllowanceVi
   };
 }
 
-/** Appends one or more records (each ends in a newline) in one write; creates the file 0600. */
+/**
+ * Appends one or more records (each ends in a newline) in one write; creates the file 0600. Only
+ * to a regular file of this user's (MeterUnusable otherwise), never through a symlink.
+ */
 export function appendRecords(path: string, text: string): void {
   mkdirSync(join(path, '..'), { recursive: true, mode: 0o700 });
-  appendFileSync(path, text, { mode: 0o600, flag: 'a' });
+  const c = constants;
+  const fd = openMeter(path, c.O_WRONLY | c.O_APPEND | c.O_CREAT);
+  try {
+    const buf = Buffer.from(text, 'latin1');
+    const n = writeSync(fd, buf);
+    if (n !== buf.length) throw new Error(`short write (${n} of ${buf.length} bytes)`);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The view of a key, or (when the meter file cannot be read) an empty view that says why. */
+export function readView(path: string, key: string, now: number): AllowanceView {
+  try {
+    return viewOf(readState(path, key), now);
+  } catch (err) {
+    if (!(err instanceof MeterUnusable)) throw err;
+    return { ...viewOf(foldState('', key), now), unreadable: err.message };
+  }
 }
 
 /** "≈1,234 of 2,000 requests used (counted on this machine), window ends ≈ 2026-11-29 08:07 UTC" */
 export function describeView(v: AllowanceView, now: number = Date.now()): string {
+  if (v.unreadable)
+    return `not known: the allowance meter cannot be read (${v.unreadable}), so nothing is counted on this machine`;
   let s = `≈${v.used.toLocaleString('en-US')} of ${v.limit.toLocaleString('en-US')} requests used (counted on this machine)`;
-  s += v.ends ? `, window ends ≈ ${shortDate(v.ends)}` : ', window not started (no success counted yet)';
+  s += v.ends
+    ? `, window ends ≈ ${shortDate(v.ends)}`
+    : v.used > 0
+      ? ', window start not known (give it with: imaging auth allowance --since DATE)'
+      : ', window not started (no success counted yet)';
   if (v.exhausted) s += '; the server said the allowance is used up (429 sandbox_request_limit_reached)';
   else if (v.expired)
     s +=
@@ -178,6 +304,8 @@ export class Meter {
   private before: number | undefined;
   private appended = 0;
   private problem: string | undefined;
+  /** Why the meter file is unusable (not a regular file of ours): the meter is off for the run. */
+  private offReason: string | undefined;
 
   constructor(
     readonly path: string,
@@ -188,6 +316,7 @@ export class Meter {
   /** Called with every HTTP answer; returns the meter's view for a 429/401 error block. */
   answer(status: number, code: string | undefined): string | undefined {
     if (status >= 200 && status < 300) {
+      if (this.offReason !== undefined) return undefined;
       const t = this.now();
       if (this.pending === 0) this.first = t;
       this.last = t;
@@ -205,31 +334,57 @@ export class Meter {
     if (!mark) return undefined;
     this.flush();
     this.write(`${this.key} ${mark} ${this.now()}\n`);
-    return describeView(this.view(), this.now());
+    let view: AllowanceView;
+    try {
+      view = this.view();
+    } catch (err) {
+      if (!(err instanceof MeterUnusable)) return undefined;
+      view = { ...viewOf(foldState('', this.key), this.now()), unreadable: err.message };
+    }
+    return describeView(view, this.now());
   }
 
-  /** The meter's view now, this process's unwritten successes included. */
+  /** The meter's view now, this process's unwritten successes included; MeterUnusable when it is off. */
   view(): AllowanceView {
-    return viewOf(readState(this.path, this.key), this.now(), this.pending);
+    return viewOf(this.read(), this.now(), this.pending);
   }
 
   flush(): void {
     if (this.pending === 0) return;
-    if (this.before === undefined) this.before = readState(this.path, this.key).used;
+    if (this.offReason !== undefined) {
+      this.pending = 0;
+      return;
+    }
+    if (this.before === undefined) {
+      try {
+        this.before = this.read().used;
+      } catch {
+        this.pending = 0;
+        return;
+      }
+    }
     const n = this.pending;
     this.pending = 0;
     if (this.write(`${this.key} s ${n} ${this.first} ${this.last}\n`)) this.appended += n;
   }
 
   /**
-   * Writes what is pending and says which warning thresholds (80, 95) this command crossed, with
-   * the view after it; nothing when it crossed none.
+   * Writes what is pending and says which warning threshold (80, 95, or 100: used up) this
+   * command's requests reached, with the view after them; nothing when it reached none. 80 and 95
+   * are said once, by the command that crosses them; 100 by every command that spends requests
+   * once the meter is past the allowance (each may be the one that meets the 429).
    */
   close(): { crossed: number; view: AllowanceView } | undefined {
     this.flush();
     live.delete(this);
-    if (this.appended === 0 || this.before === undefined) return undefined;
-    const view = viewOf(readState(this.path, this.key), this.now());
+    if (this.appended === 0 || this.before === undefined || this.offReason !== undefined) return undefined;
+    let view: AllowanceView;
+    try {
+      view = viewOf(this.read(), this.now());
+    } catch {
+      return undefined;
+    }
+    if (view.used >= view.limit) return { crossed: 100, view };
     const before = Math.min(this.before, view.used - this.appended);
     const crossed = [95, 80].find((p) => before * 100 < p * view.limit && view.used * 100 >= p * view.limit);
     return crossed === undefined ? undefined : { crossed, view };
@@ -240,12 +395,29 @@ export class Meter {
     return this.problem;
   }
 
+  /** Why the meter is off for this run (its file is not a regular file of yours), if it is. */
+  get off(): string | undefined {
+    return this.offReason;
+  }
+
+  private read(): MeterState {
+    if (this.offReason !== undefined) throw new MeterUnusable(this.offReason);
+    try {
+      return readState(this.path, this.key);
+    } catch (err) {
+      if (err instanceof MeterUnusable) this.offReason ??= err.message;
+      throw err;
+    }
+  }
+
   private write(text: string): boolean {
+    if (this.offReason !== undefined) return false;
     try {
       appendRecords(this.path, text);
       return true;
     } catch (err) {
-      this.problem ??= `${this.path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`;
+      if (err instanceof MeterUnusable) this.offReason ??= err.message;
+      else this.problem ??= `${this.path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`;
       return false;
     }
   }

@@ -1,8 +1,11 @@
 import { normaliseBaseUrl } from '../api/url.js';
 import type { Context } from '../context.js';
-import { type AllowanceView, meterKey, meterPath, readState, viewOf } from './meter.js';
+import { type AllowanceView, meterKey, meterPath, readView } from './meter.js';
 
-/** What the meter knows of a sandbox token at a base URL; null without either. Sends nothing. */
+/**
+ * What the meter knows of a sandbox token at a base URL; null without either. Sends nothing. A
+ * meter file that cannot be read gives an empty view with `unreadable` saying why.
+ */
 export function allowanceOf(
   ctx: Context,
   baseUrl: string | undefined,
@@ -15,5 +18,5 @@ export function allowanceOf(
   } catch {
     return null;
   }
-  return viewOf(readState(meterPath(ctx.env), meterKey(origin, token)), ctx.now().getTime());
+  return readView(meterPath(ctx.env), meterKey(origin, token), ctx.now().getTime());
 }

@@ -1,11 +1,26 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chownSync,
+  closeSync,
+  constants,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import '../reliability.js';
 import { parseFault } from '../../src/emulator/faults.js';
 import type { Prompter } from '../../src/io.js';
 import { BIN, mockFixture, run, tempDir } from '../helpers.js';
+import { CLI, openPane } from '../terminal.js';
 
 /**
  * The sandbox allowance meter (issue 10 items 1-3), against the emulator standing in for a sandbox:
@@ -198,6 +213,25 @@ describe('warnings when a command crosses 80% and 95%', () => {
     );
     expect(ninetyFive.stderr).not.toContain('over 80%');
   });
+
+  it('past 100%: every command that spends requests says the meter says it is used up (an api --paginate too)', async () => {
+    const env = sandbox();
+    await run(['auth', 'allowance', '--used', '1990'], { env });
+    // Past 95% already: a run that crosses no threshold said nothing, even when it spent past the allowance.
+    const paginate = await run(['api', '/referrals?per_page=25', '--paginate'], { env });
+    expect(paginate.code).toBe(0);
+    expect(fx.apiRequests().length).toBe(12);
+    expect(paginate.stderr).toContain(
+      'warning: the meter says the sandbox allowance is used up: ≈2,002 of 2,000 requests used',
+    );
+    const again = await run(['modalities', '--no-cache'], { env });
+    expect(again.stderr).toContain(
+      'warning: the meter says the sandbox allowance is used up: ≈2,003 of 2,000',
+    );
+    // A command that spends nothing says nothing.
+    const view = await run(['auth', 'allowance'], { env });
+    expect(view.stderr).not.toContain('used up');
+  });
 });
 
 describe('429 sandbox_request_limit_reached and 401 api_token_expired', () => {
@@ -267,7 +301,9 @@ describe('a meter that cannot be written never fails a command', () => {
       expect(r.stdout.split('\n').length).toBeGreaterThan(300);
       const v = await run(['modalities', '--verbose'], { env });
       expect(v.code).toBe(0);
-      expect(v.stderr).toMatch(/the allowance meter could not be updated \(.*allowance\.log: EISDIR\)/);
+      expect(v.stderr).toMatch(
+        /the allowance meter is off for this run: .*allowance\.log is a folder, not a file;/,
+      );
       expect((await meter(env)).used).toBe(0);
     } finally {
       dir.cleanup();
@@ -300,6 +336,173 @@ describe('a meter that cannot be written never fails a command', () => {
   });
 });
 
+describe('a meter file that is not a regular file of yours: the meter is off, never in the way', () => {
+  /**
+   * The real binary in a real process: a blocking open of a FIFO would hang it for good (and, the
+   * event loop being blocked, SIGTERM's handler would never run). Deadline: 15 s, then SIGTERM,
+   * then SIGKILL, so a regression fails here instead of hanging the suite.
+   */
+  async function binary(args: string[], env: NodeJS.ProcessEnv) {
+    const child = spawn(process.execPath, [BIN, ...args], {
+      env: { PATH: process.env.PATH, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.on('data', (d) => (stdout += d));
+    child.stderr!.on('data', (d) => (stderr += d));
+    let killed: string | undefined;
+    const term = setTimeout(() => {
+      killed = 'SIGTERM';
+      child.kill('SIGTERM');
+    }, 15_000);
+    const kill = setTimeout(() => {
+      killed = 'SIGKILL';
+      child.kill('SIGKILL');
+    }, 20_000);
+    const code = await exitOf(child);
+    clearTimeout(term);
+    clearTimeout(kill);
+    return { code, stdout, stderr, killed };
+  }
+
+  it('a FIFO at allowance.log: commands finish at once (no reader, and with a reader nothing is written to it)', async () => {
+    const dir = tempDir();
+    try {
+      const fifo = join(dir.path, 'allowance.log');
+      execFileSync('mkfifo', ['-m', '600', fifo]);
+      const env = sandbox({ IMAGING_CONFIG_DIR: dir.path });
+      const r = await binary(['referrals', 'list', '--all', '--per-page', '50', '--verbose'], env);
+      expect(r.killed).toBeUndefined();
+      expect(r.code).toBe(0);
+      expect(r.stdout.split('\n').length).toBeGreaterThan(300);
+      expect(r.stderr).toContain(
+        `the allowance meter is off for this run: ${fifo} is a named pipe (FIFO), not a file`,
+      );
+      const view = await binary(['auth', 'allowance'], env);
+      expect(view.code).toBe(0);
+      expect(view.stdout).toContain(
+        `Sandbox allowance: not known: the allowance meter cannot be read (${fifo} is a named pipe (FIFO), not a file)`,
+      );
+      // A reader on the FIFO: an open for writing would now succeed; nothing may reach the pipe.
+      const reader = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
+      try {
+        const withReader = await binary(['modalities'], env);
+        expect(withReader.killed).toBeUndefined();
+        expect(withReader.code).toBe(0);
+        let got = 0;
+        try {
+          got = readSync(reader, Buffer.alloc(4096));
+        } catch (err) {
+          expect((err as NodeJS.ErrnoException).code).toBe('EAGAIN');
+        }
+        expect(got).toBe(0);
+      } finally {
+        closeSync(reader);
+      }
+      expect(lstatSync(fifo).isFIFO()).toBe(true);
+    } finally {
+      dir.cleanup();
+    }
+  });
+
+  it('a symlink at allowance.log is not followed: its target is never written, a dangling one never created', async () => {
+    const dir = tempDir();
+    const elsewhere = tempDir();
+    try {
+      const target = join(elsewhere.path, 'precious');
+      writeFileSync(target, 'keep me\n', { mode: 0o600 });
+      const link = join(dir.path, 'allowance.log');
+      symlinkSync(target, link);
+      const env = sandbox({ IMAGING_CONFIG_DIR: dir.path });
+      const r = await run(['referrals', 'list', '--all', '--per-page', '50', '--verbose'], { env });
+      expect(r.code).toBe(0);
+      expect(r.stderr).toContain(`${link} is a symbolic link (the meter never follows one)`);
+      expect(readFileSync(target, 'utf8')).toBe('keep me\n');
+      const a = await run(['auth', 'allowance', '--json'], { env });
+      expect(a.code).toBe(0);
+      expect(JSON.parse(a.stdout)).toMatchObject({
+        used: 0,
+        unreadable: `${link} is a symbolic link (the meter never follows one)`,
+      });
+      // --used cannot write through it either: exit 1, the target as it was.
+      const set = await run(['auth', 'allowance', '--used', '5'], { env });
+      expect(set.code).toBe(1);
+      expect(set.stderr).toContain(`cannot write the allowance meter: ${link} is a symbolic link`);
+      expect(readFileSync(target, 'utf8')).toBe('keep me\n');
+      rmSync(target);
+      expect((await run(['modalities'], { env })).code).toBe(0);
+      expect(readdirSync(elsewhere.path)).toEqual([]);
+    } finally {
+      dir.cleanup();
+      elsewhere.cleanup();
+    }
+  });
+
+  it.skipIf(process.geteuid?.() !== 0)('a file of another user is neither read nor appended to', async () => {
+    const dir = tempDir();
+    try {
+      const file = join(dir.path, 'allowance.log');
+      const env = sandbox({ IMAGING_CONFIG_DIR: dir.path });
+      expect((await run(['auth', 'allowance', '--used', '100'], { env })).code).toBe(0);
+      const before = readFileSync(file, 'utf8');
+      chownSync(file, 65534, 65534);
+      expect((await run(['modalities'], { env })).code).toBe(0);
+      expect(readFileSync(file, 'utf8')).toBe(before);
+      const a = await run(['auth', 'allowance'], { env });
+      expect(a.code).toBe(0);
+      expect(a.stdout).toContain(`${file} belongs to another user (uid 65534), not to you`);
+    } finally {
+      dir.cleanup();
+    }
+  });
+
+  it('auth allowance with a folder where the meter goes says it cannot be read, exit 0', async () => {
+    const dir = tempDir();
+    try {
+      mkdirSync(join(dir.path, 'allowance.log'));
+      const env = sandbox({ IMAGING_CONFIG_DIR: dir.path });
+      const r = await run(['auth', 'allowance'], { env });
+      expect(r.code).toBe(0);
+      expect(r.stdout).toBe(
+        `Sandbox allowance: not known: the allowance meter cannot be read (${join(dir.path, 'allowance.log')} is a folder, not a file), so nothing is counted on this machine\n`,
+      );
+      expect(r.stdout).not.toContain('≈0 of 2,000');
+      expect(r.stderr).toContain('The meter is off until this is fixed: move it away');
+      const status = await run(['auth', 'status'], { env });
+      expect(status.stdout).toContain('Sandbox allowance: not known: the allowance meter cannot be read');
+    } finally {
+      dir.cleanup();
+    }
+  });
+});
+
+describe('auth allowance --used: within the allowance, and a window start it cannot know', () => {
+  it('--used above 2,000 is a usage error (exit 2), nothing written', async () => {
+    const env = sandbox();
+    const r = await run(['auth', 'allowance', '--used', '2500'], { env });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(
+      'error: --used: 2,500 is more than a sandbox token allows (2,000 successful requests)',
+    );
+    expect(r.stdout).toBe('');
+    expect((await meter(env)).used).toBe(0);
+    expect((await run(['auth', 'allowance', '--used', '2000'], { env })).code).toBe(0);
+  });
+
+  it('--used without --since and no success counted: the window start is unknown, not "not started"', async () => {
+    const env = sandbox();
+    const r = await run(['auth', 'allowance', '--used', '350'], { env });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(
+      '≈350 of 2,000 requests used (counted on this machine), window start not known (give it with: imaging auth allowance --since DATE)',
+    );
+    expect(r.stdout).not.toContain('not started');
+    const fresh = await run(['auth', 'allowance'], { env: sandbox() });
+    expect(fresh.stdout).toContain('window not started (no success counted yet)');
+  });
+});
+
 describe('costs before big runs', () => {
   const asking = (answer: boolean) => {
     const asked: string[] = [];
@@ -322,14 +525,14 @@ describe('costs before big runs', () => {
       const r = await run(['referrals', 'export', '--per-page', '5', '-o', target], { env });
       expect(r.code).toBe(6);
       expect(r.stderr).toContain(
-        'error: This export needs 59 more requests, more than the ≈9 left in the sandbox allowance: stopped before sending them',
+        'error: this export needs 59 more requests, more than the ≈9 left in the sandbox allowance: stopped before sending them',
       );
       expect(r.stderr).toContain('hint: ');
       expect(fx.apiRequests()).toHaveLength(1);
       expect(readdirSync(dir.path)).toEqual([]);
       const list = await run(['referrals', 'list', '--all', '--per-page', '5'], { env });
       expect(list.code).toBe(6);
-      expect(list.stderr).toContain('Listing every page of the referrals needs 59 more requests');
+      expect(list.stderr).toContain('listing every page of the referrals needs 59 more requests');
       expect(list.stdout).toBe('');
       expect(fx.apiRequests()).toHaveLength(2);
       const yes = await run(['referrals', 'export', '--per-page', '5', '-o', target, '--yes'], { env });
@@ -381,10 +584,39 @@ describe('costs before big runs', () => {
     const piped = await run(['referrals', 'list', '--all', '--per-page', '5', '--json'], { env });
     expect(piped.code).toBe(0);
     expect(piped.stderr).toContain(
-      'warning: Listing every page of the referrals needs 59 more requests, over a quarter',
+      'warning: listing every page of the referrals needs 59 more requests, over a quarter',
     );
     expect(piped.stderr).toContain('going ahead (no terminal to ask on)');
     expect(JSON.parse(piped.stdout)).toHaveLength(300);
+  });
+
+  it('Ctrl-C at the question, at a real terminal: the prompt line is ended, and the stop says page 1 was fetched', async () => {
+    const env = sandbox();
+    await run(['auth', 'allowance', '--used', '1800'], { env });
+    const dir = tempDir();
+    const target = join(dir.path, 'r.csv');
+    const pane = await openPane({
+      cols: 200,
+      command: `${CLI} referrals export --per-page 5 -o '${target}'`,
+      env,
+    });
+    try {
+      await pane.waitForScreen((lines) => lines.some((l) => l.endsWith('Continue? [y/N]')));
+      await pane.keys('C-c');
+      expect(await pane.exited()).toBe(130);
+      const lines = await pane.screen();
+      const asked = lines.findIndex((l) => l.includes('Continue? [y/N]'));
+      expect(lines[asked]).toMatch(/^This export needs 59 more requests, .*\. Continue\? \[y\/N\]$/);
+      expect(lines[asked + 1]).toBe(
+        `Export stopped after page 1 was fetched (5 referrals read), before any was written: no file was written at ${target}.`,
+      );
+      expect(lines.join('\n')).not.toContain('Export stopped after 0 referrals');
+      expect(readdirSync(dir.path)).toEqual([]);
+      expect(fx.apiRequests()).toHaveLength(1);
+    } finally {
+      await pane.close();
+      dir.cleanup();
+    }
   });
 
   it('a small run says nothing, and outside the sandbox nothing is checked', async () => {

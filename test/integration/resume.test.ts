@@ -1,5 +1,5 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, chownSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import '../reliability.js';
@@ -242,6 +242,75 @@ describe('where checkpoints are kept, and when they go', () => {
     expect(fx.apiRequests()).toEqual([]);
     expect(readdirSync(dir.path)).toEqual([]);
   });
+});
+
+describe('a checkpoint that cannot be trusted or kept', () => {
+  const args = () => [
+    'referrals',
+    'export',
+    '--per-page',
+    '10',
+    '--concurrency',
+    '1',
+    '-o',
+    join(dir.path, 'out.csv'),
+  ];
+
+  it('saved in the future (the clock went back): refused like an expired one, and removed', async () => {
+    const t0 = Date.now();
+    inject('500:*@3');
+    expect((await run(args(), { env: sandbox(), deps: { now: () => new Date(t0) } })).code).toBe(1);
+    fx.mock.faults.clear();
+    fx.reset();
+    expect(readdirSync(dir.path)).toEqual(['.out.csv.checkpoint']);
+    // A minute of slack for a clock step: 30 s back still continues (stopped again to keep it).
+    inject('500:*');
+    const slack = await run([...args(), '--resume'], {
+      env: sandbox(),
+      deps: { now: () => new Date(t0 - 30_000) },
+    });
+    expect(slack.code).toBe(1);
+    expect(pagesAsked()[0]).toBe(4);
+    fx.mock.faults.clear();
+    fx.reset();
+    const back = await run([...args(), '--resume'], {
+      env: sandbox(),
+      deps: { now: () => new Date(t0 - 2 * 3600_000) },
+    });
+    expect(back.code).toBe(2);
+    expect(back.stderr).toContain('says it was saved in the future');
+    expect(back.stderr).toContain('was removed');
+    expect(fx.apiRequests()).toEqual([]);
+    expect(readdirSync(dir.path)).toEqual([]);
+  });
+
+  it.skipIf(process.geteuid?.() !== 0)(
+    "another user's empty folder in its place (a world-writable, non-sticky folder): left alone, and no checkpoint kept",
+    async () => {
+      chmodSync(dir.path, 0o777); // world-writable, no sticky bit: anyone may rename over anything
+      const theirs = join(dir.path, '.out.csv.checkpoint');
+      mkdirSync(theirs);
+      chmodSync(theirs, 0o777);
+      chownSync(theirs, 65534, 65534);
+      const before = statSync(theirs);
+      inject('500:*@3');
+      const r = await run(args(), { env: sandbox() });
+      fx.mock.faults.clear();
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain(
+        `warning: ${theirs} is in the way of a checkpoint: it is not a private folder of yours (0700), so it is left alone; this export keeps no checkpoint if it stops.`,
+      );
+      expect(r.stderr).toContain(`(No checkpoint was kept: ${theirs} is in the way and was left alone.)`);
+      expect(r.stderr).not.toContain('are kept in a checkpoint');
+      // The sandbox keeps checkpoints by default: the --resumable hint would be wrong here.
+      expect(r.stderr).not.toContain('--resumable');
+      const after = statSync(theirs);
+      expect([after.ino, after.uid, after.mode & 0o7777]).toEqual([before.ino, 65534, 0o777]);
+      expect(readdirSync(theirs)).toEqual([]);
+      // Nothing of ours is left beside it (no staging folder, no temporary file).
+      expect(readdirSync(dir.path)).toEqual(['.out.csv.checkpoint']);
+    },
+  );
 });
 
 describe('--resume refuses what it cannot continue, before any request', () => {

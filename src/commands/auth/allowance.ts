@@ -1,5 +1,12 @@
 import { AuthError, CliError, ExitCode, UsageError } from '../../errors.js';
-import { appendRecords, describeView, meterKey, meterPath, SANDBOX_LIMIT } from '../../meter/meter.js';
+import {
+  appendRecords,
+  describeView,
+  MeterUnusable,
+  meterKey,
+  meterPath,
+  SANDBOX_LIMIT,
+} from '../../meter/meter.js';
 import { allowanceOf } from '../../meter/view.js';
 import { defineCommand } from '../define.js';
 import { int, text } from '../options.js';
@@ -9,7 +16,7 @@ export default defineCommand({
   description:
     'The sandbox allowance (2,000 successful requests or 7 days) as counted on this machine for the sandbox token. Sends no request. When the token was also used elsewhere, state what this machine cannot know: --used N (requests used so far) and/or --since DATE (when the first one was made; the 7-day window ends a week later).',
   options: {
-    used: int('--used <n>', 'set the count of successful requests used so far', { min: 0, max: 1_000_000 }),
+    used: int('--used <n>', 'set the count of successful requests used so far (0 to 2,000)', { min: 0 }),
     since: text('--since <date>', 'set when the first request was made (YYYY-MM-DD or an ISO 8601 time)'),
   },
   examples: ['imaging auth allowance', 'imaging auth allowance --used 350 --since 2026-11-20'],
@@ -21,6 +28,11 @@ export default defineCommand({
         'Use --env sandbox.',
       );
     }
+    if (opts.used !== undefined && opts.used > SANDBOX_LIMIT)
+      throw new UsageError(
+        `--used: ${opts.used.toLocaleString('en-US')} is more than a sandbox token allows (${SANDBOX_LIMIT.toLocaleString('en-US')} successful requests)`,
+        `Give the count used so far, 0 to ${SANDBOX_LIMIT.toLocaleString('en-US')}; a token the sandbox refuses with 429 is used up (${SANDBOX_LIMIT.toLocaleString('en-US')}).`,
+      );
     const now = ctx.now().getTime();
     const since = opts.since === undefined ? undefined : parseSince(opts.since, now);
     const baseUrl = ctx.requireBaseUrl('sandbox');
@@ -37,7 +49,9 @@ export default defineCommand({
         appendRecords(path, `${key} set ${opts.used ?? '-'} ${since ?? '-'} ${now}\n`);
       } catch (err) {
         throw new CliError(
-          `cannot write the allowance meter ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+          err instanceof MeterUnusable
+            ? `cannot write the allowance meter: ${err.message}`
+            : `cannot write the allowance meter ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
           ExitCode.failure,
           'Check the folder is yours and writable, or point IMAGING_CONFIG_DIR elsewhere.',
         );
@@ -50,6 +64,13 @@ export default defineCommand({
       return 0;
     }
     ctx.out.line(`Sandbox allowance: ${describeView(view, ctx.now().getTime())}`);
+    if (view.unreadable) {
+      // Exit 0: this is a view, and the meter being off never fails a command; the reason is above.
+      ctx.note(
+        'The meter is off until this is fixed: move it away (a new meter file is created at the next sandbox request), or point IMAGING_CONFIG_DIR elsewhere.',
+      );
+      return 0;
+    }
     if (view.since) ctx.out.line(`First request: ${view.since}`);
     ctx.note(
       `Counted on this machine only (${SANDBOX_LIMIT.toLocaleString('en-US')} successful requests or 7 days per sandbox token). If the token was also used elsewhere: imaging auth allowance --used N --since DATE`,

@@ -130,6 +130,8 @@ export default defineCommand({
       'Exporting referrals',
       ctx.io.columns ?? 80,
     );
+    // Referrals on the first page fetched, once it is in (before the cost check, before writing).
+    let firstPage: number | undefined;
     const onAbort = () => {
       progress.done();
       // A checkpoint is taken in the catch below, from what is on disk by then.
@@ -150,7 +152,8 @@ export default defineCommand({
           formulaGuard: ctx.globals.formulaGuard !== false,
           bom: ctx.globals.bom === true,
           fields,
-          afterFirstPage: async (pages, count) => {
+          afterFirstPage: async (pages, count, items) => {
+            firstPage ??= items;
             const { checkCost, remainingAfterFirst } = await import('../../meter/cost.js');
             await checkCost(ctx, remainingAfterFirst(pages, count, opts.perPage ?? 100), 'This export');
           },
@@ -202,10 +205,16 @@ export default defineCommand({
       }
       if (ctx.signal.aborted) throw err;
       const done = progress.records;
+      const stopped =
+        done === 0 && firstPage !== undefined
+          ? `Export stopped after page ${resume?.page ?? 1} was fetched (${firstPage} referral${firstPage === 1 ? '' : 's'} read), before any was written`
+          : `Export stopped after ${done} referral${done === 1 ? '' : 's'}`;
       ctx.note(
-        `Export stopped after ${done} referral${done === 1 ? '' : 's'}: ${file.kind === 'atomic' ? `no file was written at ${file.target}` : `the output ${toFile ? `written to ${file.target} ` : ctx.io.stdoutIsTTY ? 'above ' : 'sent to standard output '}is incomplete`}.`,
+        `${stopped}: ${file.kind === 'atomic' ? `no file was written at ${file.target}` : `the output ${toFile ? `written to ${file.target} ` : ctx.io.stdoutIsTTY ? 'above ' : 'sent to standard output '}is incomplete`}.`,
       );
-      if (checkpoint && !checkpoint.keeping && done > 0)
+      if (checkpoint?.blocked && done > 0)
+        ctx.note(`(No checkpoint was kept: ${checkpoint.dir} is in the way and was left alone.)`);
+      else if (checkpoint && !checkpoint.wanted && done > 0)
         ctx.note('(Started with --resumable, its complete pages would have been kept for --resume.)');
       throw file.writeFailure ?? err;
     } finally {
