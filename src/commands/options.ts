@@ -88,14 +88,14 @@ export function int(
       const v = value.trim();
       if (!/^\d+$/.test(v)) throw new OptionValueError(`${name} must be a whole number, not "${value}".`);
       const n = Number(v);
-      if (min === 1 && (n < 1 || n > max))
+      if (n < min || n > max)
         throw new OptionValueError(
           // No upper bound worth naming (9007199254740991): only the lower one.
           max === Number.MAX_SAFE_INTEGER
-            ? n < 1
-              ? `${name} must be 1 or more, not ${value}.`
+            ? n < min
+              ? `${name} must be ${min} or more, not ${value}.`
               : `${name} is too large: ${value} (at most ${max.toLocaleString('en-US')}).`
-            : `${name} must be between 1 and ${max}, not ${value}.`,
+            : `${name} must be between ${min} and ${max}, not ${value}.`,
         );
       return n;
     },
