@@ -186,7 +186,7 @@ async function listAll<T>(
       duplicates = page.duplicates;
       lastMeta = page.meta;
       // Before pages 2..N are asked for: the generator requests them only when asked for the next.
-      if (pages === 1) await costOfAll(ctx, opts, page);
+      if (pages === 1) await costOfAll(ctx, opts, page, client, perPage);
       const items = page.items as T[];
       if (format === 'ndjson' || format === 'json') {
         const chunk = encodeRecords(items, format, chosen, written);
@@ -232,18 +232,32 @@ async function listAll<T>(
   return 0;
 }
 
-/** After page 1 of --all: what the remaining pages cost the sandbox allowance (meter/cost.ts). */
+/**
+ * After page 1 of --all: what the remaining pages cost the sandbox allowance (meter/cost.ts). Pages
+ * the reference-data cache will answer (ICD-10) send nothing, so they cost nothing.
+ */
 async function costOfAll<T>(
   ctx: Context,
   opts: ListCommandOptions<T>,
   first: { items: unknown[]; meta: PageMeta | undefined },
+  client: ApiClient,
+  perPage: number,
 ): Promise<true> {
   if (!opts.all) return true;
-  const remaining = remainingAfterFirst(
+  let remaining = remainingAfterFirst(
     first.meta?.total_pages,
     first.meta?.total_count,
     first.items.length || opts.perPage,
   );
+  const cache = opts.cached ? client.cache : undefined;
+  if (cache && remaining !== undefined && remaining <= 10_000 && ctx.meter()) {
+    let cached = 0;
+    for (let page = 2; page <= remaining + 1; page++) {
+      const url = client.url(opts.endpoint.path, { ...opts.endpoint.query, page, per_page: perPage });
+      if (cache.lookup(opts.endpoint.path, url)) cached++;
+    }
+    remaining -= cached;
+  }
   await checkCost(ctx, remaining, `Listing every page of the ${opts.noun}`);
   return true;
 }

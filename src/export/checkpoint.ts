@@ -385,7 +385,7 @@ export class Checkpoint {
     throw new CliError(
       `cannot continue the export to ${this.opts.name}: the referral list changed since the checkpoint was saved (${reasons.join('; ')})`,
       1,
-      'Referrals were added or removed before the point where it stopped, so the saved part no longer lines up. The checkpoint was removed; run the export again without --resume.',
+      'Referrals were added or removed since the checkpoint was saved; the tool cannot tell whether before or after the point where it stopped, so the saved part may no longer line up. The checkpoint was removed; run the export again without --resume.',
     );
   }
 

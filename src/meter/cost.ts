@@ -1,6 +1,6 @@
 import type { Context } from '../context.js';
 import { CliError, ExitCode, InterruptedError } from '../errors.js';
-import { describeView, leftOf } from './meter.js';
+import { describeView, leftOf, SANDBOX_LIMIT } from './meter.js';
 
 /**
  * Costs before big runs (issue 10 item 3). After page 1 of an export or an `--all` listing in the
@@ -14,7 +14,7 @@ import { describeView, leftOf } from './meter.js';
  */
 export async function checkCost(ctx: Context, remaining: number | undefined, what: string): Promise<void> {
   const meter = ctx.meter();
-  if (!meter || remaining === undefined || remaining <= 0) return;
+  if (!meter || (remaining !== undefined && remaining <= 0)) return;
   let view: ReturnType<typeof meter.view>;
   try {
     view = meter.view();
@@ -22,6 +22,19 @@ export async function checkCost(ctx: Context, remaining: number | undefined, wha
     return;
   }
   const left = leftOf(view);
+  if (remaining === undefined) {
+    // Page 1 carried no totals (a bare array, no meta): the cost is not known before it is spent.
+    const unknown = `${what.charAt(0).toLowerCase()}${what.slice(1)} will take as many requests as there are pages, which the server did not say`;
+    if (left <= 0 && !ctx.globals.yes)
+      throw new CliError(
+        `${unknown}, and the meter says the sandbox allowance is used up: stopped before sending more (sandbox allowance: ${describeView(view, ctx.now().getTime())})`,
+        ExitCode.limit,
+        'Correct the meter if it is wrong (imaging auth allowance --used N), or add --yes to go ahead anyway.',
+      );
+    if (left * 4 <= SANDBOX_LIMIT)
+      ctx.note(`warning: ${unknown}; ≈${fmt(left)} left in the sandbox allowance (counted on this machine).`);
+    return;
+  }
   // `what` starts a sentence ("This export"): lower-cased after a "warning: " or "error: " prefix.
   const sentence = `${what} needs ${fmt(remaining)} more request${remaining === 1 ? '' : 's'}`;
   const needs = sentence.charAt(0).toLowerCase() + sentence.slice(1);

@@ -86,11 +86,23 @@ function parseSince(value: string, now: number): number {
     : /^\d{4}-\d{2}-\d{2}T/.test(v)
       ? Date.parse(v)
       : Number.NaN;
-  if (!Number.isFinite(t))
+  // A day the calendar does not have (2026-02-30) is no date: Date.parse would roll it over.
+  const ymd = /^(\d{4})-(\d{2})-(\d{2})/.exec(v);
+  const real =
+    Number.isFinite(t) &&
+    ymd !== null &&
+    (() => {
+      const d = new Date(Date.UTC(Number(ymd[1]), Number(ymd[2]) - 1, Number(ymd[3])));
+      return d.getUTCMonth() === Number(ymd[2]) - 1 && d.getUTCDate() === Number(ymd[3]);
+    })();
+  if (!real)
     throw new UsageError(
       `--since: "${value}" is not a date`,
       'Use YYYY-MM-DD (UTC) or an ISO 8601 time, e.g. 2026-11-20T09:30:00Z.',
     );
+  // Sandbox tokens are recent: a time before 2000 is a typo (and the meter's records hold no
+  // negative times).
+  if (t < Date.UTC(2000, 0, 1)) throw new UsageError(`--since: ${v} is before 2000: not when this token was first used`);
   // A minute of slack for clocks a little apart.
   if (t > now + 60_000) throw new UsageError(`--since: ${v} is in the future`);
   return t;
