@@ -478,6 +478,19 @@ describe('a meter file that is not a regular file of yours: the meter is off, ne
 });
 
 describe('auth allowance --used: within the allowance, and a window start it cannot know', () => {
+  it.each([
+    ['2026-02-30', /is not a date/],
+    ['2026-11-31', /is not a date/],
+    ['1969-12-31', /is before 2000/],
+    ['0001-01-01', /is before 2000/],
+  ])('--since %s is a usage error, nothing written', async (since, message) => {
+    const env = sandbox();
+    const r = await run(['auth', 'allowance', '--since', since], { env });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(message);
+    expect((await meter(env)).since).toBeNull();
+  });
+
   it('--used above 2,000 is a usage error (exit 2), nothing written', async () => {
     const env = sandbox();
     const r = await run(['auth', 'allowance', '--used', '2500'], { env });
@@ -616,6 +629,67 @@ describe('costs before big runs', () => {
     } finally {
       await pane.close();
       dir.cleanup();
+    }
+  });
+
+  it('pages the reference cache will answer cost nothing: a cached icd10 --all is not refused', async () => {
+    // Seen: every page cached, no request would be sent, yet exit 6 "needs 49 more requests".
+    const cache = tempDir();
+    try {
+      const env = sandbox({ IMAGING_CACHE_DIR: cache.path });
+      const warm = await run(['icd10', 'a', '--all', '--per-page', '5', '--yes'], { env });
+      expect(warm.code, warm.stderr).toBe(0);
+      await run(['auth', 'allowance', '--used', '1990'], { env });
+      fx.reset();
+      const again = await run(['icd10', 'a', '--all', '--per-page', '5'], { env });
+      expect(again.code, again.stderr).toBe(0);
+      expect(again.stdout).toBe(warm.stdout);
+      expect(fx.apiRequests()).toEqual([]);
+      expect(again.stderr).not.toContain('more requests');
+      // Not cached (--no-cache): the pages cost requests again, and the check stops it.
+      const uncached = await run(['icd10', 'a', '--all', '--per-page', '5', '--no-cache'], { env });
+      expect(uncached.code).toBe(6);
+      expect(fx.apiRequests()).toHaveLength(1);
+    } finally {
+      cache.cleanup();
+    }
+  });
+
+  it('a page 1 with no totals (a bare array): a warning when the meter is low, exit 6 when it says used up', async () => {
+    // Seen: with the meter at 1,995 an export of a bare-array list spent 31 requests, no word first.
+    const bare = mockFixture({ referrals: 300, referralListShape: 'bare' });
+    await bare.start();
+    const dir = tempDir();
+    try {
+      const env = { ...sandbox(), IMAGING_BASE_URL: bare.mock.url };
+      await run(['auth', 'allowance', '--used', '1800'], { env });
+      const low = await run(['referrals', 'export', '--per-page', '50', '-o', join(dir.path, 'a.csv')], {
+        env,
+      });
+      expect(low.code, low.stderr).toBe(0);
+      expect(low.stderr).toContain(
+        'warning: this export will take as many requests as there are pages, which the server did not say; ≈',
+      );
+      await run(['auth', 'allowance', '--used', '2000'], { env });
+      bare.reset();
+      const out = await run(['referrals', 'export', '--per-page', '50', '-o', join(dir.path, 'b.csv')], {
+        env,
+      });
+      expect(out.code).toBe(6);
+      expect(out.stderr).toContain(
+        'the meter says the sandbox allowance is used up: stopped before sending more',
+      );
+      expect(bare.apiRequests()).toHaveLength(1);
+      const yes = await run(
+        ['referrals', 'export', '--per-page', '50', '-o', join(dir.path, 'b.csv'), '--yes'],
+        {
+          env,
+        },
+      );
+      expect(yes.code).toBe(0);
+    } finally {
+      dir.cleanup();
+      await bare.stop();
     }
   });
 
