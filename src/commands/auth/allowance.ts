@@ -102,7 +102,8 @@ function parseSince(value: string, now: number): number {
     );
   // Sandbox tokens are recent: a time before 2000 is a typo (and the meter's records hold no
   // negative times).
-  if (t < Date.UTC(2000, 0, 1)) throw new UsageError(`--since: ${v} is before 2000: not when this token was first used`);
+  if (t < Date.UTC(2000, 0, 1))
+    throw new UsageError(`--since: ${v} is before 2000: not when this token was first used`);
   // A minute of slack for clocks a little apart.
   if (t > now + 60_000) throw new UsageError(`--since: ${v} is in the future`);
   return t;
