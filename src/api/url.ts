@@ -29,6 +29,8 @@ export function normaliseBaseUrl(input: string, source = 'base URL'): string {
   if (url.protocol !== 'https:' && url.protocol !== 'http:') {
     throw new UsageError(`${source}: only http and https URLs are supported, not ${url.protocol}`);
   }
+  // Node sends to the scheme's default port (80/443) when the URL says :0: refused, not redirected.
+  if (url.port === '0') throw new UsageError(`${source}: port 0 is not a port anything listens on`);
   if (url.username || url.password) {
     throw new UsageError(
       `${source}: credentials in the URL are not allowed`,
@@ -91,7 +93,21 @@ export function apiUrl(baseUrl: string, path: string, query?: Query): string {
       `the path "${path}" leads out of ${root} (to ${sent}); the token is sent only below the base URL's ${API_PREFIX}`,
       'Remove the . or .. segments (plain or percent-encoded) from the path.',
     );
+  // URL parsers leave `..;` alone, but servers that read `;` path parameters (Tomcat, Jetty) drop
+  // the parameter and then take the segment as `..`: refused wherever it is.
+  const below = sent.slice(root.length).split('/');
+  if (below.some((seg) => isDotSegment(seg)))
+    throw new UsageError(
+      `the path "${path}" holds a . or .. segment with a ;parameter (${below.find((seg) => isDotSegment(seg))}), which servers such as Tomcat and Jetty resolve as . or ..; the token is sent only below the base URL's ${API_PREFIX}`,
+      'Remove the . or .. segments (with or without ;…) from the path.',
+    );
   return url;
+}
+
+/** Whether a path segment is `.` or `..` (dots plain or %2e) once a `;…` path parameter is removed. */
+export function isDotSegment(segment: string): boolean {
+  const s = (segment.split(';')[0] ?? '').replace(/%2e/gi, '.');
+  return s === '.' || s === '..';
 }
 
 export function isLoopbackHost(hostname: string): boolean {

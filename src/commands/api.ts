@@ -72,6 +72,13 @@ export default defineCommand({
         'The host comes from --env / --base-url, so your token only goes there.',
       );
     }
+    // As for path.*: a server may read an encoded slash or backslash as a separator (and so climb
+    // out of /api/v2 with the token); the query part may hold them.
+    if (/%(2f|5c)/i.test(path.split('?')[0] ?? ''))
+      throw new UsageError(
+        `the path "${path}" holds an encoded slash or backslash (%2f, %5c)`,
+        'Write the path with plain / separators; the token is sent only below the base URL.',
+      );
     if (opts.paginate && method !== 'GET') throw new UsageError('--paginate works with GET only');
     const format = ctx.format('json', ['json', 'ndjson']);
 

@@ -130,6 +130,11 @@ function post(url: string, headers: Record<string, string>, body: Buffer): Promi
       resolve(`bad URL ${url}`);
       return;
     }
+    // Node would send to port 80/443 for :0.
+    if (u.port === '0') {
+      resolve(`bad URL ${url} (port 0)`);
+      return;
+    }
     const send = (mod: { request: typeof httpRequest }) => {
       const req = mod.request(u, { method: 'POST', headers, timeout: 10_000 }, (res) => {
         res.resume();

@@ -25,5 +25,7 @@ export function requireHttpUrl(flag: string, value: string): URL {
   if (!u || (u.protocol !== 'http:' && u.protocol !== 'https:')) {
     throw new UsageError(`${flag} needs an http(s) URL, not "${value}"`);
   }
+  // Node sends to the scheme's default port (80/443) when the URL says :0: refused, not redirected.
+  if (u.port === '0') throw new UsageError(`${flag}: port 0 is not a port anything listens on ("${value}")`);
   return u;
 }

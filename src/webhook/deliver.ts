@@ -15,14 +15,16 @@ export interface DeliveryResult {
 
 /** At most this much of a receiver's body is read (and dropped) before the connection is closed. */
 export const MAX_ANSWER_BODY = 64 * 1024;
-/** A body still coming this long after the status line is not waited for (or --timeout, if shorter). */
+/** A body still coming this long after the status line is not waited for (or what is left of --timeout, if less). */
 export const MAX_ANSWER_BODY_MS = 2000;
 
 /**
  * POSTs once. The answer is its status line: it is reported as soon as the head arrives; then at
- * most MAX_ANSWER_BODY bytes of body are read for up to MAX_ANSWER_BODY_MS (or the timeout, if
- * shorter) and the connection is closed, so a receiver that streams forever cannot hold the
- * command, and one that cuts its body short is still reported with the status it sent.
+ * most MAX_ANSWER_BODY bytes of body are read for up to MAX_ANSWER_BODY_MS (or what is left of the
+ * timeout, if less) and the connection is closed, so a receiver that streams forever cannot hold
+ * the command, and one that cuts its body short is still reported with the status it sent.
+ * The timeout is one deadline for the whole exchange, not an idle timer: a receiver that drips a
+ * header a byte at a time, or sends `100 Continue` / `102 Processing` for ever, is cut off by it.
  */
 export async function deliver(
   url: URL,
@@ -35,16 +37,33 @@ export async function deliver(
   const elapsed = () => Math.round(performance.now() - started);
   return new Promise((resolve, reject) => {
     let answered = false;
+    let interim = 0;
     const req = mod.request(url, {
       method: 'POST',
       headers: Object.fromEntries([...headers, ['Content-Length', String(body.length)]]),
       signal: opts.signal,
-      timeout: opts.timeoutMs,
       // Its own connection: it is closed once the answer is read, never kept for another request.
       agent: false,
     });
+    // One deadline for connect + head; the body read below gets what is left of it.
+    const deadline = setTimeout(() => {
+      if (answered) return;
+      // Said as it is: nothing at all, only interim 1xx answers, or a head that never ended.
+      const got = req.socket?.bytesRead ?? 0;
+      const why =
+        interim > 0
+          ? `no final answer within ${opts.timeoutMs} ms (only ${count(interim, 'interim 1xx answer')})`
+          : got > 0
+            ? `no complete answer within ${opts.timeoutMs} ms (${count(got, 'byte')} of a status and headers that never ended)`
+            : `no answer within ${opts.timeoutMs} ms`;
+      req.destroy(new Error(why));
+    }, opts.timeoutMs);
+    req.on('information', () => {
+      interim++;
+    });
     req.on('response', (res) => {
       answered = true;
+      clearTimeout(deadline);
       const result: DeliveryResult = {
         status: res.statusCode ?? 0,
         statusText: res.statusMessage ?? '',
@@ -63,7 +82,7 @@ export async function deliver(
         req.destroy();
         resolve(note ? { ...result, note } : result);
       };
-      const waitMs = Math.min(opts.timeoutMs, MAX_ANSWER_BODY_MS);
+      const waitMs = Math.max(0, Math.min(opts.timeoutMs - elapsed(), MAX_ANSWER_BODY_MS));
       const timer = setTimeout(
         () =>
           finish(
@@ -90,10 +109,8 @@ export async function deliver(
         else finish();
       });
     });
-    req.on('timeout', () => {
-      if (!answered) req.destroy(new Error(`no answer within ${opts.timeoutMs} ms`));
-    });
     req.on('error', (err: NodeJS.ErrnoException) => {
+      clearTimeout(deadline);
       if (answered) return; // the answer's own handlers settle it
       if (opts.signal.aborted) return reject(opts.signal.reason);
       resolve({ ms: elapsed(), error: err.code ? `${err.code} (${err.message})` : err.message });

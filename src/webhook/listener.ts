@@ -14,6 +14,8 @@ export interface ListenerOptions {
   names: HeaderNames;
   allowUnsigned: boolean;
   maxBodyBytes: number;
+  /** One deadline for each forward (connect, head and the short body read), not an idle timer. */
+  forwardTimeoutMs?: number;
   now: () => number;
   onDelivery: (d: Delivery) => void;
 }
@@ -97,8 +99,9 @@ export async function startListener(
         let status = verdict.valid ? 200 : 400;
         let forwarded: number | string | undefined;
         if (verdict.valid && opts.forwardTo) {
-          forwarded = await forward(opts.forwardTo, headers, body);
-          status = typeof forwarded === 'number' ? forwarded : 502;
+          const f = await forward(opts.forwardTo, headers, body, opts.forwardTimeoutMs ?? FORWARD_TIMEOUT_MS);
+          forwarded = f.forwarded;
+          status = f.status;
         }
         opts.onDelivery({
           receivedAt: new Date(opts.now()).toISOString(),
@@ -163,12 +166,20 @@ function readBody(req: IncomingMessage, max: number): Promise<Buffer | undefined
   });
 }
 
-/** Passes the delivery on unchanged: same bytes, same headers but the per-connection ones. */
+/** How long a forward may take in all, unless the listener is given --timeout. */
+export const FORWARD_TIMEOUT_MS = 10_000;
+
+/**
+ * Passes the delivery on unchanged: same bytes, same headers but the per-connection ones. The
+ * sender is answered with the target's status, 502 when it cannot be reached, 504 when it has not
+ * answered (a final status, not `102 Processing` for ever) within the deadline.
+ */
 async function forward(
   target: string,
   headers: Array<[string, string]>,
   body: Buffer,
-): Promise<number | string> {
+  timeoutMs: number,
+): Promise<{ forwarded: number | string; status: number }> {
   const url = new URL(target);
   const mod = url.protocol === 'https:' ? await import('node:https') : { request: httpRequest };
   const out: Record<string, string | string[]> = {};
@@ -179,14 +190,26 @@ async function forward(
     out[k] = prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [prev, v];
   }
   out['Content-Length'] = String(body.length);
+  const started = performance.now();
   return new Promise((resolve) => {
-    const req = mod.request(url, { method: 'POST', headers: out, timeout: 10_000, agent: false }, (res) => {
+    let answered = false;
+    const deadline = setTimeout(() => {
+      if (answered) return;
+      const s = timeoutMs % 1000 === 0 ? `${timeoutMs / 1000} s` : `${timeoutMs} ms`;
+      resolve({ forwarded: `no answer from ${url.origin} within ${s}`, status: 504 });
+      req.destroy();
+    }, timeoutMs);
+    const req = mod.request(url, { method: 'POST', headers: out, agent: false }, (res) => {
       // The status is the answer: settled when the head arrives. A little of the body is read
       // and dropped, then the connection is closed, so a target that streams forever cannot
       // hold the delivery (the sender waits for this status).
-      resolve(res.statusCode ?? 0);
+      answered = true;
+      clearTimeout(deadline);
+      const code = res.statusCode ?? 0;
+      resolve({ forwarded: code, status: code });
       let got = 0;
-      const stop = setTimeout(() => req.destroy(), 2000);
+      const left = timeoutMs - (performance.now() - started);
+      const stop = setTimeout(() => req.destroy(), Math.max(0, Math.min(left, 2000)));
       res.on('data', (chunk: Buffer) => {
         got += chunk.length;
         if (got > 64 * 1024) req.destroy();
@@ -194,10 +217,13 @@ async function forward(
       res.on('close', () => clearTimeout(stop));
       res.on('error', () => {});
     });
-    req.on('timeout', () => req.destroy(new Error('timed out after 10 s')));
-    req.on('error', (err: NodeJS.ErrnoException) =>
-      resolve(err.code === 'ECONNREFUSED' ? `connection refused by ${url.origin}` : err.message),
-    );
+    req.on('error', (err: NodeJS.ErrnoException) => {
+      clearTimeout(deadline);
+      resolve({
+        forwarded: err.code === 'ECONNREFUSED' ? `connection refused by ${url.origin}` : err.message,
+        status: 502,
+      });
+    });
     req.end(body);
   });
 }

@@ -162,6 +162,21 @@ export function sampleEvent(name: EventName, now: Date): Record<string, unknown>
   }
 }
 
+/** How deep a `--set` path (segments) or JSON value (levels of lists and objects) may go. */
+export const MAX_SET_DEPTH = 64;
+
+/** Whether a parsed JSON value nests deeper than `limit` (iterative, so any depth is safe to measure). */
+function depthOver(value: unknown, limit: number): boolean {
+  const stack: Array<[unknown, number]> = [[value, 1]];
+  while (stack.length > 0) {
+    const [node, depth] = stack.pop() as [unknown, number];
+    if (typeof node !== 'object' || node === null) continue;
+    if (depth > limit) return true;
+    for (const child of Array.isArray(node) ? node : Object.values(node)) stack.push([child, depth + 1]);
+  }
+  return false;
+}
+
 /**
  * `--set PATH=VALUE`: a dotted path (`referral.visits.0.status`, `notification.channel`); the value
  * is JSON when it reads as JSON (`12`, `null`, `true`, `["a","b"]`, `"12"` for the text 12), else
@@ -169,6 +184,13 @@ export function sampleEvent(name: EventName, now: Date): Record<string, unknown>
  */
 export function applySet(event: Record<string, unknown>, path: string, raw: string): void {
   const parts = path.split('.');
+  // Deeper than any event of the spec: a limit, so a 5000-level path or value is a usage error,
+  // not a stack overflow in what walks the event afterwards.
+  if (parts.length > MAX_SET_DEPTH)
+    throw new UsageError(
+      `--set: the path has ${parts.length} segments; at most ${MAX_SET_DEPTH} are allowed`,
+      'Use dotted names: --set referral.visits.0.status=booked',
+    );
   if (
     parts.some((p) => p === '') ||
     parts.some((p) => p === '__proto__' || p === 'constructor' || p === 'prototype')
@@ -183,6 +205,11 @@ export function applySet(event: Record<string, unknown>, path: string, raw: stri
   } catch {
     value = raw;
   }
+  if (depthOver(value, MAX_SET_DEPTH))
+    throw new UsageError(
+      `--set ${path.length > 60 ? `${path.slice(0, 60)}…` : path}: the JSON value nests more than ${MAX_SET_DEPTH} levels deep`,
+      'Give a flatter value (the events of the spec nest a few levels).',
+    );
   let node: unknown = event;
   for (const [i, key] of parts.entries()) {
     const last = i === parts.length - 1;

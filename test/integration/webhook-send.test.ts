@@ -518,7 +518,7 @@ describe('webhook send and a receiver whose body misbehaves', () => {
       expect(r.exitCode, r.stderr).toBe(0);
       expect(Date.now() - started).toBeLessThan(10_000);
       expect(r.stdout).toMatch(
-        /^delivered {2}visit\.status_changed .* 200 OK {2}in \d+ ms \(note: the body was still coming 400 ms after the status/,
+        /^delivered {2}visit\.status_changed .* 200 OK {2}in \d+ ms \(note: the body was still coming \d+ ms after the status/,
       );
     } finally {
       for (const t of timers) clearInterval(t);

@@ -1,5 +1,6 @@
 import { UsageError } from '../../errors.js';
 import type { ApiClient, ApiResponse } from '../client.js';
+import { isDotSegment } from '../url.js';
 
 /**
  * A referral's payments and notifications. The spec names these reads ("payment read",
@@ -43,7 +44,11 @@ export function checkRecordPath(kind: RecordKind, value: unknown): string {
   if (/%(2e|2f|5c|25)/i.test(v))
     throw bad('must not hold a percent-encoded dot, slash, backslash or percent (%2e, %2f, %5c, %25)');
   if (/%(?![0-9a-f]{2})/i.test(v)) throw bad('holds a % that is not followed by two hex digits');
-  if (v.split('/').some((seg) => seg === '..' || seg === '.')) throw bad('must not hold . or .. segments');
+  // Tomcat and Jetty drop a `;…` path parameter before resolving, so `..;` and `..;x` climb too.
+  if (v.split('/').some((seg) => isDotSegment(seg)))
+    throw bad(
+      'must not hold . or .. segments (nor ..; or .;x, which servers that read ;parameters take as . and ..)',
+    );
   if (v.includes('//')) throw bad('must not hold an empty segment (//)');
   return v;
 }

@@ -55,6 +55,7 @@ export default defineCommand({
         names,
         allowUnsigned: Boolean(opts.allowUnsigned),
         maxBodyBytes: MAX_WEBHOOK_BYTES,
+        ...(ctx.globals.timeout !== undefined ? { forwardTimeoutMs: ctx.globals.timeout } : {}),
         now: () => ctx.now().getTime(),
         onDelivery: (d) => {
           if (format === 'table') {

@@ -163,9 +163,11 @@ export default defineCommand({
       throw new CliError(
         failed,
         1,
-        failed.startsWith('no answer')
-          ? 'Is the receiver running? imaging webhook listen starts one on 127.0.0.1:4030.'
-          : 'The service counts anything but a 2xx as a failed delivery and sends it again with the same event_id.',
+        / within \d+ ms \(/.test(failed)
+          ? 'The receiver started answering but did not finish its status and headers within --timeout (one deadline for the whole answer).'
+          : failed.startsWith('no answer')
+            ? 'Is the receiver running? imaging webhook listen starts one on 127.0.0.1:4030.'
+            : 'The service counts anything but a 2xx as a failed delivery and sends it again with the same event_id.',
       );
     return 0;
   },
