@@ -1,0 +1,83 @@
+import { execFileSync } from 'node:child_process';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { parseFault } from '../../src/emulator/faults.js';
+import { mockFixture, run, tempDir } from '../helpers.js';
+import { CLI, openPane, type Pane } from '../terminal.js';
+
+/**
+ * Small defects reviewers found (issues 9 and 11), each recreated for real: a tmux pane of 80
+ * columns where it is about a terminal, the real binary against the emulator otherwise.
+ */
+
+const fx = mockFixture({ referrals: 60 });
+beforeAll(() => fx.start());
+afterAll(() => fx.stop());
+let panes: Pane[] = [];
+let dir: ReturnType<typeof tempDir>;
+beforeEach(() => {
+  fx.reset();
+  fx.mock.faults.clear();
+  dir = tempDir();
+});
+afterEach(async () => {
+  await Promise.all(panes.map((p) => p.close()));
+  panes = [];
+  dir.cleanup();
+});
+
+const quote = (a: string) => `'${a.replace(/'/g, `'\\''`)}'`;
+async function inPane(args: string[], env: NodeJS.ProcessEnv, cols = 80): Promise<Pane> {
+  const pane = await openPane({
+    cols,
+    command: `cd ${quote(dir.path)} && ${CLI} ${args.map(quote).join(' ')}`,
+    env,
+  });
+  panes.push(pane);
+  return pane;
+}
+/** The words a shell reads from `text`, `imaging` standing for a function that prints its arguments. */
+function shellRead(text: string): string[] {
+  execFileSync('sh', ['-n', '-c', text]); // parses
+  return execFileSync('bash', ['-c', `imaging() { printf '%s\\n' imaging "$@" END; }\n${text}`], {
+    encoding: 'utf8',
+  })
+    .trimEnd()
+    .split('\n');
+}
+
+describe('a command to copy, at an 80-column terminal (item 1)', () => {
+  it('"To continue: imaging …" is continued with ` \\`: the pane\'s lines paste as ONE command, same words', async () => {
+    fx.mock.faults.add(parseFault('500:*@2', '/api/v2/referrals')); // pages 1-2 answered, page 3 fails
+    const args = [
+      '--base-url',
+      fx.mock.url,
+      'referrals',
+      'export',
+      '--rows',
+      'visit',
+      '-o',
+      'big2.csv',
+      '--resumable',
+      '--per-page',
+      '10',
+      '--concurrency',
+      '1',
+    ];
+    const pane = await inPane(
+      args,
+      fx.env({ IMAGING_ENV: 'sandbox', IMAGING_TOKEN: 'mock-polish', IMAGING_BASE_URL: undefined }),
+    );
+    expect(await pane.exited()).toBe(1);
+    const lines = await pane.screen();
+    for (const l of lines) expect(l.length).toBeLessThanOrEqual(80);
+    const start = lines.findIndex((l) => l.startsWith('To continue: '));
+    expect(start).toBeGreaterThanOrEqual(0);
+    const end = lines.findIndex((l, i) => i >= start && !l.endsWith(' \\'));
+    expect(end).toBeGreaterThan(start); // it did not fit one line: broken, with continuations
+    const pasted = lines
+      .slice(start, end + 1)
+      .join('\n')
+      .slice('To continue: '.length);
+    expect(shellRead(pasted)).toEqual(['imaging', ...args, '--resume', 'END']);
+  });
+});
