@@ -81,3 +81,22 @@ describe('a command to copy, at an 80-column terminal (item 1)', () => {
     expect(shellRead(pasted)).toEqual(['imaging', ...args, '--resume', 'END']);
   });
 });
+
+describe("imaging api's production question at an 80-column terminal (item 2)", () => {
+  it('is wrapped to the width, words whole: the URL on one line, answered on the last', async () => {
+    const baseUrl = fx.mock.url.replace('127.0.0.1', 'localhost');
+    const env = fx.env({ IMAGING_ENV: 'production', IMAGING_BASE_URL: baseUrl, IMAGING_TOKEN: 'mock-prod' });
+    const path = '/referrals/3212c76a-c27e-4ca2-9e90-bb9c865c1630';
+    const pane = await inPane(['api', 'PATCH', path, '-f', 'note=hello'], env);
+    const lines = await pane.waitForScreen((l) => l.some((x) => x.includes('[y/N]')));
+    const asked = lines.slice(lines.findIndex((l) => l.startsWith('Send PATCH')));
+    expect(asked.length).toBeGreaterThan(1); // too long for one line
+    for (const l of asked) expect(l.length).toBeLessThanOrEqual(80);
+    expect(asked.join(' ')).toBe(`Send PATCH ${path} to PRODUCTION (${baseUrl})? [y/N]`);
+    expect(asked.some((l) => l.includes(`(${baseUrl})?`))).toBe(true);
+    await pane.keys('n', 'Enter');
+    expect(await pane.exited()).toBe(1);
+    expect((await pane.screen()).join('\n')).toContain('Nothing was sent.');
+    expect(fx.apiRequests()).toHaveLength(0);
+  });
+});
