@@ -58,7 +58,7 @@ export async function main(argv: string[], deps: MainDeps = {}): Promise<number>
     if (misuse) throw misuse;
     const words = await expandJsonFields(argv); // `--json a,b` is `--json --fields a,b`
     const program = await buildProgram(io, words, async (def, args, opts, globals) => {
-      ctx = new Context({ ...deps, io, env, globals, signal, argv });
+      ctx = new Context({ ...deps, io, env, globals, signal, argv, formats: def.formats });
       if (globals.fields !== undefined && !def.fields)
         throw new UsageError(
           `--fields is not available for imaging ${def.path.join(' ')}`,

@@ -17,6 +17,7 @@ const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'];
  */
 export default defineCommand({
   path: ['api'],
+  formats: ['json', 'ndjson'],
   description:
     'Call any endpoint, as gh api does. Fields or --input without a METHOD make it a POST (said on stderr); in production any method but GET asks first (--yes to skip).',
   args: [
@@ -73,7 +74,7 @@ export default defineCommand({
       );
     }
     if (opts.paginate && method !== 'GET') throw new UsageError('--paginate works with GET only');
-    const format = ctx.format('json', ['json', 'ndjson']);
+    const format = ctx.format('json');
 
     let body: Buffer | undefined;
     let query: Query = {};

@@ -92,7 +92,7 @@ function wrapCommand(line: string, width: number, indent: string): string | unde
   }
   if (rest) {
     // A `;` or `,` that ends the command stays on its line.
-    const stop = /^[;,]/.test(rest) ? rest[0] : '';
+    const stop = /^[;,]/.exec(rest)?.[0] ?? '';
     current += stop;
     const tail = rest.slice(stop.length).trimStart();
     out.push(current);

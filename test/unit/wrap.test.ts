@@ -50,7 +50,7 @@ describe('a command to copy in a message (issue 9, polish item 1)', () => {
     })
       .trimEnd()
       .split('\n');
-  it.for([
+  it.for<[string, string]>([
     [
       'To continue: ',
       'imaging --base-url http://127.0.0.1:4572 referrals export --rows visit -o big2.csv --resumable --resume',

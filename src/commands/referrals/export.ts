@@ -16,6 +16,7 @@ const ROW_KINDS = ['referral', 'visit', 'procedure'] as const satisfies readonly
 
 export default defineCommand({
   path: ['referrals', 'export'],
+  formats: ['csv', 'ndjson', 'json'],
   fields: [
     { label: '--rows referral, csv', fields: EXPORT_COLUMNS.referral },
     { label: '--rows referral, json/ndjson (the referral as sent)', fields: REFERRAL_FIELDS },
@@ -65,10 +66,7 @@ export default defineCommand({
     // Without --format, the format follows -o's extension (x.json is JSON); both given and
     // disagreeing, --format wins with a warning.
     const explicit = ctx.globals.format !== undefined || Boolean(ctx.globals.json);
-    const chosen = exportFormat(
-      explicit ? (ctx.format('csv', ['csv', 'ndjson', 'json']) as ExportFormat) : undefined,
-      opts.output,
-    );
+    const chosen = exportFormat(explicit ? (ctx.format('csv') as ExportFormat) : undefined, opts.output);
     const format = chosen.format;
     if (ctx.globals.bom && format !== 'csv')
       throw new UsageError(
