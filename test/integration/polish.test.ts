@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { parseFault } from '../../src/emulator/faults.js';
+import { COMMANDS } from '../../src/registry.js';
 import { mockFixture, run, tempDir } from '../helpers.js';
 import { CLI, openPane, type Pane } from '../terminal.js';
 
@@ -98,5 +99,26 @@ describe("imaging api's production question at an 80-column terminal (item 2)", 
     expect(await pane.exited()).toBe(1);
     expect((await pane.screen()).join('\n')).toContain('Nothing was sent.');
     expect(fx.apiRequests()).toHaveLength(0);
+  });
+});
+
+describe('a verb without its group (item 4)', () => {
+  const verbs = [...new Set(COMMANDS.filter((c) => c.path.length === 2).map((c) => c.path[1]!))].filter(
+    (v) => !COMMANDS.some((c) => c.path[0] === v),
+  );
+  it.for(verbs)('imaging %s: exit 2, naming every command it is the verb of', async (verb) => {
+    const r = await run(['--env', 'local', verb, 'x'], { env: fx.env() });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`unknown command '${verb}'`);
+    for (const c of COMMANDS.filter((c) => c.path[1] === verb))
+      expect(r.stderr).toContain(`imaging ${c.path.join(' ')}`);
+    expect(fx.apiRequests()).toHaveLength(0);
+  });
+  it("imaging notifications suggests imaging referrals notifications; a typo of a group still gets commander's", async () => {
+    const r = await run(['notifications'], { env: fx.env() });
+    expect(r.stderr).toContain('Did you mean imaging referrals notifications?');
+    const typo = await run(['referals'], { env: fx.env() });
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toContain('Did you mean referrals?');
   });
 });
