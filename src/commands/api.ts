@@ -4,6 +4,7 @@ import type { Query } from '../api/url.js';
 import { ExitCode, UsageError } from '../errors.js';
 import { normaliseUuid } from '../util/args.js';
 import { parseJsonInput, readInput } from '../util/input.js';
+import { count } from '../util/plural.js';
 import { defineCommand } from './define.js';
 import { arg, file, flag, pairs } from './options.js';
 
@@ -118,7 +119,7 @@ export default defineCommand({
       if (format === 'json') ctx.io.stdout.write(`${JSON.stringify(items, null, 2)}\n`);
       if (walk.duplicates > 0)
         ctx.note(
-          `warning: ${walk.duplicates} record${walk.duplicates === 1 ? '' : 's'} came again on a later page (same id) and ${walk.duplicates === 1 ? 'is' : 'are'} printed once.`,
+          `warning: ${count(walk.duplicates, 'record')} came again on a later page (same id) and ${walk.duplicates === 1 ? 'is' : 'are'} printed once.`,
         );
       return 0;
     }

@@ -122,3 +122,42 @@ describe('a verb without its group (item 4)', () => {
     expect(typo.stderr).toContain('Did you mean referrals?');
   });
 });
+
+describe('counts in messages have thousands separators (item 5)', () => {
+  const big = mockFixture({ referrals: 1500 });
+  beforeAll(() => big.start());
+  afterAll(() => big.stop());
+  const env = () => big.env({ IMAGING_ENV: 'sandbox', IMAGING_TOKEN: 'mock-polish-counts' });
+
+  it('the summary: "Exported 1,500 referral rows … from 1,500 referrals" and the visit rows too', async () => {
+    big.mock.faults.clear();
+    const target = `${dir.path}/all.csv`;
+    const r = await run(['referrals', 'export', '-o', target, '--concurrency', '2'], { env: env() });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toMatch(
+      /Exported 1,500 referral rows \(csv\) from 1,500 referrals read in 15 pages, \d+ requests/,
+    );
+    const json = await run(['referrals', 'export', '--format', 'ndjson', '--rows', 'visit'], { env: env() });
+    const rows = json.stdout.trimEnd().split('\n').length;
+    expect(rows).toBeGreaterThan(1000);
+    expect(json.stderr).toContain(`Exported ${rows.toLocaleString('en-US')} visit rows (ndjson)`);
+  });
+
+  it('the stop: "11 complete pages (1,100 referrals) are kept"', async () => {
+    big.mock.faults.add(parseFault('500:*@11', '/api/v2/referrals'));
+    try {
+      const r = await run(
+        ['referrals', 'export', '-o', `${dir.path}/x.csv`, '--concurrency', '1', '--resumable'],
+        {
+          env: env(),
+        },
+      );
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain(
+        'Export stopped: 11 complete pages (1,100 referrals) are kept in a checkpoint',
+      );
+    } finally {
+      big.mock.faults.clear();
+    }
+  });
+});
