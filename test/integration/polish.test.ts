@@ -1,4 +1,6 @@
 import { execFileSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { parseFault } from '../../src/emulator/faults.js';
 import { COMMANDS } from '../../src/registry.js';
@@ -159,5 +161,41 @@ describe('counts in messages have thousands separators (item 5)', () => {
     } finally {
       big.mock.faults.clear();
     }
+  });
+});
+
+describe('a target that cannot be written says why (item 6)', () => {
+  const exportTo = (target: string) => run(['referrals', 'export', '-o', target], { env: fx.env() });
+  it('a FILE where a folder of the path should be: "<it> is not a folder", not "no such folder"', async () => {
+    writeFileSync(join(dir.path, 'ro2'), 'a file\n');
+    const r = await exportTo(join(dir.path, 'ro2', 'x.csv'));
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(
+      `cannot write ${join(dir.path, 'ro2', 'x.csv')}: ${join(dir.path, 'ro2')} is not a folder`,
+    );
+    expect(r.stderr).not.toContain('no such folder');
+    const dev = await exportTo('/dev/null/x.csv');
+    expect(dev.code).toBe(2);
+    expect(dev.stderr).toContain('cannot write /dev/null/x.csv: /dev/null is not a folder');
+    expect(readFileSync(join(dir.path, 'ro2'), 'utf8')).toBe('a file\n');
+    expect(fx.apiRequests()).toHaveLength(0);
+  });
+  it('-o /sys/x.csv names sysfs (even as root, where it is not a permission)', async () => {
+    const r = await exportTo('/sys/x.csv');
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(
+      'cannot write /sys/x.csv: files cannot be created in /sys (a sysfs file system',
+    );
+    expect(r.stderr).not.toContain('permission denied');
+  });
+  it('a trailing "/" after a FILE suggests no path inside it; after a folder, a name inside', async () => {
+    writeFileSync(join(dir.path, 'ro2'), 'a file\n');
+    const r = await exportTo(`${join(dir.path, 'ro2')}/`);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`but ${join(dir.path, 'ro2')} is not a folder`);
+    expect(r.stderr).toContain('e.g. -o referrals.csv');
+    expect(r.stderr).not.toContain('ro2/referrals.csv');
+    const folder = await exportTo(`${dir.path}/`);
+    expect(folder.stderr).toContain(`e.g. -o ${dir.path}/referrals.csv`);
   });
 });

@@ -55,14 +55,19 @@ export default defineCommand({
     resumable: flag('--resumable', 'keep a checkpoint if this -o export stops (default in the sandbox only)'),
   },
   async run(ctx, _args, opts) {
-    const [{ exportReferrals }, { AtomicFile }, { ProgressBar }, { exportFormat }, { parseVisitStatuses }] =
-      await Promise.all([
-        import('../../export/pipeline.js'),
-        import('../../util/atomic-file.js'),
-        import('../../output/progress.js'),
-        import('../../export/target-format.js'),
-        import('./statuses.js'),
-      ]);
+    const [
+      { exportReferrals },
+      { AtomicFile, fileInPath, isFolder },
+      { ProgressBar },
+      { exportFormat },
+      { parseVisitStatuses },
+    ] = await Promise.all([
+      import('../../export/pipeline.js'),
+      import('../../util/atomic-file.js'),
+      import('../../output/progress.js'),
+      import('../../export/target-format.js'),
+      import('./statuses.js'),
+    ]);
     // Without --format, the format follows -o's extension (x.json is JSON); both given and
     // disagreeing, --format wins with a warning.
     const explicit = ctx.globals.format !== undefined || Boolean(ctx.globals.json);
@@ -91,11 +96,14 @@ export default defineCommand({
     const query = paramsQuery(opts.param);
     const client = ctx.api();
     if (opts.output === '') throw new UsageError('--output needs a file name');
-    if (opts.output?.endsWith('/'))
+    if (opts.output?.endsWith('/')) {
+      // A file name inside it only when it is a folder, never a path inside a file.
+      const inFile = fileInPath(`${opts.output}x`);
       throw new UsageError(
-        `-o ${opts.output} ends in "/", which names a folder`,
-        `Give a file name, e.g. -o ${opts.output}referrals.csv`,
+        inFile ? `-o ${opts.output} ends in "/", but ${inFile} is not a folder` : `-o ${opts.output} ends in "/", which names a folder`,
+        `Give a file name, e.g. -o ${isFolder(opts.output) ? opts.output : ''}referrals.csv`,
       );
+    }
     if (opts.dryRun) {
       const { dryRun } = await import('../../meter/dry-run.js');
       return dryRun(ctx, client, query, opts.perPage ?? 100);
