@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { parseFault } from '../../src/emulator/faults.js';
 import { COMMANDS } from '../../src/registry.js';
-import { mockFixture, run, tempDir } from '../helpers.js';
+import { json, mockFixture, run, tempDir, testServer } from '../helpers.js';
 import { CLI, openPane, type Pane } from '../terminal.js';
 
 /**
@@ -197,5 +197,52 @@ describe('a target that cannot be written says why (item 6)', () => {
     expect(r.stderr).not.toContain('ro2/referrals.csv');
     const folder = await exportTo(`${dir.path}/`);
     expect(folder.stderr).toContain(`e.g. -o ${dir.path}/referrals.csv`);
+  });
+});
+
+describe('imaging api sends every UUID in lower case (item 7)', () => {
+  const A = '3212C76A-C27E-4CA2-9E90-BB9C865C1630';
+  const B = 'AB12C76A-C27E-4CA2-9E90-BB9C865C16FF';
+  it('in -f/-F fields (body and query), lists of them, and the path with its query string', async () => {
+    const server = await testServer((_req, res) => json(res, 200, { data: {} }));
+    try {
+      const env = {
+        IMAGING_ENV: 'sandbox',
+        IMAGING_BASE_URL: server.url,
+        IMAGING_TOKEN: 'mock-uuids',
+        IMAGING_CONFIG_DIR: dir.path,
+      };
+      const post = await run(
+        [
+          'api',
+          'POST',
+          `/referrals/${A}/notes?visit=${B}&ids=${A}%2C${B}&q=Hello`,
+          '-f',
+          `referral_id=${A}`,
+          '-F',
+          `ids=${A},${B}`,
+          '-f',
+          'note=KEEP Case',
+        ],
+        { env },
+      );
+      expect(post.code).toBe(0);
+      const get = await run(
+        ['api', 'GET', '/icd10', '-f', `ids[]=${B}`, '-F', `modality=${A}`, '-f', 'q=Knee'],
+        { env },
+      );
+      expect(get.code).toBe(0);
+      const [p, g] = server.seen;
+      const a = A.toLowerCase();
+      const b = B.toLowerCase();
+      expect(p!.url).toBe(`/api/v2/referrals/${a}/notes?visit=${b}&ids=${a},${b}&q=Hello`);
+      expect(JSON.parse(p!.body)).toEqual({ referral_id: a, ids: `${a},${b}`, note: 'KEEP Case' });
+      const q = new URL(g!.url, 'http://x').searchParams;
+      expect(q.getAll('ids[]')).toEqual([b]);
+      expect(q.get('modality')).toBe(a);
+      expect(q.get('q')).toBe('Knee'); // not a UUID: as given
+    } finally {
+      await server.close();
+    }
   });
 });
