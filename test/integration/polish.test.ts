@@ -246,3 +246,13 @@ describe('imaging api sends every UUID in lower case (item 7)', () => {
     }
   });
 });
+
+describe('the "Left out" note names as many columns as fit (item 8)', () => {
+  it('referrals list at 64 columns: "Left out: Status, Line of business and 2 more", one line', async () => {
+    const pane = await openPane({ cols: 64, command: `${CLI} referrals list`, env: fx.env() });
+    panes.push(pane);
+    expect(await pane.exited()).toBe(0);
+    const notes = (await pane.screen()).filter((l) => l.startsWith('Left out'));
+    expect(notes).toEqual(['Left out: Status, Line of business and 2 more (--wide shows all)']);
+  });
+});
