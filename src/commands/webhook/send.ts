@@ -81,7 +81,7 @@ export default defineCommand({
       url.protocol !== 'https:' &&
       !/^(127\.|localhost$|\[::1\]$)/.test(url.hostname)
     )
-      ctx.note('note: the service sends notification.status_changed only to https webhook URLs.');
+      ctx.note('Note: the service sends notification.status_changed only to https webhook URLs.');
 
     const secret = opts.unsigned
       ? undefined
