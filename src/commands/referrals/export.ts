@@ -100,7 +100,9 @@ export default defineCommand({
       // A file name inside it only when it is a folder, never a path inside a file.
       const inFile = fileInPath(`${opts.output}x`);
       throw new UsageError(
-        inFile ? `-o ${opts.output} ends in "/", but ${inFile} is not a folder` : `-o ${opts.output} ends in "/", which names a folder`,
+        inFile
+          ? `-o ${opts.output} ends in "/", but ${inFile} is not a folder`
+          : `-o ${opts.output} ends in "/", which names a folder`,
         `Give a file name, e.g. -o ${isFolder(opts.output) ? opts.output : ''}referrals.csv`,
       );
     }
