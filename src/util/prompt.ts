@@ -1,5 +1,6 @@
 import { InterruptedError, UsageError } from '../errors.js';
 import type { IO, Prompter } from '../io.js';
+import { HumanStream } from '../output/text.js';
 import { wrapMessage } from '../output/wrap.js';
 
 /** Prompts on the terminal through inquirer; refuses (exit 2) when stdin is not a terminal. */
@@ -32,7 +33,7 @@ export function terminalPrompter(io: IO): Prompter {
         const width = io.stderrIsTTY ? io.errColumns : undefined;
         const lines = (width ? wrapMessage(`${message} [y/N]`, width - 1) : `${message} [y/N]`).split('\n');
         const last = lines.pop() ?? '';
-        if (lines.length > 0) io.stderr.write(`${lines.join('\n')}\n`);
+        if (lines.length > 0) new HumanStream(io.stderr).write(`${lines.join('\n')}\n`);
         const answer = await wrap(() => rl.question(`${last} `));
         return /^y(es)?$/i.test(answer.trim());
       } finally {
