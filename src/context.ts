@@ -39,6 +39,8 @@ export interface ContextDeps {
   now?: () => Date;
   /** The command line as given (after the program name), to repeat it in advice. */
   argv?: readonly string[];
+  /** The formats the command takes (its definition's `formats`); undefined: every one. */
+  formats?: readonly OutputFormat[] | undefined;
   /** Test hook: options passed to every ApiClient this context builds. */
   clientOverrides?: Partial<ConstructorParameters<typeof ApiClient>[0]>;
 }
@@ -283,7 +285,7 @@ export class Context {
   }
 
   /** The output format: --format, else --json, else the command's default. */
-  format(fallback: OutputFormat = 'table', allowed?: readonly OutputFormat[]): OutputFormat {
+  format(fallback: OutputFormat = 'table', allowed = this.deps.formats): OutputFormat {
     const f = this.globals.format ? parseFormat(this.globals.format) : this.globals.json ? 'json' : fallback;
     if (allowed && !allowed.includes(f)) {
       throw new UsageError(`--format ${f} is not available here`, `Use one of: ${allowed.join(', ')}.`);

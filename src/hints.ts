@@ -1,4 +1,6 @@
+import { commandTarget } from './commands/globals.js';
 import { UsageError } from './errors.js';
+import { COMMANDS } from './registry.js';
 
 /**
  * Flags people reach for that this tool never takes, because their value would be a secret in
@@ -26,4 +28,21 @@ export function secretFlagMisuse(argv: readonly string[]): UsageError | undefine
     for (const [re, message, hint] of SECRET_FLAGS) if (re.test(name)) return new UsageError(message, hint);
   }
   return undefined;
+}
+
+/**
+ * A group's verb given without its group (`imaging notifications`): commander only says "unknown
+ * command"; this names the command meant (`imaging referrals notifications`), for every verb of
+ * the registry. Undefined when the word is a command or group of its own, or no verb.
+ */
+export function verbWithoutGroup(argv: readonly string[]): UsageError | undefined {
+  const word = commandTarget(argv);
+  if (word === undefined || COMMANDS.some((c) => c.path[0] === word)) return undefined;
+  const meant = COMMANDS.filter((c) => c.path.length === 2 && c.path[1] === word).map(
+    (c) => `imaging ${c.path.join(' ')}`,
+  );
+  if (meant.length === 0) return undefined;
+  const list =
+    meant.length === 1 ? meant[0] : `${meant.slice(0, -1).join(', ')} or ${meant[meant.length - 1]}`;
+  return new UsageError(`unknown command '${word}'`, `Did you mean ${list}? (${word} is a verb of a group)`);
 }

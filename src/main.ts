@@ -10,7 +10,7 @@ import {
   type StopSignal,
   UsageError,
 } from './errors.js';
-import { secretFlagMisuse } from './hints.js';
+import { secretFlagMisuse, verbWithoutGroup } from './hints.js';
 import type { IO } from './io.js';
 import { HumanStream, joinSafe, paint, type SafeText, safe } from './output/text.js';
 import { buildProgram, routeHelp } from './program.js';
@@ -54,11 +54,11 @@ export async function main(argv: string[], deps: MainDeps = {}): Promise<number>
   if (ownSignals) for (const [sig, handler] of handlers) process.on(sig, handler);
 
   try {
-    const misuse = secretFlagMisuse(argv);
+    const misuse = secretFlagMisuse(argv) ?? verbWithoutGroup(argv);
     if (misuse) throw misuse;
     const words = await expandJsonFields(argv); // `--json a,b` is `--json --fields a,b`
     const program = await buildProgram(io, words, async (def, args, opts, globals) => {
-      ctx = new Context({ ...deps, io, env, globals, signal, argv });
+      ctx = new Context({ ...deps, io, env, globals, signal, argv, formats: def.formats });
       if (globals.fields !== undefined && !def.fields)
         throw new UsageError(
           `--fields is not available for imaging ${def.path.join(' ')}`,

@@ -1,4 +1,5 @@
 import { CliError, UnreadableAnswerError } from '../errors.js';
+import { num } from '../util/plural.js';
 import {
   type ApiClient,
   type ApiRequest,
@@ -149,7 +150,7 @@ export class PageWalk {
   allow(): void {
     if (this.requested >= this.budget)
       throw new CliError(
-        `stopped paging ${this.what} after ${this.requested} pages: more pages than the server's own totals allow (budget ${this.budget} pages)`,
+        `stopped paging ${this.what} after ${num(this.requested)} pages: more pages than the server's own totals allow (budget ${num(this.budget)} pages)`,
         1,
         'Nothing more was requested. Narrow the query (--param / filters), or report the server answer with --verbose.',
       );
@@ -173,8 +174,8 @@ export class PageWalk {
         p === undefined
           ? undefined
           : 'pages' in p
-            ? page < p.pages && `${p.pages} pages`
-            : this.received < p.records && `${p.records} records, ${this.received} received`;
+            ? page < p.pages && `${num(p.pages)} pages`
+            : this.received < p.records && `${num(p.records)} records, ${num(this.received)} received`;
       if ((next !== undefined && next > page) || owed)
         throw new CliError(
           `stopped paging ${this.what}: page ${page} is empty but the server ${next !== undefined && next > page ? 'says' : `said on page 1 (${owed})`} there are more`,

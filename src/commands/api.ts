@@ -2,8 +2,9 @@ import { MAX_JSON_DEPTH, nestedDeeperThan } from '../api/client.js';
 import { PageWalk, paginate } from '../api/pages.js';
 import type { Query } from '../api/url.js';
 import { ExitCode, UsageError } from '../errors.js';
-import { normaliseUuid } from '../util/args.js';
+import { normaliseUuid, normaliseUuids } from '../util/args.js';
 import { parseJsonInput, readInput } from '../util/input.js';
+import { count } from '../util/plural.js';
 import { defineCommand } from './define.js';
 import { arg, file, flag, pairs } from './options.js';
 
@@ -17,6 +18,7 @@ const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'];
  */
 export default defineCommand({
   path: ['api'],
+  formats: ['json', 'ndjson'],
   description:
     'Call any endpoint, as gh api does. Fields or --input without a METHOD make it a POST (said on stderr); in production any method but GET asks first (--yes to skip).',
   args: [
@@ -35,9 +37,11 @@ export default defineCommand({
   async run(ctx, [first, second], opts) {
     let method: string;
     let path: string;
+    // A UUID in upper case is the same id: every UUID-shaped value goes in lower case, as the API
+    // stores and compares them (a field, a list of them in one field, the path and its query).
     const fields: Array<[string, unknown]> = [
-      ...(opts.field ?? []).map(([k, v]) => [k, typed(v)] as [string, unknown]),
-      ...(opts.rawField ?? []).map(([k, v]) => [k, v] as [string, unknown]),
+      ...(opts.field ?? []).map(([k, v]) => [k, typed(normaliseUuids(v))] as [string, unknown]),
+      ...(opts.rawField ?? []).map(([k, v]) => [k, normaliseUuids(v)] as [string, unknown]),
     ];
     let why: string | undefined;
     if (second !== undefined) {
@@ -61,11 +65,8 @@ export default defineCommand({
             ? 'Sending POST: --input sends a body (name the method to send another: imaging api PUT …).'
             : `Sending POST: fields make a request a POST, as in gh api; to send them as a query instead: imaging api GET ${path} …`;
     }
-    // An id in upper case is the same id: every UUID in the path goes as the API stores it.
-    path = path
-      .split('/')
-      .map((segment) => normaliseUuid(segment))
-      .join('/');
+    // Every UUID in the path's segments and its query's values goes as the API stores it.
+    path = lowerUuidsInPath(path);
     if (/^[a-z][a-z0-9+.-]*:\/\//i.test(path) || path.startsWith('//')) {
       throw new UsageError(
         'give a path, not a full URL',
@@ -80,7 +81,7 @@ export default defineCommand({
         'Write the path with plain / separators; the token is sent only below the base URL.',
       );
     if (opts.paginate && method !== 'GET') throw new UsageError('--paginate works with GET only');
-    const format = ctx.format('json', ['json', 'ndjson']);
+    const format = ctx.format('json');
 
     let body: Buffer | undefined;
     let query: Query = {};
@@ -124,7 +125,7 @@ export default defineCommand({
       if (format === 'json') ctx.io.stdout.write(`${JSON.stringify(items, null, 2)}\n`);
       if (walk.duplicates > 0)
         ctx.note(
-          `warning: ${walk.duplicates} record${walk.duplicates === 1 ? '' : 's'} came again on a later page (same id) and ${walk.duplicates === 1 ? 'is' : 'are'} printed once.`,
+          `warning: ${count(walk.duplicates, 'record')} came again on a later page (same id) and ${walk.duplicates === 1 ? 'is' : 'are'} printed once.`,
         );
       return 0;
     }
@@ -157,6 +158,24 @@ export default defineCommand({
 });
 
 /** -F values: true, false, null and numbers become JSON values; everything else stays a string. */
+/** `/referrals/ABC…?ids=DEF…,AB…`: each UUID segment, and each query value of UUIDs, in lower case. */
+function lowerUuidsInPath(path: string): string {
+  const at = path.indexOf('?');
+  const segments = (at < 0 ? path : path.slice(0, at)).split('/').map((s) => normaliseUuid(s));
+  if (at < 0) return segments.join('/');
+  const pairs = path
+    .slice(at + 1)
+    .split('&')
+    .map((pair) => {
+      const eq = pair.indexOf('=');
+      if (eq < 0) return pair;
+      const value = pair.slice(eq + 1).replace(/%2C/gi, ',');
+      const lower = normaliseUuids(value);
+      return lower === value ? pair : `${pair.slice(0, eq + 1)}${lower}`;
+    });
+  return `${segments.join('/')}?${pairs.join('&')}`;
+}
+
 function typed(v: string): unknown {
   if (v === 'true') return true;
   if (v === 'false') return false;

@@ -1,5 +1,6 @@
 import type { Context } from '../context.js';
 import type { FieldSet } from '../output/field-sets.js';
+import type { OutputFormat } from '../output/format.js';
 import type { ArgSpec, InferArgs, InferOptions, OptionSpecs } from './options.js';
 
 /**
@@ -27,6 +28,11 @@ export interface CommandDefinition<
    * takes --fields can; one that never writes CSV refuses them (exit 2) before it runs.
    */
   readonly csv?: boolean;
+  /**
+   * The output formats it takes, when not every one: narrows the global --format for this command
+   * (`ctx.format()` refuses the others, exit 2; shell completion offers only these).
+   */
+  readonly formats?: readonly OutputFormat[];
   run(
     ctx: Context,
     args: InferArgs<A>,

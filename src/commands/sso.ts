@@ -10,11 +10,12 @@ import { flag } from './options.js';
  */
 export default defineCommand({
   path: ['sso'],
+  formats: ['table', 'json'],
   options: {
     open: flag('--open', 'open it in the system browser'),
   },
   async run(ctx, _args, opts) {
-    const format = ctx.format('table', ['table', 'json']);
+    const format = ctx.format('table');
     const res = await createSsoUrl(ctx.api());
     const url = res.data && typeof res.data === 'object' ? res.data.url : undefined;
     if (typeof url !== 'string' || url === '') {

@@ -55,12 +55,12 @@ export function complete(table: CompletionTable, words: readonly string[]): Comp
     }
   }
 
-  if (pending) return valuesOf(pending, cur, '');
+  if (pending) return valuesOf(narrowed(pending, cmd), cur, '');
   if (!dashdash && cur.startsWith('-')) {
     const eq = cur.indexOf('=');
     if (eq > 0) {
       const opt = find(cur.slice(0, eq));
-      return opt?.value ? valuesOf(opt, cur.slice(eq + 1), cur.slice(0, eq + 1)) : NONE;
+      return opt?.value ? valuesOf(narrowed(opt, cmd), cur.slice(eq + 1), cur.slice(0, eq + 1)) : NONE;
     }
     const out: Array<[string, string]> = [];
     for (const o of options()) {
@@ -97,6 +97,11 @@ export function complete(table: CompletionTable, words: readonly string[]): Comp
   const arg = cmd.args[positional.length];
   if (arg?.values) return { candidates: match(arg.values, cur, ''), files: false };
   return NONE;
+}
+
+/** The global --format as a command narrows it (export: csv, ndjson, json). */
+function narrowed(opt: CompletionOption, cmd: CompletionCommand | undefined): CompletionOption {
+  return cmd?.formats && opt.flags.includes('--format') ? { ...opt, values: cmd.formats } : opt;
 }
 
 function valuesOf(opt: CompletionOption, cur: string, prefix: string): Completion {

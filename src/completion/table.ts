@@ -33,6 +33,8 @@ export interface CompletionCommand {
   summary: string;
   options: CompletionOption[];
   args: CompletionArg[];
+  /** The --format values it takes, when not every one. */
+  formats?: string[];
 }
 
 export interface CompletionTable {
@@ -75,6 +77,7 @@ export async function buildCompletionTable(): Promise<CompletionTable> {
           name: a.name,
           ...(a.values ? { values: [...a.values] } : {}),
         })),
+        ...(def.formats ? { formats: [...def.formats] } : {}),
       };
     }),
   };

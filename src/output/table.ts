@@ -105,9 +105,16 @@ export function layoutTable(columns: ColumnLayout[], rows: unknown[][], opts: Ta
 
 /** The one line on stderr when columns were left out: which, and how to see them. */
 export function omittedNote(headers: string[], width = Number.POSITIVE_INFINITY): string {
-  const named = `Left out: ${headers.map((h) => h || '(unnamed)').join(', ')} (--wide shows all)`;
-  // Too many names for one line: the count, still one line.
-  return named.length <= width ? named : `Left out: ${headers.length} columns (--wide shows all)`;
+  const names = headers.map((h) => h || '(unnamed)');
+  const line = (list: string) => `Left out: ${list} (--wide shows all)`;
+  const all = line(names.join(', '));
+  if (displayWidth(all) <= width) return all;
+  // Too many names for one line: as many as fit, then how many more, still one line.
+  for (let k = names.length - 1; k >= 1; k--) {
+    const some = line(`${names.slice(0, k).join(', ')} and ${names.length - k} more`);
+    if (displayWidth(some) <= width) return some;
+  }
+  return line(`${names.length} columns`);
 }
 
 /**

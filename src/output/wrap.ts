@@ -33,7 +33,8 @@ export function wrapMessage(text: string, width: number): string {
     .split('\n')
     .map((line) => {
       const label = /^( *(?:[A-Za-z][\w -]{0,20}): +)\S/.exec(line.replace(SGR, ''))?.[1];
-      return wrapLine(line, width, ' '.repeat(label ? cells(label) : /^ */.exec(line)![0].length));
+      const indent = ' '.repeat(label ? cells(label) : /^ */.exec(line)![0].length);
+      return wrapCommand(line, width, indent) ?? wrapLine(line, width, indent);
     })
     .join('\n');
 }
@@ -56,4 +57,76 @@ function wrapLine(line: string, width: number, indent: string): string {
   }
   if (current) out.push(current);
   return out.join('\n');
+}
+
+/**
+ * A line whose text after its labels (`To continue: `, `hint: Run: `) is a command to copy
+ * (`imaging …`), too wide for the terminal: the command is broken between shell words with a ` \`
+ * ending each broken line, as help's examples are, so the lines pasted into a shell still run as
+ * one command. What follows the command (after two spaces, ` (`, `; ` or `, `) is prose, wrapped
+ * on lines of its own below it.
+ * Undefined when the line is not such a command (or fits, or carries colour codes).
+ */
+function wrapCommand(line: string, width: number, indent: string): string | undefined {
+  if (cells(line) <= width || width < 20 || line.includes('\u001b')) return undefined;
+  const m =
+    /^( *(?:[A-Za-z][\w -]{0,40}: +)+)(imaging(?: +(?:[^\s;,]|[;,](?! ))+)*?)((?: {2,}| +\(|[;,] ).*)?$/.exec(
+      line,
+    );
+  if (!m) return undefined;
+  const [, label = '', command = '', rest] = m;
+  const words = shellWords(command);
+  // A quote left open: not a command a shell would take; wrapped as prose.
+  if (words === undefined) return undefined;
+  const cont = `${indent}    `;
+  const out: string[] = [];
+  let current = label;
+  let first = true;
+  for (const word of words) {
+    const next = first ? current + word : `${current} ${word}`;
+    if (!first && cells(next) + 2 > width) {
+      out.push(`${current} \\`);
+      current = `${cont}${word}`;
+    } else current = next;
+    first = false;
+  }
+  if (rest) {
+    // A `;` or `,` that ends the command stays on its line.
+    const stop = /^[;,]/.exec(rest)?.[0] ?? '';
+    current += stop;
+    const tail = rest.slice(stop.length).trimStart();
+    out.push(current);
+    out.push(wrapLine(`${indent}${tail}`, width, indent));
+  } else out.push(current);
+  return out.join('\n');
+}
+
+/** Shell words of a command line, quotes kept whole; undefined when a quote is left open. */
+function shellWords(line: string): string[] | undefined {
+  const words: string[] = [];
+  let current = '';
+  let quote: string | undefined;
+  let escaped = false;
+  for (const ch of line) {
+    if (escaped) {
+      current += ch;
+      escaped = false;
+    } else if (quote) {
+      current += ch;
+      if (ch === quote) quote = undefined;
+      else if (ch === '\\' && quote === '"') escaped = true;
+    } else if (ch === '\\') {
+      current += ch;
+      escaped = true;
+    } else if (ch === "'" || ch === '"') {
+      quote = ch;
+      current += ch;
+    } else if (ch === ' ') {
+      if (current) words.push(current);
+      current = '';
+    } else current += ch;
+  }
+  if (quote || escaped) return undefined;
+  if (current) words.push(current);
+  return words;
 }

@@ -14,6 +14,11 @@ export function normaliseUuid(value: string): string {
   return UUID_RE.test(value) ? value.toLowerCase() : value;
 }
 
+/** A UUID, or a comma-separated list of UUIDs (`ids=A,B`), in lower case; anything else unchanged. */
+export function normaliseUuids(value: string): string {
+  return value.split(',').every((v) => UUID_RE.test(v)) ? value.toLowerCase() : value;
+}
+
 /** An http(s) URL given to a flag (webhook targets, forwarding, curl), or a usage error. */
 export function requireHttpUrl(flag: string, value: string): URL {
   let u: URL | undefined;

@@ -210,8 +210,14 @@ export class AtomicFile {
     opts: { stdout?: Writable; signal?: AbortSignal; onWait?: () => void } = {},
   ): Promise<AtomicFile> {
     const abs = resolve(target);
-    const fail = (err: unknown, exitCode = 2) =>
-      new CliError(`cannot write ${target}: ${reasonOf(err)}`, exitCode);
+    const fail = (err: unknown, exitCode = 2) => {
+      // A file where a folder of the path should be (`-o notes.txt/x.csv`, `/dev/null/x.csv`).
+      const file = (err as NodeJS.ErrnoException)?.code === 'ENOTDIR' ? fileInPath(target) : undefined;
+      return new CliError(
+        `cannot write ${target}: ${file ? `${file} is not a folder` : reasonOf(err)}`,
+        exitCode,
+      );
+    };
     // Follow symlinks ourselves: a link to a missing file is written through (the link stays), and
     // a path into a process's descriptor table (/dev/fd/N, /proc/self/fd/N, or a link to one) is seen
     // as such whatever it is called.
@@ -546,8 +552,20 @@ const PSEUDO_FS: Record<number, string> = {
  */
 export function folderReason(err: unknown, folder: string): string {
   const code = (err as NodeJS.ErrnoException)?.code;
-  if (code === 'EACCES' || code === 'EPERM')
-    return `permission denied (this user cannot create files in ${folder})`;
+  const pseudo = (): string | undefined => {
+    try {
+      return PSEUDO_FS[Number(statfsSync(folder).type)];
+    } catch {
+      return undefined;
+    }
+  };
+  const noFiles = (kind: string | undefined) =>
+    `files cannot be created in ${folder}${kind ? ` (a ${kind} file system, which holds no user files)` : ' (its file system does not allow it)'}`;
+  if (code === 'EACCES' || code === 'EPERM') {
+    // sysfs refuses even root with EACCES: not a matter of this user's permissions.
+    const kind = pseudo();
+    return kind ? noFiles(kind) : `permission denied (this user cannot create files in ${folder})`;
+  }
   if (code === 'ENOENT') {
     let isDir = false;
     try {
@@ -556,15 +574,36 @@ export function folderReason(err: unknown, folder: string): string {
       isDir = false;
     }
     if (!isDir) return `no such folder: ${folder}`;
-    let kind: string | undefined;
-    try {
-      kind = PSEUDO_FS[Number(statfsSync(folder).type)];
-    } catch {
-      kind = undefined;
-    }
-    return `files cannot be created in ${folder}${kind ? ` (a ${kind} file system, which holds no user files)` : ' (its file system does not allow it)'}`;
+    return noFiles(pseudo());
   }
   return reasonOf(err);
+}
+
+/**
+ * The first part of `path`'s folders (as given) that exists but is not a folder: `notes.txt` of
+ * `notes.txt/x.csv`, `/dev/null` of `/dev/null/x.csv`. Undefined when there is none.
+ */
+export function fileInPath(path: string): string | undefined {
+  const parts = dirname(path).split('/');
+  for (let i = 1; i <= parts.length; i++) {
+    const prefix = parts.slice(0, i).join('/');
+    if (prefix === '' || prefix === '.' || prefix === '..') continue;
+    try {
+      if (!statSync(prefix).isDirectory()) return prefix;
+    } catch {
+      return undefined;
+    }
+  }
+  return undefined;
+}
+
+/** Whether `path` is an existing folder (following links). */
+export function isFolder(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 function sameFile(st: Stats, fd: number): boolean {

@@ -1,5 +1,7 @@
 import { InterruptedError, UsageError } from '../errors.js';
 import type { IO, Prompter } from '../io.js';
+import { HumanStream } from '../output/text.js';
+import { wrapMessage } from '../output/wrap.js';
 
 /** Prompts on the terminal through inquirer; refuses (exit 2) when stdin is not a terminal. */
 export function terminalPrompter(io: IO): Prompter {
@@ -26,7 +28,13 @@ export function terminalPrompter(io: IO): Prompter {
       const { createInterface } = await import('node:readline/promises');
       const rl = createInterface({ input: io.stdin, output: io.stderr });
       try {
-        const answer = await wrap(() => rl.question(`${message} [y/N] `));
+        // Wrapped to stderr's width, words whole (a URL is never split at the terminal's edge):
+        // the lines above the last are written first, readline asks on the last.
+        const width = io.stderrIsTTY ? io.errColumns : undefined;
+        const lines = (width ? wrapMessage(`${message} [y/N]`, width - 1) : `${message} [y/N]`).split('\n');
+        const last = lines.pop() ?? '';
+        if (lines.length > 0) new HumanStream(io.stderr).write(`${lines.join('\n')}\n`);
+        const answer = await wrap(() => rl.question(`${last} `));
         return /^y(es)?$/i.test(answer.trim());
       } finally {
         rl.close();

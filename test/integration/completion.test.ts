@@ -87,6 +87,24 @@ describe('what a TAB press offers (from the definitions)', () => {
     expect(values(['frobnicate', ''])).toEqual([]);
   });
 
+  it('--format: a command that narrows it is offered only its formats, the ones its run accepts', async () => {
+    for (const entry of COMMANDS) {
+      const def = (await entry.load()).default;
+      const offered = values([...entry.path, '--format', '']);
+      expect(offered, entry.path.join(' ')).toEqual(
+        def.formats ? [...def.formats] : ['table', 'json', 'ndjson', 'csv'],
+      );
+    }
+    expect(values(['referrals', 'export', '--format', ''])).toEqual(['csv', 'ndjson', 'json']);
+    expect(values(['referrals', 'export', '--format=n'])).toEqual(['--format=ndjson']);
+    // What is not offered is refused by the command itself (exit 2, before any request).
+    const r = await run(['referrals', 'export', '--format', 'table'], {
+      env: { IMAGING_CONFIG_DIR: dir.path },
+    });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('--format table is not available here');
+  });
+
   it('file flags ask the shell for file names', () => {
     expect(complete(table, ['referrals', 'export', '-o', '']).files).toBe(true);
     expect(complete(table, ['webhook', 'verify', '--request', 'cap']).files).toBe(true);
@@ -198,6 +216,13 @@ printf '%s\\n' "\${COMPREPLY[@]}"`,
     ]);
     expect(bash(['imaging', 'webhook', 'listen', '--ti'], 3)).toEqual(['--timestamp-header', '--timeout']);
   });
+
+  it('--format offers only what the command takes: export csv, ndjson, json (no table)', () => {
+    expect(bash(['imaging', 'referrals', 'export', '--format', ''], 4)).toEqual(['csv', 'ndjson', 'json']);
+    expect(bash(['imaging', 'referrals', 'export', '--format', 't'], 4)).toEqual([]);
+    expect(bash(['imaging', 'sso', '--format', ''], 3)).toEqual(['table', 'json']);
+    expect(bash(['imaging', 'modalities', '--format', ''], 3)).toEqual(['table', 'json', 'ndjson', 'csv']);
+  });
 });
 
 describe.skipIf(skipNote('zsh'))('in real zsh', () => {
@@ -269,6 +294,12 @@ describe.skipIf(skipNote('fish'))('in real fish', () => {
     expect(fish('imaging webhook send referral.')).toEqual(['referral.auto_book_completed']);
     expect(fish('imaging webhook verify --request al')).toEqual(['albums/', 'alpha.csv', 'alpine.json']);
     expect(fish('imaging --env p')).toEqual(['production']);
+  });
+
+  it('--format offers only what the command takes: export csv, ndjson, json (no table)', () => {
+    expect(fish('imaging referrals export --format ')).toEqual(['csv', 'json', 'ndjson']);
+    expect(fish('imaging referrals export --format t')).toEqual([]);
+    expect(fish('imaging api /referrals --format ')).toEqual(['json', 'ndjson']);
   });
 
   it('file names still complete in a folder holding a file named like an option (-rf.csv)', () => {

@@ -48,7 +48,9 @@ describe('a next_page that never ends', () => {
     );
     const r = await run(['icd10', 'x', '--all', '--json'], { env });
     expect(r.code).toBe(1);
-    expect(r.stderr).toContain(`stopped paging the ICD-10 codes after ${MAX_PAGES_WITHOUT_TOTAL} pages`);
+    expect(r.stderr).toContain(
+      `stopped paging the ICD-10 codes after ${MAX_PAGES_WITHOUT_TOTAL.toLocaleString('en-US')} pages`,
+    );
     // JSON streams page by page: what came before the stop is written, unterminated, so a script
     // reading it fails to parse as well as seeing exit 1.
     expect(r.stdout.startsWith('[\n')).toBe(true);
@@ -188,7 +190,7 @@ describe('empty pages that carry no promise of more, after page 1 promised a bil
     const r = await run(['referrals', 'export', '--format', 'ndjson', '--concurrency', '4'], { env });
     expect(r.code).toBe(1);
     expect(r.stderr).toContain(
-      'page 2 is empty but the server said on page 1 (1000000000 pages) there are more',
+      'page 2 is empty but the server said on page 1 (1,000,000,000 pages) there are more',
     );
     noTrace(r.stderr);
     expect(apiRequests()).toBeLessThanOrEqual(5);
@@ -288,7 +290,7 @@ describe('an empty page before the records page 1 counted (total_count)', () => 
     const r = await run(['referrals', 'list', '--all', '--json'], { env });
     expect(r.code).toBe(1);
     expect(r.stderr).toContain(
-      'page 2 is empty but the server said on page 1 (1000000000 records, 1 received)',
+      'page 2 is empty but the server said on page 1 (1,000,000,000 records, 1 received)',
     );
     expect(apiRequests()).toBe(2);
   });

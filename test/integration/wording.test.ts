@@ -62,6 +62,40 @@ describe('one warning prefix', () => {
     expect(offenders).toEqual([]);
   });
 
+  it('every note in src/ starts "Note:" (webhook send said "note:"), never note:, NOTE or N.B.', () => {
+    const offenders: string[] = [];
+    const walk = (d: string) => {
+      for (const name of readdirSync(d)) {
+        const p = join(d, name);
+        if (statSync(p).isDirectory()) walk(p);
+        else if (p.endsWith('.ts'))
+          readFileSync(p, 'utf8')
+            .split('\n')
+            .forEach((line, i) => {
+              if (/^\s*(\/\/|\*)/.test(line)) return;
+              // A message that starts with a note label (not a `(note: …)` inside a line).
+              if (/[`'"](note|NOTE|Nota|NB|N\.B\.)\s*[:!-]/.test(line))
+                offenders.push(`${p.slice(ROOT.length)}:${i + 1}: ${line.trim()}`);
+            });
+      }
+    };
+    walk(join(ROOT, 'src'));
+    expect(offenders).toEqual([]);
+  });
+
+  it('webhook send to an http URL says "Note:" as every other note', async () => {
+    const r = await run(
+      ['webhook', 'send', 'notification.status_changed', '--to', 'http://receiver.example/x', '--print'],
+      {
+        env: { IMAGING_WEBHOOK_SECRET: 'whsec_test', IMAGING_CONFIG_DIR: '/nonexistent/imaging-test-config' },
+      },
+    );
+    expect(r.stderr).toContain(
+      'Note: the service sends notification.status_changed only to https webhook URLs.',
+    );
+    expect(r.stderr).not.toMatch(/^note:/m);
+  });
+
   it('a repeated record on a later page is reported with "warning:"', async () => {
     const page = (n: number) => ({
       icd10_codes: [

@@ -229,7 +229,7 @@ describe('a keep column wider than the terminal (a hostile "code")', () => {
 });
 
 describe('the note naming left-out columns stays one line', () => {
-  it('names the columns, or counts them when the names would not fit', () => {
+  it('names the columns; as many as fit and how many more; or counts them', () => {
     const names = ['Line of business', 'Visits', 'Most advanced visit'];
     expect(omittedNote(names)).toBe(
       'Left out: Line of business, Visits, Most advanced visit (--wide shows all)',
@@ -237,7 +237,13 @@ describe('the note naming left-out columns stays one line', () => {
     expect(omittedNote(names, 80)).toBe(
       'Left out: Line of business, Visits, Most advanced visit (--wide shows all)',
     );
-    expect(omittedNote(names, 60)).toBe('Left out: 3 columns (--wide shows all)');
-    for (const w of [60, 80, 120]) expect(omittedNote(names, w).length).toBeLessThanOrEqual(w);
+    // As many names as fit, then how many more (issue 9, polish item 8).
+    expect(omittedNote(names, 60)).toBe('Left out: Line of business and 2 more (--wide shows all)');
+    expect(omittedNote([...names, 'ID'], 66)).toBe(
+      'Left out: Line of business, Visits and 2 more (--wide shows all)',
+    );
+    // Not even one name fits: the count.
+    expect(omittedNote(names, 40)).toBe('Left out: 3 columns (--wide shows all)');
+    for (const w of [40, 60, 66, 80, 120]) expect(omittedNote(names, w).length).toBeLessThanOrEqual(w);
   });
 });

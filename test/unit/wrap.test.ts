@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { cells, wrapMessage, wrapProse } from '../../src/output/wrap.js';
 
@@ -39,5 +40,54 @@ describe('messages wrapped to the terminal', () => {
         .split('\n')[1]!
         .startsWith('    abc'),
     ).toBe(true);
+  });
+});
+
+describe('a command to copy in a message (issue 9, polish item 1)', () => {
+  const argsOf = (lines: string) =>
+    execFileSync('sh', ['-c', `imaging() { printf '%s\\n' "$@"; printf 'END\\n'; }\n${lines}`], {
+      encoding: 'utf8',
+    })
+      .trimEnd()
+      .split('\n');
+  it.for<[string, string]>([
+    [
+      'To continue: ',
+      'imaging --base-url http://127.0.0.1:4572 referrals export --rows visit -o big2.csv --resumable --resume',
+    ],
+    [
+      'hint: Run: ',
+      "imaging referrals export --param 'note=it'\\''s here' -o /tmp/some-long-folder/x.csv --resume",
+    ],
+  ])(
+    '%s… is broken with ` \\` between words: pasted, one command with the same words',
+    ([label, command]) => {
+      for (const width of [40, 60, 80]) {
+        const out = wrapMessage(`${label}${command}`, width);
+        const lines = out.split('\n');
+        expect(lines.length).toBeGreaterThan(1);
+        for (const l of lines) expect(cells(l)).toBeLessThanOrEqual(width);
+        for (const l of lines.slice(0, -1)) expect(l).toMatch(/ \\$/);
+        const pasted = out.slice(label.length);
+        expect(argsOf(pasted)).toEqual([...argsOf(command)]);
+        expect(argsOf(pasted).filter((w) => w === 'END')).toHaveLength(1);
+      }
+    },
+  );
+  it('prose after the command is wrapped below it, not continued into it', () => {
+    const out = wrapMessage(
+      'Log in for the new base URL: imaging auth login --env production --base-url https://a.example; for a one-off, set IMAGING_TOKEN instead.',
+      60,
+    );
+    const lines = out.split('\n');
+    const last = lines.findIndex((l) => !l.endsWith(' \\'));
+    expect(lines[last]).toMatch(/https:\/\/a\.example;$/);
+    expect(lines.slice(last + 1).join(' ')).toContain('for a one-off, set IMAGING_TOKEN instead.');
+  });
+  it('a command that fits, or a line that is not a command, wraps as before', () => {
+    expect(wrapMessage('To continue: imaging referrals export --resume', 80)).toBe(
+      'To continue: imaging referrals export --resume',
+    );
+    expect(wrapMessage(`note: ${'word '.repeat(30).trim()}`, 40)).not.toContain('\\');
   });
 });

@@ -18,10 +18,11 @@ const FROM: Record<string, string> = {
  */
 export default defineCommand({
   path: ['config', 'get'],
+  formats: ['table', 'json'],
   args: [arg('<key>', 'env, base-url, path.payments or path.notifications', { values: KEYS })],
   async run(ctx, [key]) {
     const k = parseKey(key);
-    const format = ctx.format('table', ['table', 'json']);
+    const format = ctx.format('table');
     const env = ctx.environment();
     const kind = pathKind(k);
     // path.payments / path.notifications: the stored path, else the emulator's documented guess.

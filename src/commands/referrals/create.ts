@@ -13,13 +13,14 @@ import { file } from '../options.js';
 
 export default defineCommand({
   path: ['referrals', 'create'],
+  formats: ['table', 'json'],
   fields: [{ fields: REFERRAL_FIELDS }],
   options: {
     file: file('--file <file>', 'JSON file, or - for standard input', { required: true }),
   },
   async run(ctx, _args, opts) {
     if (!opts.file) throw new UsageError('--file is required (a JSON file, or - for standard input)');
-    const format = ctx.format('table', ['table', 'json']);
+    const format = ctx.format('table');
     const { chosen } = selectFields(ctx.globals.fields, REFERRAL_FIELDS);
     const bytes = await readInput(ctx, opts.file, '--file');
     const parsed = parseJsonInput(bytes, opts.file === '-' ? 'standard input' : opts.file);

@@ -7,7 +7,7 @@ import type { RowKind } from '../../export/rows.js';
 import { EXPORT_COLUMNS, REFERRAL_FIELDS } from '../../output/field-sets.js';
 import { selectFields } from '../../output/fields.js';
 import type { AtomicFile } from '../../util/atomic-file.js';
-import { count } from '../../util/plural.js';
+import { count, num } from '../../util/plural.js';
 import { defineCommand } from '../define.js';
 import { choice, completes, file, flag, int, text } from '../options.js';
 import { PARAM_OPTION, paramsQuery } from './params.js';
@@ -16,6 +16,7 @@ const ROW_KINDS = ['referral', 'visit', 'procedure'] as const satisfies readonly
 
 export default defineCommand({
   path: ['referrals', 'export'],
+  formats: ['csv', 'ndjson', 'json'],
   fields: [
     { label: '--rows referral, csv', fields: EXPORT_COLUMNS.referral },
     { label: '--rows referral, json/ndjson (the referral as sent)', fields: REFERRAL_FIELDS },
@@ -54,21 +55,23 @@ export default defineCommand({
     resumable: flag('--resumable', 'keep a checkpoint if this -o export stops (default in the sandbox only)'),
   },
   async run(ctx, _args, opts) {
-    const [{ exportReferrals }, { AtomicFile }, { ProgressBar }, { exportFormat }, { parseVisitStatuses }] =
-      await Promise.all([
-        import('../../export/pipeline.js'),
-        import('../../util/atomic-file.js'),
-        import('../../output/progress.js'),
-        import('../../export/target-format.js'),
-        import('./statuses.js'),
-      ]);
+    const [
+      { exportReferrals },
+      { AtomicFile, fileInPath, isFolder },
+      { ProgressBar },
+      { exportFormat },
+      { parseVisitStatuses },
+    ] = await Promise.all([
+      import('../../export/pipeline.js'),
+      import('../../util/atomic-file.js'),
+      import('../../output/progress.js'),
+      import('../../export/target-format.js'),
+      import('./statuses.js'),
+    ]);
     // Without --format, the format follows -o's extension (x.json is JSON); both given and
     // disagreeing, --format wins with a warning.
     const explicit = ctx.globals.format !== undefined || Boolean(ctx.globals.json);
-    const chosen = exportFormat(
-      explicit ? (ctx.format('csv', ['csv', 'ndjson', 'json']) as ExportFormat) : undefined,
-      opts.output,
-    );
+    const chosen = exportFormat(explicit ? (ctx.format('csv') as ExportFormat) : undefined, opts.output);
     const format = chosen.format;
     if (ctx.globals.bom && format !== 'csv')
       throw new UsageError(
@@ -93,11 +96,16 @@ export default defineCommand({
     const query = paramsQuery(opts.param);
     const client = ctx.api();
     if (opts.output === '') throw new UsageError('--output needs a file name');
-    if (opts.output?.endsWith('/'))
+    if (opts.output?.endsWith('/')) {
+      // A file name inside it only when it is a folder, never a path inside a file.
+      const inFile = fileInPath(`${opts.output}x`);
       throw new UsageError(
-        `-o ${opts.output} ends in "/", which names a folder`,
-        `Give a file name, e.g. -o ${opts.output}referrals.csv`,
+        inFile
+          ? `-o ${opts.output} ends in "/", but ${inFile} is not a folder`
+          : `-o ${opts.output} ends in "/", which names a folder`,
+        `Give a file name, e.g. -o ${isFolder(opts.output) ? opts.output : ''}referrals.csv`,
       );
+    }
     if (opts.dryRun) {
       const { dryRun } = await import('../../meter/dry-run.js');
       return dryRun(ctx, client, query, opts.perPage ?? 100);
@@ -170,24 +178,24 @@ export default defineCommand({
       progress.done();
       if (resume)
         ctx.note(
-          `Continued from the checkpoint: ${resume.page - 1} page${resume.page === 2 ? '' : 's'} saved earlier, ${summary.pages - resume.page + 1} fetched now.`,
+          `Continued from the checkpoint: ${count(resume.page - 1, 'page')} saved earlier, ${num(summary.pages - resume.page + 1)} fetched now.`,
         );
       const where = toFile ? ` -> ${file.target}` : '';
       // What was written comes first: the rows; then what was read to get them.
       ctx.note(
-        `Exported ${summary.rows} ${rows} row${summary.rows === 1 ? '' : 's'} (${format}) from ${summary.referrals} referral${summary.referrals === 1 ? '' : 's'} read in ${summary.pages} page${summary.pages === 1 ? '' : 's'}, ${summary.requests} request${summary.requests === 1 ? '' : 's'}, ${summary.seconds.toFixed(1)} s${where}`,
+        `Exported ${count(summary.rows, `${rows} row`)} (${format}) from ${count(summary.referrals, 'referral')} read in ${count(summary.pages, 'page')}, ${count(summary.requests, 'request')}, ${summary.seconds.toFixed(1)} s${where}`,
       );
       if (summary.rows === 0 && summary.referrals > 0)
         ctx.note(
-          `warning: ${summary.referrals} referral${summary.referrals === 1 ? ' was' : 's were'} read but no row was written${visitStatuses ? ` (no visit has status ${[...visitStatuses].join(', ')})` : ''}${format === 'csv' && toFile ? ': the file holds only the header' : ''}.`,
+          `warning: ${count(summary.referrals, 'referral')} ${summary.referrals === 1 ? 'was' : 'were'} read but no row was written${visitStatuses ? ` (no visit has status ${[...visitStatuses].join(', ')})` : ''}${format === 'csv' && toFile ? ': the file holds only the header' : ''}.`,
         );
       if (summary.duplicates > 0)
         ctx.note(
-          `warning: ${summary.duplicates} referral${summary.duplicates === 1 ? '' : 's'} came again on a later page (same id) and ${summary.duplicates === 1 ? 'was' : 'were'} written once (records shifting between pages during the export?).`,
+          `warning: ${count(summary.duplicates, 'referral')} came again on a later page (same id) and ${summary.duplicates === 1 ? 'was' : 'were'} written once (records shifting between pages during the export?).`,
         );
       if (summary.expected !== undefined && summary.expected !== summary.referrals) {
         ctx.note(
-          `warning: the API reported ${count(summary.expected, 'referral')} at the start but ${summary.referrals} ${summary.referrals === 1 ? 'was' : 'were'} received (referrals created or removed during the export?).`,
+          `warning: the API reported ${count(summary.expected, 'referral')} at the start but ${num(summary.referrals)} ${summary.referrals === 1 ? 'was' : 'were'} received (referrals created or removed during the export?).`,
         );
       }
       return 0;
@@ -198,7 +206,7 @@ export default defineCommand({
       file.discard();
       if (kept && checkpoint) {
         ctx.note(
-          `Export stopped: ${kept.pages} complete page${kept.pages === 1 ? '' : 's'} (${kept.referrals} referral${kept.referrals === 1 ? '' : 's'}) ${kept.pages === 1 ? 'is' : 'are'} kept in a checkpoint, ${checkpoint.dir} (owner-only; not continued after 24 hours, removed by the next export to ${opts.output}); no file was written at ${file.target}.`,
+          `Export stopped: ${count(kept.pages, 'complete page')} (${count(kept.referrals, 'referral')}) ${kept.pages === 1 ? 'is' : 'are'} kept in a checkpoint, ${checkpoint.dir} (owner-only; not continued after 24 hours, removed by the next export to ${opts.output}); no file was written at ${file.target}.`,
         );
         ctx.note(`To continue: ${continueCommand(ctx.argv)}`);
         throw file.writeFailure ?? err;
@@ -207,8 +215,8 @@ export default defineCommand({
       const done = progress.records;
       const stopped =
         done === 0 && firstPage !== undefined
-          ? `Export stopped after page ${resume?.page ?? 1} was fetched (${firstPage} referral${firstPage === 1 ? '' : 's'} read), before any was written`
-          : `Export stopped after ${done} referral${done === 1 ? '' : 's'}`;
+          ? `Export stopped after page ${resume?.page ?? 1} was fetched (${count(firstPage, 'referral')} read), before any was written`
+          : `Export stopped after ${count(done, 'referral')}`;
       ctx.note(
         `${stopped}: ${file.kind === 'atomic' ? `no file was written at ${file.target}` : `the output ${toFile ? `written to ${file.target} ` : ctx.io.stdoutIsTTY ? 'above ' : 'sent to standard output '}is incomplete`}.`,
       );

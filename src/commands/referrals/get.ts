@@ -11,6 +11,7 @@ import { arg } from '../options.js';
 
 export default defineCommand({
   path: ['referrals', 'get'],
+  formats: ['table', 'json'],
   fields: [{ fields: REFERRAL_FIELDS }],
   args: [arg('<id>', 'referral id (UUID)')],
   async run(ctx, [id]) {
@@ -22,7 +23,7 @@ export default defineCommand({
           ? `${id.trim()} is a referral's reference; this takes its id, the ID column of: imaging referrals list`
           : 'List them with: imaging referrals list',
       );
-    const format = ctx.format('table', ['table', 'json']);
+    const format = ctx.format('table');
     const { chosen } = selectFields(ctx.globals.fields, REFERRAL_FIELDS);
     const res = await getReferral(ctx.api(), rid);
     if (chosen) {

@@ -18,6 +18,7 @@ import {
 /** Runs a local receiver until Ctrl-C / SIGTERM; one line per delivery on stdout (NDJSON with --json). */
 export default defineCommand({
   path: ['webhook', 'listen'],
+  formats: ['table', 'json', 'ndjson'],
   options: {
     port: port('--port <n>', 'port (default 4030; 0 picks a free one)'),
     path: text('--path <path>', 'only this path (default: any)'),
@@ -35,7 +36,7 @@ export default defineCommand({
     const names = headerNames(opts);
     const encoding = parseEncoding(opts.encoding, true);
     const tolerance = parseSeconds('--tolerance', opts.tolerance) ?? 300;
-    const format = ctx.format('table', ['table', 'json', 'ndjson']);
+    const format = ctx.format('table');
     if (opts.path !== undefined && !opts.path.startsWith('/'))
       throw new UsageError(`--path must start with /, not "${opts.path}"`);
     if (opts.forwardTo !== undefined) requireHttpUrl('--forward-to', opts.forwardTo);

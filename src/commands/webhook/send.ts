@@ -16,6 +16,7 @@ const LISTEN_URL = 'http://127.0.0.1:4030/';
  */
 export default defineCommand({
   path: ['webhook', 'send'],
+  formats: ['table', 'json', 'ndjson'],
   description:
     'Send a realistic test event, signed exactly as the service signs it, to your receiver, and print its status and time. The secret comes from --secret-file, IMAGING_WEBHOOK_SECRET or a hidden prompt, never a flag.',
   args: [arg('<event>', `the event: ${EVENT_NAMES.join(', ')}`, { values: EVENT_NAMES })],
@@ -48,7 +49,7 @@ export default defineCommand({
     const name = parseEventName(eventArg);
     const names = headerNames(opts);
     const encoding = parseEncoding(opts.encoding, false) as DigestEncoding;
-    const format = ctx.format('table', ['table', 'json', 'ndjson']);
+    const format = ctx.format('table');
     if (opts.print && opts.duplicate)
       throw new UsageError(
         '--print writes the request and sends nothing; --duplicate sends it twice: pick one',
@@ -80,7 +81,7 @@ export default defineCommand({
       url.protocol !== 'https:' &&
       !/^(127\.|localhost$|\[::1\]$)/.test(url.hostname)
     )
-      ctx.note('note: the service sends notification.status_changed only to https webhook URLs.');
+      ctx.note('Note: the service sends notification.status_changed only to https webhook URLs.');
 
     const secret = opts.unsigned
       ? undefined

@@ -11,6 +11,7 @@ import { HEADER_OPTIONS, headerNames, MAX_WEBHOOK_BYTES, parseEncoding, shellQuo
 /** Prints the three headers a signed delivery carries, for partners testing their receivers. */
 export default defineCommand({
   path: ['webhook', 'sign'],
+  formats: ['table', 'json'],
   options: {
     body: file('--body <file>', 'the JSON body, or - for standard input', { required: true }),
     timestamp: text('--timestamp <unix-seconds>', 'default: now'),
@@ -22,7 +23,7 @@ export default defineCommand({
   async run(ctx, _args, opts) {
     const names = headerNames(opts);
     const encoding = parseEncoding(opts.encoding, false) as DigestEncoding;
-    const format = ctx.format('table', ['table', 'json']);
+    const format = ctx.format('table');
     if (!opts.body) throw new UsageError('--body is required (a file, or - for standard input)');
     if (opts.timestamp !== undefined && !/^\d+$/.test(opts.timestamp.trim())) {
       throw new UsageError(`--timestamp must be Unix seconds, not "${opts.timestamp}"`);

@@ -19,6 +19,7 @@ import {
 
 export default defineCommand({
   path: ['webhook', 'verify'],
+  formats: ['table', 'json'],
   options: {
     request: file('--request <file>', 'a raw HTTP request as captured, or - for standard input'),
     body: file('--body <file>', 'the body alone (with --header), or - for standard input'),
@@ -39,7 +40,7 @@ export default defineCommand({
     const names = headerNames(opts);
     const encoding = parseEncoding(opts.encoding, true);
     const tolerance = parseSeconds('--tolerance', opts.tolerance);
-    const format = ctx.format('table', ['table', 'json']);
+    const format = ctx.format('table');
     if ((opts.request === undefined) === (opts.body === undefined)) {
       throw new UsageError(
         'give the delivery with --request FILE (a raw HTTP request) or --body FILE with --header "Name: value"',
