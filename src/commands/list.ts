@@ -210,7 +210,7 @@ async function listAll<T>(
     // As export says it: "above" only when the records are on the terminal.
     if (!ctx.signal.aborted && written > 0)
       ctx.note(
-        `Listing stopped after ${written} ${written === 1 ? 'record' : opts.noun}: the output ${ctx.io.stdoutIsTTY ? 'above' : 'sent to standard output'} is incomplete.`,
+        `Listing stopped after ${written.toLocaleString('en-US')} ${written === 1 ? 'record' : opts.noun}: the output ${ctx.io.stdoutIsTTY ? 'above' : 'sent to standard output'} is incomplete.`,
       );
     throw err;
   } finally {

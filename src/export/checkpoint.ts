@@ -21,7 +21,7 @@ import type { PageMeta, WrittenIds } from '../api/pages.js';
 import { CliError, UsageError } from '../errors.js';
 import type { AtomicFile } from '../util/atomic-file.js';
 import { onForcedExit } from '../util/cleanup.js';
-import { count as plural } from '../util/plural.js';
+import { num, count as plural } from '../util/plural.js';
 import type { ExportSummary } from './pipeline.js';
 
 /**
@@ -310,7 +310,7 @@ export class Checkpoint {
         );
       } else if (removeCheckpoint(cp.dir))
         opts.note(
-          `Removed the checkpoint of an earlier export to ${opts.name} (${found.state.pages} page${found.state.pages === 1 ? '' : 's'}, saved ${ago(opts.now().getTime() - Date.parse(found.state.saved))}); --resume would have continued it.`,
+          `Removed the checkpoint of an earlier export to ${opts.name} (${plural(found.state.pages, 'page')}, saved ${ago(opts.now().getTime() - Date.parse(found.state.saved))}); --resume would have continued it.`,
         );
     }
     if ((opts.keep || cp.resumed) && cp.blockedBy === undefined) cp.reserve();
@@ -371,9 +371,11 @@ export class Checkpoint {
         `page ${state.pages + 1} holds ${again} referral${again === 1 ? '' : 's'} already written`,
       );
     if (count !== undefined && state.summary.expected !== null && count !== state.summary.expected)
-      reasons.push(`the API now reports ${plural(count, 'referral')}, not ${state.summary.expected}`);
+      reasons.push(
+        `the API now reports ${plural(count, 'referral')}, not ${num(state.summary.expected ?? 0)}`,
+      );
     else if (pages !== undefined && state.totalPages !== null && pages !== state.totalPages)
-      reasons.push(`the API now reports ${plural(pages, 'page')}, not ${state.totalPages}`);
+      reasons.push(`the API now reports ${plural(pages, 'page')}, not ${num(state.totalPages ?? 0)}`);
     if (
       items.length === 0 &&
       state.summary.expected !== null &&

@@ -13,6 +13,7 @@ import { int, text } from '../options.js';
 
 export default defineCommand({
   path: ['auth', 'allowance'],
+  formats: ['table', 'json'],
   description:
     'The sandbox allowance (2,000 successful requests or 7 days) as counted on this machine for the sandbox token. Sends no request. When the token was also used elsewhere, state what this machine cannot know: --used N (requests used so far) and/or --since DATE (when the first one was made; the 7-day window ends a week later).',
   options: {
@@ -59,7 +60,7 @@ export default defineCommand({
     }
     const view = allowanceOf(ctx, baseUrl, token);
     if (!view) throw new CliError('internal: no allowance view');
-    if (ctx.format('table', ['table', 'json']) === 'json') {
+    if (ctx.format('table') === 'json') {
       ctx.io.stdout.write(`${JSON.stringify(view, null, 2)}\n`);
       return 0;
     }
