@@ -21,8 +21,8 @@ export type Runner = (
 const ROOT_EXAMPLES = [
   'imaging mock &                        # the local emulator, then:',
   'imaging --env local cpt 73721',
-  'imaging icd10 "meniscus tear" --json',
-  'imaging referrals export --rows visit -o visits.csv',
+  'imaging --env local icd10 "meniscus tear" --json',
+  'imaging --env local referrals export --rows visit -o visits.csv',
   'imaging webhook verify --request delivery.http --secret-file secret.txt',
 ];
 

@@ -64,7 +64,7 @@ export default defineCommand({
             const state = d.verdict.valid ? 'valid  ' : 'INVALID';
             const detail = d.verdict.valid
               ? summaryLine(d.verdict)
-              : `${d.verdict.event ?? '?'}  ${d.verdict.headline}; ${d.verdict.problems.join('; ')}`;
+              : invalidLine(d.verdict);
             const extra = [
               d.duplicate ? '(duplicate delivery)' : '',
               d.forwarded !== undefined ? `-> ${d.forwarded}` : '',
@@ -106,3 +106,10 @@ export default defineCommand({
     throw new InterruptedError(reason instanceof InterruptedError ? reason.signal : 'SIGINT', true);
   },
 });
+
+/** "visit.status_changed  signature does not match (…); …": the problems the headline does not already say. */
+function invalidLine(v: { event: string | null; headline: string; problems: readonly string[] }): string {
+  const said = v.headline.toLowerCase();
+  const more = v.problems.filter((p) => !said.includes(p.toLowerCase().replace(/^the /, '')));
+  return `${v.event ?? '?'}  ${[v.headline, ...more].join('; ')}`;
+}
