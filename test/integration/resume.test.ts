@@ -527,6 +527,27 @@ describe('real failures on the real binary', () => {
     expect(readdirSync(dir.path)).toEqual(['referrals.csv']);
   });
 
+  it('Ctrl-C where checkpoints are off (local): nothing kept, and the note says --resumable would have kept them', async () => {
+    const target = join(dir.path, 'local.csv');
+    slow.reset();
+    const child = spawn(
+      process.execPath,
+      [BIN, 'referrals', 'export', '--per-page', '20', '--concurrency', '1', '-o', target],
+      { env: { ...slow.env(), PATH: process.env.PATH } },
+    );
+    let stderr = '';
+    child.stderr!.on('data', (d) => (stderr += d));
+    const exited = exitOf(child);
+    await waitFor(() => slow.apiRequests().length >= 3);
+    child.kill('SIGINT');
+    expect(await exited).toBe(130);
+    expect(stderr).toContain('interrupted');
+    expect(stderr).toContain(
+      '(Started with --resumable, its complete pages would have been kept for --resume.)',
+    );
+    expect(readdirSync(dir.path).filter((n) => n.includes('local.csv'))).toEqual([]);
+  });
+
   const disk = (() => {
     const path = join(tempDir('imaging-resume-tmpfs-').path, 'disk');
     mkdirSync(path);

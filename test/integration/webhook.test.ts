@@ -474,7 +474,9 @@ describe('webhook listen', () => {
     expect(lines).toHaveLength(3);
     expect(lines[0]).toMatch(/^\d\d:\d\d:\d\d {2}valid {4}visit\.status_changed {2}event 9b2d8f3e/);
     expect(lines[1]).toContain('(duplicate delivery)');
-    expect(lines[2]).toMatch(/INVALID {2}visit\.status_changed {2}signature does not match \(timestamp \d+ s old\)/);
+    expect(lines[2]).toMatch(
+      /INVALID {2}visit\.status_changed {2}signature does not match \(timestamp \d+ s old\)/,
+    );
     // Said once: the problem the headline already names is not repeated after it.
     expect(lines[2]!.match(/signature does not match/g)).toHaveLength(1);
     expect(l.err()).toContain('Stopped. 3 deliveries: 2 valid, 1 not valid, 1 duplicate.');

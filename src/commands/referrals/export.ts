@@ -211,8 +211,13 @@ export default defineCommand({
         ctx.note(`To continue: ${continueCommand(ctx.argv)}`);
         throw file.writeFailure ?? err;
       }
-      if (ctx.signal.aborted) throw err;
       const done = progress.records;
+      if (ctx.signal.aborted) {
+        // Interrupted: only "interrupted" is said, and, where checkpoints are off, what would have kept them.
+        if (checkpoint && !checkpoint.wanted && !checkpoint.blocked && done > 0)
+          ctx.note('(Started with --resumable, its complete pages would have been kept for --resume.)');
+        throw err;
+      }
       const stopped =
         done === 0 && firstPage !== undefined
           ? `Export stopped after page ${resume?.page ?? 1} was fetched (${count(firstPage, 'referral')} read), before any was written`

@@ -62,9 +62,7 @@ export default defineCommand({
           if (format === 'table') {
             const time = d.receivedAt.slice(11, 19);
             const state = d.verdict.valid ? 'valid  ' : 'INVALID';
-            const detail = d.verdict.valid
-              ? summaryLine(d.verdict)
-              : invalidLine(d.verdict);
+            const detail = d.verdict.valid ? summaryLine(d.verdict) : invalidLine(d.verdict);
             const extra = [
               d.duplicate ? '(duplicate delivery)' : '',
               d.forwarded !== undefined ? `-> ${d.forwarded}` : '',
