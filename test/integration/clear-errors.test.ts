@@ -118,6 +118,31 @@ describe('hints for common mistakes (item 11)', () => {
     },
   );
 
+  it.for<[string[], string]>([
+    [['mock', '--webhook-secret', 'abc'], '--webhook-secret-file FILE'],
+    [['mock', '--port', '0', '--secret=abc'], '--webhook-secret-file FILE'],
+    [['webhook', 'sign', '--webhook-secret', 'abc'], '--secret-file FILE'],
+    [['--verbose', 'webhook', 'listen', '--secret', 'abc'], '--secret-file FILE'],
+  ])('%j: the hint names the flag that command takes, and help lists it', async ([argv, flag]) => {
+    const r = await run(argv, { env: fx.env() });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('the webhook secret is never given as a flag');
+    expect(r.stderr).toContain(`hint: Use ${flag}, or set IMAGING_WEBHOOK_SECRET`);
+    expect(r.stderr).not.toContain('abc');
+    const command = argv.filter((a) => /^[a-z]+$/.test(a)).slice(0, argv[0] === 'mock' ? 1 : 2);
+    const help = await run([...command, '--help'], { env: fx.env() });
+    expect(help.stdout).toContain(flag.replace(' FILE', ' <file>'));
+  });
+
+  it('a command that takes no secret: the hint says which commands do', async () => {
+    const r = await run(['referrals', 'list', '--webhook-secret', 'abc'], { env: fx.env() });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(
+      'hint: Only the webhook commands (--secret-file FILE) and imaging mock (--webhook-secret-file FILE) take a secret',
+    );
+    expect(r.stderr).not.toContain('abc');
+  });
+
   it('--base-url localhost:4010 suggests http://localhost:4010', async () => {
     const r = await run(['modalities', '--base-url', 'localhost:4010'], { env: fx.env() });
     expect(r.code).toBe(2);
