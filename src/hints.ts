@@ -7,11 +7,17 @@ import { COMMANDS } from './registry.js';
  * argv (visible in `ps`, shell history, CI logs). Caught before parsing, so the message never
  * quotes the value (commander's "unknown option '--secret=…'" would), and names what to use.
  */
-const SECRET_FLAGS: ReadonlyArray<[RegExp, string, string]> = [
+const SECRET_FLAGS: ReadonlyArray<[RegExp, string, string | ((command: string | undefined) => string)]> = [
   [
     /^--(?:webhook-)?secret$/,
     'the webhook secret is never given as a flag (it would show in ps and shell history)',
-    'Use --secret-file FILE, or set IMAGING_WEBHOOK_SECRET; on a terminal, leave both out to be asked.',
+    // The flag that does take it, as the command in argv spells it.
+    (command) =>
+      command === 'mock'
+        ? 'Use --webhook-secret-file FILE, or set IMAGING_WEBHOOK_SECRET; on a terminal, leave both out to be asked.'
+        : command === 'webhook'
+          ? 'Use --secret-file FILE, or set IMAGING_WEBHOOK_SECRET; on a terminal, leave both out to be asked.'
+          : 'Only the webhook commands (--secret-file FILE) and imaging mock (--webhook-secret-file FILE) take a secret, from a file or IMAGING_WEBHOOK_SECRET.',
   ],
   [
     /^--(?:api-)?token$/,
@@ -25,7 +31,9 @@ export function secretFlagMisuse(argv: readonly string[]): UsageError | undefine
   for (const a of argv) {
     if (a === '--') return undefined;
     const name = a.split('=', 1)[0]!;
-    for (const [re, message, hint] of SECRET_FLAGS) if (re.test(name)) return new UsageError(message, hint);
+    for (const [re, message, hint] of SECRET_FLAGS)
+      if (re.test(name))
+        return new UsageError(message, typeof hint === 'string' ? hint : hint(commandTarget(argv)));
   }
   return undefined;
 }

@@ -13,7 +13,7 @@ import {
 import { CliError, ExitCode } from '../errors.js';
 import type { EnvironmentName } from './environments.js';
 import { CONFIG_FILE_NAME, configDir } from './paths.js';
-import { validateConfig } from './validate.js';
+import { type ConfigProblem, validateConfig } from './validate.js';
 
 export interface EnvironmentSettings {
   base_url?: string;
@@ -126,6 +126,7 @@ export class ConfigStore {
         first.fix,
       );
     }
+    if (this.lenient) this.leftOut = problems;
     this.cache = config;
     return this.cache;
   }
@@ -135,6 +136,40 @@ export class ConfigStore {
    * wrong shape are left out of what they read, so that what they write is whole again.
    */
   lenient = false;
+
+  /** What a lenient read left out as unusable: said (through `report`) once the repaired config is written. */
+  private leftOut: ConfigProblem[] = [];
+  private report: ((line: string) => void) | undefined;
+
+  /**
+   * Reads leniently (see `lenient`), and says through `report` (stderr) what it left out, once a
+   * write has removed it from the file: nothing of a hand-edited config is dropped without a word.
+   */
+  repair(report: (line: string) => void): void {
+    this.lenient = true;
+    this.report = report;
+  }
+
+  /** The dotted keys the lenient read left out as unusable ('' for the whole file). */
+  get unusable(): string[] {
+    this.read();
+    return this.leftOut.map((p) => p.key);
+  }
+
+  /** Says what the write just removed, once. */
+  private sayRemoved(): void {
+    const removed = this.leftOut;
+    this.leftOut = [];
+    if (removed.length === 0) return;
+    const items = removed.map(
+      (p) =>
+        `${p.key === '' ? 'the whole file' : p.key} (${p.problem.replace(/^is /, '')}${/\.token_origin$/.test(p.key) ? '; the token stored with it too' : ''})`,
+    );
+    const one = items.length === 1;
+    this.report?.(
+      `warning: in the config file ${this.path}, ${one ? 'this value was' : `${items.length} values were`} not usable and ${one ? 'was' : 'were'} removed: ${items.join(', ')}`,
+    );
+  }
 
   environment(env: EnvironmentName): EnvironmentSettings {
     return this.read().environments?.[env] ?? {};
@@ -166,6 +201,7 @@ export class ConfigStore {
       );
     }
     this.cache = next;
+    this.sayRemoved();
   }
 
   /**
@@ -190,6 +226,7 @@ export class ConfigStore {
       );
     }
     this.cache = next;
+    this.sayRemoved();
   }
 }
 
@@ -219,6 +256,7 @@ function pruneEmpty(config: StoredConfig): void {
   for (const key of Object.keys(envs) as EnvironmentName[]) {
     const settings = envs[key];
     if (!settings) continue;
+    if (settings.paths && Object.keys(settings.paths).length === 0) delete settings.paths;
     for (const k of Object.keys(settings) as (keyof EnvironmentSettings)[]) {
       if (settings[k] === undefined || settings[k] === '') delete settings[k];
     }

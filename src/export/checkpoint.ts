@@ -21,13 +21,15 @@ import type { PageMeta, WrittenIds } from '../api/pages.js';
 import { CliError, UsageError } from '../errors.js';
 import type { AtomicFile } from '../util/atomic-file.js';
 import { onForcedExit } from '../util/cleanup.js';
+import { hiddenName } from '../util/hidden-name.js';
 import { num, count as plural } from '../util/plural.js';
 import type { ExportSummary } from './pipeline.js';
 
 /**
  * Resumable exports (README "Export", "Reliability"). When an `-o` export fails or is interrupted
  * after some complete pages, what was written (those pages, in order) is kept beside the target as
- * a checkpoint: a private folder `.NAME.checkpoint/` (0700) holding `data.partial` (0600, the bytes
+ * a checkpoint: a private folder `.NAME.checkpoint/` (0700; for a name too long for that, a short
+ * prefix of NAME and a hash of it, src/util/hidden-name.ts) holding `data.partial` (0600, the bytes
  * written so far) and `state.json` (0600: the export's identity, pages done, the last ids written,
  * the byte length and its SHA-256, when). `--resume` copies those bytes into a new temporary file,
  * fetches only the remaining pages, and checks at the seam that the server's list is the one the
@@ -97,7 +99,7 @@ interface State {
 
 /** The checkpoint folder of a target (its real, absolute path). */
 export function checkpointDir(target: string): string {
-  return join(dirname(target), `.${basename(target)}.checkpoint`);
+  return join(dirname(target), hiddenName(basename(target), '.checkpoint'));
 }
 
 /**
@@ -409,7 +411,7 @@ export class Checkpoint {
   private reserve(): void {
     const path = join(
       dirname(this.opts.target),
-      `.${basename(this.opts.target)}.checkpoint-${randomBytes(6).toString('hex')}.tmp`,
+      hiddenName(basename(this.opts.target), `.checkpoint-${randomBytes(6).toString('hex')}.tmp`),
     );
     try {
       mkdirSync(path, { mode: 0o700 });

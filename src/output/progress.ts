@@ -2,6 +2,9 @@ import type { Writable } from 'node:stream';
 import { onForcedExit } from '../util/cleanup.js';
 import { HumanStream, safe } from './text.js';
 
+/** The narrowest terminal that gets a progress line. */
+export const MIN_COLUMNS = 20;
+
 /**
  * A one-line progress bar on stderr (only when stderr is a terminal): pages, records, rate, ETA.
  * Redrawn at most every 100 ms (a redraw dropped by that limit is drawn when the 100 ms are up, and
@@ -91,9 +94,11 @@ export class ProgressBar {
       join([pages], [records, rate, eta]),
       join([pages], [rate, eta]),
       join([], [rate, eta]),
+      eta,
+      rate,
     ];
-    const fits = candidates.find((c) => c.length <= width);
-    return fits ?? (candidates[candidates.length - 1] ?? '').slice(0, Math.max(0, width));
+    // Never a part cut in the middle ("308/s  ETA" of "ETA 7m28s"): nothing, when nothing fits.
+    return candidates.find((c) => c !== '' && c.length <= width) ?? '';
   }
 
   private draw(): void {
@@ -101,7 +106,13 @@ export class ProgressBar {
     const columns = typeof own === 'number' && own > 0 ? own : this.width;
     // Three cells stay free: a terminal echoes Ctrl-C as "^C" at the cursor, and a line that ends in
     // the last two columns wraps it onto a new line, below which `done()` could not clear the bar.
-    const text = this.line(Math.max(10, columns - 3));
+    // Below MIN_COLUMNS no line is drawn at all (one drawn before the window narrowed is cleared):
+    // a line there would be mostly cut, and one that reaches the last columns wraps "^C" below it.
+    const text = columns < MIN_COLUMNS ? '' : this.line(columns - 3);
+    if (text === '') {
+      if (this.drawn) this.stream.write(safe`\r\u001b[2K`);
+      return;
+    }
     // \x1b[?25l hides the cursor while drawing; \x1b[2K clears the line. The escapes are literal
     // parts of safe`…` (our own); the text is cleaned.
     this.stream.write(this.drawn ? safe`\r\u001b[2K${text}` : safe`\u001b[?25l\r\u001b[2K${text}`);

@@ -27,6 +27,7 @@ import { isatty } from 'node:tty';
 import { CliError } from '../errors.js';
 import { HumanStream } from '../output/text.js';
 import { onForcedExit } from './cleanup.js';
+import { hiddenName, NAME_MAX } from './hidden-name.js';
 
 /** Why a write failed, in words, without the temporary path Node puts in its messages. */
 export function reasonOf(err: unknown): string {
@@ -52,6 +53,8 @@ export function reasonOf(err: unknown): string {
       return 'no such folder';
     case 'ENXIO':
       return 'nothing is reading it (no such device or address)';
+    case 'ENAMETOOLONG':
+      return `the name is too long (a file name can be at most ${NAME_MAX} bytes, a whole path 4096)`;
     default:
       return String(e?.message ?? err).replace(/, \w+ '[^']*'(?: -> '[^']*')?$/, '');
   }
@@ -210,6 +213,13 @@ export class AtomicFile {
     opts: { stdout?: Writable; signal?: AbortSignal; onWait?: () => void } = {},
   ): Promise<AtomicFile> {
     const abs = resolve(target);
+    const nameBytes = Buffer.byteLength(basename(abs));
+    if (nameBytes > NAME_MAX)
+      throw new CliError(
+        `cannot write ${target}: its file name is ${nameBytes} bytes long, and a file name can be at most ${NAME_MAX} bytes`,
+        2,
+        'Choose a shorter file name.',
+      );
     const fail = (err: unknown, exitCode = 2) => {
       // A file where a folder of the path should be (`-o notes.txt/x.csv`, `/dev/null/x.csv`).
       const file = (err as NodeJS.ErrnoException)?.code === 'ENOTDIR' ? fileInPath(target) : undefined;
@@ -309,7 +319,11 @@ export class AtomicFile {
         2,
         'Choose another file name, or make the file writable first.',
       );
-    const tempDir = join(dirname(real), `.${basename(real)}.${randomBytes(6).toString('hex')}.partial`);
+    // Hidden, never named like the finished file, and short enough beside any valid name (hidden-name.ts).
+    const tempDir = join(
+      dirname(real),
+      hiddenName(basename(real), `.${randomBytes(6).toString('hex')}.partial`),
+    );
     // Created synchronously, so that a forced exit (a second Ctrl-C) never races an open in flight.
     try {
       mkdirSync(tempDir, { mode: 0o700 });

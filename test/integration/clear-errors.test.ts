@@ -118,6 +118,31 @@ describe('hints for common mistakes (item 11)', () => {
     },
   );
 
+  it.for<[string[], string]>([
+    [['mock', '--webhook-secret', 'abc'], '--webhook-secret-file FILE'],
+    [['mock', '--port', '0', '--secret=abc'], '--webhook-secret-file FILE'],
+    [['webhook', 'sign', '--webhook-secret', 'abc'], '--secret-file FILE'],
+    [['--verbose', 'webhook', 'listen', '--secret', 'abc'], '--secret-file FILE'],
+  ])('%j: the hint names the flag that command takes, and help lists it', async ([argv, flag]) => {
+    const r = await run(argv, { env: fx.env() });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('the webhook secret is never given as a flag');
+    expect(r.stderr).toContain(`hint: Use ${flag}, or set IMAGING_WEBHOOK_SECRET`);
+    expect(r.stderr).not.toContain('abc');
+    const command = argv.filter((a) => /^[a-z]+$/.test(a)).slice(0, argv[0] === 'mock' ? 1 : 2);
+    const help = await run([...command, '--help'], { env: fx.env() });
+    expect(help.stdout).toContain(flag.replace(' FILE', ' <file>'));
+  });
+
+  it('a command that takes no secret: the hint says which commands do', async () => {
+    const r = await run(['referrals', 'list', '--webhook-secret', 'abc'], { env: fx.env() });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(
+      'hint: Only the webhook commands (--secret-file FILE) and imaging mock (--webhook-secret-file FILE) take a secret',
+    );
+    expect(r.stderr).not.toContain('abc');
+  });
+
   it('--base-url localhost:4010 suggests http://localhost:4010', async () => {
     const r = await run(['modalities', '--base-url', 'localhost:4010'], { env: fx.env() });
     expect(r.code).toBe(2);
@@ -246,6 +271,89 @@ describe('a hand-edited config (item 13)', () => {
     const status = await run(['auth', 'status'], { env: env() });
     expect(status.code).toBe(0);
     expect(status.stdout).toContain('****3456');
+  });
+});
+
+describe('repairing a hand-edited config says what it removed', () => {
+  // Seen: `config unset path.payments` (sandbox) silently dropped production's bad path, `config
+  // unset base-url --env sandbox` production's `token: 5`, and `auth logout` left `token: 5` in place
+  // ("No token is stored; nothing to do").
+  let dir: ReturnType<typeof tempDir>;
+  beforeEach(() => {
+    dir = tempDir();
+  });
+  afterEach(() => dir.cleanup());
+  const file = () => join(dir.path, 'config.json');
+  const env = () => ({ IMAGING_CONFIG_DIR: dir.path });
+  const stored = () => JSON.parse(readFileSync(file(), 'utf8'));
+
+  it.for<[string, unknown, string[], string]>([
+    [
+      'config unset path.payments (sandbox), production.paths.payments: 5',
+      {
+        environments: {
+          production: { paths: { payments: 5 } },
+          sandbox: { paths: { payments: '/api/v2/referrals/{id}/payments' } },
+        },
+      },
+      ['config', 'unset', 'path.payments'],
+      'environments.production.paths.payments (a number, not text)',
+    ],
+    [
+      'config unset base-url --env sandbox, production.token: 5',
+      { environments: { production: { token: 5 }, sandbox: { base_url: 'https://api.example.com' } } },
+      ['config', 'unset', 'base-url', '--env', 'sandbox'],
+      'environments.production.token (a number, not text)',
+    ],
+    [
+      'config set env production, env: 7',
+      { env: 7 },
+      ['config', 'set', 'env', 'production'],
+      'env (a number, not one of sandbox, production, local)',
+    ],
+  ])('%s: removed, and stderr names it', async ([, config, argv, item]) => {
+    writeFileSync(file(), JSON.stringify(config));
+    const r = await run(argv, { env: env() });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain(
+      `warning: in the config file ${file()}, this value was not usable and was removed: ${item}`,
+    );
+    const key = item.split(' ')[0]!;
+    let v: unknown = stored();
+    for (const part of key.split('.')) v = (v as Record<string, unknown> | undefined)?.[part];
+    expect(v === undefined || typeof v === 'string').toBe(true);
+    // Nothing left empty behind it.
+    expect(JSON.stringify(stored())).not.toContain(':{}');
+  });
+
+  it('two at once are both named; a usable config says nothing', async () => {
+    writeFileSync(
+      file(),
+      JSON.stringify({ environments: { production: { token: 5, base_url: 'x' }, local: { paths: 3 } } }),
+    );
+    const r = await run(['config', 'set', 'env', 'local'], { env: env() });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toMatch(
+      /3 values were not usable and were removed: .*environments\.production\.token .*environments\.production\.base_url .*environments\.local\.paths /,
+    );
+    const again = await run(['config', 'set', 'env', 'sandbox'], { env: env() });
+    expect(again.code).toBe(0);
+    expect(again.stderr).not.toContain('warning');
+  });
+
+  it('auth logout with "token": 5 removes it and says so', async () => {
+    writeFileSync(
+      file(),
+      JSON.stringify({ environments: { sandbox: { token: 5, base_url: 'https://api.example.com' } } }),
+    );
+    const r = await run(['auth', 'logout'], { env: env() });
+    expect(r.code).toBe(0);
+    expect(r.stderr).not.toContain('nothing to do');
+    expect(r.stderr).toContain('environments.sandbox.token (a number, not text)');
+    expect(r.stderr).toContain('Logged out of sandbox: the stored token, which was not usable, was removed.');
+    expect(stored()).toEqual({ environments: { sandbox: { base_url: 'https://api.example.com' } } });
+    const status = await run(['auth', 'status'], { env: env() });
+    expect(status.stderr).not.toContain('not usable');
   });
 });
 

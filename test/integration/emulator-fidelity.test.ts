@@ -158,6 +158,63 @@ describe('the referral update route (a guess: PATCH /referrals/ID)', () => {
   });
 });
 
+describe('the referral update refuses values of the wrong type', () => {
+  // Seen: this body was a 200 that stored incident_state null, referring_provider null and no ICD-10
+  // codes in place of what was there.
+  it('a 422 (exit 7) naming each field of the wrong type; the stored referral is unchanged', async () => {
+    // A referral with all three set, so that a wipe would show.
+    const target = fx.mock.referrals
+      .slice(0, 100)
+      .find((x) => x.incident_state && x.referring_provider && x.icd10_codes.length > 0)!;
+    const before = JSON.parse(
+      (await run(['referrals', 'get', target.id, '--json'], { env: fx.env() })).stdout,
+    );
+    const body = JSON.stringify({
+      referral: { incident_state: 123, referring_provider: { a: 1 }, icd10_code_ids: 'x' },
+    });
+    const r = await run(['api', 'PATCH', `/referrals/${target.id}`, '--input', '-'], {
+      env: fx.env(),
+      stdin: body,
+    });
+    expect(r.code).toBe(7);
+    expect(r.stderr).toContain('incident_state must be a string or null, not a number');
+    expect(r.stderr).toContain('referring_provider must be a string or null, not an object');
+    expect(r.stderr).toContain('icd10_code_ids must be an array of ICD-10 code ids, not a string');
+    const after = JSON.parse(
+      (await run(['referrals', 'get', target.id, '--json'], { env: fx.env() })).stdout,
+    );
+    expect(after).toEqual(before);
+  });
+
+  it.for<[string, unknown]>([
+    ['wc_number', 5],
+    ['law_firm_id', ['x']],
+    ['insurance_number', true],
+    ['icd10_codes', [5]],
+    ['icd10_code_ids', null],
+  ])('%s: %j is refused, naming it', async ([key, value]) => {
+    const target = fx.mock.referrals.at(4);
+    const res = await fetch(`${fx.mock.url}/api/v2/referrals/${target.id}`, {
+      method: 'PUT',
+      headers: { authorization: 'Bearer mock-token', 'content-type': 'application/json' },
+      body: JSON.stringify({ referral: { [key]: value } }),
+    });
+    expect(res.status).toBe(422);
+    expect(JSON.stringify(await res.json())).toContain(`${key} must be`);
+    expect(fx.mock.referrals.at(4)).toEqual(target);
+  });
+
+  it('null still clears a text field, and [] the ICD-10 codes', async () => {
+    const target = fx.mock.referrals.at(5);
+    const r = await run(['api', 'PATCH', `/referrals/${target.id}`, '--input', '-'], {
+      env: fx.env(),
+      stdin: JSON.stringify({ referral: { wc_number: null, icd10_code_ids: [] } }),
+    });
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ wc_number: null, icd10_codes: [] });
+  });
+});
+
 describe('visit advance', () => {
   it('advances without --webhook-url (nothing sent), and the API serves the new status', async () => {
     const r = fx.mock.referrals.slice(0, 30).find((x) => x.visits.some((v) => v.status === 'pending'))!;

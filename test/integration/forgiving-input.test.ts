@@ -118,6 +118,32 @@ describe('upper-case UUIDs are sent in lower case (item 5)', () => {
     expect(fx.apiRequests()[0]!.path).toContain(encodeURIComponent(referralId));
     expect(fx.apiRequests()[0]!.path).not.toContain(referralId.toUpperCase());
   });
+
+  it('--param with a comma list of UUIDs: each in lower case, as imaging api sends them', async () => {
+    const ids = (
+      JSON.parse((await run(['referrals', 'list', '--json'], { env: fx.env() })).stdout) as Array<{
+        id: string;
+      }>
+    )
+      .slice(0, 2)
+      .map((r) => r.id);
+    const upper = ids.map((id) => id.toUpperCase()).join(',');
+    const sent = async (argv: string[]) => {
+      fx.reset();
+      const r = await run(argv, { env: fx.env() });
+      expect(r.code, r.stderr).toBe(0);
+      return new URL(fx.apiRequests()[0]!.path, 'http://x').searchParams.get('ids');
+    };
+    expect(await sent(['referrals', 'list', '--param', `ids=${upper}`, '--json'])).toBe(ids.join(','));
+    expect(await sent(['referrals', 'export', '--param', `ids=${upper}`, '-o', '/dev/null'])).toBe(
+      ids.join(','),
+    );
+    expect(await sent(['api', 'GET', '/referrals', '-f', `ids=${upper}`])).toBe(ids.join(','));
+    // Not every part a UUID: sent as given.
+    expect(await sent(['referrals', 'list', '--param', `ids=${ids[0]!.toUpperCase()},ABC`, '--json'])).toBe(
+      `${ids[0]!.toUpperCase()},ABC`,
+    );
+  });
 });
 
 describe('CPT and HCPCS codes (item 6)', () => {

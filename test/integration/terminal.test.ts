@@ -201,6 +201,24 @@ describe('the export progress line at a terminal', () => {
     await expectClean(pane, lines);
   });
 
+  it('at 10 columns: no progress line at all, and nothing left after Ctrl-C', async () => {
+    slow.reset();
+    const pane = await inPane(10, cmd([...exportArgs('narrow.csv'), '--concurrency', '1']), slow);
+    // Well into the export (pages 1 and 2 answered, the third asked for): no line is drawn.
+    const pagesAsked = () => slow.apiRequests().filter((r) => r.path.startsWith('/api/v2/referrals?')).length;
+    while (pagesAsked() < 3) await new Promise((r) => setTimeout(r, 20));
+    expect((await pane.screen()).filter((l) => /\/s|ETA|pages|records/.test(l))).toEqual([]);
+    await pane.keys('C-c');
+    expect(await pane.exited()).toBe(130);
+    const lines = await pane.screen();
+    expect(lines).toContain('interrupted');
+    // The terminal's own echo of Ctrl-C stays, on a line of its own, as for any program; nothing of a
+    // progress line does, and the cursor is shown.
+    expect(lines.filter((l) => l !== '^C' && /\^C|\/s|ETA|pages|records|Exporting/.test(l))).toEqual([]);
+    expect(lines.every((l) => l.length <= 10 || l === 'interrupted')).toBe(true);
+    expect(await pane.cursorVisible()).toBe(true);
+  });
+
   it.for([
     ['SIGTERM', 143],
     ['SIGHUP', 129],

@@ -28,7 +28,9 @@ describe('the progress line fits the width, dropping the least useful parts firs
     [50, '123/1500 pages  12,300 records  308/s  ETA 7m28s'],
     [40, '123/1500 pages  308/s  ETA 7m28s'],
     [20, '308/s  ETA 7m28s'],
-    [10, '308/s  ETA'],
+    [15, 'ETA 7m28s'],
+    [8, '308/s'],
+    [4, ''],
   ])('in %i characters', (width, expected) => {
     const line = barAt().line(width);
     expect(line).toBe(expected);
@@ -56,6 +58,45 @@ describe('drawing', () => {
     expect(text).toMatch(/ETA/);
     bar.done();
     expect(chunks.at(-1)).toBe('\r\u001b[2K\u001b[?25h');
+  });
+});
+
+describe('a narrow terminal', () => {
+  // Seen: at 10 columns the line was drawn 10 wide (at least 10, at columns - 3), reached the last
+  // column, and stayed on screen after Ctrl-C. Below 20 columns no line is drawn at all.
+  const drawnAt = (columns: number) => {
+    vi.useFakeTimers({ now: 1_000_000 });
+    const out = new PassThrough();
+    const chunks: string[] = [];
+    out.on('data', (c: Buffer) => chunks.push(c.toString()));
+    Object.assign(out, { columns });
+    const bar = new ProgressBar(out, true, 'Exporting referrals');
+    bar.update(1, 100, 10);
+    return { out, chunks, bar };
+  };
+  it.for([1, 10, 12, 13, 19])('%i columns: nothing is written, not even on done()', (columns) => {
+    const { chunks, bar } = drawnAt(columns);
+    vi.advanceTimersByTime(3000);
+    bar.update(2, 200, 10);
+    bar.done();
+    expect(chunks).toEqual([]);
+  });
+  it('20 columns: a line of at most 17', () => {
+    const { chunks, bar } = drawnAt(20);
+    const text = (chunks.at(-1) ?? '').replace(/\u001b\[[?\d]*[a-zA-Z]|\r/g, '');
+    expect(text).toMatch(/^(?:[\d,]+\/s {2})?ETA \d/);
+    expect(text.length).toBeLessThanOrEqual(17);
+    bar.done();
+  });
+  it('a window narrowed below 20 after a line was drawn: the line is cleared, none drawn again', () => {
+    const { out, chunks, bar } = drawnAt(80);
+    expect(chunks.join('')).toContain('1/10 pages');
+    Object.assign(out, { columns: 12 });
+    vi.advanceTimersByTime(200);
+    bar.update(2, 200, 10);
+    expect(chunks.at(-1)).toBe('\r\u001b[2K');
+    bar.done();
+    expect(chunks.join('')).not.toContain('2/10 pages');
   });
 });
 

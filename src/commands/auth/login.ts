@@ -15,7 +15,7 @@ export default defineCommand({
     verify: negate('--no-verify', 'store the token without checking it against the API'),
   },
   async run(ctx, _args, opts) {
-    ctx.config.lenient = true; // it can repair a hand-edited config: see ConfigStore.read
+    ctx.config.repair((line) => ctx.note(line)); // it can repair a hand-edited config: see ConfigStore.read
     const env = ctx.environment().value;
     const baseUrl = ctx.globals.baseUrl
       ? normaliseBaseUrl(ctx.globals.baseUrl, '--base-url')

@@ -3,7 +3,7 @@ import { defineCommand } from '../define.js';
 export default defineCommand({
   path: ['auth', 'logout'],
   async run(ctx) {
-    ctx.config.lenient = true; // it can repair a hand-edited config: see ConfigStore.read
+    ctx.config.repair((line) => ctx.note(line)); // it can repair a hand-edited config: see ConfigStore.read
     const env = ctx.environment().value;
     const had = Boolean(ctx.config.environment(env).token);
     if (had) {
@@ -15,6 +15,14 @@ export default defineCommand({
         }
       });
       ctx.note(`Logged out of ${env}: the stored token was removed.`);
+    } else if (
+      ctx.config.unusable.some(
+        (k) => k === `environments.${env}.token` || k === `environments.${env}.token_origin`,
+      )
+    ) {
+      // A token of the wrong shape ("token": 5) is no usable token, but it is stored: removed too.
+      await ctx.config.update(() => {});
+      ctx.note(`Logged out of ${env}: the stored token, which was not usable, was removed.`);
     } else {
       ctx.note(`No token is stored for ${env}; nothing to do.`);
     }

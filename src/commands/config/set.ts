@@ -12,7 +12,7 @@ export default defineCommand({
     arg('<value>', 'the value'),
   ],
   async run(ctx, [key, value]) {
-    ctx.config.lenient = true; // it can repair a hand-edited config: see ConfigStore.read
+    ctx.config.repair((line) => ctx.note(line)); // it can repair a hand-edited config: see ConfigStore.read
     const k = parseKey(key);
     if (k === 'env') {
       const env = parseEnvironment(value, 'env');

@@ -7,7 +7,7 @@ export default defineCommand({
   path: ['config', 'unset'],
   args: [arg('<key>', 'env, base-url, path.payments or path.notifications', { values: KEYS })],
   async run(ctx, [key]) {
-    ctx.config.lenient = true; // it can repair a hand-edited config: see ConfigStore.read
+    ctx.config.repair((line) => ctx.note(line)); // it can repair a hand-edited config: see ConfigStore.read
     const k = parseKey(key);
     const env = ctx.environment().value;
     const kind = pathKind(k);

@@ -1,13 +1,13 @@
 import type { Query } from '../../api/url.js';
 import { UsageError } from '../../errors.js';
-import { normaliseUuid } from '../../util/args.js';
+import { normaliseUuids } from '../../util/args.js';
 import { pairs } from '../options.js';
 
 export type Params = Array<[string, string]>;
 
 export const PARAM_OPTION = pairs(
   '--param <key=value>',
-  'extra query parameter, passed through as is (a UUID value in lower case; repeatable)',
+  'extra query parameter, passed through as is (UUIDs, one or a comma list, in lower case; repeatable)',
 );
 
 /** --param KEY=VALUE pairs, passed through unchanged (the list filters are not published). */
@@ -15,8 +15,9 @@ export function paramsQuery(params: Params | undefined): Query {
   // No prototype: a --param named "__proto__" is a query key like any other.
   const q = Object.create(null) as Record<string, string | string[]>;
   for (const [k, given] of params ?? []) {
-    // A value that is a UUID goes in lower case, as the API stores ids; anything else as given.
-    const v = normaliseUuid(given);
+    // A value that is a UUID, or a comma list of UUIDs (ids=A,B), goes in lower case, as the API
+    // stores ids (as `imaging api` sends them); anything else as given.
+    const v = normaliseUuids(given);
     if (k === 'page' || k === 'per_page') throw new UsageError(`--param ${k}: use --page / --per-page`);
     const prev = q[k];
     if (k.endsWith('[]')) q[k] = [...(Array.isArray(prev) ? prev : prev !== undefined ? [prev] : []), v];

@@ -213,10 +213,41 @@ export const UPDATABLE = [
   'insurance_number',
 ] as const;
 
+/** What JSON calls a value's type, for a message. */
+function typeOf(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'an array';
+  return typeof v === 'object' ? 'an object' : `a ${typeof v}`;
+}
+
+/**
+ * The update's fields of the wrong type, each named: a value the update cannot use is refused, never
+ * stored as null or [] in place of what was there (a number for `incident_state`, an object for
+ * `referring_provider`, a string for `icd10_code_ids`). null (or "") clears a text field; [] clears
+ * the ICD-10 codes.
+ */
+function wrongTypes(fields: Obj): string[] {
+  const errors: string[] = [];
+  for (const key of ['law_firm_id', 'referring_provider', 'incident_state', 'wc_number', 'insurance_number'])
+    if (key in fields && fields[key] !== null && typeof fields[key] !== 'string')
+      errors.push(`${key} must be a string or null, not ${typeOf(fields[key])}`);
+  for (const key of ['icd10_code_ids', 'icd10_codes']) {
+    if (!(key in fields)) continue;
+    const v = fields[key];
+    const idOf = (x: unknown) =>
+      typeof x === 'string' || (isObj(x) && (typeof x.id === 'string' || typeof x.code === 'string'));
+    if (!Array.isArray(v)) errors.push(`${key} must be an array of ICD-10 code ids, not ${typeOf(v)}`);
+    else if (!v.every(idOf)) errors.push(`${key} must be an array of ICD-10 code ids (strings)`);
+  }
+  return errors;
+}
+
 /** The referral after an update, or the reasons it is refused. */
 export function updatedReferral(referral: Referral, fields: Obj, src: Sources): Referral | string[] {
   const unknown = Object.keys(fields).filter((k) => !(UPDATABLE as readonly string[]).includes(k));
   const errors = unknown.map((k) => `${k} cannot be updated (updatable: ${UPDATABLE.join(', ')})`);
+  errors.push(...wrongTypes(fields));
+  if (errors.length > 0) return errors;
   errors.push(...checkReferences(fields, src));
   if (Object.keys(fields).length === 0) errors.push('Nothing to update');
   if (errors.length > 0) return errors;
