@@ -72,7 +72,7 @@ export async function dryRun(
       : `${v.toLocaleString('en-US')} ${unit}${v === 1 ? '' : 's'}`;
   if (survey)
     ctx.out.line(
-      `Dry run: the checkpoint holds ${n(survey.pages, 'page')} (${n(survey.referrals, 'referral')}); --resume would fetch ${n(referrals, 'more referral')} in ${n(pages, 'page')} of ${perPage}${pages ? ` (from page ${first})` : ''}, taking ${n(requests, 'request')} (retries aside).`,
+      `Dry run: the checkpoint holds ${n(survey.pages, 'page')} (${n(survey.referrals, 'referral')}); --resume would fetch ${referrals === undefined ? 'the remaining referrals' : n(referrals, 'more referral')} in ${n(pages, 'page')} of ${perPage}${pages ? ` (from page ${first})` : ''}, taking ${n(requests, 'request')} (retries aside).`,
     );
   else
     ctx.out.line(
@@ -84,7 +84,7 @@ export async function dryRun(
     );
   if (requests === undefined)
     ctx.out.line(
-      'The server sent no totals on page 1 (total_pages / total_count): the cost is known only by walking the pages.',
+      `The server sent no totals on page ${first} (total_pages / total_count): the cost is known only by walking the pages.`,
     );
   if (view) {
     const left = leftOf(view);
