@@ -315,7 +315,7 @@ export class Context {
   async prompter(): Promise<Prompter> {
     if (this.deps.prompter) return this.deps.prompter;
     const { terminalPrompter } = await import('./util/prompt.js');
-    return terminalPrompter(this.io);
+    return terminalPrompter(this.io, this.signal);
   }
 
   /** Opens a URL in the browser: `opened` only when the opener confirmed (started, exited 0). */

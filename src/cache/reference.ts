@@ -41,6 +41,24 @@ export const CACHED_PATHS: Readonly<Record<string, number>> = {
 
 /** Entries older than the longest limit (plus a margin) are deleted when a new one is written. */
 const SWEEP_AFTER = DAY + HOUR;
+/**
+ * The names this cache makes: entries (`fileOf`) and temporary files (`writeEntry`). Only these
+ * are ever swept or cleared: anything else in the folder (a report.json put there, a backup) is
+ * not ours and is left alone.
+ */
+const ENTRY_NAME = /^[0-9a-f]{64}\.json$/;
+const TEMP_NAME = /^\.tmp-\d+-[0-9a-z]*$/;
+/** Ours to delete: one of our names, and a file or a symlink (never a folder, whatever its name). */
+function ownName(dir: string, name: string): 'entry' | 'temp' | undefined {
+  const kind = ENTRY_NAME.test(name) ? 'entry' : TEMP_NAME.test(name) ? 'temp' : undefined;
+  if (!kind) return undefined;
+  try {
+    const st = fs.lstatSync(path.join(dir, name));
+    return st.isFile() || st.isSymbolicLink() ? kind : undefined;
+  } catch {
+    return undefined;
+  }
+}
 /** Larger answers are not kept (reference answers are a few KB; an ICD-10 page of 1,000 ~150 KB). */
 export const MAX_ENTRY_BYTES = 8 * 1024 * 1024;
 /** A clock that went back this far makes an entry "from the future": not used. */
@@ -248,8 +266,9 @@ function writeEntry(dir: string, file: string, header: Header, body: Buffer): vo
 /** Deletes entries past every time limit, and temporary files a killed run left (an hour old). */
 function sweep(dir: string, now: number): void {
   for (const name of fs.readdirSync(dir)) {
-    const tmp = name.startsWith('.tmp-');
-    if (!tmp && !name.endsWith('.json')) continue;
+    const kind = ownName(dir, name);
+    if (!kind) continue;
+    const tmp = kind === 'temp';
     const full = path.join(dir, name);
     try {
       const age = now - fs.lstatSync(full).mtimeMs;
@@ -258,15 +277,19 @@ function sweep(dir: string, now: number): void {
   }
 }
 
-/** Removes every entry (and temporary file) of the cache folder; the code cache is left alone. */
+/**
+ * Removes every entry (and temporary file) of the cache folder; the code cache, and any file
+ * not named as this cache names its own, are left alone.
+ */
 export function clearCache(env: NodeJS.ProcessEnv): { removed: number; problem?: string } {
   const f = privateFolder(env, false);
   if (!('dir' in f)) return f.missing ? { removed: 0 } : { removed: 0, problem: f.problem };
   let removed = 0;
   for (const name of fs.readdirSync(f.dir)) {
-    if (!name.endsWith('.json') && !name.startsWith('.tmp-')) continue;
+    const kind = ownName(f.dir, name);
+    if (!kind) continue;
     fs.rmSync(path.join(f.dir, name), { force: true });
-    if (name.endsWith('.json')) removed++;
+    if (kind === 'entry') removed++;
   }
   return { removed };
 }

@@ -245,6 +245,8 @@ export interface CheckpointOptions {
   identity: Identity;
   resume: boolean;
   keep: boolean;
+  /** `--dry-run --resume`: the same checks, but nothing is removed or reserved. */
+  look?: boolean;
   now: () => Date;
   note: (text: string) => void;
 }
@@ -283,17 +285,19 @@ export class Checkpoint {
       const age = opts.now().getTime() - Date.parse(state.saved);
       // Saved in the future (the clock was set back, or the state was edited): its age cannot be
       // known, so it is refused like an expired one. A minute of slack for a clock step.
+      // A dry run removes nothing: it says what --resume would do.
+      const removed = opts.look ? '--resume would remove it' : 'it was removed';
       if (age < -FUTURE_SLACK_MS) {
-        removeCheckpoint(cp.dir);
+        if (!opts.look) removeCheckpoint(cp.dir);
         throw new UsageError(
-          `--resume: the checkpoint of ${opts.name} says it was saved in the future (${state.saved}; was the clock changed?), so its age is not known; it was removed`,
+          `--resume: the checkpoint of ${opts.name} says it was saved in the future (${state.saved}; was the clock changed?), so its age is not known; ${removed}`,
           'Run the export without --resume.',
         );
       }
       if (age > CHECKPOINT_MAX_AGE_MS) {
-        removeCheckpoint(cp.dir);
+        if (!opts.look) removeCheckpoint(cp.dir);
         throw new UsageError(
-          `--resume: the checkpoint of ${opts.name} expired (saved ${ago(age)}; checkpoints are kept 24 hours) and was removed`,
+          `--resume: the checkpoint of ${opts.name} expired (saved ${ago(age)}; checkpoints are kept 24 hours)${opts.look ? '; --resume would remove it' : ' and was removed'}`,
           'Run the export without --resume.',
         );
       }
@@ -315,8 +319,39 @@ export class Checkpoint {
           `Removed the checkpoint of an earlier export to ${opts.name} (${plural(found.state.pages, 'page')}, saved ${ago(opts.now().getTime() - Date.parse(found.state.saved))}); --resume would have continued it.`,
         );
     }
-    if ((opts.keep || cp.resumed) && cp.blockedBy === undefined) cp.reserve();
+    if ((opts.keep || cp.resumed) && cp.blockedBy === undefined && !opts.look) cp.reserve();
     return cp;
+  }
+
+  /**
+   * For `--dry-run --resume`: what the checkpoint holds, its bytes read and checked as --resume
+   * reads them (a damaged checkpoint is the same error), and the seam check for the first page
+   * the resume would fetch, as reasons (empty: it lines up); nothing is removed.
+   */
+  async survey(): Promise<{
+    page: number;
+    pages: number;
+    referrals: number;
+    expected: number | null;
+    totalPages: number | null;
+    saved: string;
+    seam: (items: unknown[], meta: PageMeta | undefined) => string[];
+  }> {
+    const state = this.resumed;
+    const point = this.resumePoint;
+    if (!state || !point) throw new Error('survey() is for a checkpoint opened with resume');
+    for await (const _ of point.prefix()) {
+      // read to the end: the SHA-256 check, and the ids already written for the seam check
+    }
+    return {
+      page: point.page,
+      pages: state.pages,
+      referrals: state.summary.referrals,
+      expected: state.summary.expected,
+      totalPages: state.totalPages,
+      saved: state.saved,
+      seam: (items, meta) => this.seamReasons(state, items, meta, point.start.written),
+    };
   }
 
   /** Why no checkpoint can be kept: something not ours is where it goes (left alone). */
@@ -361,6 +396,22 @@ export class Checkpoint {
    * checkpoint, which can never be continued, is removed.
    */
   private checkSeam(state: State, items: unknown[], meta: PageMeta | undefined, written: WrittenIds): void {
+    const reasons = this.seamReasons(state, items, meta, written);
+    if (reasons.length === 0) return;
+    removeCheckpoint(this.dir);
+    throw new CliError(
+      `cannot continue the export to ${this.opts.name}: the referral list changed since the checkpoint was saved (${reasons.join('; ')})`,
+      1,
+      'Referrals were added or removed since the checkpoint was saved; the tool cannot tell whether before or after the point where it stopped, so the saved part may no longer line up. The checkpoint was removed; run the export again without --resume.',
+    );
+  }
+
+  private seamReasons(
+    state: State,
+    items: unknown[],
+    meta: PageMeta | undefined,
+    written: WrittenIds,
+  ): string[] {
     const again = items.filter((r) => {
       const id = (r as { id?: unknown } | null)?.id;
       return typeof id === 'number' ? written.numeric.has(id) : typeof id === 'string' && written.ids.has(id);
@@ -384,13 +435,7 @@ export class Checkpoint {
       state.summary.referrals < state.summary.expected
     )
       reasons.push(`page ${state.pages + 1} is empty`);
-    if (reasons.length === 0) return;
-    removeCheckpoint(this.dir);
-    throw new CliError(
-      `cannot continue the export to ${this.opts.name}: the referral list changed since the checkpoint was saved (${reasons.join('; ')})`,
-      1,
-      'Referrals were added or removed since the checkpoint was saved; the tool cannot tell whether before or after the point where it stopped, so the saved part may no longer line up. The checkpoint was removed; run the export again without --resume.',
-    );
+    return reasons;
   }
 
   /** Whether a failure now would keep a checkpoint (a staging folder is reserved). */

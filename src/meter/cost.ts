@@ -62,7 +62,8 @@ export async function checkCost(ctx: Context, remaining: number | undefined, wha
     ok = await (await ctx.prompter()).confirm(`${share(sentence)}. Continue?`);
   } catch (err) {
     // Ctrl-C at the question: the prompt line is ended, so the stop message starts a line of its own.
-    if (err instanceof InterruptedError) ctx.note('');
+    // (A signal sent with kill ends the question through ctx.signal, and readline ends the line.)
+    if (err instanceof InterruptedError && !ctx.signal.aborted) ctx.note('');
     throw err;
   }
   if (!ok)

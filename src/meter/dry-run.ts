@@ -4,29 +4,44 @@ import { extractList } from '../api/pages.js';
 import { readingAnswer } from '../api/shape.js';
 import type { Query } from '../api/url.js';
 import type { Context } from '../context.js';
+import type { Checkpoint } from '../export/checkpoint.js';
 import { describeView, leftOf } from './meter.js';
 
 /**
  * `referrals export --dry-run`: page 1 only (one request, in every environment), and what the
  * whole export would take: referrals, pages and requests (page 1 included, as the export fetches
  * it again). Text on stdout, or a JSON object with --json / --format json.
+ *
+ * With --resume (`survey`, the checkpoint checked as --resume checks it): the first page the
+ * resume would fetch instead of page 1, and the pages, referrals and requests still to come; the
+ * seam check's verdict is reported, nothing is removed.
  */
 export async function dryRun(
   ctx: Context,
   client: ApiClient,
   query: Query,
   perPage: number,
+  survey?: Awaited<ReturnType<Checkpoint['survey']>>,
 ): Promise<number> {
-  const res = await client.request({ path: REFERRALS_PATH, query: { ...query, page: 1, per_page: perPage } });
+  const first = survey?.page ?? 1;
+  const skip = first - 1;
+  const res = await client.request({
+    path: REFERRALS_PATH,
+    query: { ...query, page: first, per_page: perPage },
+  });
   const list = readingAnswer(res.requestId, () => extractList(res.data, 'referrals'));
   const meta = list.meta;
   const whole = (v: unknown) => (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? v : undefined);
-  const referrals = whole(meta?.total_count);
-  let pages = whole(meta?.total_pages);
-  if (pages === undefined && referrals !== undefined && list.items.length > 0)
-    pages = Math.max(1, Math.ceil(referrals / list.items.length));
-  if (pages === undefined && list.items.length === 0 && !meta) pages = 1;
+  const total = whole(meta?.total_count);
+  let totalPages = whole(meta?.total_pages);
+  if (totalPages === undefined && total !== undefined && (list.items.length > 0 || skip > 0))
+    totalPages = Math.max(1, Math.ceil(total / (skip > 0 ? perPage : list.items.length)));
+  if (totalPages === undefined && list.items.length === 0 && !meta) totalPages = skip + 1;
+  // What is still to fetch: every page, or (resuming) the pages after the checkpoint's.
+  const referrals = total === undefined ? undefined : Math.max(0, total - (survey ? survey.referrals : 0));
+  const pages = totalPages === undefined ? undefined : Math.max(0, totalPages - skip);
   const requests = pages === undefined ? undefined : Math.max(1, pages);
+  const changed = survey?.seam(list.items, meta) ?? [];
   ctx.flushMeters();
   const view = ctx.meter()?.view();
   const report = {
@@ -35,6 +50,17 @@ export async function dryRun(
     per_page: perPage,
     requests: requests ?? null,
     allowance_left: view ? leftOf(view) : null,
+    ...(survey
+      ? {
+          resume: {
+            from_page: first,
+            checkpoint_pages: survey.pages,
+            checkpoint_referrals: survey.referrals,
+            saved: survey.saved,
+            list_changed: changed.length > 0 ? changed.join('; ') : null,
+          },
+        }
+      : {}),
   };
   if (ctx.globals.json || ctx.globals.format?.trim().toLowerCase() === 'json') {
     ctx.io.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
@@ -44,21 +70,31 @@ export async function dryRun(
     v === undefined
       ? `an unknown number of ${unit}s`
       : `${v.toLocaleString('en-US')} ${unit}${v === 1 ? '' : 's'}`;
-  ctx.out.line(
-    `Dry run: the export would fetch ${n(referrals, 'referral')} in ${n(pages, 'page')} of ${perPage}, taking ${n(requests, 'request')} (retries aside).`,
-  );
+  if (survey)
+    ctx.out.line(
+      `Dry run: the checkpoint holds ${n(survey.pages, 'page')} (${n(survey.referrals, 'referral')}); --resume would fetch ${referrals === undefined ? 'the remaining referrals' : n(referrals, 'more referral')} in ${n(pages, 'page')} of ${perPage}${pages ? ` (from page ${first})` : ''}, taking ${n(requests, 'request')} (retries aside).`,
+    );
+  else
+    ctx.out.line(
+      `Dry run: the export would fetch ${n(referrals, 'referral')} in ${n(pages, 'page')} of ${perPage}, taking ${n(requests, 'request')} (retries aside).`,
+    );
+  if (changed.length > 0)
+    ctx.out.line(
+      `But the referral list changed since the checkpoint was saved (${changed.join('; ')}): --resume would refuse to continue it (exit 1); the export must start over without --resume.`,
+    );
   if (requests === undefined)
     ctx.out.line(
-      'The server sent no totals on page 1 (total_pages / total_count): the cost is known only by walking the pages.',
+      `The server sent no totals on page ${first} (total_pages / total_count): the cost is known only by walking the pages.`,
     );
   if (view) {
     const left = leftOf(view);
     ctx.out.line(
       `Sandbox allowance: ${describeView(view, ctx.now().getTime())}; ≈${left.toLocaleString('en-US')} left.`,
     );
+    // The run checks after its first page what comes after it against what is left then: the same as this.
     if (requests !== undefined && requests > left)
       ctx.out.line(
-        'That is more than is left: the export would stop with exit 6 after page 1 unless given --yes.',
+        `That is more than is left: the ${survey ? 'resumed export' : 'export'} would stop with exit 6 after page ${first} unless given --yes.`,
       );
   }
   ctx.note('Nothing was written; this dry run took 1 request.');

@@ -658,7 +658,7 @@ const FD_DIR = /^\/proc\/(?:self|thread-self|\d+)(?:\/task\/\d+)?\/fd$|^\/dev\/f
  * stopping at a missing name (a link to a file not yet there) or at a descriptor folder, whose
  * entries are magic links that must not be read as paths.
  */
-async function resolveTarget(abs: string): Promise<Resolved> {
+export async function resolveTarget(abs: string): Promise<Resolved> {
   const { readlink, lstat } = await import('node:fs/promises');
   let cur = abs;
   for (let hops = 0; hops <= 40; hops++) {

@@ -3,8 +3,12 @@ import type { IO, Prompter } from '../io.js';
 import { HumanStream } from '../output/text.js';
 import { wrapMessage } from '../output/wrap.js';
 
-/** Prompts on the terminal through inquirer; refuses (exit 2) when stdin is not a terminal. */
-export function terminalPrompter(io: IO): Prompter {
+/**
+ * Prompts on the terminal through inquirer; refuses (exit 2) when stdin is not a terminal. `signal`
+ * is the run's: a stop signal (SIGINT, SIGHUP, SIGQUIT, SIGTERM sent with `kill`) ends a question
+ * at once, as Ctrl-C typed at it does, with that signal's exit code.
+ */
+export function terminalPrompter(io: IO, signal?: AbortSignal): Prompter {
   const ensureTty = (what: string) => {
     if (!io.stdinIsTTY) {
       throw new UsageError(`cannot ask for ${what}: standard input is not a terminal`);
@@ -14,6 +18,8 @@ export function terminalPrompter(io: IO): Prompter {
     try {
       return await fn();
     } catch (err) {
+      // Stopped by a signal: its own InterruptedError (its exit code), not Ctrl-C's.
+      if (signal?.aborted && signal.reason instanceof InterruptedError) throw signal.reason;
       throw interruptedIfCtrlC(err);
     }
   };
@@ -21,7 +27,7 @@ export function terminalPrompter(io: IO): Prompter {
     async secret(message) {
       ensureTty('a secret');
       const { default: password } = await import('@inquirer/password');
-      return wrap(() => password({ message, mask: false }, { input: io.stdin, output: io.stderr }));
+      return wrap(() => password({ message, mask: false }, { input: io.stdin, output: io.stderr, signal }));
     },
     async confirm(message) {
       ensureTty('a confirmation');
@@ -34,7 +40,7 @@ export function terminalPrompter(io: IO): Prompter {
         const lines = (width ? wrapMessage(`${message} [y/N]`, width - 1) : `${message} [y/N]`).split('\n');
         const last = lines.pop() ?? '';
         if (lines.length > 0) new HumanStream(io.stderr).write(`${lines.join('\n')}\n`);
-        const answer = await wrap(() => rl.question(`${last} `));
+        const answer = await wrap(() => rl.question(`${last} `, signal ? { signal } : {}));
         return /^y(es)?$/i.test(answer.trim());
       } finally {
         rl.close();

@@ -49,7 +49,7 @@ export default defineCommand({
     ),
     dryRun: flag(
       '--dry-run',
-      'fetch page 1 only and report the referrals, pages and requests the export needs',
+      'fetch page 1 only and report the referrals, pages and requests the export needs (with --resume: what is left after the checkpoint)',
     ),
     resume: flag('--resume', 'continue the checkpoint a failed or interrupted -o export kept'),
     resumable: flag('--resumable', 'keep a checkpoint if this -o export stops (default in the sandbox only)'),
@@ -70,7 +70,8 @@ export default defineCommand({
     ]);
     // Without --format, the format follows -o's extension (x.json is JSON); both given and
     // disagreeing, --format wins with a warning.
-    const explicit = ctx.globals.format !== undefined || Boolean(ctx.globals.json);
+    // With --dry-run, --json is the report's format, not the export's (which --resume checks).
+    const explicit = ctx.globals.format !== undefined || (Boolean(ctx.globals.json) && !opts.dryRun);
     const chosen = exportFormat(explicit ? (ctx.format('csv') as ExportFormat) : undefined, opts.output);
     const format = chosen.format;
     if (ctx.globals.bom && format !== 'csv')
@@ -106,15 +107,28 @@ export default defineCommand({
         `Give a file name, e.g. -o ${isFolder(opts.output) ? opts.output : ''}referrals.csv`,
       );
     }
-    if (opts.dryRun) {
-      const { dryRun } = await import('../../meter/dry-run.js');
-      return dryRun(ctx, client, query, opts.perPage ?? 100);
-    }
     const toFile = Boolean(opts.output && opts.output !== '-');
     if ((opts.resume || opts.resumable) && !toFile)
       throw new UsageError(
         `${opts.resume ? '--resume' : '--resumable'} needs -o FILE: only an export to a file keeps a checkpoint`,
       );
+    if (opts.dryRun) {
+      const { dryRun } = await import('../../meter/dry-run.js');
+      // With --resume: the checkpoint is checked as --resume checks it (nothing removed), and the
+      // cost is that of the pages still to fetch.
+      const survey = opts.resume
+        ? await (
+            await openCheckpoint(
+              ctx,
+              await checkpointTarget(opts.output as string),
+              opts,
+              { format, rows, query, visitStatuses, fields },
+              true,
+            )
+          ).survey()
+        : undefined;
+      return dryRun(ctx, client, query, opts.perPage ?? 100, survey);
+    }
     const file = toFile
       ? await AtomicFile.open(opts.output as string, {
           stdout: ctx.io.stdout,
@@ -125,7 +139,12 @@ export default defineCommand({
     // Resumable exports (src/export/checkpoint.ts): checked before any request.
     const checkpoint =
       file.kind === 'atomic'
-        ? await openCheckpoint(ctx, file, opts, { format, rows, query, visitStatuses, fields })
+        ? await openCheckpoint(ctx, file.target, opts, { format, rows, query, visitStatuses, fields }).catch(
+            (err: unknown) => {
+              file.discard();
+              throw err;
+            },
+          )
         : undefined;
     if (opts.resume && !checkpoint) {
       file.discard();
@@ -236,9 +255,23 @@ export default defineCommand({
   },
 });
 
+/** The real path `--resume` would find the checkpoint beside, without creating anything (for --dry-run). */
+async function checkpointTarget(output: string): Promise<string> {
+  const [{ resolve }, { lstat }, { resolveTarget }] = await Promise.all([
+    import('node:path'),
+    import('node:fs/promises'),
+    import('../../util/atomic-file.js'),
+  ]);
+  const where = await resolveTarget(resolve(output)).catch(() => ({ path: resolve(output), fd: undefined }));
+  const st = await lstat(where.path).catch(() => undefined);
+  if (where.fd !== undefined || (st && !st.isFile()))
+    throw new UsageError(`--resume: ${output} is not a regular file, so it has no checkpoint`);
+  return where.path;
+}
+
 async function openCheckpoint(
   ctx: Context,
-  file: AtomicFile,
+  target: string,
   opts: {
     output?: string | undefined;
     resume?: boolean | undefined;
@@ -252,37 +285,32 @@ async function openCheckpoint(
     visitStatuses: ReadonlySet<string> | undefined;
     fields: readonly string[] | undefined;
   },
+  look = false,
 ) {
-  try {
-    const { Checkpoint, keepsCheckpoints } = await import('../../export/checkpoint.js');
-    const env = ctx.environment().value;
-    return Checkpoint.open({
-      target: file.target,
-      name: opts.output as string,
-      // Everything that decides the file's bytes for the same data.
-      identity: {
-        env,
-        baseUrl: ctx.baseUrl().value ?? null,
-        format: what.format,
-        rows: what.rows,
-        perPage: opts.perPage ?? 100,
-        params: Object.fromEntries(
-          Object.entries(what.query).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
-        ),
-        visitStatuses: what.visitStatuses ? [...what.visitStatuses].sort() : null,
-        formulaGuard: ctx.globals.formulaGuard !== false,
-        bom: ctx.globals.bom === true,
-        fields: what.fields ?? null,
-      },
-      resume: opts.resume === true,
-      keep: keepsCheckpoints(env, opts.resumable || opts.resume),
-      now: ctx.now,
-      note: (text) => ctx.note(text),
-    });
-  } catch (err) {
-    file.discard();
-    throw err;
-  }
+  const { Checkpoint, keepsCheckpoints } = await import('../../export/checkpoint.js');
+  const env = ctx.environment().value;
+  return Checkpoint.open({
+    target,
+    name: opts.output as string,
+    // Everything that decides the file's bytes for the same data.
+    identity: {
+      env,
+      baseUrl: ctx.baseUrl().value ?? null,
+      format: what.format,
+      rows: what.rows,
+      perPage: opts.perPage ?? 100,
+      params: Object.fromEntries(Object.entries(what.query).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
+      visitStatuses: what.visitStatuses ? [...what.visitStatuses].sort() : null,
+      formulaGuard: ctx.globals.formulaGuard !== false,
+      bom: ctx.globals.bom === true,
+      fields: what.fields ?? null,
+    },
+    resume: opts.resume === true,
+    keep: keepsCheckpoints(env, opts.resumable || opts.resume),
+    look,
+    now: ctx.now,
+    note: (text) => ctx.note(text),
+  });
 }
 
 /** The same command with --resume, as a shell would take it. */
