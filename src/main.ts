@@ -69,13 +69,12 @@ export async function main(argv: string[], deps: MainDeps = {}): Promise<number>
           'Use --json for every field.',
         );
       // `--json a,b` is `--format json --fields a,b`: with another --format it asks for two formats.
-      if (globals.json && globals.format !== undefined && parseFormat(globals.format) !== 'json') {
-        const f = parseFormat(globals.format);
+      const f = globals.json && globals.format ? parseFormat(globals.format) : undefined;
+      if (f && f !== 'json')
         throw new UsageError(
           `--json and --format ${f} ask for two formats (--json is --format json)`,
           `For ${f} with chosen fields: --format ${f} --fields a,b; for JSON leave --format ${f} out.`,
         );
-      }
       const csvFlag = globals.bom
         ? '--bom'
         : globals.formulaGuard === false
