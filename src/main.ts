@@ -69,7 +69,7 @@ export async function main(argv: string[], deps: MainDeps = {}): Promise<number>
           'Use --json for every field.',
         );
       // `--json a,b` is `--format json --fields a,b`: with another --format it asks for two formats.
-      const f = globals.json && globals.format ? parseFormat(globals.format) : undefined;
+      const f = globals.json && typeof globals.format === 'string' ? parseFormat(globals.format) : undefined;
       if (f && f !== 'json')
         throw new UsageError(
           `--json and --format ${f} ask for two formats (--json is --format json)`,
