@@ -98,6 +98,16 @@ describe('what a TAB press offers (from the definitions)', () => {
     }
     expect(values(['referrals', 'export', '--format', ''])).toEqual(['csv', 'ndjson', 'json']);
     expect(values(['referrals', 'export', '--format=n'])).toEqual(['--format=ndjson']);
+    // The flag's description says the same (zsh and fish show it), as the command's help does.
+    expect(complete(table, ['referrals', 'export', '--fo']).candidates).toEqual([
+      ['--format', 'output format: csv, ndjson, json'],
+    ]);
+    expect(complete(table, ['modalities', '--fo']).candidates).toEqual([
+      ['--format', 'output format: table, json, ndjson, csv'],
+    ]);
+    // Given once (either spelling), it is not offered again.
+    expect(values(['referrals', 'export', '--format', 'csv', '--fo'])).toEqual([]);
+    expect(values(['referrals', 'export', '--format=csv', '--fo'])).toEqual([]);
     // What is not offered is refused by the command itself (exit 2, before any request).
     const r = await run(['referrals', 'export', '--format', 'table'], {
       env: { IMAGING_CONFIG_DIR: dir.path },
