@@ -123,11 +123,13 @@ export class InterruptedError extends CliError {
 export class UnreadableAnswerError extends CliError {
   readonly where: string;
   readonly requestId: string | undefined;
-  constructor(where: string, requestId?: string) {
+  /** `hint`: in place of the general one, where --json cannot show the answer either. */
+  constructor(where: string, requestId?: string, hint?: string) {
     super(
       `the server sent an answer this tool cannot read: ${where}`,
       ExitCode.failure,
-      "This is a problem with the server's answer, not with your command; quote the request id if you report it (--json shows the answer as sent where it can).",
+      hint ??
+        "This is a problem with the server's answer, not with your command; quote the request id if you report it (--json shows the answer as sent where it can).",
     );
     this.name = 'UnreadableAnswerError';
     this.where = where;
@@ -137,7 +139,7 @@ export class UnreadableAnswerError extends CliError {
   /** The same error, with the request id of the answer it was found in. */
   withRequestId(requestId: string | undefined): UnreadableAnswerError {
     if (this.requestId || !requestId) return this;
-    return new UnreadableAnswerError(this.where, requestId);
+    return new UnreadableAnswerError(this.where, requestId, this.hint);
   }
 }
 

@@ -12,6 +12,7 @@ import {
 } from './errors.js';
 import { secretFlagMisuse, verbWithoutGroup } from './hints.js';
 import type { IO } from './io.js';
+import { parseFormat } from './output/format.js';
 import { HumanStream, joinSafe, paint, type SafeText, safe } from './output/text.js';
 import { buildProgram, routeHelp } from './program.js';
 import { runForcedExitTasks } from './util/cleanup.js';
@@ -54,15 +55,25 @@ export async function main(argv: string[], deps: MainDeps = {}): Promise<number>
   if (ownSignals) for (const [sig, handler] of handlers) process.on(sig, handler);
 
   try {
-    const misuse = secretFlagMisuse(argv) ?? verbWithoutGroup(argv);
+    const misuse = secretFlagMisuse(argv);
     if (misuse) throw misuse;
     const words = await expandJsonFields(argv); // `--json a,b` is `--json --fields a,b`
+    // After the expansion: a word --json took as fields (`--json status referrals list`) is no verb.
+    const stray = verbWithoutGroup(words);
+    if (stray) throw stray;
     const program = await buildProgram(io, words, async (def, args, opts, globals) => {
       ctx = new Context({ ...deps, io, env, globals, signal, argv, formats: def.formats });
       if (globals.fields !== undefined && !def.fields)
         throw new UsageError(
           `--fields is not available for imaging ${def.path.join(' ')}`,
           'Use --json for every field.',
+        );
+      // `--json a,b` is `--format json --fields a,b`: with another --format it asks for two formats.
+      const f = globals.json && typeof globals.format === 'string' ? parseFormat(globals.format) : undefined;
+      if (f && f !== 'json')
+        throw new UsageError(
+          `--json and --format ${f} ask for two formats (--json is --format json)`,
+          `For ${f} with chosen fields: --format ${f} --fields a,b; for JSON leave --format ${f} out.`,
         );
       const csvFlag = globals.bom
         ? '--bom'

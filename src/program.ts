@@ -1,6 +1,6 @@
 import { Command, Help, InvalidArgumentError, Option } from 'commander';
 import type { AnyCommand } from './commands/define.js';
-import { commandTarget, GLOBAL_OPTIONS } from './commands/globals.js';
+import { commandTarget, formatDescription, GLOBAL_OPTIONS } from './commands/globals.js';
 import { type OptionSpec, type OptionSpecs, OptionValueError } from './commands/options.js';
 import { HELP_EXAMPLES } from './help/examples.js';
 import { docsLine, fitExample, fitHelpText, wrapProse } from './help/format.js';
@@ -162,6 +162,18 @@ export async function buildProgram(io: IO, argv: readonly string[], runner: Runn
     const name = def.path[def.path.length - 1]!;
     const cmd = parent.command(name).description(def.description ?? summary);
     addDefinition(cmd, def);
+    if (def.formats) {
+      // The global --format as this command takes it (export: csv, ndjson, json), as completion says.
+      const formats = def.formats;
+      cmd.configureHelp({
+        ...cmd.configureHelp(),
+        optionDescription(this: Help, option: Option) {
+          return option.long === '--format'
+            ? formatDescription(formats)
+            : Help.prototype.optionDescription.call(this, option);
+        },
+      });
+    }
     cmd.addHelpText('after', () =>
       afterHelp(io, [...(def.examples ?? []), ...(HELP_EXAMPLES[def.path.join(' ')] ?? [])]),
     );

@@ -16,10 +16,14 @@ import {
  * options, `GlobalOptions` and the argv pre-scan (which word names the command) all come from.
  * Adding a global option is one line here.
  */
+/** The --format option's description: every format, or the ones a command takes (help, completion). */
+export const formatDescription = (formats: readonly string[] = FORMATS): string =>
+  `output format: ${formats.join(', ')}`;
+
 export const GLOBAL_OPTIONS = {
   env: completes(text('--env <name>', 'environment: sandbox, production or local'), ENVIRONMENTS),
   baseUrl: text('--base-url <url>', 'API base URL (the part before /api/v2)'),
-  format: completes(text('--format <format>', `output format: ${FORMATS.join(', ')}`), FORMATS),
+  format: completes(text('--format <format>', formatDescription()), FORMATS),
   json: flag('--json', 'same as --format json; --json a,b,c also picks fields (--fields a,b,c)'),
   fields: {
     ...text('--fields <names>', 'print only these fields, in this order (a,b,c; dotted for nested ones)'),

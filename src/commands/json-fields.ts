@@ -9,9 +9,11 @@ import { takesValue } from './options.js';
  * `imaging referrals get --json ID`), so the arguments are rewritten before commander reads them:
  *
  * - `--json=a,b` always carries fields;
- * - `--json WORD` before the command's name: WORD is fields when it is not a command name;
- * - `--json WORD` after it: WORD is fields when it holds a comma, when each of its names is a
- *   field of the command (or a `+name`), or when the command takes no argument at all; otherwise
+ * - `--json WORD` before the command's name: WORD is fields when it is not a command name (a
+ *   group's verb is not: `imaging --json status referrals list` picks the field `status`);
+ * - `--json WORD` after it: WORD is fields when it holds a comma (for a command without fields:
+ *   when it reads as a list of names, a,b), when each of its names is a field of the command (or a
+ *   `+name`), or when the command takes no argument at all; otherwise
  *   it is left to the command. So `imaging icd10 --json code` is the field `code`; to search for
  *   "code", put the query first (`imaging icd10 code --json`).
  */
@@ -62,9 +64,15 @@ export async function expandJsonFields(argv: readonly string[]): Promise<string[
     takesArgs = (def.args?.length ?? 0) > 0;
   }
   const isFields = (word: string, afterCommand: boolean) => {
-    if (!afterCommand) return true;
-    if (!names) return false;
-    if (word.includes(',') || !takesArgs) return true;
+    // Before the command's name, unless no command follows (`imaging --json notifications` is the
+    // verb without its group, and says so).
+    if (!afterCommand) return words.length > 0;
+    if (!takesArgs) return true;
+    // A command without fields: a word that reads as a field list (status,ms) is one, so the
+    // answer is "--fields is not available", not commander's "too many arguments"; a path with
+    // a comma in its query (imaging api --json '/referrals?x=a,b') stays the argument.
+    if (!names) return /^\+?[\w.-]+(\s*,\s*\+?[\w.-]+)+$/.test(word);
+    if (word.includes(',')) return true;
     return word.split(',').every((n) => n.trim().startsWith('+') || names.has(n.trim()));
   };
   const out: string[] = [];

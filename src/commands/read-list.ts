@@ -11,10 +11,12 @@ import type { OutputFormat } from '../output/format.js';
  * its `text` fields to be text. JSON and NDJSON print the items as sent.
  */
 export function readList<T>(
-  res: Pick<ApiResponse, 'data' | 'requestId'>,
+  res: Pick<ApiResponse, 'data' | 'requestId'> & { url?: string },
   noun: string,
   format: OutputFormat,
   text: readonly string[],
+  /** Said after the hint when the answer is not a list (what else the user can check). */
+  more?: string,
 ): T[] {
   return readingAnswer(res.requestId, () => {
     let items: unknown[];
@@ -22,7 +24,20 @@ export function readList<T>(
       items = extractList(res.data).items;
     } catch (err) {
       if (!(err instanceof UnreadableAnswerError)) throw err;
-      throw new UnreadableAnswerError(`the ${noun} answer is ${kindOf(res.data)}, not a list`);
+      // Not a list: --json cannot print it either (it prints the items), so the hint names the
+      // command that shows the answer as sent.
+      const path = res.url ? apiPath(res.url) : undefined;
+      throw new UnreadableAnswerError(
+        `the ${noun} answer is ${kindOf(res.data)}, not a list`,
+        undefined,
+        [
+          "This is a problem with the server's answer, not with your command; quote the request id if you report it.",
+          path ? `See the answer as sent with: imaging api ${path} (and the same --env).` : '',
+          more ?? '',
+        ]
+          .filter(Boolean)
+          .join(' '),
+      );
     }
     if (format === 'table' || format === 'csv') checkListItems(items, noun);
     if (format === 'table')
@@ -30,4 +45,13 @@ export function readList<T>(
         expectTexts(item as Record<string, unknown>, `${noun}: item ${i + 1}`, text);
     return items as T[];
   });
+}
+
+/** The path of a request URL as `imaging api` takes it (from /api/v2 on), quoted for a shell when it must be. */
+export function apiPath(url: string): string {
+  const u = new URL(url);
+  const full = `${u.pathname}${u.search}`;
+  const at = full.indexOf('/api/v2/');
+  const path = at >= 0 ? full.slice(at) : full;
+  return /^[\w/.~%:@-]+$/.test(path) ? path : `'${path.replace(/'/g, `'\\''`)}'`;
 }

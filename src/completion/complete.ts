@@ -19,9 +19,10 @@ export function complete(table: CompletionTable, words: readonly string[]): Comp
   let cmd: CompletionCommand | undefined;
   let pending: CompletionOption | undefined;
   let dashdash = false;
-  const used = new Set<CompletionOption>();
+  const used = new Set<string>(); // the first spelling of each option given
   const positional: string[] = [];
-  const options = () => [...(cmd?.options ?? []), ...table.globals];
+  // The globals as this command takes them (--format: its own formats and their description).
+  const options = () => [...(cmd?.options ?? []), ...table.globals.map((o) => narrowed(o, cmd))];
   const find = (flag: string) => options().find((o) => o.flags.includes(flag));
 
   for (const word of before) {
@@ -37,7 +38,7 @@ export function complete(table: CompletionTable, words: readonly string[]): Comp
       const eq = word.indexOf('=');
       const opt = find(eq > 0 ? word.slice(0, eq) : word);
       if (opt) {
-        used.add(opt);
+        used.add(opt.flags[0]!);
         if (opt.value && eq < 0) pending = opt;
       }
       continue;
@@ -64,7 +65,7 @@ export function complete(table: CompletionTable, words: readonly string[]): Comp
     }
     const out: Array<[string, string]> = [];
     for (const o of options()) {
-      if (used.has(o) && !o.repeatable) continue;
+      if (used.has(o.flags[0]!) && !o.repeatable) continue;
       const long = o.flags.find((f) => f.startsWith('--')) ?? o.flags[0]!;
       // Long names only, as gh does; a short one when that is what is being typed.
       const flag = cur.length === 2 && !cur.startsWith('--') ? o.flags.find((f) => f === cur) : long;
@@ -101,7 +102,9 @@ export function complete(table: CompletionTable, words: readonly string[]): Comp
 
 /** The global --format as a command narrows it (export: csv, ndjson, json). */
 function narrowed(opt: CompletionOption, cmd: CompletionCommand | undefined): CompletionOption {
-  return cmd?.formats && opt.flags.includes('--format') ? { ...opt, values: cmd.formats } : opt;
+  return cmd?.formats && opt.flags.includes('--format')
+    ? { ...opt, values: cmd.formats, description: cmd.formatDescription ?? opt.description }
+    : opt;
 }
 
 function valuesOf(opt: CompletionOption, cur: string, prefix: string): Completion {

@@ -28,17 +28,44 @@ export function completionScript(shell: Shell, name = 'imaging'): string {
     case 'bash':
       return `${INSTALL.bash}
 ${fn}_complete() {
-  local cur="\${COMP_WORDS[COMP_CWORD]}" line files= out
-  out=$("\${COMP_WORDS[0]}" __complete "\${COMP_WORDS[@]:1:COMP_CWORD-1}" "=$cur" 2>/dev/null) || return 0
+  # COMP_WORDS is cut at COMP_WORDBREAKS (--env=lo is --env, =, lo; a:b is a, :, b): words that
+  # touch in the line are joined again, so the program sees the words as typed. Without COMP_LINE
+  # (a caller setting COMP_WORDS itself), words are joined around a lone "=".
+  local words=() w i n touch exact= line="\${COMP_LINE:0:COMP_POINT}" cur tail prefix v out files=
+  [[ -n $COMP_LINE ]] && exact=1
+  for (( i = 0; i <= COMP_CWORD; i++ )); do
+    w=\${COMP_WORDS[i]} n=\${#words[@]} touch=
+    if [[ -n $exact ]]; then
+      if [[ $line == [[:space:]]* ]]; then line=\${line#"\${line%%[![:space:]]*}"}; else touch=1; fi
+      if [[ $line == "$w"* ]]; then line=\${line:\${#w}}; else exact=; fi
+    elif [[ $w == = || ( $n -gt 1 && \${words[n-1]} == *= ) ]]; then
+      touch=1
+    fi
+    if (( i > 1 )) && [[ -n $touch ]]; then words[n-1]+=$w; else words+=("$w"); fi
+  done
+  n=\${#words[@]}
+  cur=\${words[n-1]}
+  out=$("\${words[0]}" __complete "\${words[@]:1:n-2}" "=$cur" 2>/dev/null) || return 0
+  # Readline replaces only the text after the last word break (after "=" in --env=lo): each
+  # answer loses what comes before it.
+  tail=\${cur##*["$COMP_WORDBREAKS"]}
+  prefix=\${cur:0:\${#cur}-\${#tail}}
   COMPREPLY=()
-  while IFS= read -r line; do
-    [[ -z $line ]] && continue
-    if [[ $line == :files ]]; then files=1; continue; fi
-    COMPREPLY+=("\${line%%$'\\t'*}")
+  while IFS= read -r v; do
+    [[ -z $v ]] && continue
+    if [[ $v == :files ]]; then files=1; continue; fi
+    v=\${v%%$'\\t'*}
+    [[ $v == "$prefix"* ]] && COMPREPLY+=("\${v:\${#prefix}}")
   done <<<"$out"
   if [[ -n $files ]]; then
     compopt -o filenames 2>/dev/null
-    while IFS= read -r line; do COMPREPLY+=("$line"); done < <(compgen -f -- "$cur")
+    # A file flag's value after "=" (-o=out/x) is the file name; the flag stays as typed.
+    local flag=
+    [[ $cur == -*=* ]] && flag=\${cur%%=*}= cur=\${cur#*=}
+    while IFS= read -r v; do
+      v=$flag$v
+      [[ $v == "$prefix"* ]] && COMPREPLY+=("\${v:\${#prefix}}")
+    done < <(compgen -f -- "$cur")
   fi
   return 0
 }

@@ -1,5 +1,5 @@
 import type { AnyCommand } from '../commands/define.js';
-import { GLOBAL_OPTIONS } from '../commands/globals.js';
+import { formatDescription, GLOBAL_OPTIONS } from '../commands/globals.js';
 import type { ArgSpec, OptionSpec } from '../commands/options.js';
 import { COMMANDS, GROUPS } from '../registry.js';
 
@@ -33,8 +33,9 @@ export interface CompletionCommand {
   summary: string;
   options: CompletionOption[];
   args: CompletionArg[];
-  /** The --format values it takes, when not every one. */
+  /** The --format values it takes, when not every one, and --format's description for it. */
   formats?: string[];
+  formatDescription?: string;
 }
 
 export interface CompletionTable {
@@ -77,7 +78,9 @@ export async function buildCompletionTable(): Promise<CompletionTable> {
           name: a.name,
           ...(a.values ? { values: [...a.values] } : {}),
         })),
-        ...(def.formats ? { formats: [...def.formats] } : {}),
+        ...(def.formats
+          ? { formats: [...def.formats], formatDescription: formatDescription(def.formats) }
+          : {}),
       };
     }),
   };

@@ -73,7 +73,13 @@ export async function showReferralRecords<T>(ctx: Context, id: string, view: Rec
       );
     throw err;
   }
-  const records = readList<T>(res, `${view.noun}`, format, view.text);
+  const records = readList<T>(
+    res,
+    `${view.noun}`,
+    format,
+    view.text,
+    `If this server keeps ${view.kind} at another path (${configured ? `path.${view.kind} is set to ${configured}` : `the default, ${DEFAULT_RECORD_PATHS[view.kind]}, is a guess`}), set it: ${setIt}`,
+  );
   await renderList(ctx.sink(), records, {
     format,
     fields,

@@ -8,6 +8,7 @@ import { completionScript } from '../../src/completion/scripts.js';
 import { buildCompletionTable, type CompletionTable } from '../../src/completion/table.js';
 import { COMMANDS } from '../../src/registry.js';
 import { BIN, ROOT, run, tempDir } from '../helpers.js';
+import { openPane } from '../terminal.js';
 
 /**
  * Shell completion: the table comes from the command definitions (the build writes the same table
@@ -97,6 +98,16 @@ describe('what a TAB press offers (from the definitions)', () => {
     }
     expect(values(['referrals', 'export', '--format', ''])).toEqual(['csv', 'ndjson', 'json']);
     expect(values(['referrals', 'export', '--format=n'])).toEqual(['--format=ndjson']);
+    // The flag's description says the same (zsh and fish show it), as the command's help does.
+    expect(complete(table, ['referrals', 'export', '--fo']).candidates).toEqual([
+      ['--format', 'output format: csv, ndjson, json'],
+    ]);
+    expect(complete(table, ['modalities', '--fo']).candidates).toEqual([
+      ['--format', 'output format: table, json, ndjson, csv'],
+    ]);
+    // Given once (either spelling), it is not offered again.
+    expect(values(['referrals', 'export', '--format', 'csv', '--fo'])).toEqual([]);
+    expect(values(['referrals', 'export', '--format=csv', '--fo'])).toEqual([]);
     // What is not offered is refused by the command itself (exit 2, before any request).
     const r = await run(['referrals', 'export', '--format', 'table'], {
       env: { IMAGING_CONFIG_DIR: dir.path },
@@ -217,12 +228,76 @@ printf '%s\\n' "\${COMPREPLY[@]}"`,
     expect(bash(['imaging', 'webhook', 'listen', '--ti'], 3)).toEqual(['--timestamp-header', '--timeout']);
   });
 
+  it('--flag=VALUE: the words bash cut at "=" are joined again, and the value after "=" is offered', () => {
+    // bash splits `imaging --env=lo` into imaging, --env, =, lo; readline replaces only the part
+    // after "=", so the answers are the values alone. (These calls set COMP_WORDS without COMP_LINE:
+    // words are joined around a lone "="; the real TAB below gives bash's own COMP_LINE.)
+    expect(bash(['imaging', '--env', '=', ''], 3)).toEqual(['sandbox', 'production', 'local']);
+    expect(bash(['imaging', '--env', '='], 2)).toEqual(['sandbox', 'production', 'local']);
+    expect(bash(['imaging', '--env', '=', 'lo'], 3)).toEqual(['local']);
+    expect(bash(['imaging', 'referrals', 'export', '--format', '=', ''], 5)).toEqual([
+      'csv',
+      'ndjson',
+      'json',
+    ]);
+    expect(bash(['imaging', 'referrals', 'export', '--format', '=', 'nd'], 5)).toEqual(['ndjson']);
+    expect(bash(['imaging', 'referrals', 'export', '-o', '=', 'al'], 5).sort()).toEqual([
+      'albums',
+      'alpha.csv',
+      'alpine.json',
+    ]);
+    // A flag given as --flag=value earlier on the line is read as one word.
+    expect(bash(['imaging', '--env', '=', 'local', 'referrals', 'ex'], 5)).toEqual(['export']);
+  });
+
   it('--format offers only what the command takes: export csv, ndjson, json (no table)', () => {
     expect(bash(['imaging', 'referrals', 'export', '--format', ''], 4)).toEqual(['csv', 'ndjson', 'json']);
     expect(bash(['imaging', 'referrals', 'export', '--format', 't'], 4)).toEqual([]);
     expect(bash(['imaging', 'sso', '--format', ''], 3)).toEqual(['table', 'json']);
     expect(bash(['imaging', 'modalities', '--format', ''], 3)).toEqual(['table', 'json', 'ndjson', 'csv']);
   });
+
+  it.skipIf(!has('tmux'))(
+    'a real TAB in an interactive bash (tmux): --env=, --format=nd, -o=PATH and a list after "=" complete',
+    async () => {
+      mkdirSync(join(dir.path, 'out'), { recursive: true });
+      writeFileSync(join(dir.path, 'out', 'ptest.csv'), '');
+      const pane = await openPane({
+        cols: 200,
+        // PATH in the command: tmux gives the pane its server's PATH, not the one passed with -e; no history file (it would be written while the folder goes).
+        command: `cd ${JSON.stringify(dir.path)} && HISTFILE= PATH=${JSON.stringify(shellEnv().PATH)} exec bash --norc --noprofile -i`,
+        env: shellEnv(),
+      });
+      try {
+        await pane.keys('PS1="$ "; source <(imaging completion bash); echo RE""ADY', 'Enter');
+        await pane.waitForScreen((l) => l.includes('READY'));
+        // Two TABs list the choices (nothing typed after "=" yet). Readline reads keys in order: once
+        // the marker typed after them shows, what they did is on the screen.
+        await pane.keys('imaging --env=', 'Tab', 'Tab', 'C-u', 'echo MA""RK', 'Enter');
+        const listed = await pane.waitForScreen((l) => l.includes('MARK'));
+        expect(listed.some((x) => /^local +production +sandbox$/.test(x))).toBe(true);
+        await pane.keys(
+          'imaging --env=lo',
+          'Tab',
+          'referrals export --format=nd',
+          'Tab',
+          `-o=${dir.path}/out/pt`,
+          'Tab',
+          '--visit-status=pending,boo',
+          'Tab',
+        );
+        // The line, commented out, is entered, then a marker.
+        await pane.keys('C-a', '# ', 'Enter', 'echo DO""NE', 'Enter');
+        const screen = await pane.waitForScreen((l) => l.includes('DONE'));
+        // Each TAB completed the value after "=" (and added the space after it).
+        expect(screen).toContain(
+          `$ # imaging --env=local referrals export --format=ndjson -o=${dir.path}/out/ptest.csv --visit-status=pending,booked`,
+        );
+      } finally {
+        await pane.close();
+      }
+    },
+  );
 });
 
 describe.skipIf(skipNote('zsh'))('in real zsh', () => {

@@ -260,6 +260,67 @@ describe('--json with and without a field list', () => {
   });
 });
 
+describe('--json and the words around it (a verb, a command without fields, another --format)', () => {
+  it('before the command, a group verb is a field: --json status|list|path|get referrals list', async () => {
+    const status = await run(['--json', 'status', 'referrals', 'list', '--per-page', '1'], { env: fx.env() });
+    expect([status.code, status.stderr]).toEqual([0, '']);
+    expect(JSON.parse(status.stdout)).toEqual([{ status: expect.any(String) }]);
+    // Not fields of referrals list: the unknown-field error, not "unknown command … verb of a group".
+    for (const verb of ['list', 'path', 'get']) {
+      const r = await run(['--json', verb, 'referrals', 'list', '--per-page', '1'], { env: fx.env() });
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain(`unknown field "${verb}"`);
+      expect(r.stderr).not.toContain('verb of a group');
+    }
+    // With no command after it, the verb is still the verb without its group.
+    const alone = await run(['--json', 'notifications'], { env: fx.env() });
+    expect(alone.code).toBe(2);
+    expect(alone.stderr).toContain('Did you mean imaging referrals notifications?');
+  });
+
+  it('a command without fields: --json WORD is refused as fields, not "too many arguments"', async () => {
+    const a = await run(['auth', 'status', '--json', 'a'], { env: fx.env() });
+    expect(a.code).toBe(2);
+    expect(a.stderr).toContain('--fields is not available for imaging auth status');
+    expect(a.stderr).not.toContain('too many arguments');
+    const srv = await testServer((_req, res) => res.end('ok'));
+    try {
+      const s = await run(
+        ['webhook', 'send', 'visit.status_changed', '--json', 'status,ms', '--to', srv.url, '--unsigned'],
+        { env: fx.env() },
+      );
+      expect(s.code).toBe(2);
+      expect(s.stderr).toContain('--fields is not available for imaging webhook send');
+      expect(srv.seen).toEqual([]); // refused before anything is sent
+    } finally {
+      await srv.close();
+    }
+    // A path whose query holds a comma stays the api command's argument.
+    const p = await run(['api', '--json', '/referrals?per_page=1&x=a,b'], { env: fx.env() });
+    expect(p.code, p.stderr).toBe(0);
+    expect(JSON.parse(p.stdout).referrals).toHaveLength(1);
+  });
+
+  it('--json with another --format is exit 2 in either order, before any request', async () => {
+    for (const args of [
+      ['--format', 'csv', '--json', 'name', 'modalities'],
+      ['modalities', '--json', 'name', '--format', 'csv'],
+      ['modalities', '--json', '--format', 'csv'],
+      ['--json', 'referrals', 'list', '--format', 'ndjson'],
+      ['referrals', 'export', '--format', 'csv', '--json', 'reference'],
+    ]) {
+      fx.reset();
+      const r = await run(args, { env: fx.env() });
+      expect([r.code, r.stdout], args.join(' ')).toEqual([2, '']);
+      expect(r.stderr).toMatch(/--json and --format (csv|ndjson) ask for two formats/);
+      expect(fx.apiRequests()).toEqual([]);
+    }
+    const same = await run(['modalities', '--json', 'name', '--format', 'JSON'], { env: fx.env() });
+    expect(same.code, same.stderr).toBe(0);
+    expect(Object.keys(JSON.parse(same.stdout)[0])).toEqual(['name']);
+  });
+});
+
 describe('referrals export --fields, visit rows as JSON', () => {
   it('flat rows: the chosen columns, csv and json', async () => {
     const c = await run(

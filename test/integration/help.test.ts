@@ -109,6 +109,19 @@ describe('the docs pointer exists where the tool is installed', () => {
     return binDir;
   }
 
+  it("--format in each command's help lists the formats that command takes (export: csv, ndjson, json)", async () => {
+    for (const entry of COMMANDS) {
+      const def = (await entry.load()).default;
+      const r = await help([...entry.path], { columns: 200 });
+      const line = r.stdout.split('\n').find((l) => l.trimStart().startsWith('--format <format>'));
+      expect(line?.replace(/^\s*--format <format>\s+/, ''), entry.path.join(' ')).toBe(
+        `output format: ${(def.formats ?? ['table', 'json', 'ndjson', 'csv']).join(', ')}`,
+      );
+    }
+    const root = await help([], { columns: 200 });
+    expect(root.stdout).toMatch(/--format <format> +output format: table, json, ndjson, csv\n/);
+  });
+
   it('every help (root, groups, commands) ends with the pointer', async () => {
     for (const words of every) {
       const r = await help(words);

@@ -172,6 +172,28 @@ describe('the paths are set per environment', () => {
     expect((await run(['referrals', 'payments', id], { env })).code).toBe(0);
   });
 
+  it('a path that answers an object (not a list): the hint names what shows it as sent, and it does', async () => {
+    const env = fx.env();
+    // The referral itself: an object, as a mistaken path.payments would give.
+    expect((await run(['config', 'set', 'path.payments', '/api/v2/referrals/{id}'], { env })).code).toBe(0);
+    try {
+      for (const format of [[], ['--json'], ['--format', 'csv']]) {
+        const r = await run(['referrals', 'payments', id, ...format], { env });
+        expect([r.code, r.stdout], format.join(' ')).toEqual([1, '']);
+        expect(r.stderr).toContain('the payments answer is an object, not a list');
+        // Not "--json shows the answer as sent": --json fails the same way.
+        expect(r.stderr).not.toContain('--json shows');
+        expect(r.stderr).toContain(`See the answer as sent with: imaging api /api/v2/referrals/${id} `);
+        expect(r.stderr).toContain('path.payments is set to /api/v2/referrals/{id}');
+      }
+      const a = await run(['api', `/api/v2/referrals/${id}`], { env });
+      expect(a.code, a.stderr).toBe(0);
+      expect(JSON.parse(a.stdout).id).toBe(id);
+    } finally {
+      await run(['config', 'unset', 'path.payments'], { env });
+    }
+  });
+
   it.for([
     ['https://evil.example/{id}', /is a URL/],
     ['//evil.example/{id}', /is a URL/],

@@ -250,6 +250,16 @@ describe('lists of the wrong shape', () => {
     expectUnreadable(r, 'the created referral: visits is text, not a list');
   });
 
+  it('no list at all: --json fails too, so the hint names imaging api with the path (quoted when it must be)', async () => {
+    answer = JSON.stringify({ mappings: 'none' });
+    for (const extra of [[], ['--json']]) {
+      const r = await cli(['cpt', '73721', ...extra]);
+      expect(r.code).toBe(1);
+      expect(r.stderr).not.toContain('--json shows');
+      expect(r.stderr).toContain("See the answer as sent with: imaging api '/api/v2/cpt_codes?code=73721'");
+    }
+  });
+
   it('JSON output prints the items as sent', async () => {
     answer = JSON.stringify([{ code: '73721', contrast: { with: 1 } }, null]);
     const r = await cli(['cpt', '73721', '--json']);

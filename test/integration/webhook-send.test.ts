@@ -123,6 +123,42 @@ describe('webhook send to a receiver', () => {
     expect(a.referral.auto_book_request).toEqual(a.auto_book_request);
   });
 
+  it('an event id changed by --set is reported as sent: a number, an object (its JSON, cleaned, in the table)', async () => {
+    receiver.server.seen.length = 0;
+    const send = (set: string, ...more: string[]) =>
+      run(['webhook', 'send', 'visit.status_changed', '--to', to(), '--unsigned', '--set', set, ...more]);
+    const table = await send('event_id=42');
+    expect(table.code, table.stderr).toBe(0);
+    expect(table.stdout).toMatch(/^delivered {2}visit\.status_changed {2}event 42 {2}-> /);
+    const json = await send('event_id=42', '--json');
+    expect(JSON.parse(json.stdout)[0].event_id).toBe(42);
+    const nd = await send('event_id={"n":"\\u001b[31mred"}', '--format', 'ndjson');
+    expect(JSON.parse(nd.stdout).event_id).toEqual({ n: '\u001b[31mred' });
+    const hostile = await send('event_id={"n":"\\u001b[31mred"}');
+    expect(hostile.stdout).not.toContain('\u001b');
+    expect(hostile.stdout).toContain('event {"n":"');
+    // What was sent is what was reported.
+    expect(receiver.server.seen.map((x) => JSON.parse(x.body).event_id)).toEqual([
+      42,
+      42,
+      { n: '\u001b[31mred' },
+      { n: '\u001b[31mred' },
+    ]);
+    // The auto-book event's id is its request's: as sent too.
+    const ab = await run([
+      'webhook',
+      'send',
+      'referral.auto_book_completed',
+      '--to',
+      to(),
+      '--unsigned',
+      '--set',
+      'auto_book_request.id=7',
+      '--json',
+    ]);
+    expect(JSON.parse(ab.stdout)[0]).toMatchObject({ event_id: null, auto_book_request_id: 7 });
+  });
+
   it('--set changes fields by dotted path with JSON values; status carries through the event', async () => {
     receiver.server.seen.length = 0;
     const r = await run([

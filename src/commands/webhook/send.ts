@@ -109,13 +109,18 @@ export default defineCommand({
       return 0;
     }
 
+    // The id as sent, whatever --set made it (--set event_id=42 sends a number): JSON reports the
+    // value itself, the table its JSON text (through the sanitiser, as every line is).
+    const autoBook = name === 'referral.auto_book_completed';
+    const request = event.auto_book_request;
+    const sentId: unknown = autoBook
+      ? request !== null && typeof request === 'object' && !Array.isArray(request)
+        ? (request as { id?: unknown }).id
+        : undefined
+      : event.event_id;
     const id =
-      typeof event.event_id === 'string'
-        ? event.event_id
-        : typeof (event.auto_book_request as { id?: unknown } | undefined)?.id === 'string'
-          ? String((event.auto_book_request as { id: string }).id)
-          : undefined;
-    const idLabel = name === 'referral.auto_book_completed' ? 'auto-book' : 'event';
+      sentId === undefined ? undefined : typeof sentId === 'string' ? sentId : JSON.stringify(sentId);
+    const idLabel = autoBook ? 'auto-book' : 'event';
     const results: Array<Record<string, unknown>> = [];
     let failed: string | undefined;
     const times = opts.duplicate ? 2 : 1;
@@ -127,8 +132,8 @@ export default defineCommand({
       const ok = r.status !== undefined && r.status >= 200 && r.status < 300;
       results.push({
         event: name,
-        event_id: typeof event.event_id === 'string' ? event.event_id : null,
-        ...(name === 'referral.auto_book_completed' ? { auto_book_request_id: id ?? null } : {}),
+        event_id: event.event_id ?? null,
+        ...(autoBook ? { auto_book_request_id: sentId ?? null } : {}),
         url: url.href,
         delivery: n,
         signed: Boolean(secret),
