@@ -329,6 +329,9 @@ export class Context {
    * Writes a hint or note to stderr (never to stdout, which carries data), through the sanitiser.
    * Build a note that carries server text with safe`…`, so each value stays on one line.
    */
+  /** Said after "interrupted" when the run is stopped by a signal (main prints it there). */
+  interruptNote: string | undefined;
+
   note(message: string | SafeText): void {
     this.err.line(message);
   }

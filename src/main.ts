@@ -98,8 +98,11 @@ export async function main(argv: string[], deps: MainDeps = {}): Promise<number>
       if (interrupted) {
         if (received) exitCode = STOP_SIGNALS[received];
         else exitCode = (err as InterruptedError).exitCode;
-        if (!(err instanceof InterruptedError && err.quiet))
-          new HumanStream(io.stderr).write('\ninterrupted\n');
+        if (!(err instanceof InterruptedError && err.quiet)) {
+          const out = new HumanStream(io.stderr, io.stderrIsTTY ? io.errColumns : undefined);
+          out.write('\ninterrupted\n');
+          if (ctx?.interruptNote) out.line(ctx.interruptNote);
+        }
       } else {
         exitCode = exitCodeOf(err);
         const verbose = Boolean(ctx?.globals.verbose);

@@ -234,7 +234,8 @@ export default defineCommand({
       if (ctx.signal.aborted) {
         // Interrupted: only "interrupted" is said, and, where checkpoints are off, what would have kept them.
         if (checkpoint && !checkpoint.wanted && !checkpoint.blocked && done > 0)
-          ctx.note('(Started with --resumable, its complete pages would have been kept for --resume.)');
+          ctx.interruptNote =
+            '(Started with --resumable, its complete pages would have been kept for --resume.)';
         throw err;
       }
       const stopped =
