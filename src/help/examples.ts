@@ -38,7 +38,9 @@ export const HELP_EXAMPLES: Readonly<Record<string, readonly string[]>> = {
     'imaging referrals list --param status=pending --json',
   ],
   'referrals get': ['imaging referrals get ID', 'imaging referrals get ID --json'],
-  'referrals create': ['imaging referrals create --file referral.json'],
+  'referrals create': [
+    'imaging referrals create --file referral.json   # a payload to start from: README, Referrals',
+  ],
   'referrals export': [
     'imaging referrals export -o referrals.csv',
     'imaging referrals export --rows visit -o visits.csv',

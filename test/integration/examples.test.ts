@@ -232,16 +232,12 @@ beforeAll(async () => {
   writeFileSync(join(files, 'body.json'), body);
   writeFileSync(join(files, 'token.txt'), 'mock-token\n');
   writeFileSync(join(files, 'update.json'), JSON.stringify({ referral: { wc_number: 'WCB-2026-00042' } }));
-  writeFileSync(
-    join(files, 'referral.json'),
-    JSON.stringify({
-      referral: {
-        line_of_business: 'personal_injury',
-        patient: { first_name: 'Ada', last_name: 'Lovelace', date_of_birth_iso: '1985-12-10' },
-        visits: [{ modality: 'MRI', procedures: [{ cpt_code: '73721', laterality: 'left' }] }],
-      },
-    }),
-  );
+  // The README's own sample payload (the block after <!-- referral.json -->), so it cannot rot.
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  const sample = /<!-- referral\.json -->\n```json\n([\s\S]*?)\n```/.exec(readme)?.[1];
+  if (!sample) throw new Error('README.md: the <!-- referral.json --> sample payload is missing');
+  JSON.parse(sample);
+  writeFileSync(join(files, 'referral.json'), sample);
 });
 afterAll(async () => {
   await mock?.close();
