@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path';
 
 export { cells, wrapProse } from '../output/wrap.js';
 
-import { cells, wrapProse } from '../output/wrap.js';
+import { cells, shellWords, wrapProse } from '../output/wrap.js';
 
 /** Help text with every line that is too wide word-wrapped, but for the `Docs:` line (a path). */
 export function fitHelpText(text: string, width: number): string {
@@ -18,27 +18,6 @@ export function fitHelpText(text: string, width: number): string {
     .split('\n')
     .map((l) => (l.startsWith('Docs: ') ? l : wrapProse(l, width)))
     .join('\n');
-}
-
-/** Shell words of a command line, quotes kept (so a quoted phrase is never split). */
-function shellWords(line: string): string[] {
-  const words: string[] = [];
-  let current = '';
-  let quote: string | undefined;
-  for (const ch of line) {
-    if (quote) {
-      current += ch;
-      if (ch === quote) quote = undefined;
-    } else if (ch === "'" || ch === '"') {
-      quote = ch;
-      current += ch;
-    } else if (ch === ' ') {
-      if (current) words.push(current);
-      current = '';
-    } else current += ch;
-  }
-  if (current) words.push(current);
-  return words;
 }
 
 /** Splits `cmd   # comment` (two or more spaces before the #) into its parts. */
@@ -56,7 +35,7 @@ export function fitExample(example: string, width: number, indent = '  '): strin
   const { command, comment } = splitComment(example);
   const lines: string[] = comment ? [indent + comment] : [];
   let current = indent;
-  for (const word of shellWords(command)) {
+  for (const word of shellWords(command) ?? command.split(/ +/)) {
     const first = current.trim() === '';
     const next = first ? current + word : `${current} ${word}`;
     // Room for the ` \` that ends a continued line.

@@ -102,7 +102,7 @@ function wrapCommand(line: string, width: number, indent: string): string | unde
 }
 
 /** Shell words of a command line, quotes kept whole; undefined when a quote is left open. */
-function shellWords(line: string): string[] | undefined {
+export function shellWords(line: string): string[] | undefined {
   const words: string[] = [];
   let current = '';
   let quote: string | undefined;

@@ -11,7 +11,7 @@ import { ApiError, UsageError } from '../errors.js';
 import type { FieldChoice } from '../output/fields.js';
 import type { Column } from '../output/render.js';
 import { renderList } from '../output/render.js';
-import { isUuid, normaliseUuid } from '../util/args.js';
+import { referralId } from '../util/args.js';
 
 /** What differs between `referrals payments` and `referrals notifications`. */
 export interface RecordView<T> {
@@ -32,14 +32,7 @@ export interface RecordView<T> {
  */
 export async function showReferralRecords<T>(ctx: Context, id: string, view: RecordView<T>): Promise<number> {
   // An id in upper case is the same id: sent as the API stores it.
-  const rid = normaliseUuid(id.trim());
-  if (!isUuid(rid))
-    throw new UsageError(
-      `"${id}" is not a referral id (a UUID)`,
-      /^\s*R-/i.test(id)
-        ? `${id.trim()} is a referral's reference; this takes its id, the ID column of: imaging referrals list`
-        : 'List them with: imaging referrals list',
-    );
+  const rid = referralId(id);
   const format = ctx.format('table');
   const { selectFields } = await import('../output/fields.js');
   const fields: FieldChoice = selectFields(ctx.globals.fields, view.fields);

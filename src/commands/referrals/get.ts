@@ -5,7 +5,7 @@ import { REFERRAL_FIELDS } from '../../output/field-sets.js';
 import { selectFields } from '../../output/fields.js';
 import { checkReferral } from '../../referrals/check.js';
 import { renderReferral } from '../../referrals/detail.js';
-import { isUuid, normaliseUuid } from '../../util/args.js';
+import { referralId } from '../../util/args.js';
 import { defineCommand } from '../define.js';
 import { arg } from '../options.js';
 
@@ -15,14 +15,7 @@ export default defineCommand({
   fields: [{ fields: REFERRAL_FIELDS }],
   args: [arg('<id>', 'referral id (UUID)')],
   async run(ctx, [id]) {
-    const rid = normaliseUuid(id.trim());
-    if (!isUuid(rid))
-      throw new UsageError(
-        `"${id}" is not a referral id (a UUID)`,
-        /^\s*R-/i.test(id)
-          ? `${id.trim()} is a referral's reference; this takes its id, the ID column of: imaging referrals list`
-          : 'List them with: imaging referrals list',
-      );
+    const rid = referralId(id);
     const format = ctx.format('table');
     const { chosen } = selectFields(ctx.globals.fields, REFERRAL_FIELDS);
     const res = await getReferral(ctx.api(), rid);
