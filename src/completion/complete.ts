@@ -8,6 +8,8 @@ import type { CompletionCommand, CompletionOption, CompletionTable } from './tab
 export interface Completion {
   candidates: Array<[value: string, description: string]>;
   files: boolean;
+  /** A value of a comma list: the shell adds no space after it, so `,next` can follow. */
+  list?: boolean;
 }
 
 const NONE: Completion = { candidates: [], files: false };
@@ -119,6 +121,7 @@ function valuesOf(opt: CompletionOption, cur: string, prefix: string): Completio
         .map((s) => s.trim().toLowerCase()),
     );
     return {
+      list: true,
       candidates: match(
         opt.values.filter((v) => !given.has(v)),
         cur.slice(cut),
@@ -135,9 +138,13 @@ function match(values: readonly string[], cur: string, prefix: string): Array<[s
   return values.filter((v) => v.toLowerCase().startsWith(c)).map((v) => [prefix + v, '']);
 }
 
-/** The answer as the shell scripts read it: `value<TAB>description` lines, then `:files` if asked. */
+/**
+ * The answer as the shell scripts read it: `value<TAB>description` lines, then `:files` if asked,
+ * and `:list` when the values are items of a comma list (no space after one).
+ */
 export function formatCompletion(c: Completion): string {
   const lines = c.candidates.map(([v, d]) => (d ? `${v}\t${d.replace(/[\t\r\n]+/g, ' ')}` : v));
   if (c.files) lines.push(':files');
+  if (c.list && lines.length) lines.push(':list');
   return lines.length ? `${lines.join('\n')}\n` : '';
 }

@@ -54,6 +54,8 @@ ${fn}_complete() {
   while IFS= read -r v; do
     [[ -z $v ]] && continue
     if [[ $v == :files ]]; then files=1; continue; fi
+    # An item of a comma list: no space after it, so ",next" can be typed on.
+    if [[ $v == :list ]]; then compopt -o nospace 2>/dev/null; continue; fi
     v=\${v%%$'\\t'*}
     [[ $v == "$prefix"* ]] && COMPREPLY+=("\${v:\${#prefix}}")
   done <<<"$out"
@@ -76,15 +78,16 @@ complete -F ${fn}_complete ${name}
 ${INSTALL.zsh}
 ${fn}() {
   local -a lines values shown
-  local line files=0
+  local line files=0 suffix=()
   lines=("\${(@f)$("\${words[1]}" __complete "\${(@)words[2,CURRENT-1]}" "=\${words[CURRENT]}" 2>/dev/null)}")
   for line in "\${lines[@]}"; do
     [[ -z $line ]] && continue
     if [[ $line == :files ]]; then files=1; continue; fi
+    if [[ $line == :list ]]; then suffix=(-S ''); continue; fi
     values+=("\${line%%$'\\t'*}")
     if [[ $line == *$'\\t'* ]]; then shown+=("\${line%%$'\\t'*}  -- \${line#*$'\\t'}"); else shown+=("$line"); fi
   done
-  (( \${#values} )) && compadd -l -d shown -a values
+  (( \${#values} )) && compadd "\${suffix[@]}" -l -d shown -a values
   (( files )) && _files
   return 0
 }
@@ -100,7 +103,9 @@ function __${name.replace(/[^A-Za-z0-9_]/g, '_')}_complete
     set -l tokens (commandline -opc)
     set -l current (commandline -ct)
     for line in ($tokens[1] __complete $tokens[2..-1] "=$current" 2>/dev/null)
-        if test "$line" = ":files"
+        if test "$line" = ":list"
+            continue
+        else if test "$line" = ":files"
             # Not __fish_complete_path: it runs \`ls -dp\` without --, so a file named like an
             # option (-rf.csv) breaks it. The glob is listed here, directories with a slash.
             for candidate in "$current"*
@@ -128,6 +133,7 @@ Register-ArgumentCompleter -Native -CommandName '${name}' -ScriptBlock {
     if ($words.Count -gt 1) { $before = $words[1..($words.Count - 1)] }
     $answer = & $program __complete @before "=$wordToComplete" 2>$null
     foreach ($line in $answer) {
+        if ($line -eq ':list') { continue }
         if ($line -eq ':files') {
             Get-ChildItem -Path "$wordToComplete*" -ErrorAction SilentlyContinue | ForEach-Object {
                 [System.Management.Automation.CompletionResult]::new($_.Name, $_.Name, 'ProviderItem', $_.Name)

@@ -285,13 +285,16 @@ printf '%s\\n' "\${COMPREPLY[@]}"`,
           'Tab',
           '--visit-status=pending,boo',
           'Tab',
+          // An item of a comma list takes no space after it (it used to: "booked ,can").
+          ',can',
+          'Tab',
         );
         // The line, commented out, is entered, then a marker.
         await pane.keys('C-a', '# ', 'Enter', 'echo DO""NE', 'Enter');
         const screen = await pane.waitForScreen((l) => l.includes('DONE'));
-        // Each TAB completed the value after "=" (and added the space after it).
+        // Each TAB completed the value after "=" (a space after it, but for the list's items).
         expect(screen).toContain(
-          `$ # imaging --env=local referrals export --format=ndjson -o=${dir.path}/out/ptest.csv --visit-status=pending,booked`,
+          `$ # imaging --env=local referrals export --format=ndjson -o=${dir.path}/out/ptest.csv --visit-status=pending,booked,canceled`,
         );
       } finally {
         await pane.close();
