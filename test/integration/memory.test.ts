@@ -48,8 +48,10 @@ async function youngGeneration(args: string[]): Promise<number> {
 // 8 MB, or one step more: the cap is applied after a GC, from Node's GC notifications. Node 26's
 // V8 keeps its young generation near 8 MB by itself, tuned or not, in uneven steps (2, 4, 5.5, 7.5,
 // 8), and now and then grows one step past it (9.75 and 11.75 MB seen in .ci/run, with and without
-// the tuning); there the bound is that step. Left alone, Nodes 20-24 grow it to 12-16 MB.
-const YOUNG_LIMIT_MB = Number(process.versions.node.split('.')[0]) >= 26 ? 12 : 10;
+// the tuning); there the bound is that step. Left alone, Nodes 20-24 grow it to 12-16 MB. Since
+// `list --all` parses pages as the export does, several back to back, a late step was seen at 10.5
+// MB on Node 24 (.ci/run): the bound there is 11 MB, still below what an untuned run reaches.
+const YOUNG_LIMIT_MB = Number(process.versions.node.split('.')[0]) >= 26 ? 12 : 11;
 
 describe('the young generation stays at 8 MB for commands that walk every page', () => {
   // 2,000 referrals (20 pages, ~60 MB allocated): left alone, V8 grows it to 12-16 MB.
