@@ -222,6 +222,20 @@ export class ReferralStore {
   }
 }
 
+/** A visit's location before a center is booked: every field null (generated and created visits alike). */
+export function noLocation(): Visit['location'] {
+  return {
+    id: null,
+    address_line_1: null,
+    address_line_2: null,
+    city: null,
+    state: null,
+    zip_code: null,
+    name: null,
+    npi: null,
+  };
+}
+
 export function generateReferral(seed: number, i: number, id: string, ref: ReferenceData): Referral {
   const rand = rng(seed * 1_000_003 + i * 7919 + 17);
   const u = () => uuidFrom(rand);
@@ -291,16 +305,7 @@ export function generateReferral(seed: number, i: number, id: string, ref: Refer
             name: center,
             npi: String(1_000_000_000 + Math.floor(rand() * 899_999_999)),
           }
-        : {
-            id: null,
-            address_line_1: null,
-            address_line_2: null,
-            city: null,
-            state: null,
-            zip_code: null,
-            name: null,
-            npi: null,
-          },
+        : noLocation(),
     });
   }
   const icdCount = 1 + Math.floor(rand() * 3);

@@ -1,5 +1,6 @@
 import type { Patient, Procedure, Referral, Visit } from '../../api/types.js';
 import type { ReferenceData } from './reference-data.js';
+import { noLocation } from './referral-data.js';
 
 /**
  * What the emulator makes of a create or update payload. Neither shape is published, so these are
@@ -145,16 +146,7 @@ function visit(v: Obj, src: Sources): Visit {
     status: 'pending',
     start_time: null,
     radiologist_group_name: null,
-    location: {
-      id: null,
-      address_line_1: null,
-      address_line_2: null,
-      city: null,
-      state: null,
-      zip_code: null,
-      name: null,
-      npi: null,
-    },
+    location: noLocation(),
   };
 }
 
