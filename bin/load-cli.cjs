@@ -50,8 +50,9 @@ function privateFolder(env) {
   if (!where) return undefined;
   const uid = process.getuid();
   const trusted = (st) => st.uid === 0 || st.uid === uid;
-  // The starting folder: its real path, and every folder from / down to it.
-  const start = fs.realpathSync(where.start);
+  // The starting folder: its real path, and every folder from / down to it (realpath(3): the
+  // JavaScript realpathSync lstats every component, ~0.2-0.6 ms of each start).
+  const start = fs.realpathSync.native(where.start);
   const parts = start.split(path.sep).filter(Boolean);
   let dir = path.sep;
   let parent = fs.lstatSync(dir);
