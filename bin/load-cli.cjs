@@ -1,6 +1,6 @@
 'use strict';
-// Loads dist/cli.cjs, with Node's compile cache kept in a private folder that only this user (or
-// root) could have written to (issue 13).
+// Loads dist/cli.cjs (dist/lookup.cjs for the reference lookups), with Node's compile cache kept in
+// a private folder that only this user (or root) could have written to (issue 13).
 //
 // A code cache is executable: whoever can write it runs code as the user. This launcher used to keep
 // its own V8 code cache per command (vm.Script cachedData, checked by V8 for little more than its
@@ -50,8 +50,9 @@ function privateFolder(env) {
   if (!where) return undefined;
   const uid = process.getuid();
   const trusted = (st) => st.uid === 0 || st.uid === uid;
-  // The starting folder: its real path, and every folder from / down to it.
-  const start = fs.realpathSync(where.start);
+  // The starting folder: its real path, and every folder from / down to it (realpath(3): the
+  // JavaScript realpathSync lstats every component, ~0.2-0.6 ms of each start).
+  const start = fs.realpathSync.native(where.start);
   const parts = start.split(path.sep).filter(Boolean);
   let dir = path.sep;
   let parent = fs.lstatSync(dir);
@@ -98,7 +99,20 @@ function privateFolder(env) {
 const HEADER = 16;
 const MAGIC = 0x494d4331; // "IMC1"
 const MAX_CACHE = 16 * 1024 * 1024;
-const FILE = path.join(__dirname, '..', 'dist', 'cli.cjs');
+const DIST = path.join(__dirname, '..', 'dist');
+/**
+ * The reference lookups run from their own bundle, dist/lookup.cjs: the same code as dist/cli.cjs
+ * without every other command (scripts/build.mjs), so about half the source to read and check and
+ * a smaller code cache to deserialise. Only the invoked command's definition is ever loaded, so a
+ * run of one of these never needs another. Each bundle file has its own caches (the CRC32 of the
+ * file is in their names), under the same checks.
+ */
+const LOOKUPS = new Set(['modalities', 'body-parts', 'cpt', 'icd10']);
+const bundleFor = (args) => path.join(DIST, LOOKUPS.has(commandKey(args)) ? 'lookup.cjs' : 'cli.cjs');
+const WRAP_HEAD = Buffer.from(
+  '(function (exports, require, module, __filename, __dirname, __imagingImport) {',
+);
+const WRAP_TAIL = Buffer.from('\n})');
 /** The launcher's copy of the value-taking global options (src/commands/globals.ts), for the key. */
 const VALUED = new Set(['--env', '--base-url', '--format', '--timeout', '--fields']);
 
@@ -189,20 +203,20 @@ function writeCache(dir, name, data, bundleCrc, crc32) {
 }
 
 /** Compiles the bundle with the code cache; undefined when it cannot (then a plain require). */
-function compileWithCache(dir, args) {
+function compileWithCache(dir, args, file) {
   const { crc32 } = require('node:zlib');
   if (typeof crc32 !== 'function') return undefined;
   const vm = require('node:vm');
-  const bytes = fs.readFileSync(FILE);
+  const bytes = fs.readFileSync(file);
   const bundleCrc = crc32(bytes);
   const name = `code-${process.version}-${process.arch}-${commandKey(args)}-${bundleCrc.toString(16).padStart(8, '0')}.v8`;
   const cachedData = readCache(path.join(dir, name), bundleCrc, crc32);
   // As Module.wrap, plus the bundle's import() (see scripts/build.mjs), made in this file, where
-  // import() is Node's own; it resolves from bin/, in the same node_modules as dist/.
-  const script = new vm.Script(
-    `(function (exports, require, module, __filename, __dirname, __imagingImport) {${bytes.toString('utf8')}\n})`,
-    { filename: FILE, cachedData },
-  );
+  // import() is Node's own; it resolves from bin/, in the same node_modules as dist/. Joined as
+  // bytes and decoded once: a string built with `+` is a rope that V8 then copies flat, a second
+  // copy of the whole bundle in the young generation (a scavenge sooner in every start).
+  const source = Buffer.concat([WRAP_HEAD, bytes, WRAP_TAIL]).toString('utf8');
+  const script = new vm.Script(source, { filename: file, cachedData });
   const remake = !cachedData || script.cachedDataRejected === true;
   return {
     script,
@@ -214,6 +228,7 @@ function compileWithCache(dir, args) {
 
 /** Returns the CLI module's exports, and a function to call once the command has finished. */
 module.exports = function loadCli(args) {
+  const file = bundleFor(args);
   // The same test as bin/imaging.cjs for the heap tuning: those commands get no cache at all (V8
   // refuses a cache made under other flags; it would be rewritten on every run).
   const tuned = args.includes('export') || args.includes('--all');
@@ -224,18 +239,18 @@ module.exports = function loadCli(args) {
       if (dir) {
         const Module = require('node:module');
         if (typeof Module.enableCompileCache === 'function') Module.enableCompileCache(dir);
-        compiled = compileWithCache(dir, args);
+        compiled = compileWithCache(dir, args, file);
       }
     } catch {
       compiled = undefined;
     }
   }
-  if (!compiled) return { cli: require(FILE), done() {} };
-  const mod = { exports: {}, filename: FILE, id: FILE, loaded: false };
+  if (!compiled) return { cli: require(file), done() {} };
+  const mod = { exports: {}, filename: file, id: file, loaded: false };
   const importer = (specifier) => import(specifier);
   const wrapper = compiled.script.runInThisContext();
-  const req = require('node:module').createRequire(FILE);
-  wrapper.call(mod.exports, mod.exports, req, mod, FILE, path.dirname(FILE), importer);
+  const req = require('node:module').createRequire(file);
+  wrapper.call(mod.exports, mod.exports, req, mod, file, path.dirname(file), importer);
   mod.loaded = true;
   return {
     cli: mod.exports,
@@ -249,3 +264,4 @@ module.exports = function loadCli(args) {
     },
   };
 };
+module.exports.LOOKUPS = LOOKUPS;

@@ -132,8 +132,17 @@ export async function buildProgram(io: IO, argv: readonly string[], runner: Runn
   const termOf = new WeakMap<Command, string>();
   const groups = new Map<string, Command>();
   const wanted: Array<Promise<{ parent: Command; def: AnyCommand; summary: string }>> = [];
+  // A known command run without any help asked for: the other commands are neither parsed nor
+  // listed (commander's suggestions for a mistyped option or verb come from the invoked command,
+  // its group and the global options), so they are not made at all. Help, an unknown or missing
+  // command get every one, for the listing and "Did you mean …?".
+  const lean =
+    target !== undefined &&
+    COMMANDS.some((c) => c.path[0] === target) &&
+    !argv.some((a) => a === 'help' || a === '--help' || a === '-h');
   for (const entry of COMMANDS) {
     const [first, verb] = entry.path as [string, string | undefined];
+    if (lean && first !== target) continue;
     if (verb === undefined) {
       if (target === first) {
         wanted.push(entry.load().then((m) => ({ parent: program, def: m.default, summary: entry.summary })));

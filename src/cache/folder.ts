@@ -1,5 +1,5 @@
-import * as fs from 'node:fs';
-import * as path from 'node:path';
+import { lstatSync, mkdirSync, realpathSync, type Stats } from 'node:fs';
+import { basename, dirname, isAbsolute, join, normalize, sep } from 'node:path';
 
 /**
  * The private folder the reference-data cache lives in: `reference` beside the launcher's
@@ -33,10 +33,10 @@ export function cacheLocation(
   platform: NodeJS.Platform = process.platform,
 ): Location | undefined {
   if (platform === 'win32' || typeof process.getuid !== 'function') return undefined;
-  const abs = (p: string | undefined) => (p && path.isAbsolute(p) ? path.normalize(p) : undefined);
+  const abs = (p: string | undefined) => (p && isAbsolute(p) ? normalize(p) : undefined);
   const split = (p: string, ...below: string[]) => ({
-    start: path.dirname(p),
-    levels: [path.basename(p), ...below],
+    start: dirname(p),
+    levels: [basename(p), ...below],
   });
   if (env.IMAGING_CACHE_DIR !== undefined && env.IMAGING_CACHE_DIR !== '') {
     const dir = abs(env.IMAGING_CACHE_DIR);
@@ -52,7 +52,7 @@ export function cacheLocation(
 
 /** The path of the folder as the user would name it (not resolved, not checked). */
 export function displayPath(where: Location): string {
-  return path.join(where.start, ...where.levels);
+  return join(where.start, ...where.levels);
 }
 
 const STICKY = 0o1000;
@@ -76,24 +76,24 @@ export function privateFolder(env: NodeJS.ProcessEnv, create = true): Folder {
 
 function walk(where: Location, create: boolean): Folder {
   const uid = (process.getuid as () => number)();
-  const trusted = (st: fs.Stats) => st.uid === 0 || st.uid === uid;
+  const trusted = (st: Stats) => st.uid === 0 || st.uid === uid;
   let start: string;
   try {
-    start = fs.realpathSync(where.start);
+    start = realpathSync.native(where.start); // realpath(3): one call, not an lstat per component
   } catch {
     return { problem: `${where.start} does not exist` };
   }
-  const parts = start.split(path.sep).filter(Boolean);
-  let dir: string = path.sep;
-  let parent = fs.lstatSync(dir);
+  const parts = start.split(sep).filter(Boolean);
+  let dir: string = sep;
+  let parent = lstatSync(dir);
   if (!parent.isDirectory() || !trusted(parent)) return { problem: '/ is not owned by root or you' };
   const next = [...parts, ...where.levels];
   for (let i = 0; i < next.length; i++) {
-    const child = path.join(dir, next[i] as string);
+    const child = join(dir, next[i] as string);
     const last = i === next.length - 1;
-    let st: fs.Stats;
+    let st: Stats;
     try {
-      st = fs.lstatSync(child);
+      st = lstatSync(child);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || i < parts.length)
         return { problem: `cannot read ${child}` };
@@ -101,11 +101,11 @@ function walk(where: Location, create: boolean): Folder {
       if (parent.mode & 0o022 && !(parent.mode & STICKY)) return { problem: `${dir} is writable by others` };
       if (!create) return { problem: `${child} does not exist yet`, missing: true };
       try {
-        fs.mkdirSync(child, { mode: 0o700 });
+        mkdirSync(child, { mode: 0o700 });
       } catch (mkErr) {
         if ((mkErr as NodeJS.ErrnoException).code !== 'EEXIST') return { problem: `cannot make ${child}` };
       }
-      st = fs.lstatSync(child);
+      st = lstatSync(child);
     }
     if (st.isSymbolicLink()) return { problem: `${child} is a symbolic link` };
     if (!st.isDirectory()) return { problem: `${child} is not a folder` };

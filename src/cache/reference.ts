@@ -1,6 +1,17 @@
-import * as fs from 'node:fs';
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  lstatSync,
+  openSync,
+  readdirSync,
+  readSync,
+  renameSync,
+  rmSync,
+  writeSync,
+} from 'node:fs';
 import type { IncomingHttpHeaders } from 'node:http';
-import * as path from 'node:path';
+import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import type { AnswerCache, ApiResponse } from '../api/client.js';
 import { headerValue } from '../api/transport.js';
@@ -53,7 +64,7 @@ function ownName(dir: string, name: string): 'entry' | 'temp' | undefined {
   const kind = ENTRY_NAME.test(name) ? 'entry' : TEMP_NAME.test(name) ? 'temp' : undefined;
   if (!kind) return undefined;
   try {
-    const st = fs.lstatSync(path.join(dir, name));
+    const st = lstatSync(join(dir, name));
     return st.isFile() || st.isSymbolicLink() ? kind : undefined;
   } catch {
     return undefined;
@@ -126,7 +137,7 @@ export class ReferenceCache implements AnswerCache {
 
   private fileOf(dir: string, url: string, token: string): string {
     const { createHash } = process.getBuiltinModule('node:crypto');
-    return path.join(dir, `${createHash('sha256').update(`${token}\0${url}`).digest('hex')}.json`);
+    return join(dir, `${createHash('sha256').update(`${token}\0${url}`).digest('hex')}.json`);
   }
 
   /** A fresh answer for `url` of API path `apiPath`, or undefined (then the request is sent). */
@@ -199,22 +210,22 @@ export class ReferenceCache implements AnswerCache {
 }
 
 function readEntry(file: string): { header: Header; body: Buffer } | undefined {
-  const c = fs.constants;
+  const c = constants;
   let fd: number;
   try {
-    fd = fs.openSync(file, c.O_RDONLY | c.O_NOFOLLOW | c.O_NONBLOCK);
+    fd = openSync(file, c.O_RDONLY | c.O_NOFOLLOW | c.O_NONBLOCK);
   } catch {
     return undefined;
   }
   try {
-    const st = fs.fstatSync(fd);
+    const st = fstatSync(fd);
     const uid = (process.getuid as () => number)();
     if (!st.isFile() || st.uid !== uid || (st.mode & 0o7777) !== 0o600) return undefined;
     if (st.size > MAX_ENTRY_BYTES + 4096) return undefined;
     const buf = Buffer.allocUnsafe(st.size);
     let got = 0;
     while (got < buf.length) {
-      const n = fs.readSync(fd, buf, got, buf.length - got, got);
+      const n = readSync(fd, buf, got, buf.length - got, got);
       if (n === 0) return undefined;
       got += n;
     }
@@ -240,39 +251,39 @@ function readEntry(file: string): { header: Header; body: Buffer } | undefined {
   } catch {
     return undefined;
   } finally {
-    fs.closeSync(fd);
+    closeSync(fd);
   }
 }
 
 function writeEntry(dir: string, file: string, header: Header, body: Buffer): void {
   // Random enough not to collide with another run; 'wx' refuses anything already at the name.
-  const tmp = path.join(dir, `.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`);
-  let fd: number | undefined = fs.openSync(tmp, 'wx', 0o600);
+  const tmp = join(dir, `.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`);
+  let fd: number | undefined = openSync(tmp, 'wx', 0o600);
   try {
-    fs.writeSync(fd, `${JSON.stringify(header)}\n`);
-    fs.writeSync(fd, body);
-    fs.closeSync(fd);
+    writeSync(fd, `${JSON.stringify(header)}\n`);
+    writeSync(fd, body);
+    closeSync(fd);
     fd = undefined;
     // Replaces whatever was at the name (a damaged entry, a symlink, another user's file) itself:
     // rename never follows a symlink.
-    fs.renameSync(tmp, file);
+    renameSync(tmp, file);
   } catch (err) {
-    if (fd !== undefined) fs.closeSync(fd);
-    fs.rmSync(tmp, { force: true });
+    if (fd !== undefined) closeSync(fd);
+    rmSync(tmp, { force: true });
     throw err;
   }
 }
 
 /** Deletes entries past every time limit, and temporary files a killed run left (an hour old). */
 function sweep(dir: string, now: number): void {
-  for (const name of fs.readdirSync(dir)) {
+  for (const name of readdirSync(dir)) {
     const kind = ownName(dir, name);
     if (!kind) continue;
     const tmp = kind === 'temp';
-    const full = path.join(dir, name);
+    const full = join(dir, name);
     try {
-      const age = now - fs.lstatSync(full).mtimeMs;
-      if (age > (tmp ? HOUR : SWEEP_AFTER)) fs.rmSync(full, { force: true });
+      const age = now - lstatSync(full).mtimeMs;
+      if (age > (tmp ? HOUR : SWEEP_AFTER)) rmSync(full, { force: true });
     } catch {}
   }
 }
@@ -285,10 +296,10 @@ export function clearCache(env: NodeJS.ProcessEnv): { removed: number; problem?:
   const f = privateFolder(env, false);
   if (!('dir' in f)) return f.missing ? { removed: 0 } : { removed: 0, problem: f.problem };
   let removed = 0;
-  for (const name of fs.readdirSync(f.dir)) {
+  for (const name of readdirSync(f.dir)) {
     const kind = ownName(f.dir, name);
     if (!kind) continue;
-    fs.rmSync(path.join(f.dir, name), { force: true });
+    rmSync(join(f.dir, name), { force: true });
     if (kind === 'entry') removed++;
   }
   return { removed };
