@@ -8,6 +8,7 @@ import {
   nestedDeeperThan,
 } from './client.js';
 import { IdSet } from './idset.js';
+import { parseJsonBytes } from './json-bytes.js';
 import { kindOf, readingAnswer } from './shape.js';
 import type { Query } from './url.js';
 
@@ -427,7 +428,7 @@ export async function* fetchPagesInOrder(
     let data: unknown = res.data;
     if (!opts.parsed)
       try {
-        data = JSON.parse(res.body.text());
+        data = parseJsonBytes(res.body.chunks);
       } catch {
         // Cut short or garbled: the same request goes on under the policy, counting the sends it took.
         res = await client.retryUnreadable(request(page), res);

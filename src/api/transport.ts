@@ -41,7 +41,8 @@ export interface RawResponse {
 export class Body {
   private joined: Buffer | undefined;
   constructor(
-    private readonly chunks: Buffer[],
+    /** As they arrived (json-bytes.ts parses a page from them without joining them). */
+    readonly chunks: readonly Buffer[],
     readonly length: number,
   ) {}
   get bytes(): Buffer {
