@@ -113,11 +113,9 @@ function encodeRecords(
   let count = before;
   for (const item of items) {
     const r = chosen ? pick(item, chosen) : item;
-    chunk.push(
-      format === 'ndjson'
-        ? `${JSON.stringify(r)}\n`
-        : `${count === 0 ? '[\n' : ',\n'}${JSON.stringify([r], null, 2).slice(2, -2)}`,
-    );
+    // Separate pieces: a `${json}\n` would be a cons string, copied whole to be measured (utf8Of).
+    if (format === 'ndjson') chunk.push(JSON.stringify(r), '\n');
+    else chunk.push(count === 0 ? '[\n' : ',\n', JSON.stringify([r], null, 2).slice(2, -2));
     count++;
   }
   return chunk;

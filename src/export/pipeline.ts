@@ -151,7 +151,7 @@ export async function exportReferrals(
       if (opts.rows === 'referral' && opts.format !== 'csv') {
         if (opts.visitStatuses && !hasVisitIn(referral, opts.visitStatuses)) continue;
         summary.rows++;
-        chunk.push(encodeJson(opts.fields ? pick(referral, opts.fields) : referral, opts.format, first));
+        encodeJson(chunk, opts.fields ? pick(referral, opts.fields) : referral, opts.format, first);
         first = false;
         continue;
       }
@@ -165,7 +165,7 @@ export async function exportReferrals(
             ),
           );
         else {
-          chunk.push(encodeJson(opts.fields ? pick(row, opts.fields) : row, opts.format, first));
+          encodeJson(chunk, opts.fields ? pick(row, opts.fields) : row, opts.format, first);
           first = false;
         }
       }
@@ -184,7 +184,9 @@ function idsOf(items: unknown[]): string[] {
   return ids;
 }
 
-function encodeJson(record: unknown, format: 'ndjson' | 'json', first: boolean): string {
+/** A record's line or array member, as separate pieces (joined they would be a cons string: utf8.ts). */
+function encodeJson(chunk: string[], record: unknown, format: 'ndjson' | 'json', first: boolean): void {
   const text = JSON.stringify(record);
-  return format === 'ndjson' ? `${text}\n` : `${first ? '\n' : ',\n'}${text}`;
+  if (format === 'ndjson') chunk.push(text, '\n');
+  else chunk.push(first ? '\n' : ',\n', text);
 }
