@@ -74,7 +74,11 @@ export class Body {
   }
 }
 
-/** Buffers of released bodies (a page walk has at most `concurrency` + 1 pages in hand). */
+/**
+ * Buffers of released bodies, for the next answers. Only `release()` gives one back, so this never
+ * holds more buffers than a walk had in hand at once (its pages in flight and the one being
+ * parsed: `concurrency` + 1, at most 17).
+ */
 const spareBuffers = {
   list: [] as Buffer[],
   /** A buffer of at least `min` bytes: a spare one, else a new one. */
@@ -91,10 +95,7 @@ const spareBuffers = {
 /** `store` (holding `used` bytes) grown to hold at least `min`: by doubling, up to `max`. */
 function grown(store: Buffer | undefined, used: number, min: number, max: number): Buffer {
   const next = spareBuffers.take(Math.max(min, Math.min(max, (store?.length ?? 0) * 2)));
-  if (store) {
-    store.copy(next, 0, 0, used);
-    spareBuffers.give(store);
-  }
+  store?.copy(next, 0, 0, used);
   return next;
 }
 

@@ -222,3 +222,42 @@ process.on('exit', () => require('node:fs').writeFileSync(process.env.WATCH_OUT,
     expect(() => walk.accept(2001, page(7), { total_pages: 2000 })).toThrow(/repeats page 7/);
   });
 });
+
+describe('answers copied into reused buffers (transport.ts Body)', () => {
+  it('a page sent in many small chunks, with no length given, arrives whole, every page', async () => {
+    // Chunked transfer, 1,000-byte writes: the buffer grows many times within a page, and the
+    // next pages are copied into the buffers the earlier ones gave back.
+    const note = (p: number, i: number) => `${p}-${i} Nguyễn 김 ${'é'.repeat(1500)} end`;
+    const server = await testServer((req, res) => {
+      const page = Number(new URL(req.url ?? '/', 'http://x').searchParams.get('page') ?? 1);
+      const body = Buffer.from(
+        JSON.stringify({
+          referrals: Array.from({ length: 100 }, (_, i) => ({ id: `ref-${page}-${i}`, note: note(page, i) })),
+          meta: { current_page: page, total_pages: 6, total_count: 600 },
+        }),
+      );
+      res.writeHead(200, { 'content-type': 'application/json' });
+      for (let at = 0; at < body.length; at += 1000) res.write(body.subarray(at, at + 1000));
+      res.end();
+    });
+    try {
+      const r = await execa(process.execPath, [BIN, 'referrals', 'list', '--all', '--format', 'ndjson'], {
+        reject: false,
+        env: { IMAGING_ENV: 'local', IMAGING_BASE_URL: server.url, IMAGING_CONFIG_DIR: dir.path },
+        extendEnv: false,
+        timeout: 20_000,
+      });
+      expect(r.stderr).toBe('');
+      expect(r.exitCode).toBe(0);
+      const records = r.stdout.split('\n').map((l) => JSON.parse(l) as { id: string; note: string });
+      expect(records).toHaveLength(600);
+      records.forEach((rec, k) => {
+        const p = Math.floor(k / 100) + 1;
+        const i = k % 100;
+        expect(rec).toEqual({ id: `ref-${p}-${i}`, note: note(p, i) });
+      });
+    } finally {
+      await server.close();
+    }
+  });
+});
