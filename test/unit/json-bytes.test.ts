@@ -97,6 +97,23 @@ describe('parseJsonBytes: JSON.parse of a page, record by record', () => {
     check(JSON.stringify(page.referrals), [3]);
   });
 
+  it('large pages, of records and of runs of small elements: every one, and a bad separator anywhere', () => {
+    const records = Array.from({ length: 300 }, (_, i) => ({
+      id: `r${i}`,
+      note: `${'ü'.repeat(i % 7)}${'n'.repeat(i % 3 ? 1500 : 20)}`,
+    }));
+    const text = JSON.stringify({ referrals: records, meta: { total_pages: 1 } });
+    check(text, [5000, 40_000, 70_001]);
+    check(JSON.stringify(records), [32_768, 65_536]);
+    check(JSON.stringify(Array.from({ length: 50_000 }, (_, i) => i)), [1000]);
+    const bytes = Buffer.from(JSON.stringify(records));
+    for (const at of [33_000, 66_000, 99_000, 150_000]) {
+      const comma = bytes.indexOf(',{', at);
+      for (const bad of [' ', ';', ',,'])
+        check(Buffer.concat([bytes.subarray(0, comma), Buffer.from(bad), bytes.subarray(comma + 1)]));
+    }
+  });
+
   it('the shapes and edge cases JSON.parse has its own answer for', () => {
     for (const text of [
       '[]',
