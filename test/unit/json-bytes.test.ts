@@ -97,7 +97,7 @@ describe('parseJsonBytes: JSON.parse of a page, record by record', () => {
     check(JSON.stringify(page.referrals), [3]);
   });
 
-  it('large pages, of records and of runs of small elements: every one, and a bad separator anywhere', () => {
+  it('large pages, of large and small records: every one, and a bad separator anywhere', () => {
     const records = Array.from({ length: 300 }, (_, i) => ({
       id: `r${i}`,
       note: `${'ü'.repeat(i % 7)}${'n'.repeat(i % 3 ? 1500 : 20)}`,
