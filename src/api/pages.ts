@@ -8,6 +8,7 @@ import {
   nestedDeeperThan,
 } from './client.js';
 import { IdSet } from './idset.js';
+import { parseJsonBytes } from './json-bytes.js';
 import { kindOf, readingAnswer } from './shape.js';
 import type { Query } from './url.js';
 
@@ -266,8 +267,23 @@ function budgetFrom(meta: PageMeta | undefined, firstPageSize: number): number {
   return Math.min(MAX_PAGES, Math.max(1, known) + Math.max(3, Math.ceil(known / 10)));
 }
 
+/**
+ * A page's size and its first and last records, as a 64-bit hash (two 32-bit FNV-1a hashes of the
+ * text, different bases): a walk keeps one per page, and the text itself (~7 KB a page of
+ * referrals) kept for every page grew the heap by 1.4 MB per 20,000 referrals, 70 MB at the
+ * 10,000-page budget. Two pages taken for one by a collision (odds ~1e-11 at 10,000 pages) stop
+ * the walk with an error, never lose a record.
+ */
 function fingerprint(items: unknown[]): string {
-  return `${items.length}\u0000${JSON.stringify(items[0])}\u0000${JSON.stringify(items[items.length - 1])}`;
+  const text = `${items.length}\u0000${JSON.stringify(items[0])}\u0000${JSON.stringify(items[items.length - 1])}`;
+  let a = 0x811c9dc5;
+  let b = 0x050c5d1f;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    a = Math.imul(a ^ c, 0x01000193);
+    b = Math.imul(b ^ c, 0x01000193) ^ (b >>> 15);
+  }
+  return `${items.length}:${(a >>> 0).toString(36)}:${(b >>> 0).toString(36)}`;
 }
 
 function idOf(record: unknown): string | number | undefined {
@@ -427,7 +443,9 @@ export async function* fetchPagesInOrder(
     let data: unknown = res.data;
     if (!opts.parsed)
       try {
-        data = JSON.parse(res.body.text());
+        data = parseJsonBytes(res.body.chunks);
+        // Parsed into new strings and objects: its buffer takes the next answer (transport.ts).
+        res.body.release();
       } catch {
         // Cut short or garbled: the same request goes on under the policy, counting the sends it took.
         res = await client.retryUnreadable(request(page), res);

@@ -5,9 +5,11 @@ import { ALL_PER_PAGE, fetchPagesInOrder, type PageMeta, PageWalk, paginate } fr
 import { checkListItems, readingAnswer } from '../api/shape.js';
 import type { Context } from '../context.js';
 import { UsageError } from '../errors.js';
+import { utf8Of } from '../export/utf8.js';
 import { checkCost, remainingAfterFirst } from '../meter/cost.js';
 import { type FieldChoice, pick } from '../output/fields.js';
 import { type Column, renderList } from '../output/render.js';
+import { num } from '../util/plural.js';
 import { flag, int } from './options.js';
 
 export interface ListCommandOptions<T> {
@@ -47,9 +49,9 @@ export async function listCommand<T>(ctx: Context, opts: ListCommandOptions<T>):
     let count = 0;
     for await (const page of paginate<T>(client, walkOpts, walk)) {
       lastMeta = page.meta;
-      const chunk = encodeRecords(page.items, format, chosen, count);
+      const chunk = utf8Of(encodeRecords(page.items, format, chosen, count));
       count += page.items.length;
-      if (chunk !== '' && !out.write(chunk)) await once(out, 'drain', { signal: ctx.signal });
+      if (chunk.length !== 0 && !out.write(chunk)) await once(out, 'drain', { signal: ctx.signal });
     }
     if (format === 'json') out.write(count === 0 ? '[]\n' : '\n]\n');
     if (walk.duplicates > 0) ctx.note(duplicatesNote(walk.duplicates));
@@ -106,15 +108,14 @@ function encodeRecords(
   format: 'ndjson' | 'json',
   chosen: readonly string[] | undefined,
   before: number,
-): string {
-  let chunk = '';
+): string[] {
+  const chunk: string[] = [];
   let count = before;
   for (const item of items) {
     const r = chosen ? pick(item, chosen) : item;
-    chunk +=
-      format === 'ndjson'
-        ? `${JSON.stringify(r)}\n`
-        : `${count === 0 ? '[\n' : ',\n'}${JSON.stringify([r], null, 2).slice(2, -2)}`;
+    // Separate pieces: a `${json}\n` would be a cons string, copied whole to be measured (utf8Of).
+    if (format === 'ndjson') chunk.push(JSON.stringify(r), '\n');
+    else chunk.push(count === 0 ? '[\n' : ',\n', JSON.stringify([r], null, 2).slice(2, -2));
     count++;
   }
   return chunk;
@@ -189,9 +190,10 @@ async function listAll<T>(
       if (pages === 1) await costOfAll(ctx, opts, page, client, perPage);
       const items = page.items as T[];
       if (format === 'ndjson' || format === 'json') {
-        const chunk = encodeRecords(items, format, chosen, written);
+        // Bytes built from each record's text, never one page-sized string (export/utf8.ts).
+        const chunk = utf8Of(encodeRecords(items, format, chosen, written));
         written += items.length;
-        if (chunk !== '' && !out.write(chunk)) await once(out, 'drain', { signal: ctx.signal });
+        if (chunk.length !== 0 && !out.write(chunk)) await once(out, 'drain', { signal: ctx.signal });
       } else {
         const offset = records.length;
         readingAnswer(page.requestId, () => {
@@ -210,7 +212,7 @@ async function listAll<T>(
     // As export says it: "above" only when the records are on the terminal.
     if (!ctx.signal.aborted && written > 0)
       ctx.note(
-        `Listing stopped after ${written.toLocaleString('en-US')} ${written === 1 ? 'record' : opts.noun}: the output ${ctx.io.stdoutIsTTY ? 'above' : 'sent to standard output'} is incomplete.`,
+        `Listing stopped after ${num(written)} ${written === 1 ? 'record' : opts.noun}: the output ${ctx.io.stdoutIsTTY ? 'above' : 'sent to standard output'} is incomplete.`,
       );
     throw err;
   } finally {

@@ -10,6 +10,7 @@ import { pick } from '../output/fields.js';
 import type { ProgressBar } from '../output/progress.js';
 import type { PageMark, ResumePoint } from './checkpoint.js';
 import { COLUMNS, csvValue, hasVisitIn, type RowKind, rowsOf } from './rows.js';
+import { utf8Of } from './utf8.js';
 
 export type ExportFormat = 'csv' | 'ndjson' | 'json';
 
@@ -132,7 +133,7 @@ export async function exportReferrals(
         page.items.length,
       );
     }
-    const chunk = readingAnswer(page.requestId, () => encodePage(page.items));
+    const chunk = utf8Of(readingAnswer(page.requestId, () => encodePage(page.items)));
     await write(chunk);
     lastPage++;
     if (opts.onPage) mark(idsOf(page.items), page.totalPages);
@@ -143,26 +144,28 @@ export async function exportReferrals(
   summary.seconds = (Date.now() - started) / 1000;
   return summary;
 
-  function encodePage(items: unknown[]): string {
-    let chunk = '';
+  function encodePage(items: unknown[]): string[] {
+    const chunk: string[] = [];
     for (const referral of items) {
       summary.referrals++;
       if (opts.rows === 'referral' && opts.format !== 'csv') {
         if (opts.visitStatuses && !hasVisitIn(referral, opts.visitStatuses)) continue;
         summary.rows++;
-        chunk += encodeJson(opts.fields ? pick(referral, opts.fields) : referral, opts.format, first);
+        encodeJson(chunk, opts.fields ? pick(referral, opts.fields) : referral, opts.format, first);
         first = false;
         continue;
       }
       for (const row of rowsOf(referral, opts.rows, opts.visitStatuses)) {
         summary.rows++;
         if (opts.format === 'csv')
-          chunk += csvRow(
-            columns.map((c) => csvValue(row[c])),
-            opts.formulaGuard,
+          chunk.push(
+            csvRow(
+              columns.map((c) => csvValue(row[c])),
+              opts.formulaGuard,
+            ),
           );
         else {
-          chunk += encodeJson(opts.fields ? pick(row, opts.fields) : row, opts.format, first);
+          encodeJson(chunk, opts.fields ? pick(row, opts.fields) : row, opts.format, first);
           first = false;
         }
       }
@@ -181,7 +184,9 @@ function idsOf(items: unknown[]): string[] {
   return ids;
 }
 
-function encodeJson(record: unknown, format: 'ndjson' | 'json', first: boolean): string {
+/** A record's line or array member, as separate pieces (joined they would be a cons string: utf8.ts). */
+function encodeJson(chunk: string[], record: unknown, format: 'ndjson' | 'json', first: boolean): void {
   const text = JSON.stringify(record);
-  return format === 'ndjson' ? `${text}\n` : `${first ? '\n' : ',\n'}${text}`;
+  if (format === 'ndjson') chunk.push(text, '\n');
+  else chunk.push(first ? '\n' : ',\n', text);
 }

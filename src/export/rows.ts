@@ -204,7 +204,8 @@ export function rowsOf(referral: unknown, kind: RowKind, visitFilter?: ReadonlyS
     ? allVisits.filter((v) => typeof v.status === 'string' && visitFilter.has(v.status))
     : allVisits;
   if (visitFilter && visits.length === 0) return [];
-  if (kind === 'referral') return [pickColumns(referralColumns(r), COLUMNS.referral)];
+  // Already exactly COLUMNS.referral, in order, none undefined (COLUMNS.referral is its keys).
+  if (kind === 'referral') return [referralColumns(r)];
   const ctx = referralContext(r);
   const rows: Row[] = [];
   const vs: Array<V | undefined> = visits.length > 0 ? visits : [undefined];

@@ -1,5 +1,6 @@
 import type { Context } from '../context.js';
 import { CliError, ExitCode, InterruptedError } from '../errors.js';
+import { num } from '../util/plural.js';
 import { describeView, leftOf, SANDBOX_LIMIT } from './meter.js';
 
 /**
@@ -87,4 +88,4 @@ export function remainingAfterFirst(
   return undefined;
 }
 
-const fmt = (n: number) => n.toLocaleString('en-US');
+const fmt = num;

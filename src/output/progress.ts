@@ -1,5 +1,6 @@
 import type { Writable } from 'node:stream';
 import { onForcedExit } from '../util/cleanup.js';
+import { num } from '../util/plural.js';
 import { HumanStream, safe } from './text.js';
 
 /** The narrowest terminal that gets a progress line. */
@@ -71,7 +72,7 @@ export class ProgressBar {
    */
   line(width = Number.POSITIVE_INFINITY): string {
     const secs = (Date.now() - this.started) / 1000;
-    const rate = `${(secs > 0 ? Math.round(this.records / secs) : 0).toLocaleString('en-US')}/s`;
+    const rate = `${num(secs > 0 ? Math.round(this.records / secs) : 0)}/s`;
     const total = this.totalPages;
     const frac = total && total > 0 ? Math.min(1, this.pages / total) : undefined;
     const bar = (cells: number) => {
@@ -84,7 +85,7 @@ export class ProgressBar {
         ? `ETA ${formatSeconds((secs / this.pages) * (total - this.pages))}`
         : '';
     const pages = total ? `${this.pages}/${total} pages` : `${this.pages} pages`;
-    const records = `${this.records.toLocaleString('en-US')} records`;
+    const records = `${num(this.records)} records`;
     const join = (head: string[], tail: string[]) =>
       [head.filter(Boolean).join(' '), ...tail].filter(Boolean).join('  ');
     const candidates = [

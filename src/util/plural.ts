@@ -3,7 +3,15 @@ export function count(n: number, one: string, many = `${one}s`): string {
   return `${num(n)} ${n === 1 ? one : many}`;
 }
 
-/** A count in a human message: en-US thousands separators (`37,804`), as the progress line shows. */
+/**
+ * A count in a human message: en-US thousands separators (`37,804`), as the progress line shows.
+ * Whole numbers are grouped here, exactly as `toLocaleString('en-US')` groups them: that call
+ * loads and sets up ICU's number formatting, ~7 MB of resident memory for a comma (README "Speed").
+ */
 export function num(n: number): string {
-  return n.toLocaleString('en-US');
+  if (!Number.isSafeInteger(n)) return n.toLocaleString('en-US');
+  const digits = String(Math.abs(n));
+  let out = digits.slice(0, ((digits.length - 1) % 3) + 1);
+  for (let i = out.length; i < digits.length; i += 3) out += `,${digits.slice(i, i + 3)}`;
+  return n < 0 || Object.is(n, -0) ? `-${out}` : out;
 }

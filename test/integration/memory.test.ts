@@ -1,14 +1,20 @@
 import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PageWalk } from '../../src/api/pages.js';
+import { MOCK_TOKEN } from '../../src/config/environments.js';
 import { BIN, json, mockFixture, tempDir, testServer } from '../helpers.js';
 
 /**
  * Bounded memory for the commands that walk every page, on the real binary: lists stream page by
  * page instead of collecting every record, and the launcher keeps V8's young generation from
  * growing past 8 MB (README "Speed" has the peak RSS this gives, measured by `npm run bench`).
+ * What the export no longer does, each checked where it happens: a page-sized string per page,
+ * ICU's number formatting (~7 MB resident for a comma), a walk that keeps text of every page.
  */
 
 const fx = mockFixture({ referrals: 2000 });
@@ -125,6 +131,131 @@ describe('list --all streams: page 1 reaches the reader before the last page is 
         '3',
         '4',
       ]);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('what an export or list --all holds (issue 13, item 3)', () => {
+  // Preloaded into the binary: the longest text JSON.parse was given, and any use of ICU's number
+  // formatting (toLocaleString on a number, Intl.NumberFormat).
+  const watch = join(dir.path, 'watch.cjs');
+  writeFileSync(
+    watch,
+    `const seen = { longestParse: 0, numberFormat: [] };
+const parse = JSON.parse;
+JSON.parse = function (text, reviver) {
+  if (typeof text === 'string') seen.longestParse = Math.max(seen.longestParse, text.length);
+  return parse.call(this, text, reviver);
+};
+const toLocale = Number.prototype.toLocaleString;
+Number.prototype.toLocaleString = function (...args) {
+  seen.numberFormat.push(new Error('toLocaleString').stack.split('\\n').slice(1, 4).join(' '));
+  return toLocale.apply(this, args);
+};
+const NF = Intl.NumberFormat;
+Intl.NumberFormat = function (...args) {
+  seen.numberFormat.push('Intl.NumberFormat');
+  return new NF(...args);
+};
+process.on('exit', () => require('node:fs').writeFileSync(process.env.WATCH_OUT, JSON.stringify(seen)));
+`,
+  );
+
+  async function watched(args: string[]): Promise<{ longestParse: number; numberFormat: string[] }> {
+    const out = join(dir.path, 'watch.json');
+    const r = await execa(process.execPath, ['--require', watch, BIN, ...args], {
+      reject: false,
+      env: { ...fx.env(), WATCH_OUT: out },
+      extendEnv: false,
+      timeout: 20_000,
+    });
+    expect(r.stderr).not.toMatch(/error/i);
+    expect(r.exitCode).toBe(0);
+    return JSON.parse(readFileSync(out, 'utf8'));
+  }
+
+  /** Page 1 of the emulator's referrals as sent: 100 referrals, a few hundred KB. */
+  async function pageBytes(): Promise<number> {
+    const res = await fetch(`${fx.mock.url}/api/v2/referrals?page=1&per_page=100`, {
+      headers: { authorization: `Bearer ${MOCK_TOKEN}` },
+    });
+    expect(res.status).toBe(200);
+    return (await res.arrayBuffer()).byteLength;
+  }
+
+  it.for([
+    { name: 'export (CSV)', args: ['referrals', 'export', '-o', 'x.csv'] },
+    { name: 'export --format ndjson', args: ['referrals', 'export', '--format', 'ndjson', '-o', 'x.ndjson'] },
+    { name: 'list --all --format ndjson', args: ['referrals', 'list', '--all', '--format', 'ndjson'] },
+    { name: 'list --all --format json', args: ['referrals', 'list', '--all', '--format', 'json'] },
+  ])('$name: no page parsed as one string, no ICU number formatting', async ({ args }) => {
+    const page = await pageBytes();
+    const seen = await watched(args.map((a) => (a.startsWith('x.') ? join(dir.path, a) : a)));
+    // Each referral is parsed on its own (a few KB); parsing the page whole gave its full length.
+    expect(page).toBeGreaterThan(200_000);
+    expect(seen.longestParse).toBeGreaterThan(0);
+    expect(seen.longestParse).toBeLessThan(page / 20);
+    // The summary ("Exported 2,000 referral rows") and any count are grouped without ICU.
+    expect(seen.numberFormat).toEqual([]);
+  });
+
+  it('a page walk keeps a few bytes per page, not the text of its records', () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const walk = new PageWalk('the referrals', { requireIds: true });
+    const filler = 'x'.repeat(20_000);
+    const page = (n: number) => [
+      { id: `first-${n}`, note: `${n}${filler}` },
+      { id: `last-${n}`, note: `${filler}${n}` },
+    ];
+    walk.accept(1, page(1), { total_pages: 2000 });
+    gc();
+    const before = process.memoryUsage().heapUsed;
+    // Its first and last records as text, kept per page: 2,000 pages x 40 KB = 80 MB.
+    for (let n = 2; n <= 2000; n++) expect(walk.accept(n, page(n), { total_pages: 2000 })).toHaveLength(2);
+    gc();
+    const grown = process.memoryUsage().heapUsed - before;
+    expect(grown).toBeLessThan(4 * 1024 * 1024);
+    // Still a walk: a page repeated is caught.
+    expect(() => walk.accept(2001, page(7), { total_pages: 2000 })).toThrow(/repeats page 7/);
+  });
+});
+
+describe('answers copied into reused buffers (transport.ts Body)', () => {
+  it('a page sent in many small chunks, with no length given, arrives whole, every page', async () => {
+    // Chunked transfer, 1,000-byte writes: the buffer grows many times within a page, and the
+    // next pages are copied into the buffers the earlier ones gave back.
+    const note = (p: number, i: number) => `${p}-${i} Nguyễn 김 ${'é'.repeat(1500)} end`;
+    const server = await testServer((req, res) => {
+      const page = Number(new URL(req.url ?? '/', 'http://x').searchParams.get('page') ?? 1);
+      const body = Buffer.from(
+        JSON.stringify({
+          referrals: Array.from({ length: 100 }, (_, i) => ({ id: `ref-${page}-${i}`, note: note(page, i) })),
+          meta: { current_page: page, total_pages: 6, total_count: 600 },
+        }),
+      );
+      res.writeHead(200, { 'content-type': 'application/json' });
+      for (let at = 0; at < body.length; at += 1000) res.write(body.subarray(at, at + 1000));
+      res.end();
+    });
+    try {
+      const r = await execa(process.execPath, [BIN, 'referrals', 'list', '--all', '--format', 'ndjson'], {
+        reject: false,
+        env: { IMAGING_ENV: 'local', IMAGING_BASE_URL: server.url, IMAGING_CONFIG_DIR: dir.path },
+        extendEnv: false,
+        timeout: 20_000,
+      });
+      expect(r.stderr).toBe('');
+      expect(r.exitCode).toBe(0);
+      const records = r.stdout.split('\n').map((l) => JSON.parse(l) as { id: string; note: string });
+      expect(records).toHaveLength(600);
+      records.forEach((rec, k) => {
+        const p = Math.floor(k / 100) + 1;
+        const i = k % 100;
+        expect(rec).toEqual({ id: `ref-${p}-${i}`, note: note(p, i) });
+      });
     } finally {
       await server.close();
     }
