@@ -33,6 +33,23 @@ async function screenOf(cols: number, args: string[], pipe = '') {
   const status = await pane.exited();
   return { status, lines: await pane.screen() };
 }
+/**
+ * The same command in-process, told it writes to a terminal of `cols` columns (what the binary reads
+ * from its terminal): stdout then stderr, as lines, as the pane shows them. The tests marked "at a
+ * real terminal" show the binary's screen is exactly this, so the other commands are checked here
+ * without a process and a pane each.
+ */
+async function asAtTerminal(cols: number, args: string[]) {
+  const r = await run(args, {
+    env: { ...fx.env(), NO_COLOR: '1' },
+    stdoutIsTTY: true,
+    stderrIsTTY: true,
+    columns: cols,
+  });
+  const lines = `${r.stdout}${r.stderr}`.split('\n').map((l) => l.trimEnd());
+  while (lines.length > 0 && lines[lines.length - 1] === '') lines.pop();
+  return { status: r.code, lines, stdout: r.stdout, stderr: r.stderr };
+}
 const json = async (args: string[]) => JSON.parse((await run([...args, '--json'], { env: fx.env() })).stdout);
 const UUID = /\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/g;
 /** Any piece of an id left on screen: a UUID start not followed by the whole of one. */
@@ -55,7 +72,7 @@ const COMMANDS: Array<[string, string[]]> = [
 
 describe.each([80, 200])('tables at a %i-column terminal', (cols) => {
   it.for(COMMANDS)('%s: fits, ids whole, nothing cut, what is left out named once', async ([, args]) => {
-    const { status, lines } = await screenOf(cols, args);
+    const { status, lines } = await asAtTerminal(cols, args);
     expect(status).toBe(0);
     for (const line of lines) expect(line.length).toBeLessThanOrEqual(cols);
     const screen = lines.join('\n');
@@ -69,6 +86,17 @@ describe.each([80, 200])('tables at a %i-column terminal', (cols) => {
     const records = (await json(args)) as Array<{ id: string }>;
     if (!notes[0]?.match(/[:,] ID[, ]/)) for (const r of records) expect(screen).toContain(r.id);
   });
+
+  // The binary at a real terminal (a tmux pane): it reads the width from the terminal, and the screen
+  // is what the in-process run above gives for that width, line for line.
+  it.for(cols === 80 ? [COMMANDS[0]!, COMMANDS[1]!, COMMANDS[3]!] : [COMMANDS[1]!, COMMANDS[6]!])(
+    '%s at a real terminal: the screen is what the checks above read',
+    async ([, args]) => {
+      const real = await screenOf(cols, args);
+      expect(real.status).toBe(0);
+      expect(real.lines).toEqual((await asAtTerminal(cols, args)).lines);
+    },
+  );
 });
 
 describe('tables: what 80 columns shows', () => {
@@ -134,15 +162,19 @@ describe('messages at an 80-column terminal are wrapped between words', () => {
 });
 
 describe('tables piped, and --wide', () => {
-  it.for(COMMANDS)(
+  // The first command through the binary (piped in a pane, and --wide at the pane's 80 columns),
+  // the others in-process, not a terminal and as at one.
+  it.for(COMMANDS.map(([name, args], i) => [name, args, i === 1] as const))(
     '%s: piped, every column, nothing cut, as before; --wide at 80 shows the same',
-    async ([, args]) => {
-      const piped = await screenOf(80, args, ' 2>/dev/null | cat');
+    async ([, args, real]) => {
       const inProcess = await run(args, { env: fx.env() }); // not a terminal
       const table = inProcess.stdout.trimEnd().split('\n');
-      expect(piped.lines.slice(0, table.length)).toEqual(table);
-      expect(piped.lines.join('\n')).not.toContain('Left out');
-      const wide = await screenOf(80, [...args, '--wide']);
+      const piped = real ? (await screenOf(80, args, ' 2>/dev/null | cat')).lines : table;
+      expect(piped.slice(0, table.length)).toEqual(table);
+      expect(piped.join('\n')).not.toContain('Left out');
+      const wide = real
+        ? await screenOf(80, [...args, '--wide'])
+        : await asAtTerminal(80, [...args, '--wide']);
       expect(wide.lines.slice(0, table.length)).toEqual(table);
       expect(wide.lines.join('\n')).not.toContain('Left out');
     },
