@@ -82,9 +82,11 @@ export function tempDir(prefix = 'imaging-test-'): { path: string; cleanup: () =
 export function mockFixture(options: MockOptions = {}) {
   let mock: MockServer | undefined;
   let dir: { path: string; cleanup: () => void } | undefined;
+  // The emulator reads its options on every request: this object is the one it was started with.
+  const live: MockOptions = { port: 0, ...options };
   return {
     async start() {
-      mock = await startMockServer({ port: 0, ...options });
+      mock = await startMockServer(live);
       dir = tempDir();
       return mock;
     },
@@ -107,6 +109,13 @@ export function mockFixture(options: MockOptions = {}) {
         IMAGING_CONFIG_DIR: this.configDir,
         ...extra,
       };
+    },
+    /**
+     * Changes the emulator's latency from the next answer on: a slow emulator keeps a real process
+     * busy only while a test needs it mid-run (to signal it, to fill a disk), not for the rest.
+     */
+    setLatency(ms: number | undefined) {
+      live.latencyMs = ms ?? options.latencyMs;
     },
     /** API requests the emulator has seen since the last reset. */
     apiRequests() {
