@@ -180,3 +180,25 @@ export function spawnCli(args: string[], opts: { env?: NodeJS.ProcessEnv; input?
     timeout: 20_000,
   });
 }
+
+/**
+ * One command, answered as spawnCli answers (exit code, stdout and stderr without their last line
+ * break): through the built binary when `real`, else in-process (the same code, without a process
+ * start). A loop over many inputs of one behaviour keeps one real run and checks the rest in-process.
+ */
+export async function cli(
+  real: boolean,
+  args: string[],
+  opts: { env?: NodeJS.ProcessEnv; input?: string } = {},
+): Promise<{ exitCode: number | undefined; stdout: string; stderr: string }> {
+  if (real) {
+    const r = await spawnCli(args, opts);
+    return { exitCode: r.exitCode, stdout: String(r.stdout), stderr: String(r.stderr) };
+  }
+  const r = await run(args, {
+    env: { IMAGING_CONFIG_DIR: '/nonexistent/imaging-test-config', NO_COLOR: '1', ...opts.env },
+    ...(opts.input !== undefined ? { stdin: opts.input } : {}),
+  });
+  const chomp = (s: string) => s.replace(/\r?\n$/, '');
+  return { exitCode: r.code, stdout: chomp(r.stdout), stderr: chomp(r.stderr) };
+}
