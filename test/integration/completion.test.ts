@@ -301,7 +301,10 @@ printf '%s\\n' "\${COMPREPLY[@]}" ${END}`,
         // the marker typed after them shows, what they did is on the screen.
         await pane.keys('imaging --env=', 'Tab', 'Tab', 'C-u', 'echo MA""RK', 'Enter');
         const listed = await pane.waitForScreen((l) => l.includes('MARK'));
-        expect(listed.some((x) => /^local +production +sandbox$/.test(x)), listed.join('\n')).toBe(true);
+        expect(
+          listed.some((x) => /^local +production +sandbox$/.test(x)),
+          listed.join('\n'),
+        ).toBe(true);
         await pane.keys(
           'imaging --env=lo',
           'Tab',
