@@ -295,12 +295,16 @@ printf '%s\\n' "\${COMPREPLY[@]}" ${END}`,
         env: shellEnv(),
       });
       try {
+        // Keys are typed once the prompt is back after a marker: readline has the terminal again
+        // (typed sooner, the terminal's own line editing would take them, C-u and TABs included).
+        const promptAfter = (marker: string) => (l: string[]) =>
+          l.includes(marker) && l.slice(l.lastIndexOf(marker) + 1).includes('$');
         await pane.keys('PS1="$ "; source <(imaging completion bash); echo RE""ADY', 'Enter');
-        await pane.waitForScreen((l) => l.includes('READY'));
+        await pane.waitForScreen(promptAfter('READY'));
         // Two TABs list the choices (nothing typed after "=" yet). Readline reads keys in order: once
         // the marker typed after them shows, what they did is on the screen.
         await pane.keys('imaging --env=', 'Tab', 'Tab', 'C-u', 'echo MA""RK', 'Enter');
-        const listed = await pane.waitForScreen((l) => l.includes('MARK'));
+        const listed = await pane.waitForScreen(promptAfter('MARK'));
         expect(
           listed.some((x) => /^local +production +sandbox$/.test(x)),
           listed.join('\n'),
