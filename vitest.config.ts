@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { defineConfig } from 'vitest/config';
 
 const pkg = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8'));
@@ -21,6 +21,11 @@ export default defineConfig({
     maxWorkers: 2,
     // Tests never read the developer's own config or token.
     env: {
+      // Scratch folders (os.tmpdir(): tempDir(), the panes' sockets) on a RAM file system where
+      // there is one: this machine's /tmp is ext4 mounted with `discard`, where removing a folder
+      // waited on the journal, 5 s of one worker's run under load. The binaries the tests start
+      // get their own environment (TMPDIR unset: /tmp) unless a test passes one.
+      ...(existsSync('/dev/shm') ? { TMPDIR: '/dev/shm' } : {}),
       IMAGING_CONFIG_DIR: '/nonexistent/imaging-test-config',
       IMAGING_TOKEN: '',
       IMAGING_ENV: '',

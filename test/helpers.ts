@@ -82,9 +82,11 @@ export function tempDir(prefix = 'imaging-test-'): { path: string; cleanup: () =
 export function mockFixture(options: MockOptions = {}) {
   let mock: MockServer | undefined;
   let dir: { path: string; cleanup: () => void } | undefined;
+  // The emulator reads its options on every request: this object is the one it was started with.
+  const live: MockOptions = { port: 0, ...options };
   return {
     async start() {
-      mock = await startMockServer({ port: 0, ...options });
+      mock = await startMockServer(live);
       dir = tempDir();
       return mock;
     },
@@ -107,6 +109,13 @@ export function mockFixture(options: MockOptions = {}) {
         IMAGING_CONFIG_DIR: this.configDir,
         ...extra,
       };
+    },
+    /**
+     * Changes the emulator's latency from the next answer on: a slow emulator keeps a real process
+     * busy only while a test needs it mid-run (to signal it, to fill a disk), not for the rest.
+     */
+    setLatency(ms: number | undefined) {
+      live.latencyMs = ms ?? options.latencyMs;
     },
     /** API requests the emulator has seen since the last reset. */
     apiRequests() {
@@ -170,4 +179,26 @@ export function spawnCli(args: string[], opts: { env?: NodeJS.ProcessEnv; input?
     ...(opts.input !== undefined ? { input: opts.input } : {}),
     timeout: 20_000,
   });
+}
+
+/**
+ * One command, answered as spawnCli answers (exit code, stdout and stderr without their last line
+ * break): through the built binary when `real`, else in-process (the same code, without a process
+ * start). A loop over many inputs of one behaviour keeps one real run and checks the rest in-process.
+ */
+export async function cli(
+  real: boolean,
+  args: string[],
+  opts: { env?: NodeJS.ProcessEnv; input?: string } = {},
+): Promise<{ exitCode: number | undefined; stdout: string; stderr: string }> {
+  if (real) {
+    const r = await spawnCli(args, opts);
+    return { exitCode: r.exitCode, stdout: String(r.stdout), stderr: String(r.stderr) };
+  }
+  const r = await run(args, {
+    env: { IMAGING_CONFIG_DIR: '/nonexistent/imaging-test-config', NO_COLOR: '1', ...opts.env },
+    ...(opts.input !== undefined ? { stdin: opts.input } : {}),
+  });
+  const chomp = (s: string) => s.replace(/\r?\n$/, '');
+  return { exitCode: r.code, stdout: chomp(r.stdout), stderr: chomp(r.stderr) };
 }

@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,7 +9,8 @@ import { BIN } from './helpers.js';
  * A real terminal for a test: a tmux pane of a given size (its own tmux server, on a socket in a
  * temporary folder) running a shell command, read back with `capture-pane` as a person would see it.
  * When the command ends, the pane's title says so (with its exit status): `exited()` waits on that,
- * not on a delay; the pane then stays, live, until closed, so its screen and cursor can be read.
+ * not on a delay (each look at the pane goes through one tmux control client, and a wait looks
+ * again when tmux says the pane wrote something); the pane then stays, live, until closed, so its screen and cursor can be read.
  */
 
 const exec = promisify(execFile);
@@ -32,6 +33,9 @@ export interface Pane {
   signal(channel: string): Promise<void>;
   close(): Promise<void>;
 }
+
+/** A word of a tmux command line, quoted for tmux's parser (as a shell would read single quotes). */
+const quoteTmux = (word: string) => `'${word.replace(/'/g, `'\\''`)}'`;
 
 export async function openPane(opts: {
   cols: number;
@@ -64,11 +68,86 @@ export async function openPane(opts: {
     '-c',
     script,
   );
+  // One control-mode client per pane (`tmux -C`): commands go down its stdin and their answers come
+  // back in order, without a tmux process per look at the screen; and every chunk the pane's program
+  // writes is announced (`%output`), so a wait looks again when the screen has changed, not on a timer.
+  const control = spawn('tmux', ['-S', socket, '-f', conf, '-C', 'attach'], {
+    stdio: ['pipe', 'pipe', 'ignore'],
+  });
+  const answers: Array<{ resolve: (lines: string[]) => void; reject: (err: Error) => void }> = [];
+  let outputs = 0;
+  let changed: Array<() => void> = [];
+  let reply: string[] | undefined;
+  let buffered = '';
+  let ours = false;
+  control.stdout.setEncoding('utf8');
+  control.stdout.on('data', (chunk: string) => {
+    buffered += chunk;
+    for (let nl = buffered.indexOf('\n'); nl >= 0; nl = buffered.indexOf('\n')) {
+      const line = buffered.slice(0, nl);
+      buffered = buffered.slice(nl + 1);
+      if (reply !== undefined) {
+        const end = /^%(end|error) \d+ \d+ [01]$/.exec(line);
+        if (!end) {
+          reply.push(line);
+          continue;
+        }
+        const lines = reply;
+        reply = undefined;
+        // Flags 0: a command this client did not send (attaching itself).
+        if (!ours) continue;
+        const waiter = answers.shift();
+        if (end[1] === 'end') waiter?.resolve(lines);
+        else waiter?.reject(new Error(`tmux: ${lines.join('\n')}`));
+      } else if (/^%begin \d+ \d+ [01]$/.test(line)) {
+        reply = [];
+        ours = line.endsWith(' 1');
+      } else if (line.startsWith('%output ')) {
+        outputs++;
+        const woken = changed;
+        changed = [];
+        for (const wake of woken) wake();
+      }
+    }
+  });
+  let closed = false;
+  control.stdin.on('error', () => undefined); // written after it ended: the answer is refused below
+  const gone = new Promise<void>((resolve) => control.on('close', () => resolve()));
+  gone.then(() => {
+    closed = true;
+    for (const waiter of answers.splice(0)) waiter.reject(new Error('tmux control client ended'));
+    for (const wake of changed.splice(0)) wake();
+  });
+  const ask = (command: string) =>
+    new Promise<string[]>((resolve, reject) => {
+      if (closed) return reject(new Error('tmux control client ended'));
+      answers.push({ resolve, reject });
+      control.stdin.write(`${command}\n`);
+    });
+  /** Resolves once the pane has written something since `seen` (or after a while, as a safety net). */
+  const outputSince = (seen: number) =>
+    outputs !== seen
+      ? Promise.resolve()
+      : new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, 250);
+          changed.push(() => {
+            clearTimeout(timer);
+            resolve();
+          });
+        });
+  /** Polls `read` until `check` holds, looking again whenever the pane writes. */
+  async function until<T>(read: () => Promise<T>, check: (value: T) => boolean): Promise<T> {
+    for (;;) {
+      const seen = outputs;
+      const value = await read();
+      if (check(value)) return value;
+      await outputSince(seen);
+    }
+  }
   let ended: Promise<number> | undefined;
   const pane: Pane = {
     async screen() {
-      const { stdout } = await tmux('capture-pane', '-p', '-J', '-S', '-');
-      const lines = stdout.split('\n').map((l) => l.trimEnd());
+      const lines = (await ask('capture-pane -p -J -S -')).map((l) => l.trimEnd());
       while (
         lines.length > 0 &&
         (lines[lines.length - 1] === '' || /^Pane is dead/.test(lines[lines.length - 1]!))
@@ -76,37 +155,31 @@ export async function openPane(opts: {
         lines.pop();
       return lines;
     },
-    async waitForScreen(check) {
-      for (;;) {
-        const lines = await pane.screen();
-        if (check(lines)) return lines;
-        await new Promise((r) => setTimeout(r, 20));
-      }
+    waitForScreen(check) {
+      return until(() => pane.screen(), check);
     },
     async keys(...keys) {
-      await tmux('send-keys', ...keys);
+      await ask(['send-keys', ...keys].map(quoteTmux).join(' '));
     },
     exited() {
-      ended ??= (async () => {
-        for (;;) {
-          const { stdout } = await tmux('display-message', '-p', '#{pane_title}');
-          const m = /^exit (\d+)$/.exec(stdout.trim());
-          if (m) return Number(m[1]);
-          await new Promise((r) => setTimeout(r, 20));
-        }
-      })();
+      // The title is set after all the command's output: once it shows, the screen is complete.
+      ended ??= until(
+        async () => /^exit (\d+)$/.exec((await ask("display-message -p '#{pane_title}'")).join('').trim()),
+        (m) => m !== null,
+      ).then((m) => Number(m![1]));
       return ended;
     },
     async cursorVisible() {
-      const { stdout } = await tmux('display-message', '-p', '#{cursor_flag}');
-      return stdout.trim() === '1';
+      return (await ask("display-message -p '#{cursor_flag}'")).join('').trim() === '1';
     },
     async signal(channel) {
-      await tmux('wait-for', '-S', channel);
+      await ask(`wait-for -S ${quoteTmux(channel)}`);
     },
     async close() {
       await tmux('wait-for', '-S', 'release').catch(() => undefined);
       await tmux('kill-server').catch(() => undefined);
+      control.kill();
+      await gone;
       rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -6,7 +6,10 @@ import { mockFixture, run, tempDir } from '../helpers.js';
 
 const fx = mockFixture();
 beforeAll(() => fx.start());
-afterAll(() => fx.stop());
+afterAll(async () => {
+  await fx.stop();
+  cfg?.cleanup(); // the last test's folder
+});
 
 let cfg: ReturnType<typeof tempDir>;
 beforeEach(() => {

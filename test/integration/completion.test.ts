@@ -27,7 +27,17 @@ beforeAll(async () => {
   // '-rf.csv': a file named like an option, which broke fish's __fish_complete_path (`ls -dp` without --).
   for (const f of ['alpha.csv', 'alpine.json', '-rf.csv']) writeFileSync(join(dir.path, f), '');
   mkdirSync(join(dir.path, 'albums'));
+  // Each shell's script, as the real binary prints it, written once: the shells below source the file
+  // rather than each run asking the binary again (the interactive bash and zsh still run
+  // `source <(imaging completion …)` themselves).
+  mkdirSync(join(dir.path, 'scripts'));
+  for (const shell of ['bash', 'zsh', 'fish'])
+    writeFileSync(
+      join(dir.path, 'scripts', shell),
+      execFileSync(process.execPath, [BIN, 'completion', shell], { encoding: 'utf8' }),
+    );
 });
+const scriptOf = (shell: string) => JSON.stringify(join(dir.path, 'scripts', shell));
 afterAll(() => dir.cleanup());
 
 const values = (words: string[]) => complete(table, words).candidates.map(([v]) => v);
@@ -175,6 +185,8 @@ describe('imaging __complete (the real binary)', () => {
   });
 });
 
+/** Ends each answer when several queries run in one shell. */
+const END = '@@end-of-answer@@';
 const has = (shell: string) => spawnSync('sh', ['-c', `command -v ${shell}`]).status === 0;
 const shellEnv = () => ({
   PATH: `${join(dir.path, 'bin')}:${dirname(process.execPath)}:/usr/bin:/bin`,
@@ -200,61 +212,75 @@ function skipNote(shell: string) {
 }
 
 describe.skipIf(skipNote('bash'))('in real bash', () => {
-  const bash = (words: string[], cword: number) =>
+  /** Each query in turn, in one bash: what the registered function put in COMPREPLY for each. */
+  const bashAll = (queries: Array<[string[], number]>) =>
     inShell(
       'bash',
       ['--norc', '--noprofile', '-c'],
-      `source <(imaging completion bash)
+      `source ${scriptOf('bash')}
 complete -p imaging >/dev/null || exit 9
-COMP_WORDS=(${words.map((w) => `'${w}'`).join(' ')}); COMP_CWORD=${cword}
-"$(complete -p imaging | sed -E 's/.*-F ([^ ]+) .*/\\1/')"
-printf '%s\\n' "\${COMPREPLY[@]}"`,
+fn="$(complete -p imaging | sed -E 's/.*-F ([^ ]+) .*/\\1/')"
+${queries
+  .map(
+    ([
+      words,
+      cword,
+    ]) => `COMP_WORDS=(${words.map((w) => `'${w}'`).join(' ')}); COMP_CWORD=${cword}; COMPREPLY=()
+"$fn"
+printf '%s\\n' "\${COMPREPLY[@]}" ${END}`,
+  )
+  .join('\n')}`,
     )
-      .split('\n')
-      .filter(Boolean);
+      .split(`${END}\n`)
+      .slice(0, queries.length)
+      .map((answer) => answer.split('\n').filter(Boolean));
+  /** Queries and the answers each must get (`sorted`: compared once sorted). */
+  const expectBash = (cases: Array<[string[], number, string[], 'sorted'?]>) => {
+    const got = bashAll(cases.map(([words, cword]) => [words, cword]));
+    expect(got.map((answer, i) => (cases[i]![3] ? [...answer].sort() : answer))).toEqual(
+      cases.map(([, , want]) => want),
+    );
+  };
 
   it('subcommands, flags, enumerated values and file names', () => {
-    expect(bash(['imaging', 'referrals', 'ex'], 2)).toEqual(['export']);
-    expect(bash(['imaging', 'referrals', 'export', '--visit-status', 'pending,boo'], 4)).toEqual([
-      'pending,booked',
+    expectBash([
+      [['imaging', 'referrals', 'ex'], 2, ['export']],
+      [['imaging', 'referrals', 'export', '--visit-status', 'pending,boo'], 4, ['pending,booked']],
+      [['imaging', '--env', ''], 2, ['sandbox', 'production', 'local']],
+      [['imaging', 'webhook', 'send', 'n'], 3, ['notification.status_changed']],
+      [['imaging', 'referrals', 'export', '-o', 'al'], 4, ['albums', 'alpha.csv', 'alpine.json'], 'sorted'],
+      [['imaging', 'webhook', 'listen', '--ti'], 3, ['--timestamp-header', '--timeout']],
     ]);
-    expect(bash(['imaging', '--env', ''], 2)).toEqual(['sandbox', 'production', 'local']);
-    expect(bash(['imaging', 'webhook', 'send', 'n'], 3)).toEqual(['notification.status_changed']);
-    expect(bash(['imaging', 'referrals', 'export', '-o', 'al'], 4).sort()).toEqual([
-      'albums',
-      'alpha.csv',
-      'alpine.json',
-    ]);
-    expect(bash(['imaging', 'webhook', 'listen', '--ti'], 3)).toEqual(['--timestamp-header', '--timeout']);
   });
 
   it('--flag=VALUE: the words bash cut at "=" are joined again, and the value after "=" is offered', () => {
     // bash splits `imaging --env=lo` into imaging, --env, =, lo; readline replaces only the part
     // after "=", so the answers are the values alone. (These calls set COMP_WORDS without COMP_LINE:
     // words are joined around a lone "="; the real TAB below gives bash's own COMP_LINE.)
-    expect(bash(['imaging', '--env', '=', ''], 3)).toEqual(['sandbox', 'production', 'local']);
-    expect(bash(['imaging', '--env', '='], 2)).toEqual(['sandbox', 'production', 'local']);
-    expect(bash(['imaging', '--env', '=', 'lo'], 3)).toEqual(['local']);
-    expect(bash(['imaging', 'referrals', 'export', '--format', '=', ''], 5)).toEqual([
-      'csv',
-      'ndjson',
-      'json',
+    expectBash([
+      [['imaging', '--env', '=', ''], 3, ['sandbox', 'production', 'local']],
+      [['imaging', '--env', '='], 2, ['sandbox', 'production', 'local']],
+      [['imaging', '--env', '=', 'lo'], 3, ['local']],
+      [['imaging', 'referrals', 'export', '--format', '=', ''], 5, ['csv', 'ndjson', 'json']],
+      [['imaging', 'referrals', 'export', '--format', '=', 'nd'], 5, ['ndjson']],
+      [
+        ['imaging', 'referrals', 'export', '-o', '=', 'al'],
+        5,
+        ['albums', 'alpha.csv', 'alpine.json'],
+        'sorted',
+      ],
+      // A flag given as --flag=value earlier on the line is read as one word.
+      [['imaging', '--env', '=', 'local', 'referrals', 'ex'], 5, ['export']],
     ]);
-    expect(bash(['imaging', 'referrals', 'export', '--format', '=', 'nd'], 5)).toEqual(['ndjson']);
-    expect(bash(['imaging', 'referrals', 'export', '-o', '=', 'al'], 5).sort()).toEqual([
-      'albums',
-      'alpha.csv',
-      'alpine.json',
-    ]);
-    // A flag given as --flag=value earlier on the line is read as one word.
-    expect(bash(['imaging', '--env', '=', 'local', 'referrals', 'ex'], 5)).toEqual(['export']);
   });
 
   it('--format offers only what the command takes: export csv, ndjson, json (no table)', () => {
-    expect(bash(['imaging', 'referrals', 'export', '--format', ''], 4)).toEqual(['csv', 'ndjson', 'json']);
-    expect(bash(['imaging', 'referrals', 'export', '--format', 't'], 4)).toEqual([]);
-    expect(bash(['imaging', 'sso', '--format', ''], 3)).toEqual(['table', 'json']);
-    expect(bash(['imaging', 'modalities', '--format', ''], 3)).toEqual(['table', 'json', 'ndjson', 'csv']);
+    expectBash([
+      [['imaging', 'referrals', 'export', '--format', ''], 4, ['csv', 'ndjson', 'json']],
+      [['imaging', 'referrals', 'export', '--format', 't'], 4, []],
+      [['imaging', 'sso', '--format', ''], 3, ['table', 'json']],
+      [['imaging', 'modalities', '--format', ''], 3, ['table', 'json', 'ndjson', 'csv']],
+    ]);
   });
 
   it.skipIf(!has('tmux'))(
@@ -269,13 +295,20 @@ printf '%s\\n' "\${COMPREPLY[@]}"`,
         env: shellEnv(),
       });
       try {
+        // Keys are typed once the prompt is back after a marker: readline has the terminal again
+        // (typed sooner, the terminal's own line editing would take them, C-u and TABs included).
+        const promptAfter = (marker: string) => (l: string[]) =>
+          l.includes(marker) && l.slice(l.lastIndexOf(marker) + 1).includes('$');
         await pane.keys('PS1="$ "; source <(imaging completion bash); echo RE""ADY', 'Enter');
-        await pane.waitForScreen((l) => l.includes('READY'));
+        await pane.waitForScreen(promptAfter('READY'));
         // Two TABs list the choices (nothing typed after "=" yet). Readline reads keys in order: once
         // the marker typed after them shows, what they did is on the screen.
         await pane.keys('imaging --env=', 'Tab', 'Tab', 'C-u', 'echo MA""RK', 'Enter');
-        const listed = await pane.waitForScreen((l) => l.includes('MARK'));
-        expect(listed.some((x) => /^local +production +sandbox$/.test(x))).toBe(true);
+        const listed = await pane.waitForScreen(promptAfter('MARK'));
+        expect(
+          listed.some((x) => /^local +production +sandbox$/.test(x)),
+          listed.join('\n'),
+        ).toBe(true);
         await pane.keys(
           'imaging --env=lo',
           'Tab',
@@ -306,30 +339,36 @@ printf '%s\\n' "\${COMPREPLY[@]}"`,
 describe.skipIf(skipNote('zsh'))('in real zsh', () => {
   // First the function under compinit, compadd and _files (which only work inside a completion
   // widget) replaced by functions that print what they were given; then a real TAB through zpty.
-  const zsh = (words: string[]) =>
+  const zshAll = (queries: string[][]) =>
     inShell(
       'zsh',
       ['-f', '-c'],
       `autoload -U compinit && compinit -u -D
-source <(imaging completion zsh)
+source ${scriptOf('zsh')}
 [[ \${_comps[imaging]} == _imaging ]] || { print "not registered"; exit 9 }
 compadd() { local d a; while (( $# )); do case $1 in -l) shift;; -d) d=$2; shift 2;; -a) a=$2; shift 2;; *) shift;; esac; done
   print -l -- "\${(@P)a}"; print -l -- "\${(@P)d}" | sed 's/^/shown: /' }
 _files() { print FILES }
-words=(${words.map((w) => `'${w}'`).join(' ')}); CURRENT=${words.length}
-_imaging`,
+${queries.map((words) => `words=(${words.map((w) => `'${w}'`).join(' ')}); CURRENT=${words.length}\n_imaging\nprint ${END}`).join('\n')}`,
     )
-      .split('\n')
-      .filter(Boolean);
+      .split(`${END}\n`)
+      .slice(0, queries.length)
+      .map((answer) => answer.split('\n').filter(Boolean));
 
   it('subcommands with descriptions, enumerated values and file names', () => {
-    expect(zsh(['imaging', 'referrals', 'pay'])).toEqual([
-      'payments',
-      'shown: payments  -- payments logged against a referral (enabled per account)',
+    expect(
+      zshAll([
+        ['imaging', 'referrals', 'pay'],
+        ['imaging', 'referrals', 'export', '--rows', 'p'],
+        ['imaging', 'modalities', '--format', 'nd'],
+        ['imaging', 'referrals', 'create', '--file', ''],
+      ]),
+    ).toEqual([
+      ['payments', 'shown: payments  -- payments logged against a referral (enabled per account)'],
+      ['procedure', 'shown: procedure'],
+      ['ndjson', 'shown: ndjson'],
+      ['FILES'],
     ]);
-    expect(zsh(['imaging', 'referrals', 'export', '--rows', 'p'])).toEqual(['procedure', 'shown: procedure']);
-    expect(zsh(['imaging', 'modalities', '--format', 'nd'])).toEqual(['ndjson', 'shown: ndjson']);
-    expect(zsh(['imaging', 'referrals', 'create', '--file', ''])).toEqual(['FILES']);
   });
 
   it('a real TAB in an interactive zsh (zpty): the word is completed, or the choices are listed', () => {
@@ -361,32 +400,47 @@ zpty -d z`,
 });
 
 describe.skipIf(skipNote('fish'))('in real fish', () => {
-  const fish = (line: string) =>
-    inShell('fish', ['--no-config', '-c'], `imaging completion fish | source; complete -C '${line}'`)
-      .split('\n')
-      .filter(Boolean);
+  /** `complete -C` of each line in turn, in one fish. */
+  const fishAll = (lines: string[]) =>
+    inShell(
+      'fish',
+      ['--no-config', '-c'],
+      `source ${scriptOf('fish')}\n${lines.map((line) => `complete -C '${line}'; echo ${END}`).join('\n')}`,
+    )
+      .split(`${END}\n`)
+      .slice(0, lines.length)
+      .map((answer) => answer.split('\n').filter(Boolean));
+  const expectFish = (cases: Array<[string, unknown]>) =>
+    expect(fishAll(cases.map(([line]) => line))).toEqual(cases.map(([, want]) => want));
 
   it('subcommands with descriptions, enumerated values and file names', () => {
-    expect(fish('imaging ref')).toEqual(['referrals\tlist, show, create and export referrals']);
-    expect(fish('imaging referrals export --visit-status pending,bo')).toEqual(['pending,booked']);
-    expect(fish('imaging webhook send referral.')).toEqual(['referral.auto_book_completed']);
-    expect(fish('imaging webhook verify --request al')).toEqual(['albums/', 'alpha.csv', 'alpine.json']);
-    expect(fish('imaging --env p')).toEqual(['production']);
+    expectFish([
+      ['imaging ref', ['referrals\tlist, show, create and export referrals']],
+      ['imaging referrals export --visit-status pending,bo', ['pending,booked']],
+      ['imaging webhook send referral.', ['referral.auto_book_completed']],
+      ['imaging webhook verify --request al', ['albums/', 'alpha.csv', 'alpine.json']],
+      ['imaging --env p', ['production']],
+    ]);
   });
 
   it('--format offers only what the command takes: export csv, ndjson, json (no table)', () => {
-    expect(fish('imaging referrals export --format ')).toEqual(['csv', 'json', 'ndjson']);
-    expect(fish('imaging referrals export --format t')).toEqual([]);
-    expect(fish('imaging api /referrals --format ')).toEqual(['json', 'ndjson']);
+    expectFish([
+      ['imaging referrals export --format ', ['csv', 'json', 'ndjson']],
+      ['imaging referrals export --format t', []],
+      ['imaging api /referrals --format ', ['json', 'ndjson']],
+    ]);
   });
 
   it('file names still complete in a folder holding a file named like an option (-rf.csv)', () => {
     // Other tests add folders here: the ones this one made must all be listed.
-    expect(fish('imaging webhook verify --request ')).toEqual(
-      expect.arrayContaining(['-rf.csv', 'albums/', 'alpha.csv', 'alpine.json', 'bin/']),
-    );
-    expect(fish('imaging referrals export -o -r')).toEqual(['-rf.csv']);
-    expect(fish('imaging webhook verify --request alb')).toEqual(['albums/']);
+    expectFish([
+      [
+        'imaging webhook verify --request ',
+        expect.arrayContaining(['-rf.csv', 'albums/', 'alpha.csv', 'alpine.json', 'bin/']),
+      ],
+      ['imaging referrals export -o -r', ['-rf.csv']],
+      ['imaging webhook verify --request alb', ['albums/']],
+    ]);
   });
 });
 

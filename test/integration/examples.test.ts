@@ -262,6 +262,41 @@ function sizes(dir: string): Map<string, number> {
   return out;
 }
 
+/**
+ * The arguments of a plain command line: `imaging` and words, bare or quoted whole, nothing for the
+ * shell to do (no pipe, redirection, variable, glob or assignment). Undefined for any other line.
+ */
+function plainArgv(command: string): string[] | undefined {
+  const words: string[] = [];
+  const word = /\s*(?:([\w./,:=+@%^-]+)|'([^']*)'|"([^"$`\\!]*)")(?=\s|$)/y;
+  while (word.lastIndex < command.length) {
+    const m = word.exec(command);
+    if (!m) return undefined;
+    words.push(m[1] ?? m[2] ?? m[3]!);
+  }
+  return words[0] === 'imaging' ? words.slice(1) : undefined;
+}
+
+/**
+ * Plain command lines run in-process (the same code as the binary, in the example's folder: one at a
+ * time, as the folder is the process's); every line the shell has work in (pipes, redirections,
+ * variables, servers) runs in bash with the real binary on PATH.
+ */
+let inProcess: Promise<unknown> = Promise.resolve();
+function runInProcess(argv: string[], dir: string, env: NodeJS.ProcessEnv) {
+  const turn = inProcess.then(async () => {
+    const before = process.cwd();
+    process.chdir(dir);
+    try {
+      return await run(argv, { env });
+    } finally {
+      process.chdir(before);
+    }
+  });
+  inProcess = turn.catch(() => undefined);
+  return turn;
+}
+
 let n = 0;
 async function runExample(e: Example) {
   const dir = join(work.path, `run-${++n}`);
@@ -312,6 +347,12 @@ async function runExample(e: Example) {
     };
   }
   const before = sizes(dir);
+  const argv = plainArgv(command);
+  if (argv) {
+    const r = await runInProcess(argv, dir, env);
+    const wrote = [...sizes(dir)].filter(([k, size]) => size > 0 && before.get(k) !== size).map(([k]) => k);
+    return { code: r.code, stdout: r.stdout, stderr: r.stderr, wrote, command, inProcess: true };
+  }
   const r = await execa('bash', ['-c', `set -o pipefail\n${command}`], {
     cwd: dir,
     env,
@@ -327,6 +368,13 @@ describe('every example in README.md and in --help runs against the emulator', (
   it('finds the examples (README and help both)', () => {
     expect(examples.filter((e) => e.sources.some((s) => s.startsWith('README'))).length).toBeGreaterThan(20);
     expect(examples.filter((e) => e.sources.some((s) => s.startsWith('imaging'))).length).toBeGreaterThan(20);
+  });
+
+  it('runs a good share through bash and the real binary (pipes, redirections, variables, servers)', () => {
+    const run = examples.filter((e) => !NOT_RUN[e.command]);
+    const inBash = run.filter((e) => !plainArgv(e.command) || SERVERS.includes(pathOf(e.command)));
+    expect(inBash.length).toBeGreaterThanOrEqual(10);
+    expect(run.length - inBash.length).toBeGreaterThan(20); // and the plain ones in-process
   });
 
   it('lists no example that is not there any more', () => {

@@ -479,9 +479,11 @@ describe('the seam: the list must be the one the checkpoint was cut from', () =>
 });
 
 describe('real failures on the real binary', () => {
-  // Slow enough to interrupt between pages; small enough to export whole in a second or two.
-  const slow = mockFixture({ referrals: 400, latencyMs: 60 });
+  // Slow (60 ms an answer) only while a real process must be caught between pages; clean and resumed
+  // exports run at full speed.
+  const slow = mockFixture({ referrals: 400 });
   beforeAll(() => slow.start());
+  afterEach(() => slow.setLatency(0));
   afterAll(async () => {
     await slow.stop();
     if (disk.error) return;
@@ -499,6 +501,7 @@ describe('real failures on the real binary', () => {
     const args = ['--per-page', '20', '--concurrency', '1'];
     const expected = await clean(args, slowEnv());
     slow.reset();
+    slow.setLatency(60);
     const target = join(dir.path, 'referrals.csv');
     const child = spawn(process.execPath, [BIN, 'referrals', 'export', ...args, '-o', target], {
       env: { ...slowEnv(), PATH: process.env.PATH },
@@ -510,6 +513,7 @@ describe('real failures on the real binary', () => {
     await waitFor(() => slow.apiRequests().length >= 5);
     child.kill('SIGINT');
     expect(await exited).toBe(130);
+    slow.setLatency(0);
     expect(stderr).toContain('interrupted');
     const saved = Number(
       /(\d+) complete pages? \(\d+ referrals?\) (is|are) kept in a checkpoint/.exec(stderr)?.[1],
@@ -530,6 +534,7 @@ describe('real failures on the real binary', () => {
   it('Ctrl-C where checkpoints are off (local): nothing kept, and the note says --resumable would have kept them', async () => {
     const target = join(dir.path, 'local.csv');
     slow.reset();
+    slow.setLatency(60);
     const child = spawn(
       process.execPath,
       [BIN, 'referrals', 'export', '--per-page', '20', '--concurrency', '1', '-o', target],

@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { mockFixture, run, tempDir } from '../helpers.js';
 import { CLI, openPane, type Pane } from '../terminal.js';
 
@@ -11,10 +11,17 @@ import { CLI, openPane, type Pane } from '../terminal.js';
  * signal or an answer. Real signals to the real binary, at a real terminal (tmux).
  */
 
-const fx = mockFixture({ referrals: 300 });
-beforeAll(() => fx.start());
-afterAll(() => fx.stop());
-beforeEach(() => fx.reset());
+type Finished = (fn: () => Promise<void>) => void;
+/**
+ * An emulator of its own for one test (its request log that test's alone): the tests run
+ * concurrently, each mostly waiting on its process.
+ */
+async function own(finished: Finished) {
+  const fx = mockFixture({ referrals: 300 });
+  await fx.start();
+  finished(() => fx.stop());
+  return fx;
+}
 
 const CODES = { INT: 130, HUP: 129, QUIT: 131, TERM: 143 } as const;
 type Sig = keyof typeof CODES;
@@ -41,10 +48,11 @@ async function afterQuestion(pane: Pane): Promise<string[]> {
 }
 
 let n = 0;
-describe('a stop signal at the sandbox cost question', () => {
+describe.concurrent('a stop signal at the sandbox cost question', () => {
   it.for(['INT', 'HUP', 'TERM', 'QUIT'] as Sig[])(
     'kill -%s: ends the question at once, exit 128 + its number, nothing more sent, no file',
-    async (sig) => {
+    async (sig, { onTestFinished }) => {
+      const fx = await own(onTestFinished);
       const env = fx.env({ IMAGING_ENV: 'sandbox', IMAGING_TOKEN: `mock-sigq-${process.pid}-${++n}` });
       await run(['auth', 'allowance', '--used', '1800'], { env }); // 59 more of ≈199 left: asks
       const dir = tempDir();
@@ -65,8 +73,8 @@ describe('a stop signal at the sandbox cost question', () => {
   );
 });
 
-describe("a stop signal at imaging api's and referrals create's production question", () => {
-  const prod = () =>
+describe.concurrent("a stop signal at imaging api's and referrals create's production question", () => {
+  const prod = (fx: Awaited<ReturnType<typeof own>>) =>
     fx.env({
       IMAGING_ENV: 'production',
       IMAGING_BASE_URL: fx.mock.url.replace('127.0.0.1', 'localhost'),
@@ -75,11 +83,12 @@ describe("a stop signal at imaging api's and referrals create's production quest
 
   it.for(['INT', 'HUP', 'TERM'] as Sig[])(
     'imaging api PATCH, kill -%s: exit 128 + its number, nothing sent',
-    async (sig) => {
+    async (sig, { onTestFinished }) => {
+      const fx = await own(onTestFinished);
       const dir = tempDir();
       const { pane, pid } = await atQuestion(
         'api PATCH /referrals/3212c76a-c27e-4ca2-9e90-bb9c865c1630 -f note=hello',
-        prod(),
+        prod(fx),
         dir.path,
       );
       try {
@@ -95,11 +104,12 @@ describe("a stop signal at imaging api's and referrals create's production quest
     },
   );
 
-  it('referrals create, kill -HUP: exit 129, nothing sent', async () => {
+  it('referrals create, kill -HUP: exit 129, nothing sent', async ({ onTestFinished }) => {
+    const fx = await own(onTestFinished);
     const dir = tempDir();
     const file = join(dir.path, 'referral.json');
     writeFileSync(file, '{"patient_id":"p"}');
-    const { pane, pid } = await atQuestion(`referrals create --file "${file}"`, prod(), dir.path);
+    const { pane, pid } = await atQuestion(`referrals create --file "${file}"`, prod(fx), dir.path);
     try {
       process.kill(pid, 'SIGHUP');
       expect(await pane.exited()).toBe(129);
@@ -113,8 +123,9 @@ describe("a stop signal at imaging api's and referrals create's production quest
   });
 });
 
-describe("a stop signal at auth login's hidden token prompt", () => {
-  it('kill -TERM: exit 143 at once, nothing stored, nothing sent', async () => {
+describe.concurrent("a stop signal at auth login's hidden token prompt", () => {
+  it('kill -TERM: exit 143 at once, nothing stored, nothing sent', async ({ onTestFinished }) => {
+    const fx = await own(onTestFinished);
     const dir = tempDir();
     const configDir = join(dir.path, 'config');
     const pidFile = join(dir.path, 'pid');

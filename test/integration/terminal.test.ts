@@ -11,9 +11,8 @@ import { CLI, openPane, type Pane } from '../terminal.js';
  */
 
 const fx = mockFixture();
-const slow = mockFixture({ referrals: 3000, latencyMs: 150 });
-beforeAll(() => Promise.all([fx.start(), slow.start()]));
-afterAll(() => Promise.all([fx.stop(), slow.stop()]));
+beforeAll(() => fx.start());
+afterAll(() => fx.stop());
 let panes: Pane[] = [];
 afterEach(async () => {
   await Promise.all(panes.map((p) => p.close()));
@@ -22,16 +21,43 @@ afterEach(async () => {
 
 const quote = (a: string) => `'${a.replace(/'/g, `'\\''`)}'`;
 const cmd = (args: string[]) => `${CLI} ${args.map(quote).join(' ')}`;
-async function inPane(cols: number, command: string, mock = fx): Promise<Pane> {
+async function inPane(
+  cols: number,
+  command: string,
+  mock = fx,
+  finished?: (fn: () => Promise<void>) => void,
+): Promise<Pane> {
   const pane = await openPane({ cols, command, env: mock.env() });
-  panes.push(pane);
+  if (finished) finished(() => pane.close());
+  else panes.push(pane);
   return pane;
 }
-/** The screen once the command has ended, and its exit status. */
+/** The screen once the command has ended, and its exit status (the pane is closed here). */
 async function screenOf(cols: number, args: string[], pipe = '') {
-  const pane = await inPane(cols, `${cmd(args)}${pipe}`);
-  const status = await pane.exited();
-  return { status, lines: await pane.screen() };
+  const pane = await openPane({ cols, command: `${cmd(args)}${pipe}`, env: fx.env() });
+  try {
+    const status = await pane.exited();
+    return { status, lines: await pane.screen() };
+  } finally {
+    await pane.close();
+  }
+}
+/**
+ * The same command in-process, told it writes to a terminal of `cols` columns (what the binary reads
+ * from its terminal): stdout then stderr, as lines, as the pane shows them. The tests marked "at a
+ * real terminal" show the binary's screen is exactly this, so the other commands are checked here
+ * without a process and a pane each.
+ */
+async function asAtTerminal(cols: number, args: string[]) {
+  const r = await run(args, {
+    env: { ...fx.env(), NO_COLOR: '1' },
+    stdoutIsTTY: true,
+    stderrIsTTY: true,
+    columns: cols,
+  });
+  const lines = `${r.stdout}${r.stderr}`.split('\n').map((l) => l.trimEnd());
+  while (lines.length > 0 && lines[lines.length - 1] === '') lines.pop();
+  return { status: r.code, lines, stdout: r.stdout, stderr: r.stderr };
 }
 const json = async (args: string[]) => JSON.parse((await run([...args, '--json'], { env: fx.env() })).stdout);
 const UUID = /\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/g;
@@ -53,9 +79,11 @@ const COMMANDS: Array<[string, string[]]> = [
   ['referrals notifications', ['referrals', 'notifications', REFERRAL]],
 ];
 
-describe.each([80, 200])('tables at a %i-column terminal', (cols) => {
+// The blocks whose tests each read one finished command's screen (a pane of their own, the emulator
+// only read) run their tests concurrently: most of their time is waiting on a process.
+describe.concurrent.each([80, 200])('tables at a %i-column terminal', (cols) => {
   it.for(COMMANDS)('%s: fits, ids whole, nothing cut, what is left out named once', async ([, args]) => {
-    const { status, lines } = await screenOf(cols, args);
+    const { status, lines } = await asAtTerminal(cols, args);
     expect(status).toBe(0);
     for (const line of lines) expect(line.length).toBeLessThanOrEqual(cols);
     const screen = lines.join('\n');
@@ -69,9 +97,20 @@ describe.each([80, 200])('tables at a %i-column terminal', (cols) => {
     const records = (await json(args)) as Array<{ id: string }>;
     if (!notes[0]?.match(/[:,] ID[, ]/)) for (const r of records) expect(screen).toContain(r.id);
   });
+
+  // The binary at a real terminal (a tmux pane): it reads the width from the terminal, and the screen
+  // is what the in-process run above gives for that width, line for line.
+  it.for(cols === 80 ? [COMMANDS[0]!, COMMANDS[1]!, COMMANDS[3]!] : [COMMANDS[1]!, COMMANDS[6]!])(
+    '%s at a real terminal: the screen is what the checks above read',
+    async ([, args]) => {
+      const real = await screenOf(cols, args);
+      expect(real.status).toBe(0);
+      expect(real.lines).toEqual((await asAtTerminal(cols, args)).lines);
+    },
+  );
 });
 
-describe('tables: what 80 columns shows', () => {
+describe.concurrent('tables: what 80 columns shows', () => {
   it('icd10 S83.2: every description whole, wrapped under its column, right/left and encounter told apart', async () => {
     const { lines } = await screenOf(80, ['icd10', 'S83.2', '--per-page', '6']);
     const codes = (await json(['icd10', 'S83.2', '--per-page', '6'])) as Array<{
@@ -106,7 +145,7 @@ describe('tables: what 80 columns shows', () => {
   });
 });
 
-describe('messages at an 80-column terminal are wrapped between words', () => {
+describe.concurrent('messages at an 80-column terminal are wrapped between words', () => {
   // Each: a note, a hint, a warning or an error block longer than 80 columns. The terminal used to
   // break them mid-word ("to send them as a quer" / "y instead"); the screen (wrapped lines joined
   // by tmux) now has no line wider than the pane, and every word of the piped text is whole on it.
@@ -133,23 +172,28 @@ describe('messages at an 80-column terminal are wrapped between words', () => {
   });
 });
 
-describe('tables piped, and --wide', () => {
-  it.for(COMMANDS)(
+describe.concurrent('tables piped, and --wide', () => {
+  // The first command through the binary (piped in a pane, and --wide at the pane's 80 columns),
+  // the others in-process, not a terminal and as at one.
+  it.for(COMMANDS.map(([name, args], i) => [name, args, i === 1] as const))(
     '%s: piped, every column, nothing cut, as before; --wide at 80 shows the same',
-    async ([, args]) => {
-      const piped = await screenOf(80, args, ' 2>/dev/null | cat');
+    async ([, args, real]) => {
       const inProcess = await run(args, { env: fx.env() }); // not a terminal
       const table = inProcess.stdout.trimEnd().split('\n');
-      expect(piped.lines.slice(0, table.length)).toEqual(table);
-      expect(piped.lines.join('\n')).not.toContain('Left out');
-      const wide = await screenOf(80, [...args, '--wide']);
+      const piped = real ? (await screenOf(80, args, ' 2>/dev/null | cat')).lines : table;
+      expect(piped.slice(0, table.length)).toEqual(table);
+      expect(piped.join('\n')).not.toContain('Left out');
+      const wide = real
+        ? await screenOf(80, [...args, '--wide'])
+        : await asAtTerminal(80, [...args, '--wide']);
       expect(wide.lines.slice(0, table.length)).toEqual(table);
       expect(wide.lines.join('\n')).not.toContain('Left out');
     },
   );
 });
 
-describe('the export progress line at a terminal', () => {
+// Concurrently: each test has its own slow emulator and its own pane, closed when it ends.
+describe.concurrent('the export progress line at a terminal', () => {
   let dir: ReturnType<typeof tempDir>;
   beforeAll(() => {
     dir = tempDir();
@@ -163,11 +207,20 @@ describe('the export progress line at a terminal', () => {
     '--per-page',
     '20',
   ];
+  type Finished = (fn: () => Promise<void>) => void;
+  /** An emulator of its own for one test (its request log and faults are that test's alone). */
+  async function ownSlow(finished: Finished) {
+    const own = mockFixture({ referrals: 3000, latencyMs: 150 });
+    await own.start();
+    finished(() => own.stop());
+    return own;
+  }
   const progressLine = (lines: string[]) => lines.find((l) => / pages? /.test(l) && /\/s\b/.test(l));
   const showsProgressWithEta = (lines: string[]) => /ETA \d/.test(progressLine(lines) ?? '');
 
-  it('at 80 columns: fits with room for "^C", and keeps the rate and the ETA', async () => {
-    const pane = await inPane(80, cmd([...exportArgs('a.csv'), '--concurrency', '1']), slow);
+  it('at 80 columns: fits with room for "^C", and keeps the rate and the ETA', async ({ onTestFinished }) => {
+    const slow = await ownSlow(onTestFinished);
+    const pane = await inPane(80, cmd([...exportArgs('a.csv'), '--concurrency', '1']), slow, onTestFinished);
     const line = progressLine(await pane.waitForScreen(showsProgressWithEta))!;
     expect(line.length).toBeLessThanOrEqual(77);
     expect(line).toMatch(/\d+\/150 pages {2}[\d,]+ records {2}[\d,]+\/s {2}ETA \d+(m\d\ds|s)$/);
@@ -175,8 +228,9 @@ describe('the export progress line at a terminal', () => {
     expect(await pane.exited()).toBe(130);
   });
 
-  it('at 200 columns: the whole line, label and a 20-cell bar', async () => {
-    const pane = await inPane(200, cmd([...exportArgs('b.csv'), '--concurrency', '1']), slow);
+  it('at 200 columns: the whole line, label and a 20-cell bar', async ({ onTestFinished }) => {
+    const slow = await ownSlow(onTestFinished);
+    const pane = await inPane(200, cmd([...exportArgs('b.csv'), '--concurrency', '1']), slow, onTestFinished);
     const line = progressLine(await pane.waitForScreen(showsProgressWithEta))!;
     expect(line).toMatch(
       /^Exporting referrals \[[#-]{20}\] \d+\/150 pages {2}[\d,]+ records {2}[\d,]+\/s {2}ETA /,
@@ -191,8 +245,9 @@ describe('the export progress line at a terminal', () => {
     expect(await pane.cursorVisible()).toBe(true);
   };
 
-  it('Ctrl-C at 80 columns: the line is cleared, not left stale', async () => {
-    const pane = await inPane(80, cmd([...exportArgs('c.csv'), '--concurrency', '1']), slow);
+  it('Ctrl-C at 80 columns: the line is cleared, not left stale', async ({ onTestFinished }) => {
+    const slow = await ownSlow(onTestFinished);
+    const pane = await inPane(80, cmd([...exportArgs('c.csv'), '--concurrency', '1']), slow, onTestFinished);
     await pane.waitForScreen(showsProgressWithEta);
     await pane.keys('C-c');
     expect(await pane.exited()).toBe(130);
@@ -201,9 +256,14 @@ describe('the export progress line at a terminal', () => {
     await expectClean(pane, lines);
   });
 
-  it('at 10 columns: no progress line at all, and nothing left after Ctrl-C', async () => {
-    slow.reset();
-    const pane = await inPane(10, cmd([...exportArgs('narrow.csv'), '--concurrency', '1']), slow);
+  it('at 10 columns: no progress line at all, and nothing left after Ctrl-C', async ({ onTestFinished }) => {
+    const slow = await ownSlow(onTestFinished);
+    const pane = await inPane(
+      10,
+      cmd([...exportArgs('narrow.csv'), '--concurrency', '1']),
+      slow,
+      onTestFinished,
+    );
     // Well into the export (pages 1 and 2 answered, the third asked for): no line is drawn.
     const pagesAsked = () => slow.apiRequests().filter((r) => r.path.startsWith('/api/v2/referrals?')).length;
     while (pagesAsked() < 3) await new Promise((r) => setTimeout(r, 20));
@@ -226,13 +286,15 @@ describe('the export progress line at a terminal', () => {
   it.for([
     ['SIGTERM', 143],
     ['SIGHUP', 129],
-  ] as const)('%s: the line is cleared', async ([sig, code]) => {
+  ] as const)('%s: the line is cleared', async ([sig, code], { onTestFinished }) => {
+    const slow = await ownSlow(onTestFinished);
     const pid = `${dir.path}/${sig}.pid`;
     // The CLI's pid, for the test to signal it (the shell waits on it in the foreground).
     const pane = await inPane(
       80,
       `sh -c 'echo $$ > "$1"; shift; exec "$@"' sh ${quote(pid)} ${cmd(exportArgs(`${sig}.csv`))}`,
       slow,
+      onTestFinished,
     );
     await pane.waitForScreen(showsProgressWithEta);
     process.kill(Number(readFileSync(pid, 'utf8')), sig);
@@ -240,8 +302,9 @@ describe('the export progress line at a terminal', () => {
     await expectClean(pane, await pane.screen());
   });
 
-  it('an error: the line is cleared before the message', async () => {
-    const pane = await inPane(80, cmd([...exportArgs('e.csv'), '--concurrency', '1']), slow);
+  it('an error: the line is cleared before the message', async ({ onTestFinished }) => {
+    const slow = await ownSlow(onTestFinished);
+    const pane = await inPane(80, cmd([...exportArgs('e.csv'), '--concurrency', '1']), slow, onTestFinished);
     await pane.waitForScreen(showsProgressWithEta);
     // From now on the emulator refuses the token: the next page fails (not retried).
     slow.mock.faults.add(parseFault('401', '/api/v2/referrals'));
@@ -255,15 +318,18 @@ describe('the export progress line at a terminal', () => {
     await expectClean(pane, lines);
   });
 
-  it('success: the line is cleared, the summary stays', async () => {
-    const pane = await inPane(80, cmd([...exportArgs('s.csv'), '--per-page', '10']));
+  it('success: the line is cleared, the summary stays', async ({ onTestFinished }) => {
+    const pane = await inPane(80, cmd([...exportArgs('s.csv'), '--per-page', '10']), fx, onTestFinished);
     expect(await pane.exited()).toBe(0);
     const lines = await pane.screen();
     expect(lines.join('\n')).toMatch(/^Exported 300 referral/m); // "… referrals as …" or, with input's summary, "… referral rows …"
     await expectClean(pane, lines);
   });
 
-  it('stdout closed by its reader (EPIPE): the line is cleared on the way out', async () => {
+  it('stdout closed by its reader (EPIPE): the line is cleared on the way out', async ({
+    onTestFinished,
+  }) => {
+    const slow = await ownSlow(onTestFinished);
     const pane = await inPane(
       80,
       // The reader waits (a tmux channel the test signals) until the bar is on screen, then reads
@@ -271,6 +337,7 @@ describe('the export progress line at a terminal', () => {
       // fit in the pipe, so the bar is drawn before the CLI waits on the reader.
       `${cmd(['referrals', 'export', '--format', 'ndjson', '--per-page', '5', '--concurrency', '1'])} | { tmux wait-for go; head -c 1 > /dev/null; }`,
       slow,
+      onTestFinished,
     );
     await pane.waitForScreen(showsProgressWithEta);
     await pane.signal('go');
