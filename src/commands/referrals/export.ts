@@ -6,7 +6,6 @@ import type { ExportFormat } from '../../export/pipeline.js';
 import type { RowKind } from '../../export/rows.js';
 import { EXPORT_COLUMNS, REFERRAL_FIELDS } from '../../output/field-sets.js';
 import { selectFields } from '../../output/fields.js';
-import type { AtomicFile } from '../../util/atomic-file.js';
 import { count, num } from '../../util/plural.js';
 import { defineCommand } from '../define.js';
 import { choice, completes, file, flag, int, text } from '../options.js';

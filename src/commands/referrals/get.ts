@@ -1,6 +1,5 @@
 import { getReferral } from '../../api/endpoints/referrals.js';
 import { readingAnswer } from '../../api/shape.js';
-import { UsageError } from '../../errors.js';
 import { REFERRAL_FIELDS } from '../../output/field-sets.js';
 import { selectFields } from '../../output/fields.js';
 import { checkReferral } from '../../referrals/check.js';
