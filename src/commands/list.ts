@@ -88,12 +88,14 @@ export async function listCommand<T>(ctx: Context, opts: ListCommandOptions<T>):
     lastMeta.total_pages > 1
   ) {
     // meta comes from the server: a hint shows numbers only, and is left out when they are not.
-    const num = (v: unknown) => (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? v : undefined);
-    const current = lastMeta.current_page === undefined ? (opts.page ?? 1) : num(lastMeta.current_page);
-    const total = num(lastMeta.total_count) !== undefined ? ` (${lastMeta.total_count} ${opts.noun})` : '';
-    const next = num(lastMeta.next_page) ? ` Next: --page ${lastMeta.next_page}, or --all.` : '';
-    if (current !== undefined && num(lastMeta.total_pages) !== undefined)
-      ctx.note(`Page ${current} of ${lastMeta.total_pages}${total}.${next}`);
+    const current = lastMeta.current_page === undefined ? (opts.page ?? 1) : whole(lastMeta.current_page);
+    const count = whole(lastMeta.total_count);
+    const total = count !== undefined ? ` (${num(count)} ${opts.noun})` : '';
+    const nextPage = whole(lastMeta.next_page);
+    const next = nextPage ? ` Next: --page ${nextPage}, or --all.` : '';
+    const pages = whole(lastMeta.total_pages);
+    if (current !== undefined && pages !== undefined)
+      ctx.note(`Page ${num(current)} of ${num(pages)}${total}.${next}`);
   }
   return 0;
 }
@@ -273,19 +275,23 @@ export function pastLastPage(
   meta: PageMeta | undefined,
 ): string | undefined {
   if (opts.all || opts.page === undefined || opts.page <= 1 || !meta) return undefined;
-  const num = (v: unknown) => (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? v : undefined);
-  const pages = num(meta.total_pages);
+  const pages = whole(meta.total_pages);
   if (pages === undefined || opts.page <= pages) return undefined;
-  const count = num(meta.total_count);
-  const all = count !== undefined ? ` (${count} in all)` : '';
+  const count = whole(meta.total_count);
+  const all = count !== undefined ? ` (${num(count)} in all)` : '';
   if (pages === 0) return `--page ${opts.page} is past the last page: there are no ${opts.noun}.`;
-  const which = pages === 1 ? 'one page, --page 1' : `pages 1 to ${pages}`;
+  const which = pages === 1 ? 'one page, --page 1' : `pages 1 to ${num(pages)}`;
   return `--page ${opts.page} is past the last page: the ${opts.noun} have ${which}${all}.`;
+}
+
+/** A count the server sent, shown only when it is a whole number (meta is the server's text). */
+function whole(v: unknown): number | undefined {
+  return typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? v : undefined;
 }
 
 /** Records a page walk dropped because an earlier page had them (same id). */
 export function duplicatesNote(n: number): string {
-  return `warning: ${n} record${n === 1 ? '' : 's'} came again on a later page (same id) and ${n === 1 ? 'is' : 'are'} listed once.`;
+  return `warning: ${num(n)} record${n === 1 ? '' : 's'} came again on a later page (same id) and ${n === 1 ? 'is' : 'are'} listed once.`;
 }
 
 /** --page, --per-page and --all, as every paged list command takes them. */

@@ -84,7 +84,7 @@ export class ProgressBar {
       total && frac !== undefined && this.pages > 0 && frac < 1
         ? `ETA ${formatSeconds((secs / this.pages) * (total - this.pages))}`
         : '';
-    const pages = total ? `${this.pages}/${total} pages` : `${this.pages} pages`;
+    const pages = total ? `${num(this.pages)}/${num(total)} pages` : `${num(this.pages)} pages`;
     const records = `${num(this.records)} records`;
     const join = (head: string[], tail: string[]) =>
       [head.filter(Boolean).join(' '), ...tail].filter(Boolean).join('  ');

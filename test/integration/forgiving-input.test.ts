@@ -3,7 +3,7 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileS
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { BIN, mockFixture, run, tempDir } from '../helpers.js';
+import { BIN, mockFixture, run, json as sendJson, tempDir, testServer } from '../helpers.js';
 
 /**
  * Issue 9, items 4-9: the input people get wrong, recreated against the emulator: a status typo
@@ -191,6 +191,36 @@ describe('a page past the last one (item 7)', () => {
       expect(json.stderr).toMatch(message);
     });
   }
+});
+
+describe('page counts past 999 have thousands separators, as every count in a message', () => {
+  it('the page note and the past-the-last-page note of referrals list', async () => {
+    // A server with 1,500 pages of one referral each (the emulator's counts stay under 1,000).
+    const server = await testServer((req, res) => {
+      const page = Number(new URL(req.url ?? '/', 'http://x').searchParams.get('page') ?? 1);
+      const past = page > 1500;
+      sendJson(res, 200, {
+        referrals: past
+          ? []
+          : [{ id: '8ebc7731-0fe2-467e-8ce2-6b8745680801', reference: 'R-1', status: 'pending' }],
+        meta: { current_page: page, total_pages: 1500, total_count: 1500, next_page: past ? null : page + 1 },
+      });
+    });
+    try {
+      const env = {
+        IMAGING_ENV: 'local',
+        IMAGING_BASE_URL: server.url,
+        IMAGING_CONFIG_DIR: '/nonexistent/x',
+      };
+      const first = await run(['referrals', 'list', '--per-page', '1'], { env });
+      expect(first.code).toBe(0);
+      expect(first.stderr).toContain('Page 1 of 1,500 (1,500 referrals). Next: --page 2, or --all.');
+      const past = await run(['referrals', 'list', '--per-page', '1', '--page', '1600'], { env });
+      expect(past.stderr).toContain('the referrals have pages 1 to 1,500 (1,500 in all).');
+    } finally {
+      await server.close();
+    }
+  });
 });
 
 describe('the format follows -o (item 8)', () => {

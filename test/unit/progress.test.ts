@@ -17,16 +17,16 @@ afterEach(() => {
 describe('the progress line fits the width, dropping the least useful parts first', () => {
   it('wide: everything', () => {
     expect(barAt().line(200)).toBe(
-      'Exporting referrals [##------------------] 123/1500 pages  12,300 records  308/s  ETA 7m28s',
+      'Exporting referrals [##------------------] 123/1,500 pages  12,300 records  308/s  ETA 7m28s',
     );
   });
   it.each<[number, string]>([
-    [91, 'Exporting referrals [##------------------] 123/1500 pages  12,300 records  308/s  ETA 7m28s'],
-    [90, 'Exporting referrals [#---------] 123/1500 pages  12,300 records  308/s  ETA 7m28s'],
-    [81, 'Exporting referrals [#---------] 123/1500 pages  12,300 records  308/s  ETA 7m28s'],
-    [80, 'Exporting referrals 123/1500 pages  12,300 records  308/s  ETA 7m28s'],
-    [50, '123/1500 pages  12,300 records  308/s  ETA 7m28s'],
-    [40, '123/1500 pages  308/s  ETA 7m28s'],
+    [92, 'Exporting referrals [##------------------] 123/1,500 pages  12,300 records  308/s  ETA 7m28s'],
+    [91, 'Exporting referrals [#---------] 123/1,500 pages  12,300 records  308/s  ETA 7m28s'],
+    [82, 'Exporting referrals [#---------] 123/1,500 pages  12,300 records  308/s  ETA 7m28s'],
+    [81, 'Exporting referrals 123/1,500 pages  12,300 records  308/s  ETA 7m28s'],
+    [50, '123/1,500 pages  12,300 records  308/s  ETA 7m28s'],
+    [40, '123/1,500 pages  308/s  ETA 7m28s'],
     [20, '308/s  ETA 7m28s'],
     [15, 'ETA 7m28s'],
     [8, '308/s'],
