@@ -6,7 +6,7 @@
 //   BENCH_RUNS=60 npm run bench                 more rounds (default 40)
 //   npm run bench -- --only startup             one group: startup, export, list
 //   BENCH_NODES=20,24 npm run bench             some of the Nodes (major versions)
-//   BENCH_EXPORT_REFERRALS=20000 BENCH_EXPORT_RUNS=3 BENCH_LIST_REFERRALS=100000
+//   BENCH_EXPORT_REFERRALS=20000 BENCH_EXPORT_RUNS=5 BENCH_LIST_REFERRALS=100000 (the defaults)
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
@@ -161,7 +161,7 @@ if (!only || only === 'export') {
   // N referrals, 20 ms added to every answer, `-o` a file: the default (--concurrency 4) against
   // --concurrency 1, interleaved, and the peak RSS of every run.
   const count = Number(process.env.BENCH_EXPORT_REFERRALS ?? 20000);
-  const exportRuns = Number(process.env.BENCH_EXPORT_RUNS ?? 3);
+  const exportRuns = Number(process.env.BENCH_EXPORT_RUNS ?? 5);
   const { child, url } = await startMock(['--referrals', String(count), '--latency', '20']);
   const target = join(configDir, 'export.csv');
   const cmd = (n, extra) => [
