@@ -13,7 +13,15 @@ const url = await new Promise((resolve, reject) => {
   mock.stdout.once('data', (d) => resolve(String(d).trim()));
   mock.once('exit', (code) => reject(new Error(`the emulator exited with ${code}`)));
 });
-const env = { ...process.env, IMAGING_ENV: 'local', IMAGING_BASE_URL: url, IMAGING_CONFIG_DIR: configDir };
+// Its own config and cache folders: the demo leaves nothing in yours (the reference cache would
+// keep answers of an emulator on a random port).
+const env = {
+  ...process.env,
+  IMAGING_ENV: 'local',
+  IMAGING_BASE_URL: url,
+  IMAGING_CONFIG_DIR: configDir,
+  IMAGING_CACHE_DIR: join(configDir, 'cache'),
+};
 
 let failed = 0;
 const show = (args) => {
