@@ -157,7 +157,11 @@ if (!only || only === 'startup') {
       });
       const at = chosen.findIndex((n) => major(n.version) === BUDGET_NODE);
       const budget =
-        c.budget && at >= 0 ? verdict(cells[at].ratio, c.budget) : c.budget ? `≤ ${c.budget.toFixed(1)}x` : '';
+        c.budget && at >= 0
+          ? verdict(cells[at].ratio, c.budget)
+          : c.budget
+            ? `≤ ${c.budget.toFixed(1)}x`
+            : '';
       return [c.name, ...cells.map((x) => x.text), budget];
     });
     say(
