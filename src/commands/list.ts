@@ -9,7 +9,7 @@ import { utf8Of } from '../export/utf8.js';
 import { checkCost, remainingAfterFirst } from '../meter/cost.js';
 import { type FieldChoice, pick } from '../output/fields.js';
 import { type Column, renderList } from '../output/render.js';
-import { num } from '../util/plural.js';
+import { num, whole } from '../util/plural.js';
 import { flag, int } from './options.js';
 
 export interface ListCommandOptions<T> {
@@ -282,11 +282,6 @@ export function pastLastPage(
   if (pages === 0) return `--page ${opts.page} is past the last page: there are no ${opts.noun}.`;
   const which = pages === 1 ? 'one page, --page 1' : `pages 1 to ${num(pages)}`;
   return `--page ${opts.page} is past the last page: the ${opts.noun} have ${which}${all}.`;
-}
-
-/** A count the server sent, shown only when it is a whole number (meta is the server's text). */
-function whole(v: unknown): number | undefined {
-  return typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? v : undefined;
 }
 
 /** Records a page walk dropped because an earlier page had them (same id). */

@@ -1,3 +1,5 @@
+import { num } from '../util/plural.js';
+
 /**
  * Option specs: data that the parser (program.ts), the help and, later, shell completion read.
  * A command declares its options as an object of these, keyed by the name commander gives the
@@ -94,7 +96,7 @@ export function int(
           max === Number.MAX_SAFE_INTEGER
             ? n < min
               ? `${name} must be ${min} or more, not ${value}.`
-              : `${name} is too large: ${value} (at most ${max.toLocaleString('en-US')}).`
+              : `${name} is too large: ${value} (at most ${num(max)}).`
             : `${name} must be between ${min} and ${max}, not ${value}.`,
         );
       return n;

@@ -11,6 +11,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { CliError, ExitCode } from '../errors.js';
+import { num } from '../util/plural.js';
 import type { EnvironmentName } from './environments.js';
 import { CONFIG_FILE_NAME, configDir } from './paths.js';
 import { type ConfigProblem, validateConfig } from './validate.js';
@@ -62,7 +63,7 @@ function readConfigText(path: string): string {
     }
     if (st.size > MAX_CONFIG_BYTES)
       throw new CliError(
-        `the config file ${path} is ${st.size.toLocaleString('en-US')} bytes: no config is that large`,
+        `the config file ${path} is ${num(st.size)} bytes: no config is that large`,
         ExitCode.failure,
         'Move it aside; the next auth login or config set writes a new one.',
       );

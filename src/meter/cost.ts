@@ -33,27 +33,27 @@ export async function checkCost(ctx: Context, remaining: number | undefined, wha
         'Correct the meter if it is wrong (imaging auth allowance --used N), or add --yes to go ahead anyway.',
       );
     if (left * 4 <= SANDBOX_LIMIT)
-      ctx.note(`warning: ${unknown}; ≈${fmt(left)} left in the sandbox allowance (counted on this machine).`);
+      ctx.note(`warning: ${unknown}; ≈${num(left)} left in the sandbox allowance (counted on this machine).`);
     return;
   }
   // `what` starts a sentence ("This export"): lower-cased after a "warning: " or "error: " prefix.
-  const sentence = `${what} needs ${fmt(remaining)} more request${remaining === 1 ? '' : 's'}`;
+  const sentence = `${what} needs ${num(remaining)} more request${remaining === 1 ? '' : 's'}`;
   const needs = sentence.charAt(0).toLowerCase() + sentence.slice(1);
   const meterSays = `sandbox allowance: ${describeView(view, ctx.now().getTime())}`;
   if (remaining > left) {
     if (ctx.globals.yes) {
-      ctx.note(`warning: ${needs}, more than the ≈${fmt(left)} left (${meterSays}); going ahead (--yes).`);
+      ctx.note(`warning: ${needs}, more than the ≈${num(left)} left (${meterSays}); going ahead (--yes).`);
       return;
     }
     throw new CliError(
-      `${needs}, more than the ≈${fmt(left)} left in the sandbox allowance: stopped before sending them (${meterSays})`,
+      `${needs}, more than the ≈${num(left)} left in the sandbox allowance: stopped before sending them (${meterSays})`,
       ExitCode.limit,
       'Narrow the run (--param filters), correct the meter if it is wrong (imaging auth allowance --used N), or add --yes to go ahead anyway.',
     );
   }
   if (remaining * 4 <= left || ctx.globals.yes) return;
   const share = (start: string) =>
-    `${start}, over a quarter of the ≈${fmt(left)} left in the sandbox allowance (counted on this machine)`;
+    `${start}, over a quarter of the ≈${num(left)} left in the sandbox allowance (counted on this machine)`;
   if (!(ctx.io.stdinIsTTY && ctx.io.stderrIsTTY)) {
     ctx.note(`warning: ${share(needs)}; going ahead (no terminal to ask on).`);
     return;
@@ -69,7 +69,7 @@ export async function checkCost(ctx: Context, remaining: number | undefined, wha
   }
   if (!ok)
     throw new CliError(
-      `stopped at your answer: the ${fmt(remaining)} request${remaining === 1 ? '' : 's'} were not sent`,
+      `stopped at your answer: the ${num(remaining)} request${remaining === 1 ? '' : 's'} were not sent`,
       ExitCode.failure,
       'Add --yes to skip the question.',
     );
@@ -87,5 +87,3 @@ export function remainingAfterFirst(
     return Math.max(1, Math.ceil(totalCount / perPage)) - 1;
   return undefined;
 }
-
-const fmt = num;

@@ -5,6 +5,7 @@ import { readingAnswer } from '../api/shape.js';
 import type { Query } from '../api/url.js';
 import type { Context } from '../context.js';
 import type { Checkpoint } from '../export/checkpoint.js';
+import { num, whole } from '../util/plural.js';
 import { describeView, leftOf } from './meter.js';
 
 /**
@@ -31,7 +32,6 @@ export async function dryRun(
   });
   const list = readingAnswer(res.requestId, () => extractList(res.data, 'referrals'));
   const meta = list.meta;
-  const whole = (v: unknown) => (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? v : undefined);
   const total = whole(meta?.total_count);
   let totalPages = whole(meta?.total_pages);
   if (totalPages === undefined && total !== undefined && (list.items.length > 0 || skip > 0))
@@ -67,9 +67,7 @@ export async function dryRun(
     return 0;
   }
   const n = (v: number | undefined, unit: string) =>
-    v === undefined
-      ? `an unknown number of ${unit}s`
-      : `${v.toLocaleString('en-US')} ${unit}${v === 1 ? '' : 's'}`;
+    v === undefined ? `an unknown number of ${unit}s` : `${num(v)} ${unit}${v === 1 ? '' : 's'}`;
   if (survey)
     ctx.out.line(
       `Dry run: the checkpoint holds ${n(survey.pages, 'page')} (${n(survey.referrals, 'referral')}); --resume would fetch ${referrals === undefined ? 'the remaining referrals' : n(referrals, 'more referral')} in ${n(pages, 'page')} of ${perPage}${pages ? ` (from page ${first})` : ''}, taking ${n(requests, 'request')} (retries aside).`,
@@ -88,9 +86,7 @@ export async function dryRun(
     );
   if (view) {
     const left = leftOf(view);
-    ctx.out.line(
-      `Sandbox allowance: ${describeView(view, ctx.now().getTime())}; ≈${left.toLocaleString('en-US')} left.`,
-    );
+    ctx.out.line(`Sandbox allowance: ${describeView(view, ctx.now().getTime())}; ≈${num(left)} left.`);
     // The run checks after its first page what comes after it against what is left then: the same as this.
     if (requests !== undefined && requests > left)
       ctx.out.line(

@@ -11,6 +11,7 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { configDir } from '../config/paths.js';
+import { num } from '../util/plural.js';
 
 /**
  * The sandbox allowance meter (issue 10): the API sends no allowance headers, so this machine
@@ -264,7 +265,7 @@ export function readView(path: string, key: string, now: number): AllowanceView 
 export function describeView(v: AllowanceView, now: number = Date.now()): string {
   if (v.unreadable)
     return `not known: the allowance meter cannot be read (${v.unreadable}), so nothing is counted on this machine`;
-  let s = `≈${v.used.toLocaleString('en-US')} of ${v.limit.toLocaleString('en-US')} requests used (counted on this machine)`;
+  let s = `≈${num(v.used)} of ${num(v.limit)} requests used (counted on this machine)`;
   s += v.ends
     ? `, window ends ≈ ${shortDate(v.ends)}`
     : v.used > 0

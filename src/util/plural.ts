@@ -15,3 +15,8 @@ export function num(n: number): string {
   for (let i = out.length; i < digits.length; i += 3) out += `,${digits.slice(i, i + 3)}`;
   return n < 0 || Object.is(n, -0) ? `-${out}` : out;
 }
+
+/** A count the server sent, kept only when it is a whole number ≥ 0 (meta is the server's text). */
+export function whole(v: unknown): number | undefined {
+  return typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? v : undefined;
+}

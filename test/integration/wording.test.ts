@@ -41,46 +41,42 @@ describe('the most advanced visit status is named for what it is', () => {
   });
 });
 
+/** Lines of src/ (comments left out) that match `re`, as `path:line: text`. */
+function srcLinesMatching(re: RegExp, skip: (path: string) => boolean = () => false): string[] {
+  const offenders: string[] = [];
+  const walk = (d: string) => {
+    for (const name of readdirSync(d)) {
+      const p = join(d, name);
+      if (statSync(p).isDirectory()) walk(p);
+      else if (p.endsWith('.ts') && !skip(p))
+        readFileSync(p, 'utf8')
+          .split('\n')
+          .forEach((line, i) => {
+            if (/^\s*(\/\/|\*)/.test(line)) return;
+            if (re.test(line)) offenders.push(`${p.slice(ROOT.length)}:${i + 1}: ${line.trim()}`);
+          });
+    }
+  };
+  walk(join(ROOT, 'src'));
+  return offenders;
+}
+
+describe('one formatter for counts', () => {
+  it('every count in src/ is grouped by num() (src/util/plural.ts), never toLocaleString or Intl.NumberFormat (they load ICU: ~7 MB of memory, README "Speed")', () => {
+    expect(
+      srcLinesMatching(/toLocaleString|Intl\.NumberFormat/, (p) => p.endsWith(join('util', 'plural.ts'))),
+    ).toEqual([]);
+  });
+});
+
 describe('one warning prefix', () => {
   it('every warning in src/ starts "warning:" (as "error:" and "hint:"), never Warning:, WARNING or warn:', () => {
-    const offenders: string[] = [];
-    const walk = (d: string) => {
-      for (const name of readdirSync(d)) {
-        const p = join(d, name);
-        if (statSync(p).isDirectory()) walk(p);
-        else if (p.endsWith('.ts'))
-          readFileSync(p, 'utf8')
-            .split('\n')
-            .forEach((line, i) => {
-              if (/^\s*(\/\/|\*)/.test(line)) return;
-              if (/[`'"(](Warning|WARNING|Warn|warn|WARN)\s*[:!-]/.test(line))
-                offenders.push(`${p.slice(ROOT.length)}:${i + 1}: ${line.trim()}`);
-            });
-      }
-    };
-    walk(join(ROOT, 'src'));
-    expect(offenders).toEqual([]);
+    expect(srcLinesMatching(/[`'"(](Warning|WARNING|Warn|warn|WARN)\s*[:!-]/)).toEqual([]);
   });
 
   it('every note in src/ starts "Note:" (webhook send said "note:"), never note:, NOTE or N.B.', () => {
-    const offenders: string[] = [];
-    const walk = (d: string) => {
-      for (const name of readdirSync(d)) {
-        const p = join(d, name);
-        if (statSync(p).isDirectory()) walk(p);
-        else if (p.endsWith('.ts'))
-          readFileSync(p, 'utf8')
-            .split('\n')
-            .forEach((line, i) => {
-              if (/^\s*(\/\/|\*)/.test(line)) return;
-              // A message that starts with a note label (not a `(note: …)` inside a line).
-              if (/[`'"](note|NOTE|Nota|NB|N\.B\.)\s*[:!-]/.test(line))
-                offenders.push(`${p.slice(ROOT.length)}:${i + 1}: ${line.trim()}`);
-            });
-      }
-    };
-    walk(join(ROOT, 'src'));
-    expect(offenders).toEqual([]);
+    // A message that starts with a note label (not a `(note: …)` inside a line).
+    expect(srcLinesMatching(/[`'"](note|NOTE|Nota|NB|N\.B\.)\s*[:!-]/)).toEqual([]);
   });
 
   it('webhook send to an http URL says "Note:" as every other note', async () => {

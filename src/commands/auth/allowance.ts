@@ -8,6 +8,7 @@ import {
   SANDBOX_LIMIT,
 } from '../../meter/meter.js';
 import { allowanceOf } from '../../meter/view.js';
+import { num } from '../../util/plural.js';
 import { defineCommand } from '../define.js';
 import { int, text } from '../options.js';
 
@@ -31,8 +32,8 @@ export default defineCommand({
     }
     if (opts.used !== undefined && opts.used > SANDBOX_LIMIT)
       throw new UsageError(
-        `--used: ${opts.used.toLocaleString('en-US')} is more than a sandbox token allows (${SANDBOX_LIMIT.toLocaleString('en-US')} successful requests)`,
-        `Give the count used so far, 0 to ${SANDBOX_LIMIT.toLocaleString('en-US')}; a token the sandbox refuses with 429 is used up (${SANDBOX_LIMIT.toLocaleString('en-US')}).`,
+        `--used: ${num(opts.used)} is more than a sandbox token allows (${num(SANDBOX_LIMIT)} successful requests)`,
+        `Give the count used so far, 0 to ${num(SANDBOX_LIMIT)}; a token the sandbox refuses with 429 is used up (${num(SANDBOX_LIMIT)}).`,
       );
     const now = ctx.now().getTime();
     const since = opts.since === undefined ? undefined : parseSince(opts.since, now);
@@ -74,7 +75,7 @@ export default defineCommand({
     }
     if (view.since) ctx.out.line(`First request: ${view.since}`);
     ctx.note(
-      `Counted on this machine only (${SANDBOX_LIMIT.toLocaleString('en-US')} successful requests or 7 days per sandbox token). If the token was also used elsewhere: imaging auth allowance --used N --since DATE`,
+      `Counted on this machine only (${num(SANDBOX_LIMIT)} successful requests or 7 days per sandbox token). If the token was also used elsewhere: imaging auth allowance --used N --since DATE`,
     );
     return 0;
   },
