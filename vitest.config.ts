@@ -19,8 +19,10 @@ export default defineConfig({
     // Two workers on two cores: most tests wait on a child process or a local server, not the CPU
     // (vitest's default here is one worker: 28 s; two: 18 s, measured on Node 20, 803 tests).
     maxWorkers: 2,
-    // Tests never read the developer's own config or token.
+    // Tests never read the developer's own config, token or caches (a test of the caches names its
+    // own folder; the panes and shells the terminal tests start inherit this environment).
     env: {
+      IMAGING_CACHE_DIR: '/nonexistent/imaging-test-cache',
       // Scratch folders (os.tmpdir(): tempDir(), the panes' sockets) on a RAM file system where
       // there is one: this machine's /tmp is ext4 mounted with `discard`, where removing a folder
       // waited on the journal, 5 s of one worker's run under load. The binaries the tests start
