@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import type { AnswerCache, ApiResponse } from '../api/client.js';
 import { headerValue } from '../api/transport.js';
+import { sha256Hex } from '../util/sha256.js';
 import { privateFolder } from './folder.js';
 
 /**
@@ -129,15 +130,11 @@ export class ReferenceCache implements AnswerCache {
   }
 
   private tokenHash(url: string): string {
-    const { createHash } = process.getBuiltinModule('node:crypto');
-    return createHash('sha256')
-      .update(`imaging reference cache\0${new URL(url).origin}\0${this.opts.token}`)
-      .digest('hex');
+    return sha256Hex(`imaging reference cache\0${new URL(url).origin}\0${this.opts.token}`);
   }
 
   private fileOf(dir: string, url: string, token: string): string {
-    const { createHash } = process.getBuiltinModule('node:crypto');
-    return join(dir, `${createHash('sha256').update(`${token}\0${url}`).digest('hex')}.json`);
+    return join(dir, `${sha256Hex(`${token}\0${url}`)}.json`);
   }
 
   /** A fresh answer for `url` of API path `apiPath`, or undefined (then the request is sent). */
