@@ -111,7 +111,7 @@ const num = (n) => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
 const plural = (n, word) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 say(
-  `imaging bench, ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC: ${cpus().length} × ${cpus()[0]?.model.trim()}, ${process.platform} ${process.arch}; Nodes ${chosen.map((n) => n.version).join(', ')}; ${load()} at the start`,
+  `imaging bench, ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC: ${cpus().length} × ${cpus()[0]?.model.trim()}, ${process.platform} ${process.arch}; Nodes ${chosen.map((n) => n.version).join(', ')}; ${load()} at the start${process.env.NODE_EXTRA_CA_CERTS ? '; NODE_EXTRA_CA_CERTS is set (Node 20 reads that file at every start, its bare `node -e 0` too; Node 22+ only when TLS is first used)' : ''}`,
 );
 say();
 
