@@ -162,3 +162,17 @@ describe('the emulator serves every endpoint the spec documents', () => {
     expect(res.status).toBeLessThan(500);
   });
 });
+
+describe("the emulator's data is the same on every run", () => {
+  it('its ids: the first ones drawn from seed 1, as every earlier build drew them', async () => {
+    const { rng, uuidFrom } = await import('../../src/emulator/data/random.js');
+    const rand = rng(1);
+    expect([uuidFrom(rand), uuidFrom(rand), uuidFrom(rand)]).toEqual([
+      'a08ff49b-6f77-4632-b16c-43069c43a8c3',
+      'b7cf3c25-632b-4240-9d3f-b64afebede10',
+      'd4e8eb2a-f2f2-4165-a881-cd424e42a851',
+    ]);
+    for (let i = 0; i < 1000; i++)
+      expect(uuidFrom(rand)).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  });
+});
