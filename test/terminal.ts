@@ -1,5 +1,5 @@
 import { execFile, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -34,6 +34,16 @@ export interface Pane {
   close(): Promise<void>;
 }
 
+/**
+ * tmux by its full path, looked up once: a process started by name is tried in each folder of PATH
+ * in turn, in the child the worker forked, while the worker waits (~20 ms a tmux process there).
+ */
+const TMUX =
+  (process.env.PATH ?? '')
+    .split(':')
+    .map((d) => join(d, 'tmux'))
+    .find((f) => f.startsWith('/') && existsSync(f)) ?? 'tmux';
+
 /** A word of a tmux command line, quoted for tmux's parser (as a shell would read single quotes). */
 const quoteTmux = (word: string) => `'${word.replace(/'/g, `'\\''`)}'`;
 
@@ -47,7 +57,7 @@ export async function openPane(opts: {
   const socket = join(dir, 'tmux.sock');
   const conf = join(dir, 'tmux.conf');
   writeFileSync(conf, 'set -g status off\n'); // every row of the pane is the command's
-  const tmux = (...args: string[]) => exec('tmux', ['-S', socket, '-f', conf, ...args], { encoding: 'utf8' });
+  const tmux = (...args: string[]) => exec(TMUX, ['-S', socket, '-f', conf, ...args], { encoding: 'utf8' });
   const envArgs = Object.entries({ NO_COLOR: '1', ...opts.env }).flatMap(([k, v]) =>
     v === undefined ? [] : ['-e', `${k}=${v}`],
   );
@@ -71,7 +81,7 @@ export async function openPane(opts: {
   // One control-mode client per pane (`tmux -C`): commands go down its stdin and their answers come
   // back in order, without a tmux process per look at the screen; and every chunk the pane's program
   // writes is announced (`%output`), so a wait looks again when the screen has changed, not on a timer.
-  const control = spawn('tmux', ['-S', socket, '-f', conf, '-C', 'attach'], {
+  const control = spawn(TMUX, ['-S', socket, '-f', conf, '-C', 'attach'], {
     stdio: ['pipe', 'pipe', 'ignore'],
   });
   const answers: Array<{ resolve: (lines: string[]) => void; reject: (err: Error) => void }> = [];
@@ -176,9 +186,17 @@ export async function openPane(opts: {
       await ask(`wait-for -S ${quoteTmux(channel)}`);
     },
     async close() {
-      await tmux('wait-for', '-S', 'release').catch(() => undefined);
-      await tmux('kill-server').catch(() => undefined);
-      control.kill();
+      // Through the control client, not a tmux process each: the shell is released (it ends, and
+      // the session with it), then the server is ended whatever still runs in the pane.
+      if (!closed) {
+        await ask('wait-for -S release').catch(() => undefined);
+        control.stdin.write('kill-server\n');
+      }
+      await Promise.race([gone, new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
+      if (!closed) {
+        await tmux('kill-server').catch(() => undefined);
+        control.kill();
+      }
       await gone;
       rmSync(dir, { recursive: true, force: true });
     },
