@@ -66,24 +66,20 @@ export async function openPane(opts: {
   // the same terminal, so the screen is complete once the title shows) and stays until released,
   // so the live terminal's state (the cursor) can still be read.
   const script = `trap : INT\n${opts.command}\nprintf '\\033]2;exit %s\\033\\\\' "$?"\ntmux wait-for release`;
-  await tmux(
-    'new-session',
-    '-d',
-    '-x',
-    String(opts.cols),
-    '-y',
-    String(opts.rows ?? 50),
-    ...envArgs,
-    'sh',
-    '-c',
-    script,
-  );
   // One control-mode client per pane (`tmux -C`): commands go down its stdin and their answers come
   // back in order, without a tmux process per look at the screen; and every chunk the pane's program
   // writes is announced (`%output`), so a wait looks again when the screen has changed, not on a timer.
-  const control = spawn(TMUX, ['-S', socket, '-f', conf, '-C', 'attach'], {
-    stdio: ['pipe', 'pipe', 'ignore'],
-  });
+  // The same process makes the session (its own size, detached) and then attaches to it: one tmux
+  // process per pane started from the worker.
+  const control = spawn(
+    TMUX,
+    [
+      ...['-S', socket, '-f', conf, '-C'],
+      ...['new-session', '-d', '-x', String(opts.cols), '-y', String(opts.rows ?? 50)],
+      ...[...envArgs, 'sh', '-c', script, ';', 'attach'],
+    ],
+    { stdio: ['pipe', 'pipe', 'ignore'] },
+  );
   const answers: Array<{ resolve: (lines: string[]) => void; reject: (err: Error) => void }> = [];
   let outputs = 0;
   let changed: Array<() => void> = [];
@@ -104,7 +100,7 @@ export async function openPane(opts: {
         }
         const lines = reply;
         reply = undefined;
-        // Flags 0: a command this client did not send (attaching itself).
+        // Flags 0: a command this client did not send (the new-session and attach it started with).
         if (!ours) continue;
         const waiter = answers.shift();
         if (end[1] === 'end') waiter?.resolve(lines);
