@@ -84,6 +84,12 @@ export async function openPane(opts: {
   let outputs = 0;
   let changed: Array<() => void> = [];
   let reply: string[] | undefined;
+  // Commands are sent once the client is attached (tmux says so with %session-changed): one sent
+  // sooner can meet "no current target".
+  let attached: () => void = () => undefined;
+  const ready = new Promise<void>((resolve) => {
+    attached = resolve;
+  });
   let buffered = '';
   let ours = false;
   control.stdout.setEncoding('utf8');
@@ -113,7 +119,7 @@ export async function openPane(opts: {
         const woken = changed;
         changed = [];
         for (const wake of woken) wake();
-      }
+      } else if (line.startsWith('%session-changed ')) attached();
     }
   });
   let closed = false;
@@ -150,6 +156,8 @@ export async function openPane(opts: {
       await outputSince(seen);
     }
   }
+  if (!(await Promise.race([ready.then(() => true), gone.then(() => false)])))
+    throw new Error('tmux ended before the pane was made');
   let ended: Promise<number> | undefined;
   const pane: Pane = {
     async screen() {
