@@ -1,4 +1,4 @@
-import { execFile, execFileSync, spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,6 +17,14 @@ import { openPane } from '../terminal.js';
  * its compadd calls captured) and fish (`complete -C`). PowerShell cannot be installed offline here:
  * its script's text is checked.
  */
+/** The binary (or a copy) run with these words: its exit status and output, without blocking the worker. */
+const node = (args: string[]) =>
+  new Promise<{ status: number; stdout: string; stderr: string }>((resolve) => {
+    execFile(process.execPath, args, { encoding: 'utf8', timeout: 15_000 }, (err, stdout, stderr) =>
+      resolve({ status: err ? Number(err.code ?? -1) : 0, stdout, stderr }),
+    );
+  });
+
 let table: CompletionTable;
 const dir = tempDir('imaging-completion-');
 beforeAll(async () => {
@@ -30,12 +38,15 @@ beforeAll(async () => {
   // Each shell's script, as the real binary prints it, written once: the shells below source the file
   // rather than each run asking the binary again (the interactive bash and zsh still run
   // `source <(imaging completion …)` themselves).
+  // (The three at once, and not synchronously: the worker is not held while they start.)
   mkdirSync(join(dir.path, 'scripts'));
-  for (const shell of ['bash', 'zsh', 'fish'])
-    writeFileSync(
-      join(dir.path, 'scripts', shell),
-      execFileSync(process.execPath, [BIN, 'completion', shell], { encoding: 'utf8' }),
-    );
+  await Promise.all(
+    ['bash', 'zsh', 'fish'].map(async (shell) => {
+      const r = await node([BIN, 'completion', shell]);
+      if (r.status !== 0) throw new Error(`imaging completion ${shell}: exit ${r.status}: ${r.stderr}`);
+      writeFileSync(join(dir.path, 'scripts', shell), r.stdout);
+    }),
+  );
 });
 const scriptOf = (shell: string) => JSON.stringify(join(dir.path, 'scripts', shell));
 afterAll(() => dir.cleanup());
@@ -134,14 +145,6 @@ describe('what a TAB press offers (from the definitions)', () => {
   });
 });
 
-/** The binary (or a copy) run with these words: its exit status and output, without blocking the worker. */
-const node = (args: string[]) =>
-  new Promise<{ status: number; stdout: string; stderr: string }>((resolve) => {
-    execFile(process.execPath, args, { encoding: 'utf8', timeout: 15_000 }, (err, stdout, stderr) =>
-      resolve({ status: err ? Number(err.code ?? -1) : 0, stdout, stderr }),
-    );
-  });
-
 describe.concurrent('imaging __complete (the real binary)', () => {
   it('answers from the table without the CLI bundle: a copy without dist/cli.cjs still completes', async () => {
     const copy = join(dir.path, 'pkg');
@@ -192,7 +195,11 @@ describe.concurrent('imaging __complete (the real binary)', () => {
 
 /** Ends each answer when several queries run in one shell. */
 const END = '@@end-of-answer@@';
-const has = (shell: string) => spawnSync('sh', ['-c', `command -v ${shell}`]).status === 0;
+const found = new Map<string, boolean>();
+const has = (shell: string) => {
+  if (!found.has(shell)) found.set(shell, spawnSync('sh', ['-c', `command -v ${shell}`]).status === 0);
+  return found.get(shell)!;
+};
 const shellEnv = () => ({
   PATH: `${join(dir.path, 'bin')}:${dirname(process.execPath)}:/usr/bin:/bin`,
   HOME: dir.path,
