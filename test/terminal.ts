@@ -1,5 +1,5 @@
 import { execFile, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -34,6 +34,16 @@ export interface Pane {
   close(): Promise<void>;
 }
 
+/**
+ * tmux by its full path, looked up once: a process started by name is tried in each folder of PATH
+ * in turn, in the child the worker forked, while the worker waits (~20 ms a tmux process there).
+ */
+const TMUX =
+  (process.env.PATH ?? '')
+    .split(':')
+    .map((d) => join(d, 'tmux'))
+    .find((f) => f.startsWith('/') && existsSync(f)) ?? 'tmux';
+
 /** A word of a tmux command line, quoted for tmux's parser (as a shell would read single quotes). */
 const quoteTmux = (word: string) => `'${word.replace(/'/g, `'\\''`)}'`;
 
@@ -47,7 +57,7 @@ export async function openPane(opts: {
   const socket = join(dir, 'tmux.sock');
   const conf = join(dir, 'tmux.conf');
   writeFileSync(conf, 'set -g status off\n'); // every row of the pane is the command's
-  const tmux = (...args: string[]) => exec('tmux', ['-S', socket, '-f', conf, ...args], { encoding: 'utf8' });
+  const tmux = (...args: string[]) => exec(TMUX, ['-S', socket, '-f', conf, ...args], { encoding: 'utf8' });
   const envArgs = Object.entries({ NO_COLOR: '1', ...opts.env }).flatMap(([k, v]) =>
     v === undefined ? [] : ['-e', `${k}=${v}`],
   );
@@ -56,28 +66,30 @@ export async function openPane(opts: {
   // the same terminal, so the screen is complete once the title shows) and stays until released,
   // so the live terminal's state (the cursor) can still be read.
   const script = `trap : INT\n${opts.command}\nprintf '\\033]2;exit %s\\033\\\\' "$?"\ntmux wait-for release`;
-  await tmux(
-    'new-session',
-    '-d',
-    '-x',
-    String(opts.cols),
-    '-y',
-    String(opts.rows ?? 50),
-    ...envArgs,
-    'sh',
-    '-c',
-    script,
-  );
   // One control-mode client per pane (`tmux -C`): commands go down its stdin and their answers come
   // back in order, without a tmux process per look at the screen; and every chunk the pane's program
   // writes is announced (`%output`), so a wait looks again when the screen has changed, not on a timer.
-  const control = spawn('tmux', ['-S', socket, '-f', conf, '-C', 'attach'], {
-    stdio: ['pipe', 'pipe', 'ignore'],
-  });
+  // The same process makes the session (its own size, detached) and then attaches to it: one tmux
+  // process per pane started from the worker.
+  const control = spawn(
+    TMUX,
+    [
+      ...['-S', socket, '-f', conf, '-C'],
+      ...['new-session', '-d', '-x', String(opts.cols), '-y', String(opts.rows ?? 50)],
+      ...[...envArgs, 'sh', '-c', script, ';', 'attach'],
+    ],
+    { stdio: ['pipe', 'pipe', 'ignore'] },
+  );
   const answers: Array<{ resolve: (lines: string[]) => void; reject: (err: Error) => void }> = [];
   let outputs = 0;
   let changed: Array<() => void> = [];
   let reply: string[] | undefined;
+  // Commands are sent once the client is attached (tmux says so with %session-changed): one sent
+  // sooner can meet "no current target".
+  let attached: () => void = () => undefined;
+  const ready = new Promise<void>((resolve) => {
+    attached = resolve;
+  });
   let buffered = '';
   let ours = false;
   control.stdout.setEncoding('utf8');
@@ -94,7 +106,7 @@ export async function openPane(opts: {
         }
         const lines = reply;
         reply = undefined;
-        // Flags 0: a command this client did not send (attaching itself).
+        // Flags 0: a command this client did not send (the new-session and attach it started with).
         if (!ours) continue;
         const waiter = answers.shift();
         if (end[1] === 'end') waiter?.resolve(lines);
@@ -107,7 +119,7 @@ export async function openPane(opts: {
         const woken = changed;
         changed = [];
         for (const wake of woken) wake();
-      }
+      } else if (line.startsWith('%session-changed ')) attached();
     }
   });
   let closed = false;
@@ -144,6 +156,8 @@ export async function openPane(opts: {
       await outputSince(seen);
     }
   }
+  if (!(await Promise.race([ready.then(() => true), gone.then(() => false)])))
+    throw new Error('tmux ended before the pane was made');
   let ended: Promise<number> | undefined;
   const pane: Pane = {
     async screen() {
@@ -176,9 +190,17 @@ export async function openPane(opts: {
       await ask(`wait-for -S ${quoteTmux(channel)}`);
     },
     async close() {
-      await tmux('wait-for', '-S', 'release').catch(() => undefined);
-      await tmux('kill-server').catch(() => undefined);
-      control.kill();
+      // Through the control client, not a tmux process each: the shell is released (it ends, and
+      // the session with it), then the server is ended whatever still runs in the pane.
+      if (!closed) {
+        await ask('wait-for -S release').catch(() => undefined);
+        control.stdin.write('kill-server\n');
+      }
+      await Promise.race([gone, new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
+      if (!closed) {
+        await tmux('kill-server').catch(() => undefined);
+        control.kill();
+      }
       await gone;
       rmSync(dir, { recursive: true, force: true });
     },

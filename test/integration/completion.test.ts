@@ -1,4 +1,4 @@
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,6 +17,14 @@ import { openPane } from '../terminal.js';
  * its compadd calls captured) and fish (`complete -C`). PowerShell cannot be installed offline here:
  * its script's text is checked.
  */
+/** The binary (or a copy) run with these words: its exit status and output, without blocking the worker. */
+const node = (args: string[]) =>
+  new Promise<{ status: number; stdout: string; stderr: string }>((resolve) => {
+    execFile(process.execPath, args, { encoding: 'utf8', timeout: 15_000 }, (err, stdout, stderr) =>
+      resolve({ status: err ? Number(err.code ?? -1) : 0, stdout, stderr }),
+    );
+  });
+
 let table: CompletionTable;
 const dir = tempDir('imaging-completion-');
 beforeAll(async () => {
@@ -30,12 +38,15 @@ beforeAll(async () => {
   // Each shell's script, as the real binary prints it, written once: the shells below source the file
   // rather than each run asking the binary again (the interactive bash and zsh still run
   // `source <(imaging completion …)` themselves).
+  // (The three at once, and not synchronously: the worker is not held while they start.)
   mkdirSync(join(dir.path, 'scripts'));
-  for (const shell of ['bash', 'zsh', 'fish'])
-    writeFileSync(
-      join(dir.path, 'scripts', shell),
-      execFileSync(process.execPath, [BIN, 'completion', shell], { encoding: 'utf8' }),
-    );
+  await Promise.all(
+    ['bash', 'zsh', 'fish'].map(async (shell) => {
+      const r = await node([BIN, 'completion', shell]);
+      if (r.status !== 0) throw new Error(`imaging completion ${shell}: exit ${r.status}: ${r.stderr}`);
+      writeFileSync(join(dir.path, 'scripts', shell), r.stdout);
+    }),
+  );
 });
 const scriptOf = (shell: string) => JSON.stringify(join(dir.path, 'scripts', shell));
 afterAll(() => dir.cleanup());
@@ -134,39 +145,36 @@ describe('what a TAB press offers (from the definitions)', () => {
   });
 });
 
-describe('imaging __complete (the real binary)', () => {
-  it('answers from the table without the CLI bundle: a copy without dist/cli.cjs still completes', () => {
+describe.concurrent('imaging __complete (the real binary)', () => {
+  it('answers from the table without the CLI bundle: a copy without dist/cli.cjs still completes', async () => {
     const copy = join(dir.path, 'pkg');
     mkdirSync(join(copy, 'bin'), { recursive: true });
     mkdirSync(join(copy, 'dist'));
     copyFileSync(BIN, join(copy, 'bin', 'imaging.cjs'));
     for (const f of ['complete.cjs', 'completion.json'])
       copyFileSync(join(ROOT, 'dist', f), join(copy, 'dist', f));
-    const out = execFileSync(
-      process.execPath,
-      [join(copy, 'bin', 'imaging.cjs'), '__complete', 'referrals', 'export', '--rows', '=v'],
-      {
-        encoding: 'utf8',
-      },
-    );
-    expect(out).toBe('visit\n');
+    const out = await node([
+      join(copy, 'bin', 'imaging.cjs'),
+      '__complete',
+      'referrals',
+      'export',
+      '--rows',
+      '=v',
+    ]);
+    expect([out.status, out.stdout]).toEqual([0, 'visit\n']);
   });
 
-  it('descriptions after a tab; :files for file flags; nothing (exit 0) when there is no table', () => {
-    const a = spawnSync(process.execPath, [BIN, '__complete', '=mod'], { encoding: 'utf8' });
+  it('descriptions after a tab; :files for file flags; nothing (exit 0) when there is no table', async () => {
+    const a = await node([BIN, '__complete', '=mod']);
     expect(a.stdout).toBe('modalities\tlist supported modalities\n');
-    const b = spawnSync(process.execPath, [BIN, '__complete', 'referrals', 'export', '-o', '='], {
-      encoding: 'utf8',
-    });
+    const b = await node([BIN, '__complete', 'referrals', 'export', '-o', '=']);
     expect(b.stdout).toBe(':files\n');
     const copy = join(dir.path, 'empty');
     mkdirSync(join(copy, 'bin'), { recursive: true });
     mkdirSync(join(copy, 'dist'));
     copyFileSync(BIN, join(copy, 'bin', 'imaging.cjs'));
     copyFileSync(join(ROOT, 'dist', 'complete.cjs'), join(copy, 'dist', 'complete.cjs'));
-    const c = spawnSync(process.execPath, [join(copy, 'bin', 'imaging.cjs'), '__complete', '='], {
-      encoding: 'utf8',
-    });
+    const c = await node([join(copy, 'bin', 'imaging.cjs'), '__complete', '=']);
     expect([c.status, c.stdout, c.stderr]).toEqual([0, '', '']);
   });
 
@@ -187,21 +195,32 @@ describe('imaging __complete (the real binary)', () => {
 
 /** Ends each answer when several queries run in one shell. */
 const END = '@@end-of-answer@@';
-const has = (shell: string) => spawnSync('sh', ['-c', `command -v ${shell}`]).status === 0;
+const found = new Map<string, boolean>();
+const has = (shell: string) => {
+  if (!found.has(shell)) found.set(shell, spawnSync('sh', ['-c', `command -v ${shell}`]).status === 0);
+  return found.get(shell)!;
+};
 const shellEnv = () => ({
   PATH: `${join(dir.path, 'bin')}:${dirname(process.execPath)}:/usr/bin:/bin`,
   HOME: dir.path,
   IMAGING_CONFIG_DIR: '/nonexistent/imaging-test-config',
 });
-function inShell(shell: string, args: string[], script: string): string {
-  const r = spawnSync(shell, [...args, script], {
-    cwd: dir.path,
-    env: shellEnv(),
-    encoding: 'utf8',
-    timeout: 15_000,
+/**
+ * Runs a script in a real shell; its stdout. Not synchronous: the shells of the tests below run at
+ * once (describe.concurrent), each mostly waiting on the `imaging __complete` processes it starts.
+ */
+function inShell(shell: string, args: string[], script: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      shell,
+      [...args, script],
+      { cwd: dir.path, env: shellEnv(), encoding: 'utf8', timeout: 15_000 },
+      (err, stdout, stderr) => {
+        if (err) reject(new Error(`${shell} exited ${err.code}: ${stderr}\n${stdout}`));
+        else resolve(stdout);
+      },
+    );
   });
-  if (r.status !== 0) throw new Error(`${shell} exited ${r.status}: ${r.stderr}\n${r.stdout}`);
-  return r.stdout;
 }
 function skipNote(shell: string) {
   if (!has(shell))
@@ -211,13 +230,14 @@ function skipNote(shell: string) {
   return !has(shell);
 }
 
-describe.skipIf(skipNote('bash'))('in real bash', () => {
+describe.skipIf(skipNote('bash')).concurrent('in real bash', () => {
   /** Each query in turn, in one bash: what the registered function put in COMPREPLY for each. */
-  const bashAll = (queries: Array<[string[], number]>) =>
-    inShell(
-      'bash',
-      ['--norc', '--noprofile', '-c'],
-      `source ${scriptOf('bash')}
+  const bashAll = async (queries: Array<[string[], number]>) =>
+    (
+      await inShell(
+        'bash',
+        ['--norc', '--noprofile', '-c'],
+        `source ${scriptOf('bash')}
 complete -p imaging >/dev/null || exit 9
 fn="$(complete -p imaging | sed -E 's/.*-F ([^ ]+) .*/\\1/')"
 ${queries
@@ -230,20 +250,21 @@ ${queries
 printf '%s\\n' "\${COMPREPLY[@]}" ${END}`,
   )
   .join('\n')}`,
+      )
     )
       .split(`${END}\n`)
       .slice(0, queries.length)
       .map((answer) => answer.split('\n').filter(Boolean));
   /** Queries and the answers each must get (`sorted`: compared once sorted). */
-  const expectBash = (cases: Array<[string[], number, string[], 'sorted'?]>) => {
-    const got = bashAll(cases.map(([words, cword]) => [words, cword]));
+  const expectBash = async (cases: Array<[string[], number, string[], 'sorted'?]>) => {
+    const got = await bashAll(cases.map(([words, cword]) => [words, cword]));
     expect(got.map((answer, i) => (cases[i]![3] ? [...answer].sort() : answer))).toEqual(
       cases.map(([, , want]) => want),
     );
   };
 
-  it('subcommands, flags, enumerated values and file names', () => {
-    expectBash([
+  it('subcommands, flags, enumerated values and file names', async () => {
+    await expectBash([
       [['imaging', 'referrals', 'ex'], 2, ['export']],
       [['imaging', 'referrals', 'export', '--visit-status', 'pending,boo'], 4, ['pending,booked']],
       [['imaging', '--env', ''], 2, ['sandbox', 'production', 'local']],
@@ -253,11 +274,11 @@ printf '%s\\n' "\${COMPREPLY[@]}" ${END}`,
     ]);
   });
 
-  it('--flag=VALUE: the words bash cut at "=" are joined again, and the value after "=" is offered', () => {
+  it('--flag=VALUE: the words bash cut at "=" are joined again, and the value after "=" is offered', async () => {
     // bash splits `imaging --env=lo` into imaging, --env, =, lo; readline replaces only the part
     // after "=", so the answers are the values alone. (These calls set COMP_WORDS without COMP_LINE:
     // words are joined around a lone "="; the real TAB below gives bash's own COMP_LINE.)
-    expectBash([
+    await expectBash([
       [['imaging', '--env', '=', ''], 3, ['sandbox', 'production', 'local']],
       [['imaging', '--env', '='], 2, ['sandbox', 'production', 'local']],
       [['imaging', '--env', '=', 'lo'], 3, ['local']],
@@ -274,8 +295,8 @@ printf '%s\\n' "\${COMPREPLY[@]}" ${END}`,
     ]);
   });
 
-  it('--format offers only what the command takes: export csv, ndjson, json (no table)', () => {
-    expectBash([
+  it('--format offers only what the command takes: export csv, ndjson, json (no table)', async () => {
+    await expectBash([
       [['imaging', 'referrals', 'export', '--format', ''], 4, ['csv', 'ndjson', 'json']],
       [['imaging', 'referrals', 'export', '--format', 't'], 4, []],
       [['imaging', 'sso', '--format', ''], 3, ['table', 'json']],
@@ -336,28 +357,30 @@ printf '%s\\n' "\${COMPREPLY[@]}" ${END}`,
   );
 });
 
-describe.skipIf(skipNote('zsh'))('in real zsh', () => {
+describe.skipIf(skipNote('zsh')).concurrent('in real zsh', () => {
   // First the function under compinit, compadd and _files (which only work inside a completion
   // widget) replaced by functions that print what they were given; then a real TAB through zpty.
-  const zshAll = (queries: string[][]) =>
-    inShell(
-      'zsh',
-      ['-f', '-c'],
-      `autoload -U compinit && compinit -u -D
+  const zshAll = async (queries: string[][]) =>
+    (
+      await inShell(
+        'zsh',
+        ['-f', '-c'],
+        `autoload -U compinit && compinit -u -D
 source ${scriptOf('zsh')}
 [[ \${_comps[imaging]} == _imaging ]] || { print "not registered"; exit 9 }
 compadd() { local d a; while (( $# )); do case $1 in -l) shift;; -d) d=$2; shift 2;; -a) a=$2; shift 2;; *) shift;; esac; done
   print -l -- "\${(@P)a}"; print -l -- "\${(@P)d}" | sed 's/^/shown: /' }
 _files() { print FILES }
 ${queries.map((words) => `words=(${words.map((w) => `'${w}'`).join(' ')}); CURRENT=${words.length}\n_imaging\nprint ${END}`).join('\n')}`,
+      )
     )
       .split(`${END}\n`)
       .slice(0, queries.length)
       .map((answer) => answer.split('\n').filter(Boolean));
 
-  it('subcommands with descriptions, enumerated values and file names', () => {
+  it('subcommands with descriptions, enumerated values and file names', async () => {
     expect(
-      zshAll([
+      await zshAll([
         ['imaging', 'referrals', 'pay'],
         ['imaging', 'referrals', 'export', '--rows', 'p'],
         ['imaging', 'modalities', '--format', 'nd'],
@@ -371,10 +394,10 @@ ${queries.map((words) => `words=(${words.map((w) => `'${w}'`).join(' ')}); CURRE
     ]);
   });
 
-  it('a real TAB in an interactive zsh (zpty): the word is completed, or the choices are listed', () => {
+  it('a real TAB in an interactive zsh (zpty): the word is completed, or the choices are listed', async () => {
     // Each `zpty -r … PATTERN` waits for the terminal to show the pattern; one that never comes
     // makes the shell time out and the test fail. What was typed never contains what is awaited.
-    const out = inShell(
+    const out = await inShell(
       'zsh',
       ['-f', '-c'],
       `zmodload zsh/zpty
@@ -399,22 +422,24 @@ zpty -d z`,
   });
 });
 
-describe.skipIf(skipNote('fish'))('in real fish', () => {
+describe.skipIf(skipNote('fish')).concurrent('in real fish', () => {
   /** `complete -C` of each line in turn, in one fish. */
-  const fishAll = (lines: string[]) =>
-    inShell(
-      'fish',
-      ['--no-config', '-c'],
-      `source ${scriptOf('fish')}\n${lines.map((line) => `complete -C '${line}'; echo ${END}`).join('\n')}`,
+  const fishAll = async (lines: string[]) =>
+    (
+      await inShell(
+        'fish',
+        ['--no-config', '-c'],
+        `source ${scriptOf('fish')}\n${lines.map((line) => `complete -C '${line}'; echo ${END}`).join('\n')}`,
+      )
     )
       .split(`${END}\n`)
       .slice(0, lines.length)
       .map((answer) => answer.split('\n').filter(Boolean));
-  const expectFish = (cases: Array<[string, unknown]>) =>
-    expect(fishAll(cases.map(([line]) => line))).toEqual(cases.map(([, want]) => want));
+  const expectFish = async (cases: Array<[string, unknown]>) =>
+    expect(await fishAll(cases.map(([line]) => line))).toEqual(cases.map(([, want]) => want));
 
-  it('subcommands with descriptions, enumerated values and file names', () => {
-    expectFish([
+  it('subcommands with descriptions, enumerated values and file names', async () => {
+    await expectFish([
       ['imaging ref', ['referrals\tlist, show, create and export referrals']],
       ['imaging referrals export --visit-status pending,bo', ['pending,booked']],
       ['imaging webhook send referral.', ['referral.auto_book_completed']],
@@ -423,17 +448,17 @@ describe.skipIf(skipNote('fish'))('in real fish', () => {
     ]);
   });
 
-  it('--format offers only what the command takes: export csv, ndjson, json (no table)', () => {
-    expectFish([
+  it('--format offers only what the command takes: export csv, ndjson, json (no table)', async () => {
+    await expectFish([
       ['imaging referrals export --format ', ['csv', 'json', 'ndjson']],
       ['imaging referrals export --format t', []],
       ['imaging api /referrals --format ', ['json', 'ndjson']],
     ]);
   });
 
-  it('file names still complete in a folder holding a file named like an option (-rf.csv)', () => {
+  it('file names still complete in a folder holding a file named like an option (-rf.csv)', async () => {
     // Other tests add folders here: the ones this one made must all be listed.
-    expectFish([
+    await expectFish([
       [
         'imaging webhook verify --request ',
         expect.arrayContaining(['-rf.csv', 'albums/', 'alpha.csv', 'alpine.json', 'bin/']),

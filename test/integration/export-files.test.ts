@@ -41,15 +41,15 @@ const STACK = /\n\s+at .+:\d+:\d+/;
  * checked against the old code). Without root nothing in /dev can be replaced, so the real ones serve.
  */
 const isRoot = process.getuid?.() === 0;
-function device(name: 'null' | 'full'): string {
+function device(name: 'null' | 'full', folder: string): string {
   if (!isRoot) return `/dev/${name}`;
-  const path = join(dir.path, name);
+  const path = join(folder, name);
   execFileSync('mknod', ['-m', '666', path, 'c', '1', name === 'null' ? '3' : '7']);
   return path;
 }
-function stdoutLink(): string {
+function stdoutLink(folder: string): string {
   if (!isRoot) return '/dev/stdout';
-  const path = join(dir.path, 'stdout');
+  const path = join(folder, 'stdout');
   symlinkSync('/proc/self/fd/1', path);
   return path;
 }
@@ -75,12 +75,23 @@ beforeAll(async () => {
 });
 afterAll(() => Promise.all([big.stop(), small.stop(), slow.stop()]));
 beforeEach(() => {
-  dir = tempDir();
+  const own = tempDir(); // cleaned by its own test's hook, also when tests run concurrently
+  dir = own;
   return () => {
     slow.setLatency(undefined);
-    dir.cleanup();
+    own.cleanup();
   };
 });
+/**
+ * A folder for one test of a concurrent group (the shared `dir` is the last one made). The groups
+ * marked concurrent below each run their binaries at once: each test has its own folder and target,
+ * and only reads the emulators.
+ */
+function ownDir(finished: (fn: () => void) => void) {
+  const d = tempDir();
+  finished(() => d.cleanup());
+  return d;
+}
 
 /** A real small file system; mounting needs root (CI runs as root). */
 function mountTmpfs(): { path: string; error?: string } {
@@ -194,9 +205,13 @@ function runWithStdout(args: string[], stdout: number | 'pipe', env: NodeJS.Proc
   });
 }
 
-describe('an injected write error', () => {
-  it('-o /dev/full (every write fails with ENOSPC): exit 1 naming it, and it stays a device', async () => {
-    const full = device('full');
+describe.concurrent('an injected write error', () => {
+  it('-o /dev/full (every write fails with ENOSPC): exit 1 naming it, and it stays a device', async ({
+    expect,
+    onTestFinished,
+  }) => {
+    const dir = ownDir(onTestFinished);
+    const full = device('full', dir.path);
     const r = await spawnCli(['referrals', 'export', '-o', full], { env: small.env() });
     expect(r.exitCode).toBe(1);
     expect(r.stderr).toContain(`error: cannot write ${full}: no space left on the device`);
@@ -204,8 +219,9 @@ describe('an injected write error', () => {
     expect(lstatSync(full).isCharacterDevice()).toBe(true);
   });
 
-  it('standard output on /dev/full: one clear error, exit 1', async () => {
-    const fd = openSync(device('full'), 'w');
+  it('standard output on /dev/full: one clear error, exit 1', async ({ expect, onTestFinished }) => {
+    const dir = ownDir(onTestFinished);
+    const fd = openSync(device('full', dir.path), 'w');
     try {
       const r = await runWithStdout(['referrals', 'export'], fd, small.env());
       expect(r.code).toBe(1);
@@ -216,7 +232,11 @@ describe('an injected write error', () => {
     }
   });
 
-  it('a FIFO whose reader leaves after the first chunk: exit 1 (broken pipe), and it stays a FIFO', async () => {
+  it('a FIFO whose reader leaves after the first chunk: exit 1 (broken pipe), and it stays a FIFO', async ({
+    expect,
+    onTestFinished,
+  }) => {
+    const dir = ownDir(onTestFinished);
     const fifo = join(dir.path, 'pipe');
     execFileSync('mkfifo', [fifo]);
     const reader = createReadStream(fifo);
@@ -230,9 +250,10 @@ describe('an injected write error', () => {
   });
 });
 
-describe('special targets are written in place, never replaced', () => {
-  it('-o /dev/null stays the null device', async () => {
-    const devNull = device('null');
+describe.concurrent('special targets are written in place, never replaced', () => {
+  it('-o /dev/null stays the null device', async ({ expect, onTestFinished }) => {
+    const dir = ownDir(onTestFinished);
+    const devNull = device('null', dir.path);
     const before = statSync(devNull);
     const r = await spawnCli(['referrals', 'export', '-o', devNull], { env: small.env() });
     expect(r.exitCode).toBe(0);
@@ -245,10 +266,11 @@ describe('special targets are written in place, never replaced', () => {
 
   it.for(['/dev/stdout', '/dev/fd/1'])(
     '-o %s writes to standard output and leaves the link',
-    async (name) => {
+    async (name, { expect, onTestFinished }) => {
+      const dir = ownDir(onTestFinished);
       // /dev/fd/1 is the real one: a build that tried to replace it could only fail (nothing can be
       // created in /proc/self/fd).
-      const target = name === '/dev/stdout' ? stdoutLink() : name;
+      const target = name === '/dev/stdout' ? stdoutLink(dir.path) : name;
       const link = name === '/dev/stdout' ? target : '/dev/fd';
       const before = readlinkSync(link);
       const r = await spawnCli(['referrals', 'export', '-o', target], { env: small.env() });
@@ -259,8 +281,12 @@ describe('special targets are written in place, never replaced', () => {
     },
   );
 
-  it('-o /dev/stdout with standard output redirected to a file: the file gets the export', async () => {
-    const target = stdoutLink();
+  it('-o /dev/stdout with standard output redirected to a file: the file gets the export', async ({
+    expect,
+    onTestFinished,
+  }) => {
+    const dir = ownDir(onTestFinished);
+    const target = stdoutLink(dir.path);
     const out = join(dir.path, 'out.csv');
     const fd = openSync(out, 'w');
     try {
@@ -273,7 +299,8 @@ describe('special targets are written in place, never replaced', () => {
     expect(lstatSync(target).isSymbolicLink()).toBe(true);
   });
 
-  it('a FIFO is written directly: its reader gets the whole export', async () => {
+  it('a FIFO is written directly: its reader gets the whole export', async ({ expect, onTestFinished }) => {
+    const dir = ownDir(onTestFinished);
     const fifo = join(dir.path, 'pipe');
     execFileSync('mkfifo', [fifo]);
     const chunks: Buffer[] = [];
@@ -291,8 +318,12 @@ describe('special targets are written in place, never replaced', () => {
   });
 });
 
-describe('the temporary folder', () => {
-  it('is private (0700), next to the target, holds a 0600 file, and is gone after the rename', async () => {
+describe.concurrent('the temporary folder', () => {
+  it('is private (0700), next to the target, holds a 0600 file, and is gone after the rename', async ({
+    expect,
+    onTestFinished,
+  }) => {
+    const dir = ownDir(onTestFinished);
     const shared = join(dir.path, 'shared');
     mkdirSync(shared);
     execFileSync('chmod', ['0777', shared]); // others can write here, no sticky bit
@@ -313,7 +344,8 @@ describe('the temporary folder', () => {
     expect(readFileSync(target, 'utf8')).toBe('a,b\r\n');
   });
 
-  it('is removed with its file when the export is discarded', async () => {
+  it('is removed with its file when the export is discarded', async ({ expect, onTestFinished }) => {
+    const dir = ownDir(onTestFinished);
     const target = join(dir.path, 'referrals.csv');
     writeFileSync(target, 'old\n');
     const file = await AtomicFile.open(target);
@@ -323,7 +355,11 @@ describe('the temporary folder', () => {
     expect(readFileSync(target, 'utf8')).toBe('old\n');
   });
 
-  it('a symlink to a file stays a link; the file it points to is replaced', async () => {
+  it('a symlink to a file stays a link; the file it points to is replaced', async ({
+    expect,
+    onTestFinished,
+  }) => {
+    const dir = ownDir(onTestFinished);
     const real = join(dir.path, 'real.csv');
     const link = join(dir.path, 'link.csv');
     writeFileSync(real, 'old\n');
@@ -512,8 +548,9 @@ describe('-o a descriptor the caller never handed over (issue 8, D2)', () => {
   });
 });
 
-describe('a symlink to a file not there yet', () => {
-  it('stays a link: the export is written where it points', async () => {
+describe.concurrent('a symlink to a file not there yet', () => {
+  it('stays a link: the export is written where it points', async ({ expect, onTestFinished }) => {
+    const dir = ownDir(onTestFinished);
     const link = join(dir.path, 'link.csv');
     symlinkSync('later.csv', link);
     const r = await spawnCli(['referrals', 'export', '-o', link], { env: small.env() });

@@ -16,8 +16,9 @@ afterAll(() => fx.stop());
 let dir: ReturnType<typeof tempDir>;
 beforeEach(() => {
   fx.reset();
-  dir = tempDir();
-  return () => dir.cleanup();
+  const own = tempDir(); // its own, for the concurrent tests below too (which use folders of their own)
+  dir = own;
+  return () => own.cleanup();
 });
 
 /**
@@ -44,35 +45,47 @@ const exitOf = (child: ChildProcess) =>
   new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
 
 describe('an export interrupted', () => {
-  it.for<[NodeJS.Signals, number]>([
+  // Concurrently: each signal has its own emulator (its request log its own) and folder, and the
+  // test mostly waits on its process.
+  it.concurrent.for<[NodeJS.Signals, number]>([
     ['SIGINT', 130],
     ['SIGTERM', 143],
     ['SIGHUP', 129], // the terminal closed
     ['SIGQUIT', 131],
-  ])('by %s: exit %i, no partial or temporary file or folder, requests stop', async ([signal, code]) => {
-    const target = join(dir.path, 'referrals.csv');
-    const child = spawn(
-      process.execPath,
-      [BIN, 'referrals', 'export', '-o', target, '--per-page', '20', '--concurrency', '2'],
-      {
-        env: { ...fx.env(), PATH: process.env.PATH },
-      },
-    );
-    let stderr = '';
-    child.stderr!.on('data', (d) => (stderr += d));
-    const exited = exitOf(child);
-    // Started: a page or two has been asked for and the temporary folder exists.
-    await waitFor(
-      () => fx.apiRequests().length >= 3 && readdirSync(dir.path).some((f) => f.endsWith('.partial')),
-    );
-    child.kill(signal);
-    expect(await exited).toBe(code);
-    expect(readdirSync(dir.path)).toEqual([]);
-    expect(stderr).toContain('interrupted');
-    expect(stderr).not.toMatch(/\n\s+at .+:\d+:\d+/);
-    // The export stopped rather than ran to its end: far from the 150 pages of a full export.
-    expect(fx.apiRequests().length).toBeLessThan(150);
-  });
+  ])(
+    'by %s: exit %i, no partial or temporary file or folder, requests stop',
+    async ([signal, code], { expect, onTestFinished }) => {
+      const fx = mockFixture({ referrals: 3000, latencyMs: 150 });
+      await fx.start();
+      const dir = tempDir();
+      onTestFinished(async () => {
+        await fx.stop();
+        dir.cleanup();
+      });
+      const target = join(dir.path, 'referrals.csv');
+      const child = spawn(
+        process.execPath,
+        [BIN, 'referrals', 'export', '-o', target, '--per-page', '20', '--concurrency', '2'],
+        {
+          env: { ...fx.env(), PATH: process.env.PATH },
+        },
+      );
+      let stderr = '';
+      child.stderr!.on('data', (d) => (stderr += d));
+      const exited = exitOf(child);
+      // Started: a page or two has been asked for and the temporary folder exists.
+      await waitFor(
+        () => fx.apiRequests().length >= 3 && readdirSync(dir.path).some((f) => f.endsWith('.partial')),
+      );
+      child.kill(signal);
+      expect(await exited).toBe(code);
+      expect(readdirSync(dir.path)).toEqual([]);
+      expect(stderr).toContain('interrupted');
+      expect(stderr).not.toMatch(/\n\s+at .+:\d+:\d+/);
+      // The export stopped rather than ran to its end: far from the 150 pages of a full export.
+      expect(fx.apiRequests().length).toBeLessThan(150);
+    },
+  );
 
   // This once failed with "expected 130, got null": the first Ctrl-C's clean-up removed the
   // handlers, and a second one arriving while the process wound down met the default action (killed

@@ -102,7 +102,8 @@ describe('start-up loads only what the command needs', () => {
 // runs code as the user, V8 checks little more than its header and the source's length, and a
 // damaged one crashed every run. Now only Node's compile cache (Node 22.1+, which checks a CRC32 of
 // each entry) is kept, and only in a folder that no other user can write to or swap.
-describe("code caches: only Node's, only in a private folder (bin/load-cli.cjs)", () => {
+// Concurrently: each test has folders of its own and waits mostly on the processes it starts.
+describe.concurrent("code caches: only Node's, only in a private folder (bin/load-cli.cjs)", () => {
   const spawn = (exe: string, args: string[], env: NodeJS.ProcessEnv, cwd?: string) =>
     execa(exe, [BIN, ...args], {
       reject: false,
@@ -144,14 +145,15 @@ describe("code caches: only Node's, only in a private folder (bin/load-cli.cjs)"
       { HOME: join(root, 'home'), TMPDIR: join(root, 'tmp'), IMAGING_CACHE_DIR: 'cache' }, // relative
     ];
     const exes = [process.execPath, node22plus()].filter((e): e is string => e !== undefined);
-    for (const exe of exes) {
-      for (const env of envs) {
-        for (const args of [['--version'], ['cpt', '73721', '--json']]) {
-          const r = await spawn(exe, args, env, join(root, 'cwd'));
-          expect(r.stderr).toBe('');
-          expect(r.exitCode).toBe(0);
-        }
-      }
+    // All at once: what any of them wrote is seen below.
+    const runs = exes.flatMap((exe) =>
+      envs.flatMap((env) =>
+        [['--version'], ['cpt', '73721', '--json']].map((args) => spawn(exe, args, env, join(root, 'cwd'))),
+      ),
+    );
+    for (const r of await Promise.all(runs)) {
+      expect(r.stderr).toBe('');
+      expect(r.exitCode).toBe(0);
     }
     expect(tree(root)).toEqual(['cwd', 'tmp']);
   });
@@ -272,10 +274,12 @@ fs.writeFileSync(path.join(out, name + '_cpt.v8cache'), script.createCachedData(
       mine,
       viaLink,
     ];
-    for (const cacheDir of refused) {
-      const r = await spawn(exe, ['cpt', '73721', '--json'], { IMAGING_CACHE_DIR: cacheDir, TMPDIR: tmp });
+    for (const r of await Promise.all(
+      refused.map((cacheDir) =>
+        spawn(exe, ['cpt', '73721', '--json'], { IMAGING_CACHE_DIR: cacheDir, TMPDIR: tmp }),
+      ),
+    ))
       expect(r.exitCode).toBe(0);
-    }
     const written = tree(root).filter((f) => /v\d+\.\d+\.\d+-/.test(f));
     expect(written).toEqual([]);
     // The same place, once ours, is used: the checks above are what refused them.
@@ -292,7 +296,8 @@ fs.writeFileSync(path.join(out, name + '_cpt.v8cache'), script.createCachedData(
 // Issue 13, item 2: the launcher's own code cache is back, taken after a whole run (Node's compile
 // cache keeps only the bundle's top level), but only in the checked private folder above, every
 // byte checked (CRC32 of the V8 data and of the bundle, the length) before V8 sees it.
-describe('the full-run code cache (bin/load-cli.cjs)', () => {
+// Concurrently, as above: each test has its own cache folder (privateCache) or root.
+describe.concurrent('the full-run code cache (bin/load-cli.cjs)', () => {
   const NOBODY = 65534;
   const HEADER = 16;
   // The reference lookups run from dist/lookup.cjs, every other command from dist/cli.cjs; each
@@ -429,9 +434,15 @@ fs.writeFileSync(out, script.createCachedData());
       Buffer.concat([good, Buffer.from([0])]), // a byte too many
       Buffer.concat([good.subarray(0, HEADER), evil]), // foreign V8 data under our header
     ];
-    for (const bytes of damaged) {
-      writeFileSync(file, bytes, { mode: 0o600 });
-      const r = await run(['cpt', '73721', '--json'], { IMAGING_CACHE_DIR: cache });
+    // Each damage in a cache folder of its own, the runs at once.
+    const runs = damaged.map(async (bytes) => {
+      const own = privateCache();
+      mkdirSync(own.folder, { recursive: true, mode: 0o700 });
+      const ownFile = join(own.folder, cacheName('cpt'));
+      writeFileSync(ownFile, bytes, { mode: 0o600 });
+      return { r: await run(['cpt', '73721', '--json'], { IMAGING_CACHE_DIR: own.cache }), file: ownFile };
+    });
+    for (const { r, file } of await Promise.all(runs)) {
       expect(r.stderr).toBe('');
       expect(r.exitCode).toBe(0);
       expect(r.stdout).toBe(clean.stdout);
@@ -477,8 +488,9 @@ fs.writeFileSync(out, script.createCachedData());
       plant(file, uid, mode);
       cases.push({ cache: join(p, 'c'), file });
     }
-    for (const c of cases) {
-      const r = await run(['cpt', '73721', '--json'], { IMAGING_CACHE_DIR: c.cache });
+    for (const r of await Promise.all(
+      cases.map((c) => run(['cpt', '73721', '--json'], { IMAGING_CACHE_DIR: c.cache })),
+    )) {
       expect(r.stdout).not.toContain('PLANTED');
       expect(r.exitCode).toBe(0);
       expect(JSON.parse(r.stdout)).toHaveLength(6);

@@ -61,14 +61,15 @@ const drips: Record<string, (socket: Socket, timers: NodeJS.Timeout[]) => void> 
   },
 };
 
-describe('webhook send: --timeout bounds the whole answer', () => {
+// Concurrently: each case has its own receiver and process, and mostly waits out its --timeout.
+describe.concurrent('webhook send: --timeout bounds the whole answer', () => {
   it.for([
     ['a header one byte at a time', /no complete answer within 300 ms \(\d+ bytes of a status and headers/],
     ['100 Continue for ever', /no final answer within 300 ms \(only \d+ interim 1xx answers\)/],
     ['102 Processing for ever', /no final answer within 300 ms \(only \d+ interim 1xx answers\)/],
   ] as const)(
     'a receiver sending %s: exit 1 soon after --timeout 300, saying why',
-    async ([drip, message]) => {
+    async ([drip, message], { expect }) => {
       const receiver = await rawReceiver(drips[drip]!);
       try {
         const started = Date.now();
