@@ -1,3 +1,4 @@
+import { fstatSync } from 'node:fs';
 import { isatty } from 'node:tty';
 import { ApiClient, tokenHeaderProblem } from './api/client.js';
 import { normaliseBaseUrl } from './api/url.js';
@@ -342,6 +343,17 @@ export class Context {
   }
 }
 
+/** Whether two descriptors are the same open pipe or file (`2>&1`): one reader for both. */
+function sameReader(a: number, b: number): boolean {
+  try {
+    const x = fstatSync(a);
+    const y = fstatSync(b);
+    return x.dev === y.dev && x.ino === y.ino;
+  } catch {
+    return false;
+  }
+}
+
 const envFlag = (env: EnvironmentName) => (env === 'sandbox' ? '' : ` --env ${env}`);
 
 /**
@@ -350,14 +362,22 @@ const envFlag = (env: EnvironmentName) => (env === 'sandbox' ? '' : ` --env ${en
  */
 export function processIO(stoppedBy: () => number | undefined = () => undefined): IO {
   // Output that can no longer reach anyone stops the run at once. Temporary files are removed on
-  // the way out; work left unfinished (an -o export) exits 1, never 0. Otherwise a reader that
-  // goes away (`imaging … | head`) is not an error: stop quietly, as Unix tools do.
+  // the way out; work left unfinished (an -o export) exits 1, never 0. Otherwise a reader of the
+  // output that goes away (`imaging … | head`, `… 2>&1 | head`) is not an error: stop quietly, as
+  // Unix tools do. But when only stderr's reader went (`… 2>&1 >out.json | head -1`), stdout still
+  // expects the answer, which stopping now leaves unwritten: never exit 0 then (it did, with an
+  // empty out.json); as a tool killed by SIGPIPE, exit non-zero.
   const watch = (stream: NodeJS.WriteStream) => {
     stream.on('error', (err: NodeJS.ErrnoException) => {
       const unfinished = runForcedExitTasks();
       const signalled = stoppedBy();
       if (signalled !== undefined) process.exit(signalled);
-      if (err.code === 'EPIPE') process.exit(unfinished > 0 ? 1 : (process.exitCode ?? 0));
+      if (err.code === 'EPIPE') {
+        const code = process.exitCode === undefined ? 0 : Number(process.exitCode);
+        if (unfinished > 0) process.exit(1);
+        if (stream === process.stdout || sameReader(1, 2)) process.exit(code);
+        process.exit(code === 0 ? 1 : code);
+      }
       if (stream === process.stdout) {
         try {
           new HumanStream(process.stderr).line(

@@ -397,6 +397,32 @@ describe('a reader that goes away', () => {
     expect(readdirSync(dir.path)).toEqual([]);
   });
 
+  it("only stderr's reader gone (`2>&1 >out.json | head -1`): never exit 0 with the answer unwritten", async () => {
+    // The lookup's trace line goes to head, which leaves; the next trace line meets EPIPE while
+    // stdout, a file, still waits for the answer. It stopped quietly: exit 0, out.json empty.
+    const own = tempDir('imaging-stderr-epipe-');
+    try {
+      const out = join(own.path, 'out.json');
+      const r = await bash(
+        `node "$BIN" --no-cache --verbose cpt 73721 --json 2>&1 >"${out}" | head -1; exit "\${PIPESTATUS[0]}"`,
+        slow.env(),
+      );
+      expect(r.stdout).toMatch(/^> GET http:\/\/127\.0\.0\.1:\d+\/api\/v2\/cpt_codes\?code=73721\n$/);
+      expect(r.code).toBe(1);
+      expect(readFileSync(out, 'utf8')).toBe('');
+      // One reader for both streams, gone: as `| head`, a quiet stop (exit 0), whichever stream
+      // met it first.
+      const both = await bash(
+        `node "$BIN" --no-cache --verbose cpt 73721 --json 2>&1 | head -1; exit "\${PIPESTATUS[0]}"`,
+        slow.env(),
+      );
+      expect(both.stdout).toMatch(/^> GET /);
+      expect(both.code).toBe(0);
+    } finally {
+      own.cleanup();
+    }
+  });
+
   it('data on standard output into `head` still stops quietly (exit 0)', async () => {
     const r = await bash(
       `node "$BIN" referrals export --format ndjson --per-page 20 | head -c 2000 > /dev/null; exit "\${PIPESTATUS[0]}"`,
