@@ -143,6 +143,10 @@ export class ApiClient {
       signal: options.signal,
       maxBodyBytes: options.maxBodyBytes ?? 64 * 1024 * 1024,
       maxSockets: options.maxSockets ?? 8,
+      // A success is counted as it arrives, before anything can stop the process (see Transport).
+      answered: (status) => {
+        if (status >= 200 && status < 300) this.onAnswer?.(status, undefined);
+      },
     });
   }
 
@@ -250,7 +254,6 @@ export class ApiClient {
       }
       const requestId = headerValue(res.headers, 'x-request-id');
       if (res.status >= 200 && res.status < 300) {
-        this.onAnswer?.(res.status, undefined);
         const parsed = req.raw
           ? { ok: true as const, value: undefined }
           : parseJsonBody(res.body, res.headers);

@@ -24,6 +24,12 @@ export interface TransportOptions {
   maxBodyBytes: number;
   /** Parallel connections per host for concurrent page fetches. */
   maxSockets: number;
+  /**
+   * Told each answer's status once it has all arrived, before it is traced: a trace line that
+   * meets a closed stderr ends the process at once (src/context.ts), and by then the sandbox meter
+   * must have counted the answer the sandbox already counted.
+   */
+  answered?: (status: number) => void;
 }
 
 export interface RawResponse {
@@ -202,6 +208,7 @@ export class Transport {
         res.on('end', () => {
           const ms = Math.round(Date.now() - started);
           const rid = headerValue(res.headers, 'x-request-id');
+          this.opts.answered?.(res.statusCode ?? 0);
           this.opts.trace?.(responseLine(res.statusCode ?? 0, res.statusMessage ?? '', ms, rid));
           finish(() =>
             resolve({

@@ -162,6 +162,41 @@ describe('two commands at once lose no counts (real processes, one file)', () =>
     for (const line of lines) expect(line).toMatch(/^[0-9a-f]{32} (s \d+ \d+ \d+|set \S+ \S+ \d+|[xe] \d+)$/);
   });
 
+  it("a lookup whose stderr reader left (`--verbose 2>&1 >/dev/null | head -1`) keeps the sandbox's count", async () => {
+    // The trace line after the answer met the closed pipe and ended the process before the meter
+    // had seen the 200 the sandbox had counted: 3 successes on the server, 1 on the meter.
+    const slow = mockFixture({ latencyMs: 100 }); // head has left before the answer's trace line
+    await slow.start();
+    try {
+      const env = {
+        ...slow.env(),
+        IMAGING_ENV: 'sandbox',
+        IMAGING_TOKEN: 'mock-stderr-pipe',
+        PATH: process.env.PATH,
+      };
+      for (const _ of [1, 2]) {
+        const code = await new Promise<number | null>((resolve) => {
+          const child = spawn(
+            'bash',
+            [
+              '--norc',
+              '--noprofile',
+              '-c',
+              'node "$BIN" --no-cache --verbose body-parts 2>&1 >/dev/null | head -1 >/dev/null; exit "${PIPESTATUS[0]}"',
+            ],
+            { env: { ...env, BIN }, stdio: 'ignore' },
+          );
+          child.on('close', resolve);
+        });
+        expect(code).toBe(1); // stdout still waited for the answer: never 0 (src/context.ts)
+      }
+      expect(slow.apiRequests().filter((r) => r.status === 200)).toHaveLength(2);
+      expect((await meter(env)).used).toBe(2);
+    } finally {
+      await slow.stop();
+    }
+  });
+
   it('an export stopped by Ctrl-C keeps the counts of the pages it got', async () => {
     const slow = mockFixture({ referrals: 300, latencyMs: 15 });
     await slow.start();
