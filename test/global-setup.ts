@@ -5,9 +5,11 @@ import { fileURLToPath } from 'node:url';
 
 /**
  * The small file systems the tests mount (a full disk, a read-only one: `mount -t tmpfs` on a
- * folder made by tempDir('imaging-…tmpfs-'), as root) are unmounted by the describe block that made
- * them; a block that never runs its afterAll (a run filtered with -t, a failed beforeAll) left them
- * mounted, one per run. Whatever such mounts are left when the run ends are unmounted here.
+ * folder made by tmpfsFolder() in test/helpers.ts, as root) are unmounted by the describe block
+ * that made them; a block that never runs its afterAll (a run filtered with -t, a failed
+ * beforeAll) left them mounted, one per run. Whatever of this run's mounts are left when it ends
+ * are unmounted here: their folders carry this process's id (the workers' parent), so another run
+ * going on at the same time keeps its own.
  */
 function unmountLeftovers(): void {
   let mounts: string;
@@ -16,11 +18,12 @@ function unmountLeftovers(): void {
   } catch {
     return; // not Linux: the tests that mount are skipped there
   }
+  const ours = new RegExp(`/imaging-[a-z]+-tmpfs-${process.pid}-[^/]+/(disk|ro)$`);
   for (const line of mounts.split('\n')) {
     const [, point, type] = line.split(' ');
     if (type !== 'tmpfs' || !point) continue;
     // The mount table escapes spaces and the like as octal (\040); tempDir's names have none.
-    if (!/\/imaging-[a-z-]*tmpfs-[^/]+\/(disk|ro)$/.test(point)) continue;
+    if (!ours.test(point)) continue;
     try {
       execFileSync('umount', [point], { stdio: 'pipe' });
       rmSync(dirname(point), { recursive: true, force: true });

@@ -78,6 +78,15 @@ export function tempDir(prefix = 'imaging-test-'): { path: string; cleanup: () =
   return { path, cleanup: () => rmSync(path, { recursive: true, force: true }) };
 }
 
+/**
+ * A folder to mount a test's tmpfs under (`<folder>/disk`, `<folder>/ro`), named after this run:
+ * the vitest process that started the worker, whose teardown (test/global-setup.ts) unmounts
+ * whatever of its own is left, and never another run's (two runs at once on one machine).
+ */
+export function tmpfsFolder(kind: string): { path: string; cleanup: () => void } {
+  return tempDir(`imaging-${kind}-tmpfs-${process.ppid}-`);
+}
+
 /** Starts the emulator for a test file; `env()` gives the environment that points the CLI at it. */
 export function mockFixture(options: MockOptions = {}) {
   let mock: MockServer | undefined;

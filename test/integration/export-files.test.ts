@@ -17,7 +17,7 @@ import {
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { AtomicFile } from '../../src/util/atomic-file.js';
-import { BIN, mockFixture, run, spawnCli, tempDir } from '../helpers.js';
+import { BIN, mockFixture, run, spawnCli, tempDir, tmpfsFolder } from '../helpers.js';
 
 /**
  * Exports that meet real failures: a full file system (a real tmpfs of 256 KiB), a device that
@@ -95,7 +95,7 @@ function ownDir(finished: (fn: () => void) => void) {
 
 /** A real small file system; mounting needs root (CI runs as root). */
 function mountTmpfs(): { path: string; error?: string } {
-  const path = join(tempDir('imaging-tmpfs-').path, 'disk');
+  const path = join(tmpfsFolder('export').path, 'disk');
   mkdirSync(path);
   try {
     execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=256k,mode=0755', 'tmpfs', path], { stdio: 'pipe' });

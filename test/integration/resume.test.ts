@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import '../reliability.js';
 import { parseFault } from '../../src/emulator/faults.js';
-import { BIN, mockFixture, type RunOptions, run, tempDir, testServer } from '../helpers.js';
+import { BIN, mockFixture, type RunOptions, run, tempDir, testServer, tmpfsFolder } from '../helpers.js';
 
 /**
  * Resumable exports (issue 10 item 5): an export that stops after some pages keeps them as a
@@ -554,7 +554,7 @@ describe('real failures on the real binary', () => {
   });
 
   const disk = (() => {
-    const path = join(tempDir('imaging-resume-tmpfs-').path, 'disk');
+    const path = join(tmpfsFolder('resume').path, 'disk');
     mkdirSync(path);
     try {
       execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=64k,mode=0755', 'tmpfs', path], { stdio: 'pipe' });
