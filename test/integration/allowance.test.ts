@@ -19,7 +19,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import '../reliability.js';
 import { parseFault } from '../../src/emulator/faults.js';
 import type { Prompter } from '../../src/io.js';
-import { BIN, mockFixture, run, tempDir } from '../helpers.js';
+import { BIN, mockFixture, run, tempDir, tmpfsFolder } from '../helpers.js';
 import { CLI, openPane } from '../terminal.js';
 
 /**
@@ -162,51 +162,25 @@ describe('two commands at once lose no counts (real processes, one file)', () =>
     for (const line of lines) expect(line).toMatch(/^[0-9a-f]{32} (s \d+ \d+ \d+|set \S+ \S+ \d+|[xe] \d+)$/);
   });
 
-  it("a lookup whose stderr reader left (`--verbose 2>&1 >/dev/null | head -1`) keeps the sandbox's count", async () => {
+  it("a lookup whose stderr reader left (`--verbose 2>&1 >/dev/null | head -1`) keeps the sandbox's count", () =>
     // The trace line after the answer met the closed pipe and ended the process before the meter
-    // had seen the 200 the sandbox had counted: 3 successes on the server, 1 on the meter.
-    const slow = mockFixture({ latencyMs: 100 }); // head has left before the answer's trace line
-    await slow.start();
-    try {
-      const env = {
-        ...slow.env(),
-        IMAGING_ENV: 'sandbox',
-        IMAGING_TOKEN: 'mock-stderr-pipe',
-        PATH: process.env.PATH,
-      };
+    // had seen the 200 the sandbox had counted: 3 successes on the server, 1 on the meter. 100 ms
+    // an answer: head has left before the answer's trace line.
+    withSlowSandbox({ latencyMs: 100 }, 'mock-stderr-pipe', async (slow, env) => {
+      const lookup = 'node "$BIN" --no-cache --verbose body-parts 2>&1 >/dev/null | head -1 >/dev/null';
       for (const _ of [1, 2]) {
-        const code = await new Promise<number | null>((resolve) => {
-          const child = spawn(
-            'bash',
-            [
-              '--norc',
-              '--noprofile',
-              '-c',
-              'node "$BIN" --no-cache --verbose body-parts 2>&1 >/dev/null | head -1 >/dev/null; exit "${PIPESTATUS[0]}"',
-            ],
-            { env: { ...env, BIN }, stdio: 'ignore' },
-          );
-          child.on('close', resolve);
+        const child = spawn('bash', ['--norc', '--noprofile', '-c', `${lookup}; exit "\${PIPESTATUS[0]}"`], {
+          env: { ...env, BIN },
+          stdio: 'ignore',
         });
-        expect(code).toBe(1); // stdout still waited for the answer: never 0 (src/context.ts)
+        expect(await exitOf(child)).toBe(1); // stdout still waited for the answer: never 0 (src/context.ts)
       }
       expect(slow.apiRequests().filter((r) => r.status === 200)).toHaveLength(2);
       expect((await meter(env)).used).toBe(2);
-    } finally {
-      await slow.stop();
-    }
-  });
+    }));
 
-  it('an export stopped by Ctrl-C keeps the counts of the pages it got', async () => {
-    const slow = mockFixture({ referrals: 300, latencyMs: 15 });
-    await slow.start();
-    try {
-      const env = {
-        ...slow.env(),
-        IMAGING_ENV: 'sandbox',
-        IMAGING_TOKEN: 'mock-ctrl-c',
-        PATH: process.env.PATH,
-      };
+  it('an export stopped by Ctrl-C keeps the counts of the pages it got', () =>
+    withSlowSandbox({ referrals: 300, latencyMs: 15 }, 'mock-ctrl-c', async (slow, env) => {
       const child = spawn(
         process.execPath,
         [BIN, 'referrals', 'export', '--per-page', '5', '--concurrency', '1'],
@@ -223,10 +197,7 @@ describe('two commands at once lose no counts (real processes, one file)', () =>
       expect(used).toBeGreaterThanOrEqual(answered - 1);
       expect(used).toBeLessThanOrEqual(answered);
       expect(used).toBeGreaterThan(30);
-    } finally {
-      await slow.stop();
-    }
-  });
+    }));
 });
 
 describe('warnings when a command crosses 80% and 95%', () => {
@@ -310,7 +281,7 @@ describe('429 sandbox_request_limit_reached and 401 api_token_expired', () => {
 
 /** A real small file system; mounting needs root (CI runs as root). */
 function mountTmpfs(options: string): { path: string; error?: string } {
-  const path = join(tempDir('imaging-meter-tmpfs-').path, 'disk');
+  const path = join(tmpfsFolder('meter').path, 'disk');
   mkdirSync(path);
   try {
     execFileSync('mount', ['-t', 'tmpfs', '-o', options, 'tmpfs', path], { stdio: 'pipe' });
@@ -765,6 +736,20 @@ describe('costs before big runs', () => {
   });
 });
 
+/** An emulator of its own, slowed, standing in for a sandbox with `token`: for a test that catches a real process mid-run. */
+async function withSlowSandbox(
+  options: { referrals?: number; latencyMs: number },
+  token: string,
+  test: (slow: ReturnType<typeof mockFixture>, env: NodeJS.ProcessEnv) => Promise<void>,
+): Promise<void> {
+  const slow = mockFixture(options);
+  await slow.start();
+  try {
+    await test(slow, { ...slow.env(), IMAGING_ENV: 'sandbox', IMAGING_TOKEN: token, PATH: process.env.PATH });
+  } finally {
+    await slow.stop();
+  }
+}
 const exitOf = (child: ChildProcess) =>
   new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
 /** Waits for a real condition, however long it takes (the test's timeout is the only deadline). */
