@@ -33,7 +33,8 @@ const lazyChildProcess = {
 // @noble/hashes (SHA-256 of the cache and meter keys, src/util/sha256.ts) reaches for Node's
 // crypto module only for its random bytes, which imaging never asks it for; under the "node"
 // condition its utils import node:crypto at load, the ~6 ms of every lookup that the package is
-// there to save. Give it its browser-less stand-in: no crypto object (its randomBytes would throw).
+// there to save. Give it a stand-in with no crypto object (its randomBytes would then throw; the
+// bundles never include it: nothing of imaging calls it).
 const nobleWithoutNodeCrypto = {
   name: 'noble-without-node-crypto',
   setup(b) {

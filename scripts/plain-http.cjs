@@ -6,21 +6,28 @@
 'use strict';
 const http = require('node:http');
 
+const fail = (message, code = 1) => {
+  process.stderr.write(`plain-http: ${message}\n`);
+  process.exit(code);
+};
 const base = process.argv[2];
-if (!base) {
-  process.stderr.write('usage: node scripts/plain-http.cjs BASE_URL\n');
-  process.exit(2);
-}
-http.get(
-  `${base}/api/v2/cpt_codes?code=73721`,
-  { headers: { accept: 'application/json', authorization: 'Bearer mock-token' } },
-  (res) => {
-    const chunks = [];
-    res.on('data', (c) => chunks.push(c));
-    res.on('end', () => {
-      process.stdout.write(
-        `${JSON.stringify(JSON.parse(Buffer.concat(chunks).toString('utf8')), null, 2)}\n`,
-      );
-    });
-  },
-);
+if (!base || !/^http:\/\//.test(base)) fail('usage: node scripts/plain-http.cjs http://HOST:PORT', 2);
+http
+  .get(
+    `${base}/api/v2/cpt_codes?code=73721`,
+    { headers: { accept: 'application/json', authorization: 'Bearer mock-token' } },
+    (res) => {
+      const chunks = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => {
+        if (res.statusCode !== 200) fail(`HTTP ${res.statusCode} from ${base} (is it \`imaging mock\`?)`);
+        try {
+          const value = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+          process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+        } catch {
+          fail(`the answer from ${base} is not JSON`);
+        }
+      });
+    },
+  )
+  .on('error', (err) => fail(`cannot reach ${base}: ${err.code ?? err.message}`));
