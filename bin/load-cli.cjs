@@ -59,7 +59,7 @@ function privateFolder(env) {
   if (!parent.isDirectory() || !trusted(parent)) return undefined;
   const next = [...parts, ...where.levels];
   for (let i = 0; i < next.length; i++) {
-    const child = path.join(dir, next[i]);
+    const child = dir === '/' ? `/${next[i]}` : `${dir}/${next[i]}`; // POSIX only (see cacheLocation)
     const last = i === next.length - 1;
     let st;
     try {
@@ -87,28 +87,34 @@ function privateFolder(env) {
 // A V8 code cache of the bundle taken after a whole run (Node's compile cache above keeps only what
 // V8 compiled before the file ran: every function a command then calls is compiled again on every
 // start, ~8 ms of a lookup on Node 24). One file per command, in the same checked private folder:
-//   code-<node version>-<arch>-<command>-<crc32 of the bundle>.v8
-//   header (16 bytes): "IMC1", crc32 of the bundle's bytes, crc32 of the V8 data, its length; then
-//   the V8 data.
+//   code-<node version>-<arch>-<command>-<build id of the bundle>.v8
+//   header (16 bytes): "IMC2", the bundle's build id, the length of the V8 data, 0; then the V8
+//   data, twice.
 // V8 checks little more than a cache's header and the source's length, and a damaged one crashes:
-// every byte is checked here (both CRC32s, the length) before V8 sees it, so damage is remade, never
-// run. The folder being private is what keeps an attacker out (CRC32 is no signature); the file is
-// opened with O_NOFOLLOW|O_NONBLOCK (no symlink, no FIFO hang) and must be a regular file of ours,
-// mode 0600, of bounded size. A new cache is written under a random name opened 'wx' (never follows
-// a symlink, never reuses a file) and renamed into place. Any doubt or error: no cache.
+// every byte is checked here before V8 sees it, so damage is remade, never run. The two copies must
+// be the same, byte for byte (Buffer.equals, a memcmp): damage lands in one copy and not at the same
+// place in the other, and a file cut short or grown fails the length. This replaced CRC32s, whose
+// module (node:zlib) was ~1 ms of every start (README "Speed"). The build id is the CRC32 of the
+// bundle that scripts/build.mjs writes in its first line: a rebuilt bundle never meets an older
+// build's cache. The folder being private is what keeps an attacker out (neither check is a
+// signature); the file is opened with O_NOFOLLOW|O_NONBLOCK (no symlink, no FIFO hang) and must be a
+// regular file of ours, mode 0600, of bounded size. A new cache is written under a random name
+// opened 'wx' (never follows a symlink, never reuses a file) and renamed into place. Any doubt or
+// error: no cache.
 const HEADER = 16;
-const MAGIC = 0x494d4331; // "IMC1"
-const MAX_CACHE = 16 * 1024 * 1024;
+const MAGIC = 0x494d4332; // "IMC2"
+const MAX_DATA = 16 * 1024 * 1024;
+/** The first line of a bundle (scripts/build.mjs): its build id, 8 hex digits. */
+const BUILD_LINE = /^\/\*imaging-build:([0-9a-f]{8})\*\/\n/;
 const DIST = path.join(__dirname, '..', 'dist');
 /**
  * The reference lookups run from their own bundle, dist/lookup.cjs: the same code as dist/cli.cjs
  * without every other command (scripts/build.mjs), so about half the source to read and check and
  * a smaller code cache to deserialise. Only the invoked command's definition is ever loaded, so a
- * run of one of these never needs another. Each bundle file has its own caches (the CRC32 of the
+ * run of one of these never needs another. Each bundle file has its own caches (the build id of the
  * file is in their names), under the same checks.
  */
 const LOOKUPS = new Set(['modalities', 'body-parts', 'cpt', 'icd10']);
-const bundleFor = (args) => path.join(DIST, LOOKUPS.has(commandKey(args)) ? 'lookup.cjs' : 'cli.cjs');
 const WRAP_HEAD = Buffer.from(
   '(function (exports, require, module, __filename, __dirname, __imagingImport) {',
 );
@@ -131,7 +137,7 @@ function commandKey(args) {
 }
 
 /** The verified V8 data of a cache file, or undefined (missing, not ours, damaged, stale). */
-function readCache(file, bundleCrc, crc32) {
+function readCache(file, buildId) {
   const c = fs.constants;
   let fd;
   try {
@@ -142,7 +148,7 @@ function readCache(file, bundleCrc, crc32) {
   try {
     const st = fs.fstatSync(fd);
     if (!st.isFile() || st.uid !== process.getuid() || (st.mode & 0o7777) !== 0o600) return undefined;
-    if (st.size <= HEADER || st.size > MAX_CACHE) return undefined;
+    if (st.size <= HEADER || st.size > HEADER + 2 * MAX_DATA) return undefined;
     const buf = Buffer.allocUnsafe(st.size);
     let got = 0;
     while (got < buf.length) {
@@ -151,23 +157,25 @@ function readCache(file, bundleCrc, crc32) {
       got += n;
     }
     if (fs.readSync(fd, Buffer.allocUnsafe(1), 0, 1, got) !== 0) return undefined; // grew meanwhile
-    const data = buf.subarray(HEADER);
-    if (buf.readUInt32BE(0) !== MAGIC || buf.readUInt32BE(4) !== bundleCrc) return undefined;
-    if (buf.readUInt32BE(12) !== data.length || buf.readUInt32BE(8) !== crc32(data)) return undefined;
-    return data;
+    const length = buf.readUInt32BE(8);
+    if (buf.readUInt32BE(0) !== MAGIC || buf.readUInt32BE(4) !== buildId || buf.readUInt32BE(12) !== 0)
+      return undefined;
+    if (length === 0 || buf.length !== HEADER + 2 * length) return undefined;
+    const data = buf.subarray(HEADER, HEADER + length);
+    return data.equals(buf.subarray(HEADER + length)) ? data : undefined;
   } finally {
     fs.closeSync(fd);
   }
 }
 
-function writeCache(dir, name, data, bundleCrc, crc32) {
+function writeCache(dir, name, data, buildId) {
+  if (data.length === 0 || data.length > MAX_DATA) return;
   const header = Buffer.alloc(HEADER);
   header.writeUInt32BE(MAGIC, 0);
-  header.writeUInt32BE(bundleCrc, 4);
-  header.writeUInt32BE(crc32(data), 8);
-  header.writeUInt32BE(data.length, 12);
+  header.writeUInt32BE(buildId, 4);
+  header.writeUInt32BE(data.length, 8);
   // Random enough not to collide with another run; 'wx' refuses anything already at the name.
-  const tmp = path.join(dir, `.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`);
+  const tmp = `${dir}/.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`;
   let fd;
   try {
     fd = fs.openSync(tmp, 'wx', 0o600);
@@ -175,11 +183,11 @@ function writeCache(dir, name, data, bundleCrc, crc32) {
     return;
   }
   try {
-    fs.writeSync(fd, header);
-    fs.writeSync(fd, data);
+    for (const part of [header, data, data])
+      if (fs.writeSync(fd, part) !== part.length) throw new Error('short write');
     fs.closeSync(fd);
     fd = undefined;
-    fs.renameSync(tmp, path.join(dir, name));
+    fs.renameSync(tmp, `${dir}/${name}`);
   } catch {
     if (fd !== undefined) fs.closeSync(fd);
     fs.rmSync(tmp, { force: true });
@@ -191,7 +199,7 @@ function writeCache(dir, name, data, bundleCrc, crc32) {
   const prefix = name.slice(0, name.lastIndexOf('-') + 1);
   const hourAgo = Date.now() - 3_600_000;
   for (const other of fs.readdirSync(dir)) {
-    const full = path.join(dir, other);
+    const full = `${dir}/${other}`;
     if (other !== name && other.startsWith(prefix) && /^[0-9a-f]{8}\.v8$/.test(other.slice(prefix.length)))
       fs.rmSync(full, { force: true });
     else if (other.startsWith('.tmp-')) {
@@ -204,13 +212,13 @@ function writeCache(dir, name, data, bundleCrc, crc32) {
 
 /** Compiles the bundle with the code cache; undefined when it cannot (then a plain require). */
 function compileWithCache(dir, args, file) {
-  const { crc32 } = require('node:zlib');
-  if (typeof crc32 !== 'function') return undefined;
   const vm = require('node:vm');
   const bytes = fs.readFileSync(file);
-  const bundleCrc = crc32(bytes);
-  const name = `code-${process.version}-${process.arch}-${commandKey(args)}-${bundleCrc.toString(16).padStart(8, '0')}.v8`;
-  const cachedData = readCache(path.join(dir, name), bundleCrc, crc32);
+  const line = BUILD_LINE.exec(bytes.toString('latin1', 0, 32));
+  if (!line) return undefined; // not a bundle of scripts/build.mjs: no cache
+  const buildId = Number.parseInt(line[1], 16);
+  const name = `code-${process.version}-${process.arch}-${commandKey(args)}-${line[1]}.v8`;
+  const cachedData = readCache(`${dir}/${name}`, buildId);
   // As Module.wrap, plus the bundle's import() (see scripts/build.mjs), made in this file, where
   // import() is Node's own; it resolves from bin/, in the same node_modules as dist/. Joined as
   // bytes and decoded once: a string built with `+` is a rope that V8 then copies flat, a second
@@ -221,14 +229,15 @@ function compileWithCache(dir, args, file) {
   return {
     script,
     save() {
-      if (remake) writeCache(dir, name, script.createCachedData(), bundleCrc, crc32);
+      if (remake) writeCache(dir, name, script.createCachedData(), buildId);
     },
   };
 }
 
 /** Returns the CLI module's exports, and a function to call once the command has finished. */
 module.exports = function loadCli(args) {
-  const file = bundleFor(args);
+  const lookup = LOOKUPS.has(commandKey(args));
+  const file = path.join(DIST, lookup ? 'lookup.cjs' : 'cli.cjs');
   // The same test as bin/imaging.cjs for the heap tuning: those commands get no cache at all (V8
   // refuses a cache made under other flags; it would be rewritten on every run).
   const tuned = args.includes('export') || args.includes('--all');
@@ -237,8 +246,13 @@ module.exports = function loadCli(args) {
     try {
       const dir = privateFolder(process.env);
       if (dir) {
-        const Module = require('node:module');
-        if (typeof Module.enableCompileCache === 'function') Module.enableCompileCache(dir);
+        // A lookup loads nothing but its bundle (compiled below) and Node's built-in modules: Node's
+        // compile cache would have nothing of it to keep, and loading node:module for it costs
+        // ~0.3 ms. The other commands load ES modules (conf, @inquirer/password) and the emulator.
+        if (!lookup) {
+          const Module = require('node:module');
+          if (typeof Module.enableCompileCache === 'function') Module.enableCompileCache(dir);
+        }
         compiled = compileWithCache(dir, args, file);
       }
     } catch {
@@ -249,7 +263,13 @@ module.exports = function loadCli(args) {
   const mod = { exports: {}, filename: file, id: file, loaded: false };
   const importer = (specifier) => import(specifier);
   const wrapper = compiled.script.runInThisContext();
-  const req = require('node:module').createRequire(file);
+  // The bundle's require: a built-in module from Node itself (all a lookup ever requires), anything
+  // else resolved from the bundle's own folder, as require would there.
+  let fromFile;
+  const req = (id) =>
+    id.startsWith('node:')
+      ? process.getBuiltinModule(id)
+      : (fromFile ??= require('node:module').createRequire(file))(id);
   wrapper.call(mod.exports, mod.exports, req, mod, file, path.dirname(file), importer);
   mod.loaded = true;
   return {

@@ -7,6 +7,7 @@
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
+import { crc32 } from 'node:zlib';
 import { build } from 'esbuild';
 
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
@@ -152,10 +153,12 @@ for (const name of ['cli.cjs', 'lookup.cjs']) {
   const bundled = readFileSync(file, 'utf8');
   const rewritten = bundled.replace(/\bimport\((?=["'])/g, '__imagingImport(');
   if (/\bimport\(/.test(rewritten)) throw new Error(`dist/${name}: an import() with a computed specifier`);
-  writeFileSync(
-    file,
-    `var __imagingImport=typeof __imagingImport=="function"?__imagingImport:s=>import(s);\n${rewritten}`,
-  );
+  const body = `var __imagingImport=typeof __imagingImport=="function"?__imagingImport:s=>import(s);\n${rewritten}`;
+  // The bundle's build id, in its first line: the CRC32 of the rest, which names the launcher's code
+  // caches (bin/load-cli.cjs), so that a rebuilt bundle never meets an older build's cache. Read
+  // there from the bytes it loads anyway, where a CRC32 of the whole file would cost node:zlib.
+  const id = crc32(Buffer.from(body, 'utf8')).toString(16).padStart(8, '0');
+  writeFileSync(file, `/*imaging-build:${id}*/\n${body}`);
 }
 // `imaging --version` reads only this.
 await build({ ...common, entryPoints: ['src/version.ts'], outfile: 'dist/version.cjs' });

@@ -12,9 +12,9 @@ import {
 } from 'node:fs';
 import type { IncomingHttpHeaders } from 'node:http';
 import { join } from 'node:path';
-import { crc32 } from 'node:zlib';
 import type { AnswerCache, ApiResponse } from '../api/client.js';
 import { headerValue } from '../api/transport.js';
+import { crc32 } from '../util/crc32.js';
 import { sha256Hex } from '../util/sha256.js';
 import { privateFolder } from './folder.js';
 

@@ -70,8 +70,11 @@ describe('start-up loads only what the command needs', () => {
     expect(builtins).not.toContain('tls');
   });
 
-  it('a lookup with the reference cache, a miss then a hit, loads no crypto (its keys are hashed in JavaScript)', async () => {
-    // node:crypto cost ~6 ms of each such lookup on Node 24 (~20% of a bare start).
+  it('a lookup with the reference cache and the code cache, a miss then a hit, loads no crypto, zlib or node:module', async () => {
+    // node:crypto cost ~6 ms of each such lookup on Node 24 (~20% of a bare start): the keys are
+    // hashed in JavaScript. node:zlib (for CRC32s) cost ~1 ms: the reference cache's CRC32 is
+    // computed in JavaScript, and the code cache is checked without one (two copies). node:module
+    // was loaded for Node's compile cache, which has nothing of a lookup to keep.
     const cache = join(dir.path, 'private-cache');
     mkdirSync(cache, { mode: 0o700 });
     fx.reset();
@@ -82,9 +85,15 @@ describe('start-up loads only what the command needs', () => {
     const hit = await loaded(['cpt', '73721', '--json'], { IMAGING_CACHE_DIR: cache });
     expect(fx.apiRequests()).toHaveLength(1); // the second answered from the cache
     expect(hit.builtins).not.toContain('http');
+    // Both runs had the launcher's code cache: the first made it, the second read it.
+    expect(
+      readdirSync(join(cache, 'compile-cache')).filter((f) => /^code-.*-cpt-[0-9a-f]{8}\.v8$/.test(f)),
+    ).toHaveLength(1);
     for (const { builtins } of [miss, hit]) {
       expect(builtins).not.toContain('crypto');
       expect(builtins.filter((m) => m.startsWith('internal/crypto/'))).toEqual([]);
+      expect(builtins).not.toContain('zlib');
+      expect(builtins).not.toContain('module');
     }
   });
 
@@ -210,22 +219,26 @@ fs.writeFileSync(path.join(out, name + '_cpt.v8cache'), script.createCachedData(
     const base = join(dir.path, 'private');
     mkdirSync(base, { mode: 0o700 });
     const cache = join(base, 'cache');
-    const env = { IMAGING_CACHE_DIR: cache, TMPDIR: base };
-    const first = await spawn(exe, ['cpt', '73721', '--json'], env);
+    const env = { IMAGING_CACHE_DIR: cache, TMPDIR: base, IMAGING_CONFIG_DIR: join(base, 'config') };
+    // A command that writes config: conf (ES modules) goes through Node's loaders, and so through
+    // its compile cache. (A lookup loads no module that way: that cache has nothing of it to keep.)
+    const args = ['config', 'set', 'base-url', 'http://127.0.0.1:4010', '--env', 'local'];
+    const first = await spawn(exe, args, env);
     expect(first.exitCode).toBe(0);
     expect(statSync(join(cache, 'compile-cache')).mode & 0o7777).toBe(0o700);
     const entries = tree(join(cache, 'compile-cache'))
+      .filter((f) => !/(^|\/)code-[^/]*\.v8$/.test(f)) // the launcher's own cache, tested below
       .map((f) => join(cache, 'compile-cache', f))
       .filter((f) => statSync(f).isFile());
     const bundleEntry = entries.sort((a, b) => statSync(b).size - statSync(a).size)[0]!;
     const good = readFileSync(bundleEntry);
-    expect(good.length).toBeGreaterThan(20_000); // the bundle's compiled code
+    expect(good.length).toBeGreaterThan(2_000); // a module's compiled code
     // As the attacker's recipe for the old cache: two bytes flipped in the middle.
     const damaged = Buffer.from(good);
     for (const at of [damaged.length >> 1, (damaged.length >> 1) + 1]) damaged[at] = damaged[at]! ^ 0xff;
     writeFileSync(bundleEntry, damaged);
-    const again = await spawn(exe, ['cpt', '73721', '--json'], env);
-    expect(again.stderr).toBe('');
+    const again = await spawn(exe, args, env);
+    expect(again.stderr).toBe(first.stderr); // the same confirmation, and nothing else
     expect(again.exitCode).toBe(0);
     expect(again.stdout).toBe(first.stdout);
     expect(readFileSync(bundleEntry).equals(damaged)).toBe(false); // made again
@@ -295,20 +308,28 @@ fs.writeFileSync(path.join(out, name + '_cpt.v8cache'), script.createCachedData(
 
 // Issue 13, item 2: the launcher's own code cache is back, taken after a whole run (Node's compile
 // cache keeps only the bundle's top level), but only in the checked private folder above, every
-// byte checked (CRC32 of the V8 data and of the bundle, the length) before V8 sees it.
+// byte checked (the V8 data is stored twice and both copies must match; the bundle's build id, the
+// length) before V8 sees it.
 // Concurrently, as above: each test has its own cache folder (privateCache) or root.
 describe.concurrent('the full-run code cache (bin/load-cli.cjs)', () => {
   const NOBODY = 65534;
   const HEADER = 16;
   // The reference lookups run from dist/lookup.cjs, every other command from dist/cli.cjs; each
-  // file's caches carry its own CRC32.
+  // file's caches carry its own build id (the CRC32 that scripts/build.mjs writes in its first line).
   const { LOOKUPS } = createRequire(import.meta.url)(join(ROOT, 'bin', 'load-cli.cjs')) as {
     LOOKUPS: Set<string>;
   };
   const bundleOf = (command: string) => join(ROOT, 'dist', LOOKUPS.has(command) ? 'lookup.cjs' : 'cli.cjs');
-  const bundleCrc = (command = 'cpt') => crc32(readFileSync(bundleOf(command)));
+  const buildIdOf = (command = 'cpt') => {
+    const bytes = readFileSync(bundleOf(command));
+    const line = /^\/\*imaging-build:([0-9a-f]{8})\*\/\n/.exec(bytes.toString('latin1', 0, 32));
+    if (!line) throw new Error(`${bundleOf(command)} has no build id line`);
+    // The id is the CRC32 of the rest of the file, as scripts/build.mjs made it.
+    expect(crc32(bytes.subarray(line[0].length))).toBe(Number.parseInt(line[1]!, 16));
+    return line[1]!;
+  };
   const cacheName = (command: string) =>
-    `code-${process.version}-${process.arch}-${command}-${bundleCrc(command).toString(16).padStart(8, '0')}.v8`;
+    `code-${process.version}-${process.arch}-${command}-${buildIdOf(command)}.v8`;
   const run = (args: string[], env: NodeJS.ProcessEnv) =>
     execa(process.execPath, [BIN, ...args], {
       reject: false,
@@ -316,18 +337,23 @@ describe.concurrent('the full-run code cache (bin/load-cli.cjs)', () => {
       extendEnv: false,
       timeout: 20_000,
     });
-  const withHeader = (data: Buffer, crc = bundleCrc()) => {
+  /** A cache file of this format: header, then the V8 data twice. */
+  const withHeader = (data: Buffer, id = Number.parseInt(buildIdOf(), 16)) => {
     const h = Buffer.alloc(HEADER);
-    h.writeUInt32BE(0x494d4331, 0);
-    h.writeUInt32BE(crc, 4);
-    h.writeUInt32BE(crc32(data), 8);
-    h.writeUInt32BE(data.length, 12);
-    return Buffer.concat([h, data]);
+    h.writeUInt32BE(0x494d4332, 0);
+    h.writeUInt32BE(id, 4);
+    h.writeUInt32BE(data.length, 8);
+    return Buffer.concat([h, data, data]);
   };
-  /** A file whose header and CRC32s are right for its data. */
+  /** A file whose header is right for its data, and whose two copies match. */
   const valid = (file: string) => {
     const b = readFileSync(file);
-    return b.length > HEADER && b.equals(withHeader(b.subarray(HEADER), b.readUInt32BE(4)));
+    const length = b.readUInt32BE(8);
+    return (
+      b.length === HEADER + 2 * length &&
+      length > 0 &&
+      b.equals(withHeader(b.subarray(HEADER, HEADER + length), b.readUInt32BE(4)))
+    );
   };
   /** V8 data for a source of the bundle's length that prints PLANTED CODE RAN: an attacker's cache. */
   let evil: Buffer;
@@ -403,7 +429,7 @@ fs.writeFileSync(out, script.createCachedData());
 
   it('the check, not V8, is what refuses foreign bytes: with a right header V8 runs them', async () => {
     // The control for the tests below: V8 itself would run an attacker's cache (the private folder
-    // is what keeps attackers out; the CRC32s only catch damage).
+    // is what keeps attackers out; the two copies only catch damage).
     const { cache, folder } = privateCache();
     mkdirSync(folder, { recursive: true, mode: 0o700 });
     writeFileSync(join(folder, cacheName('cpt')), withHeader(evil), { mode: 0o600 });
@@ -421,18 +447,25 @@ fs.writeFileSync(out, script.createCachedData());
       b[at] = b[at]! ^ 0x5a;
       return b;
     };
+    const copy = HEADER + good.readUInt32BE(8); // where the second copy starts
     const damaged = [
       flip(0), // magic
-      flip(5), // the bundle's CRC32
-      flip(9), // the data's CRC32
-      flip(13), // the length
-      flip(HEADER), // the V8 data's first byte (its magic)
-      flip(HEADER + 40), // V8's own header (source hash, flags)
-      flip(good.length >> 1),
-      flip(good.length - 1),
+      flip(5), // the build id
+      flip(9), // the length
+      flip(13), // the zero after it
+      flip(HEADER), // the V8 data's first byte (its magic), first copy
+      flip(HEADER + 40), // V8's own header (source hash, flags), first copy
+      flip(copy + 40), // the same, second copy
+      flip(HEADER + ((copy - HEADER) >> 1)), // the middle of the first copy
+      flip(copy - 1), // the last byte of the first copy
+      flip(copy), // the first byte of the second
+      flip(good.length - 1), // the last byte of the file
       good.subarray(0, good.length - 1), // truncated
+      good.subarray(0, copy), // the second copy missing
       Buffer.concat([good, Buffer.from([0])]), // a byte too many
       Buffer.concat([good.subarray(0, HEADER), evil]), // foreign V8 data under our header
+      // A foreign second copy, of the right length.
+      Buffer.concat([good.subarray(0, copy), Buffer.concat([evil, good]).subarray(0, copy - HEADER)]),
     ];
     // Each damage in a cache folder of its own, the runs at once.
     const runs = damaged.map(async (bytes) => {
