@@ -1,5 +1,4 @@
 import { fstatSync } from 'node:fs';
-import { isatty } from 'node:tty';
 import { ApiClient, tokenHeaderProblem } from './api/client.js';
 import { normaliseBaseUrl } from './api/url.js';
 import { ReferenceCache } from './cache/reference.js';
@@ -12,6 +11,7 @@ import { type Meter, sandboxMeter, settleMeters } from './meter/attach.js';
 import { type OutputFormat, parseFormat } from './output/format.js';
 import { HumanStream, type SafeText, safe } from './output/text.js';
 import { runForcedExitTasks } from './util/cleanup.js';
+import { isTerminal } from './util/terminal.js';
 
 export type { GlobalOptions, IO, Prompter };
 
@@ -303,10 +303,15 @@ export class Context {
 
   /** Where renderers write, with this run's colour and width. */
   sink(): Sink {
+    const ctx = this;
     return {
       data: this.io.stdout,
       out: this.out,
-      err: this.err,
+      // Made when a renderer writes a note: stderr's stream, and whether it is a terminal, are then
+      // asked of Node (a JSON answer asks neither).
+      get err() {
+        return ctx.err;
+      },
       color: this.colorLevel() > 0,
       width: this.io.stdoutIsTTY && !this.globals.wide ? this.io.columns : undefined,
       csv: { bom: this.globals.bom === true, formulaGuard: this.globals.formulaGuard !== false },
@@ -395,6 +400,8 @@ export function processIO(stoppedBy: () => number | undefined = () => undefined)
   // process.stderr builds a stream (~1 ms, a socket for a pipe) when first touched: only when
   // something is written to it, and watched from then on.
   let stderr: NodeJS.WriteStream | undefined;
+  let stderrTTY: boolean | undefined;
+  let stdinTTY: boolean | undefined;
   return {
     stdout: process.stdout,
     get stderr() {
@@ -406,11 +413,19 @@ export function processIO(stoppedBy: () => number | undefined = () => undefined)
       return process.stdin;
     },
     stdoutIsTTY: Boolean(process.stdout.isTTY),
-    stderrIsTTY: isatty(2),
-    stdinIsTTY: isatty(0),
+    // Asked when a command needs them (prompts, progress, the error block): a lookup writing JSON
+    // asks neither, and then node:tty is never loaded (src/util/terminal.ts).
+    get stderrIsTTY() {
+      stderrTTY ??= isTerminal(2);
+      return stderrTTY;
+    },
+    get stdinIsTTY() {
+      stdinTTY ??= isTerminal(0);
+      return stdinTTY;
+    },
     columns: process.stdout.isTTY ? process.stdout.columns : undefined,
     get errColumns() {
-      return isatty(2) ? process.stderr.columns : undefined;
+      return this.stderrIsTTY ? process.stderr.columns : undefined;
     },
   };
 }

@@ -8,6 +8,7 @@ import {
   InterruptedError,
   STOP_SIGNALS,
   type StopSignal,
+  stopExitCode,
   UsageError,
 } from './errors.js';
 import { secretFlagMisuse, verbWithoutGroup } from './hints.js';
@@ -29,7 +30,7 @@ export interface MainDeps extends Partial<Omit<ContextDeps, 'globals'>> {
 
 export async function main(argv: string[], deps: MainDeps = {}): Promise<number> {
   let received: StopSignal | undefined;
-  const io = deps.io ?? processIO(() => (received ? STOP_SIGNALS[received] : undefined));
+  const io = deps.io ?? processIO(() => (received ? stopExitCode(received) : undefined));
   const env = deps.env ?? process.env;
   let exitCode: number = ExitCode.ok;
   let ctx: Context | undefined;
@@ -41,16 +42,14 @@ export async function main(argv: string[], deps: MainDeps = {}): Promise<number>
       // A second signal, or one after the command is done: stop now, but still leave no partial
       // file behind (the exit code is 128 + this signal's number).
       runForcedExitTasks();
-      process.exit(STOP_SIGNALS[sig]);
+      process.exit(stopExitCode(sig));
     }
     received = sig;
     controller.abort(new InterruptedError(sig));
   };
   // SIGHUP (the terminal closed) and SIGQUIT are handled like SIGINT and SIGTERM: requests stop,
   // temporary files go, exit 128 + the signal's number.
-  const handlers = (Object.keys(STOP_SIGNALS) as StopSignal[]).map(
-    (sig) => [sig, () => onSignal(sig)] as const,
-  );
+  const handlers = STOP_SIGNALS.map((sig) => [sig, () => onSignal(sig)] as const);
   const ownSignals = !deps.signal && !deps.io;
   if (ownSignals) for (const [sig, handler] of handlers) process.on(sig, handler);
 
@@ -96,7 +95,7 @@ export async function main(argv: string[], deps: MainDeps = {}): Promise<number>
     } else {
       const interrupted = received !== undefined || err instanceof InterruptedError;
       if (interrupted) {
-        if (received) exitCode = STOP_SIGNALS[received];
+        if (received) exitCode = stopExitCode(received);
         else exitCode = (err as InterruptedError).exitCode;
         if (!(err instanceof InterruptedError && err.quiet)) {
           const out = new HumanStream(io.stderr, io.stderrIsTTY ? io.errColumns : undefined);
@@ -117,7 +116,7 @@ export async function main(argv: string[], deps: MainDeps = {}): Promise<number>
     // with the default action (no exit code, no cleanup); it exits at once with 128 + its number.
     finished = true;
   }
-  if (received && exitCode === ExitCode.ok) exitCode = STOP_SIGNALS[received];
+  if (received && exitCode === ExitCode.ok) exitCode = stopExitCode(received);
   // Stopped by a signal: leave now rather than through Node's teardown, during which a second
   // Ctrl-C meets no handler and kills the process with no exit code.
   if (received && ownSignals) process.exit(exitCode);

@@ -1,4 +1,3 @@
-import { setTimeout as delay } from 'node:timers/promises';
 import { InterruptedError } from '../errors.js';
 
 /**
@@ -136,7 +135,10 @@ function describe(outcome: Outcome): string {
 export async function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   if (signal?.aborted) throw new InterruptedError();
   try {
-    await delay(ms, undefined, signal ? { signal } : {});
+    // node:timers/promises only when a retry waits (not at every start).
+    await process
+      .getBuiltinModule('node:timers/promises')
+      .setTimeout(ms, undefined, signal ? { signal } : {});
   } catch {
     throw new InterruptedError();
   }

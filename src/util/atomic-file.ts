@@ -23,11 +23,11 @@ import {
 import { realpath, rename, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { finished, Writable } from 'node:stream';
-import { isatty } from 'node:tty';
 import { CliError } from '../errors.js';
 import { HumanStream } from '../output/text.js';
 import { onForcedExit } from './cleanup.js';
 import { hiddenName, NAME_MAX } from './hidden-name.js';
+import { isTerminal } from './terminal.js';
 
 /** Why a write failed, in words, without the temporary path Node puts in its messages. */
 export function reasonOf(err: unknown): string {
@@ -195,7 +195,7 @@ export class AtomicFile {
   static stdout(stdout: Writable): AtomicFile {
     let st: Stats | undefined;
     try {
-      if (stdout === process.stdout && !isatty(1)) st = fstatSync(1);
+      if (stdout === process.stdout && !isTerminal(1)) st = fstatSync(1);
     } catch {
       // not a descriptor we can look at: use the stream
     }
