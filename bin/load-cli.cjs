@@ -88,20 +88,23 @@ function privateFolder(env) {
 // V8 compiled before the file ran: every function a command then calls is compiled again on every
 // start, ~8 ms of a lookup on Node 24). One file per command, in the same checked private folder:
 //   code-<node version>-<arch>-<command>-<build id of the bundle>.v8
-//   header (16 bytes): "IMC2", the bundle's build id, the length of the V8 data, 0; then the V8
-//   data, twice.
+//   header (32 bytes): "IMC2", the length of the V8 data, then the bundle's stamp: its build id,
+//   size, mtime and inode; then the V8 data, twice.
 // V8 checks little more than a cache's header and the source's length, and a damaged one crashes:
 // every byte is checked here before V8 sees it, so damage is remade, never run. The two copies must
-// be the same, byte for byte (Buffer.equals, a memcmp): damage lands in one copy and not at the same
-// place in the other, and a file cut short or grown fails the length. This replaced CRC32s, whose
-// module (node:zlib) was ~1 ms of every start (README "Speed"). The build id is the CRC32 of the
-// bundle that scripts/build.mjs writes in its first line: a rebuilt bundle never meets an older
-// build's cache. The folder being private is what keeps an attacker out (neither check is a
-// signature); the file is opened with O_NOFOLLOW|O_NONBLOCK (no symlink, no FIFO hang) and must be a
-// regular file of ours, mode 0600, of bounded size. A new cache is written under a random name
-// opened 'wx' (never follows a symlink, never reuses a file) and renamed into place. Any doubt or
-// error: no cache.
-const HEADER = 16;
+// be the same, byte for byte (Buffer.equals, a memcmp): damage to the file lands in one copy and
+// not at the same place in the other, and a file cut short or grown fails the length. This
+// replaced CRC32s, whose module (node:zlib) was ~1 ms of every start (README "Speed"). What it does
+// not catch is a file whose two copies were changed alike, which only a deliberate write makes (a
+// CRC32 set to match was the same). The stamp ties a cache to the bundle file it was made from:
+// the build id is the CRC32 of the bundle that scripts/build.mjs writes in its first line (a
+// rebuilt bundle), the size, mtime and inode those of the file as fstat gives them (an edited or
+// replaced one: an edit that kept the length would otherwise still meet V8's length check). The
+// folder being private is what keeps an attacker out (nothing here is a signature); the file is
+// opened with O_NOFOLLOW|O_NONBLOCK (no symlink, no FIFO hang) and must be a regular file of ours,
+// mode 0600, of bounded size. A new cache is written under a random name opened 'wx' (never follows
+// a symlink, never reuses a file) and renamed into place. Any doubt or error: no cache.
+const HEADER = 32;
 const MAGIC = 0x494d4332; // "IMC2"
 const MAX_DATA = 16 * 1024 * 1024;
 /** The first line of a bundle (scripts/build.mjs): its build id, 8 hex digits. */
@@ -137,7 +140,7 @@ function commandKey(args) {
 }
 
 /** The verified V8 data of a cache file, or undefined (missing, not ours, damaged, stale). */
-function readCache(file, buildId) {
+function readCache(file, stamp) {
   const c = fs.constants;
   let fd;
   try {
@@ -157,9 +160,8 @@ function readCache(file, buildId) {
       got += n;
     }
     if (fs.readSync(fd, Buffer.allocUnsafe(1), 0, 1, got) !== 0) return undefined; // grew meanwhile
-    const length = buf.readUInt32BE(8);
-    if (buf.readUInt32BE(0) !== MAGIC || buf.readUInt32BE(4) !== buildId || buf.readUInt32BE(12) !== 0)
-      return undefined;
+    const length = buf.readUInt32BE(4);
+    if (buf.readUInt32BE(0) !== MAGIC || !buf.subarray(8, HEADER).equals(stamp)) return undefined;
     if (length === 0 || buf.length !== HEADER + 2 * length) return undefined;
     const data = buf.subarray(HEADER, HEADER + length);
     return data.equals(buf.subarray(HEADER + length)) ? data : undefined;
@@ -168,12 +170,12 @@ function readCache(file, buildId) {
   }
 }
 
-function writeCache(dir, name, data, buildId) {
+function writeCache(dir, name, data, stamp) {
   if (data.length === 0 || data.length > MAX_DATA) return;
   const header = Buffer.alloc(HEADER);
   header.writeUInt32BE(MAGIC, 0);
-  header.writeUInt32BE(buildId, 4);
-  header.writeUInt32BE(data.length, 8);
+  header.writeUInt32BE(data.length, 4);
+  stamp.copy(header, 8);
   // Random enough not to collide with another run; 'wx' refuses anything already at the name.
   const tmp = `${dir}/.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`;
   let fd;
@@ -210,15 +212,37 @@ function writeCache(dir, name, data, buildId) {
   }
 }
 
+/** The bundle's bytes and what fstat says of the file they were read from. */
+function readBundle(file) {
+  const fd = fs.openSync(file, 'r');
+  try {
+    const st = fs.fstatSync(fd);
+    const bytes = Buffer.allocUnsafe(st.size);
+    let got = 0;
+    while (got < bytes.length) {
+      const n = fs.readSync(fd, bytes, got, bytes.length - got, got);
+      if (n === 0) throw new Error('the bundle shrank while read');
+      got += n;
+    }
+    return { bytes, st };
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
 /** Compiles the bundle with the code cache; undefined when it cannot (then a plain require). */
 function compileWithCache(dir, args, file) {
   const vm = require('node:vm');
-  const bytes = fs.readFileSync(file);
+  const { bytes, st } = readBundle(file);
   const line = BUILD_LINE.exec(bytes.toString('latin1', 0, 32));
   if (!line) return undefined; // not a bundle of scripts/build.mjs: no cache
-  const buildId = Number.parseInt(line[1], 16);
+  const stamp = Buffer.alloc(HEADER - 8);
+  stamp.writeUInt32BE(Number.parseInt(line[1], 16), 0);
+  stamp.writeUInt32BE(bytes.length, 4);
+  stamp.writeDoubleBE(st.mtimeMs, 8);
+  stamp.writeDoubleBE(st.ino, 16);
   const name = `code-${process.version}-${process.arch}-${commandKey(args)}-${line[1]}.v8`;
-  const cachedData = readCache(`${dir}/${name}`, buildId);
+  const cachedData = readCache(`${dir}/${name}`, stamp);
   // As Module.wrap, plus the bundle's import() (see scripts/build.mjs), made in this file, where
   // import() is Node's own; it resolves from bin/, in the same node_modules as dist/. Joined as
   // bytes and decoded once: a string built with `+` is a rope that V8 then copies flat, a second
@@ -229,7 +253,7 @@ function compileWithCache(dir, args, file) {
   return {
     script,
     save() {
-      if (remake) writeCache(dir, name, script.createCachedData(), buildId);
+      if (remake) writeCache(dir, name, script.createCachedData(), stamp);
     },
   };
 }

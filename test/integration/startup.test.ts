@@ -2,12 +2,14 @@ import { execFileSync } from 'node:child_process';
 import {
   chmodSync,
   chownSync,
+  cpSync,
   existsSync,
   lchownSync,
   lstatSync,
   mkdirSync,
   readdirSync,
   readFileSync,
+  renameSync,
   rmSync,
   statSync,
   symlinkSync,
@@ -330,12 +332,12 @@ fs.writeFileSync(path.join(out, name + '_cpt.v8cache'), script.createCachedData(
 
 // Issue 13, item 2: the launcher's own code cache is back, taken after a whole run (Node's compile
 // cache keeps only the bundle's top level), but only in the checked private folder above, every
-// byte checked (the V8 data is stored twice and both copies must match; the bundle's build id, the
-// length) before V8 sees it.
+// byte checked (the V8 data is stored twice and both copies must match; the bundle's stamp: build
+// id, size, mtime, inode; the length) before V8 sees it.
 // Concurrently, as above: each test has its own cache folder (privateCache) or root.
 describe.concurrent('the full-run code cache (bin/load-cli.cjs)', () => {
   const NOBODY = 65534;
-  const HEADER = 16;
+  const HEADER = 32;
   // The reference lookups run from dist/lookup.cjs, every other command from dist/cli.cjs; each
   // file's caches carry its own build id (the CRC32 that scripts/build.mjs writes in its first line).
   const { LOOKUPS } = createRequire(import.meta.url)(join(ROOT, 'bin', 'load-cli.cjs')) as {
@@ -350,6 +352,16 @@ describe.concurrent('the full-run code cache (bin/load-cli.cjs)', () => {
     expect(crc32(bytes.subarray(line[0].length))).toBe(Number.parseInt(line[1]!, 16));
     return line[1]!;
   };
+  /** The bundle's stamp as the launcher writes it: build id, size, mtime, inode. */
+  const stampOf = (command = 'cpt') => {
+    const st = statSync(bundleOf(command));
+    const b = Buffer.alloc(HEADER - 8);
+    b.writeUInt32BE(Number.parseInt(buildIdOf(command), 16), 0);
+    b.writeUInt32BE(st.size, 4);
+    b.writeDoubleBE(st.mtimeMs, 8);
+    b.writeDoubleBE(st.ino, 16);
+    return b;
+  };
   const cacheName = (command: string) =>
     `code-${process.version}-${process.arch}-${command}-${buildIdOf(command)}.v8`;
   const run = (args: string[], env: NodeJS.ProcessEnv) =>
@@ -359,22 +371,22 @@ describe.concurrent('the full-run code cache (bin/load-cli.cjs)', () => {
       extendEnv: false,
       timeout: 20_000,
     });
-  /** A cache file of this format: header, then the V8 data twice. */
-  const withHeader = (data: Buffer, id = Number.parseInt(buildIdOf(), 16)) => {
+  /** A cache file of this format: header (magic, length, the bundle's stamp), then the V8 data twice. */
+  const withHeader = (data: Buffer, stamp = stampOf()) => {
     const h = Buffer.alloc(HEADER);
     h.writeUInt32BE(0x494d4332, 0);
-    h.writeUInt32BE(id, 4);
-    h.writeUInt32BE(data.length, 8);
+    h.writeUInt32BE(data.length, 4);
+    stamp.copy(h, 8);
     return Buffer.concat([h, data, data]);
   };
-  /** A file whose header is right for its data, and whose two copies match. */
-  const valid = (file: string) => {
+  /** A file whose header is right for its data and this bundle, and whose two copies match. */
+  const valid = (file: string, command = 'cpt') => {
     const b = readFileSync(file);
-    const length = b.readUInt32BE(8);
+    const length = b.readUInt32BE(4);
     return (
       b.length === HEADER + 2 * length &&
       length > 0 &&
-      b.equals(withHeader(b.subarray(HEADER, HEADER + length), b.readUInt32BE(4)))
+      b.equals(withHeader(b.subarray(HEADER, HEADER + length), stampOf(command)))
     );
   };
   /** V8 data for a source of the bundle's length that prints PLANTED CODE RAN: an attacker's cache. */
@@ -428,11 +440,11 @@ fs.writeFileSync(out, script.createCachedData());
     const { cache, folder } = privateCache();
     expect((await run(['law-firms', '--help'], { IMAGING_CACHE_DIR: cache })).exitCode).toBe(0);
     const kept = join(folder, cacheName('law-firms'));
-    expect(valid(kept)).toBe(true);
+    expect(valid(kept, 'law-firms')).toBe(true);
     for (const word of ['95c08ec8-6ce7-440e-8aa8-45497a4bf92', 'frobnicate', 'law'])
       expect((await run([word], { IMAGING_CACHE_DIR: cache })).exitCode).toBe(2);
     expect(readdirSync(folder).filter((f) => f.startsWith('code-'))).toEqual([cacheName('law-firms')]);
-    expect(valid(kept)).toBe(true);
+    expect(valid(kept, 'law-firms')).toBe(true);
   });
 
   it('a temporary file a killed run left behind goes once it is an hour old', async () => {
@@ -469,12 +481,14 @@ fs.writeFileSync(out, script.createCachedData());
       b[at] = b[at]! ^ 0x5a;
       return b;
     };
-    const copy = HEADER + good.readUInt32BE(8); // where the second copy starts
+    const copy = HEADER + good.readUInt32BE(4); // where the second copy starts
     const damaged = [
       flip(0), // magic
-      flip(5), // the build id
-      flip(9), // the length
-      flip(13), // the zero after it
+      flip(5), // the length
+      flip(9), // the bundle's build id
+      flip(13), // its size
+      flip(17), // its mtime
+      flip(27), // its inode
       flip(HEADER), // the V8 data's first byte (its magic), first copy
       flip(HEADER + 40), // V8's own header (source hash, flags), first copy
       flip(copy + 40), // the same, second copy
@@ -552,6 +566,39 @@ fs.writeFileSync(out, script.createCachedData());
     }
     // The two in folders others control are left alone (never read, never written).
     for (const c of cases.slice(0, 2)) expect(readFileSync(c.file).equals(withHeader(evil))).toBe(true);
+  });
+
+  it('a bundle edited in place, its length and first line kept, runs as edited: the older cache is remade', async () => {
+    // V8 checks only the source's length, and the build id is the bundle's first line: what ties a
+    // cache to the file is its size, mtime and inode too (a review ran old code after such an edit).
+    const pkg = join(dir.path, 'edited-package');
+    for (const d of ['bin', 'dist']) cpSync(join(ROOT, d), join(pkg, d), { recursive: true });
+    const { cache } = privateCache();
+    const lookup = (env: NodeJS.ProcessEnv = {}) =>
+      execa(process.execPath, [join(pkg, 'bin', 'imaging.cjs'), 'cpt', '99999'], {
+        reject: false,
+        env: { ...fx.env(), NO_COLOR: '1', IMAGING_CACHE_DIR: cache, ...env },
+        extendEnv: false,
+        timeout: 20_000,
+      });
+    const before = await lookup();
+    expect(before.stderr).toContain('No procedure mappings for code 99999');
+    const file = join(pkg, 'dist', 'lookup.cjs');
+    const edit = (from: string, to: string) => {
+      const text = readFileSync(file, 'utf8');
+      expect(text).toContain(from);
+      writeFileSync(file, text.replace(from, to)); // the same file (inode), the same length
+    };
+    // Written in place: same inode, same size, a new mtime.
+    edit('No procedure mappings for code', 'XX procedure mappings for code');
+    expect((await lookup()).stderr).toContain('XX procedure mappings for code 99999');
+    // Replaced by a new file (as sed -i and installs do): a new inode, even with the old mtime.
+    const { mtime } = statSync(file);
+    const text = readFileSync(file, 'utf8').replace('XX procedure', 'YY procedure');
+    writeFileSync(`${file}.new`, text);
+    utimesSync(`${file}.new`, mtime, mtime);
+    renameSync(`${file}.new`, file);
+    expect((await lookup()).stderr).toContain('YY procedure mappings for code 99999');
   });
 
   it('a symlink or a FIFO at the cache name is never followed or waited on; the real file is made', async () => {
