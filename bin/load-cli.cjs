@@ -88,24 +88,25 @@ function privateFolder(env) {
 // V8 compiled before the file ran: every function a command then calls is compiled again on every
 // start, ~8 ms of a lookup on Node 24). One file per command, in the same checked private folder:
 //   code-<node version>-<arch>-<command>-<build id of the bundle>.v8
-//   header (32 bytes): "IMC2", the length of the V8 data, then the bundle's stamp: its build id,
-//   size, mtime and inode; then the V8 data, twice.
-// V8 checks little more than a cache's header and the source's length, and a damaged one crashes:
-// every byte is checked here before V8 sees it, so damage is remade, never run. The two copies must
-// be the same, byte for byte (Buffer.equals, a memcmp): damage to the file lands in one copy and
-// not at the same place in the other, and a file cut short or grown fails the length. This
-// replaced CRC32s, whose module (node:zlib) was ~1 ms of every start (README "Speed"). What it does
-// not catch is a file whose two copies were changed alike, which only a deliberate write makes (a
-// CRC32 set to match was the same). The stamp ties a cache to the bundle file it was made from:
-// the build id is the CRC32 of the bundle that scripts/build.mjs writes in its first line (a
-// rebuilt bundle), the size, mtime and inode those of the file as fstat gives them (an edited or
-// replaced one: an edit that kept the length would otherwise still meet V8's length check). The
-// folder being private is what keeps an attacker out (nothing here is a signature); the file is
+//   header (16 bytes): "IMC3", the length of the bundle's source, the length of the V8 data, 0;
+//   then the source the cache was made from; then the V8 data, twice.
+// V8 checks little more than a cache's header and the source's length: it runs a cache made from
+// another source of that length, and crashes on damaged data. Every byte is checked here before V8
+// sees it, by comparison, not by a checksum (node:zlib, for CRC32s, was ~1 ms of every start;
+// Buffer.equals is a memcmp, microseconds): the source kept must be the bundle just read, byte for
+// byte, so an edited, replaced or other install's bundle never meets a cache of another source
+// (whatever its mtime, inode or build id line says: a review met all three kept by tar and cp -p);
+// and the two copies of the V8 data must be the same, byte for byte: damage to the file lands in
+// one copy and not at the same place in the other, and a file cut short or grown fails the lengths.
+// Not caught: a file whose two copies were changed alike, which only a deliberate write makes (a
+// CRC32 set to match was the same). The build id (the CRC32 of the bundle that scripts/build.mjs
+// writes in its first line) names the file, so that a rebuilt bundle's cache replaces older ones.
+// The folder being private is what keeps an attacker out (nothing here is a signature); the file is
 // opened with O_NOFOLLOW|O_NONBLOCK (no symlink, no FIFO hang) and must be a regular file of ours,
 // mode 0600, of bounded size. A new cache is written under a random name opened 'wx' (never follows
 // a symlink, never reuses a file) and renamed into place. Any doubt or error: no cache.
-const HEADER = 32;
-const MAGIC = 0x494d4332; // "IMC2"
+const HEADER = 16;
+const MAGIC = 0x494d4333; // "IMC3"
 const MAX_DATA = 16 * 1024 * 1024;
 /** The first line of a bundle (scripts/build.mjs): its build id, 8 hex digits. */
 const BUILD_LINE = /^\/\*imaging-build:([0-9a-f]{8})\*\/\n/;
@@ -139,8 +140,8 @@ function commandKey(args) {
   return 'other';
 }
 
-/** The verified V8 data of a cache file, or undefined (missing, not ours, damaged, stale). */
-function readCache(file, stamp) {
+/** The verified V8 data of a cache file made from `source`, or undefined (missing, not ours, damaged, stale). */
+function readCache(file, source) {
   const c = fs.constants;
   let fd;
   try {
@@ -151,7 +152,8 @@ function readCache(file, stamp) {
   try {
     const st = fs.fstatSync(fd);
     if (!st.isFile() || st.uid !== process.getuid() || (st.mode & 0o7777) !== 0o600) return undefined;
-    if (st.size <= HEADER || st.size > HEADER + 2 * MAX_DATA) return undefined;
+    if (st.size <= HEADER + source.length || st.size > HEADER + source.length + 2 * MAX_DATA)
+      return undefined;
     const buf = Buffer.allocUnsafe(st.size);
     let got = 0;
     while (got < buf.length) {
@@ -160,22 +162,25 @@ function readCache(file, stamp) {
       got += n;
     }
     if (fs.readSync(fd, Buffer.allocUnsafe(1), 0, 1, got) !== 0) return undefined; // grew meanwhile
-    const length = buf.readUInt32BE(4);
-    if (buf.readUInt32BE(0) !== MAGIC || !buf.subarray(8, HEADER).equals(stamp)) return undefined;
-    if (length === 0 || buf.length !== HEADER + 2 * length) return undefined;
-    const data = buf.subarray(HEADER, HEADER + length);
-    return data.equals(buf.subarray(HEADER + length)) ? data : undefined;
+    if (buf.readUInt32BE(0) !== MAGIC || buf.readUInt32BE(4) !== source.length || buf.readUInt32BE(12) !== 0)
+      return undefined;
+    const length = buf.readUInt32BE(8);
+    const at = HEADER + source.length;
+    if (length === 0 || buf.length !== at + 2 * length) return undefined;
+    if (!buf.subarray(HEADER, at).equals(source)) return undefined;
+    const data = buf.subarray(at, at + length);
+    return data.equals(buf.subarray(at + length)) ? data : undefined;
   } finally {
     fs.closeSync(fd);
   }
 }
 
-function writeCache(dir, name, data, stamp) {
+function writeCache(dir, name, data, source) {
   if (data.length === 0 || data.length > MAX_DATA) return;
   const header = Buffer.alloc(HEADER);
   header.writeUInt32BE(MAGIC, 0);
-  header.writeUInt32BE(data.length, 4);
-  stamp.copy(header, 8);
+  header.writeUInt32BE(source.length, 4);
+  header.writeUInt32BE(data.length, 8);
   // Random enough not to collide with another run; 'wx' refuses anything already at the name.
   const tmp = `${dir}/.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`;
   let fd;
@@ -185,7 +190,7 @@ function writeCache(dir, name, data, stamp) {
     return;
   }
   try {
-    for (const part of [header, data, data])
+    for (const part of [header, source, data, data])
       if (fs.writeSync(fd, part) !== part.length) throw new Error('short write');
     fs.closeSync(fd);
     fd = undefined;
@@ -212,37 +217,14 @@ function writeCache(dir, name, data, stamp) {
   }
 }
 
-/** The bundle's bytes and what fstat says of the file they were read from. */
-function readBundle(file) {
-  const fd = fs.openSync(file, 'r');
-  try {
-    const st = fs.fstatSync(fd);
-    const bytes = Buffer.allocUnsafe(st.size);
-    let got = 0;
-    while (got < bytes.length) {
-      const n = fs.readSync(fd, bytes, got, bytes.length - got, got);
-      if (n === 0) throw new Error('the bundle shrank while read');
-      got += n;
-    }
-    return { bytes, st };
-  } finally {
-    fs.closeSync(fd);
-  }
-}
-
 /** Compiles the bundle with the code cache; undefined when it cannot (then a plain require). */
 function compileWithCache(dir, args, file) {
   const vm = require('node:vm');
-  const { bytes, st } = readBundle(file);
+  const bytes = fs.readFileSync(file);
   const line = BUILD_LINE.exec(bytes.toString('latin1', 0, 32));
   if (!line) return undefined; // not a bundle of scripts/build.mjs: no cache
-  const stamp = Buffer.alloc(HEADER - 8);
-  stamp.writeUInt32BE(Number.parseInt(line[1], 16), 0);
-  stamp.writeUInt32BE(bytes.length, 4);
-  stamp.writeDoubleBE(st.mtimeMs, 8);
-  stamp.writeDoubleBE(st.ino, 16);
   const name = `code-${process.version}-${process.arch}-${commandKey(args)}-${line[1]}.v8`;
-  const cachedData = readCache(`${dir}/${name}`, stamp);
+  const cachedData = readCache(`${dir}/${name}`, bytes);
   // As Module.wrap, plus the bundle's import() (see scripts/build.mjs), made in this file, where
   // import() is Node's own; it resolves from bin/, in the same node_modules as dist/. Joined as
   // bytes and decoded once: a string built with `+` is a rope that V8 then copies flat, a second
@@ -253,7 +235,7 @@ function compileWithCache(dir, args, file) {
   return {
     script,
     save() {
-      if (remake) writeCache(dir, name, script.createCachedData(), stamp);
+      if (remake) writeCache(dir, name, script.createCachedData(), bytes);
     },
   };
 }
@@ -263,10 +245,12 @@ module.exports = function loadCli(args) {
   const lookup = LOOKUPS.has(commandKey(args));
   const file = path.join(DIST, lookup ? 'lookup.cjs' : 'cli.cjs');
   // The same test as bin/imaging.cjs for the heap tuning: those commands get no cache at all (V8
-  // refuses a cache made under other flags; it would be rewritten on every run).
+  // refuses a cache made under other flags; it would be rewritten on every run). Nor do the cache
+  // commands: `imaging cache path` tells where the cache is and makes nothing there (README), and
+  // the folder check below makes the compile-cache folder.
   const tuned = args.includes('export') || args.includes('--all');
   let compiled;
-  if (!tuned) {
+  if (!tuned && commandKey(args) !== 'cache') {
     try {
       const dir = privateFolder(process.env);
       if (dir) {

@@ -332,12 +332,12 @@ fs.writeFileSync(path.join(out, name + '_cpt.v8cache'), script.createCachedData(
 
 // Issue 13, item 2: the launcher's own code cache is back, taken after a whole run (Node's compile
 // cache keeps only the bundle's top level), but only in the checked private folder above, every
-// byte checked (the V8 data is stored twice and both copies must match; the bundle's stamp: build
-// id, size, mtime, inode; the length) before V8 sees it.
+// byte checked before V8 sees it (the source it was made from is kept and must be the bundle's,
+// byte for byte; the V8 data is stored twice and both copies must match; the lengths).
 // Concurrently, as above: each test has its own cache folder (privateCache) or root.
 describe.concurrent('the full-run code cache (bin/load-cli.cjs)', () => {
   const NOBODY = 65534;
-  const HEADER = 32;
+  const HEADER = 16;
   // The reference lookups run from dist/lookup.cjs, every other command from dist/cli.cjs; each
   // file's caches carry its own build id (the CRC32 that scripts/build.mjs writes in its first line).
   const { LOOKUPS } = createRequire(import.meta.url)(join(ROOT, 'bin', 'load-cli.cjs')) as {
@@ -352,16 +352,6 @@ describe.concurrent('the full-run code cache (bin/load-cli.cjs)', () => {
     expect(crc32(bytes.subarray(line[0].length))).toBe(Number.parseInt(line[1]!, 16));
     return line[1]!;
   };
-  /** The bundle's stamp as the launcher writes it: build id, size, mtime, inode. */
-  const stampOf = (command = 'cpt') => {
-    const st = statSync(bundleOf(command));
-    const b = Buffer.alloc(HEADER - 8);
-    b.writeUInt32BE(Number.parseInt(buildIdOf(command), 16), 0);
-    b.writeUInt32BE(st.size, 4);
-    b.writeDoubleBE(st.mtimeMs, 8);
-    b.writeDoubleBE(st.ino, 16);
-    return b;
-  };
   const cacheName = (command: string) =>
     `code-${process.version}-${process.arch}-${command}-${buildIdOf(command)}.v8`;
   const run = (args: string[], env: NodeJS.ProcessEnv) =>
@@ -371,22 +361,22 @@ describe.concurrent('the full-run code cache (bin/load-cli.cjs)', () => {
       extendEnv: false,
       timeout: 20_000,
     });
-  /** A cache file of this format: header (magic, length, the bundle's stamp), then the V8 data twice. */
-  const withHeader = (data: Buffer, stamp = stampOf()) => {
+  /** A cache file of this format: header, the bundle's source it was made from, the V8 data twice. */
+  const withHeader = (data: Buffer, source = readFileSync(bundleOf('cpt'))) => {
     const h = Buffer.alloc(HEADER);
-    h.writeUInt32BE(0x494d4332, 0);
-    h.writeUInt32BE(data.length, 4);
-    stamp.copy(h, 8);
-    return Buffer.concat([h, data, data]);
+    h.writeUInt32BE(0x494d4333, 0);
+    h.writeUInt32BE(source.length, 4);
+    h.writeUInt32BE(data.length, 8);
+    return Buffer.concat([h, source, data, data]);
   };
-  /** A file whose header is right for its data and this bundle, and whose two copies match. */
+  /** A file made from this command's bundle as it is, whose header is right and two copies match. */
   const valid = (file: string, command = 'cpt') => {
     const b = readFileSync(file);
-    const length = b.readUInt32BE(4);
+    const source = readFileSync(bundleOf(command));
+    const length = b.readUInt32BE(8);
+    const at = HEADER + source.length;
     return (
-      b.length === HEADER + 2 * length &&
-      length > 0 &&
-      b.equals(withHeader(b.subarray(HEADER, HEADER + length), stampOf(command)))
+      b.length === at + 2 * length && length > 0 && b.equals(withHeader(b.subarray(at, at + length), source))
     );
   };
   /** V8 data for a source of the bundle's length that prints PLANTED CODE RAN: an attacker's cache. */
@@ -447,6 +437,17 @@ fs.writeFileSync(out, script.createCachedData());
     expect(valid(kept, 'law-firms')).toBe(true);
   });
 
+  it('`imaging cache path` and `cache clear` make nothing: no compile-cache folder, no code cache', async () => {
+    // `cache path` tells where the cache is and makes nothing there (README); a review found the
+    // launcher's folder check and code cache made both.
+    const { cache } = privateCache();
+    const path = await run(['cache', 'path'], { IMAGING_CACHE_DIR: cache });
+    expect(path.exitCode).toBe(0);
+    expect(path.stdout).toContain(cache);
+    expect((await run(['cache', 'clear'], { IMAGING_CACHE_DIR: cache })).exitCode).toBe(0);
+    expect(existsSync(cache)).toBe(false);
+  });
+
   it('a temporary file a killed run left behind goes once it is an hour old', async () => {
     const { cache, folder } = privateCache();
     expect((await run(['cpt', '73721', '--json'], { IMAGING_CACHE_DIR: cache })).exitCode).toBe(0);
@@ -481,27 +482,30 @@ fs.writeFileSync(out, script.createCachedData());
       b[at] = b[at]! ^ 0x5a;
       return b;
     };
-    const copy = HEADER + good.readUInt32BE(4); // where the second copy starts
+    const first = HEADER + good.readUInt32BE(4); // where the V8 data starts (after the source)
+    const copy = first + good.readUInt32BE(8); // where its second copy starts
     const damaged = [
       flip(0), // magic
-      flip(5), // the length
-      flip(9), // the bundle's build id
-      flip(13), // its size
-      flip(17), // its mtime
-      flip(27), // its inode
-      flip(HEADER), // the V8 data's first byte (its magic), first copy
-      flip(HEADER + 40), // V8's own header (source hash, flags), first copy
+      flip(5), // the source's length
+      flip(9), // the data's length
+      flip(13), // the zero after it
+      flip(HEADER), // the kept source's first byte
+      flip(HEADER + ((first - HEADER) >> 1)), // the middle of the kept source
+      flip(first - 1), // its last byte
+      flip(first), // the V8 data's first byte (its magic), first copy
+      flip(first + 40), // V8's own header (source hash, flags), first copy
       flip(copy + 40), // the same, second copy
-      flip(HEADER + ((copy - HEADER) >> 1)), // the middle of the first copy
+      flip(first + ((copy - first) >> 1)), // the middle of the first copy
       flip(copy - 1), // the last byte of the first copy
       flip(copy), // the first byte of the second
       flip(good.length - 1), // the last byte of the file
       good.subarray(0, good.length - 1), // truncated
       good.subarray(0, copy), // the second copy missing
+      good.subarray(0, first), // both copies missing
       Buffer.concat([good, Buffer.from([0])]), // a byte too many
-      Buffer.concat([good.subarray(0, HEADER), evil]), // foreign V8 data under our header
+      Buffer.concat([good.subarray(0, first), evil]), // foreign V8 data under our header and source
       // A foreign second copy, of the right length.
-      Buffer.concat([good.subarray(0, copy), Buffer.concat([evil, good]).subarray(0, copy - HEADER)]),
+      Buffer.concat([good.subarray(0, copy), Buffer.concat([evil, good]).subarray(0, copy - first)]),
     ];
     // Each damage in a cache folder of its own, the runs at once.
     const runs = damaged.map(async (bytes) => {
@@ -568,37 +572,53 @@ fs.writeFileSync(out, script.createCachedData());
     for (const c of cases.slice(0, 2)) expect(readFileSync(c.file).equals(withHeader(evil))).toBe(true);
   });
 
-  it('a bundle edited in place, its length and first line kept, runs as edited: the older cache is remade', async () => {
-    // V8 checks only the source's length, and the build id is the bundle's first line: what ties a
-    // cache to the file is its size, mtime and inode too (a review ran old code after such an edit).
-    const pkg = join(dir.path, 'edited-package');
-    for (const d of ['bin', 'dist']) cpSync(join(ROOT, d), join(pkg, d), { recursive: true });
+  it('a bundle edited to the same length, its first line, inode and mtime kept, runs as edited; so does another install', async () => {
+    // V8 checks only the source's length, and the build id is the bundle's first line; tar and
+    // cp -p keep a file's mtime (npm's tarballs all carry 1985-10-26) and often its inode. A review
+    // ran old cached code, and crashed, that way: the cache keeps its source and must match it.
     const { cache } = privateCache();
-    const lookup = (env: NodeJS.ProcessEnv = {}) =>
+    const install = (name: string) => {
+      const pkg = join(dir.path, name);
+      for (const d of ['bin', 'dist']) cpSync(join(ROOT, d), join(pkg, d), { recursive: true });
+      return pkg;
+    };
+    const lookup = (pkg: string) =>
       execa(process.execPath, [join(pkg, 'bin', 'imaging.cjs'), 'cpt', '99999'], {
         reject: false,
-        env: { ...fx.env(), NO_COLOR: '1', IMAGING_CACHE_DIR: cache, ...env },
+        env: { ...fx.env(), NO_COLOR: '1', IMAGING_CACHE_DIR: cache },
         extendEnv: false,
         timeout: 20_000,
       });
-    const before = await lookup();
-    expect(before.stderr).toContain('No procedure mappings for code 99999');
-    const file = join(pkg, 'dist', 'lookup.cjs');
-    const edit = (from: string, to: string) => {
+    /** Rewrites the bundle in place, the same length, and puts its mtime back. */
+    const edit = (pkg: string, from: string, to: string) => {
+      const file = join(pkg, 'dist', 'lookup.cjs');
+      const { atimeMs, mtimeMs, ino, size } = statSync(file);
       const text = readFileSync(file, 'utf8');
       expect(text).toContain(from);
-      writeFileSync(file, text.replace(from, to)); // the same file (inode), the same length
+      writeFileSync(file, text.replace(from, to));
+      utimesSync(file, atimeMs / 1000, mtimeMs / 1000);
+      const now = statSync(file);
+      expect([now.ino, now.size]).toEqual([ino, size]);
+      expect(Math.abs(now.mtimeMs - mtimeMs)).toBeLessThan(0.01);
     };
-    // Written in place: same inode, same size, a new mtime.
-    edit('No procedure mappings for code', 'XX procedure mappings for code');
-    expect((await lookup()).stderr).toContain('XX procedure mappings for code 99999');
-    // Replaced by a new file (as sed -i and installs do): a new inode, even with the old mtime.
-    const { mtime } = statSync(file);
-    const text = readFileSync(file, 'utf8').replace('XX procedure', 'YY procedure');
-    writeFileSync(`${file}.new`, text);
-    utimesSync(`${file}.new`, mtime, mtime);
-    renameSync(`${file}.new`, file);
-    expect((await lookup()).stderr).toContain('YY procedure mappings for code 99999');
+    const a = install('install-a');
+    expect((await lookup(a)).stderr).toContain('No procedure mappings for code 99999'); // the cache is made
+    edit(a, 'No procedure mappings for code', 'XX procedure mappings for code');
+    const edited = await lookup(a);
+    expect(edited.exitCode).toBe(0);
+    expect(edited.stderr).toContain('XX procedure mappings for code 99999');
+    // Another install, the same build id line and length, another text: one cache folder for both.
+    const b = install('install-b');
+    edit(b, 'No procedure mappings for code', 'YY procedure mappings for code');
+    for (const [pkg, text] of [
+      [b, 'YY'],
+      [a, 'XX'],
+      [b, 'YY'],
+    ] as const) {
+      const r = await lookup(pkg);
+      expect(r.exitCode).toBe(0);
+      expect(r.stderr).toContain(`${text} procedure mappings for code 99999`);
+    }
   });
 
   it('a symlink or a FIFO at the cache name is never followed or waited on; the real file is made', async () => {
