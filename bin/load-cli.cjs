@@ -88,14 +88,17 @@ function privateFolder(env) {
 // V8 compiled before the file ran: every function a command then calls is compiled again on every
 // start, ~8 ms of a lookup on Node 24). One file per command, in the same checked private folder:
 //   code-<node version>-<arch>-<command>-<build id of the bundle>.v8
-//   header (16 bytes): "IMC3", the length of the bundle's source, the length of the V8 data, 0;
-//   then the source the cache was made from; then the V8 data, twice.
+//   header (16 bytes): "IMC3", the length of the source, the length of the V8 data, 0; then the
+//   source the cache was made from (the bundle in its wrapper, as V8 compiles it); then the V8
+//   data, twice.
 // V8 checks little more than a cache's header and the source's length: it runs a cache made from
 // another source of that length, and crashes on damaged data. Every byte is checked here before V8
 // sees it, by comparison, not by a checksum (node:zlib, for CRC32s, was ~1 ms of every start;
-// Buffer.equals is a memcmp, microseconds): the source kept must be the bundle just read, byte for
-// byte, so an edited, replaced or other install's bundle never meets a cache of another source
-// (whatever its mtime, inode or build id line says: a review met all three kept by tar and cp -p);
+// Buffer.equals is a memcmp, microseconds): the source kept must be the source about to be
+// compiled (the bundle just read, in this launcher's wrapper), byte for byte, so an edited,
+// replaced or other install's bundle, or another launcher's wrapper, never meets a cache of another
+// source (whatever its mtime, inode or build id line says: a review met all three kept by tar and
+// cp -p, and one changed the wrapper to the same length);
 // and the two copies of the V8 data must be the same, byte for byte: damage to the file lands in
 // one copy and not at the same place in the other, and a file cut short or grown fails the lengths.
 // Not caught: a file whose two copies were changed alike, which only a deliberate write makes (a
@@ -126,7 +129,35 @@ const WRAP_TAIL = Buffer.from('\n})');
 /** The launcher's copy of the value-taking global options (src/commands/globals.ts), for the key. */
 const VALUED = new Set(['--env', '--base-url', '--format', '--timeout', '--fields']);
 
-/** The command word, as commandTarget in src/commands/globals.ts; only used to name the cache. */
+/**
+ * The launcher's copy of the registry's top-level words (src/registry.ts), and commander's `help`
+ * (checked against the registry in test/contract/registry.test.ts).
+ */
+const COMMANDS = new Set([
+  'auth',
+  'config',
+  'cache',
+  'law-firms',
+  'referrals',
+  'webhook',
+  'modalities',
+  'body-parts',
+  'cpt',
+  'icd10',
+  'api',
+  'sso',
+  'completion',
+  'mock',
+  'help',
+]);
+
+/**
+ * The command word, as commandTarget in src/commands/globals.ts finds it; used to pick the bundle
+ * and to name the cache. A word before it that is no command is the value of `--json` (`imaging
+ * --json id,status referrals list`: its value is optional, so it is not in VALUED) or a mistake
+ * that ends the run with a usage error, which saves nothing: it is passed over, so that no cache
+ * is ever named after a field list.
+ */
 function commandKey(args) {
   for (let i = 0; i < args.length; i++) {
     const a = args[i];
@@ -135,7 +166,7 @@ function commandKey(args) {
       if (VALUED.has(a)) i++;
       continue;
     }
-    return /^[a-z0-9][a-z0-9-]{0,39}$/.test(a) ? a : 'other';
+    if (COMMANDS.has(a)) return a;
   }
   return 'other';
 }
@@ -224,18 +255,21 @@ function compileWithCache(dir, args, file) {
   const line = BUILD_LINE.exec(bytes.toString('latin1', 0, 32));
   if (!line) return undefined; // not a bundle of scripts/build.mjs: no cache
   const name = `code-${process.version}-${process.arch}-${commandKey(args)}-${line[1]}.v8`;
-  const cachedData = readCache(`${dir}/${name}`, bytes);
   // As Module.wrap, plus the bundle's import() (see scripts/build.mjs), made in this file, where
   // import() is Node's own; it resolves from bin/, in the same node_modules as dist/. Joined as
   // bytes and decoded once: a string built with `+` is a rope that V8 then copies flat, a second
-  // copy of the whole bundle in the young generation (a scavenge sooner in every start).
-  const source = Buffer.concat([WRAP_HEAD, bytes, WRAP_TAIL]).toString('utf8');
+  // copy of the whole bundle in the young generation (a scavenge sooner in every start). What the
+  // cache keeps and is compared with is this whole source, as V8 compiles it: a changed wrapper of
+  // the same length (a review) must not meet a cache made with the old one.
+  const wrapped = Buffer.concat([WRAP_HEAD, bytes, WRAP_TAIL]);
+  const cachedData = readCache(`${dir}/${name}`, wrapped);
+  const source = wrapped.toString('utf8');
   const script = new vm.Script(source, { filename: file, cachedData });
   const remake = !cachedData || script.cachedDataRejected === true;
   return {
     script,
     save() {
-      if (remake) writeCache(dir, name, script.createCachedData(), bytes);
+      if (remake) writeCache(dir, name, script.createCachedData(), wrapped);
     },
   };
 }
@@ -293,3 +327,5 @@ module.exports = function loadCli(args) {
   };
 };
 module.exports.LOOKUPS = LOOKUPS;
+module.exports.COMMANDS = COMMANDS;
+module.exports.WRAP = { head: WRAP_HEAD, tail: WRAP_TAIL };

@@ -340,10 +340,14 @@ describe.concurrent('the full-run code cache (bin/load-cli.cjs)', () => {
   const HEADER = 16;
   // The reference lookups run from dist/lookup.cjs, every other command from dist/cli.cjs; each
   // file's caches carry its own build id (the CRC32 that scripts/build.mjs writes in its first line).
-  const { LOOKUPS } = createRequire(import.meta.url)(join(ROOT, 'bin', 'load-cli.cjs')) as {
+  const { LOOKUPS, WRAP } = createRequire(import.meta.url)(join(ROOT, 'bin', 'load-cli.cjs')) as {
     LOOKUPS: Set<string>;
+    WRAP: { head: Buffer; tail: Buffer };
   };
   const bundleOf = (command: string) => join(ROOT, 'dist', LOOKUPS.has(command) ? 'lookup.cjs' : 'cli.cjs');
+  /** What V8 compiles, and what a cache keeps: the bundle in the launcher's wrapper. */
+  const sourceOf = (command = 'cpt') =>
+    Buffer.concat([WRAP.head, readFileSync(bundleOf(command)), WRAP.tail]);
   const buildIdOf = (command = 'cpt') => {
     const bytes = readFileSync(bundleOf(command));
     const line = /^\/\*imaging-build:([0-9a-f]{8})\*\/\n/.exec(bytes.toString('latin1', 0, 32));
@@ -362,7 +366,7 @@ describe.concurrent('the full-run code cache (bin/load-cli.cjs)', () => {
       timeout: 20_000,
     });
   /** A cache file of this format: header, the bundle's source it was made from, the V8 data twice. */
-  const withHeader = (data: Buffer, source = readFileSync(bundleOf('cpt'))) => {
+  const withHeader = (data: Buffer, source = sourceOf()) => {
     const h = Buffer.alloc(HEADER);
     h.writeUInt32BE(0x494d4333, 0);
     h.writeUInt32BE(source.length, 4);
@@ -372,7 +376,7 @@ describe.concurrent('the full-run code cache (bin/load-cli.cjs)', () => {
   /** A file made from this command's bundle as it is, whose header is right and two copies match. */
   const valid = (file: string, command = 'cpt') => {
     const b = readFileSync(file);
-    const source = readFileSync(bundleOf(command));
+    const source = sourceOf(command);
     const length = b.readUInt32BE(8);
     const at = HEADER + source.length;
     return (
@@ -433,6 +437,11 @@ fs.writeFileSync(out, script.createCachedData());
     expect(valid(kept, 'law-firms')).toBe(true);
     for (const word of ['95c08ec8-6ce7-440e-8aa8-45497a4bf92', 'frobnicate', 'law'])
       expect((await run([word], { IMAGING_CACHE_DIR: cache })).exitCode).toBe(2);
+    // A field list after --json (its value is optional) names no file either: the cache is the
+    // command's own (a review found one ~1 MB file per field list typed).
+    expect(
+      (await run(['--json', 'name', 'law-firms', '--help'], { IMAGING_CACHE_DIR: cache })).exitCode,
+    ).toBe(0);
     expect(readdirSync(folder).filter((f) => f.startsWith('code-'))).toEqual([cacheName('law-firms')]);
     expect(valid(kept, 'law-firms')).toBe(true);
   });
@@ -619,6 +628,31 @@ fs.writeFileSync(out, script.createCachedData());
       expect(r.exitCode).toBe(0);
       expect(r.stderr).toContain(`${text} procedure mappings for code 99999`);
     }
+  });
+
+  it('a launcher whose wrapper changed to the same length never runs a cache made with the old one', async () => {
+    // The cache keeps the whole source V8 compiled, the bundle in bin/load-cli.cjs's wrapper: a
+    // review changed only the wrapper, kept its length, and the old compiled wrapper ran.
+    const pkg = join(dir.path, 'rewrapped-package');
+    for (const d of ['bin', 'dist']) cpSync(join(ROOT, d), join(pkg, d), { recursive: true });
+    const { cache } = privateCache();
+    const lookup = () =>
+      execa(process.execPath, [join(pkg, 'bin', 'imaging.cjs'), 'cpt', '73721', '--json'], {
+        reject: false,
+        env: { ...fx.env(), NO_COLOR: '1', IMAGING_CACHE_DIR: cache },
+        extendEnv: false,
+        timeout: 20_000,
+      });
+    const good = await lookup(); // makes the cache
+    expect(good.exitCode).toBe(0);
+    const launcher = join(pkg, 'bin', 'load-cli.cjs');
+    const head = WRAP.head.toString();
+    const throwing = '(function(exports,require,module,__filename,__dirname,__imagingImport){throw 7';
+    expect(throwing.length).toBe(head.length);
+    writeFileSync(launcher, readFileSync(launcher, 'utf8').replace(`'${head}'`, `'${throwing}'`));
+    const rewrapped = await lookup();
+    expect(rewrapped.exitCode).not.toBe(0); // the new wrapper ran, and threw
+    expect(rewrapped.stderr).toContain('throw 7');
   });
 
   it('a symlink or a FIFO at the cache name is never followed or waited on; the real file is made', async () => {
