@@ -432,7 +432,7 @@ fs.writeFileSync(out, script.createCachedData());
 
   it('no file named after a word that is not a command (an id typed there, a typo), and `law` keeps `law-firms`', async () => {
     const { cache, folder } = privateCache();
-    expect((await run(['law-firms', '--help'], { IMAGING_CACHE_DIR: cache })).exitCode).toBe(0);
+    expect((await run(['law-firms', 'search', 'partners'], { IMAGING_CACHE_DIR: cache })).exitCode).toBe(0);
     const kept = join(folder, cacheName('law-firms'));
     expect(valid(kept, 'law-firms')).toBe(true);
     for (const word of ['95c08ec8-6ce7-440e-8aa8-45497a4bf92', 'frobnicate', 'law'])
@@ -440,10 +440,41 @@ fs.writeFileSync(out, script.createCachedData());
     // A field list after --json (its value is optional) names no file either: the cache is the
     // command's own (a review found one ~1 MB file per field list typed).
     expect(
-      (await run(['--json', 'name', 'law-firms', '--help'], { IMAGING_CACHE_DIR: cache })).exitCode,
+      (await run(['--json', 'name', 'law-firms', 'search', 'partners'], { IMAGING_CACHE_DIR: cache }))
+        .exitCode,
     ).toBe(0);
     expect(readdirSync(folder).filter((f) => f.startsWith('code-'))).toEqual([cacheName('law-firms')]);
     expect(valid(kept, 'law-firms')).toBe(true);
+  });
+
+  it("help and the version save no cache (one would be every later run's); the command itself then does", async () => {
+    // A cache is never remade while V8 accepts it: one saved by `cpt --help` (the help compiled,
+    // not the lookup) was every later lookup's, in review.
+    const { cache, folder } = privateCache();
+    for (const args of [['cpt', '--help'], ['cpt', '-V'], ['help', 'cpt'], ['--help'], ['-h', 'cpt']])
+      expect((await run(args, { IMAGING_CACHE_DIR: cache })).exitCode, args.join(' ')).toBe(0);
+    expect(readdirSync(folder).filter((f) => f.startsWith('code-'))).toEqual([]);
+    expect((await run(['cpt', '73721', '--json'], { IMAGING_CACHE_DIR: cache })).exitCode).toBe(0);
+    expect(valid(join(folder, cacheName('cpt')))).toBe(true);
+  });
+
+  it("a umask that takes the owner's write bit still gives a 0600 cache, used by the next run", async () => {
+    // Under umask 0277 the file was made 0400, which the check refuses: rewritten on every run.
+    const { cache, folder } = privateCache();
+    mkdirSync(folder, { recursive: true, mode: 0o700 });
+    const underUmask = () =>
+      execa('sh', ['-c', 'umask 0277; exec "$0" "$@"', process.execPath, BIN, 'cpt', '73721', '--json'], {
+        reject: false,
+        env: { ...fx.env(), NO_COLOR: '1', IMAGING_CACHE_DIR: cache },
+        extendEnv: false,
+        timeout: 20_000,
+      });
+    expect((await underUmask()).exitCode).toBe(0);
+    const file = join(folder, cacheName('cpt'));
+    expect(statSync(file).mode & 0o7777).toBe(0o600);
+    const { ino } = statSync(file);
+    expect((await underUmask()).exitCode).toBe(0);
+    expect(statSync(file).ino).toBe(ino); // used, not written again
   });
 
   it('`imaging cache path` and `cache clear` make nothing: no compile-cache folder, no code cache', async () => {
