@@ -48,6 +48,14 @@ describe('generated command pages and man page (npm run docs)', () => {
     for (const c of COMMANDS) expect(man).toContain(`imaging ${c.path.join(' ')}`.replace(/-/g, '\\-'));
   });
 
+  it('README.md lists every command, linked to its page', () => {
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const missing = COMMANDS.map((c) => `(docs/commands/${c.path.join('-')}.md)`).filter(
+      (l) => !readme.includes(l),
+    );
+    expect(missing, 'add a line for each to the README command table').toEqual([]);
+  });
+
   it('hold no machine path', () => {
     for (const p of generated(out.path)) {
       const text = readFileSync(join(out.path, p), 'utf8');

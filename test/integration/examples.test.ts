@@ -10,16 +10,19 @@ import { BIN, ROOT, run, tempDir } from '../helpers.js';
 import { VISIT_EVENT } from '../webhook-fixture.js';
 
 /**
- * Issue 9, item 17: every example in README.md and in every command's --help runs against the
+ * Every example in README.md, docs/recipes.md and every command's --help runs against the
  * emulator, exits as expected (0 unless listed below) and prints something (on stdout or into the
- * file it names), so docs and tool cannot drift apart. Examples are read from the README's ```sh,
- * ```bash and ```console blocks (a `$ ` line in a console block) and from the `Examples:` section
- * of every command's --help; each runs in bash (`set -o pipefail`) with `imaging` on PATH, in a
- * folder holding the files the examples name (below), with its own empty config folder and
- * IMAGING_ENV=local pointed at an emulator this file starts (and IMAGING_WEBHOOK_SECRET set, as the
- * README's webhook examples export it). `ID`, `REFERRAL_ID` and `VISIT_ID`
- * stand for a referral (with visits) and one of its visits.
+ * file it names), so docs and tool cannot drift apart. Examples are read from the documents' ```sh,
+ * ```bash and ```console blocks (a `$ ` line in a console block; other blocks, a crontab say, are
+ * not run) and from the `Examples:` section of every command's --help; each runs in bash
+ * (`set -o pipefail`) with `imaging` on PATH, in a folder holding the files the examples name
+ * (below), with its own empty config folder and IMAGING_ENV=local pointed at an emulator this file
+ * starts (and IMAGING_WEBHOOK_SECRET set, as the webhook recipes export it). `ID`, `REFERRAL_ID`
+ * and `VISIT_ID` stand for a referral (with visits) and one of its visits.
  */
+
+/** The documents whose examples run. */
+const DOCUMENTS = ['README.md', 'docs/recipes.md'];
 
 /** Examples that cannot run here, and why. An entry that no longer matches an example fails. */
 const NOT_RUN: Record<string, string> = {
@@ -28,18 +31,10 @@ const NOT_RUN: Record<string, string> = {
   'imaging auth login --env production --base-url https://…':
     'a real account (production), and a URL left to the reader',
   'imaging sso --open': 'a browser',
-  'IMAGING_BASE_URL=http://127.0.0.1:4450 imaging --env production modalities':
-    'a production token stored for another server (test/integration/token-origin.test.ts recreates it)',
-  'imaging referrals get 3f1c2b9e-1111-4222-8333-444455556666':
-    "the answer of a broken server (test/integration/unreadable.test.ts serves it); the emulator's is readable",
-  'imaging webhook verify --body body.json --header "X-Service-Timestamp: 1763751600" --header "X-Service-Signature: v1=d914…" --header "X-Service-Event: visit.status_changed"':
-    'the signature is shortened for the page (v1=d914…)',
   'imaging completion zsh > "${fpath[1]}/_imaging"':
     "zsh syntax, writing into the shell's own folder (completion.test.ts runs the script in a real zsh)",
   'imaging completion fish > ~/.config/fish/completions/imaging.fish':
     "writes into fish's own folder (completion.test.ts runs the script in a real fish)",
-  'imaging completion powershell | Out-String | Invoke-Expression':
-    'PowerShell syntax, and no pwsh here (completion.test.ts checks the script text)',
 };
 
 /** Examples run with something added to the environment, and why. */
@@ -87,8 +82,8 @@ function joinContinued(lines: Array<{ text: string; line: number }>) {
   return out;
 }
 
-function readmeExamples(): Array<{ command: string; source: string }> {
-  const lines = readFileSync(join(ROOT, 'README.md'), 'utf8').split('\n');
+function documentExamples(document: string): Array<{ command: string; source: string }> {
+  const lines = readFileSync(join(ROOT, document), 'utf8').split('\n');
   const found: Array<{ command: string; source: string }> = [];
   let lang: string | undefined;
   let block: Array<{ text: string; line: number }> = [];
@@ -109,7 +104,7 @@ function readmeExamples(): Array<{ command: string; source: string }> {
             : block;
         for (const c of joinContinued(commands)) {
           const command = stripComment(c.text.trim());
-          if (isImaging(command)) found.push({ command, source: `README.md:${c.line}` });
+          if (isImaging(command)) found.push({ command, source: `${document}:${c.line}` });
         }
       }
       lang = undefined;
@@ -171,7 +166,7 @@ function pathOf(command: string): string {
   return out.join(' ');
 }
 
-const examples = collect([...readmeExamples(), ...(await helpExamples())]);
+const examples = collect([...DOCUMENTS.flatMap(documentExamples), ...(await helpExamples())]);
 
 let mock: MockServer;
 let work: ReturnType<typeof tempDir>;
@@ -232,10 +227,12 @@ beforeAll(async () => {
   writeFileSync(join(files, 'body.json'), body);
   writeFileSync(join(files, 'token.txt'), 'mock-token\n');
   writeFileSync(join(files, 'update.json'), JSON.stringify({ referral: { wc_number: 'WCB-2026-00042' } }));
-  // The README's own sample payload (the block after <!-- referral.json -->), so it cannot rot.
-  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-  const sample = /<!-- referral\.json -->\n```json\n([\s\S]*?)\n```/.exec(readme)?.[1];
-  if (!sample) throw new Error('README.md: the <!-- referral.json --> sample payload is missing');
+  // The documents' own sample payload (the block after <!-- referral.json -->), so it cannot rot.
+  const sample = DOCUMENTS.map((d) => readFileSync(join(ROOT, d), 'utf8'))
+    .map((text) => /<!-- referral\.json -->\n```json\n([\s\S]*?)\n```/.exec(text)?.[1])
+    .find((found) => found !== undefined);
+  if (!sample)
+    throw new Error(`${DOCUMENTS.join(', ')}: the <!-- referral.json --> sample payload is missing`);
   JSON.parse(sample);
   writeFileSync(join(files, 'referral.json'), sample);
 });
@@ -310,7 +307,7 @@ async function runExample(e: Example) {
     IMAGING_BASE_URL: mock.url,
     IMAGING_CONFIG_DIR: join(dir, '.config'),
     IMAGING_CACHE_DIR: join(dir, '.cache'),
-    // As the README's webhook examples export it.
+    // As the webhook recipes export it.
     IMAGING_WEBHOOK_SECRET: SECRET,
     NO_COLOR: '1',
     ...ENV_FOR[pathOf(e.command)],
@@ -364,9 +361,15 @@ async function runExample(e: Example) {
   return { code: r.exitCode, stdout: String(r.stdout), stderr: String(r.stderr), wrote, command };
 }
 
-describe('every example in README.md and in --help runs against the emulator', () => {
-  it('finds the examples (README and help both)', () => {
-    expect(examples.filter((e) => e.sources.some((s) => s.startsWith('README'))).length).toBeGreaterThan(20);
+describe('every example in README.md, docs/recipes.md and --help runs against the emulator', () => {
+  it('finds the examples (each document, and help)', () => {
+    for (const document of DOCUMENTS)
+      expect(
+        examples.filter((e) => e.sources.some((s) => s.startsWith(`${document}:`))).length,
+      ).toBeGreaterThan(5);
+    expect(examples.filter((e) => e.sources.some((s) => !s.startsWith('imaging'))).length).toBeGreaterThan(
+      20,
+    );
     expect(examples.filter((e) => e.sources.some((s) => s.startsWith('imaging'))).length).toBeGreaterThan(20);
   });
 
