@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { appendFileSync, readdirSync, readFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readdirSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
@@ -54,6 +54,16 @@ describe('generated command pages and man page (npm run docs)', () => {
       (l) => !readme.includes(l),
     );
     expect(missing, 'add a line for each to the README command table').toEqual([]);
+  });
+
+  it('every test docs/guarantees.md names as proof exists', () => {
+    const text = readFileSync(join(ROOT, 'docs', 'guarantees.md'), 'utf8');
+    const named = [...new Set([...text.matchAll(/`(test\/[\w./-]+\.test\.ts)`/g)].map((m) => m[1]!))];
+    expect(named.length).toBeGreaterThan(10);
+    expect(
+      named.filter((p) => !existsSync(join(ROOT, p))),
+      'moved or removed: update docs/guarantees.md',
+    ).toEqual([]);
   });
 
   it('hold no machine path', () => {
