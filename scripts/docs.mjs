@@ -14,6 +14,7 @@ import { build } from 'esbuild';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SRC = join(ROOT, 'src');
+const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
 const CHECK = process.argv.includes('--check');
 // --out DIR: write (or check) the files under DIR instead of the package folder.
 const at = process.argv.indexOf('--out');
@@ -38,15 +39,19 @@ function modulesExporting(name) {
     }
   };
   walk(SRC);
-  return found;
+  // The shallowest first (src/registry.ts before a deeper namesake), in a fixed order.
+  return found.sort((a, b) => a.split(/[\\/]/).length - b.split(/[\\/]/).length || (a < b ? -1 : 1));
 }
 
 async function loadDefinitions() {
-  const wanted = ['GLOBAL_OPTIONS', 'HELP_EXAMPLES', 'ExitCode'];
-  const lines = [`export { COMMANDS, GROUPS } from './registry.ts';`];
+  // COMMANDS is required (the registry); the others are read when some module exports them.
+  const wanted = ['COMMANDS', 'GROUPS', 'GLOBAL_OPTIONS', 'HELP_EXAMPLES', 'ExitCode'];
+  const lines = [];
   for (const name of wanted) {
     const [file] = modulesExporting(name);
     if (file) lines.push(`export { ${name} } from './${relative(SRC, file).split('\\').join('/')}';`);
+    else if (name === 'COMMANDS')
+      throw new Error('no module under src/ exports COMMANDS (the command registry)');
   }
   const out = await build({
     stdin: { contents: lines.join('\n'), resolveDir: SRC, loader: 'ts', sourcefile: 'docs-entry.ts' },
@@ -55,6 +60,7 @@ async function loadDefinitions() {
     format: 'esm',
     target: 'node20',
     packages: 'external',
+    define: { __IMAGING_VERSION__: JSON.stringify(pkg.version) },
     write: false,
     logLevel: 'error',
   });
@@ -78,7 +84,6 @@ async function loadDefinitions() {
 
 // ---- what a page says ----
 
-const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
 const list = (v) => (Array.isArray(v) ? v : v && typeof v === 'object' ? Object.values(v) : []);
 const str = (v) => (typeof v === 'string' ? v : v === undefined || v === null ? '' : String(v));
 
@@ -132,7 +137,7 @@ const sentence = (s) => md(`${s.charAt(0).toUpperCase()}${s.slice(1)}${/[.!?]$/.
 
 function describe(c, helpExamples) {
   const path = [...(c.def.path ?? c.entry.path)];
-  const summary = str(c.entry.summary);
+  const summary = str(c.entry.summary ?? c.def.summary);
   const description = str(c.def.description);
   return {
     path,
@@ -248,6 +253,9 @@ function manPage(commands, globals, exitCodes) {
   const out = [
     `.\\" ${GENERATED}`,
     `.TH IMAGING 1 "" "${roff(pkg.name)} ${roff(pkg.version)}" "User Commands"`,
+    // No hyphenation, ragged right: option names and paths stay whole.
+    '.nh',
+    '.ad l',
     '.SH NAME',
     `imaging \\- ${roff(pkg.description.replace(/^Command-line tool for /, 'command-line tool for '))}`,
     '.SH SYNOPSIS',
