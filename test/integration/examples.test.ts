@@ -213,7 +213,7 @@ beforeAll(async () => {
     join(files, 'delivery.http'),
     capture(body, now, signatureHeaderValue(key, now, body, 'hex')),
   );
-  // Re-indented on the way, three days old: the README shows it failing.
+  // Re-indented on the way, three days old: the recipes show it failing.
   const old = String(Number(now) - 3 * 86_400);
   writeFileSync(
     join(files, 'reindented.http'),
