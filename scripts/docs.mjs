@@ -73,7 +73,12 @@ async function loadDefinitions() {
     const mod = await import(pathToFileURL(file).href);
     const commands = [];
     for (const entry of mod.COMMANDS) {
-      const def = (await entry.load()).default ?? {};
+      let def;
+      try {
+        def = (await entry.load()).default ?? {};
+      } catch (err) {
+        throw new Error(`imaging ${entry.path?.join(' ')}: its definition did not load: ${err.message}`);
+      }
       commands.push({ entry, def });
     }
     return { ...mod, commands };
