@@ -154,7 +154,11 @@ function describe(c, helpExamples) {
     args: list(c.def.args).map((a) => ({ name: str(a?.name), description: str(a?.description) })),
     options: options(c.def.options),
     formats: Array.isArray(c.def.formats) ? c.def.formats.map(str) : undefined,
-    csv: c.def.csv,
+    // As define.ts has it: a command with fields can write CSV unless it says otherwise or its formats leave CSV out.
+    csv:
+      (c.def.csv ?? Boolean(c.def.fields)) &&
+      (!Array.isArray(c.def.formats) || c.def.formats.includes('csv')),
+    takesFields: Boolean(c.def.fields),
     fields: fieldSets(c.def.fields),
     examples: examplesOf(path, c.def, helpExamples),
   };
@@ -176,7 +180,15 @@ function optionLines(opts) {
   );
 }
 
-function commandPage(c, globals) {
+/** The global options that apply to this command: the CSV ones only where it can write CSV, --fields only where it has fields. */
+function globalsFor(c, globals) {
+  return globals.filter(
+    (g) => (c.csv || !/^CSV\b/.test(g.description)) && (c.takesFields || !/^--fields\b/.test(g.flags)),
+  );
+}
+
+function commandPage(c, allGlobals) {
+  const globals = globalsFor(c, allGlobals);
   const out = [`# ${c.name}`, '', `<!-- ${GENERATED} -->`, '', sentence(c.summary), ''];
   if (c.description) out.push(md(c.description), '');
   out.push('## Usage', '', '```', c.usage, '```', '');
@@ -200,7 +212,7 @@ function commandPage(c, globals) {
   out.push(
     '## Global options',
     '',
-    `Every command also takes the [global options](index.md#global-options)${globals.length ? ` (${globals.map((g) => code(g.flags.replace(/ <.*$/, ''))).join(', ')})` : ''}.`,
+    `It also takes the [global options](index.md#global-options)${globals.length ? ` (${globals.map((g) => code(g.flags.replace(/ <.*$/, ''))).join(', ')})` : ''}.`,
     '',
   );
   return `${out.join('\n').trimEnd()}\n`;
