@@ -1,8 +1,15 @@
 import type { EnvironmentName } from '../config/environments.js';
-import type { Context } from '../context.js';
 import { describeView, Meter, meterKey, meterPath } from './meter.js';
 
 export type { Meter };
+
+/** What the meter needs of a command's context (the Context is one). */
+export interface MeterHost {
+  readonly env: NodeJS.ProcessEnv;
+  readonly globals: { readonly verbose?: boolean | undefined };
+  now(): Date;
+  note(line: string): void;
+}
 
 /**
  * The meter of a client, or undefined: only the sandbox environment has the 2,000-request
@@ -11,7 +18,7 @@ export type { Meter };
  * `--env sandbox --base-url http://127.0.0.1:PORT` and an IMAGING_TOKEN (see README).
  */
 export function sandboxMeter(
-  ctx: Context,
+  ctx: MeterHost,
   env: EnvironmentName,
   baseUrl: string,
   token: string | undefined,
@@ -25,7 +32,7 @@ export function sandboxMeter(
 }
 
 /** At the end of a command: writes what the meters hold and warns when this run crossed 80% or 95%. */
-export function settleMeters(ctx: Context, meters: Iterable<Meter>): void {
+export function settleMeters(ctx: MeterHost, meters: Iterable<Meter>): void {
   for (const meter of meters) {
     try {
       const crossing = meter.close();

@@ -2,6 +2,38 @@ import type { Referral } from '../api/types.js';
 import { latestVisitStatus, patientDob } from '../export/rows.js';
 import { clean, joinSafe, type SafeText, safe, style } from '../output/text.js';
 
+type Pairs = Array<[string, unknown]>;
+
+/** Lines of a view: every value from the server passes clean() (one line, escapes visible). */
+class View {
+  readonly out: Array<string | SafeText> = [];
+  constructor(
+    private readonly color: boolean,
+    readonly timeZone: string | undefined,
+  ) {}
+  b = (s: unknown) => style('bold', s, this.color);
+  dim = (s: unknown) => style('dim', s, this.color);
+  v = (x: unknown): string =>
+    x === null || x === undefined || x === '' ? '-' : clean(String(x)).replace(/\s+/g, ' ').trim() || '-';
+  when = (iso: unknown) => formatTime(iso, this.timeZone);
+  /** Label: value lines, labels padded to the longest; rows whose value is undefined are left out. */
+  pairs(rows: Pairs, indent = ''): void {
+    const shown = rows.filter(([, value]) => value !== undefined);
+    let w = 0;
+    for (const [k] of shown) w = Math.max(w, k.length + 1);
+    for (const [k, value] of shown)
+      this.out.push(safe`${indent}${this.dim(`${k}:`.padEnd(w))}  ${this.v(value)}`);
+  }
+  section(title: string): void {
+    this.out.push('', this.b(title));
+  }
+}
+
+const name = (view: View, o: { name?: unknown; id?: unknown } | undefined) =>
+  o && (o.name || o.id) ? view.v(o.name ?? o.id) : '-';
+const joined = (parts: unknown[]) => parts.filter(Boolean).join(', ');
+const when = <T>(present: boolean, rows: T[]): T[] => (present ? rows : []);
+
 /**
  * The human view of one referral: header, patient, then each visit with its procedures, then
  * ICD-10 codes and call notes. Times in the user's time zone. Unknown statuses appear as they are.
@@ -10,53 +42,45 @@ export function renderReferral(
   r: Referral,
   opts: { color: boolean; timeZone: string | undefined },
 ): SafeText {
-  // Every value from the server passes clean() (one line, escapes visible) via v() or safe`…`.
-  const b = (s: unknown) => style('bold', s, opts.color);
-  const dim = (s: unknown) => style('dim', s, opts.color);
-  const out: Array<string | SafeText> = [];
-  const v = (x: unknown): string =>
-    x === null || x === undefined || x === '' ? '-' : clean(String(x)).replace(/\s+/g, ' ').trim() || '-';
-  const pairs = (rows: Array<[string, unknown]>, indent = '') => {
-    const shown = rows.filter(([, value]) => value !== undefined);
-    const w = Math.max(...shown.map(([k]) => k.length)) + 1;
-    for (const [k, value] of shown) out.push(safe`${indent}${dim(`${k}:`.padEnd(w))}  ${v(value)}`);
-  };
-  const name = (o: { name?: unknown; id?: unknown } | undefined) =>
-    o && (o.name || o.id) ? v(o.name ?? o.id) : '-';
-  const when = (iso: unknown) => formatTime(iso, opts.timeZone);
+  const view = new View(opts.color, opts.timeZone);
+  renderSummary(view, r);
+  renderPatient(view, r.patient);
+  renderVisits(view, Array.isArray(r.visits) ? r.visits : []);
+  const codes = Array.isArray(r.icd10_codes) ? r.icd10_codes : [];
+  view.section(`ICD-10 codes (${codes.length})`);
+  for (const c of codes) view.out.push(safe`  ${view.v(c.code).padEnd(9)} ${view.v(c.short_description)}`);
+  if (codes.length === 0) view.out.push('  none');
+  const notes = Array.isArray(r.call_notes) ? r.call_notes : [];
+  view.section(`Call notes (${notes.length})`);
+  for (const n of notes) view.out.push(safe`  ${view.v(view.when(n.created_at))}  ${view.v(n.notes)}`);
+  if (notes.length === 0) view.out.push('  none');
+  return safe`${joinSafe(view.out, '\n')}\n`;
+}
 
-  out.push(safe`${b(`Referral ${v(r.reference)}`)}  ${dim(v(r.id))}`);
-  pairs([
+function renderSummary(view: View, r: Referral): void {
+  const { b, dim, v } = view;
+  const auto = r.auto_book_request;
+  view.out.push(safe`${b(`Referral ${v(r.reference)}`)}  ${dim(v(r.id))}`);
+  view.pairs([
     ['Status', r.status],
     ['Most advanced visit', latestVisitStatus(r.visits)],
     ['Line of business', r.line_of_business],
     ['Payment type', r.payment_type],
     ['Incident state', r.incident_state],
-    ['Law firm', name(r.law_firm)],
-    ['Practice', name(r.practice)],
-    ...(r.payor ? ([['Payor', name(r.payor)]] as Array<[string, unknown]>) : []),
-    ...(r.insurance_number !== undefined
-      ? ([['Insurance number', r.insurance_number]] as Array<[string, unknown]>)
-      : []),
-    ...(r.wc_number !== undefined ? ([['WC number', r.wc_number]] as Array<[string, unknown]>) : []),
+    ['Law firm', name(view, r.law_firm)],
+    ['Practice', name(view, r.practice)],
+    ...when<Pairs[number]>(Boolean(r.payor), [['Payor', name(view, r.payor)]]),
+    ...when<Pairs[number]>(r.insurance_number !== undefined, [['Insurance number', r.insurance_number]]),
+    ...when<Pairs[number]>(r.wc_number !== undefined, [['WC number', r.wc_number]]),
     [
       'Provider',
-      [r.provider?.name ?? r.referring_provider, r.provider?.npi ? `NPI ${r.provider.npi}` : null]
-        .filter(Boolean)
-        .join(', '),
+      joined([r.provider?.name ?? r.referring_provider, r.provider?.npi ? `NPI ${r.provider.npi}` : null]),
     ],
     ['Scheduling', r.scheduling_mode],
     [
       'Auto-book',
-      r.auto_book_request
-        ? [
-            r.auto_book_request.status,
-            r.auto_book_request.outcome,
-            r.auto_book_request.strategy &&
-              `${r.auto_book_request.strategy} within ${r.auto_book_request.radius} mi`,
-          ]
-            .filter(Boolean)
-            .join(', ')
+      auto
+        ? joined([auto.status, auto.outcome, auto.strategy && `${auto.strategy} within ${auto.radius} mi`])
         : null,
     ],
     ['Preferred center', r.preferred_location?.name],
@@ -69,49 +93,55 @@ export function renderReferral(
           : 'not answered',
     ],
   ]);
+}
 
-  const p = r.patient;
-  out.push('', b('Patient'));
-  if (p) {
-    const full = [p.first_name, p.middle_initial, p.last_name].filter(Boolean).join(' ') || p.name;
-    pairs(
+function renderPatient(view: View, p: Referral['patient']): void {
+  view.section('Patient');
+  if (!p) {
+    view.out.push('  -');
+    return;
+  }
+  const full = [p.first_name, p.middle_initial, p.last_name].filter(Boolean).join(' ') || p.name;
+  view.pairs(
+    [
+      ['Name', full],
+      ['Date of birth', patientDob(p as unknown as Record<string, unknown>)],
+      ['Gender', p.gender],
+      ['Phone', p.phone_number],
+      ['Email', p.email],
       [
-        ['Name', full],
-        ['Date of birth', patientDob(p as unknown as Record<string, unknown>)],
-        ['Gender', p.gender],
-        ['Phone', p.phone_number],
-        ['Email', p.email],
-        [
-          'Address',
-          [p.address_line_1, p.address_line_2, [p.city, p.state].filter(Boolean).join(', '), p.zip_code]
-            .filter(Boolean)
-            .join(', '),
-        ],
+        'Address',
+        joined([
+          p.address_line_1,
+          p.address_line_2,
+          [p.city, p.state].filter(Boolean).join(', '),
+          p.zip_code,
+        ]),
       ],
-      '  ',
-    );
-  } else out.push('  -');
+    ],
+    '  ',
+  );
+}
 
-  const visits = Array.isArray(r.visits) ? r.visits : [];
-  out.push('', b(`Visits (${visits.length})`));
-  if (visits.length === 0) out.push('  none yet');
+function renderVisits(view: View, visits: Referral['visits']): void {
+  const { b, dim, v } = view;
+  view.section(`Visits (${visits.length})`);
+  if (visits.length === 0) view.out.push('  none yet');
   visits.forEach((visit, i) => {
-    out.push(safe`  ${b(`${i + 1}. ${v(visit.modality)}`)}  ${v(visit.status)}  ${dim(v(visit.id))}`);
+    view.out.push(safe`  ${b(`${i + 1}. ${v(visit.modality)}`)}  ${v(visit.status)}  ${dim(v(visit.id))}`);
     const loc = visit.location ?? {};
-    pairs(
+    view.pairs(
       [
-        ['Start', when(visit.start_time)],
+        ['Start', view.when(visit.start_time)],
         [
           'Location',
-          [
+          joined([
             loc.name,
             loc.address_line_1,
             loc.address_line_2,
             [loc.city, loc.state].filter(Boolean).join(', '),
             loc.zip_code,
-          ]
-            .filter(Boolean)
-            .join(', '),
+          ]),
         ],
         ['Radiologists', visit.radiologist_group_name],
       ],
@@ -126,29 +156,18 @@ export function renderReferral(
         .filter(Boolean)
         .map(v)
         .join(', ');
-      out.push(safe`     - ${v(proc.procedure ?? parts)}${proc.procedure ? dim(` (${parts})`) : ''}`);
-      pairs(
+      view.out.push(safe`     - ${v(proc.procedure ?? parts)}${proc.procedure ? dim(` (${parts})`) : ''}`);
+      view.pairs(
         [
           ['CPT', proc.cpt_code],
           ['Accession', proc.accession_id],
-          ...(proc.report_link ? ([['Report', proc.report_link]] as Array<[string, unknown]>) : []),
-          ...(proc.image_link ? ([['Images', proc.image_link]] as Array<[string, unknown]>) : []),
+          ...when<Pairs[number]>(Boolean(proc.report_link), [['Report', proc.report_link]]),
+          ...when<Pairs[number]>(Boolean(proc.image_link), [['Images', proc.image_link]]),
         ],
         '       ',
       );
     }
   });
-
-  const codes = Array.isArray(r.icd10_codes) ? r.icd10_codes : [];
-  out.push('', b(`ICD-10 codes (${codes.length})`));
-  for (const c of codes) out.push(safe`  ${v(c.code).padEnd(9)} ${v(c.short_description)}`);
-  if (codes.length === 0) out.push('  none');
-
-  const notes = Array.isArray(r.call_notes) ? r.call_notes : [];
-  out.push('', b(`Call notes (${notes.length})`));
-  for (const n of notes) out.push(safe`  ${v(when(n.created_at))}  ${v(n.notes)}`);
-  if (notes.length === 0) out.push('  none');
-  return safe`${joinSafe(out, '\n')}\n`;
 }
 
 /** An ISO time in the user's zone (TZ, else the system's), e.g. "Jan 7, 2026, 9:00 AM EST". */

@@ -24,7 +24,34 @@ const HEADER_LINE = /^([!#$%&'*+.^_`|~0-9A-Za-z-]+):[ \t]*(.*?)[ \t]*$/;
 
 export function parseCapture(raw: Buffer): CapturedRequest {
   const notes: string[] = [];
-  // Find the end of the head: the first empty line (CRLF CRLF, LF LF, or a mix).
+  const { lines, headEnd, lineEnding } = splitHead(raw);
+  if (lineEnding !== 'CRLF')
+    notes.push(
+      `header lines end in ${lineEnding === 'mixed' ? 'a mix of CRLF and LF' : 'LF, not CRLF'} (as when a capture is saved or pasted through an editor)`,
+    );
+  let method: string | undefined;
+  let target: string | undefined;
+  const first = lines[0] ?? '';
+  const m = REQUEST_LINE.exec(first);
+  let headerLines = lines;
+  if (m) {
+    method = m[1];
+    target = m[2];
+    headerLines = lines.slice(1);
+  } else if (!HEADER_LINE.test(first)) {
+    throw new CaptureError(`the first line is neither a request line nor a header: "${first.slice(0, 80)}"`);
+  }
+  const headers = parseHeaders(headerLines);
+  const body = bodyOf(raw.subarray(headEnd), headers, notes);
+  return { method, target, headers, body: Buffer.from(body), notes, lineEnding };
+}
+
+/** The head's lines up to the first empty line (CRLF CRLF, LF LF, or a mix), and where the body starts. */
+function splitHead(raw: Buffer): {
+  lines: string[];
+  headEnd: number;
+  lineEnding: CapturedRequest['lineEnding'];
+} {
   let pos = 0;
   const lines: string[] = [];
   const endings = new Set<string>();
@@ -49,23 +76,10 @@ export function parseCapture(raw: Buffer): CapturedRequest {
   }
   const lineEnding =
     endings.size === 2 ? 'mixed' : endings.has('CRLF') ? 'CRLF' : endings.has('LF') ? 'LF' : 'none';
-  if (lineEnding !== 'CRLF')
-    notes.push(
-      `header lines end in ${lineEnding === 'mixed' ? 'a mix of CRLF and LF' : 'LF, not CRLF'} (as when a capture is saved or pasted through an editor)`,
-    );
+  return { lines, headEnd, lineEnding };
+}
 
-  let method: string | undefined;
-  let target: string | undefined;
-  const first = lines[0] ?? '';
-  const m = REQUEST_LINE.exec(first);
-  let headerLines = lines;
-  if (m) {
-    method = m[1];
-    target = m[2];
-    headerLines = lines.slice(1);
-  } else if (!HEADER_LINE.test(first)) {
-    throw new CaptureError(`the first line is neither a request line nor a header: "${first.slice(0, 80)}"`);
-  }
+function parseHeaders(headerLines: string[]): Array<[string, string]> {
   const headers: Array<[string, string]> = [];
   for (const line of headerLines) {
     if (/^[ \t]/.test(line) && headers.length > 0) {
@@ -78,42 +92,42 @@ export function parseCapture(raw: Buffer): CapturedRequest {
     if (!h) throw new CaptureError(`not a header line: "${line.slice(0, 80)}"`);
     headers.push([h[1]!, decodeLatin1AsUtf8(h[2]!)]);
   }
+  return headers;
+}
 
-  let body = raw.subarray(headEnd);
+/** The body's exact bytes: chunked encoding decoded, or cut to Content-Length. */
+function bodyOf(rest: Buffer, headers: Array<[string, string]>, notes: string[]): Buffer {
   const get = (name: string) => headers.filter(([k]) => k.toLowerCase() === name).map(([, v]) => v);
   const te = get('transfer-encoding').join(',').toLowerCase();
   if (te.includes('chunked')) {
-    body = decodeChunked(body);
     notes.push('chunked transfer encoding decoded');
-  } else {
-    // Several Content-Length headers (or a list in one) must agree, else the body's end is
-    // ambiguous (the request-smuggling case): refused, not the first one picked.
-    const lengths = get('content-length')
-      .flatMap((v) => v.split(','))
-      .map((v) => v.trim());
-    if (new Set(lengths).size > 1)
-      throw new CaptureError(
-        `Content-Length is ambiguous: the capture gives ${lengths.map((v) => `"${v.slice(0, 20)}"`).join(' and ')}, so where the body ends cannot be told`,
-      );
-    if (lengths.length > 0) {
-      const n = Number(lengths[0]);
-      if (!/^\d+$/.test(lengths[0]!) || !Number.isSafeInteger(n))
-        throw new CaptureError(`Content-Length is not a number: "${lengths[0]}"`);
-      if (body.length < n)
-        notes.push(
-          `the body is ${count(body.length, 'byte')}, shorter than its Content-Length ${n}: the capture was cut short`,
-        );
-      else if (body.length > n) {
-        const extra = body.subarray(n);
-        if (!/^[\r\n]*$/.test(extra.toString('latin1')))
-          notes.push(
-            `${count(body.length - n, 'byte')} after the body (beyond Content-Length) ${body.length - n === 1 ? 'was' : 'were'} ignored`,
-          );
-        body = body.subarray(0, n);
-      }
-    }
+    return decodeChunked(rest);
   }
-  return { method, target, headers, body: Buffer.from(body), notes, lineEnding };
+  // Several Content-Length headers (or a list in one) must agree, else the body's end is
+  // ambiguous (the request-smuggling case): refused, not the first one picked.
+  const lengths = get('content-length')
+    .flatMap((v) => v.split(','))
+    .map((v) => v.trim());
+  if (new Set(lengths).size > 1)
+    throw new CaptureError(
+      `Content-Length is ambiguous: the capture gives ${lengths.map((v) => `"${v.slice(0, 20)}"`).join(' and ')}, so where the body ends cannot be told`,
+    );
+  if (lengths.length === 0) return rest;
+  const n = Number(lengths[0]);
+  if (!/^\d+$/.test(lengths[0]!) || !Number.isSafeInteger(n))
+    throw new CaptureError(`Content-Length is not a number: "${lengths[0]}"`);
+  if (rest.length < n)
+    notes.push(
+      `the body is ${count(rest.length, 'byte')}, shorter than its Content-Length ${n}: the capture was cut short`,
+    );
+  else if (rest.length > n) {
+    if (!/^[\r\n]*$/.test(rest.subarray(n).toString('latin1')))
+      notes.push(
+        `${count(rest.length - n, 'byte')} after the body (beyond Content-Length) ${rest.length - n === 1 ? 'was' : 'were'} ignored`,
+      );
+    return rest.subarray(0, n);
+  }
+  return rest;
 }
 
 /** Decodes `size[;ext] CRLF data CRLF … 0 CRLF [trailers] CRLF` (LF alone tolerated). */

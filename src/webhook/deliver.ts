@@ -1,4 +1,4 @@
-import type { IncomingHttpHeaders } from 'node:http';
+import type { ClientRequest, IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { count } from '../util/plural.js';
 
 /** One POST of a test delivery to a receiver: its status and how long it took to answer. */
@@ -70,44 +70,8 @@ export async function deliver(
         ms: elapsed(),
         headers: res.headers,
       };
-      const length = Number(res.headers['content-length']);
-      const expected =
-        res.headers['content-length'] !== undefined && Number.isSafeInteger(length) ? length : undefined;
-      let got = 0;
-      let done = false;
-      const finish = (note?: string) => {
-        if (done) return;
-        done = true;
-        clearTimeout(timer);
-        req.destroy();
-        resolve(note ? { ...result, note } : result);
-      };
       const waitMs = Math.max(0, Math.min(opts.timeoutMs - elapsed(), MAX_ANSWER_BODY_MS));
-      const timer = setTimeout(
-        () =>
-          finish(
-            `the body was still coming ${waitMs} ms after the status (${count(got, 'byte')} read); closed`,
-          ),
-        waitMs,
-      );
-      // The body is not shown (a receiver's page may be anything): a little is read and dropped.
-      res.on('data', (chunk: Buffer) => {
-        got += chunk.length;
-        if (got > MAX_ANSWER_BODY) finish(`the body is longer than ${MAX_ANSWER_BODY} bytes; closed`);
-      });
-      res.on('end', () => finish());
-      const cut = () =>
-        finish(
-          expected !== undefined && got < expected
-            ? `the body was cut short (${got} of ${expected} bytes)`
-            : 'the connection closed before the body ended',
-        );
-      res.on('aborted', cut);
-      res.on('error', cut);
-      res.on('close', () => {
-        if (!res.complete) cut();
-        else finish();
-      });
+      drainBody(req, res, waitMs).then((note) => resolve(note ? { ...result, note } : result));
     });
     req.on('error', (err: NodeJS.ErrnoException) => {
       clearTimeout(deadline);
@@ -116,6 +80,52 @@ export async function deliver(
       resolve({ ms: elapsed(), error: err.code ? `${err.code} (${err.message})` : err.message });
     });
     req.end(body);
+  });
+}
+
+/**
+ * Reads and drops at most MAX_ANSWER_BODY bytes of the answer's body for at most `waitMs`, then
+ * closes the connection; resolves with a note when the body was odd (endless, too long, cut short).
+ */
+function drainBody(req: ClientRequest, res: IncomingMessage, waitMs: number): Promise<string | undefined> {
+  const length = Number(res.headers['content-length']);
+  const expected =
+    res.headers['content-length'] !== undefined && Number.isSafeInteger(length) ? length : undefined;
+  return new Promise((resolve) => {
+    let got = 0;
+    let done = false;
+    const finish = (note?: string) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      req.destroy();
+      resolve(note);
+    };
+    const timer = setTimeout(
+      () =>
+        finish(
+          `the body was still coming ${waitMs} ms after the status (${count(got, 'byte')} read); closed`,
+        ),
+      waitMs,
+    );
+    // The body is not shown (a receiver's page may be anything): a little is read and dropped.
+    res.on('data', (chunk: Buffer) => {
+      got += chunk.length;
+      if (got > MAX_ANSWER_BODY) finish(`the body is longer than ${MAX_ANSWER_BODY} bytes; closed`);
+    });
+    res.on('end', () => finish());
+    const cut = () =>
+      finish(
+        expected !== undefined && got < expected
+          ? `the body was cut short (${got} of ${expected} bytes)`
+          : 'the connection closed before the body ended',
+      );
+    res.on('aborted', cut);
+    res.on('error', cut);
+    res.on('close', () => {
+      if (!res.complete) cut();
+      else finish();
+    });
   });
 }
 

@@ -63,92 +63,17 @@ export function checkEvent(headerEvent: string | undefined, body: Buffer): Event
   else if (name !== undefined && headerEvent !== name)
     problems.push(`the event header says "${headerEvent}" but event_name is "${name}"`);
 
-  const need = (
-    field: string,
-    ok: (v: unknown) => boolean,
-    what: string,
-    obj: Obj = data as Obj,
-    prefix = '',
-  ) => {
-    const v = obj[field];
-    if (v === undefined) problems.push(`${prefix}${field} is missing`);
-    else if (!ok(v)) problems.push(`${prefix}${field} is not ${what}`);
-    return v;
-  };
-  const str = (v: unknown) => typeof v === 'string';
-  const uuid = (v: unknown) => typeof v === 'string' && isUuid(v);
-  const referralRef = (r: unknown) => (isObj(r) && typeof r.reference === 'string' ? r.reference : undefined);
-  const twoStatuses = (allowNullFirst: boolean) => (v: unknown) =>
-    isObj(v) &&
-    Array.isArray(v.status) &&
-    v.status.length === 2 &&
-    (typeof v.status[0] === 'string' || (allowNullFirst && v.status[0] === null)) &&
-    typeof v.status[1] === 'string';
-  const changeText = (changes: unknown) =>
-    isObj(changes) && Array.isArray(changes.status)
-      ? changes.status.map((s) => (s === null ? '(none)' : String(s))).join(' -> ')
-      : undefined;
-
-  const checkChanges = (allowNullFirst: boolean) => {
-    const changes = data.changes;
-    if (changes === undefined) problems.push('changes is missing');
-    else if (!isObj(changes) || !Array.isArray(changes.status))
-      problems.push('changes.status is missing or not an array');
-    else if (changes.status.length !== 2)
-      problems.push(
-        `changes.status has ${count(changes.status.length, 'item')}; it must have exactly 2 [previous, current]`,
-      );
-    else if (!twoStatuses(allowNullFirst)(changes))
-      problems.push('changes.status items are not status strings');
-    else if (typeof data.status === 'string' && changes.status[1] !== data.status) {
-      problems.push(`status is "${data.status}" but changes.status ends in "${String(changes.status[1])}"`);
-    }
-    summary.change = changeText(changes);
-  };
-
+  const c: Checker = { data, problems, warnings, summary };
   switch (name) {
-    case 'visit.status_changed': {
-      summary.eventId = need('event_id', uuid, 'a UUID') as string | undefined;
-      need('status', str, 'a string');
-      checkChanges(false);
-      summary.visitId = need('visit_id', uuid, 'a UUID') as string | undefined;
-      summary.occurredAt = need('occurred_at', isDateTime, 'a date-time') as string | undefined;
-      const referral = need('referral', isObj, 'an object');
-      summary.reference = referralRef(referral);
-      if (isObj(referral) && Array.isArray(referral.visits) && summary.visitId) {
-        if (!referral.visits.some((v) => isObj(v) && v.id === summary.visitId))
-          warnings.push('visit_id is not among referral.visits');
-      }
+    case 'visit.status_changed':
+      checkVisitEvent(c);
       break;
-    }
-    case 'notification.status_changed': {
-      summary.eventId = need('event_id', uuid, 'a UUID') as string | undefined;
-      need('referral_id', uuid, 'a UUID');
-      need('status', str, 'a string');
-      checkChanges(true);
-      const n = need('notification', isObj, 'an object');
-      if (isObj(n)) {
-        for (const f of ['id', 'channel', 'status', 'created_at', 'updated_at'])
-          need(f, (v) => v !== null, 'set', n, 'notification.');
-        summary.notification = [n.channel, n.notification_type]
-          .filter((x) => typeof x === 'string')
-          .join(' ');
-      }
-      summary.occurredAt = need('occurred_at', isDateTime, 'a date-time') as string | undefined;
+    case 'notification.status_changed':
+      checkNotificationEvent(c);
       break;
-    }
-    case 'referral.auto_book_completed': {
-      summary.occurredAt = need('occurred_at', isDateTime, 'a date-time') as string | undefined;
-      const a = need('auto_book_request', isObj, 'an object');
-      if (isObj(a)) {
-        need('id', uuid, 'a UUID', a, 'auto_book_request.');
-        need('status', str, 'a string', a, 'auto_book_request.');
-        summary.id = typeof a.id === 'string' ? a.id : undefined;
-        summary.outcome = typeof a.outcome === 'string' ? a.outcome : undefined;
-      }
-      summary.reference = referralRef(need('referral', isObj, 'an object'));
+    case 'referral.auto_book_completed':
+      checkAutoBookEvent(c);
       break;
-    }
     case undefined:
       break;
     default:
@@ -157,4 +82,97 @@ export function checkEvent(headerEvent: string | undefined, body: Buffer): Event
   }
   summary.id ??= summary.eventId;
   return { summary, problems, warnings };
+}
+
+interface Checker {
+  data: Obj;
+  problems: string[];
+  warnings: string[];
+  summary: EventSummary;
+}
+
+/** The field's value; a problem is noted when it is missing or not what `ok` wants. */
+function need(
+  c: Checker,
+  field: string,
+  ok: (v: unknown) => boolean,
+  what: string,
+  obj = c.data,
+  prefix = '',
+) {
+  const v = obj[field];
+  if (v === undefined) c.problems.push(`${prefix}${field} is missing`);
+  else if (!ok(v)) c.problems.push(`${prefix}${field} is not ${what}`);
+  return v;
+}
+
+const str = (v: unknown) => typeof v === 'string';
+const uuid = (v: unknown) => typeof v === 'string' && isUuid(v);
+const maybeString = (v: unknown) => (typeof v === 'string' ? v : undefined);
+const referralRef = (r: unknown) => (isObj(r) && typeof r.reference === 'string' ? r.reference : undefined);
+
+/** `changes.status` is [previous, current], and current is the event's status. */
+function checkChanges(c: Checker, allowNullFirst: boolean): void {
+  const { data, problems } = c;
+  const changes = data.changes;
+  if (changes === undefined) problems.push('changes is missing');
+  else if (!isObj(changes) || !Array.isArray(changes.status))
+    problems.push('changes.status is missing or not an array');
+  else if (changes.status.length !== 2)
+    problems.push(
+      `changes.status has ${count(changes.status.length, 'item')}; it must have exactly 2 [previous, current]`,
+    );
+  else if (
+    !(typeof changes.status[0] === 'string' || (allowNullFirst && changes.status[0] === null)) ||
+    typeof changes.status[1] !== 'string'
+  )
+    problems.push('changes.status items are not status strings');
+  else if (typeof data.status === 'string' && changes.status[1] !== data.status) {
+    problems.push(`status is "${data.status}" but changes.status ends in "${String(changes.status[1])}"`);
+  }
+  c.summary.change =
+    isObj(changes) && Array.isArray(changes.status)
+      ? changes.status.map((s) => (s === null ? '(none)' : String(s))).join(' -> ')
+      : undefined;
+}
+
+function checkVisitEvent(c: Checker): void {
+  const { summary } = c;
+  summary.eventId = maybeString(need(c, 'event_id', uuid, 'a UUID'));
+  need(c, 'status', str, 'a string');
+  checkChanges(c, false);
+  summary.visitId = maybeString(need(c, 'visit_id', uuid, 'a UUID'));
+  summary.occurredAt = maybeString(need(c, 'occurred_at', isDateTime, 'a date-time'));
+  const referral = need(c, 'referral', isObj, 'an object');
+  summary.reference = referralRef(referral);
+  if (isObj(referral) && Array.isArray(referral.visits) && summary.visitId) {
+    if (!referral.visits.some((v) => isObj(v) && v.id === summary.visitId))
+      c.warnings.push('visit_id is not among referral.visits');
+  }
+}
+
+function checkNotificationEvent(c: Checker): void {
+  c.summary.eventId = maybeString(need(c, 'event_id', uuid, 'a UUID'));
+  need(c, 'referral_id', uuid, 'a UUID');
+  need(c, 'status', str, 'a string');
+  checkChanges(c, true);
+  const n = need(c, 'notification', isObj, 'an object');
+  if (isObj(n)) {
+    for (const f of ['id', 'channel', 'status', 'created_at', 'updated_at'])
+      need(c, f, (v) => v !== null, 'set', n, 'notification.');
+    c.summary.notification = [n.channel, n.notification_type].filter((x) => typeof x === 'string').join(' ');
+  }
+  c.summary.occurredAt = maybeString(need(c, 'occurred_at', isDateTime, 'a date-time'));
+}
+
+function checkAutoBookEvent(c: Checker): void {
+  c.summary.occurredAt = maybeString(need(c, 'occurred_at', isDateTime, 'a date-time'));
+  const a = need(c, 'auto_book_request', isObj, 'an object');
+  if (isObj(a)) {
+    need(c, 'id', uuid, 'a UUID', a, 'auto_book_request.');
+    need(c, 'status', str, 'a string', a, 'auto_book_request.');
+    c.summary.id = maybeString(a.id);
+    c.summary.outcome = maybeString(a.outcome);
+  }
+  c.summary.reference = referralRef(need(c, 'referral', isObj, 'an object'));
 }

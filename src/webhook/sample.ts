@@ -25,7 +25,6 @@ export function parseEventName(value: string): EventName {
 export function sampleReferral(now: Date): Referral {
   const u = randomUUID;
   const day = (d: number) => new Date(now.getTime() + d * 86_400_000).toISOString();
-  const visitId = u();
   return {
     id: u(),
     reference: 'R-TEST01',
@@ -33,41 +32,7 @@ export function sampleReferral(now: Date): Referral {
     line_of_business: 'personal_injury',
     payment_type: 'lien',
     incident_state: 'NV',
-    visits: [
-      {
-        id: visitId,
-        modality: 'MRI',
-        procedures: [
-          {
-            body_part: 'Knee',
-            procedure: 'MRI Knee without contrast',
-            contrast: 'without_contrast',
-            laterality: 'left',
-            cpt_code: '73721',
-            cpt_code_id: u(),
-            cpt_system: 'http://www.ama-assn.org/go/cpt',
-            accession_id: 'ACC-TEST-1001',
-            study_uid: null,
-            series_uid: null,
-            image_link: null,
-            report_link: null,
-          },
-        ],
-        status: 'ready_to_book',
-        start_time: day(3),
-        radiologist_group_name: 'Desert Radiology Partners',
-        location: {
-          id: u(),
-          address_line_1: '100 Health Plaza',
-          address_line_2: 'Suite 2',
-          city: 'Reno',
-          state: 'NV',
-          zip_code: '89501',
-          name: 'Test Imaging Center',
-          npi: '1234567893',
-        },
-      },
-    ],
+    visits: [sampleVisit(u(), day(3))],
     referring_provider: 'Dr. Test Provider',
     provider: { id: u(), name: 'Dr. Test Provider', npi: '1245319599' },
     law_firm: { id: u(), name: 'Test & Sample Law, LLP' },
@@ -104,6 +69,43 @@ export function sampleReferral(now: Date): Referral {
     preferred_location: { id: null, name: null },
     scheduling_mode: 'anytime_anywhere',
     auto_book_request: null,
+  };
+}
+
+function sampleVisit(id: string, startTime: string): Referral['visits'][number] {
+  const u = randomUUID;
+  return {
+    id,
+    modality: 'MRI',
+    procedures: [
+      {
+        body_part: 'Knee',
+        procedure: 'MRI Knee without contrast',
+        contrast: 'without_contrast',
+        laterality: 'left',
+        cpt_code: '73721',
+        cpt_code_id: u(),
+        cpt_system: 'http://www.ama-assn.org/go/cpt',
+        accession_id: 'ACC-TEST-1001',
+        study_uid: null,
+        series_uid: null,
+        image_link: null,
+        report_link: null,
+      },
+    ],
+    status: 'ready_to_book',
+    start_time: startTime,
+    radiologist_group_name: 'Desert Radiology Partners',
+    location: {
+      id: u(),
+      address_line_1: '100 Health Plaza',
+      address_line_2: 'Suite 2',
+      city: 'Reno',
+      state: 'NV',
+      zip_code: '89501',
+      name: 'Test Imaging Center',
+      npi: '1234567893',
+    },
   };
 }
 

@@ -61,80 +61,8 @@ export function verifyDelivery(input: VerifyInput): Verdict {
     summary: event.summary,
   };
 
-  // Timestamp: always reported when present.
-  let timestampOk = true;
-  if (tsHeader !== undefined) {
-    const t = tsHeader.trim();
-    if (!/^\d+$/.test(t)) {
-      problems.push(`the timestamp "${tsHeader}" is not a whole number of seconds`);
-      timestampOk = false;
-    } else {
-      v.timestamp = Number(t);
-      if (t.length >= 13) warnings.push('the timestamp looks like milliseconds, not seconds');
-      v.age_seconds = input.now - v.timestamp;
-      if (input.tolerance !== undefined && Math.abs(v.age_seconds) > input.tolerance) {
-        problems.push(
-          `the timestamp is ${describeAge(v.age_seconds)}, beyond --tolerance ${input.tolerance} s`,
-        );
-        timestampOk = false;
-      } else if (input.tolerance === undefined && (v.age_seconds > REPLAY_WINDOW || v.age_seconds < 0)) {
-        // Captured requests are old, so without --tolerance the age does not fail the check; but a
-        // replayed or forged delivery must not pass unnoticed.
-        warnings.push(
-          `the timestamp is ${describeAge(v.age_seconds)}${v.age_seconds < 0 ? '' : `, older than ${REPLAY_WINDOW / 60} minutes`}: a receiver would refuse it as a possible replay (check it with --tolerance ${REPLAY_WINDOW})`,
-        );
-      }
-    }
-  }
-
-  if (sigHeader === undefined && tsHeader === undefined) {
-    v.signature = 'unsigned';
-    const autoBook = event.summary.event === UNSIGNED_BY_DESIGN;
-    if (!(autoBook && input.allowUnsigned)) {
-      problems.push(`there is no ${names.signature} or ${names.timestamp} header`);
-      causes.push(
-        autoBook
-          ? `${UNSIGNED_BY_DESIGN} sent to a per-request webhook_url is unsigned by design; --allow-unsigned accepts exactly that case`
-          : `only ${UNSIGNED_BY_DESIGN} sent to a per-request webhook_url is unsigned by design; this delivery should have been signed`,
-      );
-      const lookalike = input.headers.find(([k, val]) => /signature|timestamp/i.test(k) || /^v1=/.test(val));
-      if (lookalike)
-        causes.push(
-          `there is a "${lookalike[0]}" header: if that is the real name, pass it with --signature-header / --timestamp-header`,
-        );
-    }
-  } else if (sigHeader === undefined) {
-    problems.push(`the ${names.signature} header is missing`);
-  } else if (tsHeader === undefined) {
-    problems.push(`the ${names.timestamp} header is missing, so the signature cannot be checked`);
-    v.signature = 'invalid';
-  } else {
-    const candidates = v1Values(sigHeader);
-    const ts = tsHeader.trim();
-    const digest = computeDigest(input.secret.key, ts, body);
-    if (candidates.length === 0) {
-      v.signature = 'invalid';
-      problems.push(`the ${names.signature} header has no v1= value`);
-    } else {
-      for (const c of candidates) {
-        const enc = matchDigest(c, digest, input.encoding);
-        if (enc) {
-          v.signature = 'valid';
-          v.encoding = enc;
-          break;
-        }
-      }
-      if (v.signature !== 'valid') {
-        v.signature = 'invalid';
-        problems.push(
-          candidates.length > 1
-            ? `none of the ${candidates.length} v1= signatures matches`
-            : 'the signature does not match',
-        );
-        causes.push(...diagnose(input, ts, candidates));
-      }
-    }
-  }
+  const timestampOk = tsHeader === undefined || checkTimestamp(input, tsHeader, v);
+  checkSignature(input, sigHeader, tsHeader, v);
 
   problems.push(...event.problems);
   const signatureOk = v.signature === 'valid' || (v.signature === 'unsigned' && problems.length === 0);
@@ -143,27 +71,121 @@ export function verifyDelivery(input: VerifyInput): Verdict {
   return v;
 }
 
+/** Fills the timestamp and its age; false when it fails the check (not a number, beyond --tolerance). */
+function checkTimestamp(input: VerifyInput, tsHeader: string, v: Verdict): boolean {
+  const t = tsHeader.trim();
+  if (!/^\d+$/.test(t)) {
+    v.problems.push(`the timestamp "${tsHeader}" is not a whole number of seconds`);
+    return false;
+  }
+  v.timestamp = Number(t);
+  if (t.length >= 13) v.warnings.push('the timestamp looks like milliseconds, not seconds');
+  v.age_seconds = input.now - v.timestamp;
+  if (input.tolerance !== undefined && Math.abs(v.age_seconds) > input.tolerance) {
+    v.problems.push(
+      `the timestamp is ${describeAge(v.age_seconds)}, beyond --tolerance ${input.tolerance} s`,
+    );
+    return false;
+  }
+  if (input.tolerance === undefined && (v.age_seconds > REPLAY_WINDOW || v.age_seconds < 0)) {
+    // Captured requests are old, so without --tolerance the age does not fail the check; but a
+    // replayed or forged delivery must not pass unnoticed.
+    v.warnings.push(
+      `the timestamp is ${describeAge(v.age_seconds)}${v.age_seconds < 0 ? '' : `, older than ${REPLAY_WINDOW / 60} minutes`}: a receiver would refuse it as a possible replay (check it with --tolerance ${REPLAY_WINDOW})`,
+    );
+  }
+  return true;
+}
+
+/** Sets the signature's state, its problems and the likely causes of a mismatch. */
+function checkSignature(
+  input: VerifyInput,
+  sigHeader: string | undefined,
+  tsHeader: string | undefined,
+  v: Verdict,
+): void {
+  const { names } = input;
+  if (sigHeader === undefined && tsHeader === undefined) {
+    v.signature = 'unsigned';
+    const autoBook = v.summary.event === UNSIGNED_BY_DESIGN;
+    if (autoBook && input.allowUnsigned) return;
+    v.problems.push(`there is no ${names.signature} or ${names.timestamp} header`);
+    v.causes.push(
+      autoBook
+        ? `${UNSIGNED_BY_DESIGN} sent to a per-request webhook_url is unsigned by design; --allow-unsigned accepts exactly that case`
+        : `only ${UNSIGNED_BY_DESIGN} sent to a per-request webhook_url is unsigned by design; this delivery should have been signed`,
+    );
+    const lookalike = input.headers.find(([k, val]) => /signature|timestamp/i.test(k) || /^v1=/.test(val));
+    if (lookalike)
+      v.causes.push(
+        `there is a "${lookalike[0]}" header: if that is the real name, pass it with --signature-header / --timestamp-header`,
+      );
+    return;
+  }
+  if (sigHeader === undefined) {
+    v.problems.push(`the ${names.signature} header is missing`);
+    return;
+  }
+  if (tsHeader === undefined) {
+    v.problems.push(`the ${names.timestamp} header is missing, so the signature cannot be checked`);
+    v.signature = 'invalid';
+    return;
+  }
+  const candidates = v1Values(sigHeader);
+  const ts = tsHeader.trim();
+  const digest = computeDigest(input.secret.key, ts, input.body);
+  v.signature = 'invalid';
+  if (candidates.length === 0) {
+    v.problems.push(`the ${names.signature} header has no v1= value`);
+    return;
+  }
+  for (const c of candidates) {
+    const enc = matchDigest(c, digest, input.encoding);
+    if (enc) {
+      v.signature = 'valid';
+      v.encoding = enc;
+      return;
+    }
+  }
+  v.problems.push(
+    candidates.length > 1
+      ? `none of the ${candidates.length} v1= signatures matches`
+      : 'the signature does not match',
+  );
+  v.causes.push(...diagnose(input, ts, candidates));
+}
+
 /** Tries what usually goes wrong, and names what would have matched. */
 function diagnose(input: VerifyInput, ts: string, candidates: string[]): string[] {
-  const causes: string[] = [];
   const matches = (key: Buffer, body: Buffer) => {
     const d = computeDigest(key, ts, body);
     return candidates.some((c) => matchDigest(c, d, 'auto') !== undefined);
   };
   const { body, secret } = input;
-  const key = secret.key;
-
-  if (input.encoding !== 'auto') {
-    const d = computeDigest(key, ts, body);
-    if (candidates.some((c) => matchDigest(c, d, 'auto'))) {
-      causes.push(
-        `the signature is not ${input.encoding}: it matches in the other encoding (use --encoding auto)`,
-      );
-      return causes;
-    }
+  if (input.encoding !== 'auto' && matches(secret.key, body))
+    return [`the signature is not ${input.encoding}: it matches in the other encoding (use --encoding auto)`];
+  const cause =
+    bodyVariants(body.toString('utf8')).find(([, form]) => matches(secret.key, Buffer.from(form)))?.[0] ??
+    secretVariants(secret).find(([, make]) => {
+      try {
+        return matches(make(), body);
+      } catch {
+        return false;
+      }
+    })?.[0];
+  if (cause) return [cause];
+  const causes = [
+    'the secret is wrong (each environment, and each group, has its own), or the body or timestamp changed on the way (a proxy or logging middleware re-encoding JSON)',
+  ];
+  for (const note of input.captureNotes ?? []) {
+    if (/line|shorter|ignored/.test(note)) causes.push(`about the capture: ${note}`);
   }
-  // The body as it may have been before someone parsed and re-encoded it, or an editor saved it.
-  const text = body.toString('utf8');
+  return causes;
+}
+
+/** The body as it may have been before someone parsed and re-encoded it, or an editor saved it. */
+function bodyVariants(text: string): Array<[string, string]> {
+  const variants: Array<[string, string]> = [];
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -176,15 +198,13 @@ function diagnose(input: VerifyInput, ts: string, candidates: string[]): string[
       ['indented', JSON.stringify(parsed, null, 2)],
       ['indented', JSON.stringify(parsed, null, 4)],
     ] as const) {
-      if (form !== text && matches(key, Buffer.from(form))) {
-        causes.push(
+      if (form !== text)
+        variants.push([
           `the body was re-serialised: the signature matches its ${label} JSON form. Verify the raw bytes as received, not JSON parsed and encoded again`,
-        );
-        return causes;
-      }
+          form,
+        ]);
     }
   }
-  const variants: Array<[string, string]> = [];
   if (text.includes('\r\n'))
     variants.push(['line endings in the body were changed from LF to CRLF', text.replace(/\r\n/g, '\n')]);
   else if (text.includes('\n'))
@@ -195,52 +215,27 @@ function diagnose(input: VerifyInput, ts: string, candidates: string[]): string[
       text.replace(/\r?\n$/, ''),
     ]);
   else variants.push(['the newline at the end of the body was lost', `${text}\n`]);
-  for (const [cause, variant] of variants) {
-    if (matches(key, Buffer.from(variant))) {
-      causes.push(cause);
-      return causes;
-    }
-  }
-  // The secret as it may have been meant.
-  const secretVariants: Array<[string, () => Buffer]> = [];
+  return variants;
+}
+
+/** The secret as it may have been meant. */
+function secretVariants(secret: Secret): Array<[string, () => Buffer]> {
+  const variants: Array<[string, () => Buffer]> = [];
   if (secret.text.trim() !== secret.text)
-    secretVariants.push([
+    variants.push([
       'the secret has stray white space: without it, the signature matches',
       () => secretKey(secret.text.trim(), secret.format),
     ]);
-  secretVariants.push([
+  variants.push([
     'the secret had a trailing newline that was dropped; with it, the signature matches',
     () => Buffer.from(`${secret.text}\n`),
   ]);
-  if (secret.format === 'raw')
-    secretVariants.push([
-      'the secret is base64-encoded: use --secret-format base64',
-      () => secretKey(secret.text, 'base64'),
-    ]);
-  else
-    secretVariants.push([
-      'the secret is meant as its text: use --secret-format raw',
-      () => secretKey(secret.text, 'raw'),
-    ]);
-  for (const [cause, make] of secretVariants) {
-    let k: Buffer;
-    try {
-      k = make();
-    } catch {
-      continue;
-    }
-    if (matches(k, body)) {
-      causes.push(cause);
-      return causes;
-    }
-  }
-  causes.push(
-    'the secret is wrong (each environment, and each group, has its own), or the body or timestamp changed on the way (a proxy or logging middleware re-encoding JSON)',
+  variants.push(
+    secret.format === 'raw'
+      ? ['the secret is base64-encoded: use --secret-format base64', () => secretKey(secret.text, 'base64')]
+      : ['the secret is meant as its text: use --secret-format raw', () => secretKey(secret.text, 'raw')],
   );
-  for (const note of input.captureNotes ?? []) {
-    if (/line|shorter|ignored/.test(note)) causes.push(`about the capture: ${note}`);
-  }
-  return causes;
+  return variants;
 }
 
 function headline(v: Verdict, tolerance: number | undefined): string {

@@ -236,22 +236,16 @@ export function noLocation(): Visit['location'] {
   };
 }
 
-export function generateReferral(seed: number, i: number, id: string, ref: ReferenceData): Referral {
-  const rand = rng(seed * 1_000_003 + i * 7919 + 17);
-  const u = () => uuidFrom(rand);
-  const line = LINES[i % LINES.length]!;
-  const [city, state, zip] = pick(rand, CITIES);
-  const first = pick(rand, FIRST);
-  const last = pick(rand, LAST);
-  const year = 1950 + Math.floor(rand() * 50);
-  const month = 1 + Math.floor(rand() * 12);
-  const day = 1 + Math.floor(rand() * 28);
-  const mm = String(month).padStart(2, '0');
-  const dd = String(day).padStart(2, '0');
-  const firm = pick(rand, ref.lawFirms);
+/** A referral's visits: none for every ninth, else one to three, each with its procedures. */
+function generateVisits(
+  rand: () => number,
+  u: () => string,
+  i: number,
+  ref: ReferenceData,
+  base: number,
+): Visit[] {
   const visitCount = i % 9 === 0 ? 0 : 1 + Math.floor(rand() * 3);
   const visits: Visit[] = [];
-  const base = Date.UTC(2026, 0, 5) + i * 3_600_000 * 5;
   for (let v = 0; v < visitCount; v++) {
     const mapping = pick(rand, ref.cpt);
     const status = pick(rand, VISIT_STATUS_POOL);
@@ -262,31 +256,7 @@ export function generateReferral(seed: number, i: number, id: string, ref: Refer
     const scheduled = rank < 0 || (rank >= BOOKED && status !== 'canceled');
     const reported = ['report_uploaded', 'qc_report_ready', 'invoice_ready', 'sent_to_rp'].includes(status);
     const procCount = 1 + Math.floor(rand() * 2);
-    const procedures: Procedure[] = [];
-    for (let p = 0; p < procCount; p++) {
-      const m =
-        p === 0
-          ? mapping
-          : pick(
-              rand,
-              ref.cpt.filter((c) => c.modality_name === mapping.modality_name),
-            );
-      const accession = `ACC-${(i * 10 + v) * 10 + p + 100000}`;
-      procedures.push({
-        body_part: m.body_part_name,
-        procedure: `${m.modality_name} ${m.body_part_name} ${m.contrast.replace(/_/g, ' ')}`,
-        contrast: m.contrast,
-        laterality: m.laterality,
-        cpt_code: rand() < 0.95 ? m.code : null,
-        cpt_code_id: rand() < 0.95 ? m.id : null,
-        cpt_system: CPT_SYSTEM,
-        accession_id: scheduled ? accession : null,
-        study_uid: reported ? `1.2.840.113619.2.${i}.${v}.${p}` : null,
-        series_uid: reported ? `1.2.840.113619.2.${i}.${v}.${p}.1` : null,
-        image_link: reported ? `https://images.example.invalid/studies/${accession}` : null,
-        report_link: reported ? `https://reports.example.invalid/${accession}.pdf` : null,
-      });
-    }
+    const procedures = generateProcedures(rand, ref, mapping, { i, v, procCount, scheduled, reported });
     visits.push({
       id: u(),
       modality: mapping.modality_name,
@@ -308,6 +278,95 @@ export function generateReferral(seed: number, i: number, id: string, ref: Refer
         : noLocation(),
     });
   }
+  return visits;
+}
+
+/** A visit's procedures: the first is the visit's mapping, the others of the same modality. */
+function generateProcedures(
+  rand: () => number,
+  ref: ReferenceData,
+  mapping: ReferenceData['cpt'][number],
+  at: { i: number; v: number; procCount: number; scheduled: boolean; reported: boolean },
+): Procedure[] {
+  const procedures: Procedure[] = [];
+  for (let p = 0; p < at.procCount; p++) {
+    const m =
+      p === 0
+        ? mapping
+        : pick(
+            rand,
+            ref.cpt.filter((c) => c.modality_name === mapping.modality_name),
+          );
+    const accession = `ACC-${(at.i * 10 + at.v) * 10 + p + 100000}`;
+    procedures.push({
+      body_part: m.body_part_name,
+      procedure: `${m.modality_name} ${m.body_part_name} ${m.contrast.replace(/_/g, ' ')}`,
+      contrast: m.contrast,
+      laterality: m.laterality,
+      cpt_code: rand() < 0.95 ? m.code : null,
+      cpt_code_id: rand() < 0.95 ? m.id : null,
+      cpt_system: CPT_SYSTEM,
+      accession_id: at.scheduled ? accession : null,
+      study_uid: at.reported ? `1.2.840.113619.2.${at.i}.${at.v}.${p}` : null,
+      series_uid: at.reported ? `1.2.840.113619.2.${at.i}.${at.v}.${p}.1` : null,
+      image_link: at.reported ? `https://images.example.invalid/studies/${accession}` : null,
+      report_link: at.reported ? `https://reports.example.invalid/${accession}.pdf` : null,
+    });
+  }
+  return procedures;
+}
+
+function generatePatient(
+  rand: () => number,
+  u: () => string,
+  i: number,
+  p: {
+    first: string;
+    last: string;
+    year: number;
+    mm: string;
+    dd: string;
+    city: string;
+    state: string;
+    zip: string;
+  },
+): Referral['patient'] {
+  const { first, last, year, mm, dd, city, state, zip } = p;
+  return {
+    id: u(),
+    identifier: { system: PATIENT_SYSTEM, value: u() },
+    name: `${first} ${last}`,
+    first_name: first,
+    last_name: last,
+    middle_initial: rand() < 0.4 ? String.fromCharCode(65 + Math.floor(rand() * 26)) : null,
+    date_of_birth: `${mm}/${dd}/${year}`,
+    date_of_birth_iso: rand() < 0.95 ? `${year}-${mm}-${dd}` : null,
+    email: rand() < 0.7 ? `patient${i}@example.com` : null,
+    phone_number: rand() < 0.8 ? `+1215555${String(i % 10000).padStart(4, '0')}` : null,
+    gender: pick(rand, ['male', 'female', 'other', null]),
+    address_line_1: `${1 + Math.floor(rand() * 9999)} ${pick(rand, ['Oak St', 'Maple Ave, Apt 4', 'Main St'])}`,
+    address_line_2: null,
+    city,
+    state,
+    zip_code: zip,
+  };
+}
+
+export function generateReferral(seed: number, i: number, id: string, ref: ReferenceData): Referral {
+  const rand = rng(seed * 1_000_003 + i * 7919 + 17);
+  const u = () => uuidFrom(rand);
+  const line = LINES[i % LINES.length]!;
+  const [city, state, zip] = pick(rand, CITIES);
+  const first = pick(rand, FIRST);
+  const last = pick(rand, LAST);
+  const year = 1950 + Math.floor(rand() * 50);
+  const month = 1 + Math.floor(rand() * 12);
+  const day = 1 + Math.floor(rand() * 28);
+  const mm = String(month).padStart(2, '0');
+  const dd = String(day).padStart(2, '0');
+  const firm = pick(rand, ref.lawFirms);
+  const base = Date.UTC(2026, 0, 5) + i * 3_600_000 * 5;
+  const visits = generateVisits(rand, u, i, ref, base);
   const icdCount = 1 + Math.floor(rand() * 3);
   const icd10_codes = Array.from({ length: icdCount }, () => {
     const c = pick(rand, ref.icd10);
@@ -335,24 +394,7 @@ export function generateReferral(seed: number, i: number, id: string, ref: Refer
           }
         : { id: null, name: null },
     icd10_codes,
-    patient: {
-      id: u(),
-      identifier: { system: PATIENT_SYSTEM, value: u() },
-      name: `${first} ${last}`,
-      first_name: first,
-      last_name: last,
-      middle_initial: rand() < 0.4 ? String.fromCharCode(65 + Math.floor(rand() * 26)) : null,
-      date_of_birth: `${mm}/${dd}/${year}`,
-      date_of_birth_iso: rand() < 0.95 ? `${year}-${mm}-${dd}` : null,
-      email: rand() < 0.7 ? `patient${i}@example.com` : null,
-      phone_number: rand() < 0.8 ? `+1215555${String(i % 10000).padStart(4, '0')}` : null,
-      gender: pick(rand, ['male', 'female', 'other', null]),
-      address_line_1: `${1 + Math.floor(rand() * 9999)} ${pick(rand, ['Oak St', 'Maple Ave, Apt 4', 'Main St'])}`,
-      address_line_2: null,
-      city,
-      state,
-      zip_code: zip,
-    },
+    patient: generatePatient(rand, u, i, { first, last, year, mm, dd, city, state, zip }),
     call_notes: Array.from({ length: Math.floor(rand() * 3) }, (_, n) => ({
       created_at: new Date(base - (n + 1) * 86_400_000).toISOString(),
       notes: pick(rand, NOTES),
