@@ -1,6 +1,6 @@
 import type { Referral } from '../api/types.js';
-import { latestVisitStatus, patientDob } from '../export/rows.js';
 import { clean, joinSafe, type SafeText, safe, style } from '../output/text.js';
+import { latestVisitStatus, patientDob } from '../resources/referrals.js';
 
 /**
  * The human view of one referral: header, patient, then each visit with its procedures, then
