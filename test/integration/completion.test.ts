@@ -293,6 +293,7 @@ printf '%s\\n' "\${COMPREPLY[@]}" ${END}`,
     await expectBash([
       [['imaging', 'referrals', 'ex'], 2, ['export']],
       [['imaging', 'referrals', 'export', '--visit-status', 'pending,boo'], 4, ['pending,booked']],
+      [['imaging', 'referrals', 'list', '--fields', 'id,patient.last_'], 4, ['id,patient.last_name']],
       [['imaging', '--env', ''], 2, ['sandbox', 'production', 'local']],
       [['imaging', 'webhook', 'send', 'n'], 3, ['notification.status_changed']],
       [['imaging', 'referrals', 'export', '-o', 'al'], 4, ['albums', 'alpha.csv', 'alpine.json'], 'sorted'],
