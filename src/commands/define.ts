@@ -1,5 +1,5 @@
 import type { Context } from '../context.js';
-import type { FieldSet } from '../output/field-sets.js';
+import type { FieldSet } from '../output/fields.js';
 import type { OutputFormat } from '../output/format.js';
 import type { ArgSpec, InferArgs, InferOptions, OptionSpecs } from './options.js';
 

@@ -102,11 +102,12 @@ export function complete(table: CompletionTable, words: readonly string[]): Comp
   return NONE;
 }
 
-/** The global --format as a command narrows it (export: csv, ndjson, json). */
+/** A global option as a command narrows it: --format to its formats (export: csv, ndjson, json), --fields to its fields. */
 function narrowed(opt: CompletionOption, cmd: CompletionCommand | undefined): CompletionOption {
-  return cmd?.formats && opt.flags.includes('--format')
-    ? { ...opt, values: cmd.formats, description: cmd.formatDescription ?? opt.description }
-    : opt;
+  if (cmd?.formats && opt.flags.includes('--format'))
+    return { ...opt, values: cmd.formats, description: cmd.formatDescription ?? opt.description };
+  if (cmd?.fields && opt.flags.includes('--fields')) return { ...opt, values: cmd.fields, list: true };
+  return opt;
 }
 
 function valuesOf(opt: CompletionOption, cur: string, prefix: string): Completion {

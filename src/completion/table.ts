@@ -1,6 +1,7 @@
 import type { AnyCommand } from '../commands/define.js';
 import { formatDescription, GLOBAL_OPTIONS } from '../commands/globals.js';
 import type { ArgSpec, OptionSpec } from '../commands/options.js';
+import { selectableNames } from '../output/fields.js';
 import { COMMANDS, GROUPS } from '../registry.js';
 
 /**
@@ -36,6 +37,8 @@ export interface CompletionCommand {
   /** The --format values it takes, when not every one, and --format's description for it. */
   formats?: string[];
   formatDescription?: string;
+  /** The names its --fields takes (every documented path and object). */
+  fields?: string[];
 }
 
 export interface CompletionTable {
@@ -81,6 +84,7 @@ export async function buildCompletionTable(): Promise<CompletionTable> {
         ...(def.formats
           ? { formats: [...def.formats], formatDescription: formatDescription(def.formats) }
           : {}),
+        ...(def.fields ? { fields: [...selectableNames(def.fields.flatMap((s) => s.fields))] } : {}),
       };
     }),
   };

@@ -1,5 +1,4 @@
 import { UsageError } from '../errors.js';
-import type { FieldSet } from './field-sets.js';
 
 /**
  * Field selection (`--fields a,b,c`, `--json a,b,c`) and the stable CSV columns of lists.
@@ -11,6 +10,13 @@ import type { FieldSet } from './field-sets.js';
  * exactly the chosen fields in the order given: table columns, CSV columns and JSON/NDJSON keys
  * named as typed (`"patient.last_name"`), a missing one as null.
  */
+
+/** A named set of fields, as a command's help lists it. */
+export interface FieldSet {
+  /** When a command has several ("--rows visit"); absent for one. */
+  readonly label?: string;
+  readonly fields: readonly string[];
+}
 
 /** What a command prints: the documented fields and, with --fields, the chosen ones. */
 export interface FieldChoice {

@@ -1,6 +1,6 @@
 import type { Referral } from '../api/types.js';
-import { latestVisitStatus, patientDob } from '../export/rows.js';
 import { clean, joinSafe, type SafeText, safe, style } from '../output/text.js';
+import { latestVisitStatus, patientDob } from '../resources/referrals.js';
 
 type Pairs = Array<[string, unknown]>;
 

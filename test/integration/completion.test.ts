@@ -6,7 +6,9 @@ import { VISIT_STATUSES } from '../../src/api/types.js';
 import { complete } from '../../src/completion/complete.js';
 import { completionScript } from '../../src/completion/scripts.js';
 import { buildCompletionTable, type CompletionTable } from '../../src/completion/table.js';
+import { selectableNames } from '../../src/output/fields.js';
 import { COMMANDS } from '../../src/registry.js';
+import { CPT_FIELDS } from '../../src/resources/cpt.js';
 import { BIN, ROOT, run, tempDir } from '../helpers.js';
 import { openPane } from '../terminal.js';
 
@@ -135,6 +137,30 @@ describe('what a TAB press offers (from the definitions)', () => {
     });
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('--format table is not available here');
+  });
+
+  it('--fields: the names the command itself takes, as items of a comma list', async () => {
+    expect(values(['cpt', '73721', '--fields', ''])).toEqual([...CPT_FIELDS]);
+    expect(values(['modalities', '--fields', 's'])).toEqual(['slug']);
+    // Each name given is not offered again; nested paths and whole objects both complete.
+    expect(values(['referrals', 'list', '--fields', 'id,patient.la'])).toEqual(['id,patient.last_name']);
+    expect(values(['referrals', 'list', '--fields=payo'])).toEqual([
+      '--fields=payor',
+      '--fields=payor.id',
+      '--fields=payor.name',
+    ]);
+    expect(complete(table, ['cpt', '1', '--fields', 'code,']).list).toBe(true);
+    // Export: the columns of every row kind and the referral's own fields (its help lists them all).
+    expect(values(['referrals', 'export', '--fields', 'procedure_'])).toEqual([
+      'procedure_count',
+      'procedure_index',
+    ]);
+    // Every command that takes --fields offers exactly the names it accepts; the others offer none.
+    for (const entry of COMMANDS) {
+      const def = (await entry.load()).default;
+      const names = def.fields ? [...selectableNames(def.fields.flatMap((s) => s.fields))] : [];
+      expect(values([...entry.path, '--fields', '']), entry.path.join(' ')).toEqual(names);
+    }
   });
 
   it('file flags ask the shell for file names', () => {
@@ -267,6 +293,7 @@ printf '%s\\n' "\${COMPREPLY[@]}" ${END}`,
     await expectBash([
       [['imaging', 'referrals', 'ex'], 2, ['export']],
       [['imaging', 'referrals', 'export', '--visit-status', 'pending,boo'], 4, ['pending,booked']],
+      [['imaging', 'referrals', 'list', '--fields', 'id,patient.last_'], 4, ['id,patient.last_name']],
       [['imaging', '--env', ''], 2, ['sandbox', 'production', 'local']],
       [['imaging', 'webhook', 'send', 'n'], 3, ['notification.status_changed']],
       [['imaging', 'referrals', 'export', '-o', 'al'], 4, ['albums', 'alpha.csv', 'alpine.json'], 'sorted'],

@@ -2,8 +2,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { EXPORT_COLUMNS, REFERRAL_FIELDS } from '../../src/output/field-sets.js';
 import { COMMANDS } from '../../src/registry.js';
+import { EXPORT_COLUMNS, REFERRAL_FIELDS } from '../../src/resources/referrals.js';
 import { json, mockFixture, run, spawnCli, tempDir, testServer } from '../helpers.js';
 
 /**

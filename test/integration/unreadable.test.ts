@@ -231,6 +231,30 @@ describe('lists of the wrong shape', () => {
       'law firms: item 1: name is a list, not text',
     ],
     [
+      'law-firms search: a second address line object',
+      ['law-firms', 'search', 'smith'],
+      { law_firms: [{ name: 'Smith', address_line_2: { suite: 1 } }], meta: {} },
+      'law firms: item 1: address_line_2 is an object, not text',
+    ],
+    [
+      'body-parts: laterality list',
+      ['body-parts'],
+      [{ name: 'Knee', laterality: [true] }],
+      'body parts: item 1: laterality is a list, not text',
+    ],
+    [
+      'referrals payments: date object',
+      ['referrals', 'payments', ID],
+      [{ id: 'p1', amount: 1, date: { on: 1 }, procedures: [] }],
+      'payments: item 1: date is an object, not text',
+    ],
+    [
+      'referrals notifications: visit id list',
+      ['referrals', 'notifications', ID],
+      [{ id: 'n1', channel: 'sms', status: 'sent', visit_id: ['v1'] }],
+      'notifications: item 1: visit_id is a list, not text',
+    ],
+    [
       'law-firms create: a list',
       ['law-firms', 'create', '--name', 'N', '--city', 'C', '--state', 'NY'],
       [1],

@@ -2,10 +2,9 @@ import { createLawFirm, type NewLawFirm } from '../../api/endpoints/law-firms.js
 import { expectTexts, kindOf, readingAnswer } from '../../api/shape.js';
 import type { LawFirm } from '../../api/types.js';
 import { UnreadableAnswerError, UsageError } from '../../errors.js';
-import { LAW_FIRM_TEXT, lawFirmFields } from '../../output/columns/law-firms.js';
-import { LAW_FIRM_FIELDS } from '../../output/field-sets.js';
 import { selectFields } from '../../output/fields.js';
 import { renderOne } from '../../output/render.js';
+import { LAW_FIRM_FIELDS, LAW_FIRM_TEXT, lawFirmFields } from '../../resources/law-firms.js';
 import { defineCommand } from '../define.js';
 import { text } from '../options.js';
 

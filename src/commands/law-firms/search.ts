@@ -1,9 +1,8 @@
 import { lawFirms } from '../../api/endpoints/law-firms.js';
 import { expectTexts } from '../../api/shape.js';
 import { UsageError } from '../../errors.js';
-import { LAW_FIRM_TEXT, lawFirmColumns } from '../../output/columns/law-firms.js';
-import { LAW_FIRM_FIELDS } from '../../output/field-sets.js';
 import { selectFields } from '../../output/fields.js';
+import { LAW_FIRM_FIELDS, LAW_FIRM_TEXT, lawFirmColumns } from '../../resources/law-firms.js';
 import { defineCommand } from '../define.js';
 import { checkPaging, listCommand, PAGING_OPTIONS } from '../list.js';
 import { arg } from '../options.js';

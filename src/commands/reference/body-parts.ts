@@ -1,10 +1,9 @@
 import { listBodyParts } from '../../api/endpoints/reference.js';
 import type { BodyPart } from '../../api/types.js';
 import { UsageError } from '../../errors.js';
-import { BODY_PART_TEXT, bodyPartColumns } from '../../output/columns/reference.js';
-import { BODY_PART_FIELDS } from '../../output/field-sets.js';
 import { selectFields } from '../../output/fields.js';
 import { renderList } from '../../output/render.js';
+import { BODY_PART_FIELDS, BODY_PART_TEXT, bodyPartColumns } from '../../resources/body-parts.js';
 import { normaliseUuid } from '../../util/args.js';
 import { defineCommand } from '../define.js';
 import { text } from '../options.js';

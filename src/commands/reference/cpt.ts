@@ -1,10 +1,9 @@
 import { cptMappings } from '../../api/endpoints/reference.js';
 import type { CptMapping } from '../../api/types.js';
 import { UsageError } from '../../errors.js';
-import { CPT_TEXT, cptColumns } from '../../output/columns/reference.js';
-import { CPT_FIELDS } from '../../output/field-sets.js';
 import { selectFields } from '../../output/fields.js';
 import { renderList } from '../../output/render.js';
+import { CPT_FIELDS, CPT_TEXT, cptColumns } from '../../resources/cpt.js';
 import { defineCommand } from '../define.js';
 import { arg } from '../options.js';
 import { readList } from '../read-list.js';

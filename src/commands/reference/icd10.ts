@@ -1,9 +1,8 @@
 import { icd10Codes } from '../../api/endpoints/reference.js';
 import { expectTexts } from '../../api/shape.js';
 import { UsageError } from '../../errors.js';
-import { ICD10_TEXT, icd10Columns } from '../../output/columns/reference.js';
-import { ICD10_FIELDS } from '../../output/field-sets.js';
 import { selectFields } from '../../output/fields.js';
+import { ICD10_FIELDS, ICD10_TEXT, icd10Columns } from '../../resources/icd10.js';
 import { isUuid, normaliseUuid } from '../../util/args.js';
 import { defineCommand } from '../define.js';
 import { checkPaging, listCommand, PAGING_OPTIONS } from '../list.js';

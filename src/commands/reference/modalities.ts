@@ -1,9 +1,8 @@
 import { listModalities } from '../../api/endpoints/reference.js';
 import type { Modality } from '../../api/types.js';
-import { MODALITY_TEXT, modalityColumns } from '../../output/columns/reference.js';
-import { MODALITY_FIELDS } from '../../output/field-sets.js';
 import { selectFields } from '../../output/fields.js';
 import { renderList } from '../../output/render.js';
+import { MODALITY_FIELDS, MODALITY_TEXT, modalityColumns } from '../../resources/modalities.js';
 import { defineCommand } from '../define.js';
 import { readList } from '../read-list.js';
 

@@ -1,9 +1,9 @@
 import { getReferral } from '../../api/endpoints/referrals.js';
 import { readingAnswer } from '../../api/shape.js';
-import { REFERRAL_FIELDS } from '../../output/field-sets.js';
 import { selectFields } from '../../output/fields.js';
 import { checkReferral } from '../../referrals/check.js';
 import { renderReferral } from '../../referrals/detail.js';
+import { REFERRAL_FIELDS } from '../../resources/referrals.js';
 import { referralId } from '../../util/args.js';
 import { defineCommand } from '../define.js';
 import { arg } from '../options.js';

@@ -1,9 +1,8 @@
 import { referrals } from '../../api/endpoints/referrals.js';
 import { UsageError } from '../../errors.js';
-import { referralColumns } from '../../output/columns/referrals.js';
-import { REFERRAL_FIELDS } from '../../output/field-sets.js';
 import { selectFields } from '../../output/fields.js';
 import { checkReferral } from '../../referrals/check.js';
+import { REFERRAL_FIELDS, referralColumns } from '../../resources/referrals.js';
 import { defineCommand } from '../define.js';
 import { checkPaging, listCommand, PAGING_OPTIONS } from '../list.js';
 import { int } from '../options.js';

@@ -1,7 +1,10 @@
 import type { ReferralNotification } from '../../api/types.js';
-import { NOTIFICATION_TEXT, notificationColumns } from '../../output/columns/notifications.js';
-import { NOTIFICATION_FIELDS } from '../../output/field-sets.js';
 import { showReferralRecords } from '../../referrals/records.js';
+import {
+  NOTIFICATION_FIELDS,
+  NOTIFICATION_TEXT,
+  notificationColumns,
+} from '../../resources/notifications.js';
 import { defineCommand } from '../define.js';
 import { arg } from '../options.js';
 

@@ -1,7 +1,6 @@
 import type { ReferralPayment } from '../../api/types.js';
-import { PAYMENT_TEXT, paymentColumns } from '../../output/columns/payments.js';
-import { PAYMENT_FIELDS } from '../../output/field-sets.js';
 import { showReferralRecords } from '../../referrals/records.js';
+import { PAYMENT_FIELDS, PAYMENT_TEXT, paymentColumns } from '../../resources/payments.js';
 import { defineCommand } from '../define.js';
 import { arg } from '../options.js';
 

@@ -1,0 +1,29 @@
+import type { ReferralNotification } from '../api/types.js';
+import { defineResource } from './schema.js';
+
+// At a narrow terminal (output/table.ts) every cell is whole (times, enumerations, ids); the
+// least read columns (created, the notification's id, then the visit) are left out first.
+export const {
+  fields: NOTIFICATION_FIELDS,
+  columns: notificationColumns,
+  text: NOTIFICATION_TEXT,
+} = defineResource<ReferralNotification>(
+  {
+    id: true,
+    channel: true,
+    notification_type: true,
+    status: true,
+    created_at: true,
+    updated_at: true,
+    visit_id: true,
+  },
+  [
+    { header: 'Updated', field: 'updated_at', priority: 1, fit: 'keep' },
+    { header: 'Channel', field: 'channel', priority: 2, fit: 'keep' },
+    { header: 'Type', field: 'notification_type', priority: 3, fit: 'keep' },
+    { header: 'Status', field: 'status', priority: 4, fit: 'keep' },
+    { header: 'Visit', field: 'visit_id', show: (v) => v ?? '-', priority: 5, fit: 'keep' },
+    { header: 'Created', field: 'created_at', priority: 7, fit: 'keep' },
+    { header: 'ID', field: 'id', priority: 6, fit: 'keep' },
+  ],
+);
