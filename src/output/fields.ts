@@ -1,4 +1,5 @@
 import { UsageError } from '../errors.js';
+import { nearest } from '../util/suggest.js';
 
 /**
  * Field selection (`--fields a,b,c`, `--json a,b,c`) and the stable CSV columns of lists.
@@ -82,7 +83,7 @@ export function selectFields(
       chosen.push(name);
       continue;
     }
-    const near = nearest(name, [...known]);
+    const near = nearestName(name, [...known]);
     const where = opts.setLabel ? ` (${opts.setLabel})` : '';
     throw new UsageError(
       `--fields: unknown field "${name}"${where}${near ? `; did you mean ${near}?` : ''}`,
@@ -181,29 +182,6 @@ export function fieldsHelp(sets: readonly FieldSet[], width = 80): string {
 }
 
 /** The closest known name (for a typo), or undefined when nothing is close. */
-function nearest(name: string, known: readonly string[]): string | undefined {
-  let best: string | undefined;
-  let bestD = Math.max(2, Math.floor(name.length / 3)) + 1;
-  for (const k of known) {
-    const d = distance(name.toLowerCase(), k.toLowerCase());
-    if (d < bestD) {
-      best = k;
-      bestD = d;
-    }
-  }
-  return best;
-}
-
-function distance(a: string, b: string): number {
-  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    let prev = row[0]!;
-    row[0] = i;
-    for (let j = 1; j <= b.length; j++) {
-      const cur = row[j]!;
-      row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
-      prev = cur;
-    }
-  }
-  return row[b.length]!;
+function nearestName(name: string, known: readonly string[]): string | undefined {
+  return nearest(name, known, () => Math.max(2, Math.floor(name.length / 3)));
 }
