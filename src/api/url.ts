@@ -91,7 +91,7 @@ export function apiUrl(baseUrl: string, path: string, query?: Query): string {
   const url = `${base}${API_PREFIX}${p}${encoded ? `?${encoded}` : ''}`;
   // The token goes only below the base URL's /api/v2: a path whose `..` or `%2e%2e` segments
   // climb out of it (URL parsers, Node's included, resolve both) is refused before any request.
-  const root = `${new URL(base).pathname.replace(/\/+$/, '')}${API_PREFIX}`;
+  const root = new URL(apiScope(base)).pathname;
   const sent = new URL(url).pathname;
   if (sent !== root && !sent.startsWith(`${root}/`))
     throw new UsageError(
@@ -107,6 +107,23 @@ export function apiUrl(baseUrl: string, path: string, query?: Query): string {
       'Remove the . or .. segments (with or without ;…) from the path.',
     );
   return url;
+}
+
+/** The prefix every request of a base URL is sent below: `<base-url>/api/v2`. */
+export function apiScope(baseUrl: string): string {
+  return `${normaliseBaseUrl(baseUrl)}${API_PREFIX}`;
+}
+
+/**
+ * Whether `url` (a redirect's target, resolved) leaves `scope` (see apiScope): another origin, a
+ * path not below the scope's, or a `.`/`..` segment with a `;parameter` that servers resolve.
+ */
+export function outsideScope(url: URL, scope: string): boolean {
+  const s = new URL(scope);
+  if (url.origin !== s.origin) return true;
+  const root = s.pathname.replace(/\/+$/, '');
+  if (url.pathname !== root && !url.pathname.startsWith(`${root}/`)) return true;
+  return url.pathname.slice(root.length).split('/').some(isDotSegment);
 }
 
 /** Whether a path segment is `.` or `..` (dots plain or %2e) once a `;…` path parameter is removed. */

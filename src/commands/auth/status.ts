@@ -79,8 +79,7 @@ export default defineCommand({
     if (opts.check) {
       for (const row of rows) {
         const env = row.environment;
-        const token = ctx.token(env).value;
-        if (!row.base_url || !token) {
+        if (!row.base_url || !row.token) {
           row.check = row.base_url ? 'no token' : 'no base URL';
           continue;
         }
@@ -92,7 +91,18 @@ export default defineCommand({
           if (exitCode === 0 || row.active) exitCode = ExitCode.auth;
           continue;
         }
-        const client = ctx.buildClient(row.base_url, token, env);
+        // Only the token that belongs to this environment and may go to this base URL is sent.
+        let sendable: string;
+        try {
+          sendable = ctx.sendableToken(env, normaliseBaseUrl(row.base_url));
+        } catch (err) {
+          if (!(err instanceof AuthError)) throw err;
+          row.check = `not sent: ${err.message}`;
+          row.check_code = ExitCode.auth;
+          if (exitCode === 0 || row.active) exitCode = ExitCode.auth;
+          continue;
+        }
+        const client = ctx.buildClient(row.base_url, sendable, env);
         try {
           await client.request({ path: MODALITIES_PATH, retry: false });
           row.check = 'ok';
