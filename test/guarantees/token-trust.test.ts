@@ -152,6 +152,27 @@ describe.skipIf(asNobody !== undefined)('a listener run as another local user (n
   });
 });
 
+describe('IMAGING_TOKEN and a loopback base URL from the config', () => {
+  it('auth status marks it not sent, and --check says why without a request', async () => {
+    const quiet = await testServer((_req, res) => json(res, 200, MODALITIES));
+    try {
+      writeConfig({ environments: { production: { base_url: quiet.url } } });
+      const e = env({ IMAGING_TOKEN: TOKEN, IMAGING_ENV: 'production' });
+      const [row] = JSON.parse(
+        (await run(['auth', 'status', '--json', '--env', 'production'], { env: e })).stdout,
+      );
+      expect(row).toMatchObject({ token_source: 'IMAGING_TOKEN', token_usable: false });
+      const check = await run(['auth', 'status', '--check', '--env', 'production'], { env: e });
+      expect(check.code).toBe(3);
+      expect(check.stdout).toContain('not sent to this base URL');
+      expect(check.stdout).toContain('not sent: IMAGING_TOKEN is not sent to');
+      expect(quiet.seen).toEqual([]);
+    } finally {
+      await quiet.close();
+    }
+  });
+});
+
 describe('IMAGING_TOKEN belongs to the active environment only', () => {
   let sandbox: Awaited<ReturnType<typeof testServer>>;
   beforeAll(async () => {

@@ -1,3 +1,4 @@
+import { tokenHeaderProblem } from '../../api/client.js';
 import { AuthError, UsageError } from '../../errors.js';
 import { defineCommand } from '../define.js';
 
@@ -9,7 +10,7 @@ export default defineCommand({
   path: ['auth', 'token'],
   description:
     'Print the token in use for the environment (IMAGING_TOKEN, else the stored one; the emulator token for local), for scripts. Prints to a pipe or a file only; add --yes to show it on a terminal.',
-  examples: ['imaging auth token --env production | docker secret create imaging_token -'],
+  examples: ['imaging auth token | sha256sum'],
   async run(ctx) {
     const env = ctx.environment().value;
     const token = ctx.token(env).value;
@@ -17,6 +18,12 @@ export default defineCommand({
       throw new AuthError(
         `not logged in to the ${env} environment`,
         `Run: imaging auth login${env === 'sandbox' ? '' : ` --env ${env}`}`,
+      );
+    const problem = tokenHeaderProblem(token);
+    if (problem)
+      throw new AuthError(
+        `the ${env} token in use cannot be sent: ${problem}`,
+        `Copy the token again from where it was issued, then: imaging auth login${env === 'sandbox' ? '' : ` --env ${env}`} --with-token < token.txt`,
       );
     if (ctx.io.stdoutIsTTY && !ctx.globals.yes)
       throw new UsageError(
