@@ -132,8 +132,13 @@ export function isDotSegment(segment: string): boolean {
   return s === '.' || s === '..';
 }
 
+/**
+ * Whether a host is this machine: localhost, 127.0.0.0/8, ::1, and the "any" addresses 0.0.0.0
+ * and :: and IPv4-mapped 127.x, which connect to it too (a port any local user may listen on).
+ */
 export function isLoopbackHost(hostname: string): boolean {
   const h = hostname.replace(/^\[|\]$/g, '').toLowerCase();
-  if (h === 'localhost' || h === '::1' || h === '0:0:0:0:0:0:0:1') return true;
+  if (h === 'localhost' || h === 'localhost.' || h === '::1' || h === '0:0:0:0:0:0:0:1') return true;
+  if (h === '0.0.0.0' || h === '::' || /^::ffff:7f[\da-f]{2}:[\da-f]{1,4}$/.test(h)) return true;
   return /^127(\.\d{1,3}){3}$/.test(h);
 }

@@ -173,6 +173,24 @@ describe('IMAGING_TOKEN and a loopback base URL from the config', () => {
   });
 });
 
+describe('IMAGING_TOKEN and a stored base URL that is this machine however it is written', () => {
+  it.for(['0.0.0.0', '[::ffff:127.0.0.1]', 'localhost.', '127.1'])(
+    '%s: exit 3, nothing sent',
+    async (host) => {
+      const quiet = await testServer((_req, res) => json(res, 200, MODALITIES));
+      try {
+        writeConfig({ environments: { production: { base_url: `http://${host}:${quiet.port}` } } });
+        const r = await run(['--env', 'production', 'modalities'], { env: env({ IMAGING_TOKEN: TOKEN }) });
+        expect(r.code).toBe(3);
+        expect(r.stderr).toContain('a port on this machine that any local user may listen on');
+        expect(quiet.seen).toEqual([]);
+      } finally {
+        await quiet.close();
+      }
+    },
+  );
+});
+
 describe('IMAGING_TOKEN belongs to the active environment only', () => {
   let sandbox: Awaited<ReturnType<typeof testServer>>;
   beforeAll(async () => {
