@@ -1,9 +1,15 @@
 import { fstatSync } from 'node:fs';
 import { ApiClient, tokenHeaderProblem } from './api/client.js';
-import { normaliseBaseUrl } from './api/url.js';
+import { isLoopbackHost, normaliseBaseUrl } from './api/url.js';
 import { ReferenceCache } from './cache/reference.js';
 import type { GlobalOptions } from './commands/globals.js';
-import { defaultBaseUrl, type EnvironmentName, MOCK_TOKEN, parseEnvironment } from './config/environments.js';
+import {
+  defaultBaseUrl,
+  type EnvironmentName,
+  isEmulatorToken,
+  MOCK_TOKEN,
+  parseEnvironment,
+} from './config/environments.js';
 import { ConfigStore, originOf, storedTokenOrigin } from './config/store.js';
 import { AuthError, UsageError } from './errors.js';
 import { colorLevel, type IO, type Prompter, type Sink } from './io.js';
@@ -106,10 +112,12 @@ export class Context {
     return { value: 'sandbox', source: 'default' };
   }
 
+  /** The base URL of `env`: --base-url and IMAGING_BASE_URL name the active environment's only. */
   baseUrl(env: EnvironmentName = this.environment().value): Resolved<string | undefined, ValueSource> {
-    if (this.globals.baseUrl)
+    const active = env === this.environment().value;
+    if (active && this.globals.baseUrl)
       return { value: normaliseBaseUrl(this.globals.baseUrl, '--base-url'), source: '--base-url' };
-    if (this.env.IMAGING_BASE_URL)
+    if (active && this.env.IMAGING_BASE_URL)
       return {
         value: normaliseBaseUrl(this.env.IMAGING_BASE_URL, 'IMAGING_BASE_URL'),
         source: 'IMAGING_BASE_URL',
@@ -121,16 +129,40 @@ export class Context {
     return { value: undefined, source: 'none' };
   }
 
+  /**
+   * The token of `env`. IMAGING_TOKEN belongs to the active environment only. `local` (the
+   * emulator, on a port any local user may bind) is sent emulator tokens only (`mock-…`, from
+   * IMAGING_TOKEN or the store), else the emulator's default: never a real one.
+   */
   token(env: EnvironmentName = this.environment().value): Resolved<string | undefined, TokenSource> {
-    const fromEnv = this.env.IMAGING_TOKEN?.trim();
-    if (fromEnv) return { value: fromEnv, source: 'IMAGING_TOKEN' };
+    const fromEnv = this.env.IMAGING_TOKEN?.trim() || undefined;
+    const active = env === this.environment().value;
+    if (env === 'local') {
+      if (fromEnv && active && isEmulatorToken(fromEnv)) return { value: fromEnv, source: 'IMAGING_TOKEN' };
+      if (fromEnv && active && !this.saidLocalToken) {
+        this.saidLocalToken = true;
+        this.note(
+          "Note: IMAGING_TOKEN is set but not used: the local environment (the emulator) gets the emulator's token, never a real one.",
+        );
+      }
+      const stored = this.storedToken(env);
+      if (stored && isEmulatorToken(stored)) return { value: stored, source: 'config' };
+      return { value: MOCK_TOKEN, source: 'emulator default' };
+    }
+    if (fromEnv && active) return { value: fromEnv, source: 'IMAGING_TOKEN' };
+    const stored = this.storedToken(env);
+    return stored ? { value: stored, source: 'config' } : { value: undefined, source: 'none' };
+  }
+
+  private storedToken(env: EnvironmentName): string | undefined {
     const stored: unknown = this.config.environment(env).token;
     // A hand-edited file may hold a number; an object or a list is no token at all (not logged in).
-    if (typeof stored === 'number') return { value: String(stored), source: 'config' };
-    if (typeof stored === 'string' && stored !== '') return { value: stored, source: 'config' };
-    if (env === 'local') return { value: MOCK_TOKEN, source: 'emulator default' };
-    return { value: undefined, source: 'none' };
+    if (typeof stored === 'number') return String(stored);
+    if (typeof stored === 'string' && stored !== '') return stored;
+    return undefined;
   }
+
+  private saidLocalToken = false;
 
   requireBaseUrl(env: EnvironmentName = this.environment().value): string {
     const base = this.baseUrl(env).value;
@@ -148,6 +180,16 @@ export class Context {
     if (this.client) return this.client;
     const env = this.environment().value;
     const baseUrl = this.requireBaseUrl(env);
+    this.client = this.buildClient(baseUrl, this.sendableToken(env, baseUrl));
+    return this.client;
+  }
+
+  /**
+   * The token of `env` that may go to `baseUrl`, or an AuthError (exit 3, nothing sent) saying why
+   * none may: not logged in, not a header value, a stored token bound to another origin, or a
+   * real IMAGING_TOKEN for a loopback port this run did not name.
+   */
+  sendableToken(env: EnvironmentName, baseUrl: string): string {
     const { value: token, source } = this.token(env);
     if (!token) {
       throw new AuthError(
@@ -165,8 +207,22 @@ export class Context {
       );
     }
     if (source === 'config') this.checkTokenOrigin(env, baseUrl);
-    this.client = this.buildClient(baseUrl, token);
-    return this.client;
+    if (source === 'IMAGING_TOKEN') this.checkLoopbackNamed(env, baseUrl, token);
+    return token;
+  }
+
+  /**
+   * Any local user can listen on a loopback port the emulator or a tunnel is not holding: a real
+   * token from IMAGING_TOKEN goes to one only when this run names it (--base-url, IMAGING_BASE_URL).
+   */
+  private checkLoopbackNamed(env: EnvironmentName, baseUrl: string, token: string): void {
+    if (isEmulatorToken(token) || !isLoopbackHost(new URL(baseUrl).hostname)) return;
+    const from = this.baseUrl(env).source;
+    if (from === '--base-url' || from === 'IMAGING_BASE_URL') return;
+    throw new AuthError(
+      `IMAGING_TOKEN is not sent to ${originOf(baseUrl)}, a port on this machine that any local user may listen on, because this run did not name it (the base URL comes from ${from})`,
+      `If the token belongs there, name it: --base-url ${baseUrl} (or IMAGING_BASE_URL), or store the token for it: imaging auth login${envFlag(env)}`,
+    );
   }
 
   /**
@@ -260,6 +316,12 @@ export class Context {
     token: string | undefined,
     env: EnvironmentName = this.environment().value,
   ): ApiClient {
+    if (token !== undefined && this.env.NODE_TLS_REJECT_UNAUTHORIZED === '0') {
+      throw new AuthError(
+        'NODE_TLS_REJECT_UNAUTHORIZED=0 turns off certificate checks, so imaging sends no token: anyone between here and the server could read it',
+        'Unset NODE_TLS_REJECT_UNAUTHORIZED. For a private or corporate CA, name its certificate instead: NODE_EXTRA_CA_CERTS=/path/to/ca.pem',
+      );
+    }
     const meter = sandboxMeter(this, env, baseUrl, token);
     const client = new ApiClient({
       baseUrl,

@@ -40,6 +40,11 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: () => import('./commands/auth/status.js'),
   },
   {
+    path: ['auth', 'token'],
+    summary: 'print the token in use, for scripts (to a pipe; --yes for a terminal)',
+    load: () => import('./commands/auth/token.js'),
+  },
+  {
     path: ['auth', 'allowance'],
     summary: 'the sandbox allowance counted on this machine; --used/--since correct it',
     load: () => import('./commands/auth/allowance.js'),

@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import {
   ApiError,
+  type ApiErrorDetails,
   CliError,
   ExitCode,
   NetworkError,
@@ -19,9 +20,9 @@ import {
   retries,
   sleep,
 } from './retry.js';
-import { cacheHitLine, retryLine, type Trace, traceUrl } from './trace.js';
+import { cacheHitLine, redactToken, retryLine, type Trace, traceUrl } from './trace.js';
 import { abortError, Body, headerValue, type RawResponse, Transport } from './transport.js';
-import { apiUrl, isLoopbackHost, type Query } from './url.js';
+import { apiScope, apiUrl, isLoopbackHost, type Query } from './url.js';
 
 /**
  * What a command talks to: URL join, auth, the JSON answer, the error envelope -> ApiError. Sending
@@ -128,7 +129,9 @@ export class ApiClient {
     this.baseUrl = options.baseUrl;
     this.onAnswer = options.onAnswer;
     this.token = options.token;
-    this.trace = options.trace;
+    // A server may echo the token (a reason phrase, a request id): never shown as it came.
+    const trace = options.trace;
+    this.trace = trace && ((line) => trace(redactToken(line, this.token)));
     this.policy = {
       ...RETRY_POLICY,
       attempts: Math.max(1, options.maxAttempts ?? RETRY_POLICY.attempts),
@@ -139,8 +142,9 @@ export class ApiClient {
     this.random = options.random ?? Math.random;
     this.transport = new Transport({
       timeoutMs: options.timeoutMs,
-      trace: options.trace,
+      trace: this.trace,
       signal: options.signal,
+      scope: scopeOf(options.baseUrl),
       maxBodyBytes: options.maxBodyBytes ?? 64 * 1024 * 1024,
       maxSockets: options.maxSockets ?? 8,
       // A success is counted as it arrives, before anything can stop the process (see Transport).
@@ -199,7 +203,14 @@ export class ApiClient {
   async retryUnreadable<T = unknown>(req: ApiRequest, res: ApiResponse<unknown>): Promise<ApiResponse<T>> {
     const p = this.prepare(req);
     const d = this.decide(p, res.attempts, { kind: 'malformed' });
-    if (!d.retry) throw notJsonError(p.method, res.url, res.body, res.headers, res.requestId);
+    if (!d.retry)
+      throw notJsonError(
+        p.method,
+        res.url,
+        res.body,
+        res.headers,
+        res.requestId && redactToken(res.requestId, this.token),
+      );
     await this.wait(d, res.attempts, p, req.signal);
     return this.sendTries<T>({ ...req, raw: false }, p, res.attempts + 1);
   }
@@ -283,9 +294,15 @@ export class ApiClient {
           await this.wait(d, attempt, p, req.signal);
           continue;
         }
-        throw notJsonError(method, res.url, res.body, res.headers, requestId);
+        throw notJsonError(
+          method,
+          res.url,
+          res.body,
+          res.headers,
+          requestId && redactToken(requestId, this.token),
+        );
       }
-      const details = parseErrorBody(res.status, res.headers, res.body.bytes);
+      const details = redactDetails(parseErrorBody(res.status, res.headers, res.body.bytes), this.token);
       const allowance = this.onAnswer?.(res.status, details.code);
       const error = new ApiError({ ...details, method, url: traceUrl(res.url), allowance });
       const d = this.decide(p, attempt, {
@@ -420,6 +437,33 @@ function networkOutcome(err: unknown): Outcome | undefined {
   if (err instanceof TimeoutError) return { kind: 'timeout', message: err.message };
   if (err instanceof NetworkError) return { kind: 'network', code: err.code, message: err.message };
   return undefined;
+}
+
+/** The prefix redirects may not leave (see Transport); none for a base URL that is no URL (url() says so). */
+function scopeOf(baseUrl: string): string | undefined {
+  try {
+    return apiScope(baseUrl);
+  } catch {
+    return undefined;
+  }
+}
+
+/** An error answer's server text with the token redacted (see redactToken). */
+function redactDetails<D extends Omit<ApiErrorDetails, 'method' | 'url'>>(
+  d: D,
+  token: string | undefined,
+): D {
+  const r = (v: string | undefined) => v && redactToken(v, token);
+  return {
+    ...d,
+    code: r(d.code),
+    type: r(d.type),
+    message: r(d.message),
+    errors: d.errors?.map((e) => redactToken(e, token)),
+    requestId: r(d.requestId),
+    documentationUrl: r(d.documentationUrl),
+    bodyNote: r(d.bodyNote),
+  };
 }
 
 function lowerKeys(h: Record<string, string>): Record<string, string> {

@@ -58,3 +58,19 @@ export function traceUrl(url: string): string {
     });
   return `${u.origin}${u.pathname}?${parts.join('&')}`;
 }
+
+/** What a token echoed by a server is shown as. */
+export const REDACTED_TOKEN = '[redacted token]';
+
+/**
+ * `text` (server text to be shown: an error body, a reason phrase, a request id) with the token
+ * replaced, as sent and percent-encoded. A token shorter than 8 characters is no real token, and
+ * replacing it would mangle ordinary words.
+ */
+export function redactToken(text: string, token: string | undefined): string {
+  if (!token || token.length < 8) return text;
+  let out = text.split(token).join(REDACTED_TOKEN);
+  const encoded = encodeURIComponent(token);
+  if (encoded !== token) out = out.split(encoded).join(REDACTED_TOKEN);
+  return out;
+}

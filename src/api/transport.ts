@@ -2,7 +2,7 @@ import type { Agent as HttpAgent, IncomingHttpHeaders, IncomingMessage, RequestO
 import { StringDecoder } from 'node:string_decoder';
 import { CliError, ExitCode, InterruptedError, NetworkError, TimeoutError } from '../errors.js';
 import { requestLine, responseLine, type Trace, timeoutLine, traceUrl } from './trace.js';
-import { isLoopbackHost } from './url.js';
+import { isLoopbackHost, outsideScope } from './url.js';
 
 /**
  * One send: a request out, its answer's bytes back, following same-origin redirects, within the
@@ -30,6 +30,11 @@ export interface TransportOptions {
    * must have counted the answer the sandbox already counted.
    */
   answered?: (status: number) => void;
+  /**
+   * The URL prefix (origin and path) requests carry the token below: a redirect out of it is not
+   * followed, even on the same origin (another application may be served beside the API).
+   */
+  scope?: string | undefined;
 }
 
 export interface RawResponse {
@@ -143,6 +148,14 @@ export class Transport {
           'Check the base URL: imaging config get base-url',
         );
       }
+      const scope = this.opts.scope;
+      if (scope && outsideScope(next, scope)) {
+        throw new CliError(
+          `the server redirected to ${traceUrl(`${next.origin}${next.pathname}`)}, outside ${traceUrl(scope)}; imaging sends your token only below the base URL and stopped`,
+          ExitCode.failure,
+          'Check the base URL (its path prefix): imaging config get base-url',
+        );
+      }
       if (!(method === 'GET' || method === 'HEAD')) {
         throw new CliError(`the server redirected a ${method} request (HTTP ${res.status}); not repeated`);
       }
@@ -185,7 +198,13 @@ export class Transport {
         signal?.removeEventListener('abort', onAbort);
         fn();
       };
-      const options: RequestOptions = { method, headers, agent };
+      // Certificates are always checked: NODE_TLS_REJECT_UNAUTHORIZED=0 never turns them off here.
+      const options: RequestOptions & { rejectUnauthorized?: boolean } = {
+        method,
+        headers,
+        agent,
+        rejectUnauthorized: true,
+      };
       const req = mod.request(u, options, (res: IncomingMessage) => {
         let store: Buffer | undefined;
         let size = 0;
@@ -293,10 +312,19 @@ function toNetworkError(err: unknown, url: string): CliError {
     case 'ECONNRESET':
     case 'EPIPE':
       return new NetworkError(`connection reset by ${origin} during ${shown}`, url, code);
-    case 'CERT_HAS_EXPIRED':
     case 'DEPTH_ZERO_SELF_SIGNED_CERT':
     case 'SELF_SIGNED_CERT_IN_CHAIN':
     case 'UNABLE_TO_VERIFY_LEAF_SIGNATURE':
+    case 'UNABLE_TO_GET_ISSUER_CERT':
+    case 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY':
+    case 'CERT_UNTRUSTED':
+      return new NetworkError(
+        `TLS certificate problem with ${origin}: ${e.message}`,
+        url,
+        code,
+        'The certificate is not signed by a CA this machine trusts. If a private or corporate CA signed it, name that CA: NODE_EXTRA_CA_CERTS=/path/to/ca.pem imaging …',
+      );
+    case 'CERT_HAS_EXPIRED':
     case 'ERR_TLS_CERT_ALTNAME_INVALID':
       return new NetworkError(`TLS certificate problem with ${origin}: ${e.message}`, url, code);
     default:

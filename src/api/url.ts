@@ -91,7 +91,7 @@ export function apiUrl(baseUrl: string, path: string, query?: Query): string {
   const url = `${base}${API_PREFIX}${p}${encoded ? `?${encoded}` : ''}`;
   // The token goes only below the base URL's /api/v2: a path whose `..` or `%2e%2e` segments
   // climb out of it (URL parsers, Node's included, resolve both) is refused before any request.
-  const root = `${new URL(base).pathname.replace(/\/+$/, '')}${API_PREFIX}`;
+  const root = new URL(apiScope(base)).pathname;
   const sent = new URL(url).pathname;
   if (sent !== root && !sent.startsWith(`${root}/`))
     throw new UsageError(
@@ -109,14 +109,36 @@ export function apiUrl(baseUrl: string, path: string, query?: Query): string {
   return url;
 }
 
+/** The prefix every request of a base URL is sent below: `<base-url>/api/v2`. */
+export function apiScope(baseUrl: string): string {
+  return `${normaliseBaseUrl(baseUrl)}${API_PREFIX}`;
+}
+
+/**
+ * Whether `url` (a redirect's target, resolved) leaves `scope` (see apiScope): another origin, a
+ * path not below the scope's, or a `.`/`..` segment with a `;parameter` that servers resolve.
+ */
+export function outsideScope(url: URL, scope: string): boolean {
+  const s = new URL(scope);
+  if (url.origin !== s.origin) return true;
+  const root = s.pathname.replace(/\/+$/, '');
+  if (url.pathname !== root && !url.pathname.startsWith(`${root}/`)) return true;
+  return url.pathname.slice(root.length).split('/').some(isDotSegment);
+}
+
 /** Whether a path segment is `.` or `..` (dots plain or %2e) once a `;…` path parameter is removed. */
 export function isDotSegment(segment: string): boolean {
   const s = (segment.split(';')[0] ?? '').replace(/%2e/gi, '.');
   return s === '.' || s === '..';
 }
 
+/**
+ * Whether a host is this machine: localhost, 127.0.0.0/8, ::1, and the "any" addresses 0.0.0.0
+ * and :: and IPv4-mapped 127.x, which connect to it too (a port any local user may listen on).
+ */
 export function isLoopbackHost(hostname: string): boolean {
   const h = hostname.replace(/^\[|\]$/g, '').toLowerCase();
-  if (h === 'localhost' || h === '::1' || h === '0:0:0:0:0:0:0:1') return true;
+  if (h === 'localhost' || h === 'localhost.' || h === '::1' || h === '0:0:0:0:0:0:0:1') return true;
+  if (h === '0.0.0.0' || h === '::' || /^::ffff:7f[\da-f]{2}:[\da-f]{1,4}$/.test(h)) return true;
   return /^127(\.\d{1,3}){3}$/.test(h);
 }

@@ -12,6 +12,16 @@ export const LOCAL_BASE_URL = 'http://127.0.0.1:4010';
  */
 export const MOCK_TOKEN = 'mock-token';
 
+/**
+ * The emulator's tokens all start so (`mock-expired`, `mock-disabled`, …): none is a real token,
+ * so they may go to a loopback port that any local user could have bound.
+ */
+export const EMULATOR_TOKEN_PREFIX = 'mock-';
+
+export function isEmulatorToken(token: string): boolean {
+  return token.startsWith(EMULATOR_TOKEN_PREFIX);
+}
+
 export function defaultBaseUrl(env: EnvironmentName): string | undefined {
   return env === 'local' ? LOCAL_BASE_URL : undefined;
 }

@@ -49,6 +49,7 @@ const CASES: Array<[string[], RegExp, string?]> = [
   [['config', 'get'], /missing required argument 'key'/],
   [['auth', 'status', '--chek'], /unknown option '--chek'/],
   [['auth', 'logout', '--all'], /unknown option '--all'/],
+  [['auth', 'token', '--show'], /unknown option '--show'/],
   [['auth', 'allowance'], /the allowance meter counts sandbox tokens only \(the environment is local/],
   [['auth', 'allowance', '--env', 'sandbox', '--used', 'lots'], /--used must be a whole number/],
   [['auth', 'allowance', '--env', 'sandbox', '--since', 'last week'], /--since: "last week" is not a date/],

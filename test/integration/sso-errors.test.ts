@@ -61,7 +61,8 @@ describe('API errors through the CLI', () => {
   });
 
   it('invalid token: exit 3', async () => {
-    const r = await run(['modalities'], { env: fx.env({ IMAGING_TOKEN: 'nope' }) });
+    // The local environment sends emulator tokens only: a sandbox pointed at the emulator sends this one.
+    const r = await run(['modalities'], { env: fx.env({ IMAGING_ENV: 'sandbox', IMAGING_TOKEN: 'nope' }) });
     expect(r.code).toBe(3);
     expect(r.stderr).toContain('unauthorized');
   });

@@ -226,14 +226,15 @@ describe('a config written before tokens were bound', () => {
     expect(legit.seen).toHaveLength(1);
   });
 
-  it('local binds an old token to its built-in default, never to IMAGING_BASE_URL (D5)', async () => {
-    writeFileSync(configFile(), JSON.stringify({ environments: { local: { token: TOKEN } } }));
-    const r = await run(['--env', 'local', 'modalities'], { env: env({ IMAGING_BASE_URL: other.url }) });
-    expect(r.code).toBe(3);
-    expect(r.stderr).toContain('it is now bound to http://127.0.0.1:4010 (the built-in default of local)');
-    expect(r.stderr).toContain(`belongs to http://127.0.0.1:4010, not to ${other.url}`);
-    expect(other.seen).toHaveLength(0);
-    expect(stored().environments.local.token_origin).toBe('http://127.0.0.1:4010');
+  it('local never sends a stored real token: the emulator token goes, the config is left alone', async () => {
+    const old = JSON.stringify({ environments: { local: { token: TOKEN } } });
+    writeFileSync(configFile(), old);
+    const r = await run(['--env', 'local', 'modalities', '--json'], {
+      env: env({ IMAGING_BASE_URL: other.url }),
+    });
+    expect(r.code).toBe(0);
+    expect(other.seen.map((s) => s.headers.authorization)).toEqual(['Bearer mock-token']);
+    expect(readFileSync(configFile(), 'utf8')).toBe(old);
   });
 
   it('config unset base-url keeps the old token bound to the base URL it had (D4)', async () => {

@@ -128,6 +128,7 @@ describe('contract: human output cannot bypass the sanitiser', () => {
       ['src/commands/sso.ts', 'url}\\n`'], // checked by isPortalUrl: one line, no control or format character
       ['src/commands/config/get.ts', 'value}\\n`'], // the user's own stored setting
       ['src/commands/config/path.ts', 'config.path}'],
+      ['src/commands/auth/token.ts', 'token}\\n`'], // the user's own token, a valid header value
       ['src/commands/cache/path.ts', 'displayPath(where)}'], // from the user's own IMAGING_CACHE_DIR / HOME
       ['src/commands/mock.ts', 'server.url}'], // our own emulator's address
       ['src/commands/webhook/sign.ts', 'parts.join('], // a curl command from the user's own flags, shell-quoted

@@ -56,6 +56,15 @@ export default defineCommand({
           usable = false;
         }
       }
+      // A real IMAGING_TOKEN is not sent to a loopback port this run did not name (see Context).
+      if (tok.source === 'IMAGING_TOKEN' && base.value) {
+        try {
+          ctx.sendableToken(env, normaliseBaseUrl(base.value));
+        } catch (err) {
+          if (!(err instanceof AuthError)) throw err;
+          usable = false;
+        }
+      }
       if (origin && base.value) {
         try {
           usable = originOf(base.value) === origin;
@@ -79,12 +88,11 @@ export default defineCommand({
     if (opts.check) {
       for (const row of rows) {
         const env = row.environment;
-        const token = ctx.token(env).value;
-        if (!row.base_url || !token) {
+        if (!row.base_url || !row.token) {
           row.check = row.base_url ? 'no token' : 'no base URL';
           continue;
         }
-        if (!row.token_usable) {
+        if (!row.token_usable && row.token_source === 'config') {
           row.check = row.token_origin
             ? 'not sent: the token belongs to another origin'
             : 'not sent: the token has no origin yet (imaging config set base-url URL binds it)';
@@ -92,7 +100,18 @@ export default defineCommand({
           if (exitCode === 0 || row.active) exitCode = ExitCode.auth;
           continue;
         }
-        const client = ctx.buildClient(row.base_url, token, env);
+        // Only the token that belongs to this environment and may go to this base URL is sent.
+        let sendable: string;
+        try {
+          sendable = ctx.sendableToken(env, normaliseBaseUrl(row.base_url));
+        } catch (err) {
+          if (!(err instanceof AuthError)) throw err;
+          row.check = `not sent: ${err.message}`;
+          row.check_code = ExitCode.auth;
+          if (exitCode === 0 || row.active) exitCode = ExitCode.auth;
+          continue;
+        }
+        const client = ctx.buildClient(row.base_url, sendable, env);
         try {
           await client.request({ path: MODALITIES_PATH, retry: false });
           row.check = 'ok';
@@ -147,6 +166,7 @@ export default defineCommand({
 
 function tokenOriginCell(r: StatusRow): string {
   if (!r.token) return '-';
+  if (r.token_source === 'IMAGING_TOKEN' && !r.token_usable) return 'not sent to this base URL';
   if (r.token_source !== 'config') return 'any (not stored)';
   if (!r.token_origin)
     return r.token_usable
