@@ -1,8 +1,8 @@
 // npm run bench: start-up, export and list figures on every Node the project is tested on (the
 // machine's, and the pinned 22, 24, 26 of scripts/nodes.mjs, installed into the cache if missing),
-// side by side. Start-up is a ratio against that same Node's bare `node -e 0`, median of
-// interleaved rounds (each round runs every command on every Node once, in turn, so machine noise
-// hits all alike). Budgets are checked on Node 24. Not a test: figures for the README.
+// side by side. Start-up is a ratio against that same Node's bare `node -e 0`, or for a lookup
+// against scripts/plain-http.cjs making the same request, median of interleaved rounds (each round runs every command on every Node once, in turn, so machine noise
+// hits all alike). Budgets are checked on Node 24. Not a test: the figures of docs/speed.md.
 //   BENCH_RUNS=60 npm run bench                 more rounds (default 40)
 //   npm run bench -- --only startup             one group: startup, export, list
 //   BENCH_NODES=20,24 npm run bench             some of the Nodes (major versions)
@@ -20,7 +20,7 @@ const probe = join(root, 'scripts', 'rss-probe.mjs');
 const runs = Number(process.env.BENCH_RUNS ?? 40);
 const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : undefined;
 const configDir = mkdtempSync(join(tmpdir(), 'imaging-bench-'));
-// Its own config and cache folders (the code caches and the reference cache start empty and are
+// Its own config and cache folders (the compile cache and the reference cache start empty and are
 // filled by the warm-up round), never the user's.
 const env = {
   ...process.env,
@@ -55,11 +55,11 @@ const rssFile = join(configDir, 'rss');
 const withProbe = (cmd) => [cmd[0], '--import', probe, ...cmd.slice(1)];
 
 /** Runs a command to completion; its wall time (ms) and, with `rss`, its peak RSS (bytes). */
-function time(cmd, { rss = false } = {}) {
+function time(cmd, { rss = false, env: own = {} } = {}) {
   const c = rss ? withProbe(cmd) : cmd;
   const t = process.hrtime.bigint();
   const r = spawnSync(c[0], c.slice(1), {
-    env: rss ? { ...env, IMAGING_RSS_FILE: rssFile } : env,
+    env: { ...env, ...own, ...(rss ? { IMAGING_RSS_FILE: rssFile } : {}) },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   const ms = Number(process.hrtime.bigint() - t) / 1e6;
@@ -119,23 +119,49 @@ if (!only || only === 'startup') {
   const { child, url } = await startMock();
   try {
     const api = ['--env', 'local', '--base-url', url];
+    // `of`: the yardstick of the ratio (the first two commands). `env`: this command's own.
     const cmds = [
       { name: '`node -e 0`', args: ['-e', '0'] },
-      { name: '`imaging --version`', args: [bin, '--version'], budget: 1.2 },
+      {
+        name: '`node scripts/plain-http.cjs` (the same request as `cpt`)',
+        args: [join(root, 'scripts', 'plain-http.cjs'), url],
+        of: 0,
+      },
+      { name: '`imaging --version`', args: [bin, '--version'], of: 0, budget: 1.2 },
       // --no-cache: a lookup that asks the emulator (the reference cache would answer from round 2).
       {
-        name: '`imaging cpt 73721 --json` (emulator, `--no-cache`)',
+        name: '`imaging cpt 73721 --json --no-cache`',
         args: [bin, ...api, '--no-cache', 'cpt', '73721', '--json'],
-        budget: 1.8,
+        of: 1,
+        budget: 1.3,
       },
       {
-        name: '`imaging icd10 knee` (table, emulator, `--no-cache`)',
+        name: '`imaging icd10 knee --no-cache` (a table)',
         args: [bin, ...api, '--no-cache', 'icd10', 'knee'],
-        budget: 2.0,
+        of: 1,
+        budget: 1.4,
       },
       {
         name: '`imaging cpt 73721 --json` (reference cache hit)',
         args: [bin, ...api, 'cpt', '73721', '--json'],
+        of: 1,
+      },
+      // The tricks, without: each against its row above (docs/speed.md).
+      {
+        name: 'the same `cpt`, without the compile cache (no cache folder)',
+        args: [bin, ...api, '--no-cache', 'cpt', '73721', '--json'],
+        env: { IMAGING_CACHE_DIR: 'relative-so-unused' },
+        of: 1,
+      },
+      {
+        name: '`imaging --no-cache --version` (through the bundle)',
+        args: [bin, '--no-cache', '--version'],
+        of: 0,
+      },
+      {
+        name: '`imaging __complete referrals export --rows =v` (a TAB press)',
+        args: [bin, '__complete', 'referrals', 'export', '--rows', '=v'],
+        of: 0,
       },
     ];
     // times[node][cmd] = one time per round
@@ -143,32 +169,40 @@ if (!only || only === 'startup') {
     const round = (keep) => {
       for (const [i, n] of chosen.entries())
         for (const [j, c] of cmds.entries()) {
-          const { ms } = time([n.exe, ...c.args]);
+          const { ms } = time([n.exe, ...c.args], { env: c.env });
           if (keep) times[i][j].push(ms);
         }
     };
     round(false); // warm-up (fills each Node's compile cache)
     for (let r = 0; r < runs; r++) round(true);
+    const at = chosen.findIndex((n) => major(n.version) === BUDGET_NODE);
     const rows = cmds.map((c, j) => {
       const cells = chosen.map((_, i) => {
         const t = times[i][j];
-        const ratio = median(t.map((x, k) => x / times[i][0][k]));
+        if (c.of === undefined) return { text: `${median(t).toFixed(1)} ms` };
+        const ratio = median(t.map((x, k) => x / times[i][c.of][k]));
         return { text: `${median(t).toFixed(1)} ms, ${ratio.toFixed(2)}x`, ratio };
       });
-      const at = chosen.findIndex((n) => major(n.version) === BUDGET_NODE);
-      const budget =
-        c.budget && at >= 0
+      const budget = !c.budget
+        ? ''
+        : at >= 0
           ? verdict(cells[at].ratio, c.budget)
-          : c.budget
-            ? `≤ ${c.budget.toFixed(1)}x`
-            : '';
-      return [c.name, ...cells.map((x) => x.text), budget];
+          : `≤ ${c.budget.toFixed(1)}x`;
+      return [
+        c.name,
+        c.of === undefined ? '' : c.of === 0 ? '`node -e 0`' : 'plain-http',
+        ...cells.map((x) => x.text),
+        budget,
+      ];
     });
     say(
-      `Start-up: median of ${plural(runs, 'interleaved round')}; the ratio is the median of each round's time over that Node's own \`node -e 0\` in the same round (${load()} at the end).`,
+      `Start-up: median of ${plural(runs, 'interleaved round')}; the ratio is the median of each round's time over that of its yardstick, on the same Node in the same round (${load()} at the end).`,
     );
     say();
-    table(['command', ...chosen.map((n) => `Node ${n.version}`), `budget (Node ${BUDGET_NODE})`], rows);
+    table(
+      ['command', 'ratio to', ...chosen.map((n) => `Node ${n.version}`), `budget (Node ${BUDGET_NODE})`],
+      rows,
+    );
   } finally {
     child.kill('SIGTERM');
   }

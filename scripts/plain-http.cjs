@@ -1,7 +1,7 @@
 // The yardstick for a lookup's start-up: a plain node:http script making the request that
 // `imaging cpt 73721 --json` makes and printing the answer as indented JSON, and nothing else (no
-// config, no checks, no code cache). What it costs over a bare `node -e 0` is Node's own HTTP
-// client, which any Node tool making that request pays (README "Speed").
+// config, no checks, no cache). What it costs over a bare `node -e 0` is Node's own HTTP client,
+// which any Node tool making that request pays (docs/speed.md).
 //   node scripts/plain-http.cjs http://127.0.0.1:PORT      (against `imaging mock --port PORT`)
 'use strict';
 const http = require('node:http');

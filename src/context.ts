@@ -17,7 +17,6 @@ import { type Meter, sandboxMeter, settleMeters } from './meter/attach.js';
 import { type OutputFormat, parseFormat } from './output/format.js';
 import { HumanStream, type SafeText, safe } from './output/text.js';
 import { runForcedExitTasks } from './util/cleanup.js';
-import { isTerminal } from './util/terminal.js';
 
 export type { GlobalOptions, IO, Prompter };
 
@@ -475,14 +474,13 @@ export function processIO(stoppedBy: () => number | undefined = () => undefined)
       return process.stdin;
     },
     stdoutIsTTY: Boolean(process.stdout.isTTY),
-    // Asked when a command needs them (prompts, progress, the error block): a lookup writing JSON
-    // asks neither, and then node:tty is never loaded (src/util/terminal.ts).
+    // Asked when a command needs them (prompts, progress, the error block): node:tty loads then.
     get stderrIsTTY() {
-      stderrTTY ??= isTerminal(2);
+      stderrTTY ??= process.getBuiltinModule('node:tty').isatty(2);
       return stderrTTY;
     },
     get stdinIsTTY() {
-      stdinTTY ??= isTerminal(0);
+      stdinTTY ??= process.getBuiltinModule('node:tty').isatty(0);
       return stdinTTY;
     },
     columns: process.stdout.isTTY ? process.stdout.columns : undefined,

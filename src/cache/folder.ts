@@ -2,10 +2,10 @@ import { lstatSync, mkdirSync, realpathSync, type Stats } from 'node:fs';
 import { basename, dirname, isAbsolute, join, normalize, sep } from 'node:path';
 
 /**
- * The private folder the reference-data cache lives in: `reference` beside the launcher's
- * `compile-cache` (bin/load-cli.cjs), under IMAGING_CACHE_DIR, else $XDG_CACHE_HOME/imaging or
- * ~/.cache/imaging (macOS ~/Library/Caches/imaging). The rules are the launcher's, so that a
- * folder someone else could write to is never read from or written to:
+ * The private folders of the cache: `reference` (reference data) and `compile-cache` (Node's, made
+ * by bin/imaging.cjs through dist/cache-folder.cjs), under IMAGING_CACHE_DIR, else
+ * $XDG_CACHE_HOME/imaging or ~/.cache/imaging (macOS ~/Library/Caches/imaging). A folder someone
+ * else could write to is never read from or written to:
  *  - a relative IMAGING_CACHE_DIR / XDG_CACHE_HOME is ignored (as XDG says); none on Windows (its
  *    ACLs are not checked here) or when the starting folder is missing: that is never created;
  *  - the real path of the starting folder and every folder above it are directories owned by root
@@ -14,8 +14,6 @@ import { basename, dirname, isAbsolute, join, normalize, sep } from 'node:path';
  *  - the levels below are made one at a time (mkdir 0700, never recursive) and each then checked
  *    with lstat: a directory, not a symlink, owned by the user (or root above the last), not
  *    writable by group or others; the last one owned by the user with mode 0700 exactly.
- * A copy in TypeScript rather than a require of the launcher: the launcher is plain CommonJS read
- * before the bundle, and the bundle must not carry the launcher's start-up code.
  */
 
 export const CACHE_LEAF = 'reference';
@@ -31,6 +29,7 @@ export interface Location {
 export function cacheLocation(
   env: NodeJS.ProcessEnv,
   platform: NodeJS.Platform = process.platform,
+  leaf = CACHE_LEAF,
 ): Location | undefined {
   if (platform === 'win32' || typeof process.getuid !== 'function') return undefined;
   const abs = (p: string | undefined) => (p && isAbsolute(p) ? normalize(p) : undefined);
@@ -40,14 +39,14 @@ export function cacheLocation(
   });
   if (env.IMAGING_CACHE_DIR !== undefined && env.IMAGING_CACHE_DIR !== '') {
     const dir = abs(env.IMAGING_CACHE_DIR);
-    return dir && dir !== '/' ? split(dir, CACHE_LEAF) : undefined;
+    return dir && dir !== '/' ? split(dir, leaf) : undefined;
   }
   const home = abs(env.HOME);
   if (platform === 'darwin')
-    return home ? { start: home, levels: ['Library', 'Caches', 'imaging', CACHE_LEAF] } : undefined;
+    return home ? { start: home, levels: ['Library', 'Caches', 'imaging', leaf] } : undefined;
   const xdg = abs(env.XDG_CACHE_HOME);
-  if (xdg && xdg !== '/') return split(xdg, 'imaging', CACHE_LEAF);
-  return home ? { start: home, levels: ['.cache', 'imaging', CACHE_LEAF] } : undefined;
+  if (xdg && xdg !== '/') return split(xdg, 'imaging', leaf);
+  return home ? { start: home, levels: ['.cache', 'imaging', leaf] } : undefined;
 }
 
 /** The path of the folder as the user would name it (not resolved, not checked). */
@@ -63,8 +62,8 @@ export type Folder = { dir: string } | { problem: string; missing?: true };
  * The private folder, made if need be (`create`), or why it cannot be used. Without `create`, a
  * missing level is a problem ("not made yet") and nothing is written.
  */
-export function privateFolder(env: NodeJS.ProcessEnv, create = true): Folder {
-  const where = cacheLocation(env);
+export function privateFolder(env: NodeJS.ProcessEnv, create = true, leaf = CACHE_LEAF): Folder {
+  const where = cacheLocation(env, process.platform, leaf);
   if (!where)
     return { problem: 'no cache folder on this system (set IMAGING_CACHE_DIR to an absolute path)' };
   try {

@@ -14,9 +14,12 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { join } from 'node:path';
 import type { AnswerCache, ApiResponse } from '../api/client.js';
 import { headerValue } from '../api/transport.js';
-import { crc32 } from '../util/crc32.js';
-import { sha256Hex } from '../util/sha256.js';
 import { privateFolder } from './folder.js';
+
+// node:crypto and node:zlib are loaded when the cache is first used, not at every start.
+const sha256Hex = (text: string) =>
+  process.getBuiltinModule('node:crypto').createHash('sha256').update(text).digest('hex');
+const crc32 = (bytes: Uint8Array) => process.getBuiltinModule('node:zlib').crc32(bytes);
 
 /**
  * The reference-data cache (issue 10, item 4): the raw answers of a few GET endpoints whose data
@@ -29,7 +32,7 @@ import { privateFolder } from './folder.js';
  * (origin, base path, API path and query) and a hash of the token and origin; it is used while
  * younger than its path's time limit.
  *
- * Files live in a private folder (folder.ts, the launcher's rules), one per entry:
+ * Files live in a private folder (folder.ts), one per entry:
  *   <sha256 of token hash + URL>.json   0600, written under a random name opened 'wx' and renamed
  *   line 1: a JSON header {v, url, token, stored, type, rid, size, crc}; then the body's bytes.
  * An entry is trusted only if it is a regular file of ours, mode 0600, opened without following a

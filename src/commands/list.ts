@@ -10,6 +10,7 @@ import { checkCost, remainingAfterFirst } from '../meter/cost.js';
 import { type FieldChoice, pick } from '../output/fields.js';
 import { type Column, renderList } from '../output/render.js';
 import { num, whole } from '../util/plural.js';
+import { tuneHeapForStreaming } from '../util/streaming-heap.js';
 import { flag, int } from './options.js';
 
 export interface ListCommandOptions<T> {
@@ -38,7 +39,10 @@ export interface ListCommandOptions<T> {
 export async function listCommand<T>(ctx: Context, opts: ListCommandOptions<T>): Promise<number> {
   const format = ctx.format('table');
   const client = opts.cached ? ctx.referenceApi() : ctx.api();
-  if (opts.all) return listAll(ctx, opts, format, client);
+  if (opts.all) {
+    tuneHeapForStreaming();
+    return listAll(ctx, opts, format, client);
+  }
   const walkOpts = { ...opts.endpoint, page: opts.page, perPage: opts.perPage, all: opts.all };
   const records: T[] = [];
   let lastMeta: PageMeta | undefined;

@@ -12,7 +12,6 @@ import {
 import { join } from 'node:path';
 import { configDir } from '../config/paths.js';
 import { num } from '../util/plural.js';
-import { sha256Hex } from '../util/sha256.js';
 
 /**
  * The sandbox allowance meter (issue 10): the API sends no allowance headers, so this machine
@@ -156,7 +155,12 @@ export function meterPath(env: NodeJS.ProcessEnv): string {
 
 /** The meter's key of a token at an origin: 32 hex digits of SHA-256, from which no token can be read back. */
 export function meterKey(origin: string, token: string): string {
-  return sha256Hex(`imaging-allowance\n${origin}\n${token}`).slice(0, 32);
+  return process
+    .getBuiltinModule('node:crypto')
+    .createHash('sha256')
+    .update(`imaging-allowance\n${origin}\n${token}`)
+    .digest('hex')
+    .slice(0, 32);
 }
 
 /** The meter's state of a key; an empty meter when there is no file; MeterUnusable when it cannot be read. */

@@ -27,7 +27,6 @@ import { CliError } from '../errors.js';
 import { HumanStream } from '../output/text.js';
 import { onForcedExit } from './cleanup.js';
 import { hiddenName, NAME_MAX } from './hidden-name.js';
-import { isTerminal } from './terminal.js';
 
 /** Why a write failed, in words, without the temporary path Node puts in its messages. */
 export function reasonOf(err: unknown): string {
@@ -195,7 +194,7 @@ export class AtomicFile {
   static stdout(stdout: Writable): AtomicFile {
     let st: Stats | undefined;
     try {
-      if (stdout === process.stdout && !isTerminal(1)) st = fstatSync(1);
+      if (stdout === process.stdout && !process.getBuiltinModule('node:tty').isatty(1)) st = fstatSync(1);
     } catch {
       // not a descriptor we can look at: use the stream
     }

@@ -1,6 +1,3 @@
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { commandTarget, GLOBAL_OPTIONS } from '../../src/commands/globals.js';
 import { takesValue } from '../../src/commands/options.js';
@@ -65,21 +62,6 @@ describe('global options come from their definitions', () => {
       const name = spec.flags.match(/--[\w-]+/)![0];
       expect(commandTarget([name, 'x', 'referrals', 'list'])).toBe('referrals');
     }
-  });
-
-  it("the launcher's list of command words (it picks the bundle and names the code cache) is the registry's, and help", () => {
-    const { COMMANDS: words } = createRequire(import.meta.url)(join(ROOT, 'bin', 'load-cli.cjs')) as {
-      COMMANDS: Set<string>;
-    };
-    const top = new Set(COMMANDS.map((c) => c.path[0]!));
-    expect([...words].sort()).toEqual([...top, 'help'].sort());
-  });
-
-  it("the launcher's copy (it names the code cache per command before the bundle loads) is the same", () => {
-    const launcher = readFileSync(join(ROOT, 'bin', 'load-cli.cjs'), 'utf8');
-    const copy = [...launcher.match(/const VALUED = new Set\(\[(.*)\]\)/)![1]!.matchAll(/'(--[\w-]+)'/g)];
-    const names = valued.map((spec) => spec.flags.match(/--[\w-]+/)![0]);
-    expect(copy.map((m) => m[1]).sort()).toEqual(names.sort());
   });
 
   it('every value-taking global before the group leaves the group built (imaging --timeout 5000 referrals list --per-page 2)', async () => {

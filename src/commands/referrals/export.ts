@@ -7,6 +7,7 @@ import type { RowKind } from '../../export/rows.js';
 import { selectFields } from '../../output/fields.js';
 import { EXPORT_COLUMNS, REFERRAL_FIELDS } from '../../resources/referrals.js';
 import { count, num } from '../../util/plural.js';
+import { tuneHeapForStreaming } from '../../util/streaming-heap.js';
 import { defineCommand } from '../define.js';
 import { choice, completes, file, flag, int, text } from '../options.js';
 import { PARAM_OPTION, paramsQuery } from './params.js';
@@ -54,6 +55,7 @@ export default defineCommand({
     resumable: flag('--resumable', 'keep a checkpoint if this -o export stops (default in the sandbox only)'),
   },
   async run(ctx, _args, opts) {
+    tuneHeapForStreaming();
     const [
       { exportReferrals },
       { AtomicFile, fileInPath, isFolder },
