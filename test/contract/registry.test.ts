@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { commandTarget, GLOBAL_OPTIONS } from '../../src/commands/globals.js';
+import { GLOBAL_OPTIONS } from '../../src/commands/globals.js';
 import { takesValue } from '../../src/commands/options.js';
 import { COMMANDS } from '../../src/registry.js';
 import { mockFixture, ROOT, run } from '../helpers.js';
@@ -58,14 +58,6 @@ describe('the command registry', () => {
 describe('global options come from their definitions', () => {
   const fx = mockFixture();
   const valued = Object.values(GLOBAL_OPTIONS).filter(takesValue);
-
-  it('the pre-scan skips the value of every value-taking global', () => {
-    expect(valued.length).toBeGreaterThan(0);
-    for (const spec of valued) {
-      const name = spec.flags.match(/--[\w-]+/)![0];
-      expect(commandTarget([name, 'x', 'referrals', 'list'])).toBe('referrals');
-    }
-  });
 
   it("the launcher's list of command words (it picks the bundle and names the code cache) is the registry's, and help", () => {
     const { COMMANDS: words } = createRequire(import.meta.url)(join(ROOT, 'bin', 'load-cli.cjs')) as {
