@@ -1,4 +1,4 @@
-import { Command, Help, Option } from 'commander';
+import { Command, CommanderError, Help, Option } from 'commander';
 import type { AnyCommand } from './commands/define.js';
 import { CSV_OPTIONS, FIELDS_TWICE, formatDescription, GLOBAL_OPTIONS } from './commands/globals.js';
 import { jsonTakes } from './commands/json-fields.js';
@@ -159,6 +159,13 @@ function addGlobals(cmd: Command, where: 'program' | 'command' | 'csv'): void {
     if (where === 'program' ? csv : !(csv && where === 'csv')) option.hideHelp();
     cmd.addOption(option);
   }
+  if (where === 'program') return;
+  // The version, as the program answers it, wherever it is asked (imaging cpt -V).
+  cmd.addOption(new Option('-V, --version').hideHelp());
+  cmd.on('option:version', () => {
+    cmd.configureOutput().writeOut?.(`${VERSION}\n`);
+    throw new CommanderError(0, 'commander.version', VERSION);
+  });
 }
 
 /**
@@ -274,6 +281,7 @@ export function buildProgram(io: IO, runner: Runner): Command {
       program
         .command(first)
         .description(summary)
+        .helpCommand('help [verb]', 'show help for a verb')
         .addHelpText('after', () => afterHelp(io, []));
     }
   }
