@@ -1,6 +1,7 @@
 import { CommanderError } from 'commander';
 import { Context, type ContextDeps, processIO } from './context.js';
 import {
+  ApiError,
   ExitCode,
   exitCodeOf,
   formatError,
@@ -8,6 +9,7 @@ import {
   STOP_SIGNALS,
   type StopSignal,
   stopExitCode,
+  type TokenOrigin,
 } from './errors.js';
 import type { IO } from './io.js';
 import { HumanStream, joinSafe, paint, type SafeText, safe } from './output/text.js';
@@ -71,11 +73,14 @@ export async function main(argv: string[], deps: MainDeps = {}): Promise<number>
           if (ctx?.interruptNote) out.line(ctx.interruptNote);
         }
       } else {
-        exitCode = exitCodeOf(err);
+        // A refused token's hint says what to do about the token where it came from.
+        const token = err instanceof ApiError && err.status === 401 && ctx ? tokenOrigin(ctx) : undefined;
+        const shown = token ? (err as ApiError).withToken(token) : err;
+        exitCode = exitCodeOf(shown);
         const verbose = Boolean(ctx?.globals.verbose);
         // Wrapped to the terminal's width first (never mid-word), then coloured.
         const block = new HumanStream(io.stderr, io.stderrIsTTY ? io.errColumns : undefined);
-        block.write(await colourError(block.fit(formatError(err, { verbose })), ctx));
+        block.write(await colourError(block.fit(formatError(shown, { verbose })), ctx));
       }
     }
   } finally {
@@ -89,6 +94,16 @@ export async function main(argv: string[], deps: MainDeps = {}): Promise<number>
   // Ctrl-C meets no handler and kills the process with no exit code.
   if (received && ownSignals) process.exit(exitCode);
   return exitCode;
+}
+
+/** Where the token of the command's environment came from (for the hint of a refused one). */
+function tokenOrigin(ctx: Context): TokenOrigin | undefined {
+  try {
+    const env = ctx.environment().value;
+    return { source: ctx.token(env).source, env };
+  } catch {
+    return undefined;
+  }
 }
 
 /**

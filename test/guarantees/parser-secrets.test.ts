@@ -30,7 +30,9 @@ describe('a parser error never echoes an option value', () => {
 
   it('a flag that takes no value says so, by name (auth login --with-token=…)', async () => {
     const r = await run(['auth', 'login', `--with-token=${SECRET}`]);
-    expect(r.stderr).toBe('error: --with-token takes no value\nhint: Give --with-token alone, without "=…".\n');
+    expect(r.stderr).toBe(
+      'error: --with-token takes no value\nhint: Give --with-token alone, without "=…".\n',
+    );
   });
 
   it('an unknown option is in the one error block, with a suggestion from the global options too', async () => {
