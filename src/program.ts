@@ -9,7 +9,7 @@ import { docsLine, fitExample, fitHelpText, wrapProse } from './help/format.js';
 import { secretFlagMisuse, verbWithoutGroup } from './hints.js';
 import type { IO } from './io.js';
 import { fieldsHelp } from './output/fields.js';
-import { parseFormat } from './output/format.js';
+import { FORMATS, parseFormat } from './output/format.js';
 import { HumanStream } from './output/text.js';
 import { COMMANDS, GROUPS } from './registry.js';
 import { VERSION } from './version.js';
@@ -188,6 +188,15 @@ function resolveGlobals(cmd: Command, def: AnyCommand): Record<string, unknown> 
   globals.fields = fields[0];
   globals.json = levels.some((c) => c.getOptionValue('json') !== undefined) || undefined;
   const path = def.path.join(' ');
+  if (typeof globals.format === 'string') {
+    // The formats this command takes, in the hint as in its help.
+    const allowed: readonly string[] = def.formats ?? FORMATS;
+    const f = globals.format.trim().toLowerCase();
+    const hint = `Use one of: ${allowed.join(', ')}.`;
+    if (!(FORMATS as readonly string[]).includes(f))
+      throw new UsageError(`--format: unknown format "${globals.format}"`, hint);
+    if (!allowed.includes(f)) throw new UsageError(`--format ${f} is not available here`, hint);
+  }
   if (globals.fields !== undefined && !def.fields)
     throw new UsageError(`--fields is not available for imaging ${path}`, 'Use --json for every field.');
   // `--json a,b` is `--format json --fields a,b`: with another --format it asks for two formats.
@@ -300,7 +309,8 @@ export function buildProgram(io: IO, runner: Runner): Command {
   };
   const define = (cmd: Command, def: AnyCommand, summary: string) => {
     DEFS.set(cmd, def);
-    cmd.summary(summary).description(def.description ?? summary);
+    // The one-line summary heads the command's help too; a longer description follows it.
+    cmd.summary(summary).description(def.description ? `${summary}\n\n${def.description}` : summary);
     addDefinition(cmd, def);
     addGlobals(cmd, writesCsv(def) ? 'csv' : 'command');
     if (def.formats) {

@@ -23,6 +23,10 @@ describe("the parser's refusals in the one error block", () => {
       "error: too many arguments for 'modalities'. Expected 0 arguments but got 1.\nhint: See: imaging modalities --help\n",
     ],
     [
+      ['referrals', 'export', '--format', 'xlsx'],
+      'error: --format: unknown format "xlsx"\nhint: Use one of: csv, ndjson, json.\n',
+    ],
+    [
       ['mock', '--list-shape', 'xml'],
       'error: invalid value for --list-shape\nhint: Allowed choices are object, bare.\n',
     ],
