@@ -1,6 +1,7 @@
 import type { Referral } from '../api/types.js';
 import { latestVisitStatus, patientDob } from '../export/rows.js';
 import { clean, joinSafe, type SafeText, safe, style } from '../output/text.js';
+import { peopleTime } from '../util/time.js';
 
 /**
  * The human view of one referral: header, patient, then each visit with its procedures, then
@@ -23,7 +24,7 @@ export function renderReferral(
   };
   const name = (o: { name?: unknown; id?: unknown } | undefined) =>
     o && (o.name || o.id) ? v(o.name ?? o.id) : '-';
-  const when = (iso: unknown) => formatTime(iso, opts.timeZone);
+  const when = (iso: unknown) => peopleTime(iso, { timeZone: opts.timeZone });
 
   out.push(safe`${b(`Referral ${v(r.reference)}`)}  ${dim(v(r.id))}`);
   pairs([
@@ -149,25 +150,4 @@ export function renderReferral(
   for (const n of notes) out.push(safe`  ${v(when(n.created_at))}  ${v(n.notes)}`);
   if (notes.length === 0) out.push('  none');
   return safe`${joinSafe(out, '\n')}\n`;
-}
-
-/** An ISO time in the user's zone (TZ, else the system's), e.g. "Jan 7, 2026, 9:00 AM EST". */
-export function formatTime(iso: unknown, timeZone: string | undefined): string {
-  if (typeof iso !== 'string' || iso === '') return '-';
-  const d = new Date(iso);
-  if (Number.isNaN(d.getTime())) return iso;
-  const fields: Intl.DateTimeFormatOptions = {
-    year: 'numeric',
-    month: 'short',
-    day: 'numeric',
-    hour: 'numeric',
-    minute: '2-digit',
-    timeZoneName: 'short',
-  };
-  try {
-    return new Intl.DateTimeFormat('en-US', { ...fields, timeZone }).format(d);
-  } catch {
-    // An unknown TZ name: the system's zone rather than a failure.
-    return new Intl.DateTimeFormat('en-US', fields).format(d);
-  }
 }
