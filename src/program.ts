@@ -182,7 +182,10 @@ function resolveGlobals(cmd: Command, def: AnyCommand): Record<string, unknown> 
   }
   const fields = levels.flatMap((c) => [
     ...(c.getOptionValueSource('fields') === 'cli' ? [c.getOptionValue('fields') as string] : []),
-    ...(typeof c.getOptionValue('json') === 'string' ? [c.getOptionValue('json') as string] : []),
+    // `--json=` (nothing after "=") is a bare --json.
+    ...(typeof c.getOptionValue('json') === 'string' && c.getOptionValue('json') !== ''
+      ? [c.getOptionValue('json') as string]
+      : []),
   ]);
   if (fields.length > 1) throw new UsageError(FIELDS_TWICE);
   globals.fields = fields[0];
