@@ -168,6 +168,8 @@ export interface ApiErrorDetails {
   retryAfterSeconds?: number | undefined;
   /** The sandbox allowance meter's view, on a 429 sandbox_request_limit_reached or 401 api_token_expired. */
   allowance?: string | undefined;
+  /** Where the token sent came from, when known (the 401 hint says what to do about it). */
+  token?: TokenOrigin | undefined;
 }
 
 /** Exit code for an HTTP error status, per the contract's table. */
@@ -181,16 +183,43 @@ export function exitCodeForStatus(status: number): number {
   return ExitCode.failure;
 }
 
-const hintForCode: Record<string, string> = {
-  unauthorized:
-    'The token was refused. Check that it belongs to this environment (a sandbox token fails on production), or log in again: imaging auth login',
-  api_token_expired:
-    'The sandbox token has expired. Request an extension or a new token, then run: imaging auth login',
-  endpoint_not_enabled:
-    'This endpoint is not enabled for your account; ask your account contact to enable it.',
-  sandbox_request_limit_reached:
-    'The sandbox allowance of successful requests is used up. It is a quota, not a rate: waiting will not help. Request an extended token.',
-};
+/** Where the token an answer refused came from: `IMAGING_TOKEN` (auth login cannot help) or the store. */
+export interface TokenOrigin {
+  source: string;
+  env: string;
+}
+
+/** The one hint for a refused token (401), in the words of where that token came from. */
+export function refusedTokenHint(code: string | undefined, token?: TokenOrigin): string {
+  const fromEnv = token?.source === 'IMAGING_TOKEN';
+  const login = `imaging auth login${token && token.env !== 'sandbox' ? ` --env ${token.env}` : ''}`;
+  if (code === 'api_token_expired')
+    return fromEnv
+      ? 'The sandbox token has expired (the one in IMAGING_TOKEN). Request an extension or a new token, then set IMAGING_TOKEN to it.'
+      : `The sandbox token has expired. Request an extension or a new token, then run: ${login}`;
+  if (fromEnv)
+    return `The token in IMAGING_TOKEN was refused (while it is set, a stored token is not used and auth login cannot help). Check that it belongs to the ${token.env} environment (a sandbox token fails on production), then set IMAGING_TOKEN to the right one or unset it.`;
+  return `The ${token?.source === 'config' ? `stored ${token.env} token` : 'token'} was refused. Check that it belongs to this environment (a sandbox token fails on production), or log in again: ${login}`;
+}
+
+/** A feature the account has not been given, as a command names it (the referral's payments). */
+export interface GatedFeature {
+  /** "Reading a referral's payments ("payment read" in the API)" */
+  what: string;
+  /** The name to ask for: "payment read". */
+  name: string;
+  /** The other features enabled the same way. */
+  others: string;
+  env: string;
+}
+
+/** The one hint for a 403 (endpoint_not_enabled): what is off, and whom to ask. */
+export function notEnabledHint(feature?: GatedFeature): string {
+  return `${feature?.what ?? 'This endpoint'} is enabled per account, and is off until then${feature ? ` (as are ${feature.others})` : ''}. Ask the service's API support contact, or your account manager, to enable ${feature ? `${feature.name} for your group on ${feature.env}` : 'it for your group'} (each environment, sandbox and production, is enabled separately).`;
+}
+
+const SANDBOX_LIMIT_HINT =
+  'The sandbox allowance of successful requests is used up. It is a quota, not a rate: waiting will not help. Request an extended token.';
 
 /** An HTTP error answer from the API, with everything a person needs to report it. */
 export class ApiError extends CliError {
@@ -198,14 +227,24 @@ export class ApiError extends CliError {
   /** `hint` replaces the usual one, for a command that knows better what to do next. */
   constructor(details: ApiErrorDetails, hintOverride?: string) {
     const what = details.message ?? details.bodyNote ?? `HTTP ${details.status}`;
-    let hint = hintOverride ?? (details.code ? hintForCode[details.code] : undefined);
-    if (!hint && details.status === 401) hint = hintForCode.unauthorized;
-    if (!hint && details.status === 403) hint = hintForCode.endpoint_not_enabled;
+    let hint = hintOverride;
+    if (!hint && (details.status === 401 || details.code === 'api_token_expired'))
+      hint = refusedTokenHint(details.code, details.token);
+    if (!hint && (details.status === 403 || details.code === 'endpoint_not_enabled')) hint = notEnabledHint();
+    if (!hint && details.code === 'sandbox_request_limit_reached') hint = SANDBOX_LIMIT_HINT;
     if (!hint && details.status >= 500)
       hint = 'The server failed. Try again later; quote the request id if you contact support.';
     super(what, exitCodeForStatus(details.status), hint);
     this.name = 'ApiError';
     this.details = details;
+    this.hintOverridden = hintOverride !== undefined;
+  }
+  /** Whether a command gave its own hint. */
+  readonly hintOverridden: boolean;
+  /** The same error, its hint in the words of where the refused token came from. */
+  withToken(token: TokenOrigin): ApiError {
+    if (this.hintOverridden || this.details.token) return this;
+    return new ApiError({ ...this.details, token });
   }
   get status(): number {
     return this.details.status;

@@ -1,7 +1,7 @@
 import { CommanderError } from 'commander';
-import { expandJsonFields } from './commands/json-fields.js';
 import { Context, type ContextDeps, processIO } from './context.js';
 import {
+  ApiError,
   ExitCode,
   exitCodeOf,
   formatError,
@@ -9,13 +9,11 @@ import {
   STOP_SIGNALS,
   type StopSignal,
   stopExitCode,
-  UsageError,
+  type TokenOrigin,
 } from './errors.js';
-import { secretFlagMisuse, verbWithoutGroup } from './hints.js';
 import type { IO } from './io.js';
-import { parseFormat } from './output/format.js';
 import { HumanStream, joinSafe, paint, type SafeText, safe } from './output/text.js';
-import { buildProgram, routeHelp } from './program.js';
+import { buildProgram } from './program.js';
 import { runForcedExitTasks } from './util/cleanup.js';
 
 /**
@@ -54,40 +52,12 @@ export async function main(argv: string[], deps: MainDeps = {}): Promise<number>
   if (ownSignals) for (const [sig, handler] of handlers) process.on(sig, handler);
 
   try {
-    const misuse = secretFlagMisuse(argv);
-    if (misuse) throw misuse;
-    const words = await expandJsonFields(argv); // `--json a,b` is `--json --fields a,b`
-    // After the expansion: a word --json took as fields (`--json status referrals list`) is no verb.
-    const stray = verbWithoutGroup(words);
-    if (stray) throw stray;
-    const program = await buildProgram(io, words, async (def, args, opts, globals) => {
+    const program = buildProgram(io, async (def, args, opts, globals) => {
       ctx = new Context({ ...deps, io, env, globals, signal, argv, formats: def.formats });
-      if (globals.fields !== undefined && !def.fields)
-        throw new UsageError(
-          `--fields is not available for imaging ${def.path.join(' ')}`,
-          'Use --json for every field.',
-        );
-      // `--json a,b` is `--format json --fields a,b`: with another --format it asks for two formats.
-      const f = globals.json && typeof globals.format === 'string' ? parseFormat(globals.format) : undefined;
-      if (f && f !== 'json')
-        throw new UsageError(
-          `--json and --format ${f} ask for two formats (--json is --format json)`,
-          `For ${f} with chosen fields: --format ${f} --fields a,b; for JSON leave --format ${f} out.`,
-        );
-      const csvFlag = globals.bom
-        ? '--bom'
-        : globals.formulaGuard === false
-          ? '--no-formula-guard'
-          : undefined;
-      if (csvFlag && !(def.csv ?? def.fields !== undefined))
-        throw new UsageError(
-          `${csvFlag} is for CSV output, and imaging ${def.path.join(' ')} writes no CSV`,
-          `Leave ${csvFlag} out.`,
-        );
       exitCode = (await def.run(ctx, args as string[], opts)) ?? ExitCode.ok;
       if (exitCode === ExitCode.ok) ctx.commitCache();
     });
-    await program.parseAsync(routeHelp(words), { from: 'user' });
+    await program.parseAsync(argv, { from: 'user' });
   } catch (err) {
     if (err instanceof CommanderError) {
       // Help and --version exit 0; every parse error is a usage error (exit 2).
@@ -103,11 +73,14 @@ export async function main(argv: string[], deps: MainDeps = {}): Promise<number>
           if (ctx?.interruptNote) out.line(ctx.interruptNote);
         }
       } else {
-        exitCode = exitCodeOf(err);
+        // A refused token's hint says what to do about the token where it came from.
+        const token = err instanceof ApiError && err.status === 401 && ctx ? tokenOrigin(ctx) : undefined;
+        const shown = token ? (err as ApiError).withToken(token) : err;
+        exitCode = exitCodeOf(shown);
         const verbose = Boolean(ctx?.globals.verbose);
         // Wrapped to the terminal's width first (never mid-word), then coloured.
         const block = new HumanStream(io.stderr, io.stderrIsTTY ? io.errColumns : undefined);
-        block.write(await colourError(block.fit(formatError(err, { verbose })), ctx));
+        block.write(await colourError(block.fit(formatError(shown, { verbose })), ctx));
       }
     }
   } finally {
@@ -121,6 +94,16 @@ export async function main(argv: string[], deps: MainDeps = {}): Promise<number>
   // Ctrl-C meets no handler and kills the process with no exit code.
   if (received && ownSignals) process.exit(exitCode);
   return exitCode;
+}
+
+/** Where the token of the command's environment came from (for the hint of a refused one). */
+function tokenOrigin(ctx: Context): TokenOrigin | undefined {
+  try {
+    const env = ctx.environment().value;
+    return { source: ctx.token(env).source, env };
+  } catch {
+    return undefined;
+  }
 }
 
 /**

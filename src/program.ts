@@ -1,11 +1,15 @@
-import { Command, Help, InvalidArgumentError, Option } from 'commander';
+import { Command, CommanderError, Help, Option } from 'commander';
 import type { AnyCommand } from './commands/define.js';
-import { commandTarget, formatDescription, GLOBAL_OPTIONS } from './commands/globals.js';
-import { type OptionSpec, type OptionSpecs, OptionValueError } from './commands/options.js';
+import { CSV_OPTIONS, FIELDS_TWICE, formatDescription, GLOBAL_OPTIONS } from './commands/globals.js';
+import { jsonTakes } from './commands/json-fields.js';
+import { longName, type OptionSpec, type OptionSpecs, OptionValueError } from './commands/options.js';
+import { UsageError } from './errors.js';
 import { HELP_EXAMPLES } from './help/examples.js';
 import { docsLine, fitExample, fitHelpText, wrapProse } from './help/format.js';
+import { secretFlagMisuse, verbWithoutGroup } from './hints.js';
 import type { IO } from './io.js';
 import { fieldsHelp } from './output/fields.js';
+import { FORMATS, parseFormat } from './output/format.js';
 import { HumanStream } from './output/text.js';
 import { COMMANDS, GROUPS } from './registry.js';
 import { VERSION } from './version.js';
@@ -46,54 +50,202 @@ function afterHelp(io: IO, examples: readonly string[], extra = ''): string {
 }
 
 /**
- * `imaging help referrals get` is `imaging referrals get --help` (commander's own help command
- * reads one word only, and showed the group's help).
+ * The parser: commander's Command with this tool's words for what it refuses. Every refusal
+ * goes through `error()` as a UsageError, so it is printed in the one error block with a
+ * `hint:` (main.ts); an unknown option is named without the value written after it.
  */
-export function routeHelp(argv: readonly string[]): readonly string[] {
-  const at = argv.indexOf('help');
-  if (at < 0 || commandTarget(argv.slice(0, at)) !== undefined) return argv;
-  const rest = argv.slice(at + 1);
+class Parser extends Command {
+  override createCommand(name?: string): Parser {
+    return new Parser(name);
+  }
+
+  /** The bare `--json` before a word that is not a field list leaves that word to the command. */
+  override parseOptions(args: string[]) {
+    const words = [...args];
+    const stop = words.indexOf('--') < 0 ? words.length : words.indexOf('--');
+    const def = DEFS.get(this);
+    const names = this.commands.map((c) => c.name());
+    // The program and a group read their options up to the command's name (positional options).
+    const last = def ? stop : Math.min(stop, ...words.map((w, i) => (names.includes(w) ? i : stop)));
+    for (let i = 0; i < Math.min(last, stop - 1); i++) {
+      const next = words[i + 1]!;
+      if (words[i] !== '--json' || next.startsWith('-')) continue;
+      const rest = words.slice(i + 2, stop);
+      if (jsonTakes(next, rest, def ? { def } : { commands: names })) continue;
+      words.splice(i, 1);
+      words.splice(stop - 1, 0, '--json');
+    }
+    const parsed = super.parseOptions(words);
+    // A command's unknown option is named before a missing required one: a secret given as a flag
+    // is refused as such whatever else is missing.
+    const unknown = parsed.unknown[0];
+    if (def && unknown?.startsWith('-') && !words.some((w) => w === '--help' || w === '-h'))
+      this.unknownOption(unknown);
+    return parsed;
+  }
+
+  override error(message: string, opts: { code?: string } = {}): never {
+    let text = message.replace(/^error: /, '');
+    let hint: string | undefined;
+    const suggestion = /\s*\(Did you mean (.+)\?\)$/.exec(text);
+    if (suggestion) {
+      text = text.slice(0, suggestion.index);
+      hint = `Did you mean ${suggestion[1]}?`;
+    }
+    const invalid = /^option '([^']+)' argument [\s\S]* is invalid\.\s*([\s\S]*)$/.exec(text);
+    if (invalid) {
+      text = `invalid value for ${longName({ flags: invalid[1]! })}`;
+      hint = invalid[2] || undefined;
+    }
+    if (opts.code === 'commander.unknownCommand') {
+      const word = String(this.args[0]);
+      const verbs = this.commands.filter((c) => c.name() !== 'help').map((c) => c.name());
+      hint =
+        (this.parent ? undefined : verbWithoutGroup(word)) ??
+        hint ??
+        `The ${this.parent ? `verbs of imaging ${this.name()}` : 'commands'}: ${verbs.join(', ')}.`;
+    }
+    throw new UsageError(
+      text,
+      hint ?? `See: ${['imaging', commandPath(this)].filter(Boolean).join(' ')} --help`,
+    );
+  }
+
+  /** Commander's unknown option, by name only: `--opt=VALUE` and `-xVALUE` never reach the message. */
+  unknownOption(flag: string): never {
+    const name = flag.startsWith('--') ? flag.split('=', 1)[0]! : flag.slice(0, 2);
+    const root = rootOf(this);
+    const secret = secretFlagMisuse(name, commandPath(this).split(' ')[0]!);
+    if (secret) throw secret;
+    if (name !== flag && this.options.some((o) => o.long === name || o.short === name))
+      throw new UsageError(`${name} takes no value`, `Give ${name} alone, without "=…".`);
+    const base = (Command.prototype as unknown as { unknownOption(f: string): never }).unknownOption;
+    try {
+      base.call(this, name);
+    } catch (err) {
+      // Commander suggests from the command's own options; the global ones are the program's.
+      if (!(err instanceof UsageError) || err.hint?.startsWith('Did you mean') || this === root) throw err;
+      try {
+        base.call(root, name);
+      } catch (global) {
+        if (global instanceof UsageError && global.hint?.startsWith('Did you mean'))
+          throw new UsageError(err.message, global.hint);
+      }
+      throw err;
+    }
+    throw new UsageError(`unknown option '${name}'`);
+  }
+}
+
+/** The definition of each command built (the invoked one). */
+const DEFS = new WeakMap<Command, AnyCommand>();
+
+const rootOf = (cmd: Command): Command => (cmd.parent ? rootOf(cmd.parent) : cmd);
+const commandPath = (cmd: Command): string => {
   const words: string[] = [];
-  while (words.length < 2 && rest.length && !rest[0]!.startsWith('-')) words.push(rest.shift()!);
-  if (words.length === 0) return argv;
-  const entries = COMMANDS.filter((c) => c.path[0] === words[0]);
-  // A top-level command takes no verb: `help cpt 73721` is the help of cpt, not a lookup.
-  if (entries.length === 1 && entries[0]!.path.length === 1) words.length = 1;
-  // An unknown command or verb goes to commander without --help, so that it says so (with a
-  // suggestion) instead of showing the nearest help with exit 0.
-  const known = entries.length > 0 && (words.length === 1 || entries.some((c) => c.path[1] === words[1]));
-  return [...argv.slice(0, at), ...words, ...(known ? ['--help'] : rest)];
+  for (let c: Command | null = cmd; c?.parent; c = c.parent) words.unshift(c.name());
+  return words.join(' ');
+};
+
+/**
+ * The global options on a command: every command reads them (before or after its name) and the
+ * program's help lists them; elsewhere they are hidden, but for the CSV ones on a command that
+ * can write CSV.
+ */
+function addGlobals(cmd: Command, where: 'program' | 'command' | 'csv'): void {
+  for (const [key, spec] of Object.entries(GLOBAL_OPTIONS)) {
+    const option = toOption(spec);
+    const csv = CSV_OPTIONS.has(key as keyof typeof GLOBAL_OPTIONS);
+    if (where === 'program' ? csv : !(csv && where === 'csv')) option.hideHelp();
+    cmd.addOption(option);
+  }
+  if (where === 'program') return;
+  // The version, as the program answers it, wherever it is asked (imaging cpt -V).
+  cmd.addOption(new Option('-V, --version').hideHelp());
+  cmd.on('option:version', () => {
+    cmd.configureOutput().writeOut?.(`${VERSION}\n`);
+    throw new CommanderError(0, 'commander.version', VERSION);
+  });
 }
 
 /**
- * The commander tree, from the registry. Only the invoked group (or top-level command) loads its
- * definitions and gets its options: defining every option of every command is a measurable part
- * of start-up, and a lookup needs none of them. The others are a name and a summary, for help and
- * for "Did you mean …?".
+ * The global options as the command's handler gets them: each from the deepest command it was
+ * given on (else its default), and `--json a,b` as `--json --fields a,b`.
  */
-export async function buildProgram(io: IO, argv: readonly string[], runner: Runner): Promise<Command> {
-  // Parse errors quote the user's arguments: through the sanitiser like any stderr text.
+function resolveGlobals(cmd: Command, def: AnyCommand): Record<string, unknown> {
+  const levels: Command[] = [];
+  for (let c: Command | null = cmd; c; c = c.parent) levels.push(c);
+  const globals: Record<string, unknown> = {};
+  for (const key of Object.keys(GLOBAL_OPTIONS)) {
+    const given = levels.find((c) => c.getOptionValueSource(key) === 'cli') ?? levels[levels.length - 1]!;
+    globals[key] = given.getOptionValue(key);
+  }
+  const fields = levels.flatMap((c) => [
+    ...(c.getOptionValueSource('fields') === 'cli' ? [c.getOptionValue('fields') as string] : []),
+    // `--json=` (nothing after "=") is a bare --json.
+    ...(typeof c.getOptionValue('json') === 'string' && c.getOptionValue('json') !== ''
+      ? [c.getOptionValue('json') as string]
+      : []),
+  ]);
+  if (fields.length > 1) throw new UsageError(FIELDS_TWICE);
+  globals.fields = fields[0];
+  globals.json = levels.some((c) => c.getOptionValue('json') !== undefined) || undefined;
+  const path = def.path.join(' ');
+  if (typeof globals.format === 'string') {
+    // The formats this command takes, in the hint as in its help.
+    const allowed: readonly string[] = def.formats ?? FORMATS;
+    const f = globals.format.trim().toLowerCase();
+    const hint = `Use one of: ${allowed.join(', ')}.`;
+    if (!(FORMATS as readonly string[]).includes(f))
+      throw new UsageError(`--format: unknown format "${globals.format}"`, hint);
+    if (!allowed.includes(f)) throw new UsageError(`--format ${f} is not available here`, hint);
+  }
+  if (globals.fields !== undefined && !def.fields)
+    throw new UsageError(`--fields is not available for imaging ${path}`, 'Use --json for every field.');
+  // `--json a,b` is `--format json --fields a,b`: with another --format it asks for two formats.
+  const f = globals.json && typeof globals.format === 'string' ? parseFormat(globals.format) : undefined;
+  if (f && f !== 'json')
+    throw new UsageError(
+      `--json and --format ${f} ask for two formats (--json is --format json)`,
+      `For ${f} with chosen fields: --format ${f} --fields a,b; for JSON leave --format ${f} out.`,
+    );
+  const csvFlag = globals.bom ? '--bom' : globals.formulaGuard === false ? '--no-formula-guard' : undefined;
+  if (csvFlag && !writesCsv(def))
+    throw new UsageError(
+      `${csvFlag} is for CSV output, and imaging ${path} writes no CSV`,
+      `Leave ${csvFlag} out.`,
+    );
+  return globals;
+}
+
+/** Whether a command can write CSV (and so takes --bom and --no-formula-guard). */
+const writesCsv = (def: AnyCommand) => def.csv ?? def.fields !== undefined;
+
+/**
+ * The commander tree, from the registry. The commands are names and summaries until commander
+ * dispatches to one: then only that group (or top-level command) loads its definitions and
+ * gets its options. Defining every option of every command is a measurable part of start-up,
+ * and a lookup needs none of them.
+ */
+export function buildProgram(io: IO, runner: Runner): Command {
   const output = {
     // Commander writes only help (and --version) here. Its own layout and our examples already fit;
     // this wraps any other text added after a command's help so no line passes the width (the
     // README's path aside: a path cut in two cannot be copied).
     writeOut: (s: string) => io.stdout.write(fitHelpText(s, helpWidth(io) ?? 80)),
+    // Help shown for a mistake (a group without its verb): through the sanitiser like any stderr text.
     writeErr: (s: string) => new HumanStream(io.stderr).write(s),
     getOutHelpWidth: () => helpWidth(io) ?? 80,
     getErrHelpWidth: () => helpWidth(io) ?? 80,
   };
-  const program = new Command('imaging');
-  const target = commandTarget(argv);
+  const program = new Parser('imaging');
   program
     .description(
       'Partner Imaging Referral API v2 from the terminal: reference lookups, referrals, exports, webhooks.',
     )
     .version(VERSION, '-V, --version', 'print the version')
-    .helpOption('-h, --help', 'show help');
-  for (const spec of Object.values(GLOBAL_OPTIONS)) program.addOption(toOption(spec));
-  program
-    .showSuggestionAfterError(true)
-    .showHelpAfterError('(run with --help for usage)')
+    .helpOption('-h, --help', 'show help')
+    .enablePositionalOptions()
     .configureHelp({
       showGlobalOptions: true,
       // Long terms (`api [options] <method-or-path> [path]`) would leave the descriptions under
@@ -119,58 +271,51 @@ export async function buildProgram(io: IO, argv: readonly string[], runner: Runn
       // Commands not built (not invoked) show the usage the registry gives for them.
       subcommandTerm: (cmd) => {
         const usage = termOf.get(cmd);
-        if (usage !== undefined) return usage ? `${cmd.name()} ${usage}` : cmd.name();
+        if (usage !== undefined && !DEFS.has(cmd)) return usage ? `${cmd.name()} ${usage}` : cmd.name();
         const args = cmd.registeredArguments.map((a) => (a.required ? `<${a.name()}>` : `[${a.name()}]`));
-        return [cmd.name(), ...(cmd.options.length ? ['[options]'] : []), ...args].join(' ');
+        const options = cmd.options.some((o) => !o.hidden);
+        return [cmd.name(), ...(options ? ['[options]'] : []), ...args].join(' ');
       },
     })
-    .helpCommand('help [command...]', 'show help for a command (imaging help referrals get)')
-    .addHelpText('after', () => afterHelp(io, ROOT_EXAMPLES, EXIT_CODES))
+    .helpCommand(false)
     .configureOutput(output)
     .exitOverride();
+  addGlobals(program, 'program');
+  program.addHelpText('after', () => afterHelp(io, ROOT_EXAMPLES, EXIT_CODES));
 
   const termOf = new WeakMap<Command, string>();
-  const groups = new Map<string, Command>();
-  const wanted: Array<Promise<{ parent: Command; def: AnyCommand; summary: string }>> = [];
-  // A known command run without any help asked for: the other commands are neither parsed nor
-  // listed (commander's suggestions for a mistyped option or verb come from the invoked command,
-  // its group and the global options), so they are not made at all. Help, an unknown or missing
-  // command get every one, for the listing and "Did you mean …?".
-  const lean =
-    target !== undefined &&
-    COMMANDS.some((c) => c.path[0] === target) &&
-    !argv.some((a) => a === 'help' || a === '--help' || a === '-h');
   for (const entry of COMMANDS) {
     const [first, verb] = entry.path as [string, string | undefined];
-    if (lean && first !== target) continue;
     if (verb === undefined) {
-      if (target === first) {
-        wanted.push(entry.load().then((m) => ({ parent: program, def: m.default, summary: entry.summary })));
-      } else {
-        const stub = program.command(first).description(entry.summary);
-        termOf.set(stub, entry.usage ?? '');
-      }
-      continue;
-    }
-    let group = groups.get(first);
-    if (!group) {
+      termOf.set(program.command(first).description(entry.summary), entry.usage ?? '');
+    } else if (!program.commands.some((c) => c.name() === first)) {
       const summary = GROUPS.find((g) => g.name === first)?.summary ?? '';
-      group = program
+      program
         .command(first)
         .description(summary)
+        .helpCommand('help [verb]', 'show help for a verb')
         .addHelpText('after', () => afterHelp(io, []));
-      groups.set(first, group);
-    }
-    if (target === first) {
-      const parent = group;
-      wanted.push(entry.load().then((m) => ({ parent, def: m.default, summary: entry.summary })));
     }
   }
-  // In registry order, whatever order the imports settle in.
-  for (const { parent, def, summary } of await Promise.all(wanted)) {
-    const name = def.path[def.path.length - 1]!;
-    const cmd = parent.command(name).description(def.description ?? summary);
+
+  const built = new Set<Command>();
+  /** The invoked group's commands (or the top-level command) from their definitions. */
+  const build = async (cmd: Command) => {
+    if (built.has(cmd) || cmd.name() === 'help') return;
+    built.add(cmd);
+    const entries = COMMANDS.filter((c) => c.path[0] === cmd.name());
+    const defs = await Promise.all(entries.map(async (e) => (await e.load()).default));
+    if (entries.length === 1 && entries[0]!.path.length === 1)
+      return define(cmd, defs[0]!, entries[0]!.summary);
+    addGlobals(cmd, 'command');
+    for (const [i, e] of entries.entries()) define(cmd.command(e.path[1]!), defs[i]!, e.summary);
+  };
+  const define = (cmd: Command, def: AnyCommand, summary: string) => {
+    DEFS.set(cmd, def);
+    // The one-line summary heads the command's help too; a longer description follows it.
+    cmd.summary(summary).description(def.description ? `${summary}\n\n${def.description}` : summary);
     addDefinition(cmd, def);
+    addGlobals(cmd, writesCsv(def) ? 'csv' : 'command');
     if (def.formats) {
       // The global --format as this command takes it (export: csv, ndjson, json), as completion says.
       const formats = def.formats;
@@ -186,16 +331,36 @@ export async function buildProgram(io: IO, argv: readonly string[], runner: Runn
     cmd.addHelpText('after', () =>
       afterHelp(io, [...(def.examples ?? []), ...(HELP_EXAMPLES[def.path.join(' ')] ?? [])]),
     );
-    cmd.exitOverride();
-    cmd.configureOutput(output);
     cmd.action(async (...raw: unknown[]) => {
       const self = raw[raw.length - 1] as Command;
       const given = self.opts();
       const opts: Record<string, unknown> = {};
       for (const key of Object.keys(def.options ?? {})) opts[key] = given[key];
-      await runner(def, raw.slice(0, -2), opts, self.optsWithGlobals());
+      await runner(def, raw.slice(0, -2), opts, resolveGlobals(self, def));
     });
-  }
+  };
+  program.hook('preSubcommand', (_program, sub) => build(sub));
+
+  // `imaging help referrals get` is `imaging referrals get --help` (commander's own help command
+  // reads one word only). An unknown command or verb is parsed without --help, so that it says so
+  // (with a suggestion) instead of showing the nearest help with exit 0.
+  program
+    .command('help')
+    .argument('[command...]')
+    .description('show help for a command (imaging help referrals get)')
+    .action(async (words: string[]) => {
+      const top = program.commands.find((c) => c.name() === words[0] && c.name() !== 'help');
+      if (!top) {
+        if (!words.length) program.help();
+        await program.parseAsync(words, { from: 'user' });
+        return;
+      }
+      await build(top);
+      // A top-level command takes no verb: `help cpt 73721` is the help of cpt, not a lookup.
+      const path = top.commands.length ? words.slice(0, 2) : words.slice(0, 1);
+      const known = path.length === 1 || top.commands.some((c) => c.name() === path[1]);
+      await program.parseAsync(known ? [...path, '--help'] : path, { from: 'user' });
+    });
   return program;
 }
 
@@ -223,7 +388,11 @@ function toOption(spec: OptionSpec<any>): Option {
       try {
         return parse(value, previous);
       } catch (err) {
-        if (err instanceof OptionValueError) throw new InvalidArgumentError(err.message);
+        // The option's own message (it names the option), in the one error block.
+        if (err instanceof OptionValueError)
+          throw new UsageError(
+            err.message.includes(longName(spec)) ? err.message : `${longName(spec)}: ${err.message}`,
+          );
         throw err;
       }
     });

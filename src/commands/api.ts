@@ -20,7 +20,7 @@ export default defineCommand({
   path: ['api'],
   formats: ['json', 'ndjson'],
   description:
-    'Call any endpoint, as gh api does. Fields or --input without a METHOD make it a POST (said on stderr); in production any method but GET asks first (--yes to skip).',
+    'Fields or --input without a METHOD make it a POST (said on stderr); in production any method but GET asks first (--yes to skip).',
   args: [
     arg('<method-or-path>', 'HTTP method, or the path for a GET'),
     arg('[path]', 'path, with or without /api/v2'),

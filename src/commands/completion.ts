@@ -5,7 +5,7 @@ import { arg } from './options.js';
 
 export default defineCommand({
   path: ['completion'],
-  description: `Print a shell completion script: commands, subcommands, flags, the values of enumerated flags (--env, --format, --rows, --visit-status, event names, …) and file names for file flags, from the same definitions the parser uses.
+  description: `The script completes commands, subcommands, flags, the values of enumerated flags (--env, --format, --rows, --visit-status, event names, …) and file names for file flags, from the same definitions the parser uses.
 
 How to install it:
 ${Object.values(INSTALL)

@@ -16,7 +16,7 @@ export interface CommandDefinition<
 > {
   /** The words that invoke it: ['referrals', 'list'] or ['cpt']. */
   readonly path: readonly string[];
-  /** Longer help than the registry's summary, when it needs one. */
+  /** What the command's help says after the registry's one-line summary, when it needs more. */
   readonly description?: string;
   readonly args?: A;
   readonly options?: O;

@@ -1,20 +1,10 @@
 import { ENVIRONMENTS } from '../config/environments.js';
 import { FORMATS } from '../output/format.js';
-import {
-  completes,
-  flag,
-  type InferOptions,
-  int,
-  negate,
-  OptionValueError,
-  takesValue,
-  text,
-} from './options.js';
+import { completes, flag, type InferOptions, int, negate, OptionValueError, text } from './options.js';
 
 /**
- * The options every command accepts, before or after the subcommand: the one list the program's
- * options, `GlobalOptions` and the argv pre-scan (which word names the command) all come from.
- * Adding a global option is one line here.
+ * The options every command accepts, before or after the subcommand: the one list the parser
+ * (program.ts), `GlobalOptions`, help and completion read. Adding a global option is one line here.
  */
 /** The --format option's description: every format, or the ones a command takes (help, completion). */
 export const formatDescription = (formats: readonly string[] = FORMATS): string =>
@@ -24,12 +14,12 @@ export const GLOBAL_OPTIONS = {
   env: completes(text('--env <name>', 'environment: sandbox, production or local'), ENVIRONMENTS),
   baseUrl: text('--base-url <url>', 'API base URL (the part before /api/v2)'),
   format: completes(text('--format <format>', formatDescription()), FORMATS),
-  json: flag('--json', 'same as --format json; --json a,b,c also picks fields (--fields a,b,c)'),
+  // The word after a bare --json is a field list or the command's own (program.ts: jsonTakes).
+  json: flag('--json [fields]', 'same as --format json; --json a,b,c also picks fields (--fields a,b,c)'),
   fields: {
     ...text('--fields <names>', 'print only these fields, in this order (a,b,c; dotted for nested ones)'),
     parse: (value: string, previous: string | undefined) => {
-      if (previous !== undefined)
-        throw new OptionValueError('give the fields once (--fields or --json a,b,c).');
+      if (previous !== undefined) throw new OptionValueError(FIELDS_TWICE);
       return value;
     },
   },
@@ -44,25 +34,9 @@ export const GLOBAL_OPTIONS = {
   wide: flag('--wide', 'tables: every column, nothing cut'),
 };
 
+/** The globals that change CSV only: listed in the help of the commands that can write CSV. */
+export const CSV_OPTIONS: ReadonlySet<keyof typeof GLOBAL_OPTIONS> = new Set(['bom', 'formulaGuard']);
+
+export const FIELDS_TWICE = 'give the fields once (--fields or --json a,b,c).';
+
 export type GlobalOptions = Partial<InferOptions<typeof GLOBAL_OPTIONS>>;
-
-/** Every spelling of a global option that takes a value ('--env', and '-x' for a short one). */
-const VALUED = new Set(
-  Object.values(GLOBAL_OPTIONS)
-    .filter(takesValue)
-    .flatMap((o) => o.flags.match(/-{1,2}[\w-]+/g) ?? []),
-);
-
-/** The command (or group) the arguments name: the first word that is not an option or a global option's value. */
-export function commandTarget(argv: readonly string[]): string | undefined {
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    if (a === '--') return undefined;
-    if (a.startsWith('-')) {
-      if (VALUED.has(a)) i++;
-      continue;
-    }
-    return a === 'help' ? argv[i + 1] : a;
-  }
-  return undefined;
-}

@@ -41,8 +41,8 @@ export type InferOptions<O extends OptionSpecs> = { -readonly [K in keyof O]: Va
 /** A bad option value: program.ts reports it as commander reports any invalid argument (exit 2). */
 export class OptionValueError extends Error {}
 
-/** Whether the option takes a value (`<x>` or `[x]` in its flags). */
-export const takesValue = (spec: Pick<OptionSpec, 'flags'>) => /[<[]/.test(spec.flags);
+/** Whether the option needs a value (`<x>` in its flags). */
+export const takesValue = (spec: Pick<OptionSpec, 'flags'>) => /</.test(spec.flags);
 
 /** The long name of the option: '--per-page' of '--per-page <n>'. */
 export const longName = (spec: Pick<OptionSpec, 'flags'>) => spec.flags.match(/--[\w-]+/)?.[0] ?? spec.flags;

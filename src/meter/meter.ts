@@ -12,6 +12,7 @@ import {
 import { join } from 'node:path';
 import { configDir } from '../config/paths.js';
 import { num } from '../util/plural.js';
+import { peopleTime } from '../util/time.js';
 
 /**
  * The sandbox allowance meter (issue 10): the API sends no allowance headers, so this machine
@@ -265,13 +266,13 @@ export function readView(path: string, key: string, now: number): AllowanceView 
   }
 }
 
-/** "≈1,234 of 2,000 requests used (counted on this machine), window ends ≈ 2026-11-29 08:07 UTC" */
+/** "≈1,234 of 2,000 requests used (counted on this machine), window ends ≈ 2026-11-29 08:07 UTC" (the zone is the user's) */
 export function describeView(v: AllowanceView, now: number = Date.now()): string {
   if (v.unreadable)
     return `not known: the allowance meter cannot be read (${v.unreadable}), so nothing is counted on this machine`;
   let s = `≈${num(v.used)} of ${num(v.limit)} requests used (counted on this machine)`;
   s += v.ends
-    ? `, window ends ≈ ${shortDate(v.ends)}`
+    ? `, window ends ≈ ${peopleTime(v.ends)}`
     : v.used > 0
       ? ', window start not known (give it with: imaging auth allowance --since DATE)'
       : ', window not started (no success counted yet)';
@@ -282,10 +283,6 @@ export function describeView(v: AllowanceView, now: number = Date.now()): string
         ? '; the 7-day window has passed'
         : '; the server said the token has expired (401 api_token_expired)';
   return s;
-}
-
-export function shortDate(iso: string): string {
-  return `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
 }
 
 /** Requests left by the meter's count (0 when the server said the allowance is used up). */

@@ -1,6 +1,7 @@
 import type { Referral } from '../api/types.js';
 import { clean, joinSafe, type SafeText, safe, style } from '../output/text.js';
 import { latestVisitStatus, patientDob } from '../resources/referrals.js';
+import { peopleTime } from '../util/time.js';
 
 type Pairs = Array<[string, unknown]>;
 
@@ -15,7 +16,7 @@ class View {
   dim = (s: unknown) => style('dim', s, this.color);
   v = (x: unknown): string =>
     x === null || x === undefined || x === '' ? '-' : clean(String(x)).replace(/\s+/g, ' ').trim() || '-';
-  when = (iso: unknown) => formatTime(iso, this.timeZone);
+  when = (iso: unknown) => peopleTime(iso, { timeZone: this.timeZone });
   /** Label: value lines, labels padded to the longest; rows whose value is undefined are left out. */
   pairs(rows: Pairs, indent = ''): void {
     const shown = rows.filter(([, value]) => value !== undefined);
@@ -168,25 +169,4 @@ function renderVisits(view: View, visits: Referral['visits']): void {
       );
     }
   });
-}
-
-/** An ISO time in the user's zone (TZ, else the system's), e.g. "Jan 7, 2026, 9:00 AM EST". */
-export function formatTime(iso: unknown, timeZone: string | undefined): string {
-  if (typeof iso !== 'string' || iso === '') return '-';
-  const d = new Date(iso);
-  if (Number.isNaN(d.getTime())) return iso;
-  const fields: Intl.DateTimeFormatOptions = {
-    year: 'numeric',
-    month: 'short',
-    day: 'numeric',
-    hour: 'numeric',
-    minute: '2-digit',
-    timeZoneName: 'short',
-  };
-  try {
-    return new Intl.DateTimeFormat('en-US', { ...fields, timeZone }).format(d);
-  } catch {
-    // An unknown TZ name: the system's zone rather than a failure.
-    return new Intl.DateTimeFormat('en-US', fields).format(d);
-  }
 }

@@ -7,7 +7,7 @@ import {
 } from '../api/endpoints/referral-records.js';
 import { readList } from '../commands/read-list.js';
 import type { Context } from '../context.js';
-import { ApiError, UsageError } from '../errors.js';
+import { ApiError, notEnabledHint, UsageError } from '../errors.js';
 import type { FieldChoice } from '../output/fields.js';
 import type { Column } from '../output/render.js';
 import { renderList } from '../output/render.js';
@@ -57,7 +57,12 @@ export async function showReferralRecords<T>(ctx: Context, id: string, view: Rec
     if (err instanceof ApiError && err.status === 403)
       throw new ApiError(
         err.details,
-        `Reading a referral's ${view.kind} ("${view.endpoint}" in the API) is enabled per account, and is off until then (as are ${view.kind === 'payments' ? 'notification reads' : 'payment reads'}, auto-book and FHIR). Ask the service's API support contact, or your account manager, to enable ${view.endpoint} for your group on ${env} (each environment, sandbox and production, is enabled separately).`,
+        notEnabledHint({
+          what: `Reading a referral's ${view.kind} ("${view.endpoint}" in the API)`,
+          name: view.endpoint,
+          others: `${view.kind === 'payments' ? 'notification reads' : 'payment reads'}, auto-book and FHIR`,
+          env,
+        }),
       );
     if (err instanceof ApiError && err.status === 404)
       throw new ApiError(

@@ -190,15 +190,22 @@ describe('referrals get', () => {
     expect(r.stdout).toContain(`Referral ${ref.reference}`);
     expect(r.stdout).toContain(`Name:           ${ref.patient.first_name}`);
     const scheduled = ref.visits.find((v) => v.start_time)!;
-    const local = new Intl.DateTimeFormat('en-US', {
-      year: 'numeric',
-      month: 'short',
-      day: 'numeric',
-      hour: 'numeric',
-      minute: '2-digit',
-      timeZoneName: 'short',
-      timeZone: 'America/Los_Angeles',
-    }).format(new Date(scheduled.start_time!));
+    // The one time format for people, in TZ's zone: 2026-01-07 09:00 PST.
+    const parts = Object.fromEntries(
+      new Intl.DateTimeFormat('en-US', {
+        year: 'numeric',
+        month: '2-digit',
+        day: '2-digit',
+        hour: '2-digit',
+        minute: '2-digit',
+        hourCycle: 'h23',
+        timeZoneName: 'short',
+        timeZone: 'America/Los_Angeles',
+      })
+        .formatToParts(new Date(scheduled.start_time!))
+        .map((p) => [p.type, p.value]),
+    );
+    const local = `${parts.year}-${parts.month}-${parts.day} ${parts.hour}:${parts.minute} ${parts.timeZoneName}`;
     expect(r.stdout).toContain(`Start:         ${local}`);
     expect(local).toMatch(/P[SD]T$/);
     expect(r.stdout).toContain(`Visits (${ref.visits.length})`);

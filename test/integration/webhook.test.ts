@@ -472,7 +472,9 @@ describe('webhook listen', () => {
     expect(code).toBe(130);
     const lines = l.out().trimEnd().split('\n');
     expect(lines).toHaveLength(3);
-    expect(lines[0]).toMatch(/^\d\d:\d\d:\d\d {2}valid {4}visit\.status_changed {2}event 9b2d8f3e/);
+    expect(lines[0]).toMatch(
+      /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \S+ {2}valid {4}visit\.status_changed {2}event 9b2d8f3e/,
+    );
     expect(lines[1]).toContain('(duplicate delivery)');
     expect(lines[2]).toMatch(
       /INVALID {2}visit\.status_changed {2}signature does not match \(timestamp \d+ s old\)/,

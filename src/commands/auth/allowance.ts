@@ -16,7 +16,7 @@ export default defineCommand({
   path: ['auth', 'allowance'],
   formats: ['table', 'json'],
   description:
-    'The sandbox allowance (2,000 successful requests or 7 days) as counted on this machine for the sandbox token. Sends no request. When the token was also used elsewhere, state what this machine cannot know: --used N (requests used so far) and/or --since DATE (when the first one was made; the 7-day window ends a week later).',
+    'The sandbox allowance is 2,000 successful requests or 7 days; this machine counts the requests of the sandbox token. Sends no request. When the token was also used elsewhere, state what this machine cannot know: --used N (requests used so far) and/or --since DATE (when the first one was made; the 7-day window ends a week later).',
   options: {
     used: int('--used <n>', 'set the count of successful requests used so far (0 to 2,000)', { min: 0 }),
     since: text('--since <date>', 'set when the first request was made (YYYY-MM-DD or an ISO 8601 time)'),

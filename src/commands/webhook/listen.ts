@@ -2,6 +2,7 @@ import { CliError, UsageError } from '../../errors.js';
 import { safe } from '../../output/text.js';
 import { requireHttpUrl } from '../../util/args.js';
 import { count } from '../../util/plural.js';
+import { peopleTime } from '../../util/time.js';
 import { loadSecret } from '../../webhook/secret.js';
 import { defineCommand } from '../define.js';
 import { completes, flag, port, text } from '../options.js';
@@ -60,7 +61,7 @@ export default defineCommand({
         now: () => ctx.now().getTime(),
         onDelivery: (d) => {
           if (format === 'table') {
-            const time = d.receivedAt.slice(11, 19);
+            const time = peopleTime(d.receivedAt, { timeZone: ctx.env.TZ, seconds: true });
             const state = d.verdict.valid ? 'valid  ' : 'INVALID';
             const detail = d.verdict.valid ? summaryLine(d.verdict) : invalidLine(d.verdict);
             const extra = [

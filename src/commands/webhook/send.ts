@@ -18,7 +18,7 @@ export default defineCommand({
   path: ['webhook', 'send'],
   formats: ['table', 'json', 'ndjson'],
   description:
-    'Send a realistic test event, signed exactly as the service signs it, to your receiver, and print its status and time. The secret comes from --secret-file, IMAGING_WEBHOOK_SECRET or a hidden prompt, never a flag.',
+    'The event is signed exactly as the service signs it. The secret comes from --secret-file, IMAGING_WEBHOOK_SECRET or a hidden prompt, never a flag.',
   args: [arg('<event>', `the event: ${EVENT_NAMES.join(', ')}`, { values: EVENT_NAMES })],
   options: {
     to: text('--to <url>', 'the receiver (http or https URL)'),
