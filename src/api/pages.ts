@@ -134,8 +134,27 @@ export class PageWalk {
    */
   constructor(
     private readonly what = 'the list',
-    private readonly opts: { requireIds?: boolean } = {},
+    private readonly opts: { requireIds?: boolean; onNote?: ((text: string) => void) | undefined } = {},
   ) {}
+
+  /**
+   * The first page's total_pages, unless its own next_page points past it: then the totals are not
+   * trusted (no budget or promise from them) and the walk follows next_page, saying so once.
+   */
+  totalPages(page: number, meta: PageMeta | undefined): number | undefined {
+    const total = meta?.total_pages;
+    if (typeof total !== 'number') return undefined;
+    const next = meta?.next_page;
+    if (typeof next === 'number' && next > page && next > total) return undefined;
+    return total;
+  }
+
+  /** Says that the walk goes on past the pages the server counted, because it says there are more. */
+  private contradicted(page: number, meta: PageMeta | undefined): void {
+    this.opts.onNote?.(
+      `note: page ${num(page)} of ${this.what} says total_pages ${num(Number(meta?.total_pages))} but next_page ${num(Number(meta?.next_page))}; following next_page to the end.`,
+    );
+  }
 
   /**
    * A walk that continues an earlier one (a resumed export) from a later page: `received` records
@@ -165,8 +184,10 @@ export class PageWalk {
    */
   accept<T>(page: number, items: T[], meta: PageMeta | undefined): T[] | undefined {
     if (this.pages === 0) {
-      this.budget = budgetFrom(meta, items.length);
-      this.promised = promisedFrom(meta);
+      const trusted = typeof meta?.total_pages !== 'number' || this.totalPages(page, meta) !== undefined;
+      this.budget = trusted ? budgetFrom(meta, items.length) : MAX_PAGES_WITHOUT_TOTAL;
+      this.promised = trusted ? promisedFrom(meta) : undefined;
+      if (!trusted) this.contradicted(page, meta);
     }
     if (items.length === 0) {
       const next = meta ? nextPageFrom(meta, page) : undefined;
@@ -396,6 +417,8 @@ export interface OrderedWalkOptions {
    * (client.ts `cache`) answers and keeps only those. For short lists (ICD-10 codes).
    */
   parsed?: boolean | undefined;
+  /** Told what a person should know about the walk (a server whose meta contradicts itself). */
+  onNote?: ((text: string) => void) | undefined;
   /**
    * Continue from a later page (a resumed export): `page` is fetched first, `check` sees its
    * records before the walk does (and may stop the walk), `received` records came before it.
@@ -459,7 +482,7 @@ export async function* fetchPagesInOrder(
     return { ...readingAnswer(res.requestId, () => extractList(data, opts.key)), requestId: res.requestId };
   };
   const fetchPage = async (page: number) => parsePage(page, await fetchRaw(page));
-  const walk = new PageWalk(opts.what, { requireIds: true });
+  const walk = new PageWalk(opts.what, { requireIds: true, onNote: opts.onNote });
   const inflight = new Map<number, Promise<ApiResponse>>();
   try {
     const start = opts.start?.page ?? 1;
@@ -467,7 +490,7 @@ export async function* fetchPagesInOrder(
     walk.allow();
     const first = await fetchPage(start);
     opts.start?.check(first.items, first.meta, first.requestId);
-    const total = typeof first.meta?.total_pages === 'number' ? first.meta.total_pages : undefined;
+    const total = walk.totalPages(start, first.meta);
     first.items = readingAnswer(first.requestId, () => walk.accept(start, first.items, first.meta)) ?? [];
     yield { ...first, totalPages: total, duplicates: walk.duplicates };
     if (total === undefined) {
@@ -486,6 +509,7 @@ export async function* fetchPagesInOrder(
       }
     };
     launch();
+    let last: ListPage<unknown> = first;
     for (let n = start + 1; n <= total; n++) {
       const pending = inflight.get(n);
       if (!pending) throw new CliError(`internal: page ${n} was never requested`);
@@ -496,8 +520,18 @@ export async function* fetchPagesInOrder(
       const items = readingAnswer(page.requestId, () => walk.accept(n, page.items, page.meta));
       if (items === undefined) return;
       launch();
+      last = page;
       yield { ...page, items, totalPages: total, duplicates: walk.duplicates };
     }
+    // Never complete while the server says there is more: its last counted page names a next one.
+    const end = Math.max(start, total);
+    const more = nextPageOf(last, end);
+    if (more === undefined) return;
+    opts.onNote?.(
+      `note: page ${num(end)} of ${opts.what} is the last of total_pages ${num(total)} but says next_page ${num(more)}; following next_page to the end.`,
+    );
+    for await (const page of followPages(end, last, fetchPage, walk))
+      yield { ...page, totalPages: undefined, duplicates: walk.duplicates };
   } finally {
     signal.removeEventListener('abort', onAbort);
     if (inflight.size > 0) stop.abort(new CliError('export stopped'));

@@ -2,6 +2,7 @@ import { MAX_JSON_DEPTH, nestedDeeperThan } from '../api/client.js';
 import { PageWalk, paginate } from '../api/pages.js';
 import type { Query } from '../api/url.js';
 import { ExitCode, UsageError } from '../errors.js';
+import { write } from '../output/write.js';
 import { normaliseUuid, normaliseUuids } from '../util/args.js';
 import { parseJsonInput, readInput } from '../util/input.js';
 import { count } from '../util/plural.js';
@@ -114,15 +115,13 @@ export default defineCommand({
         return ExitCode.failure;
       }
     }
+    const sink = ctx.sink();
     if (opts.paginate) {
-      const items: unknown[] = [];
-      const walk = new PageWalk(path);
-      for await (const page of paginate(client, { path, query, all: true }, walk)) {
-        if (format === 'ndjson')
-          for (const item of page.items) ctx.io.stdout.write(`${JSON.stringify(item)}\n`);
-        else items.push(...page.items);
+      const walk = new PageWalk(path, { onNote: (text) => ctx.note(text) });
+      async function* pages() {
+        for await (const page of paginate(client, { path, query, all: true }, walk)) yield page.items;
       }
-      if (format === 'json') ctx.io.stdout.write(`${JSON.stringify(items, null, 2)}\n`);
+      await write(pages(), { sink, format, signal: ctx.signal });
       if (walk.duplicates > 0)
         ctx.note(
           `warning: ${count(walk.duplicates, 'record')} came again on a later page (same id) and ${walk.duplicates === 1 ? 'is' : 'are'} printed once.`,
@@ -150,9 +149,8 @@ export default defineCommand({
       else ctx.io.stdout.write(res.raw);
       return 0;
     }
-    if (format === 'ndjson' && Array.isArray(parsed))
-      for (const item of parsed) ctx.io.stdout.write(`${JSON.stringify(item)}\n`);
-    else ctx.io.stdout.write(`${JSON.stringify(parsed, null, format === 'ndjson' ? 0 : 2)}\n`);
+    // NDJSON: a list's items a line each; anything else is one record.
+    await write(format === 'ndjson' && Array.isArray(parsed) ? parsed : { one: parsed }, { sink, format });
     return 0;
   },
 });

@@ -5,7 +5,7 @@ import { UnreadableAnswerError, UsageError } from '../../errors.js';
 import { LAW_FIRM_TEXT, lawFirmFields } from '../../output/columns/law-firms.js';
 import { LAW_FIRM_FIELDS } from '../../output/field-sets.js';
 import { selectFields } from '../../output/fields.js';
-import { renderOne } from '../../output/render.js';
+import { write } from '../../output/write.js';
 import { defineCommand } from '../define.js';
 import { text } from '../options.js';
 
@@ -49,7 +49,7 @@ export default defineCommand({
           throw new UnreadableAnswerError(`the created law firm is ${kindOf(firm)}, not an object`);
         expectTexts(firm as unknown as Record<string, unknown>, 'the created law firm', LAW_FIRM_TEXT);
       });
-    await renderOne(ctx.sink(), firm, format, lawFirmFields, fields);
+    await write({ one: firm }, { sink: ctx.sink(), format, pairs: lawFirmFields, fields });
     if (format === 'table') ctx.note('Law firm requested: it stays pending until the service approves it.');
     return 0;
   },

@@ -4,7 +4,7 @@ import { UsageError } from '../../errors.js';
 import { CPT_TEXT, cptColumns } from '../../output/columns/reference.js';
 import { CPT_FIELDS } from '../../output/field-sets.js';
 import { selectFields } from '../../output/fields.js';
-import { renderList } from '../../output/render.js';
+import { write } from '../../output/write.js';
 import { defineCommand } from '../define.js';
 import { arg } from '../options.js';
 import { readList } from '../read-list.js';
@@ -31,7 +31,8 @@ export default defineCommand({
     const format = ctx.format('table');
     const fields = selectFields(ctx.globals.fields, CPT_FIELDS);
     const res = await cptMappings(ctx.referenceApi(), c);
-    await renderList(ctx.sink(), readList<CptMapping>(res, 'CPT mappings', format, CPT_TEXT), {
+    await write(readList<CptMapping>(res, 'CPT mappings', format, CPT_TEXT), {
+      sink: ctx.sink(),
       format,
       fields,
       columns: cptColumns,

@@ -3,7 +3,7 @@ import type { Modality } from '../../api/types.js';
 import { MODALITY_TEXT, modalityColumns } from '../../output/columns/reference.js';
 import { MODALITY_FIELDS } from '../../output/field-sets.js';
 import { selectFields } from '../../output/fields.js';
-import { renderList } from '../../output/render.js';
+import { write } from '../../output/write.js';
 import { defineCommand } from '../define.js';
 import { readList } from '../read-list.js';
 
@@ -14,7 +14,8 @@ export default defineCommand({
     const format = ctx.format('table');
     const fields = selectFields(ctx.globals.fields, MODALITY_FIELDS);
     const res = await listModalities(ctx.referenceApi());
-    await renderList(ctx.sink(), readList<Modality>(res, 'modalities', format, MODALITY_TEXT), {
+    await write(readList<Modality>(res, 'modalities', format, MODALITY_TEXT), {
+      sink: ctx.sink(),
       format,
       fields,
       columns: modalityColumns,
