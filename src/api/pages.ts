@@ -13,10 +13,10 @@ import { kindOf, readingAnswer } from './shape.js';
 import type { Query } from './url.js';
 
 /**
- * Lists and their pages: the one list reader (`extractList`), the one walk policy (`PageWalk`), and
- * the two walkers on them: `paginate` (one page after another) and `fetchPagesInOrder` (pages
- * 2..N concurrently once page 1 gives total_pages, yielded in order). Both fetch through the
- * client, so every page is retried by the one policy (retry.ts).
+ * Lists and their pages: the one list reader (`extractList`, `readPage` for one page), the one walk
+ * policy (`PageWalk`), and the one walker (`fetchPagesInOrder`: every page in order, pages 2..N
+ * concurrently once page 1 gives total_pages). Pages are fetched through the client, so every page
+ * is retried by the one policy (retry.ts).
  */
 
 export interface PageMeta {
@@ -346,64 +346,38 @@ async function* followPages<P extends ListPage<unknown>>(
   }
 }
 
-export interface PaginateOptions {
+/** Per-page size asked for with --all when the user gave none (the API's default and maximum are not published). */
+export const ALL_PER_PAGE = 100;
+
+export interface PageRequest {
   path: string;
   query?: Query;
   key?: string;
   page?: number | undefined;
   perPage?: number | undefined;
-  all?: boolean | undefined;
 }
 
-/** Per-page size asked for with --all when the user gave none (the API's default and maximum are not published). */
-export const ALL_PER_PAGE = 100;
-
-/**
- * Yields one page (or, with `all`, every page in order). Follows `meta.next_page`, else
- * `total_pages`. A bare array has no meta: with `all`, pages are requested until one comes back
- * empty (a short page may only mean the server caps per_page) or repeats the previous one (a
- * server that ignores `page`), which is not yielded again. With `all`, the walk follows the
- * PageWalk policy (`walk`, when given, lets the caller read its duplicate count).
- */
-export async function* paginate<T = Record<string, unknown>>(
+/** One page of a list, as asked for (`--page`, `--per-page`): read by the one list reader. */
+export async function readPage<T = Record<string, unknown>>(
   client: ApiClient,
-  opts: PaginateOptions,
-  walk: PageWalk = new PageWalk(),
-): AsyncGenerator<ListPage<T>> {
-  const firstPage = opts.page ?? 1;
-  const askedPerPage = opts.query?.per_page;
-  const perPage =
-    opts.perPage ??
-    (typeof askedPerPage === 'string' || typeof askedPerPage === 'number'
-      ? Number(askedPerPage)
-      : undefined) ??
-    (opts.all ? ALL_PER_PAGE : undefined);
-  const fetch = async (page: number): Promise<ListPage<T>> => {
-    const query: Query = { ...opts.query };
-    if (opts.page !== undefined || opts.all || page > 1) query.page = page;
-    if (perPage !== undefined) query.per_page = perPage;
-    const res = await client.request({ path: opts.path, query });
-    return {
-      ...readingAnswer(res.requestId, () => extractList<T>(res.data, opts.key)),
-      requestId: res.requestId,
-    };
+  opts: PageRequest,
+): Promise<ListPage<T>> {
+  const query: Query = { ...opts.query };
+  if (opts.page !== undefined) query.page = opts.page;
+  if (opts.perPage !== undefined) query.per_page = opts.perPage;
+  const res = await client.request({ path: opts.path, query });
+  return {
+    ...readingAnswer(res.requestId, () => extractList<T>(res.data, opts.key)),
+    requestId: res.requestId,
   };
-  if (opts.all) walk.allow();
-  const first = await fetch(firstPage);
-  if (!opts.all) {
-    yield first;
-    return;
-  }
-  const items = readingAnswer(first.requestId, () => walk.accept(firstPage, first.items, first.meta));
-  if (items === undefined) return;
-  yield { ...first, items };
-  yield* followPages(firstPage, first, fetch, walk);
 }
 
 export interface OrderedWalkOptions {
   path: string;
-  /** The member that holds the records (the list reader's `key`). */
-  key: string;
+  /** The member that holds the records (the list reader's `key`), when known. */
+  key?: string | undefined;
+  /** Every record must carry an id (PageWalk); default: yes. */
+  requireIds?: boolean | undefined;
   query: Query;
   perPage: number;
   /** Pages in flight at once, at most. */
@@ -440,7 +414,7 @@ export interface OrderedPage extends ListPage<unknown> {
 
 /**
  * Every page in order; pages 2..N concurrently when page 1 gives total_pages, else one after
- * another (as `paginate`). The walk follows the PageWalk policy (budget from the totals, empty or
+ * another. The walk follows the PageWalk policy (budget from the totals, empty or
  * repeated pages stop it with an error); records already seen on an earlier page are dropped and
  * counted. A page that fails after the policy's retries stops the walk, and the pages in flight.
  */
@@ -482,7 +456,7 @@ export async function* fetchPagesInOrder(
     return { ...readingAnswer(res.requestId, () => extractList(data, opts.key)), requestId: res.requestId };
   };
   const fetchPage = async (page: number) => parsePage(page, await fetchRaw(page));
-  const walk = new PageWalk(opts.what, { requireIds: true, onNote: opts.onNote });
+  const walk = new PageWalk(opts.what, { requireIds: opts.requireIds ?? true, onNote: opts.onNote });
   const inflight = new Map<number, Promise<ApiResponse>>();
   try {
     const start = opts.start?.page ?? 1;

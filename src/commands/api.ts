@@ -1,5 +1,5 @@
 import { MAX_JSON_DEPTH, nestedDeeperThan } from '../api/client.js';
-import { PageWalk, paginate } from '../api/pages.js';
+import { ALL_PER_PAGE, fetchPagesInOrder } from '../api/pages.js';
 import type { Query } from '../api/url.js';
 import { ExitCode, UsageError } from '../errors.js';
 import { write } from '../output/write.js';
@@ -117,14 +117,32 @@ export default defineCommand({
     }
     const sink = ctx.sink();
     if (opts.paginate) {
-      const walk = new PageWalk(path, { onNote: (text) => ctx.note(text) });
+      let duplicates = 0;
       async function* pages() {
-        for await (const page of paginate(client, { path, query, all: true }, walk)) yield page.items;
+        const walk = fetchPagesInOrder(
+          client,
+          {
+            path,
+            query,
+            perPage: perPageOf(query),
+            concurrency: 1,
+            requireIds: false,
+            parsed: true,
+            what: path,
+            listName: `the list at ${path}`,
+            onNote: (text) => ctx.note(text),
+          },
+          ctx.signal,
+        );
+        for await (const page of walk) {
+          duplicates = page.duplicates;
+          yield page.items;
+        }
       }
       await write(pages(), { sink, format, signal: ctx.signal });
-      if (walk.duplicates > 0)
+      if (duplicates > 0)
         ctx.note(
-          `warning: ${count(walk.duplicates, 'record')} came again on a later page (same id) and ${walk.duplicates === 1 ? 'is' : 'are'} printed once.`,
+          `warning: ${count(duplicates, 'record')} came again on a later page (same id) and ${duplicates === 1 ? 'is' : 'are'} printed once.`,
         );
       return 0;
     }
@@ -155,7 +173,14 @@ export default defineCommand({
   },
 });
 
-/** -F values: true, false, null and numbers become JSON values; everything else stays a string. */
+/** The per_page the fields ask for, else the one --all asks for. */
+function perPageOf(query: Query): number {
+  const asked = query.per_page;
+  return typeof asked === 'string' && asked !== '' && Number.isFinite(Number(asked))
+    ? Number(asked)
+    : ALL_PER_PAGE;
+}
+
 /** `/referrals/ABC…?ids=DEF…,AB…`: each UUID segment, and each query value of UUIDs, in lower case. */
 function lowerUuidsInPath(path: string): string {
   const at = path.indexOf('?');
@@ -174,6 +199,7 @@ function lowerUuidsInPath(path: string): string {
   return `${segments.join('/')}?${pairs.join('&')}`;
 }
 
+/** -F values: true, false, null and numbers become JSON values; everything else stays a string. */
 function typed(v: string): unknown {
   if (v === 'true') return true;
   if (v === 'false') return false;

@@ -1,7 +1,7 @@
 import type { ApiClient } from '../api/client.js';
 import type { ListEndpoint } from '../api/endpoints/list.js';
-import { ALL_PER_PAGE, fetchPagesInOrder, type PageMeta, PageWalk, paginate } from '../api/pages.js';
-import { checkListItems, readingAnswer } from '../api/shape.js';
+import { ALL_PER_PAGE, fetchPagesInOrder, type PageMeta, readPage } from '../api/pages.js';
+import { readingAnswer } from '../api/shape.js';
 import type { Context } from '../context.js';
 import { UsageError } from '../errors.js';
 import { checkCost, remainingAfterFirst } from '../meter/cost.js';
@@ -10,6 +10,7 @@ import type { OutputFormat } from '../output/format.js';
 import { type Column, write } from '../output/write.js';
 import { num, whole } from '../util/plural.js';
 import { flag, int } from './options.js';
+import { checkRecords } from './read-list.js';
 
 export interface ListCommandOptions<T> {
   endpoint: ListEndpoint<T>;
@@ -38,18 +39,13 @@ export async function listCommand<T>(ctx: Context, opts: ListCommandOptions<T>):
   const format = ctx.format('table');
   const client = opts.cached ? ctx.referenceApi() : ctx.api();
   if (opts.all) return listAll(ctx, opts, format, client);
-  const walkOpts = { ...opts.endpoint, page: opts.page, perPage: opts.perPage, all: opts.all };
   let lastMeta: PageMeta | undefined;
-  const walk = new PageWalk(`the ${opts.noun}`, { requireIds: true });
   const check = checker(opts, format);
   async function* pages(): AsyncGenerator<readonly T[]> {
-    let offset = 0;
-    for await (const page of paginate<T>(client, walkOpts, walk)) {
-      lastMeta = page.meta;
-      check(page.items, page.requestId, offset);
-      offset += page.items.length;
-      yield page.items;
-    }
+    const page = await readPage<T>(client, { ...opts.endpoint, page: opts.page, perPage: opts.perPage });
+    lastMeta = page.meta;
+    check(page.items, page.requestId, 0);
+    yield page.items;
   }
   // An empty page past the last one is not "nothing matches": say which pages there are instead.
   const count = await write(pages(), {
@@ -60,7 +56,6 @@ export async function listCommand<T>(ctx: Context, opts: ListCommandOptions<T>):
     signal: ctx.signal,
     emptyHint: () => pastLastPage(opts, lastMeta) ?? emptyHint(opts, format, lastMeta),
   });
-  if (walk.duplicates > 0) ctx.note(duplicatesNote(walk.duplicates));
   const pastEnd = count === 0 ? pastLastPage(opts, lastMeta) : undefined;
   if (
     !pastEnd &&
@@ -87,16 +82,10 @@ function emptyHint<T>(opts: ListCommandOptions<T>, format: OutputFormat, meta: P
   return format === 'ndjson' && meta?.total_count !== 0 ? undefined : opts.emptyHint;
 }
 
-/** A table or CSV reads fields: each record must be an object, and a table's text fields text. */
+/** The shape checks of a page before the writer takes it (`checkRecords`), in the answer's name. */
 function checker<T>(opts: ListCommandOptions<T>, format: OutputFormat) {
-  return (items: readonly unknown[], requestId: string | undefined, offset: number) => {
-    if (format !== 'table' && format !== 'csv') return;
-    readingAnswer(requestId, () => {
-      checkListItems(items as unknown[], opts.noun);
-      if (opts.check && format === 'table')
-        for (let i = 0; i < items.length; i++) opts.check(items[i], offset + i);
-    });
-  };
+  return (items: readonly unknown[], requestId: string | undefined, offset: number) =>
+    readingAnswer(requestId, () => checkRecords(items, opts.noun, format, offset, opts.check));
 }
 
 /** Pages fetched at once by --all unless --concurrency says otherwise (the export's default). */
