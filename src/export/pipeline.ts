@@ -6,11 +6,12 @@ import { readingAnswer } from '../api/shape.js';
 import type { Query } from '../api/url.js';
 import { pick } from '../output/fields.js';
 import type { ProgressBar } from '../output/progress.js';
-import { encoder, send, utf8Of } from '../output/write.js';
+import { encoder, type StreamFormat, send, utf8Of } from '../output/write.js';
 import type { PageMark, ResumePoint } from './checkpoint.js';
 import { COLUMNS, csvValue, hasVisitIn, type Row, type RowKind, rowsOf } from './rows.js';
 
-export type ExportFormat = 'csv' | 'ndjson' | 'json';
+/** An export is written as it comes: any format but a table. */
+export type ExportFormat = StreamFormat;
 
 export interface ExportOptions {
   format: ExportFormat;
