@@ -13,10 +13,10 @@ import { kindOf, readingAnswer } from './shape.js';
 import type { Query } from './url.js';
 
 /**
- * Lists and their pages: the one list reader (`extractList`), the one walk policy (`PageWalk`), and
- * the two walkers on them: `paginate` (one page after another) and `fetchPagesInOrder` (pages
- * 2..N concurrently once page 1 gives total_pages, yielded in order). Both fetch through the
- * client, so every page is retried by the one policy (retry.ts).
+ * Lists and their pages: the one list reader (`extractList`, `readPage` for one page), the one walk
+ * policy (`PageWalk`), and the one walker (`fetchPagesInOrder`: every page in order, pages 2..N
+ * concurrently once page 1 gives total_pages). Pages are fetched through the client, so every page
+ * is retried by the one policy (retry.ts).
  */
 
 export interface PageMeta {
@@ -134,8 +134,27 @@ export class PageWalk {
    */
   constructor(
     private readonly what = 'the list',
-    private readonly opts: { requireIds?: boolean } = {},
+    private readonly opts: { requireIds?: boolean; onNote?: ((text: string) => void) | undefined } = {},
   ) {}
+
+  /**
+   * The first page's total_pages, unless its own next_page points past it: then the totals are not
+   * trusted (no budget or promise from them) and the walk follows next_page, saying so once.
+   */
+  totalPages(page: number, meta: PageMeta | undefined): number | undefined {
+    const total = meta?.total_pages;
+    if (typeof total !== 'number') return undefined;
+    const next = meta?.next_page;
+    if (typeof next === 'number' && next > page && next > total) return undefined;
+    return total;
+  }
+
+  /** Says that the walk goes on past the pages the server counted, because it says there are more. */
+  private contradicted(page: number, meta: PageMeta | undefined): void {
+    this.opts.onNote?.(
+      `note: page ${num(page)} of ${this.what} says total_pages ${num(Number(meta?.total_pages))} but next_page ${num(Number(meta?.next_page))}; following next_page to the end.`,
+    );
+  }
 
   /**
    * A walk that continues an earlier one (a resumed export) from a later page: `received` records
@@ -165,8 +184,10 @@ export class PageWalk {
    */
   accept<T>(page: number, items: T[], meta: PageMeta | undefined): T[] | undefined {
     if (this.pages === 0) {
-      this.budget = budgetFrom(meta, items.length);
-      this.promised = promisedFrom(meta);
+      const trusted = typeof meta?.total_pages !== 'number' || this.totalPages(page, meta) !== undefined;
+      this.budget = trusted ? budgetFrom(meta, items.length) : MAX_PAGES_WITHOUT_TOTAL;
+      this.promised = trusted ? promisedFrom(meta) : undefined;
+      if (!trusted) this.contradicted(page, meta);
     }
     if (items.length === 0) {
       const next = meta ? nextPageFrom(meta, page) : undefined;
@@ -325,64 +346,38 @@ async function* followPages<P extends ListPage<unknown>>(
   }
 }
 
-export interface PaginateOptions {
+/** Per-page size asked for with --all when the user gave none (the API's default and maximum are not published). */
+export const ALL_PER_PAGE = 100;
+
+export interface PageRequest {
   path: string;
   query?: Query;
   key?: string;
   page?: number | undefined;
   perPage?: number | undefined;
-  all?: boolean | undefined;
 }
 
-/** Per-page size asked for with --all when the user gave none (the API's default and maximum are not published). */
-export const ALL_PER_PAGE = 100;
-
-/**
- * Yields one page (or, with `all`, every page in order). Follows `meta.next_page`, else
- * `total_pages`. A bare array has no meta: with `all`, pages are requested until one comes back
- * empty (a short page may only mean the server caps per_page) or repeats the previous one (a
- * server that ignores `page`), which is not yielded again. With `all`, the walk follows the
- * PageWalk policy (`walk`, when given, lets the caller read its duplicate count).
- */
-export async function* paginate<T = Record<string, unknown>>(
+/** One page of a list, as asked for (`--page`, `--per-page`): read by the one list reader. */
+export async function readPage<T = Record<string, unknown>>(
   client: ApiClient,
-  opts: PaginateOptions,
-  walk: PageWalk = new PageWalk(),
-): AsyncGenerator<ListPage<T>> {
-  const firstPage = opts.page ?? 1;
-  const askedPerPage = opts.query?.per_page;
-  const perPage =
-    opts.perPage ??
-    (typeof askedPerPage === 'string' || typeof askedPerPage === 'number'
-      ? Number(askedPerPage)
-      : undefined) ??
-    (opts.all ? ALL_PER_PAGE : undefined);
-  const fetch = async (page: number): Promise<ListPage<T>> => {
-    const query: Query = { ...opts.query };
-    if (opts.page !== undefined || opts.all || page > 1) query.page = page;
-    if (perPage !== undefined) query.per_page = perPage;
-    const res = await client.request({ path: opts.path, query });
-    return {
-      ...readingAnswer(res.requestId, () => extractList<T>(res.data, opts.key)),
-      requestId: res.requestId,
-    };
+  opts: PageRequest,
+): Promise<ListPage<T>> {
+  const query: Query = { ...opts.query };
+  if (opts.page !== undefined) query.page = opts.page;
+  if (opts.perPage !== undefined) query.per_page = opts.perPage;
+  const res = await client.request({ path: opts.path, query });
+  return {
+    ...readingAnswer(res.requestId, () => extractList<T>(res.data, opts.key)),
+    requestId: res.requestId,
   };
-  if (opts.all) walk.allow();
-  const first = await fetch(firstPage);
-  if (!opts.all) {
-    yield first;
-    return;
-  }
-  const items = readingAnswer(first.requestId, () => walk.accept(firstPage, first.items, first.meta));
-  if (items === undefined) return;
-  yield { ...first, items };
-  yield* followPages(firstPage, first, fetch, walk);
 }
 
 export interface OrderedWalkOptions {
   path: string;
-  /** The member that holds the records (the list reader's `key`). */
-  key: string;
+  /** The member that holds the records (the list reader's `key`), when known. */
+  key?: string | undefined;
+  /** Every record must carry an id (PageWalk); default: yes. */
+  requireIds?: boolean | undefined;
   query: Query;
   perPage: number;
   /** Pages in flight at once, at most. */
@@ -396,6 +391,8 @@ export interface OrderedWalkOptions {
    * (client.ts `cache`) answers and keeps only those. For short lists (ICD-10 codes).
    */
   parsed?: boolean | undefined;
+  /** Told what a person should know about the walk (a server whose meta contradicts itself). */
+  onNote?: ((text: string) => void) | undefined;
   /**
    * Continue from a later page (a resumed export): `page` is fetched first, `check` sees its
    * records before the walk does (and may stop the walk), `received` records came before it.
@@ -417,7 +414,7 @@ export interface OrderedPage extends ListPage<unknown> {
 
 /**
  * Every page in order; pages 2..N concurrently when page 1 gives total_pages, else one after
- * another (as `paginate`). The walk follows the PageWalk policy (budget from the totals, empty or
+ * another. The walk follows the PageWalk policy (budget from the totals, empty or
  * repeated pages stop it with an error); records already seen on an earlier page are dropped and
  * counted. A page that fails after the policy's retries stops the walk, and the pages in flight.
  */
@@ -459,7 +456,7 @@ export async function* fetchPagesInOrder(
     return { ...readingAnswer(res.requestId, () => extractList(data, opts.key)), requestId: res.requestId };
   };
   const fetchPage = async (page: number) => parsePage(page, await fetchRaw(page));
-  const walk = new PageWalk(opts.what, { requireIds: true });
+  const walk = new PageWalk(opts.what, { requireIds: opts.requireIds ?? true, onNote: opts.onNote });
   const inflight = new Map<number, Promise<ApiResponse>>();
   try {
     const start = opts.start?.page ?? 1;
@@ -467,7 +464,7 @@ export async function* fetchPagesInOrder(
     walk.allow();
     const first = await fetchPage(start);
     opts.start?.check(first.items, first.meta, first.requestId);
-    const total = typeof first.meta?.total_pages === 'number' ? first.meta.total_pages : undefined;
+    const total = walk.totalPages(start, first.meta);
     first.items = readingAnswer(first.requestId, () => walk.accept(start, first.items, first.meta)) ?? [];
     yield { ...first, totalPages: total, duplicates: walk.duplicates };
     if (total === undefined) {
@@ -486,6 +483,7 @@ export async function* fetchPagesInOrder(
       }
     };
     launch();
+    let last: ListPage<unknown> = first;
     for (let n = start + 1; n <= total; n++) {
       const pending = inflight.get(n);
       if (!pending) throw new CliError(`internal: page ${n} was never requested`);
@@ -496,8 +494,18 @@ export async function* fetchPagesInOrder(
       const items = readingAnswer(page.requestId, () => walk.accept(n, page.items, page.meta));
       if (items === undefined) return;
       launch();
+      last = page;
       yield { ...page, items, totalPages: total, duplicates: walk.duplicates };
     }
+    // Never complete while the server says there is more: its last counted page names a next one.
+    const end = Math.max(start, total);
+    const more = nextPageOf(last, end);
+    if (more === undefined) return;
+    opts.onNote?.(
+      `note: page ${num(end)} of ${opts.what} is the last of total_pages ${num(total)} but says next_page ${num(more)}; following next_page to the end.`,
+    );
+    for await (const page of followPages(end, last, fetchPage, walk))
+      yield { ...page, totalPages: undefined, duplicates: walk.duplicates };
   } finally {
     signal.removeEventListener('abort', onAbort);
     if (inflight.size > 0) stop.abort(new CliError('export stopped'));

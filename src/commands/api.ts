@@ -1,7 +1,8 @@
 import { MAX_JSON_DEPTH, nestedDeeperThan } from '../api/client.js';
-import { PageWalk, paginate } from '../api/pages.js';
+import { ALL_PER_PAGE, fetchPagesInOrder } from '../api/pages.js';
 import type { Query } from '../api/url.js';
 import { ExitCode, UsageError } from '../errors.js';
+import { write } from '../output/write.js';
 import { normaliseUuid, normaliseUuids } from '../util/args.js';
 import { parseJsonInput, readInput } from '../util/input.js';
 import { count } from '../util/plural.js';
@@ -114,18 +115,34 @@ export default defineCommand({
         return ExitCode.failure;
       }
     }
+    const sink = ctx.sink();
     if (opts.paginate) {
-      const items: unknown[] = [];
-      const walk = new PageWalk(path);
-      for await (const page of paginate(client, { path, query, all: true }, walk)) {
-        if (format === 'ndjson')
-          for (const item of page.items) ctx.io.stdout.write(`${JSON.stringify(item)}\n`);
-        else items.push(...page.items);
+      let duplicates = 0;
+      async function* pages() {
+        const walk = fetchPagesInOrder(
+          client,
+          {
+            path,
+            query,
+            perPage: perPageOf(query),
+            concurrency: 1,
+            requireIds: false,
+            parsed: true,
+            what: path,
+            listName: `the list at ${path}`,
+            onNote: (text) => ctx.note(text),
+          },
+          ctx.signal,
+        );
+        for await (const page of walk) {
+          duplicates = page.duplicates;
+          yield page.items;
+        }
       }
-      if (format === 'json') ctx.io.stdout.write(`${JSON.stringify(items, null, 2)}\n`);
-      if (walk.duplicates > 0)
+      await write(pages(), { sink, format, signal: ctx.signal });
+      if (duplicates > 0)
         ctx.note(
-          `warning: ${count(walk.duplicates, 'record')} came again on a later page (same id) and ${walk.duplicates === 1 ? 'is' : 'are'} printed once.`,
+          `warning: ${count(duplicates, 'record')} came again on a later page (same id) and ${duplicates === 1 ? 'is' : 'are'} printed once.`,
         );
       return 0;
     }
@@ -150,14 +167,20 @@ export default defineCommand({
       else ctx.io.stdout.write(res.raw);
       return 0;
     }
-    if (format === 'ndjson' && Array.isArray(parsed))
-      for (const item of parsed) ctx.io.stdout.write(`${JSON.stringify(item)}\n`);
-    else ctx.io.stdout.write(`${JSON.stringify(parsed, null, format === 'ndjson' ? 0 : 2)}\n`);
+    // NDJSON: a list's items a line each; anything else is one record.
+    await write(format === 'ndjson' && Array.isArray(parsed) ? parsed : { one: parsed }, { sink, format });
     return 0;
   },
 });
 
-/** -F values: true, false, null and numbers become JSON values; everything else stays a string. */
+/** The per_page the fields ask for, else the one --all asks for. */
+function perPageOf(query: Query): number {
+  const asked = query.per_page;
+  return typeof asked === 'string' && asked !== '' && Number.isFinite(Number(asked))
+    ? Number(asked)
+    : ALL_PER_PAGE;
+}
+
 /** `/referrals/ABC…?ids=DEF…,AB…`: each UUID segment, and each query value of UUIDs, in lower case. */
 function lowerUuidsInPath(path: string): string {
   const at = path.indexOf('?');
@@ -176,6 +199,7 @@ function lowerUuidsInPath(path: string): string {
   return `${segments.join('/')}?${pairs.join('&')}`;
 }
 
+/** -F values: true, false, null and numbers become JSON values; everything else stays a string. */
 function typed(v: string): unknown {
   if (v === 'true') return true;
   if (v === 'false') return false;

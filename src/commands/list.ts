@@ -1,17 +1,17 @@
-import { once } from 'node:events';
 import type { ApiClient } from '../api/client.js';
 import type { ListEndpoint } from '../api/endpoints/list.js';
-import { ALL_PER_PAGE, fetchPagesInOrder, type PageMeta, PageWalk, paginate } from '../api/pages.js';
-import { checkListItems, readingAnswer } from '../api/shape.js';
+import { ALL_PER_PAGE, fetchPagesInOrder, type PageMeta, readPage } from '../api/pages.js';
+import { readingAnswer } from '../api/shape.js';
 import type { Context } from '../context.js';
 import { UsageError } from '../errors.js';
-import { utf8Of } from '../export/utf8.js';
 import { checkCost, remainingAfterFirst } from '../meter/cost.js';
-import { type FieldChoice, pick } from '../output/fields.js';
-import { type Column, renderList } from '../output/render.js';
+import type { FieldChoice } from '../output/fields.js';
+import type { OutputFormat } from '../output/format.js';
+import { type Column, write } from '../output/write.js';
 import { num, whole } from '../util/plural.js';
 import { tuneHeapForStreaming } from '../util/streaming-heap.js';
 import { flag, int } from './options.js';
+import { checkRecords } from './read-list.js';
 
 export interface ListCommandOptions<T> {
   endpoint: ListEndpoint<T>;
@@ -33,8 +33,8 @@ export interface ListCommandOptions<T> {
 }
 
 /**
- * A paginated list: one page, or every page with --all (`listAll`). One page in NDJSON or JSON is
- * written as it comes; JSON keeps the same bytes as one pretty-printed array.
+ * A paginated list: one page, or every page with --all (`listAll`), written by the one writer as
+ * the pages come.
  */
 export async function listCommand<T>(ctx: Context, opts: ListCommandOptions<T>): Promise<number> {
   const format = ctx.format('table');
@@ -43,49 +43,26 @@ export async function listCommand<T>(ctx: Context, opts: ListCommandOptions<T>):
     tuneHeapForStreaming();
     return listAll(ctx, opts, format, client);
   }
-  const walkOpts = { ...opts.endpoint, page: opts.page, perPage: opts.perPage, all: opts.all };
-  const records: T[] = [];
   let lastMeta: PageMeta | undefined;
-  const walk = new PageWalk(`the ${opts.noun}`, { requireIds: true });
-  if (format === 'ndjson' || format === 'json') {
-    const out = ctx.io.stdout;
-    const chosen = opts.fields?.chosen;
-    let count = 0;
-    for await (const page of paginate<T>(client, walkOpts, walk)) {
-      lastMeta = page.meta;
-      const chunk = utf8Of(encodeRecords(page.items, format, chosen, count));
-      count += page.items.length;
-      if (chunk.length !== 0 && !out.write(chunk)) await once(out, 'drain', { signal: ctx.signal });
-    }
-    if (format === 'json') out.write(count === 0 ? '[]\n' : '\n]\n');
-    if (walk.duplicates > 0) ctx.note(duplicatesNote(walk.duplicates));
-    const pastEnd = count === 0 ? pastLastPage(opts, lastMeta) : undefined;
-    if (pastEnd) ctx.note(pastEnd);
-    else if (count === 0 && (format === 'json' || lastMeta?.total_count === 0)) ctx.note(opts.emptyHint);
-    return 0;
-  }
-  for await (const page of paginate<T>(client, walkOpts, walk)) {
+  const check = checker(opts, format);
+  async function* pages(): AsyncGenerator<readonly T[]> {
+    const page = await readPage<T>(client, { ...opts.endpoint, page: opts.page, perPage: opts.perPage });
     lastMeta = page.meta;
-    const offset = records.length;
-    readingAnswer(page.requestId, () => {
-      checkListItems(page.items, opts.noun);
-      if (opts.check && format === 'table')
-        for (const [i, r] of page.items.entries()) opts.check(r, offset + i);
-    });
-    records.push(...page.items);
+    check(page.items, page.requestId, 0);
+    yield page.items;
   }
-  if (walk.duplicates > 0) ctx.note(duplicatesNote(walk.duplicates));
   // An empty page past the last one is not "nothing matches": say which pages there are instead.
-  const pastEnd = records.length === 0 ? pastLastPage(opts, lastMeta) : undefined;
-  await renderList(ctx.sink(), records, {
+  const count = await write(pages(), {
+    sink: ctx.sink(),
     format,
     columns: opts.columns,
-    emptyHint: pastEnd ?? opts.emptyHint,
-    ...(opts.fields ? { fields: opts.fields } : {}),
+    fields: opts.fields,
+    signal: ctx.signal,
+    emptyHint: () => pastLastPage(opts, lastMeta) ?? emptyHint(opts, format, lastMeta),
   });
+  const pastEnd = count === 0 ? pastLastPage(opts, lastMeta) : undefined;
   if (
     !pastEnd &&
-    !opts.all &&
     format === 'table' &&
     lastMeta &&
     typeof lastMeta.total_pages === 'number' &&
@@ -93,38 +70,26 @@ export async function listCommand<T>(ctx: Context, opts: ListCommandOptions<T>):
   ) {
     // meta comes from the server: a hint shows numbers only, and is left out when they are not.
     const current = lastMeta.current_page === undefined ? (opts.page ?? 1) : whole(lastMeta.current_page);
-    const count = whole(lastMeta.total_count);
-    const total = count !== undefined ? ` (${num(count)} ${opts.noun})` : '';
+    const total = whole(lastMeta.total_count);
+    const all = total !== undefined ? ` (${num(total)} ${opts.noun})` : '';
     const nextPage = whole(lastMeta.next_page);
     const next = nextPage ? ` Next: --page ${nextPage}, or --all.` : '';
     const pages = whole(lastMeta.total_pages);
     if (current !== undefined && pages !== undefined)
-      ctx.note(`Page ${num(current)} of ${num(pages)}${total}.${next}`);
+      ctx.note(`Page ${num(current)} of ${num(pages)}${all}.${next}`);
   }
   return 0;
 }
 
-/**
- * Records as NDJSON lines, or as the members of one pretty-printed JSON array (`before` records
- * already written: the first one opens the array). `JSON.stringify([r], null, 2)` is "[\n  …\n]":
- * the record as it sits inside the whole array.
- */
-function encodeRecords(
-  items: unknown[],
-  format: 'ndjson' | 'json',
-  chosen: readonly string[] | undefined,
-  before: number,
-): string[] {
-  const chunk: string[] = [];
-  let count = before;
-  for (const item of items) {
-    const r = chosen ? pick(item, chosen) : item;
-    // Separate pieces: a `${json}\n` would be a cons string, copied whole to be measured (utf8Of).
-    if (format === 'ndjson') chunk.push(JSON.stringify(r), '\n');
-    else chunk.push(count === 0 ? '[\n' : ',\n', JSON.stringify([r], null, 2).slice(2, -2));
-    count++;
-  }
-  return chunk;
+/** Scripts reading NDJSON take no output as "none": the hint only when the server counted none. */
+function emptyHint<T>(opts: ListCommandOptions<T>, format: OutputFormat, meta: PageMeta | undefined) {
+  return format === 'ndjson' && meta?.total_count !== 0 ? undefined : opts.emptyHint;
+}
+
+/** The shape checks of a page before the writer takes it (`checkRecords`), in the answer's name. */
+function checker<T>(opts: ListCommandOptions<T>, format: OutputFormat) {
+  return (items: readonly unknown[], requestId: string | undefined, offset: number) =>
+    readingAnswer(requestId, () => checkRecords(items, opts.noun, format, offset, opts.check));
 }
 
 /** Pages fetched at once by --all unless --concurrency says otherwise (the export's default). */
@@ -134,24 +99,19 @@ export const LIST_CONCURRENCY = 4;
  * Every page (--all), through the export's page pipeline (api/pages.ts `fetchPagesInOrder`): once
  * page 1 gives total_pages, pages 2..N are fetched `concurrency` at a time and written in the
  * API's order, under the one PageWalk policy (budget, duplicates, empty pages). The sandbox cost
- * check runs after page 1, before any other page is asked for. NDJSON and JSON are written page by
- * page; the next requests go out only as the reader takes what was written (at most `concurrency`
- * pages wait, as bytes), so memory stays flat for any number of records. A table or CSV needs
- * every record first (column widths; the CSV's documented columns and the tail of extra fields), so
- * those are collected. A progress line shows on stderr when it is a terminal (and the records are
- * not being written to that same terminal), cleared on every way out. A failure after records went
- * to a terminal says the output above is incomplete.
+ * check runs after page 1, before any other page is asked for. The next requests go out only as
+ * the writer takes each page (a streamed format waits for the reader), so memory stays flat for
+ * any number of records in NDJSON and JSON. A progress line shows on stderr when it is a terminal
+ * (and the records are not being written to that same terminal), cleared on every way out. A
+ * failure after records were written says the output is incomplete.
  */
 async function listAll<T>(
   ctx: Context,
   opts: ListCommandOptions<T>,
-  format: ReturnType<Context['format']>,
+  format: OutputFormat,
   client: ApiClient,
 ): Promise<number> {
   const { ProgressBar } = await import('../output/progress.js');
-  const streaming = format === 'ndjson' || format === 'json';
-  const out = ctx.io.stdout;
-  const chosen = opts.fields?.chosen;
   const askedPerPage = opts.endpoint.query.per_page;
   const perPage =
     opts.perPage ??
@@ -159,21 +119,22 @@ async function listAll<T>(
       ? Number(askedPerPage)
       : undefined) ??
     ALL_PER_PAGE;
+  const sink = ctx.sink();
   const progress = new ProgressBar(
     ctx.io.stderr,
-    ctx.io.stderrIsTTY && !(streaming && ctx.io.stdoutIsTTY),
+    ctx.io.stderrIsTTY && !(streams(format) && ctx.io.stdoutIsTTY),
     `Listing ${opts.noun}`,
     ctx.io.columns ?? 80,
   );
   const onAbort = () => progress.done();
   ctx.signal.addEventListener('abort', onAbort, { once: true });
-  const records: T[] = [];
   let written = 0;
-  let received = 0;
-  let pages = 0;
   let duplicates = 0;
   let lastMeta: PageMeta | undefined;
-  try {
+  const check = checker(opts, format);
+  async function* pages(): AsyncGenerator<readonly T[]> {
+    let received = 0;
+    let count = 0;
     const walk = fetchPagesInOrder(
       client,
       {
@@ -185,34 +146,35 @@ async function listAll<T>(
         what: `the ${opts.noun}`,
         listName: `the list of ${opts.noun}`,
         parsed: opts.cached,
+        onNote: (text) => ctx.note(text),
       },
       ctx.signal,
     );
     for await (const page of walk) {
-      pages++;
+      count++;
       duplicates = page.duplicates;
       lastMeta = page.meta;
       // Before pages 2..N are asked for: the generator requests them only when asked for the next.
-      if (pages === 1) await costOfAll(ctx, opts, page, client, perPage);
-      const items = page.items as T[];
-      if (format === 'ndjson' || format === 'json') {
-        // Bytes built from each record's text, never one page-sized string (export/utf8.ts).
-        const chunk = utf8Of(encodeRecords(items, format, chosen, written));
-        written += items.length;
-        if (chunk.length !== 0 && !out.write(chunk)) await once(out, 'drain', { signal: ctx.signal });
-      } else {
-        const offset = records.length;
-        readingAnswer(page.requestId, () => {
-          checkListItems(items, opts.noun);
-          if (opts.check && format === 'table')
-            for (const [i, r] of items.entries()) opts.check(r, offset + i);
-        });
-        records.push(...items);
-      }
-      received += items.length;
-      progress.update(pages, received, page.totalPages);
+      if (count === 1) await costOfAll(ctx, opts, page, client, perPage);
+      check(page.items, page.requestId, received);
+      received += page.items.length;
+      progress.update(count, received, page.totalPages);
+      yield page.items as T[];
     }
     progress.done();
+  }
+  try {
+    await write(pages(), {
+      sink,
+      format,
+      columns: opts.columns,
+      fields: opts.fields,
+      signal: ctx.signal,
+      onWritten: (n) => {
+        written = n;
+      },
+      emptyHint: () => emptyHint(opts, format, lastMeta),
+    });
   } catch (err) {
     progress.done();
     // As export says it: "above" only when the records are on the terminal.
@@ -224,20 +186,13 @@ async function listAll<T>(
   } finally {
     ctx.signal.removeEventListener('abort', onAbort);
   }
-  if (streaming) {
-    if (format === 'json') out.write(written === 0 ? '[]\n' : '\n]\n');
-    if (duplicates > 0) ctx.note(duplicatesNote(duplicates));
-    if (written === 0 && (format === 'json' || lastMeta?.total_count === 0)) ctx.note(opts.emptyHint);
-    return 0;
-  }
   if (duplicates > 0) ctx.note(duplicatesNote(duplicates));
-  await renderList(ctx.sink(), records, {
-    format,
-    columns: opts.columns,
-    emptyHint: opts.emptyHint,
-    ...(opts.fields ? { fields: opts.fields } : {}),
-  });
   return 0;
+}
+
+/** Whether records reach standard output as they come (so a progress line there would mix in). */
+function streams(format: OutputFormat): boolean {
+  return format === 'json' || format === 'ndjson';
 }
 
 /**

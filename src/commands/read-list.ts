@@ -39,12 +39,27 @@ export function readList<T>(
           .join(' '),
       );
     }
-    if (format === 'table' || format === 'csv') checkListItems(items, noun);
-    if (format === 'table')
-      for (const [i, item] of items.entries())
-        expectTexts(item as Record<string, unknown>, `${noun}: item ${i + 1}`, text);
+    checkRecords(items, noun, format, 0, (item, i) =>
+      expectTexts(item as Record<string, unknown>, `${noun}: item ${i + 1}`, text),
+    );
     return items as T[];
   });
+}
+
+/**
+ * A table or CSV reads fields: each record must be an object; a table also checks each record
+ * (`check`, its text fields text). JSON and NDJSON print the records as sent.
+ */
+export function checkRecords(
+  items: readonly unknown[],
+  noun: string,
+  format: OutputFormat,
+  offset: number,
+  check: ((record: unknown, index: number) => void) | undefined,
+): void {
+  if (format !== 'table' && format !== 'csv') return;
+  checkListItems(items as unknown[], noun);
+  if (check && format === 'table') for (let i = 0; i < items.length; i++) check(items[i], offset + i);
 }
 
 /** The path of a request URL as `imaging api` takes it (from /api/v2 on), quoted for a shell when it must be. */

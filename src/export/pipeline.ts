@@ -1,18 +1,17 @@
-import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 import type { ApiClient } from '../api/client.js';
 import { REFERRALS_PATH } from '../api/endpoints/referrals.js';
 import { fetchPagesInOrder } from '../api/pages.js';
 import { readingAnswer } from '../api/shape.js';
 import type { Query } from '../api/url.js';
-import { BOM, csvRow } from '../output/csv.js';
 import { pick } from '../output/fields.js';
 import type { ProgressBar } from '../output/progress.js';
+import { encoder, type StreamFormat, send, utf8Of } from '../output/write.js';
 import type { PageMark, ResumePoint } from './checkpoint.js';
-import { COLUMNS, csvValue, hasVisitIn, type RowKind, rowsOf } from './rows.js';
-import { utf8Of } from './utf8.js';
+import { COLUMNS, csvValue, hasVisitIn, type Row, type RowKind, rowsOf } from './rows.js';
 
-export type ExportFormat = 'csv' | 'ndjson' | 'json';
+/** An export is written as it comes: any format but a table. */
+export type ExportFormat = StreamFormat;
 
 export interface ExportOptions {
   format: ExportFormat;
@@ -26,6 +25,8 @@ export interface ExportOptions {
   afterFirstPage?:
     | ((totalPages: number | undefined, totalCount: number | undefined, items: number) => Promise<void>)
     | undefined;
+  /** Told what a person should know about the walk (a server whose meta contradicts itself). */
+  onNote?: ((text: string) => void) | undefined;
   /** CSV: a UTF-8 byte-order mark first (--bom). */
   bom?: boolean;
   /** --fields: only these columns (flat rows) or fields (referrals as sent), in this order. */
@@ -74,22 +75,31 @@ export async function exportReferrals(
   };
   let bytes = 0;
   const write = async (text: string | Buffer) => {
-    bytes += typeof text === 'string' ? Buffer.byteLength(text) : text.length;
-    if (text.length === 0 || out.write(text)) return;
-    await once(out, 'drain', { signal });
+    const buf = typeof text === 'string' ? Buffer.from(text) : text;
+    bytes += buf.length;
+    await send(out, buf, signal);
   };
 
-  let first = true;
   const columns = opts.fields ?? COLUMNS[opts.rows];
+  // Referrals as sent (JSON, NDJSON) or flat rows: one record a line, a CSV row per record.
+  const enc = encoder(opts.format, {
+    json: 'line',
+    csv: {
+      header: columns,
+      cells: (row) => columns.map((c) => csvValue((row as Row)[c])),
+      guard: opts.formulaGuard,
+      bom: opts.bom === true,
+    },
+  });
+  const pickFields = opts.fields ? (r: unknown) => pick(r, opts.fields!) : (r: unknown) => r;
+  /** Records written before this one (a resumed export: at least one when its checkpoint says so). */
+  let written = 0;
   const resume = opts.resume;
   if (resume) {
     for await (const chunk of resume.prefix()) await write(chunk);
     Object.assign(summary, resume.summary);
-    first = !resume.wroteRecord;
-  } else {
-    if (opts.format === 'csv') await write(`${opts.bom ? BOM : ''}${csvRow(columns, opts.formulaGuard)}`);
-    if (opts.format === 'json') await write('[');
-  }
+    written = resume.wroteRecord ? 1 : 0;
+  } else await write(enc.head);
   const duplicatesBefore = summary.duplicates;
   let lastPage = resume ? resume.page - 1 : 0;
   const mark = (ids: string[], totalPages: number | undefined) =>
@@ -97,7 +107,7 @@ export async function exportReferrals(
       page: lastPage,
       bytes,
       summary: { ...summary },
-      wroteRecord: !first,
+      wroteRecord: written > 0,
       lastIds: ids,
       totalPages,
     });
@@ -139,7 +149,7 @@ export async function exportReferrals(
     if (opts.onPage) mark(idsOf(page.items), page.totalPages);
     progress.update(summary.pages, summary.referrals, page.totalPages);
   }
-  if (opts.format === 'json') await write(first ? ']\n' : '\n]\n');
+  await write(enc.tail(written));
   summary.requests = client.requestCount - requestsBefore;
   summary.seconds = (Date.now() - started) / 1000;
   return summary;
@@ -151,23 +161,12 @@ export async function exportReferrals(
       if (opts.rows === 'referral' && opts.format !== 'csv') {
         if (opts.visitStatuses && !hasVisitIn(referral, opts.visitStatuses)) continue;
         summary.rows++;
-        encodeJson(chunk, opts.fields ? pick(referral, opts.fields) : referral, opts.format, first);
-        first = false;
+        enc.record(chunk, pickFields(referral), written++);
         continue;
       }
       for (const row of rowsOf(referral, opts.rows, opts.visitStatuses)) {
         summary.rows++;
-        if (opts.format === 'csv')
-          chunk.push(
-            csvRow(
-              columns.map((c) => csvValue(row[c])),
-              opts.formulaGuard,
-            ),
-          );
-        else {
-          encodeJson(chunk, opts.fields ? pick(row, opts.fields) : row, opts.format, first);
-          first = false;
-        }
+        enc.record(chunk, opts.format === 'csv' ? row : pickFields(row), written++);
       }
     }
     return chunk;
@@ -182,11 +181,4 @@ function idsOf(items: unknown[]): string[] {
     if (typeof id === 'string' || typeof id === 'number') ids.push(String(id));
   }
   return ids;
-}
-
-/** A record's line or array member, as separate pieces (joined they would be a cons string: utf8.ts). */
-function encodeJson(chunk: string[], record: unknown, format: 'ndjson' | 'json', first: boolean): void {
-  const text = JSON.stringify(record);
-  if (format === 'ndjson') chunk.push(text, '\n');
-  else chunk.push(first ? '\n' : ',\n', text);
 }

@@ -72,18 +72,22 @@ export function renderTable(
 export function layoutTable(columns: ColumnLayout[], rows: unknown[][], opts: TableOptions): TableLayout {
   const body = rows.map((r) => columns.map((_, i) => cellText(r[i])));
   const head = columns.map((c) => clean(c.header.toUpperCase()));
-  const natural = head.map((h, i) => Math.max(displayWidth(h), ...body.map((r) => displayWidth(r[i] ?? ''))));
+  // Widest cell of each column, row by row: a list is never spread into arguments (the stack
+  // holds about 120,000 of them).
+  const natural = head.map((h) => displayWidth(h));
+  for (const r of body)
+    for (let i = 0; i < r.length; i++) natural[i] = Math.max(natural[i] ?? 0, displayWidth(r[i] ?? ''));
   const plan =
     opts.width && opts.width > 0
-      ? fitColumns(columns, head, natural, opts.width, longestWords([head, ...body]))
+      ? fitColumns(columns, head, natural, opts.width, longestWords(head, body), longestEnums(body))
       : undefined;
   const shown = plan ? plan.shown : columns.map((_, i) => i);
   const widths = plan ? plan.widths : natural;
   const wraps = (i: number) => plan?.wraps[i] === true;
-  const lines: SafeText[] = [];
+  const lines: Array<SafeText | string> = [];
   const emit = (cells: string[], isHead: boolean) => {
     const parts = shown.map((i) => (wraps(i) ? wrapText(cells[i] ?? '', widths[i] ?? 0) : [cells[i] ?? '']));
-    const height = Math.max(1, ...parts.map((p) => p.length));
+    const height = parts.reduce((h, p) => Math.max(h, p.length), 1);
     for (let k = 0; k < height; k++) {
       const texts = parts.map((p) => p[k] ?? '');
       let last = texts.length - 1;
@@ -100,7 +104,8 @@ export function layoutTable(columns: ColumnLayout[], rows: unknown[][], opts: Ta
   emit(head, true);
   for (const r of body) emit(r, false);
   const omitted = plan ? columns.filter((_, i) => !shown.includes(i)).map((c) => c.header) : [];
-  return { text: joinSafe([...lines, ''], '\n'), omitted };
+  lines.push(''); // the table ends with a line break
+  return { text: joinSafe(lines, '\n'), omitted };
 }
 
 /** The one line on stderr when columns were left out: which, and how to see them. */
@@ -129,14 +134,20 @@ export function fitColumns(
   natural: number[],
   total: number,
   words: number[] = natural,
+  enums: number[] = [],
 ): { shown: number[]; widths: number[]; wraps: boolean[] } {
   // A `keep` value wider than the whole terminal cannot be shown on one line anyway (a hostile
   // server's "code"): it wraps like text rather than hide every other column.
   const wraps = columns.map((c, i) => (c.fit ?? 'wrap') === 'wrap' || (natural[i] ?? 0) > total);
   const isWrap = (i: number) => wraps[i] === true;
-  const least = natural.map((n, i) =>
-    isWrap(i) ? Math.min(n, Math.max(displayWidth(head[i] ?? ''), columns[i]?.min ?? WRAP_MIN)) : n,
-  );
+  // An enumerated value (`without_and_with_contrast`) is one word: a column holding one is never
+  // narrower than it, so another column is left out before such a value is broken.
+  const least = natural.map((n, i) => {
+    if (!isWrap(i)) return n;
+    const floor = Math.max(displayWidth(head[i] ?? ''), columns[i]?.min ?? WRAP_MIN);
+    const whole = (enums[i] ?? 0) <= total ? (enums[i] ?? 0) : 0;
+    return Math.min(n, Math.max(floor, whole));
+  });
   const order = columns
     .map((c, i) => ({ i, p: c.priority ?? i + 1 }))
     .sort((a, b) => a.p - b.p || a.i - b.i)
@@ -170,12 +181,28 @@ const SEGMENT = /[^\s\-_/,]*[-_/,]*\s*/gu;
 const UNIT = /<U\+[0-9A-F]{4,6}>|[\s\S]/gu;
 
 /** Each column's longest unbreakable piece (cells wider than it would break a word). */
-function longestWords(table: string[][]): number[] {
+function longestWords(head: string[], body: string[][]): number[] {
   const out: number[] = [];
-  for (const row of table)
+  const measure = (row: string[]) =>
     row.forEach((text, i) => {
       for (const seg of text.match(SEGMENT) ?? [])
         out[i] = Math.max(out[i] ?? 0, displayWidth(seg.trimEnd()));
+    });
+  measure(head);
+  for (const row of body) measure(row);
+  return out;
+}
+
+/** An enumerated value: lower-case words joined by underscores (`without_and_with_contrast`). */
+const ENUM = /^[a-z0-9]+(?:_[a-z0-9]+)+$/;
+
+/** Each column's longest enumerated value, as a whole cell or a word of one. */
+function longestEnums(body: string[][]): number[] {
+  const out: number[] = [];
+  for (const row of body)
+    row.forEach((text, i) => {
+      for (const word of text.split(/[\s,]+/))
+        if (word.length > (out[i] ?? 0) && ENUM.test(word)) out[i] = word.length;
     });
   return out;
 }
@@ -217,7 +244,7 @@ export function wrapText(text: string, width: number): string[] {
 
 /** Label: value lines for one record. */
 export function renderPairs(pairs: Array<[string, unknown]>, opts: { color: boolean }): SafeText {
-  const width = Math.max(0, ...pairs.map(([k]) => displayWidth(k)));
+  const width = pairs.reduce((w, [k]) => Math.max(w, displayWidth(k)), 0);
   return joinSafe(
     [
       ...pairs.map(([k, v]) => {

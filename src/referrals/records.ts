@@ -10,7 +10,7 @@ import type { Context } from '../context.js';
 import { ApiError, notEnabledHint, UsageError } from '../errors.js';
 import type { FieldChoice } from '../output/fields.js';
 import type { Column } from '../output/render.js';
-import { renderList } from '../output/render.js';
+import { write } from '../output/write.js';
 import { referralId } from '../util/args.js';
 
 /** What differs between `referrals payments` and `referrals notifications`. */
@@ -78,7 +78,8 @@ export async function showReferralRecords<T>(ctx: Context, id: string, view: Rec
     view.text,
     `If this server keeps ${view.kind} at another path (${configured ? `path.${view.kind} is set to ${configured}` : `the default, ${DEFAULT_RECORD_PATHS[view.kind]}, is a guess`}), set it: ${setIt}`,
   );
-  await renderList(ctx.sink(), records, {
+  await write(records, {
+    sink: ctx.sink(),
     format,
     fields,
     columns: view.columns,

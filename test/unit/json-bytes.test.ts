@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseJsonBytes } from '../../src/api/json-bytes.js';
-import { utf8Of } from '../../src/export/utf8.js';
+import { utf8Of } from '../../src/output/write.js';
 import { num } from '../../src/util/plural.js';
 
 /**

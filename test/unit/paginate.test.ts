@@ -1,8 +1,25 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ApiClient, type ApiRequest } from '../../src/api/client.js';
-import { extractList, fetchPagesInOrder, nextPageFrom, paginate } from '../../src/api/pages.js';
+import { ALL_PER_PAGE, extractList, fetchPagesInOrder, nextPageFrom } from '../../src/api/pages.js';
 import { UnreadableAnswerError } from '../../src/errors.js';
 import { json, testServer } from '../helpers.js';
+
+/** Every page of a bare-array list, one after another, as `api --paginate` walks it. */
+const walk = (c: ApiClient) =>
+  fetchPagesInOrder(
+    c,
+    {
+      path: '/referrals',
+      query: {},
+      perPage: ALL_PER_PAGE,
+      concurrency: 1,
+      requireIds: false,
+      parsed: true,
+      what: 'the list',
+      listName: 'the list',
+    },
+    new AbortController().signal,
+  );
 
 describe('extractList', () => {
   it('reads { <items>, meta }', () => {
@@ -51,7 +68,7 @@ describe('paginate over a bare array', () => {
     close = s.close;
     const c = new ApiClient({ baseUrl: s.url, token: 't', timeoutMs: 1000 });
     const got: unknown[] = [];
-    for await (const p of paginate(c, { path: '/referrals', all: true })) got.push(...p.items);
+    for await (const p of walk(c)) for (const r of p.items) got.push(r);
     expect(got).toEqual(all);
     expect(s.seen.map((r) => r.url)).toEqual(
       [1, 2, 3, 4].map((p) => `/api/v2/referrals?page=${p}&per_page=100`),
@@ -67,7 +84,7 @@ describe('paginate over a bare array', () => {
     close = s.close;
     const c = new ApiClient({ baseUrl: s.url, token: 't', timeoutMs: 1000 });
     const got: unknown[] = [];
-    for await (const p of paginate(c, { path: '/referrals', all: true })) got.push(...p.items);
+    for await (const p of walk(c)) for (const r of p.items) got.push(r);
     expect(got).toEqual(all);
   });
 
@@ -82,7 +99,7 @@ describe('paginate over a bare array', () => {
     close = s.close;
     const c = new ApiClient({ baseUrl: s.url, token: 't', timeoutMs: 1000 });
     const got: unknown[] = [];
-    for await (const p of paginate(c, { path: '/referrals', all: true })) got.push(...p.items);
+    for await (const p of walk(c)) for (const r of p.items) got.push(r);
     expect(got).toHaveLength(100); // the repeated page is not yielded again
   });
 });

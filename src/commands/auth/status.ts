@@ -6,7 +6,7 @@ import type { Context } from '../../context.js';
 import { ApiError, AuthError, ExitCode, exitCodeOf } from '../../errors.js';
 import { type AllowanceView, describeView } from '../../meter/meter.js';
 import { allowanceOf } from '../../meter/view.js';
-import { renderList } from '../../output/render.js';
+import { write } from '../../output/write.js';
 import { defineCommand } from '../define.js';
 import { flag } from '../options.js';
 
@@ -130,7 +130,8 @@ export default defineCommand({
       if (row.environment === 'sandbox')
         row.allowance = allowanceOf(ctx, row.base_url ?? undefined, ctx.token('sandbox').value);
     const format = ctx.format('table');
-    await renderList(ctx.sink(), rows, {
+    await write(rows, {
+      sink: ctx.sink(),
       format,
       columns: [
         // URLs and origins are never broken (they are copied); at a narrow terminal the token origin

@@ -1,6 +1,6 @@
 import { ENVIRONMENTS } from '../../config/environments.js';
 import { maskToken } from '../../config/store.js';
-import { renderList } from '../../output/render.js';
+import { write } from '../../output/write.js';
 import { defineCommand } from '../define.js';
 import type { Row } from './keys.js';
 
@@ -21,7 +21,8 @@ export default defineCommand({
     }
     const format = ctx.format('table');
     const shown = rows.filter((r) => r.value !== '');
-    await renderList(ctx.sink(), shown, {
+    await write(shown, {
+      sink: ctx.sink(),
       format,
       columns: [
         { header: 'Key', get: (r) => r.key, priority: 1, fit: 'keep' },

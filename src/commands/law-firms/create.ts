@@ -3,8 +3,8 @@ import { expectTexts, kindOf, readingAnswer } from '../../api/shape.js';
 import type { LawFirm } from '../../api/types.js';
 import { UnreadableAnswerError, UsageError } from '../../errors.js';
 import { selectFields } from '../../output/fields.js';
-import { renderOne } from '../../output/render.js';
 import { LAW_FIRM_FIELDS, LAW_FIRM_TEXT, lawFirmFields } from '../../resources/law-firms.js';
+import { write } from '../../output/write.js';
 import { defineCommand } from '../define.js';
 import { text } from '../options.js';
 
@@ -48,7 +48,7 @@ export default defineCommand({
           throw new UnreadableAnswerError(`the created law firm is ${kindOf(firm)}, not an object`);
         expectTexts(firm as unknown as Record<string, unknown>, 'the created law firm', LAW_FIRM_TEXT);
       });
-    await renderOne(ctx.sink(), firm, format, lawFirmFields, fields);
+    await write({ one: firm }, { sink: ctx.sink(), format, pairs: lawFirmFields, fields });
     if (format === 'table') ctx.note('Law firm requested: it stays pending until the service approves it.');
     return 0;
   },

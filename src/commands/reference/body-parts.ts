@@ -2,8 +2,8 @@ import { listBodyParts } from '../../api/endpoints/reference.js';
 import type { BodyPart } from '../../api/types.js';
 import { UsageError } from '../../errors.js';
 import { selectFields } from '../../output/fields.js';
-import { renderList } from '../../output/render.js';
 import { BODY_PART_FIELDS, BODY_PART_TEXT, bodyPartColumns } from '../../resources/body-parts.js';
+import { write } from '../../output/write.js';
 import { normaliseUuid } from '../../util/args.js';
 import { defineCommand } from '../define.js';
 import { text } from '../options.js';
@@ -22,7 +22,8 @@ export default defineCommand({
     if (opts.modality !== undefined && !modality) throw new UsageError('--modality needs a name or an id');
     // An id in upper case is the same id: sent as the API stores it.
     const res = await listBodyParts(ctx.referenceApi(), { modality: modality && normaliseUuid(modality) });
-    await renderList(ctx.sink(), readList<BodyPart>(res, 'body parts', format, BODY_PART_TEXT), {
+    await write(readList<BodyPart>(res, 'body parts', format, BODY_PART_TEXT), {
+      sink: ctx.sink(),
       format,
       fields,
       columns: bodyPartColumns,

@@ -2,8 +2,8 @@ import { cptMappings } from '../../api/endpoints/reference.js';
 import type { CptMapping } from '../../api/types.js';
 import { UsageError } from '../../errors.js';
 import { selectFields } from '../../output/fields.js';
-import { renderList } from '../../output/render.js';
 import { CPT_FIELDS, CPT_TEXT, cptColumns } from '../../resources/cpt.js';
+import { write } from '../../output/write.js';
 import { defineCommand } from '../define.js';
 import { arg } from '../options.js';
 import { readList } from '../read-list.js';
@@ -30,7 +30,8 @@ export default defineCommand({
     const format = ctx.format('table');
     const fields = selectFields(ctx.globals.fields, CPT_FIELDS);
     const res = await cptMappings(ctx.referenceApi(), c);
-    await renderList(ctx.sink(), readList<CptMapping>(res, 'CPT mappings', format, CPT_TEXT), {
+    await write(readList<CptMapping>(res, 'CPT mappings', format, CPT_TEXT), {
+      sink: ctx.sink(),
       format,
       fields,
       columns: cptColumns,

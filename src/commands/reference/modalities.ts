@@ -1,8 +1,8 @@
 import { listModalities } from '../../api/endpoints/reference.js';
 import type { Modality } from '../../api/types.js';
 import { selectFields } from '../../output/fields.js';
-import { renderList } from '../../output/render.js';
 import { MODALITY_FIELDS, MODALITY_TEXT, modalityColumns } from '../../resources/modalities.js';
+import { write } from '../../output/write.js';
 import { defineCommand } from '../define.js';
 import { readList } from '../read-list.js';
 
@@ -13,7 +13,8 @@ export default defineCommand({
     const format = ctx.format('table');
     const fields = selectFields(ctx.globals.fields, MODALITY_FIELDS);
     const res = await listModalities(ctx.referenceApi());
-    await renderList(ctx.sink(), readList<Modality>(res, 'modalities', format, MODALITY_TEXT), {
+    await write(readList<Modality>(res, 'modalities', format, MODALITY_TEXT), {
+      sink: ctx.sink(),
       format,
       fields,
       columns: modalityColumns,

@@ -56,8 +56,11 @@ export default defineCommand({
     ) as Referral | null;
     if (chosen) {
       // Only the chosen fields of the created referral: a table of them, or an object keyed as typed.
-      const { renderOne } = await import('../../output/render.js');
-      await renderOne(ctx.sink(), referral, format, () => [], { documented: REFERRAL_FIELDS, chosen });
+      const { write } = await import('../../output/write.js');
+      await write(
+        { one: referral },
+        { sink: ctx.sink(), format, fields: { documented: REFERRAL_FIELDS, chosen } },
+      );
     } else if (format === 'json') {
       ctx.io.stdout.write(`${JSON.stringify(res.data, null, 2)}\n`);
     } else {

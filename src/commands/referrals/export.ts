@@ -180,6 +180,7 @@ export default defineCommand({
           formulaGuard: ctx.globals.formulaGuard !== false,
           bom: ctx.globals.bom === true,
           fields,
+          onNote: (text) => ctx.note(text),
           afterFirstPage: async (pages, count, items) => {
             firstPage ??= items;
             const { checkCost, remainingAfterFirst } = await import('../../meter/cost.js');

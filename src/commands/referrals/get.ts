@@ -20,8 +20,11 @@ export default defineCommand({
     const res = await getReferral(ctx.api(), rid);
     if (chosen) {
       // Only the chosen fields: a table of them, or an object keyed as typed.
-      const { renderOne } = await import('../../output/render.js');
-      await renderOne(ctx.sink(), res.data, format, () => [], { documented: REFERRAL_FIELDS, chosen });
+      const { write } = await import('../../output/write.js');
+      await write(
+        { one: res.data },
+        { sink: ctx.sink(), format, fields: { documented: REFERRAL_FIELDS, chosen } },
+      );
       return 0;
     }
     if (format === 'json') {

@@ -1,5 +1,6 @@
 import { CliError, UsageError } from '../../errors.js';
 import { safe } from '../../output/text.js';
+import { write } from '../../output/write.js';
 import { requireHttpUrl } from '../../util/args.js';
 import { EVENT_NAMES } from '../../webhook/events.js';
 import { type DigestEncoding, signatureHeaderValue } from '../../webhook/sign.js';
@@ -163,8 +164,8 @@ export default defineCommand({
             ? `the receiver answered ${r.status}${r.statusText ? ` ${r.statusText}` : ''}, not a 2xx`
             : `no answer from ${url.href}: ${r.error}`;
     }
-    if (format === 'json') ctx.io.stdout.write(`${JSON.stringify(results, null, 2)}\n`);
-    if (format === 'ndjson') for (const r of results) ctx.io.stdout.write(`${JSON.stringify(r)}\n`);
+    // The table's lines went out as each delivery was made; data formats get the results whole.
+    if (format !== 'table') await write(results, { sink: ctx.sink(), format });
     if (failed)
       throw new CliError(
         failed,

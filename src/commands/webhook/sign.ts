@@ -1,5 +1,6 @@
 import { CliError, UsageError } from '../../errors.js';
 import { safe } from '../../output/text.js';
+import { write } from '../../output/write.js';
 import { requireHttpUrl } from '../../util/args.js';
 import { readInput } from '../../util/input.js';
 import { loadSecret } from '../../webhook/secret.js';
@@ -75,8 +76,9 @@ export default defineCommand({
       return 0;
     }
     if (format === 'json') {
-      ctx.io.stdout.write(
-        `${JSON.stringify({ event, timestamp, signature, encoding, headers: Object.fromEntries(headers) }, null, 2)}\n`,
+      await write(
+        { one: { event, timestamp, signature, encoding, headers: Object.fromEntries(headers) } },
+        { sink: ctx.sink(), format },
       );
     } else {
       for (const [k, v] of headers) ctx.out.line(safe`${k}: ${v}`);

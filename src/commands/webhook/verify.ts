@@ -1,5 +1,6 @@
 import { ExitCode, UsageError } from '../../errors.js';
 import { safe } from '../../output/text.js';
+import { write } from '../../output/write.js';
 import { readInput } from '../../util/input.js';
 import { CaptureError, parseCapture } from '../../webhook/capture.js';
 import { loadSecret } from '../../webhook/secret.js';
@@ -85,7 +86,7 @@ export default defineCommand({
       captureNotes: notes,
     });
     for (const w of verdict.warnings) ctx.note(safe`warning: ${w}`);
-    if (format === 'json') ctx.io.stdout.write(`${JSON.stringify(verdictJson(verdict), null, 2)}\n`);
+    if (format === 'json') await write({ one: verdictJson(verdict) }, { sink: ctx.sink(), format });
     else ctx.out.block(renderVerdict(verdict, ctx.colorLevel() > 0));
     return verdict.valid ? ExitCode.ok : ExitCode.webhook;
   },
