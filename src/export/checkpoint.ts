@@ -19,10 +19,10 @@ import { basename, dirname, join } from 'node:path';
 import { IdSet } from '../api/idset.js';
 import type { PageMeta, WrittenIds } from '../api/pages.js';
 import { CliError, UsageError } from '../errors.js';
-import type { AtomicFile } from '../util/atomic-file.js';
 import { onForcedExit } from '../util/cleanup.js';
 import { hiddenName } from '../util/hidden-name.js';
 import { num, count as plural } from '../util/plural.js';
+import type { AtomicFile } from './output-file.js';
 import type { ExportSummary } from './pipeline.js';
 
 /**

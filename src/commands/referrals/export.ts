@@ -62,7 +62,7 @@ export default defineCommand({
       { parseVisitStatuses },
     ] = await Promise.all([
       import('../../export/pipeline.js'),
-      import('../../util/atomic-file.js'),
+      import('../../export/output-file.js'),
       import('../../output/progress.js'),
       import('../../export/target-format.js'),
       import('./statuses.js'),
@@ -260,9 +260,12 @@ async function checkpointTarget(output: string): Promise<string> {
   const [{ resolve }, { lstat }, { resolveTarget }] = await Promise.all([
     import('node:path'),
     import('node:fs/promises'),
-    import('../../util/atomic-file.js'),
+    import('../../export/output-file.js'),
   ]);
-  const where = await resolveTarget(resolve(output)).catch(() => ({ path: resolve(output), fd: undefined }));
+  let where: { path: string; fd?: number | undefined } = { path: resolve(output) };
+  try {
+    where = resolveTarget(where.path);
+  } catch {}
   const st = await lstat(where.path).catch(() => undefined);
   if (where.fd !== undefined || (st && !st.isFile()))
     throw new UsageError(`--resume: ${output} is not a regular file, so it has no checkpoint`);
