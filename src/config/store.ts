@@ -9,7 +9,8 @@ import {
   type Stats,
 } from 'node:fs';
 import { CliError, ExitCode } from '../errors.js';
-import { mine, reasonOf, userName, withLock, writeFileAtomic } from '../fs/write-file.js';
+import { reasonOf } from '../fs/reason.js';
+import { mine, userName, withLock, writeFileAtomic } from '../fs/write-file.js';
 import { num } from '../util/plural.js';
 import type { EnvironmentName } from './environments.js';
 import { CONFIG_FILE_NAME, configDir } from './paths.js';

@@ -2,6 +2,7 @@ import {
   accessSync,
   constants as C,
   fstatSync,
+  ftruncateSync,
   lstatSync,
   openSync,
   readFileSync,
@@ -13,16 +14,8 @@ import {
 import { basename, dirname, join, resolve } from 'node:path';
 import type { Writable } from 'node:stream';
 import { CliError } from '../errors.js';
-import {
-  checkShared,
-  FdWriter,
-  ForeignEntry,
-  mine,
-  othersMayWrite,
-  reasonOf,
-  TempFile,
-  userName,
-} from '../fs/write-file.js';
+import { reasonOf } from '../fs/reason.js';
+import { FdWriter, mine, TempFile, userName } from '../fs/write-file.js';
 import { NAME_MAX } from '../util/hidden-name.js';
 import { isTerminal } from '../util/terminal.js';
 
@@ -194,14 +187,31 @@ export class AtomicFile {
     if (!this.temp) this.stream.destroy();
   }
 
-  /** For a checkpoint: the temporary file cut to the length `choose` picks and moved to `dest` (see TempFile.keepAs). */
+  /**
+   * For a checkpoint instead of `discard()`: stops writing (what was handed over goes to disk), cuts
+   * the temporary file to the length `choose` picks and moves it to `dest` (same file system, 0600).
+   * Returns the length kept, or undefined when nothing was kept (and the file is removed as usual).
+   */
   async keepAs(dest: string, choose: (size: number) => number | undefined): Promise<number | undefined> {
-    if (this.settled || !this.temp) {
+    const temp = this.temp;
+    if (this.settled || !temp) {
       this.discard();
       return undefined;
     }
     this.settled = true;
-    return this.temp.keepAs(dest, choose);
+    await temp.end().catch(() => {});
+    let kept: number | undefined;
+    try {
+      kept = choose(fstatSync(temp.fd).size);
+      if (kept !== undefined) {
+        ftruncateSync(temp.fd, kept);
+        temp.commitSync(dest);
+      }
+    } catch {
+      kept = undefined;
+    }
+    temp.discard();
+    return kept;
   }
 
   private fail(): CliError {
@@ -217,6 +227,27 @@ export class AtomicFile {
     if (this.temp) this.temp.discard();
     else if (this.kind === 'direct' || this.stream instanceof FdWriter) this.stream.destroy();
   }
+}
+
+/** Whether users other than the owner may create or remove names in this folder. */
+export const othersMayWrite = (folder: Stats): boolean =>
+  (folder.mode & 0o002) !== 0 || ((folder.mode & 0o020) !== 0 && folder.gid !== process.getegid?.());
+
+/** An existing name in a folder others can write to that belongs to someone else: never used. */
+export class ForeignEntry extends Error {
+  readonly code = 'EFOREIGN';
+  constructor(
+    readonly path: string,
+    readonly st: Stats,
+  ) {
+    super(`${path} belongs to ${userName(st.uid)}, in a folder others can write to`);
+  }
+}
+
+/** Throws ForeignEntry when `path` exists, is not ours and sits in a folder others can write to. */
+export function checkShared(path: string, st: Stats): void {
+  if (mine(st)) return;
+  if (othersMayWrite(statSync(dirname(path)))) throw new ForeignEntry(path, st);
 }
 
 function refuseForeign(target: string, err: ForeignEntry): CliError {

@@ -12,7 +12,6 @@ import {
   readFileSync,
   renameSync,
   type Stats,
-  statSync,
   unlinkSync,
   write,
   writeSync,
@@ -20,7 +19,7 @@ import {
 import { basename, dirname, join } from 'node:path';
 import { finished, Writable } from 'node:stream';
 import { onForcedExit } from '../util/cleanup.js';
-import { hiddenName, NAME_MAX } from '../util/hidden-name.js';
+import { hiddenName } from '../util/hidden-name.js';
 
 /**
  * The one way files are written: a temporary file opened O_CREAT|O_EXCL|O_NOFOLLOW (0600) in the
@@ -29,33 +28,9 @@ import { hiddenName, NAME_MAX } from '../util/hidden-name.js';
  * and checkpoints are built on it.
  */
 
-/** Why a write failed, in words, without the temporary path Node puts in its messages. */
-export function reasonOf(err: unknown): string {
-  const e = err as NodeJS.ErrnoException;
-  const words: Record<string, string> = {
-    ENOSPC: 'no space left on the device',
-    EDQUOT: 'disk quota exceeded',
-    EFBIG: 'file too large for this file system',
-    EIO: 'input/output error (the disk or device failed)',
-    EPIPE: 'the reader went away (broken pipe)',
-    EACCES: 'permission denied',
-    EPERM: 'permission denied',
-    EROFS: 'read-only file system',
-    ENOENT: 'no such folder',
-    ENOTDIR: 'no such folder',
-    ENXIO: 'nothing is reading it (no such device or address)',
-    ENAMETOOLONG: `the name is too long (a file name can be at most ${NAME_MAX} bytes, a whole path 4096)`,
-  };
-  return words[e?.code ?? ''] ?? String(e?.message ?? err).replace(/, \w+ '[^']*'(?: -> '[^']*')?$/, '');
-}
-
 const euid = () => process.geteuid?.();
 /** Whether this process's user owns the file (always true where there are no owners). */
 export const mine = (st: Stats): boolean => euid() === undefined || st.uid === euid();
-/** Whether users other than the owner may create or remove names in this folder. */
-export const othersMayWrite = (folder: Stats): boolean =>
-  (folder.mode & 0o002) !== 0 || ((folder.mode & 0o020) !== 0 && folder.gid !== process.getegid?.());
-
 /** The login name of a user id, or `uid N`. */
 export function userName(uid: number): string {
   try {
@@ -65,23 +40,6 @@ export function userName(uid: number): string {
     if (line) return line.split(':')[0] as string;
   } catch {}
   return `uid ${uid}`;
-}
-
-/** An existing name in a folder others can write to that belongs to someone else: never used. */
-export class ForeignEntry extends Error {
-  readonly code = 'EFOREIGN';
-  constructor(
-    readonly path: string,
-    readonly st: Stats,
-  ) {
-    super(`${path} belongs to ${userName(st.uid)}, in a folder others can write to`);
-  }
-}
-
-/** Throws ForeignEntry when `path` exists, is not ours and sits in a folder others can write to. */
-export function checkShared(path: string, st: Stats): void {
-  if (mine(st)) return;
-  if (othersMayWrite(statSync(dirname(path)))) throw new ForeignEntry(path, st);
 }
 
 const same = (a: Stats, b: Stats) => a.ino === b.ino && a.dev === b.dev;
@@ -118,9 +76,6 @@ export class FdWriter extends Writable {
   }
   override _write(chunk: Buffer, _enc: BufferEncoding, cb: (err?: Error | null) => void): void {
     this.run(this.writeAll(chunk), cb);
-  }
-  override _writev(chunks: Array<{ chunk: Buffer }>, cb: (err?: Error | null) => void): void {
-    this.run(this.writeAll(Buffer.concat(chunks.map((c) => c.chunk))), cb);
   }
   override _final(cb: (err?: Error | null) => void): void {
     if (!this.sync) {
@@ -175,7 +130,7 @@ export class TempFile {
   }
 
   /** Whether the temporary name still holds the file we opened (someone may rename it in a shared folder). */
-  private stillOurs(): boolean {
+  stillOurs(): boolean {
     try {
       return same(lstatSync(this.path), this.inode);
     } catch {
@@ -183,45 +138,27 @@ export class TempFile {
     }
   }
 
-  /** Ends the stream (every byte written and flushed), then puts the file in place. */
-  async commit(): Promise<void> {
-    await new Promise<void>((ok, fail) => {
+  /** Ends the stream: every byte handed over written and flushed, or the write error. */
+  end(): Promise<void> {
+    return new Promise<void>((ok, fail) => {
       finished(this.stream, { readable: false }, (err) => (err ? fail(err) : ok()));
       this.stream.end();
     });
+  }
+
+  async commit(): Promise<void> {
+    await this.end();
     this.commitSync();
   }
 
-  /** Renames the written file over the target and flushes the folder; fails if the name was taken from us. */
-  commitSync(): void {
+  /** Renames the written file to `dest` (the target) and flushes the folder; fails if the name was taken from us. */
+  commitSync(dest = this.target): void {
     if (!this.stillOurs())
       throw Object.assign(new Error('the temporary file was moved away by someone else'), { code: 'EMOVED' });
-    renameSync(this.path, this.target);
+    renameSync(this.path, dest);
     this.settled = true;
     this.discard();
-    syncFolder(dirname(this.target));
-  }
-
-  /** Stops writing, cuts the file to the length `choose` picks and moves it to `dest`; undefined when nothing was kept. */
-  async keepAs(dest: string, choose: (size: number) => number | undefined): Promise<number | undefined> {
-    const s = this.stream;
-    if (!s.destroyed && !s.writableFinished)
-      await new Promise<void>((ok) => {
-        finished(s, { readable: false }, () => ok());
-        s.end();
-      });
-    let kept: number | undefined;
-    try {
-      if (this.stillOurs() && (kept = choose(fstatSync(this.fd).size)) !== undefined) {
-        ftruncateSync(this.fd, kept);
-        renameSync(this.path, dest);
-        this.settled = true;
-      }
-    } catch {
-      kept = undefined;
-    }
-    this.discard();
-    return kept;
+    syncFolder(dirname(dest));
   }
 
   /** Removes the temporary file (only ours: one moved away is emptied instead). Safe to call again, and on exit. */
@@ -292,17 +229,18 @@ function unlock(path: string, held: Stats): void {
 /** Removes a lock file whose process no longer runs (or that holds no pid a minute on); true if removed. */
 function holderGone(path: string): boolean {
   try {
-    const st = lstatSync(path);
     const pid = Number(readFileSync(path, 'utf8'));
-    let gone = !Number.isSafeInteger(pid) || pid <= 0 ? Date.now() - st.mtimeMs > 60_000 : false;
-    if (!gone && pid > 0)
-      try {
-        process.kill(pid, 0);
-      } catch (err) {
-        gone = (err as NodeJS.ErrnoException).code === 'ESRCH';
-      }
-    if (gone) unlinkSync(path);
-    return gone;
+    if (pid > 0) {
+      process.kill(pid, 0);
+      return false;
+    }
+    if (Date.now() - lstatSync(path).mtimeMs < 60_000) return false;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ESRCH') return false;
+  }
+  try {
+    unlinkSync(path);
+    return true;
   } catch {
     return false;
   }
