@@ -22,7 +22,7 @@ import { spawnCli, tmpfsFolder } from '../helpers.js';
  */
 
 function mountTmpfs(): { path: string; error?: string } {
-  const path = join(tmpfsFolder('full-disk').path, 'disk');
+  const path = join(tmpfsFolder('fulldisk').path, 'disk');
   mkdirSync(path);
   try {
     execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=64k,mode=0700', 'tmpfs', path], { stdio: 'pipe' });
@@ -78,10 +78,12 @@ describe.skipIf(disk.error !== undefined)(
       const before = JSON.stringify({ env: 'local' });
       writeFileSync(join(cfg, 'config.json'), before, { mode: 0o600 });
       fill();
+      expect(() => writeFileSync(join(disk.path, 'probe'), 'x')).toThrow(/ENOSPC/);
+      rmSync(join(disk.path, 'probe'), { force: true });
       const r = await spawnCli(['config', 'set', 'base-url', 'https://sandbox.example.com'], {
         env: { IMAGING_CONFIG_DIR: cfg },
       });
-      expect(r.exitCode).toBe(1);
+      expect(r.exitCode, `${r.stderr} ${readdirSync(cfg).join(' ')}`).toBe(1);
       expect(r.stderr).toContain(
         `cannot write the config file ${join(cfg, 'config.json')}: no space left on the device`,
       );
