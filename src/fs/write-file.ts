@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import {
   constants as C,
   close,
@@ -42,6 +41,8 @@ export function userName(uid: number): string {
   return `uid ${uid}`;
 }
 
+/** Loaded only when a file is written: a lookup that writes nothing never loads node:crypto. */
+const randomHex = () => process.getBuiltinModule('node:crypto').randomBytes(6).toString('hex');
 const same = (a: Stats, b: Stats) => a.ino === b.ino && a.dev === b.dev;
 const fsCall = <T>(fn: (cb: (err: NodeJS.ErrnoException | null, value: T) => void) => void) =>
   new Promise<T>((ok, fail) => fn((err, value) => (err ? fail(err) : ok(value))));
@@ -119,10 +120,7 @@ export class TempFile {
   private readonly unregister: () => void;
 
   constructor(readonly target: string) {
-    this.path = join(
-      dirname(target),
-      hiddenName(basename(target), `.${randomBytes(6).toString('hex')}.partial`),
-    );
+    this.path = join(dirname(target), hiddenName(basename(target), `.${randomHex()}.partial`));
     this.fd = openSync(this.path, C.O_WRONLY | C.O_CREAT | C.O_EXCL | C.O_NOFOLLOW, 0o600);
     this.inode = fstatSync(this.fd);
     this.stream = new FdWriter(this.fd, true, true);
