@@ -1,50 +1,80 @@
 import {
-  chmodSync,
   closeSync,
   constants,
   fstatSync,
+  lstatSync,
   mkdirSync,
   openSync,
   readSync,
-  renameSync,
-  rmSync,
-  writeFileSync,
+  type Stats,
 } from 'node:fs';
 import { CliError, ExitCode } from '../errors.js';
+import { reasonOf } from '../fs/reason.js';
+import { mine, userName, withLock, writeFileAtomic } from '../fs/write-file.js';
 import { num } from '../util/plural.js';
 import type { EnvironmentName } from './environments.js';
 import { CONFIG_FILE_NAME, configDir } from './paths.js';
-import { type ConfigProblem, validateConfig } from './validate.js';
+import {
+  type ConfigProblem,
+  type EnvironmentSettings,
+  type StoredConfig,
+  validateConfig,
+} from './validate.js';
 
-export interface EnvironmentSettings {
-  base_url?: string;
-  token?: string;
-  /** The origin (scheme, host, port) the token was stored for; it is sent nowhere else. */
-  token_origin?: string;
-  /** Paths the API does not publish, set per environment (`config set path.payments …`). */
-  paths?: { payments?: string; notifications?: string };
-}
+export type { EnvironmentSettings, StoredConfig };
 
-export interface StoredConfig {
-  env?: EnvironmentName;
-  environments?: Partial<Record<EnvironmentName, EnvironmentSettings>>;
-}
-
-/**
- * The config store. Reads parse the JSON file directly: importing `conf` (and the JSON-schema
- * validator it pulls in) costs ~100 ms, more than a whole lookup may take. Writes go through
- * `conf`, loaded only then, which writes atomically with file mode 0600.
- */
 /** A config larger than this is no config of ours (a device, a runaway file): refused, never read whole. */
 const MAX_CONFIG_BYTES = 16 * 1024 * 1024;
 
+const moveAside = 'Move it aside; the next auth login or config set writes a new one.';
+
 /**
- * The config file's text: only a regular file is read (a FIFO, a device or a folder in its place is
- * refused at once: opened without blocking, checked before any read, so a FIFO with no writer or
- * /dev/zero can neither hang nor fill memory), and only up to MAX_CONFIG_BYTES.
+ * The config folder and file are trusted as ssh trusts ~/.ssh: only when they are this user's and
+ * no one else may write them, and never through a symlink (the folder itself or config.json).
  */
-function readConfigText(path: string): string {
-  const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+function checkOwned(path: string, st: Stats, kind: 'folder' | 'file'): void {
+  const fix = kind === 'folder' ? 'chmod 700' : 'chmod 600';
+  const refuse = (why: string, hint: string) => {
+    throw new CliError(`the config ${kind} ${path} ${why}: it is not used`, ExitCode.failure, hint);
+  };
+  if (st.isSymbolicLink())
+    refuse(
+      'is a symlink, which is never followed',
+      `Replace it with a real ${kind} (0700 folder, 0600 file), or point IMAGING_CONFIG_DIR at one.`,
+    );
+  if (!mine(st))
+    refuse(
+      `belongs to ${userName(st.uid)}, not to you (${userName(process.geteuid?.() ?? st.uid)})`,
+      `If it is yours: chown ${kind === 'folder' ? '-R ' : ''}"$(id -un)" "${path}" && ${fix} "${path}"; otherwise point IMAGING_CONFIG_DIR at a folder of your own.`,
+    );
+  if ((st.mode & 0o022) !== 0)
+    refuse(`can be written by others (mode ${(st.mode & 0o777).toString(8)})`, `Run: ${fix} "${path}"`);
+}
+
+/**
+ * The config file's text, or undefined when there is none. The folder is checked first; the file is
+ * opened without following a symlink and without blocking, and only a regular file is read (a FIFO,
+ * a device or a folder is refused at once), up to MAX_CONFIG_BYTES.
+ */
+function readConfigText(dir: string, path: string): string | undefined {
+  let folder: Stats;
+  try {
+    folder = lstatSync(dir);
+  } catch (err) {
+    if (['ENOENT', 'ENOTDIR'].includes((err as NodeJS.ErrnoException).code ?? '')) return undefined;
+    throw err;
+  }
+  if (!folder.isDirectory() && !folder.isSymbolicLink()) return undefined;
+  checkOwned(dir, folder, 'folder');
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return undefined;
+    if (code === 'ELOOP') checkOwned(path, lstatSync(path), 'file');
+    throw err;
+  }
   try {
     const st = fstatSync(fd);
     if (!st.isFile()) {
@@ -55,17 +85,14 @@ function readConfigText(path: string): string {
           : st.isCharacterDevice() || st.isBlockDevice()
             ? 'a device'
             : 'not a regular file';
-      throw new CliError(
-        `the config file ${path} is ${what}, not a file`,
-        ExitCode.failure,
-        'Move it aside; the next auth login or config set writes a new one.',
-      );
+      throw new CliError(`the config file ${path} is ${what}, not a file`, ExitCode.failure, moveAside);
     }
+    checkOwned(path, st, 'file');
     if (st.size > MAX_CONFIG_BYTES)
       throw new CliError(
         `the config file ${path} is ${num(st.size)} bytes: no config is that large`,
         ExitCode.failure,
-        'Move it aside; the next auth login or config set writes a new one.',
+        moveAside,
       );
     const buf = Buffer.alloc(Math.min(st.size, MAX_CONFIG_BYTES) + 1);
     let got = 0;
@@ -93,12 +120,17 @@ export class ConfigStore {
 
   read(): StoredConfig {
     if (this.cache) return this.cache;
-    let text: string;
+    this.cache = this.load();
+    return this.cache;
+  }
+
+  /** Reads and checks the file as it is on disk now. */
+  private load(): StoredConfig {
+    let text: string | undefined;
     try {
-      text = readConfigText(this.path);
+      text = readConfigText(this.dir, this.path);
+      if (text === undefined) return {};
     } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT' || code === 'ENOTDIR') return (this.cache = {});
       if (err instanceof CliError) throw err;
       throw new CliError(
         `cannot read the config file ${this.path}: ${(err as Error).message}`,
@@ -128,8 +160,7 @@ export class ConfigStore {
       );
     }
     if (this.lenient) this.leftOut = problems;
-    this.cache = config;
-    return this.cache;
+    return config;
   }
 
   /**
@@ -176,58 +207,70 @@ export class ConfigStore {
     return this.read().environments?.[env] ?? {};
   }
 
-  /** Applies `change` to a copy of the stored config and writes it (0600, atomically). */
+  /**
+   * Applies `change` to the config as it is on disk now, under the config's lock file, and writes it
+   * (0600, through a temporary file renamed into place): concurrent updates each keep their change,
+   * and a change decided before a wait (at a prompt) never writes back what another removed.
+   */
   async update(change: (config: StoredConfig) => void): Promise<void> {
-    const next: StoredConfig = structuredClone(this.read());
-    change(next);
-    pruneEmpty(next);
+    this.updateSync(change);
+  }
+
+  /** update(), synchronously: for the one write a request-making command may do (binding an old token to its origin). */
+  updateSync(change: (config: StoredConfig) => void): void {
+    let next: StoredConfig;
     try {
       mkdirSync(this.dir, { recursive: true, mode: 0o700 });
-      const { default: Conf } = await import('conf');
-      const conf = new Conf<Record<string, unknown>>({
-        cwd: this.dir,
-        configName: CONFIG_FILE_NAME.replace(/\.json$/, ''),
-        configFileMode: 0o600,
-        accessPropertiesByDotNotation: false,
+      checkOwned(this.dir, lstatSync(this.dir), 'folder');
+      next = withLock(`${this.path}.lock`, () => {
+        const fresh = structuredClone(this.load());
+        change(fresh);
+        pruneEmpty(fresh);
+        writeFileAtomic(this.path, JSON.stringify(fresh, null, '\t'));
+        return fresh;
       });
-      conf.store = next as Record<string, unknown>;
-      // conf sets the mode on files it creates; an older file written by hand keeps its own.
-      chmodSync(this.path, 0o600);
     } catch (err) {
+      if (err instanceof CliError) throw err;
       const code = (err as NodeJS.ErrnoException).code;
       throw new CliError(
-        `cannot write the config file ${this.path}: ${code === 'EACCES' || code === 'EPERM' ? 'permission denied' : (err as Error).message}`,
+        `cannot write the config file ${this.path}: ${code === 'ELOCKED' ? `another imaging has held its lock file ${this.path}.lock for 10 s` : code === 'EACCES' || code === 'EPERM' ? 'permission denied' : reasonOf(err)}`,
         ExitCode.failure,
-        'Check the folder is yours and writable, or point IMAGING_CONFIG_DIR elsewhere.',
+        code === 'ELOCKED'
+          ? `If no other imaging is running, remove the lock file: rm "${this.path}.lock"`
+          : 'Check the folder is yours and writable, or point IMAGING_CONFIG_DIR elsewhere.',
       );
     }
     this.cache = next;
     this.sayRemoved();
   }
 
+  /** The token stored for `env`, if any: the one place a token is read from the store. */
+  token(env: EnvironmentName): string | undefined {
+    const t = this.environment(env).token;
+    return typeof t === 'string' && t !== '' ? t : undefined;
+  }
+
   /**
-   * The same as update(), synchronously and without conf, for the one write a request-making
-   * command may do (binding an old token to its origin) without making api() asynchronous.
-   * Written to a temporary file (0600) and renamed over the config, so it is never half-written.
+   * Stores the token of `env` bound to `origin` (or, with `undefined`, removes it): the one place a
+   * token is written. `also` changes other settings of `env` in the same write.
    */
-  updateSync(change: (config: StoredConfig) => void): void {
-    const next: StoredConfig = structuredClone(this.read());
-    change(next);
-    pruneEmpty(next);
-    const tmp = `${this.path}.${process.pid}.tmp`;
-    try {
-      mkdirSync(this.dir, { recursive: true, mode: 0o700 });
-      writeFileSync(tmp, JSON.stringify(next, null, '\t'), { mode: 0o600 });
-      renameSync(tmp, this.path);
-    } catch (err) {
-      rmSync(tmp, { force: true });
-      throw new CliError(
-        `cannot write the config file ${this.path}: ${(err as Error).message}`,
-        ExitCode.failure,
-      );
-    }
-    this.cache = next;
-    this.sayRemoved();
+  async setToken(
+    env: EnvironmentName,
+    value: { token: string; origin: string } | undefined,
+    also?: (settings: EnvironmentSettings) => void,
+  ): Promise<void> {
+    await this.update((c) => {
+      c.environments ??= {};
+      const settings = (c.environments[env] ??= {});
+      if (value) {
+        settings.token = value.token;
+        settings.token_origin = value.origin;
+      } else {
+        delete settings.token;
+        delete settings.token_origin;
+      }
+      also?.(settings);
+    });
   }
 }
 

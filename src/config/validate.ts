@@ -1,7 +1,20 @@
 import { checkRecordPath, RECORD_KINDS } from '../api/endpoints/referral-records.js';
 import { normaliseBaseUrl } from '../api/url.js';
-import { ENVIRONMENTS } from './environments.js';
-import type { StoredConfig } from './store.js';
+import { ENVIRONMENTS, type EnvironmentName } from './environments.js';
+
+export interface EnvironmentSettings {
+  base_url?: string;
+  token?: string;
+  /** The origin (scheme, host, port) the token was stored for; it is sent nowhere else. */
+  token_origin?: string;
+  /** Paths the API does not publish, set per environment (`config set path.payments …`). */
+  paths?: { payments?: string; notifications?: string };
+}
+
+export interface StoredConfig {
+  env?: EnvironmentName;
+  environments?: Partial<Record<EnvironmentName, EnvironmentSettings>>;
+}
 
 /** One thing wrong in a hand-edited config file: which key, what is wrong, what to run. */
 export interface ConfigProblem {

@@ -18,12 +18,14 @@ import {
 import { basename, dirname, join } from 'node:path';
 import { IdSet } from '../api/idset.js';
 import type { PageMeta, WrittenIds } from '../api/pages.js';
+import { normaliseBaseUrl } from '../api/url.js';
+import { privateFolder } from '../cache/folder.js';
 import { CliError, UsageError } from '../errors.js';
-import type { AtomicFile } from '../util/atomic-file.js';
+import { withLock, writeFileAtomic } from '../fs/write-file.js';
 import { onForcedExit } from '../util/cleanup.js';
 import { hiddenName } from '../util/hidden-name.js';
 import { num, count as plural } from '../util/plural.js';
-import type { ExportSummary } from './pipeline.js';
+import type { AtomicFile } from './output-file.js';
 
 /**
  * Resumable exports (README "Export", "Reliability"). When an `-o` export fails or is interrupted
@@ -54,7 +56,14 @@ const MARKS_KEPT = 64;
 /** What makes two exports the same: the same bytes for the same data. */
 export type Identity = Record<string, unknown>;
 
-export type SummarySeed = Pick<ExportSummary, 'referrals' | 'rows' | 'pages' | 'duplicates' | 'expected'>;
+/** The counts of an export so far (the pipeline's summary), as a checkpoint keeps them. */
+export interface SummarySeed {
+  referrals: number;
+  rows: number;
+  pages: number;
+  duplicates: number;
+  expected: number | undefined;
+}
 
 /** Where a complete page ends in the output, and the export's state there. */
 export interface PageMark {
@@ -103,12 +112,95 @@ export function checkpointDir(target: string): string {
 }
 
 /**
- * Sandbox data is synthetic (the spec says so): checkpoints are kept by default. Production holds
- * real patient data, and `local` is whatever server it is pointed at: only with `--resumable`
- * (or `--resume`, which continues one).
+ * Sandbox data is synthetic (the spec says so): checkpoints are kept by default, but only when the
+ * export goes to the sandbox's configured base URL (pointed elsewhere, it may be any server).
+ * Production holds real patient data, and `local` is whatever server it is pointed at: only with
+ * `--resumable` (or `--resume`, which continues one).
  */
-export function keepsCheckpoints(env: string, resumable: boolean | undefined): boolean {
-  return env === 'sandbox' || resumable === true;
+export function keepsCheckpoints(
+  env: string,
+  resumable: boolean | undefined,
+  baseUrl?: string,
+  sandboxBaseUrl?: string,
+): boolean {
+  if (resumable === true) return true;
+  if (env !== 'sandbox' || !baseUrl || !sandboxBaseUrl) return false;
+  try {
+    return normaliseBaseUrl(baseUrl) === normaliseBaseUrl(sandboxBaseUrl);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The command that continues a stopped export: the same arguments with --resume, and without the
+ * --param values (they may hold patient data; --resume takes them from the checkpoint).
+ */
+export function continueCommand(argv: readonly string[]): string {
+  const quote = (a: string) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replaceAll("'", "'\\''")}'`);
+  const args: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i] as string;
+    if (a === '--') {
+      args.push(...argv.slice(i));
+      break;
+    }
+    if (a === '--param') i++;
+    else if (!a.startsWith('--param=')) args.push(a);
+  }
+  if (!args.includes('--resume')) args.push('--resume');
+  return ['imaging', ...args].map(quote).join(' ');
+}
+
+/** The list of saved checkpoints in the private cache folder, so that any export can sweep expired ones. */
+function registry(env: NodeJS.ProcessEnv, create: boolean): string | undefined {
+  const folder = privateFolder(env, create);
+  return 'dir' in folder ? join(folder.dir, 'checkpoints') : undefined;
+}
+
+function listed(path: string): string[] {
+  try {
+    return readPrivate(path, 1 << 20)
+      .toString('utf8')
+      .split('\n')
+      .filter((l) => l.startsWith('/'));
+  } catch {
+    return [];
+  }
+}
+
+/** Changes the list of saved checkpoints under its lock; best effort (no cache folder, no list). */
+function changeRegistry(env: NodeJS.ProcessEnv, create: boolean, change: (dirs: string[]) => string[]): void {
+  const path = registry(env, create);
+  if (!path || (!create && !existsSync(path))) return;
+  try {
+    withLock(`${path}.lock`, () =>
+      writeFileAtomic(
+        path,
+        change(listed(path))
+          .map((d) => `${d}\n`)
+          .join(''),
+      ),
+    );
+  } catch {
+    // the sweep waits for the next export
+  }
+}
+
+/** Removes every listed checkpoint of ours older than 24 hours (or saved in the future); returns how many. */
+export function sweepExpired(env: NodeJS.ProcessEnv, now: Date): number {
+  let removed = 0;
+  changeRegistry(env, false, (dirs) =>
+    dirs.filter((dir) => {
+      const found = inspect(dir);
+      if (found === undefined || 'problem' in found) return false;
+      const age = now.getTime() - Date.parse(found.state.saved);
+      if (age <= CHECKPOINT_MAX_AGE_MS && age >= -FUTURE_SLACK_MS) return true;
+      if (removeCheckpoint(dir)) removed++;
+      return false;
+    }),
+  );
+  return removed;
 }
 
 const ours = (st: Stats) => {
@@ -249,6 +341,8 @@ export interface CheckpointOptions {
   look?: boolean;
   now: () => Date;
   note: (text: string) => void;
+  /** Where the private cache folder is (the list of saved checkpoints). */
+  env?: NodeJS.ProcessEnv;
 }
 
 /**
@@ -262,6 +356,8 @@ export class Checkpoint {
   private staging: { path: string; fd: number; base: string; unregister: () => void } | undefined;
   private readonly started: string;
   private blockedBy: string | undefined;
+  /** The --param values a `--resume` without --param takes from the checkpoint. */
+  savedParams: Record<string, string> | undefined;
 
   private constructor(private readonly opts: CheckpointOptions) {
     this.dir = checkpointDir(opts.target);
@@ -300,6 +396,12 @@ export class Checkpoint {
           `--resume: the checkpoint of ${opts.name} expired (saved ${ago(age)}; checkpoints are kept 24 hours)${opts.look ? '; --resume would remove it' : ' and was removed'}`,
           'Run the export without --resume.',
         );
+      }
+      // --resume without --param continues with the checkpoint's (the resume line never shows them).
+      const given = opts.identity.params;
+      if (given && typeof given === 'object' && Object.keys(given).length === 0 && state.identity.params) {
+        opts.identity.params = state.identity.params;
+        cp.savedParams = state.identity.params as Record<string, string>;
       }
       if (JSON.stringify(state.identity) !== JSON.stringify(opts.identity))
         throw new UsageError(
@@ -611,6 +713,9 @@ export class Checkpoint {
       staging.unregister();
       closeSync(staging.fd);
       this.staging = undefined;
+      const dir = this.dir;
+      if (this.opts.env && !dir.includes('\n'))
+        changeRegistry(this.opts.env, true, (dirs) => [...dirs.filter((d) => d !== dir), dir]);
       return { pages: m.page, referrals: m.summary.referrals };
     } catch {
       this.dropStaging();

@@ -1,5 +1,3 @@
-import { createHash } from 'node:crypto';
-
 /** The longest file name (one path component) in bytes, on every file system imaging writes to. */
 export const NAME_MAX = 255;
 
@@ -16,7 +14,12 @@ const PREFIX_BYTES = 40;
 export function hiddenName(name: string, suffix: string): string {
   const full = `.${name}${suffix}`;
   if (Buffer.byteLength(full) <= NAME_MAX) return full;
-  const hash = createHash('sha256').update(name).digest('hex').slice(0, 16);
+  const hash = process
+    .getBuiltinModule('node:crypto')
+    .createHash('sha256')
+    .update(name)
+    .digest('hex')
+    .slice(0, 16);
   return `.${prefixBytes(name, PREFIX_BYTES)}~${hash}${suffix}`;
 }
 

@@ -374,7 +374,7 @@ describe('a config file that is no file', () => {
         execFileSync('mknod', [join(dir.path, 'zero'), 'c', '1', '5']);
         symlinkSync(join(dir.path, 'zero'), cfg());
       },
-      /is a device, not a file/,
+      /is a symlink, which is never followed/,
     ],
     ['a folder', () => mkdirSync(cfg()), /is a folder, not a file/],
   ])('%s: exit 1 at once, naming the file', async (_name, make, message) => {

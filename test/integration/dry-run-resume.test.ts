@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { parseFault } from '../../src/emulator/faults.js';
@@ -12,7 +12,10 @@ import { mockFixture, run, tempDir } from '../helpers.js';
  */
 
 const fx = mockFixture({ referrals: 300 });
-beforeAll(() => fx.start());
+beforeAll(async () => {
+  await fx.start();
+  configureSandbox(fx.configDir, fx.mock.url);
+});
 afterAll(() => fx.stop());
 let dir: ReturnType<typeof tempDir>;
 let target: string;
@@ -152,3 +155,13 @@ describe('--dry-run --resume', () => {
     expect(resumed.stderr).toContain('the API now reports 301 referrals, not 300');
   });
 });
+
+/** The sandbox's configured base URL is the emulator's: there checkpoints are kept by default. */
+function configureSandbox(configDir: string, url: string): void {
+  mkdirSync(configDir, { recursive: true, mode: 0o700 });
+  writeFileSync(
+    join(configDir, 'config.json'),
+    JSON.stringify({ environments: { sandbox: { base_url: url } } }),
+    { mode: 0o600 },
+  );
+}

@@ -2,6 +2,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import {
   closeSync,
   createReadStream,
+  existsSync,
   lstatSync,
   mkdirSync,
   openSync,
@@ -16,7 +17,7 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { AtomicFile } from '../../src/util/atomic-file.js';
+import { AtomicFile } from '../../src/export/output-file.js';
 import { BIN, mockFixture, run, spawnCli, tempDir, tmpfsFolder } from '../helpers.js';
 
 /**
@@ -318,11 +319,8 @@ describe.concurrent('special targets are written in place, never replaced', () =
   });
 });
 
-describe.concurrent('the temporary folder', () => {
-  it('is private (0700), next to the target, holds a 0600 file, and is gone after the rename', async ({
-    expect,
-    onTestFinished,
-  }) => {
+describe.concurrent('the temporary file', () => {
+  it('is hidden, next to the target, 0600, and gone after the rename', async ({ expect, onTestFinished }) => {
     const dir = ownDir(onTestFinished);
     const shared = join(dir.path, 'shared');
     mkdirSync(shared);
@@ -332,11 +330,8 @@ describe.concurrent('the temporary folder', () => {
     const entries = readdirSync(shared);
     expect(entries).toHaveLength(1);
     expect(entries[0]).toMatch(/^\.referrals\.csv\.[0-9a-f]{12}\.partial$/);
-    const folder = join(shared, entries[0]!);
-    expect(lstatSync(folder).isDirectory()).toBe(true);
-    expect(lstatSync(folder).mode & 0o777).toBe(0o700);
-    expect(readdirSync(folder)).toEqual(['referrals.csv']);
-    expect(lstatSync(join(folder, 'referrals.csv')).mode & 0o777).toBe(0o600);
+    expect(lstatSync(join(shared, entries[0]!)).isFile()).toBe(true);
+    expect(lstatSync(join(shared, entries[0]!)).mode & 0o777).toBe(0o600);
     file.stream.write('a,b\r\n');
     await file.commit();
     expect(readdirSync(shared)).toEqual(['referrals.csv']);
@@ -475,20 +470,8 @@ async function until<T>(probe: () => T | undefined, what: string): Promise<T> {
   throw new Error(`timed out waiting for ${what}`);
 }
 const partialIn = (folder: string) => () => readdirSync(folder).find((f) => f.endsWith('.partial'));
-/**
- * The temporary folder once the file in it is open (it holds the file): a swap before that is met
- * by the open itself (exit 2, nothing written anywhere), which is not the case these tests make.
- */
-const openPartialIn = (folder: string) => () => {
-  const partial = partialIn(folder)();
-  try {
-    return partial && readdirSync(join(folder, partial)).length > 0 ? partial : undefined;
-  } catch {
-    return undefined;
-  }
-};
 
-describe.skipIf(!isRoot)('another user swaps the temporary folder for a symlink (issue 8, D1)', () => {
+describe.skipIf(!isRoot)('another user swaps the temporary file for a symlink', () => {
   /** shared: 0777, not sticky; victim/passwd: root's, elsewhere. The attacker runs as nobody. */
   function scene() {
     execFileSync('chmod', ['0755', dir.path]);
@@ -507,36 +490,36 @@ describe.skipIf(!isRoot)('another user swaps the temporary folder for a symlink 
       '--clear-groups',
       'sh',
       '-c',
-      `mv "${shared}/${partial}" "${shared}/moved" && ln -s "${victim}" "${shared}/${partial}"`,
+      `mv "${shared}/${partial}" "${shared}/moved" && ln -s "${victim}/passwd" "${shared}/${partial}"`,
     ]);
   }
 
-  it('a completed export lands at the target; nothing outside is deleted, no data left behind', async () => {
+  it('the export fails naming it; nothing outside is touched, the moved file is emptied', async () => {
     const { shared, victim, target } = scene();
     const run = launch(['referrals', 'export', '-o', target, '--per-page', '50'], slow.env());
-    const partial = await until(openPartialIn(shared), 'the temporary folder and its file');
+    const partial = await until(partialIn(shared), 'the temporary file');
     attack(shared, victim, partial);
     slow.setLatency(0); // the swap is done: the rest of the export need not wait
     const r = await run.done;
     expect(r.stderr).not.toMatch(STACK);
     expect(readFileSync(join(victim, 'passwd'), 'utf8')).toBe('root:x:0:0\n');
-    expect(r.code).toBe(0);
-    expect(readFileSync(target, 'utf8')).toBe(reference);
-    expect(readdirSync(join(shared, 'moved'))).toEqual([]); // emptied: no patient data left
-    expect(r.stderr).toContain('was moved away by someone else');
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('moved away by someone else');
+    expect(statSync(join(shared, 'moved')).size).toBe(0); // emptied: no patient data left
+    expect(existsSync(target)).toBe(false);
   });
 
-  it('the same, interrupted by SIGINT: exit 130, nothing outside deleted, no data left anywhere', async () => {
+  it('the same, interrupted by SIGINT: exit 130, nothing outside touched, no data left anywhere', async () => {
     const { shared, victim, target } = scene();
     const run = launch(['referrals', 'export', '-o', target, '--per-page', '50'], slow.env());
-    const partial = await until(openPartialIn(shared), 'the temporary folder and its file');
+    const partial = await until(partialIn(shared), 'the temporary file');
     attack(shared, victim, partial);
     run.child.kill('SIGINT');
     const r = await run.done;
     expect(r.code, r.stderr).toBe(130);
     expect(readFileSync(join(victim, 'passwd'), 'utf8')).toBe('root:x:0:0\n');
-    expect(readdirSync(join(shared, 'moved'))).toEqual([]);
-    expect(readdirSync(shared).sort()).toEqual(['moved', partial].sort());
+    expect(statSync(join(shared, 'moved')).size).toBe(0);
+    expect(lstatSync(join(shared, partial)).isSymbolicLink()).toBe(true); // theirs, left alone
   });
 });
 
@@ -595,7 +578,7 @@ describe('other terminating signals during `export -o` are handled like SIGTERM'
   ] as const)('%s: exit %i, nothing left behind', async ([sig, code]) => {
     const target = join(dir.path, 'out.csv');
     const run = launch(['referrals', 'export', '-o', target, '--per-page', '50'], slow.env());
-    await until(partialIn(dir.path), 'the temporary folder');
+    await until(partialIn(dir.path), 'the temporary file');
     run.child.kill(sig);
     const r = await run.done;
     expect(r.code).toBe(code);

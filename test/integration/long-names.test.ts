@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import '../reliability.js';
@@ -13,7 +13,10 @@ import { mockFixture, run, spawnCli, tempDir } from '../helpers.js';
  */
 
 const fx = mockFixture({ referrals: 60 });
-beforeAll(() => fx.start());
+beforeAll(async () => {
+  await fx.start();
+  configureSandbox(fx.configDir, fx.mock.url);
+});
 afterAll(() => fx.stop());
 let dir: ReturnType<typeof tempDir>;
 beforeEach(() => {
@@ -105,3 +108,13 @@ describe('exporting to a file name of 234-255 bytes', () => {
     expect(r.stderr).not.toContain('ENAMETOOLONG');
   });
 });
+
+/** The sandbox's configured base URL is the emulator's: there checkpoints are kept by default. */
+function configureSandbox(configDir: string, url: string): void {
+  mkdirSync(configDir, { recursive: true, mode: 0o700 });
+  writeFileSync(
+    join(configDir, 'config.json'),
+    JSON.stringify({ environments: { sandbox: { base_url: url } } }),
+    { mode: 0o600 },
+  );
+}

@@ -1,5 +1,14 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { chmodSync, chownSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import '../reliability.js';
@@ -15,7 +24,10 @@ import { BIN, mockFixture, type RunOptions, run, tempDir, testServer, tmpfsFolde
  */
 
 const fx = mockFixture({ referrals: 120 });
-beforeAll(() => fx.start());
+beforeAll(async () => {
+  await fx.start();
+  configureSandbox(fx.configDir, fx.mock.url);
+});
 afterAll(() => fx.stop());
 let dir: ReturnType<typeof tempDir>;
 beforeEach(() => {
@@ -168,10 +180,11 @@ describe('where checkpoints are kept, and when they go', () => {
     expect(readdirSync(dir.path)).toEqual(['.out.csv.checkpoint']);
   });
 
-  it('the command to continue is quoted for a shell, and taken as it stands', async () => {
-    const r = await failOnce(sandbox(), ['--param', "note=it's here"]);
+  it('the command to continue is quoted for a shell, and taken as it stands, without the --param values', async () => {
+    const r = await failOnce(sandbox(), ['--param', "note=it's here", '--param=other=secret-value']);
     const line = /To continue: (.*)/.exec(r.stderr)?.[1] ?? '';
-    expect(line).toContain(`--param 'note=it'\\''s here'`);
+    // Parameters may hold patient data: never printed; --resume takes them from the checkpoint.
+    expect(line).not.toMatch(/--param|it's here|it'\\''s|secret-value/);
     // The shell gives back the very arguments (printed by sh itself, one per line).
     const words = execFileSync('sh', ['-c', `set -- ${line}; printf '%s\\n' "$@"`], { encoding: 'utf8' });
     expect(words.trimEnd().split('\n')).toEqual([
@@ -182,8 +195,6 @@ describe('where checkpoints are kept, and when they go', () => {
       '10',
       '--concurrency',
       '1',
-      '--param',
-      "note=it's here",
       '-o',
       join(dir.path, 'out.csv'),
       '--resume',
@@ -191,8 +202,58 @@ describe('where checkpoints are kept, and when they go', () => {
     fx.reset();
     const argv = words.trimEnd().split('\n').slice(1);
     const resumed = await run(argv, { env: sandbox() });
-    expect(resumed.code).toBe(0);
+    expect(resumed.code, resumed.stderr).toBe(0);
     expect(pagesAsked()[0]).toBe(4);
+    const asked = new URL(fx.apiRequests()[0]?.path ?? '/', 'http://x').searchParams;
+    expect(asked.get('note')).toBe("it's here");
+    expect(asked.get('other')).toBe('secret-value');
+  });
+
+  it('a target whose name needs quoting is quoted for a shell', async () => {
+    const target = join(dir.path, "it's out.csv");
+    inject('500:*@3');
+    const r = await run(['referrals', 'export', '--per-page', '10', '--concurrency', '1', '-o', target], {
+      env: sandbox(),
+    });
+    fx.mock.faults.clear();
+    const line = /To continue: (.*)/.exec(r.stderr)?.[1] ?? '';
+    const words = execFileSync('sh', ['-c', `set -- ${line}; printf '%s\\n' "$@"`], { encoding: 'utf8' });
+    expect(words.trimEnd().split('\n').slice(-2)).toEqual([target, '--resume']);
+  });
+
+  it('the sandbox pointed at another server than its configured base URL: like production', async () => {
+    const elsewhere = `${dir.path}-config`;
+    configureSandbox(elsewhere, 'https://sandbox.example.com');
+    await failOnce(sandbox({ IMAGING_CONFIG_DIR: elsewhere }));
+    expect(readdirSync(dir.path)).toEqual([]);
+    await failOnce(sandbox({ IMAGING_CONFIG_DIR: elsewhere }), ['--resumable']);
+    expect(readdirSync(dir.path)).toEqual(['.out.csv.checkpoint']);
+  });
+
+  it('an expired checkpoint is swept by any later export, whatever its target', async () => {
+    const cache = tempDir();
+    try {
+      const env = sandbox({ IMAGING_CACHE_DIR: join(cache.path, 'cache') });
+      const t0 = Date.now();
+      await failOnce(env);
+      expect(readdirSync(dir.path)).toEqual(['.out.csv.checkpoint']);
+      // Another export, to standard output, a day later: the old checkpoint goes.
+      const later = await run(['referrals', 'export', '--per-page', '50'], {
+        env,
+        deps: { now: () => new Date(t0 + 25 * 3600_000) },
+      });
+      expect(later.code).toBe(0);
+      expect(later.stderr).toContain('Removed 1 expired checkpoint of earlier exports');
+      expect(readdirSync(dir.path)).toEqual([]);
+      // Once gone, it is forgotten: the next export says nothing.
+      const again = await run(['referrals', 'export', '--per-page', '50'], {
+        env,
+        deps: { now: () => new Date(t0 + 26 * 3600_000) },
+      });
+      expect(again.stderr).not.toContain('expired checkpoint');
+    } finally {
+      cache.cleanup();
+    }
   });
 
   it('local (whatever server it points at): like production', async () => {
@@ -405,12 +466,15 @@ describe('the seam: the list must be the one the checkpoint was cut from', () =>
     });
   });
   afterAll(() => server.close());
-  const env = () => ({
-    IMAGING_ENV: 'sandbox',
-    IMAGING_BASE_URL: server.url,
-    IMAGING_TOKEN: 'seam-token',
-    IMAGING_CONFIG_DIR: `${dir.path}-config`, // its own folder: only checkpoint files go beside the target
-  });
+  const env = () => {
+    configureSandbox(`${dir.path}-config`, server.url);
+    return {
+      IMAGING_ENV: 'sandbox',
+      IMAGING_BASE_URL: server.url,
+      IMAGING_TOKEN: 'seam-token',
+      IMAGING_CONFIG_DIR: `${dir.path}-config`, // its own folder: only checkpoint files go beside the target
+    };
+  };
   const argv = () => [
     'referrals',
     'export',
@@ -482,7 +546,10 @@ describe('real failures on the real binary', () => {
   // Slow (60 ms an answer) only while a real process must be caught between pages; clean and resumed
   // exports run at full speed.
   const slow = mockFixture({ referrals: 400 });
-  beforeAll(() => slow.start());
+  beforeAll(async () => {
+    await slow.start();
+    configureSandbox(slow.configDir, slow.mock.url);
+  });
   afterEach(() => slow.setLatency(0));
   afterAll(async () => {
     await slow.stop();
@@ -601,3 +668,13 @@ describe('real failures on the real binary', () => {
     },
   );
 });
+
+/** The sandbox's configured base URL is the emulator's: there checkpoints are kept by default. */
+function configureSandbox(configDir: string, url: string): void {
+  mkdirSync(configDir, { recursive: true, mode: 0o700 });
+  writeFileSync(
+    join(configDir, 'config.json'),
+    JSON.stringify({ environments: { sandbox: { base_url: url } } }),
+    { mode: 0o600 },
+  );
+}

@@ -88,12 +88,8 @@ export default defineCommand({
       }
     }
 
-    await ctx.config.update((c) => {
-      c.environments ??= {};
-      const settings = (c.environments[env] ??= {});
-      settings.token = token;
-      // The token is bound to the origin it was given for, and is sent nowhere else.
-      settings.token_origin = originOf(baseUrl);
+    // The token is bound to the origin it was given for, and is sent nowhere else.
+    await ctx.config.setToken(env, { token, origin: originOf(baseUrl) }, (settings) => {
       if (ctx.globals.baseUrl) settings.base_url = baseUrl;
     });
     ctx.note(

@@ -7,13 +7,7 @@ export default defineCommand({
     const env = ctx.environment().value;
     const had = Boolean(ctx.config.environment(env).token);
     if (had) {
-      await ctx.config.update((c) => {
-        const settings = c.environments?.[env];
-        if (settings) {
-          delete settings.token;
-          delete settings.token_origin;
-        }
-      });
+      await ctx.config.setToken(env, undefined);
       ctx.note(`Logged out of ${env}: the stored token was removed.`);
     } else if (
       ctx.config.unusable.some(

@@ -64,7 +64,7 @@ export default defineCommand({
       { parseVisitStatuses },
     ] = await Promise.all([
       import('../../export/pipeline.js'),
-      import('../../util/atomic-file.js'),
+      import('../../export/output-file.js'),
       import('../../output/progress.js'),
       import('../../export/target-format.js'),
       import('./statuses.js'),
@@ -95,7 +95,7 @@ export default defineCommand({
     );
     const visitStatuses = opts.visitStatus === undefined ? undefined : parseVisitStatuses(opts.visitStatus);
     if (chosen.warning) ctx.note(chosen.warning);
-    const query = paramsQuery(opts.param);
+    let query = paramsQuery(opts.param);
     const client = ctx.api();
     if (opts.output === '') throw new UsageError('--output needs a file name');
     if (opts.output?.endsWith('/')) {
@@ -117,18 +117,17 @@ export default defineCommand({
       const { dryRun } = await import('../../meter/dry-run.js');
       // With --resume: the checkpoint is checked as --resume checks it (nothing removed), and the
       // cost is that of the pages still to fetch.
-      const survey = opts.resume
-        ? await (
-            await openCheckpoint(
-              ctx,
-              await checkpointTarget(opts.output as string),
-              opts,
-              { format, rows, query, visitStatuses, fields },
-              true,
-            )
-          ).survey()
+      const saved = opts.resume
+        ? await openCheckpoint(
+            ctx,
+            await checkpointTarget(opts.output as string),
+            opts,
+            { format, rows, query, visitStatuses, fields },
+            true,
+          )
         : undefined;
-      return dryRun(ctx, client, query, opts.perPage ?? 100, survey);
+      const survey = await saved?.survey();
+      return dryRun(ctx, client, saved?.savedParams ?? query, opts.perPage ?? 100, survey);
     }
     const file = toFile
       ? await AtomicFile.open(opts.output as string, {
@@ -147,10 +146,15 @@ export default defineCommand({
             },
           )
         : undefined;
+    if (checkpoint?.savedParams) query = checkpoint.savedParams;
     if (opts.resume && !checkpoint) {
       file.discard();
       throw new UsageError(`--resume: ${opts.output} is not a regular file, so it has no checkpoint`);
     }
+    // Any export sweeps the expired checkpoints of earlier ones, wherever they were saved.
+    const swept = (await import('../../export/checkpoint.js')).sweepExpired(ctx.env, ctx.now());
+    if (swept > 0)
+      ctx.note(`Removed ${count(swept, 'expired checkpoint')} of earlier exports (kept 24 hours).`);
     const resume = checkpoint?.resumePoint;
     const progress = new ProgressBar(
       ctx.io.stderr,
@@ -229,6 +233,7 @@ export default defineCommand({
         ctx.note(
           `Export stopped: ${count(kept.pages, 'complete page')} (${count(kept.referrals, 'referral')}) ${kept.pages === 1 ? 'is' : 'are'} kept in a checkpoint, ${checkpoint.dir} (owner-only; not continued after 24 hours, removed by the next export to ${opts.output}); no file was written at ${file.target}.`,
         );
+        const { continueCommand } = await import('../../export/checkpoint.js');
         ctx.note(`To continue: ${continueCommand(ctx.argv)}`);
         throw file.writeFailure ?? err;
       }
@@ -263,9 +268,12 @@ async function checkpointTarget(output: string): Promise<string> {
   const [{ resolve }, { lstat }, { resolveTarget }] = await Promise.all([
     import('node:path'),
     import('node:fs/promises'),
-    import('../../util/atomic-file.js'),
+    import('../../export/output-file.js'),
   ]);
-  const where = await resolveTarget(resolve(output)).catch(() => ({ path: resolve(output), fd: undefined }));
+  let where: { path: string; fd?: number | undefined } = { path: resolve(output) };
+  try {
+    where = resolveTarget(where.path);
+  } catch {}
   const st = await lstat(where.path).catch(() => undefined);
   if (where.fd !== undefined || (st && !st.isFile()))
     throw new UsageError(`--resume: ${output} is not a regular file, so it has no checkpoint`);
@@ -309,16 +317,15 @@ async function openCheckpoint(
       fields: what.fields ?? null,
     },
     resume: opts.resume === true,
-    keep: keepsCheckpoints(env, opts.resumable || opts.resume),
+    keep: keepsCheckpoints(
+      env,
+      opts.resumable || opts.resume,
+      ctx.baseUrl().value,
+      ctx.config.environment('sandbox').base_url,
+    ),
     look,
     now: ctx.now,
     note: (text) => ctx.note(text),
+    env: ctx.env,
   });
-}
-
-/** The same command with --resume, as a shell would take it. */
-function continueCommand(argv: readonly string[]): string {
-  const quote = (a: string) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replaceAll("'", "'\\''")}'`);
-  const args = argv.includes('--resume') ? argv : [...argv, '--resume'];
-  return ['imaging', ...args].map(quote).join(' ');
 }

@@ -1,0 +1,458 @@
+import {
+  accessSync,
+  constants as C,
+  fstatSync,
+  ftruncateSync,
+  lstatSync,
+  openSync,
+  readFileSync,
+  readlinkSync,
+  type Stats,
+  statfsSync,
+  statSync,
+} from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
+import type { Writable } from 'node:stream';
+import { isatty } from 'node:tty';
+import { CliError } from '../errors.js';
+import { reasonOf } from '../fs/reason.js';
+import { FdWriter, mine, TempFile, userName } from '../fs/write-file.js';
+import { NAME_MAX } from '../util/hidden-name.js';
+
+type Kind = 'atomic' | 'direct' | 'stdout';
+
+/**
+ * Where an export goes, and the promise that it is either complete and on disk or not there at all.
+ * A new or regular file (`atomic`) is written through TempFile (src/fs/write-file.ts); a device, a
+ * FIFO or a descriptor handed over (`/dev/fd/N`, process substitution) is written as it is
+ * (`direct`); standard output, or a target that is the same file (`stdout`). Any write error is
+ * kept: `failed` aborts so the export stops, and `commit()` throws it naming the target.
+ */
+export class AtomicFile {
+  readonly failed: AbortSignal;
+  private error: CliError | undefined;
+  private settled = false;
+
+  private constructor(
+    private readonly name: string,
+    /** Absolute path of the target (or "standard output"). */
+    readonly target: string,
+    readonly kind: Kind,
+    readonly stream: Writable,
+    private readonly temp?: TempFile,
+  ) {
+    const failed = new AbortController();
+    this.failed = failed.signal;
+    stream.on('error', (err) => {
+      this.error ??= this.writeError(err);
+      failed.abort(this.error);
+    });
+  }
+
+  get writeFailure(): CliError | undefined {
+    return this.error;
+  }
+
+  private writeError(err: unknown): CliError {
+    return new CliError(`cannot write ${this.name}: ${reasonOf(err)}`);
+  }
+
+  /** Standard output; a regular file or device there is written through the descriptor, so a full disk is an error. */
+  static stdout(stdout: Writable): AtomicFile {
+    let st: Stats | undefined;
+    try {
+      if (stdout === process.stdout && !isatty(1)) st = fstatSync(1);
+    } catch {}
+    const viaFd = st !== undefined && (st.isFile() || st.isCharacterDevice());
+    const stream = viaFd ? new FdWriter(1, false, Boolean(st?.isFile())) : stdout;
+    return new AtomicFile('standard output', 'standard output', 'stdout', stream);
+  }
+
+  static async open(
+    target: string,
+    opts: { stdout?: Writable; signal?: AbortSignal; onWait?: () => void } = {},
+  ): Promise<AtomicFile> {
+    const abs = resolve(target);
+    const nameBytes = Buffer.byteLength(basename(abs));
+    if (nameBytes > NAME_MAX)
+      throw new CliError(
+        `cannot write ${target}: its file name is ${nameBytes} bytes long, and a file name can be at most ${NAME_MAX} bytes`,
+        2,
+        'Choose a shorter file name.',
+      );
+    const fail = (err: unknown) => {
+      if (err instanceof ForeignEntry) return refuseForeign(target, err);
+      const code = (err as NodeJS.ErrnoException)?.code;
+      const file = code === 'ENOTDIR' ? fileInPath(target) : undefined;
+      return new CliError(`cannot write ${target}: ${file ? `${file} is not a folder` : reasonOf(err)}`, 2);
+    };
+    let where: Resolved | undefined;
+    let st: Stats | undefined;
+    try {
+      where = resolveTarget(abs);
+      if (where.fd === undefined) {
+        const own = statOrUndefined(where.path, true);
+        if (own) checkShared(where.path, own);
+      }
+      st = statOrUndefined(where.path, false);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'EACCES')
+        throw new CliError(
+          `cannot write ${target}: permission denied (this user cannot open the folder ${dirname(abs)})`,
+          2,
+        );
+      if (where?.fd !== undefined && ['ENOENT', 'EBADF'].includes((err as NodeJS.ErrnoException).code ?? ''))
+        throw notOpen(target, where.fd);
+      throw fail(err);
+    }
+    if (where.fd !== undefined && !st) throw notOpen(target, where.fd);
+    if (where.fd !== undefined && where.fd > 2 && st) checkDescriptor(target, where.fd, st);
+    if (st?.isDirectory())
+      throw new CliError(
+        `cannot write ${target}: it is a folder`,
+        2,
+        'Give a file name, e.g. -o referrals.csv',
+      );
+
+    // The same file as our standard output (/dev/stdout, /dev/fd/1): written there, never reopened.
+    const special = where.fd !== undefined || /^\/(proc\/|dev\/(fd\/|std(in|out|err)$))/.test(abs);
+    if (st && opts.stdout && sameAsStdout(st) && (abs !== where.path || !st.isFile() || special)) {
+      return new AtomicFile(target, abs, 'stdout', AtomicFile.stdout(opts.stdout).stream);
+    }
+    if (st && (!st.isFile() || special)) {
+      // Never followed at the last name (the path is resolved): O_NOFOLLOW, except a descriptor's magic link.
+      const flags = C.O_WRONLY | (where.fd === undefined ? C.O_NOFOLLOW : 0);
+      let fd: number;
+      try {
+        fd = st.isFIFO()
+          ? await openFifo(where.path, flags, opts.signal, opts.onWait)
+          : openSync(where.path, flags | C.O_APPEND);
+        const opened = fstatSync(fd);
+        if (where.fd === undefined && !mine(opened) && othersMayWrite(statSync(dirname(where.path))))
+          throw new ForeignEntry(where.path, opened);
+      } catch (err) {
+        if (opts.signal?.aborted) throw opts.signal.reason;
+        if ((err as NodeJS.ErrnoException).code === 'ENXIO' && st.isSocket())
+          throw new CliError(`cannot write ${target}: it is a socket`, 2);
+        throw fail(err);
+      }
+      if (st.isFIFO()) {
+        // Written without blocking: a reader that stops reading never pins a thread, so Ctrl-C still ends the process.
+        const { Socket } = await import('node:net');
+        return new AtomicFile(target, abs, 'direct', new Socket({ fd, readable: false, writable: true }));
+      }
+      return new AtomicFile(target, abs, 'direct', new FdWriter(fd, true, st.isFile()));
+    }
+    // A file this user may not write is not replaced behind its owner's back (as `>` would refuse).
+    if (st && !writable(where.path))
+      throw new CliError(
+        `cannot write ${target}: permission denied (the file is read-only for this user)`,
+        2,
+        'Choose another file name, or make the file writable first.',
+      );
+    let temp: TempFile;
+    try {
+      temp = new TempFile(where.path);
+    } catch (err) {
+      throw new CliError(`cannot write ${target}: ${folderReason(err, dirname(where.path))}`, 2);
+    }
+    return new AtomicFile(target, where.path, 'atomic', temp.stream, temp);
+  }
+
+  /** Every byte written and flushed to disk (and renamed into place), or an error naming the target. */
+  async commit(): Promise<void> {
+    if (this.settled) return;
+    if (this.error) throw this.fail();
+    if (this.kind === 'stdout' && !(this.stream instanceof FdWriter)) {
+      this.settled = true;
+      return;
+    }
+    try {
+      if (this.temp) await this.temp.commit();
+      else
+        await new Promise<void>((ok, fail) => {
+          this.stream.once('finish', ok).once('error', fail);
+          this.stream.end();
+        });
+    } catch (err) {
+      const moved = (err as NodeJS.ErrnoException).code === 'EMOVED';
+      this.error ??= moved
+        ? new CliError(
+            `cannot put the finished file at ${this.name}: ${(err as Error).message}; it was emptied`,
+          )
+        : this.writeError(err);
+      throw this.fail();
+    }
+    this.settled = true;
+    if (!this.temp) this.stream.destroy();
+  }
+
+  /**
+   * For a checkpoint instead of `discard()`: stops writing (what was handed over goes to disk), cuts
+   * the temporary file to the length `choose` picks and moves it to `dest` (same file system, 0600).
+   * Returns the length kept, or undefined when nothing was kept (and the file is removed as usual).
+   */
+  async keepAs(dest: string, choose: (size: number) => number | undefined): Promise<number | undefined> {
+    const temp = this.temp;
+    if (this.settled || !temp) {
+      this.discard();
+      return undefined;
+    }
+    this.settled = true;
+    await temp.end().catch(() => {});
+    let kept: number | undefined;
+    try {
+      kept = choose(fstatSync(temp.fd).size);
+      if (kept !== undefined) {
+        ftruncateSync(temp.fd, kept);
+        temp.commitSync(dest);
+      }
+    } catch {
+      kept = undefined;
+    }
+    temp.discard();
+    return kept;
+  }
+
+  private fail(): CliError {
+    const err = this.error ?? new CliError(`cannot write ${this.name}`);
+    this.discard();
+    return err;
+  }
+
+  /** Removes the temporary file. Safe to call more than once, and synchronously on exit. */
+  discard(): void {
+    if (this.settled) return;
+    this.settled = true;
+    if (this.temp) this.temp.discard();
+    else if (this.kind === 'direct' || this.stream instanceof FdWriter) this.stream.destroy();
+  }
+}
+
+/** Whether users other than the owner may create or remove names in this folder. */
+export const othersMayWrite = (folder: Stats): boolean =>
+  (folder.mode & 0o002) !== 0 || ((folder.mode & 0o020) !== 0 && folder.gid !== process.getegid?.());
+
+/** An existing name in a folder others can write to that belongs to someone else: never used. */
+export class ForeignEntry extends Error {
+  readonly code = 'EFOREIGN';
+  constructor(
+    readonly path: string,
+    readonly st: Stats,
+  ) {
+    super(`${path} belongs to ${userName(st.uid)}, in a folder others can write to`);
+  }
+}
+
+/** Throws ForeignEntry when `path` exists, is not ours and sits in a folder others can write to. */
+export function checkShared(path: string, st: Stats): void {
+  if (mine(st)) return;
+  if (othersMayWrite(statSync(dirname(path)))) throw new ForeignEntry(path, st);
+}
+
+function refuseForeign(target: string, err: ForeignEntry): CliError {
+  const rule = err.st.isSymbolicLink()
+    ? 'protected_symlinks'
+    : err.st.isFIFO()
+      ? 'protected_fifos'
+      : 'protected_regular';
+  return new CliError(
+    `cannot write ${target}: ${err.path} is ${what(err.st)} owned by ${userName(err.st.uid)}, in ${dirname(err.path)}, a folder others can write to; it is not used (the shell's > refuses it too: fs.${rule})`,
+    2,
+    `Write somewhere only you can write (e.g. a folder in your home), or have ${userName(err.st.uid)} remove it.`,
+  );
+}
+
+const notOpen = (target: string, fd: number) =>
+  new CliError(
+    `cannot write ${target}: descriptor ${fd} is not open`,
+    2,
+    'Write to standard output instead: leave out -o, or use -o /dev/stdout',
+  );
+
+function statOrUndefined(path: string, link: boolean): Stats | undefined {
+  try {
+    return link ? lstatSync(path) : statSync(path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+}
+
+function sameAsStdout(st: Stats): boolean {
+  try {
+    const out = fstatSync(1);
+    return out.dev === st.dev && out.ino === st.ino;
+  } catch {
+    return false;
+  }
+}
+
+function writable(path: string): boolean {
+  try {
+    accessSync(path, C.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Opens a FIFO for writing once a reader is there (checked every 50 ms), or fails when `signal` aborts. */
+async function openFifo(
+  path: string,
+  flags: number,
+  signal?: AbortSignal,
+  onWait?: () => void,
+): Promise<number> {
+  const { setTimeout: sleep } = await import('node:timers/promises');
+  for (let waited = false; ; waited = true) {
+    signal?.throwIfAborted();
+    try {
+      return openSync(path, flags | C.O_NONBLOCK);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENXIO') throw err;
+    }
+    if (!waited) onWait?.();
+    await sleep(50, undefined, signal ? { signal } : {}).catch(() => {});
+  }
+}
+
+/**
+ * A descriptor above 2 named as a path (`-o /dev/fd/5`) may be one Node itself holds (its event
+ * loop's epoll, eventfd and signal pipes, all close-on-exec): writing there hangs the process.
+ * Accepted: one handed over through exec (not close-on-exec, open for writing: process
+ * substitution's pipe), a regular file, a character device, or a named FIFO.
+ */
+function checkDescriptor(target: string, fd: number, st: Stats): void {
+  let handedOver = false;
+  try {
+    const flags = Number.parseInt(
+      /^flags:\s*(\d+)/m.exec(readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8'))?.[1] ?? '',
+      8,
+    );
+    handedOver = (flags & 0o2000000) === 0 && (flags & 3) !== 0;
+  } catch {}
+  let named = false;
+  try {
+    named = readlinkSync(`/proc/self/fd/${fd}`).startsWith('/');
+  } catch {}
+  if (handedOver || st.isFile() || st.isCharacterDevice() || (st.isFIFO() && named)) return;
+  const kind = st.isFIFO()
+    ? 'an anonymous pipe'
+    : st.isSocket()
+      ? 'a socket'
+      : 'not a file, device or named pipe';
+  throw new CliError(
+    `cannot write ${target}: descriptor ${fd} is ${kind} (it may be one of the program's own)`,
+    2,
+    'Write to standard output instead: leave out -o, or use -o /dev/stdout',
+  );
+}
+
+export interface Resolved {
+  /** The path with every symlink the rules allow resolved (the last name may not exist). */
+  path: string;
+  /** Set when the path names a descriptor in a /proc/PID/fd (or /dev/fd) folder. */
+  fd?: number;
+}
+
+const FD_DIR = /^\/proc\/(?:self|thread-self|\d+)(?:\/task\/\d+)?\/fd$|^\/dev\/fd$/;
+
+/**
+ * Resolves an absolute path one name at a time (40 links at most, as the kernel does). A symlink
+ * that is not ours in a folder others can write to is never followed (ForeignEntry), as the
+ * kernel's protected_symlinks rule; a descriptor folder's entries are returned as descriptors.
+ */
+export function resolveTarget(abs: string): Resolved {
+  let parts = abs.split('/').filter((p) => p !== '' && p !== '.');
+  let done = '/';
+  for (let hops = 0; parts.length > 0; ) {
+    const name = parts.shift() as string;
+    if (name === '..') {
+      done = dirname(done);
+      continue;
+    }
+    const cur = join(done, name);
+    if (parts.length === 0 && FD_DIR.test(done) && /^\d+$/.test(name)) return { path: cur, fd: Number(name) };
+    let st: Stats;
+    try {
+      st = lstatSync(cur);
+    } catch (err) {
+      if (parts.length === 0 && (err as NodeJS.ErrnoException).code === 'ENOENT') return { path: cur };
+      throw err;
+    }
+    if (st.isSymbolicLink()) {
+      checkShared(cur, st);
+      if (++hops > 40) throw Object.assign(new Error('too many levels of symbolic links'), { code: 'ELOOP' });
+      const to = readlinkSync(cur);
+      if (to.startsWith('/')) done = '/';
+      parts = [...to.split('/').filter((p) => p !== '' && p !== '.'), ...parts];
+      continue;
+    }
+    if (parts.length > 0 && !st.isDirectory())
+      throw Object.assign(new Error('not a folder'), { code: 'ENOTDIR' });
+    done = cur;
+  }
+  return { path: done };
+}
+
+export const what = (st: Stats): string =>
+  st.isSymbolicLink()
+    ? 'a symlink'
+    : st.isFIFO()
+      ? 'a named pipe (FIFO)'
+      : st.isDirectory()
+        ? 'a folder'
+        : st.isFile()
+          ? 'a file'
+          : st.isSocket()
+            ? 'a socket'
+            : 'a device';
+
+/** Linux file systems where no file can be created, by their statfs magic number. */
+const PSEUDO_FS: Record<number, string> = {
+  40864: 'proc',
+  1650812274: 'sysfs',
+  1667723888: 'cgroup2',
+  2613483: 'cgroup',
+  1684170528: 'debugfs',
+  7377: 'devpts',
+};
+
+/** Why a file cannot be created in `folder`, in words (its permissions, a missing folder, /proc or /sys). */
+export function folderReason(err: unknown, folder: string): string {
+  const code = (err as NodeJS.ErrnoException)?.code;
+  let kind: string | undefined;
+  try {
+    kind = PSEUDO_FS[Number(statfsSync(folder).type)];
+  } catch {}
+  const noFiles = `files cannot be created in ${folder}${kind ? ` (a ${kind} file system, which holds no user files)` : ' (its file system does not allow it)'}`;
+  if (code === 'EACCES' || code === 'EPERM')
+    return kind ? noFiles : `permission denied (this user cannot create files in ${folder})`;
+  if (code === 'ENOENT') return isFolder(folder) ? noFiles : `no such folder: ${folder}`;
+  return reasonOf(err);
+}
+
+/** The first of `path`'s folders (as given) that exists but is not a folder (`notes.txt` of `notes.txt/x.csv`). */
+export function fileInPath(path: string): string | undefined {
+  const parts = dirname(path).split('/');
+  for (let i = 1; i <= parts.length; i++) {
+    const prefix = parts.slice(0, i).join('/');
+    if (prefix === '' || prefix === '.' || prefix === '..') continue;
+    try {
+      if (!statSync(prefix).isDirectory()) return prefix;
+    } catch {
+      return undefined;
+    }
+  }
+  return undefined;
+}
+
+/** Whether `path` is an existing folder (following links). */
+export function isFolder(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,245 @@
+import {
+  constants as C,
+  close,
+  closeSync,
+  fstatSync,
+  fsync,
+  fsyncSync,
+  ftruncateSync,
+  lstatSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  type Stats,
+  unlinkSync,
+  write,
+  writeSync,
+} from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { finished, Writable } from 'node:stream';
+import { onForcedExit } from '../util/cleanup.js';
+import { hiddenName } from '../util/hidden-name.js';
+
+/**
+ * The one way files are written: a temporary file opened O_CREAT|O_EXCL|O_NOFOLLOW (0600) in the
+ * target's folder, flushed, then renamed over the target. No symlink is followed at the last step
+ * and the temporary name can never be one someone else planted. Export targets, the config store
+ * and checkpoints are built on it.
+ */
+
+const euid = () => process.geteuid?.();
+/** Whether this process's user owns the file (always true where there are no owners). */
+export const mine = (st: Stats): boolean => euid() === undefined || st.uid === euid();
+/** The login name of a user id, or `uid N`. */
+export function userName(uid: number): string {
+  try {
+    const line = readFileSync('/etc/passwd', 'utf8')
+      .split('\n')
+      .find((l) => l.split(':')[2] === String(uid));
+    if (line) return line.split(':')[0] as string;
+  } catch {}
+  return `uid ${uid}`;
+}
+
+/** Loaded only when a file is written: a lookup that writes nothing never loads node:crypto. */
+const randomHex = () => process.getBuiltinModule('node:crypto').randomBytes(6).toString('hex');
+const same = (a: Stats, b: Stats) => a.ino === b.ino && a.dev === b.dev;
+const fsCall = <T>(fn: (cb: (err: NodeJS.ErrnoException | null, value: T) => void) => void) =>
+  new Promise<T>((ok, fail) => fn((err, value) => (err ? fail(err) : ok(value))));
+/** A file system that cannot sync has nothing more to flush; any other error means data may be lost. */
+const syncUnsupported = (err: unknown) =>
+  ['EINVAL', 'ENOTSUP', 'EBADF'].includes((err as NodeJS.ErrnoException)?.code ?? '');
+
+/**
+ * A stream onto a descriptor that writes every byte or fails: a short write (the disk filled part-way
+ * through a chunk) is continued until the kernel says why it cannot, where Node's own file streams
+ * drop the rest. `sync` also flushes to disk before `finish`.
+ */
+export class FdWriter extends Writable {
+  private inFlight: Promise<unknown> = Promise.resolve();
+  constructor(
+    readonly fd: number,
+    private readonly owned: boolean,
+    private readonly sync: boolean,
+  ) {
+    super({ highWaterMark: 1 << 16, autoDestroy: false });
+  }
+  private async writeAll(buf: Buffer): Promise<void> {
+    for (let off = 0; off < buf.length; ) {
+      const n = await fsCall<number>((cb) => write(this.fd, buf, off, buf.length - off, null, cb));
+      if (n <= 0) throw Object.assign(new Error('the device accepted no data'), { code: 'EIO' });
+      off += n;
+    }
+  }
+  private run(work: Promise<void>, cb: (err?: Error | null) => void): void {
+    this.inFlight = work.catch(() => {});
+    work.then(() => cb(), cb);
+  }
+  override _write(chunk: Buffer, _enc: BufferEncoding, cb: (err?: Error | null) => void): void {
+    this.run(this.writeAll(chunk), cb);
+  }
+  override _final(cb: (err?: Error | null) => void): void {
+    if (!this.sync) {
+      cb();
+      return;
+    }
+    this.run(
+      fsCall<void>((done) => fsync(this.fd, (err) => done(syncUnsupported(err) ? null : err, undefined))),
+      cb,
+    );
+  }
+  override _destroy(err: Error | null, cb: (err?: Error | null) => void): void {
+    // Never close a descriptor a write is still using: the number could be reused meanwhile.
+    void this.inFlight.then(() => (this.owned ? close(this.fd, () => cb(err)) : cb(err)));
+  }
+}
+
+/** Flushes a folder's entries (a rename) to disk, where the file system can. */
+function syncFolder(folder: string): void {
+  let fd: number | undefined;
+  try {
+    fd = openSync(folder, C.O_RDONLY | C.O_DIRECTORY);
+    fsyncSync(fd);
+  } catch (err) {
+    if (!syncUnsupported(err)) throw err;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
+
+/**
+ * A new file for `target` (a real path): written as a hidden temporary file beside it and renamed
+ * over it by `commit()`, or removed by `discard()` (also on any way out of the process).
+ */
+export class TempFile {
+  readonly path: string;
+  readonly fd: number;
+  readonly stream: FdWriter;
+  private readonly inode: Stats;
+  private settled = false;
+  private readonly unregister: () => void;
+
+  constructor(readonly target: string) {
+    this.path = join(dirname(target), hiddenName(basename(target), `.${randomHex()}.partial`));
+    this.fd = openSync(this.path, C.O_WRONLY | C.O_CREAT | C.O_EXCL | C.O_NOFOLLOW, 0o600);
+    this.inode = fstatSync(this.fd);
+    this.stream = new FdWriter(this.fd, true, true);
+    this.unregister = onForcedExit(() => this.discard());
+  }
+
+  /** Whether the temporary name still holds the file we opened (someone may rename it in a shared folder). */
+  stillOurs(): boolean {
+    try {
+      return same(lstatSync(this.path), this.inode);
+    } catch {
+      return false;
+    }
+  }
+
+  /** Ends the stream: every byte handed over written and flushed, or the write error. */
+  end(): Promise<void> {
+    return new Promise<void>((ok, fail) => {
+      finished(this.stream, { readable: false }, (err) => (err ? fail(err) : ok()));
+      this.stream.end();
+    });
+  }
+
+  async commit(): Promise<void> {
+    await this.end();
+    this.commitSync();
+  }
+
+  /** Renames the written file to `dest` (the target) and flushes the folder; fails if the name was taken from us. */
+  commitSync(dest = this.target): void {
+    if (!this.stillOurs())
+      throw Object.assign(new Error('the temporary file was moved away by someone else'), { code: 'EMOVED' });
+    renameSync(this.path, dest);
+    this.settled = true;
+    this.discard();
+    syncFolder(dirname(dest));
+  }
+
+  /** Removes the temporary file (only ours: one moved away is emptied instead). Safe to call again, and on exit. */
+  discard(): void {
+    this.unregister();
+    if (!this.settled) {
+      this.settled = true;
+      try {
+        if (this.stillOurs()) unlinkSync(this.path);
+        else ftruncateSync(this.fd, 0);
+      } catch {}
+    }
+    if (!this.stream.destroyed) this.stream.destroy();
+  }
+}
+
+/** Writes `data` to `target` whole or not at all (0600), synchronously. */
+export function writeFileAtomic(target: string, data: string | Buffer): void {
+  const temp = new TempFile(target);
+  try {
+    const buf = Buffer.from(data);
+    for (let off = 0; off < buf.length; ) off += writeSync(temp.fd, buf, off, buf.length - off);
+    fsyncSync(temp.fd);
+    temp.commitSync();
+  } catch (err) {
+    temp.discard();
+    throw err;
+  }
+}
+
+/**
+ * Runs `fn` holding the lock file `path` (created O_EXCL, holding our pid): one process at a time.
+ * A lock whose process is gone is taken over; waits up to `timeoutMs`, then fails with ELOCKED.
+ */
+export function withLock<T>(path: string, fn: () => T, timeoutMs = 10_000): T {
+  const until = Date.now() + timeoutMs;
+  let held: Stats | undefined;
+  while (!held) {
+    try {
+      const fd = openSync(path, C.O_WRONLY | C.O_CREAT | C.O_EXCL | C.O_NOFOLLOW, 0o600);
+      held = fstatSync(fd);
+      try {
+        writeSync(fd, String(process.pid));
+      } finally {
+        closeSync(fd);
+      }
+    } catch (err) {
+      if (held) unlock(path, held);
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || held) throw err;
+      if (!holderGone(path) && Date.now() > until)
+        throw Object.assign(new Error(`${path} is held by another process`), { code: 'ELOCKED' });
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 5 + Math.random() * 20);
+    }
+  }
+  try {
+    return fn();
+  } finally {
+    unlock(path, held);
+  }
+}
+
+function unlock(path: string, held: Stats): void {
+  try {
+    if (same(lstatSync(path), held)) unlinkSync(path);
+  } catch {}
+}
+
+/** Removes a lock file whose process no longer runs (or that holds no pid a minute on); true if removed. */
+function holderGone(path: string): boolean {
+  try {
+    const pid = Number(readFileSync(path, 'utf8'));
+    if (pid > 0) {
+      process.kill(pid, 0);
+      return false;
+    }
+    if (Date.now() - lstatSync(path).mtimeMs < 60_000) return false;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ESRCH') return false;
+  }
+  try {
+    unlinkSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
