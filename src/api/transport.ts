@@ -1,6 +1,7 @@
 import type { Agent as HttpAgent, IncomingHttpHeaders, IncomingMessage, RequestOptions } from 'node:http';
 import { StringDecoder } from 'node:string_decoder';
 import { CliError, ExitCode, InterruptedError, NetworkError, TimeoutError } from '../errors.js';
+import { proxyVariableSet } from './proxy.js';
 import { requestLine, responseLine, type Trace, timeoutLine, traceUrl } from './trace.js';
 import { isLoopbackHost } from './url.js';
 
@@ -20,6 +21,8 @@ export interface TransportOptions {
   trace?: Trace;
   /** Stops every request of this transport (an interrupt). */
   signal?: AbortSignal | undefined;
+  /** Where HTTPS_PROXY, NO_PROXY and the rest are read (default: this process's environment). */
+  env?: NodeJS.ProcessEnv | undefined;
   /** Largest response body accepted, in bytes. */
   maxBodyBytes: number;
   /** Parallel connections per host for concurrent page fetches. */
@@ -167,7 +170,11 @@ export class Transport {
     // reads every export, and node:http's lazy `WebSocket`/`EventSource` getters then load all of
     // Node's bundled undici (~13 ms of a lookup measured on Node 24).
     const mod = isHttps ? process.getBuiltinModule('node:https') : process.getBuiltinModule('node:http');
-    const agent = this.agentFor(u.protocol, mod);
+    const env = this.opts.env ?? process.env;
+    // Only when a proxy variable is set is anything awaited (src/api/proxy.ts and its library).
+    const proxied = proxyVariableSet(env) ? await this.proxyAgentFor(u, env) : undefined;
+    if (signal?.aborted) throw abortError(signal);
+    const agent = proxied ?? this.agentFor(u.protocol, mod);
     const started = Date.now();
     // The URL as sent: the parser resolves `.`/`..` (plain or %2e) segments, and the trace shows
     // what the server gets, not the string before that.
@@ -252,6 +259,11 @@ export class Transport {
       this.agents.set(protocol, agent);
     }
     return agent;
+  }
+
+  /** The agent of the proxy this URL goes through (HTTPS_PROXY, NO_PROXY…), or undefined to go direct. */
+  private async proxyAgentFor(u: URL, env: NodeJS.ProcessEnv): Promise<HttpAgent | undefined> {
+    return (await import('./proxy.js')).proxyAgent(u, env, this.agents, this.opts);
   }
 
   /** Closes kept-alive sockets so the process can exit at once. */
