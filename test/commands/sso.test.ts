@@ -1,5 +1,4 @@
-import { chmodSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mockFixture, run, tempDir } from '../helpers.js';
@@ -16,7 +15,10 @@ afterAll(async () => {
 });
 
 /** A $BROWSER that records its arguments and what it found at the page it was given, as a browser reads it. */
-function browser(name: string): { command: string; argv: () => string[]; seen: (what: string) => string } {
+function browser(
+  name: string,
+  last = '',
+): { command: string; argv: () => string[]; seen: (what: string) => string } {
   const out = join(dir.path, name);
   const command = join(dir.path, `${name}.sh`);
   writeFileSync(
@@ -27,6 +29,7 @@ f="\${1#file://}"
 stat -c %a "$f" > '${out}.mode'
 stat -c %a "$(dirname "$f")" > '${out}.dirmode'
 cat "$f" > '${out}.page'
+${last}
 `,
   );
   chmodSync(command, 0o700);
@@ -37,12 +40,9 @@ cat "$f" > '${out}.page'
   };
 }
 
-const pages = () => readdirSync(tmpdir()).filter((n) => n.startsWith('imaging-open-'));
-
 describe('sso --open', () => {
   it('gives the browser command a private redirect page, never the one-time URL, and removes the page', async () => {
     const b = browser('reads');
-    const before = pages();
     const r = await run(['sso', '--open'], {
       env: fx.env({ IMAGING_TOKEN: 'mock-sso-open', BROWSER: b.command }),
     });
@@ -62,17 +62,17 @@ describe('sso --open', () => {
     expect((await fetch(target)).status).toBe(200);
     // Gone once read: nothing of the URL stays on disk.
     expect(existsSync(argv[0]!.slice('file://'.length))).toBe(false);
-    expect(pages()).toEqual(before);
   });
 
   it('removes the page at once and prints the URL when the browser command fails', async () => {
-    const before = pages();
+    const b = browser('fails', 'exit 3');
     const r = await run(['sso', '--open'], {
-      env: fx.env({ IMAGING_TOKEN: 'mock-sso-fail', BROWSER: 'false' }),
+      env: fx.env({ IMAGING_TOKEN: 'mock-sso-fail', BROWSER: b.command }),
     });
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/\/portal\/sso\//);
-    expect(r.stderr).toContain('exited with status 1');
-    expect(pages()).toEqual(before);
+    expect(r.stderr).toContain('exited with status 3');
+    expect(b.seen('mode')).toBe('600');
+    expect(existsSync(b.argv()[0]!.slice('file://'.length))).toBe(false);
   });
 });
