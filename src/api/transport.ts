@@ -279,6 +279,10 @@ export function headerValue(headers: IncomingHttpHeaders, name: string): string 
   return v;
 }
 
+/** Where only a proxy may go out, a direct connection fails this way; the proxy is named by src/api/proxy.ts. */
+const PROXY_HINT =
+  'Check the base URL (imaging config get base-url). If this network goes out only through a proxy, set HTTPS_PROXY=http://HOST:PORT.';
+
 function toNetworkError(err: unknown, url: string): CliError {
   if (err instanceof CliError) return err;
   const e = err as NodeJS.ErrnoException;
@@ -301,7 +305,7 @@ function toNetworkError(err: unknown, url: string): CliError {
     }
     case 'ENOTFOUND':
     case 'EAI_AGAIN':
-      return new NetworkError(`cannot resolve host ${new URL(url).hostname}`, url, code);
+      return new NetworkError(`cannot resolve host ${new URL(url).hostname}`, url, code, PROXY_HINT);
     case 'ECONNRESET':
     case 'EPIPE':
       return new NetworkError(`connection reset by ${origin} during ${shown}`, url, code);

@@ -206,6 +206,9 @@ describe.skipIf(!openssl)('HTTPS through a proxy (a real CONNECT proxy, a local 
     const r = await imaging(['api', '/modalities'], {});
     expect(r.exitCode).toBe(1);
     expect(r.stderr).toContain(`cannot resolve host ${API_HOST}`);
+    expect(r.stderr).toContain(
+      'If this network goes out only through a proxy, set HTTPS_PROXY=http://HOST:PORT.',
+    );
   });
 
   it('HTTPS_PROXY: a CONNECT tunnel, and the token travels only inside TLS to the API', async () => {
