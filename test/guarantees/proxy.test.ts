@@ -253,11 +253,14 @@ describe.skipIf(!openssl)('HTTPS through a proxy (a real CONNECT proxy, a local 
     }
   });
 
-  it('--verbose names the proxy as host:port, never its credentials', async () => {
+  it('--verbose names the proxy as host:port, never its credentials (nor does the library DEBUG log)', async () => {
     mode = { kind: 'auth', user: 'svc-imaging', password: 'Pr0xy p@ss' };
     const r = await imaging(['api', '/modalities', '--verbose'], {
       HTTPS_PROXY: `http://svc-imaging:Pr0xy%20p%40ss@${at()}`,
+      DEBUG: '*',
     });
+    expect(r.stderr).toContain('https-proxy-agent Creating new HttpsProxyAgent');
+    expect(r.stderr).not.toContain(Buffer.from('svc-imaging:Pr0xy p@ss').toString('base64'));
     expect(r.exitCode).toBe(0);
     expect(r.stderr).toContain(`* via proxy ${at()} (HTTPS_PROXY)`);
     expect(r.stderr).not.toMatch(/svc-imaging|Pr0xy|p%40ss|p@ss/);
