@@ -330,6 +330,7 @@ export class Context {
       // A trace line holds the server's reason phrase and request id: one cleaned line each.
       trace: this.globals.verbose ? (line) => this.err.write(safe`${line}\n`) : undefined,
       signal: this.signal,
+      env: this.env,
       ...this.deps.clientOverrides,
     });
     if (meter) this.meters.set(client, meter);

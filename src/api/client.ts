@@ -45,6 +45,8 @@ export interface ApiClientOptions {
   sleep?: (ms: number) => Promise<void>;
   random?: () => number;
   signal?: AbortSignal | undefined;
+  /** Where HTTPS_PROXY, NO_PROXY and the rest are read (the run's environment). */
+  env?: NodeJS.ProcessEnv;
   /** Largest response body accepted, in bytes. */
   maxBodyBytes?: number;
   /** Parallel connections per host for concurrent page fetches. */
@@ -145,6 +147,7 @@ export class ApiClient {
       trace: this.trace,
       signal: options.signal,
       scope: scopeOf(options.baseUrl),
+      env: options.env,
       maxBodyBytes: options.maxBodyBytes ?? 64 * 1024 * 1024,
       maxSockets: options.maxSockets ?? 8,
       // A success is counted as it arrives, before anything can stop the process (see Transport).

@@ -1,6 +1,7 @@
 import type { Agent as HttpAgent, IncomingHttpHeaders, IncomingMessage, RequestOptions } from 'node:http';
 import { StringDecoder } from 'node:string_decoder';
 import { CliError, ExitCode, InterruptedError, NetworkError, TimeoutError } from '../errors.js';
+import { proxyVariableSet } from './proxy.js';
 import { requestLine, responseLine, type Trace, timeoutLine, traceUrl } from './trace.js';
 import { isLoopbackHost, outsideScope } from './url.js';
 
@@ -20,6 +21,8 @@ export interface TransportOptions {
   trace?: Trace;
   /** Stops every request of this transport (an interrupt). */
   signal?: AbortSignal | undefined;
+  /** Where HTTPS_PROXY, NO_PROXY and the rest are read (default: this process's environment). */
+  env?: NodeJS.ProcessEnv | undefined;
   /** Largest response body accepted, in bytes. */
   maxBodyBytes: number;
   /** Parallel connections per host for concurrent page fetches. */
@@ -180,7 +183,11 @@ export class Transport {
     // reads every export, and node:http's lazy `WebSocket`/`EventSource` getters then load all of
     // Node's bundled undici (~13 ms of a lookup measured on Node 24).
     const mod = isHttps ? process.getBuiltinModule('node:https') : process.getBuiltinModule('node:http');
-    const agent = this.agentFor(u.protocol, mod);
+    const env = this.opts.env ?? process.env;
+    // Only when a proxy variable is set is anything awaited (src/api/proxy.ts and its library).
+    const proxied = proxyVariableSet(env) ? await this.proxyAgentFor(u, env) : undefined;
+    if (signal?.aborted) throw abortError(signal);
+    const agent = proxied ?? this.agentFor(u.protocol, mod);
     const started = Date.now();
     // The URL as sent: the parser resolves `.`/`..` (plain or %2e) segments, and the trace shows
     // what the server gets, not the string before that.
@@ -273,6 +280,11 @@ export class Transport {
     return agent;
   }
 
+  /** The agent of the proxy this URL goes through (HTTPS_PROXY, NO_PROXY…), or undefined to go direct. */
+  private async proxyAgentFor(u: URL, env: NodeJS.ProcessEnv): Promise<HttpAgent | undefined> {
+    return (await import('./proxy.js')).proxyAgent(u, env, this.agents, this.opts);
+  }
+
   /** Closes kept-alive sockets so the process can exit at once. */
   close(): void {
     for (const agent of this.agents.values()) agent.destroy();
@@ -285,6 +297,10 @@ export function headerValue(headers: IncomingHttpHeaders, name: string): string 
   if (Array.isArray(v)) return v[0];
   return v;
 }
+
+/** Where only a proxy may go out, a direct connection fails this way; the proxy is named by src/api/proxy.ts. */
+const PROXY_HINT =
+  'Check the base URL (imaging config get base-url). If this network goes out only through a proxy, set HTTPS_PROXY=http://HOST:PORT.';
 
 function toNetworkError(err: unknown, url: string): CliError {
   if (err instanceof CliError) return err;
@@ -308,7 +324,7 @@ function toNetworkError(err: unknown, url: string): CliError {
     }
     case 'ENOTFOUND':
     case 'EAI_AGAIN':
-      return new NetworkError(`cannot resolve host ${new URL(url).hostname}`, url, code);
+      return new NetworkError(`cannot resolve host ${new URL(url).hostname}`, url, code, PROXY_HINT);
     case 'ECONNRESET':
     case 'EPIPE':
       return new NetworkError(`connection reset by ${origin} during ${shown}`, url, code);

@@ -130,8 +130,12 @@ export async function startMockServer(options: MockOptions = {}): Promise<MockSe
           if (fault === 'truncated' && reply.status < 300) reply = truncated(reply);
         }
       } else {
-        const match = router.match(method, url.pathname);
-        if (match) {
+        const refused = url.pathname.startsWith('/__mock/')
+          ? adminRefusal(req, method, port, options.host)
+          : undefined;
+        const match = refused ? undefined : router.match(method, url.pathname);
+        if (refused) reply = refused;
+        else if (match) {
           c.params = match.params;
           reply = await match.route.handler(c, state);
         } else reply = noRoute(method, c);
@@ -193,6 +197,39 @@ export async function startMockServer(options: MockOptions = {}): Promise<MockSe
         http.close(() => resolve());
       }),
   };
+}
+
+/**
+ * Why a /__mock/ request is refused, if it is. These routes change the emulator's state and post
+ * webhooks, so only this machine's own tools may use them: the Host must name the emulator itself
+ * (a page whose name was rebound to 127.0.0.1 sends its own), and a POST must say it carries JSON
+ * (a page on another site can POST here only as a "simple" request: a form type, text/plain or
+ * none, never application/json without the preflight this server never answers).
+ */
+function adminRefusal(
+  req: IncomingMessage,
+  method: string,
+  port: number,
+  boundHost: string | undefined,
+): Reply | undefined {
+  const own = ['127.0.0.1', 'localhost', '[::1]', ...(boundHost ? [boundHost] : [])].map((h) =>
+    `${h.includes(':') && !h.startsWith('[') ? `[${h}]` : h}:${port}`.toLowerCase(),
+  );
+  const host = (req.headers.host ?? '').toLowerCase();
+  if (!own.includes(host)) {
+    return {
+      status: 421,
+      body: { error: `the /__mock/ routes answer only requests addressed to ${own[0]} or ${own[1]}` },
+    };
+  }
+  const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  if (method === 'POST' && type !== 'application/json') {
+    return {
+      status: 415,
+      body: { error: 'the /__mock/ routes take POST requests with Content-Type: application/json only' },
+    };
+  }
+  return undefined;
 }
 
 /** The answer a fault mode stands for (`reset`, `slow` and `truncated` act on the real answer). */

@@ -1,4 +1,18 @@
 import { spawn } from 'node:child_process';
+import {
+  closeSync,
+  constants,
+  mkdtempSync,
+  openSync,
+  rmdirSync,
+  statSync,
+  unlinkSync,
+  writeSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { onForcedExit } from './cleanup.js';
 
 export interface OpenResult {
   /** True only when the opener confirmed: it started and exited 0. */
@@ -10,31 +24,119 @@ export interface OpenResult {
 /** How long an opener may take to say it opened the page (xdg-open and open return at once). */
 const CONFIRM_MS = 3000;
 
+/** How long the redirect page is kept for the browser to read, at most (it goes sooner once read). */
+const READ_WAIT_MS = 10_000;
+
 /**
  * Opens a URL in the system browser, and says whether that was confirmed: the opener started and
  * exited 0. A command that cannot start, exits non-zero (`BROWSER=false`), is killed, or is still
  * running after a few seconds (a browser that stays in the foreground) is not a confirmation, so
  * the caller prints the URL instead. No opener (a Linux machine with no display) is the same.
+ *
+ * The URL (a credential) never goes on the opener's command line, which every local user can read
+ * (`ps`, /proc/PID/cmdline) for as long as the browser runs: the opener is given a page in a new
+ * private folder (0700, file 0600) that redirects to it, removed once the browser has read it
+ * (its access time moves), after READ_WAIT_MS at most, or when the process ends.
  */
 export async function openInBrowser(url: string, env: NodeJS.ProcessEnv): Promise<OpenResult> {
-  let command: string;
-  let args: string[];
-  if (env.BROWSER && env.BROWSER.trim() !== '') {
-    command = env.BROWSER;
-    args = [url];
-  } else if (process.platform === 'darwin') {
-    command = 'open';
-    args = [url];
-  } else if (process.platform === 'win32') {
-    command = 'rundll32';
-    args = ['url.dll,FileProtocolHandler', url];
-  } else {
-    if (!env.DISPLAY && !env.WAYLAND_DISPLAY)
-      return { opened: false, reason: 'there is no display here: DISPLAY and WAYLAND_DISPLAY are unset' };
-    command = 'xdg-open';
-    args = [url];
+  const opener = openerFor(env);
+  if (typeof opener === 'string') return { opened: false, reason: opener };
+  let page: RedirectPage;
+  try {
+    page = redirectPage(url);
+  } catch (err) {
+    return {
+      opened: false,
+      reason: `the page for the browser could not be written (${(err as Error).message})`,
+    };
   }
-  // The command's name only: never its arguments (the URL is a credential).
+  const result = await runOpener(opener.command, opener.args(page.url));
+  if (result.opened) await page.read(READ_WAIT_MS);
+  page.remove();
+  return result;
+}
+
+/** The opener for this machine (its arguments for a given target), or why there is none. */
+function openerFor(env: NodeJS.ProcessEnv): { command: string; args: (target: string) => string[] } | string {
+  if (env.BROWSER && env.BROWSER.trim() !== '') return { command: env.BROWSER, args: (t) => [t] };
+  if (process.platform === 'darwin') return { command: 'open', args: (t) => [t] };
+  if (process.platform === 'win32')
+    return { command: 'rundll32', args: (t) => ['url.dll,FileProtocolHandler', t] };
+  if (!env.DISPLAY && !env.WAYLAND_DISPLAY)
+    return 'there is no display here: DISPLAY and WAYLAND_DISPLAY are unset';
+  return { command: 'xdg-open', args: (t) => [t] };
+}
+
+interface RedirectPage {
+  /** The page's file:// URL, for the opener. */
+  url: string;
+  /** Resolves once the browser has read the page, or after `maxMs`. */
+  read(maxMs: number): Promise<void>;
+  /** Removes the page and its folder (at most once; also done at exit). */
+  remove(): void;
+}
+
+/** Writes the page that sends the browser on to `url`: a new 0700 folder of our own, the file 0600, never half-written. */
+function redirectPage(url: string): RedirectPage {
+  const dir = mkdtempSync(join(tmpdir(), 'imaging-open-'));
+  const file = join(dir, 'portal.html');
+  const attr = url.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+  const html = `<!doctype html><meta charset="utf-8"><meta name="referrer" content="no-referrer"><meta http-equiv="refresh" content="0; url=${attr}"><title>Partner portal</title><a href="${attr}">Open the partner portal</a>\n`;
+  let removed = false;
+  const remove = () => {
+    if (removed) return;
+    removed = true;
+    unregister();
+    try {
+      unlinkSync(file);
+    } catch {
+      // never written, or already gone
+    }
+    try {
+      rmdirSync(dir);
+    } catch {
+      // best effort: nothing of the URL is left in it
+    }
+  };
+  const unregister = onForcedExit(remove, false);
+  try {
+    const fd = openSync(
+      file,
+      constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+      0o600,
+    );
+    try {
+      writeSync(fd, html);
+    } finally {
+      closeSync(fd);
+    }
+  } catch (err) {
+    remove();
+    throw err;
+  }
+  return {
+    url: pathToFileURL(file).href,
+    remove,
+    async read(maxMs) {
+      // A read moves the access time past the last write (Linux's relatime does that much); where
+      // access times are not kept, the page waits out maxMs.
+      const deadline = Date.now() + maxMs;
+      while (Date.now() < deadline) {
+        try {
+          const st = statSync(file, { bigint: true });
+          if (st.atimeNs > st.mtimeNs) return;
+        } catch {
+          return;
+        }
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    },
+  };
+}
+
+/** Runs the opener; confirmed only when it started and exited 0 within CONFIRM_MS. */
+function runOpener(command: string, args: string[]): Promise<OpenResult> {
+  // The command's name only: never its arguments.
   const name = `the browser command "${command}"`;
   return new Promise((resolve) => {
     let timer: NodeJS.Timeout | undefined;

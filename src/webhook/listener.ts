@@ -16,8 +16,12 @@ export interface ListenerOptions {
   maxBodyBytes: number;
   /** One deadline for each forward (connect, head and the short body read), not an idle timer. */
   forwardTimeoutMs?: number;
+  /** Host names (a tunnel's), besides this listener's own 127.0.0.1/localhost:PORT, that deliveries may be addressed to. */
+  allowHosts?: readonly string[];
   now: () => number;
   onDelivery: (d: Delivery) => void;
+  /** Told each request refused for its Host header (the value as sent, possibly empty). */
+  onRefusedHost?: (host: string) => void;
 }
 
 export interface Delivery {
@@ -54,7 +58,19 @@ export async function startListener(
 ): Promise<{ url: string; server: Server; close: () => Promise<void>; counts: Counts }> {
   const seen = new Set<string>();
   const counts: Counts = { received: 0, valid: 0, invalid: 0, duplicates: 0 };
+  let port = 0;
   const server = createServer((req, res) => {
+    const host = req.headers.host ?? '';
+    if (!hostAllowed(host, port, opts.allowHosts ?? [])) {
+      opts.onRefusedHost?.(host);
+      const name = host.replace(/:\d+$/, '') || 'NAME';
+      res
+        .writeHead(421, { 'content-type': 'text/plain' })
+        .end(
+          `this listener accepts deliveries addressed to 127.0.0.1:${port} or localhost:${port}; for a tunnel's host name, start it with: imaging webhook listen --allow-host ${name}\n`,
+        );
+      return;
+    }
     const path = (req.url ?? '/').split('?')[0] ?? '/';
     if (opts.path !== undefined && path !== opts.path) {
       res
@@ -125,7 +141,7 @@ export async function startListener(
     server.once('error', reject);
     server.listen(opts.port, '127.0.0.1', () => resolve());
   });
-  const port = (server.address() as AddressInfo).port;
+  port = (server.address() as AddressInfo).port;
   return {
     url: `http://127.0.0.1:${port}${opts.path ?? '/'}`,
     server,
@@ -136,6 +152,21 @@ export async function startListener(
         server.close(() => resolve());
       }),
   };
+}
+
+/**
+ * Whether a request's Host names this listener: 127.0.0.1 or localhost with its port, or a name
+ * given with --allow-host (any port, or the one given with it). A web page whose name an attacker
+ * rebinds to 127.0.0.1 reaches the port, but its requests still carry that name.
+ */
+export function hostAllowed(host: string, port: number, allowed: readonly string[]): boolean {
+  const h = host.toLowerCase();
+  if (h === `127.0.0.1:${port}` || h === `localhost:${port}`) return true;
+  const name = h.replace(/:\d+$/, '');
+  return allowed.some((a) => {
+    const want = a.toLowerCase();
+    return /:\d+$/.test(want) ? want === h : want === name;
+  });
 }
 
 export interface Counts {

@@ -221,6 +221,7 @@ describe('visit advance', () => {
     const visit = r.visits.find((v) => v.status === 'pending')!;
     const res = await fetch(`${fx.mock.url}/__mock/referrals/${r.id}/visits/${visit.id}/advance`, {
       method: 'POST',
+      headers: { 'content-type': 'application/json' },
     });
     expect(res.status).toBe(200);
     const body = (await res.json()) as { status: string[]; event_id: string | null };

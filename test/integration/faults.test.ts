@@ -6,6 +6,8 @@ import { RETRY_POLICY } from '../../src/api/retry.js';
 import { type FaultMode, parseFault } from '../../src/emulator/faults.js';
 import { mockFixture, type RunOptions, run as runCli, tempDir } from '../helpers.js';
 
+const JSON_TYPE = { 'content-type': 'application/json' };
+
 /**
  * The fault suite: each fault the emulator can inject, and what a user sees. GETs are retried and
  * succeed after a transient fault; POSTs are never repeated; exports complete with every record or
@@ -218,6 +220,7 @@ describe('the fault injection itself', () => {
   it('can be set at run time through POST /__mock/faults', async () => {
     const res = await fetch(`${fx.mock.url}/__mock/faults`, {
       method: 'POST',
+      headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ fault: '502:1' }),
     });
     expect(res.status).toBe(201);
@@ -225,7 +228,13 @@ describe('the fault injection itself', () => {
     expect(r.code).toBe(0);
     expect(fx.mock.faults.injected['502']).toBe(1);
     expect(
-      (await fetch(`${fx.mock.url}/__mock/faults`, { method: 'POST', body: '{"fault":"nope"}' })).status,
+      (
+        await fetch(`${fx.mock.url}/__mock/faults`, {
+          method: 'POST',
+          headers: JSON_TYPE,
+          body: '{"fault":"nope"}',
+        })
+      ).status,
     ).toBe(422);
   });
 

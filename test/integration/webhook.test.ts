@@ -8,6 +8,8 @@ import { signatureHeaderValue } from '../../src/webhook/sign.js';
 import { BIN, json, run, testServer } from '../helpers.js';
 import { secretFileFixture, VISIT_EVENT } from '../webhook-fixture.js';
 
+const JSON_TYPE = { 'content-type': 'application/json' };
+
 const SECRET = 'whsec_test_SECRET_value_9f8e7d';
 const NOW = new Date('2026-11-21T19:00:12Z');
 const TS = String(Math.floor(NOW.getTime() / 1000) - 12);
@@ -582,11 +584,18 @@ describe('end to end: imaging mock sends, imaging webhook listen receives', () =
       const visit = referral.visits[0]!;
       const adv = await fetch(`${mockUrl}/__mock/referrals/${referral.id}/visits/${visit.id}/advance`, {
         method: 'POST',
+        headers: JSON_TYPE,
         body: JSON.stringify({ status: 'report_uploaded' }),
       });
       expect(adv.status).toBe(202);
-      await fetch(`${mockUrl}/__mock/referrals/${referral.id}/notifications`, { method: 'POST' });
-      await fetch(`${mockUrl}/__mock/referrals/${referral.id}/auto_book`, { method: 'POST' });
+      await fetch(`${mockUrl}/__mock/referrals/${referral.id}/notifications`, {
+        method: 'POST',
+        headers: JSON_TYPE,
+      });
+      await fetch(`${mockUrl}/__mock/referrals/${referral.id}/auto_book`, {
+        method: 'POST',
+        headers: JSON_TYPE,
+      });
       for (let i = 0; i < 200 && lines.length < 3; i++) await new Promise((r) => setTimeout(r, 25));
       const events = lines.map((l) => JSON.parse(l));
       // The emulator sends each delivery on its own connection as the event happens: they may
@@ -623,6 +632,7 @@ describe('end to end: imaging mock sends, imaging webhook listen receives', () =
       const r = mock.referrals.at(1);
       const res = await fetch(`${mock.url}/__mock/referrals/${r.id}/visits/${r.visits[0]!.id}/advance`, {
         method: 'POST',
+        headers: JSON_TYPE,
       });
       const { event_id } = (await res.json()) as { event_id: string };
       await mock.webhooks.idle();
@@ -660,6 +670,7 @@ describe('end to end: imaging mock sends, imaging webhook listen receives', () =
         const r = mock.referrals.at(2);
         await fetch(`${mock.url}/__mock/referrals/${r.id}/visits/${r.visits[0]!.id}/advance`, {
           method: 'POST',
+          headers: JSON_TYPE,
         });
         await mock.webhooks.idle();
         await mock.close();

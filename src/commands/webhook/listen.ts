@@ -5,7 +5,7 @@ import { count } from '../../util/plural.js';
 import { peopleTime } from '../../util/time.js';
 import { loadSecret } from '../../webhook/secret.js';
 import { defineCommand } from '../define.js';
-import { completes, flag, port, text } from '../options.js';
+import { completes, flag, list, port, text } from '../options.js';
 import {
   HEADER_OPTIONS,
   headerNames,
@@ -31,6 +31,10 @@ export default defineCommand({
       'base64',
     ]),
     allowUnsigned: flag('--allow-unsigned', 'accept unsigned referral.auto_book_completed deliveries'),
+    allowHost: list(
+      '--allow-host <name>',
+      "also accept deliveries addressed to this host name, e.g. a tunnel's (repeatable)",
+    ),
     ...HEADER_OPTIONS,
   },
   async run(ctx, _args, opts) {
@@ -41,6 +45,14 @@ export default defineCommand({
     if (opts.path !== undefined && !opts.path.startsWith('/'))
       throw new UsageError(`--path must start with /, not "${opts.path}"`);
     if (opts.forwardTo !== undefined) requireHttpUrl('--forward-to', opts.forwardTo);
+    for (const name of opts.allowHost ?? []) {
+      if (!/^(?:[a-z\d](?:[a-z\d-]*[a-z\d])?\.?)+(?::\d{1,5})?$/i.test(name))
+        throw new UsageError(
+          `--allow-host takes a host name as a client sends it (tunnel.example.com, or NAME:PORT), not "${name}"`,
+        );
+    }
+    // Said once per host name: a tunnel without --allow-host would otherwise fail silently.
+    const refused = new Set<string>();
     const secret = await loadSecret(ctx, opts);
     for (const w of secret.warnings) ctx.note(safe`warning: ${w}`);
     const { startListener } = await import('../../webhook/listener.js');
@@ -58,6 +70,15 @@ export default defineCommand({
         allowUnsigned: Boolean(opts.allowUnsigned),
         maxBodyBytes: MAX_WEBHOOK_BYTES,
         ...(ctx.globals.timeout !== undefined ? { forwardTimeoutMs: ctx.globals.timeout } : {}),
+        allowHosts: opts.allowHost ?? [],
+        onRefusedHost: (host) => {
+          const name = host.replace(/:\d+$/, '');
+          if (refused.has(name) || refused.size >= 10) return;
+          refused.add(name);
+          ctx.note(
+            safe`refused a request addressed to "${host}", not to this listener; if that is your tunnel, add --allow-host ${name || 'NAME'}`,
+          );
+        },
         now: () => ctx.now().getTime(),
         onDelivery: (d) => {
           if (format === 'table') {

@@ -1,4 +1,5 @@
 import type { Referral } from '../../api/types.js';
+import { isLoopbackHost } from '../../api/url.js';
 import { jsonBody, notFound } from '../reply.js';
 import { route } from '../router.js';
 import type { Ctx, EmulatorState, Reply } from '../types.js';
@@ -108,8 +109,28 @@ function withReferral(
   if (!referral) return notFound(c, 'Referral');
   const input = (jsonBody(c) ?? {}) as Record<string, unknown>;
   const perRequest = typeof input.webhook_url === 'string' ? input.webhook_url : undefined;
+  // Whoever can reach this route names the URL: the emulator posts for them only to a receiver on
+  // this machine (`webhook listen`), never to another host.
+  if (perRequest !== undefined && !isLocalReceiver(perRequest)) {
+    return {
+      status: 422,
+      body: {
+        error:
+          'webhook_url must be a receiver on this machine (http://127.0.0.1:PORT/…); the emulator posts nowhere else',
+      },
+    };
+  }
   if (needsUrl !== 'optional' && !s.webhooks.configured && !(needsUrl === 'per-request' && perRequest)) {
     return { status: 409, body: { error: 'no webhook URL: start the emulator with --webhook-url URL' } };
   }
   return fn(referral, input, new Date().toISOString(), perRequest);
+}
+
+function isLocalReceiver(url: string): boolean {
+  try {
+    const u = new URL(url);
+    return (u.protocol === 'http:' || u.protocol === 'https:') && isLoopbackHost(u.hostname);
+  } catch {
+    return false;
+  }
 }
