@@ -2,7 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { bothForms, expectUsageError, hasEscapes, piped } from '../fake-io.js';
 import { mockFixture } from '../helpers.js';
 
-const fx = mockFixture();
+const fx = mockFixture({ referrals: 60 });
 beforeAll(() => fx.start());
 afterAll(() => fx.stop());
 beforeEach(() => fx.reset());
@@ -26,10 +26,10 @@ describe('imaging api', () => {
   });
 
   it('--paginate follows every page into one array', async () => {
-    const r = await piped(['api', '/referrals?per_page=100', '--paginate'], { env: fx.env() });
+    const r = await piped(['api', '/referrals?per_page=25', '--paginate'], { env: fx.env() });
     expect(r.code).toBe(0);
     const all = JSON.parse(r.stdout);
-    expect(all).toHaveLength(300);
+    expect(all).toHaveLength(60);
     expect(fx.apiRequests()).toHaveLength(3);
   });
 

@@ -10,7 +10,7 @@ import {
 } from '../../fake-io.js';
 import { mockFixture } from '../../helpers.js';
 
-const fx = mockFixture();
+const fx = mockFixture({ referrals: 60 });
 beforeAll(() => fx.start());
 afterAll(() => fx.stop());
 beforeEach(() => fx.reset());
@@ -25,7 +25,7 @@ describe('imaging referrals list', () => {
       ['REFERENCE', 'STATUS', 'LINE OF BUSINESS', 'PATIENT', 'VISITS', 'MOST ADVANCED VISIT', 'ID'],
       page.map((r: { reference: string }) => r.reference),
     );
-    const next = 'Page 1 of 12 (300 referrals). Next: --page 2, or --all.\n';
+    const next = 'Page 1 of 3 (60 referrals). Next: --page 2, or --all.\n';
     expect(forms.piped.stderr).toBe(next);
     expect(forms.terminal.stderr.endsWith(next)).toBe(true);
     expect(forms.terminal.stderr).toMatch(/^Left out: .*\(--wide shows all\)\n/);
@@ -40,29 +40,29 @@ describe('imaging referrals list', () => {
       env: fx.env(),
     });
     expect(terminal.code).toBe(0);
-    expect(plain(terminal.stderr)).toMatch(/Listing referrals .*3\/3 pages {2}300 records/);
+    expect(plain(terminal.stderr)).toMatch(/Listing referrals .*(\d+)\/\1 pages {2}60 records/);
     expect(terminal.stderr).toContain('\u001b[?25h'); // the cursor is shown again
     expect(p.code).toBe(0);
     expect(p.stderr).toBe('');
     expect(hasEscapes(p.stdout)).toBe(false);
     const ids = lines(p.stdout);
     expect(ids[0]).toBe('ID');
-    expect(ids).toHaveLength(301);
-    expect(new Set(ids).size).toBe(301);
+    expect(ids).toHaveLength(61);
+    expect(new Set(ids).size).toBe(61);
     expect(lines(plain(terminal.stdout))).toEqual(ids);
   });
 
   it('writes NDJSON and CSV of every referral for scripts', async () => {
     const nd = await piped(['referrals', 'list', '--all', '--format', 'ndjson'], { env: fx.env() });
     const records = lines(nd.stdout).map((l) => JSON.parse(l));
-    expect(records).toHaveLength(300);
+    expect(records).toHaveLength(60);
     const csv = await piped(['referrals', 'list', '--all', '--format', 'csv', '--fields', 'id,reference'], {
       env: fx.env(),
     });
     const rows = csv.stdout.split('\r\n');
     expect(rows[0]).toBe('id,reference');
     expect(rows[1]).toBe(`${records[0].id},${records[0].reference}`);
-    expect(rows).toHaveLength(302);
+    expect(rows).toHaveLength(62);
   });
 
   it('refuses --concurrency without --all, before any request', async () => {
