@@ -38,12 +38,9 @@ export const hasEscapes = (text: string): boolean => text.includes('\u001b');
 
 /** The widest line as a person sees it (escapes removed). */
 export const widest = (text: string): number =>
-  Math.max(
-    0,
-    ...plain(text)
-      .split('\n')
-      .map((l) => [...l].length),
-  );
+  plain(text)
+    .split('\n')
+    .reduce((most, line) => Math.max(most, [...line].length), 0);
 
 /** The lines of a command's output, without the final line break. */
 export const lines = (text: string): string[] => text.replace(/\n$/, '').split('\n');
@@ -62,8 +59,8 @@ export function expectUsageError(r: RunResult, message: RegExp, requestsSeen: nu
 }
 
 /**
- * A table in both forms. On the terminal: coloured headers, no line wider than 80 columns, every
- * row's key visible. Piped: no escapes anywhere, exactly `headers` as the first line and one line
+ * A table in both forms. On the terminal: bold headers, no line wider than 80 columns, the first
+ * word of every row's key shown. Piped: no escapes anywhere, exactly `headers` as the first line and one line
  * per row, in order, each starting with its key.
  */
 export function expectTableForms(forms: Forms, headers: readonly string[], keys: readonly string[]): void {
