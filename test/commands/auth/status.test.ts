@@ -46,10 +46,20 @@ describe('imaging auth status', () => {
     expect(r.stdout).not.toContain(TOKEN);
   });
 
-  it('--check makes one request for the environment that has a token, and says the result', async () => {
+  it('--check asks the API once, for the one environment that can be asked, and says how each went', async () => {
     const r = await piped(['auth', 'status', '--check'], { env: fx.env() });
     expect(r.code).toBe(0);
-    expect(fx.apiRequests().length).toBeGreaterThan(0);
+    expect(fx.apiRequests()).toHaveLength(1);
+    const rows = lines(r.stdout);
+    expect(rows[0]!.trim().split(/ {2,}/)).toEqual([
+      'ENVIRONMENT',
+      'BASE URL',
+      'TOKEN',
+      'TOKEN ORIGIN',
+      'CHECK',
+    ]);
+    expect(rows[1]).toMatch(/^ {3}sandbox .* no base URL$/);
+    expect(rows[3]).toMatch(/^\* +local .* ok$/);
   });
 
   it('takes no argument', async () => {

@@ -27,6 +27,19 @@ describe('imaging law-firms search', () => {
     for (const firm of json) expect(forms.piped.stdout).toContain(firm.id);
   });
 
+  it('writes CSV a spreadsheet opens safely: quotes where needed, formulas defused', async () => {
+    const r = await piped(['law-firms', 'search', 'injury', '--format', 'csv'], { env: fx.env() });
+    expect(r.code).toBe(0);
+    const rows = r.stdout.split('\r\n');
+    expect(rows[0]).toBe('id,name,address_line_1,address_line_2,city,state,zipcode');
+    expect(rows).toContain(
+      "dcd9df82-efc1-4ec2-9348-03008c763778,'=Equity Injury Lawyers,12 Main St,,Dallas,TX,75201",
+    );
+    expect(rows).toContain(
+      'fa7ba249-ffa7-454e-9a98-e2ea9156f805,"Friedman ""The Hammer"" Injury Law",9 Lake Ave,,Rochester,NY,14608',
+    );
+  });
+
   it('says so when nothing matches, and exits 0', async () => {
     const { terminal, piped: p } = await bothForms(['law-firms', 'search', 'zzzqqq'], { env: fx.env() });
     for (const r of [terminal, p]) {
