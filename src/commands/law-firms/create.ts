@@ -3,8 +3,8 @@ import { expectTexts, kindOf, readingAnswer } from '../../api/shape.js';
 import type { LawFirm } from '../../api/types.js';
 import { UnreadableAnswerError, UsageError } from '../../errors.js';
 import { selectFields } from '../../output/fields.js';
-import { LAW_FIRM_FIELDS, LAW_FIRM_TEXT, lawFirmFields } from '../../resources/law-firms.js';
 import { write } from '../../output/write.js';
+import { LAW_FIRM_FIELDS, LAW_FIRM_TEXT, lawFirmFields } from '../../resources/law-firms.js';
 import { defineCommand } from '../define.js';
 import { text } from '../options.js';
 
