@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 
@@ -48,41 +48,32 @@ function libraryPath(): string {
   }
 }
 
-async function call(
-  op: 'get' | 'set' | 'delete',
-  account: string,
-  env: NodeJS.ProcessEnv,
-  secret = '',
-): Promise<unknown> {
+/**
+ * One keychain call in a child process, synchronously: a token is read where the request is built,
+ * and nothing else can happen before it is there. The child is killed when the time is up.
+ */
+function call(op: 'get' | 'set' | 'delete', account: string, env: NodeJS.ProcessEnv, secret = ''): unknown {
   if (env.IMAGING_KEYCHAIN === 'off') throw new KeychainUnavailable('IMAGING_KEYCHAIN=off');
-  const child = spawn(process.execPath, ['-e', CHILD, op, SERVICE, account, libraryPath()], {
+  const child = spawnSync(process.execPath, ['-e', CHILD, op, SERVICE, account, libraryPath()], {
     env,
+    input: secret,
     stdio: ['pipe', 'pipe', 'ignore'],
+    timeout: KEYCHAIN_TIMEOUT_MS,
+    killSignal: 'SIGKILL',
+    maxBuffer: 1024 * 1024,
   });
-  const out: Buffer[] = [];
-  child.stdout.on('data', (c: Buffer) => out.push(c));
-  child.stdin.on('error', () => {}); // a child that died early: its exit says why
-  child.stdin.end(secret);
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    child.kill('SIGKILL');
-  }, KEYCHAIN_TIMEOUT_MS);
-  const code = await new Promise<number | null>((resolve) => {
-    child.on('error', () => resolve(null));
-    child.on('close', (c) => resolve(c));
-  });
-  clearTimeout(timer);
-  if (timedOut)
+  if ((child.error as NodeJS.ErrnoException | undefined)?.code === 'ETIMEDOUT')
     throw new KeychainUnavailable(
       `the OS keychain did not answer within ${KEYCHAIN_TIMEOUT_MS / 1000} s`,
       true,
     );
   let answer: { value?: unknown; error?: string };
   try {
-    answer = JSON.parse(Buffer.concat(out).toString('utf8'));
+    answer = JSON.parse(child.stdout.toString('utf8'));
   } catch {
-    throw new KeychainUnavailable(`the keychain helper stopped (exit ${code ?? 'unknown'})`);
+    throw new KeychainUnavailable(
+      `the keychain helper stopped (exit ${child.status ?? child.signal ?? 'unknown'})`,
+    );
   }
   if (answer.error !== undefined) throw new KeychainUnavailable(answer.error);
   return answer.value;
@@ -94,17 +85,17 @@ export function keychainAccount(env: string, origin: string | undefined): string
 }
 
 /** Stores the token; throws KeychainUnavailable when no keychain takes it. */
-export async function keychainStore(account: string, token: string, env: NodeJS.ProcessEnv): Promise<void> {
-  await call('set', account, env, token);
+export function keychainStore(account: string, token: string, env: NodeJS.ProcessEnv): void {
+  call('set', account, env, token);
 }
 
 /** The stored token, or null when the keychain has none under that account. */
-export async function keychainRead(account: string, env: NodeJS.ProcessEnv): Promise<string | null> {
-  const value = await call('get', account, env);
+export function keychainRead(account: string, env: NodeJS.ProcessEnv): string | null {
+  const value = call('get', account, env);
   return typeof value === 'string' ? value : null;
 }
 
 /** Removes the token; false when there was none. */
-export async function keychainRemove(account: string, env: NodeJS.ProcessEnv): Promise<boolean> {
-  return (await call('delete', account, env)) === true;
+export function keychainRemove(account: string, env: NodeJS.ProcessEnv): boolean {
+  return call('delete', account, env) === true;
 }
