@@ -1,0 +1,101 @@
+import { spawnSync } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+
+/**
+ * Tokens in the OS credential store (macOS Keychain, Windows Credential Manager, the Secret Service
+ * on Linux) through @napi-rs/keyring. Each call runs in a child process: the library talks to D-Bus
+ * synchronously, so a bus that never answers would hold this process for ever, and only a child
+ * can be killed when the time is up. The token travels through the child's pipes, never its argv.
+ */
+
+const SERVICE = 'imaging';
+export const KEYCHAIN_TIMEOUT_MS = 3000;
+
+/** No keychain took the call: none on this machine, none reachable, or none answered in time. */
+export class KeychainUnavailable extends Error {
+  constructor(
+    readonly reason: string,
+    readonly timedOut = false,
+  ) {
+    super(reason);
+  }
+}
+
+// Runs in the child: `node -e CHILD op service account library`, the secret on stdin.
+const CHILD = `
+const [op, service, account, library] = process.argv.slice(1);
+const chunks = [];
+process.stdin.on('data', (c) => chunks.push(c)).on('end', () => {
+  let answer;
+  try {
+    const entry = new (require(library).Entry)(service, account);
+    if (op === 'get') answer = { value: entry.getPassword() };
+    else if (op === 'set') answer = { value: (entry.setPassword(Buffer.concat(chunks).toString('utf8')), true) };
+    else answer = { value: entry.deleteCredential() };
+  } catch (err) {
+    answer = { error: String((err && err.message) || err) };
+  }
+  process.stdout.write(JSON.stringify(answer));
+});`;
+
+function libraryPath(): string {
+  const here = typeof __dirname === 'string' ? __dirname : process.cwd();
+  try {
+    return createRequire(join(here, 'keychain.js')).resolve('@napi-rs/keyring');
+  } catch {
+    throw new KeychainUnavailable('the keychain library is not installed for this platform');
+  }
+}
+
+/**
+ * One keychain call in a child process, synchronously: a token is read where the request is built,
+ * and nothing else can happen before it is there. The child is killed when the time is up.
+ */
+function call(op: 'get' | 'set' | 'delete', account: string, env: NodeJS.ProcessEnv, secret = ''): unknown {
+  if (env.IMAGING_KEYCHAIN === 'off') throw new KeychainUnavailable('IMAGING_KEYCHAIN=off');
+  const child = spawnSync(process.execPath, ['-e', CHILD, op, SERVICE, account, libraryPath()], {
+    env,
+    input: secret,
+    stdio: ['pipe', 'pipe', 'ignore'],
+    timeout: KEYCHAIN_TIMEOUT_MS,
+    killSignal: 'SIGKILL',
+    maxBuffer: 1024 * 1024,
+  });
+  if ((child.error as NodeJS.ErrnoException | undefined)?.code === 'ETIMEDOUT')
+    throw new KeychainUnavailable(
+      `the OS keychain did not answer within ${KEYCHAIN_TIMEOUT_MS / 1000} s`,
+      true,
+    );
+  let answer: { value?: unknown; error?: string };
+  try {
+    answer = JSON.parse(child.stdout.toString('utf8'));
+  } catch {
+    throw new KeychainUnavailable(
+      `the keychain helper stopped (exit ${child.status ?? child.signal ?? 'unknown'})`,
+    );
+  }
+  if (answer.error !== undefined) throw new KeychainUnavailable(answer.error);
+  return answer.value;
+}
+
+/** The account a token is kept under: the environment and the origin it belongs to. */
+export function keychainAccount(env: string, origin: string | undefined): string {
+  return origin ? `${env} ${origin}` : env;
+}
+
+/** Stores the token; throws KeychainUnavailable when no keychain takes it. */
+export function keychainStore(account: string, token: string, env: NodeJS.ProcessEnv): void {
+  call('set', account, env, token);
+}
+
+/** The stored token, or null when the keychain has none under that account. */
+export function keychainRead(account: string, env: NodeJS.ProcessEnv): string | null {
+  const value = call('get', account, env);
+  return typeof value === 'string' ? value : null;
+}
+
+/** Removes the token; false when there was none. */
+export function keychainRemove(account: string, env: NodeJS.ProcessEnv): boolean {
+  return call('delete', account, env) === true;
+}

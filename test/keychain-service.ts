@@ -1,0 +1,58 @@
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/** Whether a real Secret Service can be started here (gnome-keyring and a D-Bus session daemon). */
+export function secretServiceMissing(): string | undefined {
+  for (const tool of ['dbus-daemon', 'gnome-keyring-daemon']) {
+    try {
+      execFileSync('sh', ['-c', `command -v ${tool}`], { stdio: 'ignore' });
+    } catch {
+      return `${tool} is not installed (apt-get install dbus gnome-keyring; .ci/run installs them)`;
+    }
+  }
+  return undefined;
+}
+
+export interface SecretService {
+  /** The environment a process needs to reach this service. */
+  env: NodeJS.ProcessEnv;
+  stop(): void;
+}
+
+/** A private D-Bus session with gnome-keyring's Secret Service, its login collection unlocked. */
+export async function startSecretService(): Promise<SecretService> {
+  const home = mkdtempSync(join(tmpdir(), 'imaging-keyring-'));
+  const bus: ChildProcess = spawn('dbus-daemon', ['--session', '--nofork', '--print-address=1'], {
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  const address = await new Promise<string>((resolve, reject) => {
+    let text = '';
+    bus.stdout!.on('data', (c: Buffer) => {
+      text += c.toString();
+      if (text.includes('\n')) resolve(text.trim().split('\n')[0]!);
+    });
+    bus.on('exit', () => reject(new Error('dbus-daemon stopped')));
+  });
+  const env = {
+    ...process.env,
+    HOME: home,
+    XDG_DATA_HOME: join(home, 'data'),
+    XDG_RUNTIME_DIR: home,
+    DBUS_SESSION_BUS_ADDRESS: address,
+  };
+  execFileSync('gnome-keyring-daemon', ['--unlock', '--components=secrets', '--daemonize'], {
+    env,
+    input: 'test-password\n',
+    stdio: ['pipe', 'ignore', 'ignore'],
+  });
+  return {
+    env,
+    stop() {
+      // gnome-keyring-daemon leaves when its session bus goes.
+      bus.kill();
+      rmSync(home, { recursive: true, force: true });
+    },
+  };
+}
