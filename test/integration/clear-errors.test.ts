@@ -188,8 +188,11 @@ describe('sso --open prints the URL unless the browser confirmed (item 12)', () 
   });
 
   it('a browser that exits 0 opened it: the URL is not printed', async () => {
+    // It reads the page it is given, as a browser does (the page is kept until then).
+    const browser = join(dir.path, 'browser.sh');
+    writeFileSync(browser, `#!/bin/sh\ncat "\${1#file://}" >/dev/null\n`, { mode: 0o700 });
     const r = await run(['sso', '--open'], {
-      env: fx.env({ BROWSER: 'true', IMAGING_TOKEN: 'mock-sso-open' }),
+      env: fx.env({ BROWSER: browser, IMAGING_TOKEN: 'mock-sso-open' }),
     });
     expect(r.code).toBe(0);
     expect(r.stdout).toBe('');
