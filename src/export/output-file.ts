@@ -86,63 +86,15 @@ export class AtomicFile {
       const file = code === 'ENOTDIR' ? fileInPath(target) : undefined;
       return new CliError(`cannot write ${target}: ${file ? `${file} is not a folder` : reasonOf(err)}`, 2);
     };
-    let where: Resolved | undefined;
-    let st: Stats | undefined;
-    try {
-      where = resolveTarget(abs);
-      if (where.fd === undefined) {
-        const own = statOrUndefined(where.path, true);
-        if (own) checkShared(where.path, own);
-      }
-      st = statOrUndefined(where.path, false);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'EACCES')
-        throw new CliError(
-          `cannot write ${target}: permission denied (this user cannot open the folder ${dirname(abs)})`,
-          2,
-        );
-      if (where?.fd !== undefined && ['ENOENT', 'EBADF'].includes((err as NodeJS.ErrnoException).code ?? ''))
-        throw notOpen(target, where.fd);
-      throw fail(err);
-    }
-    if (where.fd !== undefined && !st) throw notOpen(target, where.fd);
-    if (where.fd !== undefined && where.fd > 2 && st) checkDescriptor(target, where.fd, st);
-    if (st?.isDirectory())
-      throw new CliError(
-        `cannot write ${target}: it is a folder`,
-        2,
-        'Give a file name, e.g. -o referrals.csv',
-      );
+    const { where, st } = locate(target, abs, fail);
 
     // The same file as our standard output (/dev/stdout, /dev/fd/1): written there, never reopened.
     const special = where.fd !== undefined || /^\/(proc\/|dev\/(fd\/|std(in|out|err)$))/.test(abs);
     if (st && opts.stdout && sameAsStdout(st) && (abs !== where.path || !st.isFile() || special)) {
       return new AtomicFile(target, abs, 'stdout', AtomicFile.stdout(opts.stdout).stream);
     }
-    if (st && (!st.isFile() || special)) {
-      // Never followed at the last name (the path is resolved): O_NOFOLLOW, except a descriptor's magic link.
-      const flags = C.O_WRONLY | (where.fd === undefined ? C.O_NOFOLLOW : 0);
-      let fd: number;
-      try {
-        fd = st.isFIFO()
-          ? await openFifo(where.path, flags, opts.signal, opts.onWait)
-          : openSync(where.path, flags | C.O_APPEND);
-        const opened = fstatSync(fd);
-        if (where.fd === undefined && !mine(opened) && othersMayWrite(statSync(dirname(where.path))))
-          throw new ForeignEntry(where.path, opened);
-      } catch (err) {
-        if (opts.signal?.aborted) throw opts.signal.reason;
-        if ((err as NodeJS.ErrnoException).code === 'ENXIO' && st.isSocket())
-          throw new CliError(`cannot write ${target}: it is a socket`, 2);
-        throw fail(err);
-      }
-      if (st.isFIFO()) {
-        // Written without blocking: a reader that stops reading never pins a thread, so Ctrl-C still ends the process.
-        const { Socket } = await import('node:net');
-        return new AtomicFile(target, abs, 'direct', new Socket({ fd, readable: false, writable: true }));
-      }
-      return new AtomicFile(target, abs, 'direct', new FdWriter(fd, true, st.isFile()));
-    }
+    if (st && (!st.isFile() || special))
+      return new AtomicFile(target, abs, 'direct', await openDirect(target, where, st, opts, fail));
     // A file this user may not write is not replaced behind its owner's back (as `>` would refuse).
     if (st && !writable(where.path))
       throw new CliError(
@@ -248,6 +200,74 @@ export class ForeignEntry extends Error {
 export function checkShared(path: string, st: Stats): void {
   if (mine(st)) return;
   if (othersMayWrite(statSync(dirname(path)))) throw new ForeignEntry(path, st);
+}
+
+/** The resolved target and what is there now, or the refusal (before any request). */
+function locate(
+  target: string,
+  abs: string,
+  fail: (err: unknown) => CliError,
+): { where: Resolved; st?: Stats } {
+  let where: Resolved | undefined;
+  let st: Stats | undefined;
+  try {
+    where = resolveTarget(abs);
+    if (where.fd === undefined) {
+      const own = statOrUndefined(where.path, true);
+      if (own) checkShared(where.path, own);
+    }
+    st = statOrUndefined(where.path, false);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EACCES')
+      throw new CliError(
+        `cannot write ${target}: permission denied (this user cannot open the folder ${dirname(abs)})`,
+        2,
+      );
+    if (where?.fd !== undefined && ['ENOENT', 'EBADF'].includes((err as NodeJS.ErrnoException).code ?? ''))
+      throw notOpen(target, where.fd);
+    throw fail(err);
+  }
+  if (where.fd !== undefined && !st) throw notOpen(target, where.fd);
+  if (where.fd !== undefined && where.fd > 2 && st) checkDescriptor(target, where.fd, st);
+  if (st?.isDirectory())
+    throw new CliError(
+      `cannot write ${target}: it is a folder`,
+      2,
+      'Give a file name, e.g. -o referrals.csv',
+    );
+  return st ? { where, st } : { where };
+}
+
+/** A device, a FIFO or a descriptor: written as it is, never replaced. */
+async function openDirect(
+  target: string,
+  where: Resolved,
+  st: Stats,
+  opts: { signal?: AbortSignal; onWait?: () => void },
+  fail: (err: unknown) => CliError,
+): Promise<Writable> {
+  // Never followed at the last name (the path is resolved): O_NOFOLLOW, except a descriptor's magic link.
+  const flags = C.O_WRONLY | (where.fd === undefined ? C.O_NOFOLLOW : 0);
+  let fd: number;
+  try {
+    fd = st.isFIFO()
+      ? await openFifo(where.path, flags, opts.signal, opts.onWait)
+      : openSync(where.path, flags | C.O_APPEND);
+    const opened = fstatSync(fd);
+    if (where.fd === undefined && !mine(opened) && othersMayWrite(statSync(dirname(where.path))))
+      throw new ForeignEntry(where.path, opened);
+  } catch (err) {
+    if (opts.signal?.aborted) throw opts.signal.reason;
+    if ((err as NodeJS.ErrnoException).code === 'ENXIO' && st.isSocket())
+      throw new CliError(`cannot write ${target}: it is a socket`, 2);
+    throw fail(err);
+  }
+  if (st.isFIFO()) {
+    // Written without blocking: a reader that stops reading never pins a thread, so Ctrl-C still ends the process.
+    const { Socket } = await import('node:net');
+    return new Socket({ fd, readable: false, writable: true });
+  }
+  return new FdWriter(fd, true, st.isFile());
 }
 
 function refuseForeign(target: string, err: ForeignEntry): CliError {
