@@ -344,23 +344,24 @@ export function buildProgram(io: IO, runner: Runner): Command {
   // `imaging help referrals get` is `imaging referrals get --help` (commander's own help command
   // reads one word only). An unknown command or verb is parsed without --help, so that it says so
   // (with a suggestion) instead of showing the nearest help with exit 0.
-  program
+  const helpCommand = program
     .command('help')
     .argument('[command...]')
-    .description('show help for a command (imaging help referrals get)')
-    .action(async (words: string[]) => {
-      const top = program.commands.find((c) => c.name() === words[0] && c.name() !== 'help');
-      if (!top) {
-        if (!words.length) program.help();
-        await program.parseAsync(words, { from: 'user' });
-        return;
-      }
-      await build(top);
-      // A top-level command takes no verb: `help cpt 73721` is the help of cpt, not a lookup.
-      const path = top.commands.length ? words.slice(0, 2) : words.slice(0, 1);
-      const known = path.length === 1 || top.commands.some((c) => c.name() === path[1]);
-      await program.parseAsync(known ? [...path, '--help'] : path, { from: 'user' });
-    });
+    .description('show help for a command (imaging help referrals get)');
+  addGlobals(helpCommand, 'command');
+  helpCommand.action(async (words: string[]) => {
+    const top = program.commands.find((c) => c.name() === words[0] && c.name() !== 'help');
+    if (!top) {
+      if (!words.length) program.help();
+      await program.parseAsync(words, { from: 'user' });
+      return;
+    }
+    await build(top);
+    // A top-level command takes no verb: `help cpt 73721` is the help of cpt, not a lookup.
+    const path = top.commands.length ? words.slice(0, 2) : words.slice(0, 1);
+    const known = path.length === 1 || top.commands.some((c) => c.name() === path[1]);
+    await program.parseAsync(known ? [...path, '--help'] : path, { from: 'user' });
+  });
   return program;
 }
 
