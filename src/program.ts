@@ -301,8 +301,9 @@ export function buildProgram(io: IO, runner: Runner): Command {
   const built = new Set<Command>();
   /** The invoked group's commands (or the top-level command) from their definitions. */
   const build = async (cmd: Command) => {
-    if (built.has(cmd) || cmd.name() === 'help') return;
+    if (built.has(cmd)) return;
     built.add(cmd);
+    if (cmd.name() === 'help') return addGlobals(cmd, 'command');
     const entries = COMMANDS.filter((c) => c.path[0] === cmd.name());
     const defs = await Promise.all(entries.map(async (e) => (await e.load()).default));
     if (entries.length === 1 && entries[0]!.path.length === 1)
@@ -348,7 +349,6 @@ export function buildProgram(io: IO, runner: Runner): Command {
     .command('help')
     .argument('[command...]')
     .description('show help for a command (imaging help referrals get)');
-  addGlobals(helpCommand, 'command');
   helpCommand.action(async (words: string[]) => {
     const top = program.commands.find((c) => c.name() === words[0] && c.name() !== 'help');
     if (!top) {

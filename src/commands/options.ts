@@ -6,7 +6,7 @@ import { num } from '../util/plural.js';
  * value (`--per-page` -> `perPage`); `InferOptions` turns that object into the type `run()` gets,
  * so renaming an option is a type error in its handler. Pure checks (whole numbers, ranges,
  * choices) run here, while parsing: a usage error (exit 2) before any request. Nothing here
- * imports commander: program.ts turns an `OptionValueError` into commander's own message.
+ * imports commander: program.ts turns an `OptionValueError` into a usage error naming the option.
  */
 
 export type OptionKind = 'flag' | 'negate' | 'int' | 'port' | 'text' | 'file' | 'choice' | 'list' | 'pairs';
