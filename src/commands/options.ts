@@ -88,7 +88,8 @@ export function int(
     defaultValue: opts.default,
     parse: (value) => {
       const v = value.trim();
-      if (!/^\d+$/.test(v)) throw new OptionValueError(`${name} must be a whole number, not "${value}".`);
+      // Text that is no number is not quoted back: a paste gone wrong may be a secret.
+      if (!/^\d+$/.test(v)) throw new OptionValueError(`${name} must be a whole number.`);
       const n = Number(v);
       if (n < min || n > max)
         throw new OptionValueError(
@@ -120,7 +121,7 @@ export function port(
     parse: (value) => {
       const v = value.trim();
       if (!/^\d+$/.test(v) || Number(v) > 65535)
-        throw new OptionValueError(`must be a port from 0 to 65535, not "${value}".`);
+        throw new OptionValueError('must be a port from 0 to 65535.');
       return Number(v);
     },
   };
@@ -181,7 +182,7 @@ export function pairs(flags: string, description: string): OptionSpec<Array<[str
     description,
     parse: (value, previous) => {
       const i = value.indexOf('=');
-      if (i <= 0) throw new OptionValueError(`expected KEY=VALUE, not "${value}".`);
+      if (i <= 0) throw new OptionValueError('expected KEY=VALUE.');
       return [...(previous ?? []), [value.slice(0, i), value.slice(i + 1)]];
     },
   };
