@@ -291,6 +291,11 @@ export function buildProgram(io: IO, runner: Runner): Command {
   return program;
 }
 
+/** Whether --no-color was given on any command parsed so far (a parser error's colour). */
+export function noColorGiven(cmd: Command): boolean {
+  return cmd.getOptionValue('color') === false || cmd.commands.some(noColorGiven);
+}
+
 /** What root help prints after the name of a top-level command not built (the registry's usage). */
 const USAGE = new WeakMap<Command, string>();
 
