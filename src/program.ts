@@ -378,8 +378,8 @@ function defineOn(cmd: Command, def: AnyCommand, summary: string, io: IO, runner
   });
 }
 
-/** A definition's arguments and options on its commander command (examples: buildProgram). */
-export function addDefinition(cmd: Command, def: AnyCommand): void {
+/** A definition's arguments and options on its commander command. */
+function addDefinition(cmd: Command, def: AnyCommand): void {
   for (const a of def.args ?? []) cmd.argument(a.name, a.description);
   for (const [key, spec] of Object.entries((def.options ?? {}) as OptionSpecs)) {
     const option = toOption(spec);
