@@ -1,4 +1,4 @@
-import { CommanderError } from 'commander';
+import { type Command, CommanderError } from 'commander';
 import { Context, type ContextDeps, processIO } from './context.js';
 import {
   ApiError,
@@ -11,9 +11,9 @@ import {
   stopExitCode,
   type TokenOrigin,
 } from './errors.js';
-import type { IO } from './io.js';
+import { colorLevel, type IO } from './io.js';
 import { HumanStream, joinSafe, paint, type SafeText, safe } from './output/text.js';
-import { buildProgram } from './program.js';
+import { buildProgram, noColorGiven } from './program.js';
 import { runForcedExitTasks } from './util/cleanup.js';
 
 /**
@@ -32,6 +32,7 @@ export async function main(argv: string[], deps: MainDeps = {}): Promise<number>
   const env = deps.env ?? process.env;
   let exitCode: number = ExitCode.ok;
   let ctx: Context | undefined;
+  let program: Command | undefined;
   const controller = new AbortController();
   const signal = deps.signal ?? controller.signal;
   let finished = false;
@@ -52,7 +53,7 @@ export async function main(argv: string[], deps: MainDeps = {}): Promise<number>
   if (ownSignals) for (const [sig, handler] of handlers) process.on(sig, handler);
 
   try {
-    const program = buildProgram(io, async (def, args, opts, globals) => {
+    program = buildProgram(io, async (def, args, opts, globals) => {
       ctx = new Context({ ...deps, io, env, globals, signal, argv, formats: def.formats });
       exitCode = (await def.run(ctx, args as string[], opts)) ?? ExitCode.ok;
       if (exitCode === ExitCode.ok) ctx.commitCache();
@@ -80,7 +81,11 @@ export async function main(argv: string[], deps: MainDeps = {}): Promise<number>
         const verbose = Boolean(ctx?.globals.verbose);
         // Wrapped to the terminal's width first (never mid-word), then coloured.
         const block = new HumanStream(io.stderr, io.stderrIsTTY ? io.errColumns : undefined);
-        block.write(await colourError(block.fit(formatError(shown, { verbose })), ctx));
+        // A parser error comes before any Context: coloured by the same rule, from what was parsed.
+        const colour = ctx
+          ? ctx.colorLevel('stderr') > 0
+          : colorLevel(io, env, program !== undefined && noColorGiven(program), 'stderr') > 0;
+        block.write(await colourError(block.fit(formatError(shown, { verbose })), colour));
       }
     }
   } finally {
@@ -110,8 +115,7 @@ function tokenOrigin(ctx: Context): TokenOrigin | undefined {
  * The tool's own colour on the error block (chalk, loaded only when colour is on); the block itself
  * is already cleaned by formatError.
  */
-async function colourError(text: string, ctx: Context | undefined): Promise<SafeText> {
-  const on = Boolean(ctx && ctx.colorLevel('stderr') > 0);
+async function colourError(text: string, on: boolean): Promise<SafeText> {
   const chalk = on ? new (await import('chalk')).Chalk({ level: 1 }) : undefined;
   let hinted = false;
   const lines = text.split('\n').map((line) => {

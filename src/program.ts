@@ -246,48 +246,16 @@ export function buildProgram(io: IO, runner: Runner): Command {
     .version(VERSION, '-V, --version', 'print the version')
     .helpOption('-h, --help', 'show help')
     .enablePositionalOptions()
-    .configureHelp({
-      showGlobalOptions: true,
-      // Long terms (`api [options] <method-or-path> [path]`) would leave the descriptions under
-      // commander's 40 cells, which it then stops wrapping ("sign test e / vents" at 80 columns):
-      // the term column is capped, and a longer term gets a line of its own.
-      minWidthToWrap: 24,
-      padWidth: (cmd, helper) => {
-        const cap = Math.max(10, (helper.helpWidth ?? 80) - 44);
-        const terms = [
-          ...helper.visibleArguments(cmd).map((a) => helper.argumentTerm(a)),
-          ...helper.visibleOptions(cmd).map((o) => helper.optionTerm(o)),
-          ...helper.visibleGlobalOptions(cmd).map((o) => helper.optionTerm(o)),
-          ...helper.visibleCommands(cmd).map((c) => helper.subcommandTerm(c)),
-        ].map((t) => helper.displayWidth(t));
-        return Math.max(0, ...terms.filter((w) => w <= cap));
-      },
-      formatItem: (term, termWidth, description, helper) => {
-        const base = Help.prototype.formatItem;
-        if (!description || helper.displayWidth(term) <= termWidth)
-          return base.call(helper, term, termWidth, description, helper);
-        return `  ${term}\n${base.call(helper, '', termWidth, description, helper)}`;
-      },
-      // Commands not built (not invoked) show the usage the registry gives for them.
-      subcommandTerm: (cmd) => {
-        const usage = termOf.get(cmd);
-        if (usage !== undefined && !DEFS.has(cmd)) return usage ? `${cmd.name()} ${usage}` : cmd.name();
-        const args = cmd.registeredArguments.map((a) => (a.required ? `<${a.name()}>` : `[${a.name()}]`));
-        const options = cmd.options.some((o) => !o.hidden);
-        return [cmd.name(), ...(options ? ['[options]'] : []), ...args].join(' ');
-      },
-    })
+    .configureHelp(HELP_LAYOUT)
     .helpCommand(false)
     .configureOutput(output)
     .exitOverride();
   addGlobals(program, 'program');
   program.addHelpText('after', () => afterHelp(io, ROOT_EXAMPLES, EXIT_CODES));
-
-  const termOf = new WeakMap<Command, string>();
   for (const entry of COMMANDS) {
     const [first, verb] = entry.path as [string, string | undefined];
     if (verb === undefined) {
-      termOf.set(program.command(first).description(entry.summary), entry.usage ?? '');
+      USAGE.set(program.command(first).description(entry.summary), entry.usage ?? '');
     } else if (!program.commands.some((c) => c.name() === first)) {
       const summary = GROUPS.find((g) => g.name === first)?.summary ?? '';
       program
@@ -297,48 +265,7 @@ export function buildProgram(io: IO, runner: Runner): Command {
         .addHelpText('after', () => afterHelp(io, []));
     }
   }
-
-  const built = new Set<Command>();
-  /** The invoked group's commands (or the top-level command) from their definitions. */
-  const build = async (cmd: Command) => {
-    if (built.has(cmd) || cmd.name() === 'help') return;
-    built.add(cmd);
-    const entries = COMMANDS.filter((c) => c.path[0] === cmd.name());
-    const defs = await Promise.all(entries.map(async (e) => (await e.load()).default));
-    if (entries.length === 1 && entries[0]!.path.length === 1)
-      return define(cmd, defs[0]!, entries[0]!.summary);
-    addGlobals(cmd, 'command');
-    for (const [i, e] of entries.entries()) define(cmd.command(e.path[1]!), defs[i]!, e.summary);
-  };
-  const define = (cmd: Command, def: AnyCommand, summary: string) => {
-    DEFS.set(cmd, def);
-    // The one-line summary heads the command's help too; a longer description follows it.
-    cmd.summary(summary).description(def.description ? `${summary}\n\n${def.description}` : summary);
-    addDefinition(cmd, def);
-    addGlobals(cmd, writesCsv(def) ? 'csv' : 'command');
-    if (def.formats) {
-      // The global --format as this command takes it (export: csv, ndjson, json), as completion says.
-      const formats = def.formats;
-      cmd.configureHelp({
-        ...cmd.configureHelp(),
-        optionDescription(this: Help, option: Option) {
-          return option.long === '--format'
-            ? formatDescription(formats)
-            : Help.prototype.optionDescription.call(this, option);
-        },
-      });
-    }
-    cmd.addHelpText('after', () =>
-      afterHelp(io, [...(def.examples ?? []), ...(HELP_EXAMPLES[def.path.join(' ')] ?? [])]),
-    );
-    cmd.action(async (...raw: unknown[]) => {
-      const self = raw[raw.length - 1] as Command;
-      const given = self.opts();
-      const opts: Record<string, unknown> = {};
-      for (const key of Object.keys(def.options ?? {})) opts[key] = given[key];
-      await runner(def, raw.slice(0, -2), opts, resolveGlobals(self, def));
-    });
-  };
+  const build = (cmd: Command) => buildCommand(cmd, io, runner);
   program.hook('preSubcommand', (_program, sub) => build(sub));
 
   // `imaging help referrals get` is `imaging referrals get --help` (commander's own help command
@@ -364,8 +291,95 @@ export function buildProgram(io: IO, runner: Runner): Command {
   return program;
 }
 
-/** A definition's arguments and options on its commander command (examples: buildProgram). */
-export function addDefinition(cmd: Command, def: AnyCommand): void {
+/** Whether --no-color was given on any command parsed so far (a parser error's colour). */
+export function noColorGiven(cmd: Command): boolean {
+  return cmd.getOptionValue('color') === false || cmd.commands.some(noColorGiven);
+}
+
+/** What root help prints after the name of a top-level command not built (the registry's usage). */
+const USAGE = new WeakMap<Command, string>();
+
+/** Commander's help, fitted: the layout of every command's help. */
+const HELP_LAYOUT: Partial<Help> = {
+  showGlobalOptions: true,
+  // Long terms (`api [options] <method-or-path> [path]`) would leave the descriptions under
+  // commander's 40 cells, which it then stops wrapping ("sign test e / vents" at 80 columns):
+  // the term column is capped, and a longer term gets a line of its own.
+  minWidthToWrap: 24,
+  padWidth: (cmd, helper) => {
+    const cap = Math.max(10, (helper.helpWidth ?? 80) - 44);
+    const terms = [
+      ...helper.visibleArguments(cmd).map((a) => helper.argumentTerm(a)),
+      ...helper.visibleOptions(cmd).map((o) => helper.optionTerm(o)),
+      ...helper.visibleGlobalOptions(cmd).map((o) => helper.optionTerm(o)),
+      ...helper.visibleCommands(cmd).map((c) => helper.subcommandTerm(c)),
+    ].map((t) => helper.displayWidth(t));
+    return Math.max(0, ...terms.filter((w) => w <= cap));
+  },
+  formatItem: (term, termWidth, description, helper) => {
+    const base = Help.prototype.formatItem;
+    if (!description || helper.displayWidth(term) <= termWidth)
+      return base.call(helper, term, termWidth, description, helper);
+    return `  ${term}\n${base.call(helper, '', termWidth, description, helper)}`;
+  },
+  // Commands not built (not invoked) show the usage the registry gives for them.
+  subcommandTerm: (cmd) => {
+    const usage = USAGE.get(cmd);
+    if (usage !== undefined && !DEFS.has(cmd)) return usage ? `${cmd.name()} ${usage}` : cmd.name();
+    const args = cmd.registeredArguments.map((a) => (a.required ? `<${a.name()}>` : `[${a.name()}]`));
+    const options = cmd.options.some((o) => !o.hidden);
+    return [cmd.name(), ...(options ? ['[options]'] : []), ...args].join(' ');
+  },
+};
+
+const BUILT = new WeakSet<Command>();
+
+/** The invoked group's commands (or the top-level command) from their definitions, once. */
+async function buildCommand(cmd: Command, io: IO, runner: Runner): Promise<void> {
+  if (BUILT.has(cmd)) return;
+  BUILT.add(cmd);
+  if (cmd.name() === 'help') return addGlobals(cmd, 'command');
+  const entries = COMMANDS.filter((c) => c.path[0] === cmd.name());
+  const defs = await Promise.all(entries.map(async (e) => (await e.load()).default));
+  if (entries.length === 1 && entries[0]!.path.length === 1)
+    return defineOn(cmd, defs[0]!, entries[0]!.summary, io, runner);
+  addGlobals(cmd, 'command');
+  for (const [i, e] of entries.entries()) defineOn(cmd.command(e.path[1]!), defs[i]!, e.summary, io, runner);
+}
+
+/** One command's definition on its commander command: help, options, and the handler's call. */
+function defineOn(cmd: Command, def: AnyCommand, summary: string, io: IO, runner: Runner): void {
+  DEFS.set(cmd, def);
+  // The one-line summary heads the command's help too; a longer description follows it.
+  cmd.summary(summary).description(def.description ? `${summary}\n\n${def.description}` : summary);
+  addDefinition(cmd, def);
+  addGlobals(cmd, writesCsv(def) ? 'csv' : 'command');
+  if (def.formats) {
+    // The global --format as this command takes it (export: csv, ndjson, json), as completion says.
+    const formats = def.formats;
+    cmd.configureHelp({
+      ...cmd.configureHelp(),
+      optionDescription(this: Help, option: Option) {
+        return option.long === '--format'
+          ? formatDescription(formats)
+          : Help.prototype.optionDescription.call(this, option);
+      },
+    });
+  }
+  cmd.addHelpText('after', () =>
+    afterHelp(io, [...(def.examples ?? []), ...(HELP_EXAMPLES[def.path.join(' ')] ?? [])]),
+  );
+  cmd.action(async (...raw: unknown[]) => {
+    const self = raw[raw.length - 1] as Command;
+    const given = self.opts();
+    const opts: Record<string, unknown> = {};
+    for (const key of Object.keys(def.options ?? {})) opts[key] = given[key];
+    await runner(def, raw.slice(0, -2), opts, resolveGlobals(self, def));
+  });
+}
+
+/** A definition's arguments and options on its commander command. */
+function addDefinition(cmd: Command, def: AnyCommand): void {
   for (const a of def.args ?? []) cmd.argument(a.name, a.description);
   for (const [key, spec] of Object.entries((def.options ?? {}) as OptionSpecs)) {
     const option = toOption(spec);

@@ -6,7 +6,7 @@ import { num } from '../util/plural.js';
  * value (`--per-page` -> `perPage`); `InferOptions` turns that object into the type `run()` gets,
  * so renaming an option is a type error in its handler. Pure checks (whole numbers, ranges,
  * choices) run here, while parsing: a usage error (exit 2) before any request. Nothing here
- * imports commander: program.ts turns an `OptionValueError` into commander's own message.
+ * imports commander: program.ts turns an `OptionValueError` into a usage error naming the option.
  */
 
 export type OptionKind = 'flag' | 'negate' | 'int' | 'port' | 'text' | 'file' | 'choice' | 'list' | 'pairs';
@@ -88,7 +88,8 @@ export function int(
     defaultValue: opts.default,
     parse: (value) => {
       const v = value.trim();
-      if (!/^\d+$/.test(v)) throw new OptionValueError(`${name} must be a whole number, not "${value}".`);
+      // Text that is no number is not quoted back: a paste gone wrong may be a secret.
+      if (!/^\d+$/.test(v)) throw new OptionValueError(`${name} must be a whole number.`);
       const n = Number(v);
       if (n < min || n > max)
         throw new OptionValueError(
@@ -120,7 +121,7 @@ export function port(
     parse: (value) => {
       const v = value.trim();
       if (!/^\d+$/.test(v) || Number(v) > 65535)
-        throw new OptionValueError(`must be a port from 0 to 65535, not "${value}".`);
+        throw new OptionValueError('must be a port from 0 to 65535.');
       return Number(v);
     },
   };
@@ -181,7 +182,7 @@ export function pairs(flags: string, description: string): OptionSpec<Array<[str
     description,
     parse: (value, previous) => {
       const i = value.indexOf('=');
-      if (i <= 0) throw new OptionValueError(`expected KEY=VALUE, not "${value}".`);
+      if (i <= 0) throw new OptionValueError('expected KEY=VALUE.');
       return [...(previous ?? []), [value.slice(0, i), value.slice(i + 1)]];
     },
   };

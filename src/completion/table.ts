@@ -50,7 +50,8 @@ export interface CompletionTable {
 
 // biome-ignore lint/suspicious/noExplicitAny: any spec
 export function optionEntry(spec: OptionSpec<any>): CompletionOption {
-  const value = /[<[]/.test(spec.flags);
+  // An optional value (--json [fields]) is not waited for: the next word may be a command.
+  const value = /</.test(spec.flags);
   const values = spec.values ?? spec.choices;
   return {
     flags: spec.flags.match(/-{1,2}[\w-]+/g) ?? [],

@@ -36,6 +36,25 @@ describe("the parser's refusals in the one error block", () => {
   });
 });
 
+describe("the parser's refusals look like every other error on a terminal", () => {
+  it('coloured error: and hint: on a colour terminal; plain with --no-color, wherever it is written', async () => {
+    const tty = await run(['referal'], { stderrIsTTY: true });
+    expect(tty.stderr).toMatch(
+      /^\u001b\[31m\u001b\[1merror:\u001b\[22m\u001b\[39m unknown command 'referal'\n/,
+    );
+    expect(tty.stderr).toContain('\u001b[33mhint:\u001b[39m');
+    for (const argv of [
+      ['--no-color', 'referal'],
+      ['referrals', 'list', '--frob', '--no-color'],
+    ]) {
+      const plain = await run(argv, { stderrIsTTY: true });
+      expect(plain.code).toBe(2);
+      expect(plain.stderr).toMatch(/^error: unknown /);
+      expect(plain.stderr).not.toContain('\u001b');
+    }
+  });
+});
+
 describe('one hint for a refused token, knowing where it came from', () => {
   const fx = mockFixture();
   const dir = tempDir();

@@ -20,6 +20,10 @@ describe('a parser error never echoes an option value', () => {
     [`--token=${SECRET}`, 'cpt', '73721'],
     ['cpt', `-y${SECRET}`, '73721'],
     ['config', 'list', `--api-token=${SECRET}`],
+    ['modalities', '--timeout', SECRET],
+    ['mock', '--port', SECRET],
+    ['referrals', 'list', '--param', SECRET],
+    ['api', '/referrals', '-f', SECRET],
   ])('imaging %s …: exit 2, the option named, its value never', async (argv) => {
     const r = await run(argv, { env: { IMAGING_CONFIG_DIR: '/nonexistent-imaging-test' } });
     expect(r.code).toBe(2);
