@@ -39,6 +39,8 @@ export default defineConfig({
       // get their own environment (TMPDIR unset: /tmp) unless a test passes one.
       ...(existsSync('/dev/shm') ? { TMPDIR: '/dev/shm' } : {}),
       IMAGING_CONFIG_DIR: '/nonexistent/imaging-test-config',
+      // Never the developer's own keychain: the keychain tests start their own Secret Service.
+      IMAGING_KEYCHAIN: 'off',
       IMAGING_TOKEN: '',
       IMAGING_ENV: '',
       IMAGING_BASE_URL: '',

@@ -157,8 +157,7 @@ export class Context {
     const stored: unknown = this.config.environment(env).token;
     // A hand-edited file may hold a number; an object or a list is no token at all (not logged in).
     if (typeof stored === 'number') return String(stored);
-    if (typeof stored === 'string' && stored !== '') return stored;
-    return undefined;
+    return this.config.token(env);
   }
 
   private saidLocalToken = false;

@@ -66,7 +66,7 @@ export async function run(argv: string[], opts: RunOptions = {}): Promise<RunRes
   const { io, stdout, stderr } = fakeIO(opts);
   const code = await main(argv, {
     io,
-    env: { PATH: process.env.PATH, ...opts.env },
+    env: { PATH: process.env.PATH, IMAGING_KEYCHAIN: 'off', ...opts.env },
     clientOverrides: { baseDelayMs: 1, ...opts.deps?.clientOverrides },
     ...opts.deps,
   });
@@ -183,7 +183,12 @@ export function json(
 export function spawnCli(args: string[], opts: { env?: NodeJS.ProcessEnv; input?: string } = {}) {
   return execa(process.execPath, [BIN, ...args], {
     reject: false,
-    env: { IMAGING_CONFIG_DIR: '/nonexistent/imaging-test-config', NO_COLOR: '1', ...opts.env },
+    env: {
+      IMAGING_CONFIG_DIR: '/nonexistent/imaging-test-config',
+      NO_COLOR: '1',
+      IMAGING_KEYCHAIN: 'off',
+      ...opts.env,
+    },
     extendEnv: false,
     ...(opts.input !== undefined ? { input: opts.input } : {}),
     timeout: 20_000,

@@ -41,6 +41,7 @@ export async function startSecretService(): Promise<SecretService> {
     XDG_DATA_HOME: join(home, 'data'),
     XDG_RUNTIME_DIR: home,
     DBUS_SESSION_BUS_ADDRESS: address,
+    IMAGING_KEYCHAIN: '',
   };
   execFileSync('gnome-keyring-daemon', ['--unlock', '--components=secrets', '--daemonize'], {
     env,

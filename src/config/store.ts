@@ -8,11 +8,18 @@ import {
   readSync,
   type Stats,
 } from 'node:fs';
-import { CliError, ExitCode } from '../errors.js';
+import { AuthError, CliError, ExitCode } from '../errors.js';
 import { reasonOf } from '../fs/reason.js';
 import { mine, userName, withLock, writeFileAtomic } from '../fs/write-file.js';
 import { num } from '../util/plural.js';
 import type { EnvironmentName } from './environments.js';
+import {
+  KeychainUnavailable,
+  keychainAccount,
+  keychainRead,
+  keychainRemove,
+  keychainStore,
+} from './keychain.js';
 import { CONFIG_FILE_NAME, configDir } from './paths.js';
 import {
   type ConfigProblem,
@@ -112,8 +119,10 @@ export class ConfigStore {
   readonly dir: string;
   readonly path: string;
   private cache: StoredConfig | undefined;
+  /** Tokens read from the OS keychain in this run (each is read once). */
+  private readonly keychainTokens = new Map<EnvironmentName, string>();
 
-  constructor(env: NodeJS.ProcessEnv) {
+  constructor(private readonly env: NodeJS.ProcessEnv) {
     this.dir = configDir(env);
     this.path = `${this.dir}/${CONFIG_FILE_NAME}`;
   }
@@ -244,33 +253,93 @@ export class ConfigStore {
     this.sayRemoved();
   }
 
+  /** Where the stored token of `env` lives: the OS keychain, the config file, or nowhere. */
+  tokenStore(env: EnvironmentName): 'keychain' | 'file' | undefined {
+    const s = this.environment(env);
+    if (s.token_store === 'keychain') return 'keychain';
+    return typeof s.token === 'string' && s.token !== '' ? 'file' : undefined;
+  }
+
   /** The token stored for `env`, if any: the one place a token is read from the store. */
   token(env: EnvironmentName): string | undefined {
-    const t = this.environment(env).token;
-    return typeof t === 'string' && t !== '' ? t : undefined;
+    const s = this.environment(env);
+    if (typeof s.token === 'string' && s.token !== '') return s.token;
+    if (s.token_store !== 'keychain') return undefined;
+    const known = this.keychainTokens.get(env);
+    if (known) return known;
+    const login = `imaging auth login${env === 'sandbox' ? '' : ` --env ${env}`}`;
+    let value: string | null;
+    try {
+      value = keychainRead(keychainAccount(env, s.token_origin), this.env);
+    } catch (err) {
+      if (!(err instanceof KeychainUnavailable)) throw err;
+      throw new AuthError(
+        `the ${env} token is kept in the OS keychain, which could not be read: ${err.reason}`,
+        `Unlock the keychain and try again, or keep the token in the config file instead: ${login} --insecure-storage`,
+      );
+    }
+    if (value === null || value === '')
+      throw new AuthError(
+        `the OS keychain has no ${env} token, though the config says it keeps one (removed outside imaging?)`,
+        `Log in again: ${login}`,
+      );
+    this.keychainTokens.set(env, value);
+    return value;
   }
 
   /**
    * Stores the token of `env` bound to `origin` (or, with `undefined`, removes it): the one place a
-   * token is written. `also` changes other settings of `env` in the same write.
+   * token is written. It goes to the OS keychain unless `insecure` asks for the config file; where
+   * no keychain answers, to the file, and `fallback` says why. `also` changes other settings of
+   * `env` in the same write.
    */
   async setToken(
     env: EnvironmentName,
     value: { token: string; origin: string } | undefined,
     also?: (settings: EnvironmentSettings) => void,
-  ): Promise<void> {
+    opts: { insecure?: boolean } = {},
+  ): Promise<{ store: 'keychain' | 'file' | undefined; fallback?: string; leftInKeychain?: boolean }> {
+    const before = this.environment(env);
+    let store: 'keychain' | 'file' | undefined = value ? 'file' : undefined;
+    let fallback: string | undefined;
+    if (value && !opts.insecure && this.env.IMAGING_KEYCHAIN !== 'off') {
+      try {
+        keychainStore(keychainAccount(env, value.origin), value.token, this.env);
+        store = 'keychain';
+      } catch (err) {
+        if (!(err instanceof KeychainUnavailable)) throw err;
+        fallback = err.reason;
+      }
+    }
+    // The keychain entry of the token being replaced or removed goes, unless it was just rewritten.
+    let leftInKeychain = false;
+    const oldAccount = keychainAccount(env, before.token_origin);
+    if (
+      before.token_store === 'keychain' &&
+      !(store === 'keychain' && value && keychainAccount(env, value.origin) === oldAccount)
+    ) {
+      try {
+        keychainRemove(oldAccount, this.env);
+      } catch {
+        leftInKeychain = true;
+      }
+    }
     await this.update((c) => {
       c.environments ??= {};
       const settings = (c.environments[env] ??= {});
+      delete settings.token;
+      delete settings.token_store;
       if (value) {
-        settings.token = value.token;
+        if (store === 'keychain') settings.token_store = 'keychain';
+        else settings.token = value.token;
         settings.token_origin = value.origin;
       } else {
-        delete settings.token;
         delete settings.token_origin;
       }
       also?.(settings);
     });
+    this.keychainTokens.delete(env);
+    return { store, ...(fallback ? { fallback } : {}), ...(leftInKeychain ? { leftInKeychain } : {}) };
   }
 }
 

@@ -7,6 +7,8 @@ export interface EnvironmentSettings {
   token?: string;
   /** The origin (scheme, host, port) the token was stored for; it is sent nowhere else. */
   token_origin?: string;
+  /** Set when the token is kept in the OS keychain instead of in `token`. */
+  token_store?: 'keychain';
   /** Paths the API does not publish, set per environment (`config set path.payments …`). */
   paths?: { payments?: string; notifications?: string };
 }
@@ -107,6 +109,14 @@ export function validateConfig(
           });
           delete s.token;
           delete s.token_origin;
+        }
+        if ('token_store' in s && s.token_store !== 'keychain') {
+          problems.push({
+            key: `environments.${name}.token_store`,
+            problem: `is ${typeof s.token_store === 'string' ? JSON.stringify(s.token_store) : kind(s.token_store)}, not "keychain"`,
+            fix: `Run: imaging auth login${flag}   (it stores the token again)`,
+          });
+          delete s.token_store;
         }
         if ('base_url' in s) {
           let bad: string | undefined;

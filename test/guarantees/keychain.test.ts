@@ -1,8 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
   KEYCHAIN_TIMEOUT_MS,
   KeychainUnavailable,
@@ -10,6 +10,7 @@ import {
   keychainRemove,
   keychainStore,
 } from '../../src/config/keychain.js';
+import { mockFixture, spawnCli, tempDir } from '../helpers.js';
 import { type SecretService, secretServiceMissing, startSecretService } from '../keychain-service.js';
 
 const missing = secretServiceMissing();
@@ -48,12 +49,16 @@ describe('without a keychain', () => {
   });
 
   it('says no keychain answered when there is no session bus', async () => {
-    const env = { ...process.env, DBUS_SESSION_BUS_ADDRESS: '', HOME: dir };
+    const env = { ...process.env, IMAGING_KEYCHAIN: '', DBUS_SESSION_BUS_ADDRESS: '', HOME: dir };
     expect(() => keychainStore('sandbox x', 'tok', env)).toThrow(KeychainUnavailable);
   });
 
   it('gives up on a keychain that never answers, in its time limit', async () => {
-    const env = { ...process.env, DBUS_SESSION_BUS_ADDRESS: `unix:path=${join(dir, 'bus')}` };
+    const env = {
+      ...process.env,
+      IMAGING_KEYCHAIN: '',
+      DBUS_SESSION_BUS_ADDRESS: `unix:path=${join(dir, 'bus')}`,
+    };
     const started = Date.now();
     let err: unknown;
     try {
@@ -64,5 +69,104 @@ describe('without a keychain', () => {
     expect(err).toBeInstanceOf(KeychainUnavailable);
     expect((err as KeychainUnavailable).timedOut).toBe(true);
     expect(Date.now() - started).toBeLessThan(KEYCHAIN_TIMEOUT_MS + 2000);
+  });
+});
+
+describe.skipIf(missing)('auth login, a lookup, auth status and auth logout with the OS keychain', () => {
+  let service: SecretService;
+  const fx = mockFixture();
+  let cfg: ReturnType<typeof tempDir>;
+  const TOKEN = 'mock-keychain-TOKEN-7f3a';
+  beforeAll(async () => {
+    service = await startSecretService();
+    await fx.start();
+  });
+  afterAll(async () => {
+    service?.stop();
+    await fx.stop();
+  });
+  beforeEach(() => {
+    cfg?.cleanup();
+    cfg = tempDir();
+  });
+  const imaging = (args: string[], extra: NodeJS.ProcessEnv = {}, input?: string) =>
+    spawnCli(['--env', 'local', ...args], {
+      env: {
+        ...service.env,
+        IMAGING_CONFIG_DIR: cfg.path,
+        IMAGING_KEYCHAIN: '',
+        IMAGING_CACHE_DIR: join(cfg.path, 'cache'),
+        ...extra,
+      },
+      ...(input !== undefined ? { input } : {}),
+    });
+  const config = () => readFileSync(join(cfg.path, 'config.json'), 'utf8');
+
+  it('keeps the token in the keychain, never in the file, and uses it', async () => {
+    const login = await imaging(['auth', 'login', '--base-url', fx.mock.url, '--with-token'], {}, TOKEN);
+    expect(login.exitCode).toBe(0);
+    expect(String(login.stderr)).toContain('kept in the OS keychain');
+    expect(config()).not.toContain(TOKEN);
+    expect(JSON.parse(config()).environments.local.token_store).toBe('keychain');
+
+    const status = await imaging(['auth', 'status', '--json']);
+    const row = JSON.parse(String(status.stdout)).find(
+      (r: { environment: string }) => r.environment === 'local',
+    );
+    expect(row.token_store).toBe('keychain');
+    expect(row.token).toBe('****7f3a');
+
+    const lookup = await imaging(['modalities', '--json', '--no-cache']);
+    expect(lookup.exitCode).toBe(0);
+
+    const logout = await imaging(['auth', 'logout']);
+    expect(logout.exitCode).toBe(0);
+    expect(String(logout.stderr)).toContain('removed from the OS keychain');
+    expect(keychainRead(`local ${fx.mock.url}`, service.env)).toBeNull();
+  });
+
+  it('moves a token kept in the file into the keychain at the next login', async () => {
+    const first = await imaging(
+      ['auth', 'login', '--base-url', fx.mock.url, '--with-token', '--insecure-storage'],
+      {},
+      TOKEN,
+    );
+    expect(first.exitCode).toBe(0);
+    expect(String(first.stderr)).toContain('kept in the config file');
+    expect(config()).toContain(TOKEN);
+    expect((await imaging(['modalities', '--json', '--no-cache'])).exitCode).toBe(0);
+    const again = await imaging(['auth', 'login', '--base-url', fx.mock.url, '--with-token'], {}, TOKEN);
+    expect(again.exitCode).toBe(0);
+    expect(config()).not.toContain(TOKEN);
+    expect(keychainRead(`local ${fx.mock.url}`, service.env)).toBe(TOKEN);
+    await imaging(['auth', 'logout']);
+  });
+
+  it('without a keychain, keeps the token in the file and says so in one line', async () => {
+    const r = await imaging(
+      ['auth', 'login', '--base-url', fx.mock.url, '--with-token'],
+      { DBUS_SESSION_BUS_ADDRESS: '' },
+      TOKEN,
+    );
+    expect(r.exitCode).toBe(0);
+    const notes = String(r.stderr)
+      .split('\n')
+      .filter((l) => l.includes('no OS keychain took the token'));
+    expect(notes).toHaveLength(1);
+    expect(config()).toContain(TOKEN);
+  });
+
+  it('a keychain that cannot be read is one clear error, exit 3, and nothing is sent', async () => {
+    await imaging(['auth', 'login', '--base-url', fx.mock.url, '--with-token'], {}, TOKEN);
+    const before = fx.mock.requests.length;
+    const r = await imaging(['modalities', '--no-cache'], { DBUS_SESSION_BUS_ADDRESS: '' });
+    expect(r.exitCode).toBe(3);
+    expect(String(r.stderr)).toMatch(
+      /^error: the local token is kept in the OS keychain, which could not be read/,
+    );
+    expect(String(r.stderr)).toContain('--insecure-storage');
+    expect(String(r.stderr)).not.toMatch(/\n\s+at /);
+    expect(fx.mock.requests.length).toBe(before);
+    await imaging(['auth', 'logout']);
   });
 });

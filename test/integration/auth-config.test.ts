@@ -37,7 +37,7 @@ describe('auth login', () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toBe('');
     expect(r.stderr).toContain(
-      `Logged in to local (${fx.mock.url}) with token ****9c2e; it is sent only to ${fx.mock.url}.`,
+      `Logged in to local (${fx.mock.url}) with token ****9c2e, kept in the config file; it is sent only to ${fx.mock.url}.`,
     );
     expect(r.stderr).not.toContain(TOKEN);
     expect(fx.apiRequests()).toHaveLength(1);

@@ -13,6 +13,7 @@ export default defineCommand({
   options: {
     withToken: flag('--with-token', 'read the token from standard input'),
     verify: negate('--no-verify', 'store the token without checking it against the API'),
+    insecureStorage: flag('--insecure-storage', 'keep the token in the config file, not the OS keychain'),
   },
   async run(ctx, _args, opts) {
     ctx.config.repair((line) => ctx.note(line)); // it can repair a hand-edited config: see ConfigStore.read
@@ -89,11 +90,20 @@ export default defineCommand({
     }
 
     // The token is bound to the origin it was given for, and is sent nowhere else.
-    await ctx.config.setToken(env, { token, origin: originOf(baseUrl) }, (settings) => {
-      if (ctx.globals.baseUrl) settings.base_url = baseUrl;
-    });
+    const saved = await ctx.config.setToken(
+      env,
+      { token, origin: originOf(baseUrl) },
+      (settings) => {
+        if (ctx.globals.baseUrl) settings.base_url = baseUrl;
+      },
+      { insecure: opts.insecureStorage === true },
+    );
+    if (saved.fallback)
+      ctx.note(
+        `Note: no OS keychain took the token (${saved.fallback}), so it is kept in ${ctx.config.path}, readable only by you.`,
+      );
     ctx.note(
-      `Logged in to ${env} (${baseUrl}) with token ${maskToken(token)}${opts.verify === false ? ' (not verified)' : ''}; it is sent only to ${originOf(baseUrl)}.`,
+      `Logged in to ${env} (${baseUrl}) with token ${maskToken(token)}${opts.verify === false ? ' (not verified)' : ''}, kept in ${saved.store === 'keychain' ? 'the OS keychain' : 'the config file'}; it is sent only to ${originOf(baseUrl)}.`,
     );
     if (ctx.env.IMAGING_TOKEN)
       ctx.note('Note: IMAGING_TOKEN is set in this shell and wins over the stored token.');

@@ -5,10 +5,16 @@ export default defineCommand({
   async run(ctx) {
     ctx.config.repair((line) => ctx.note(line)); // it can repair a hand-edited config: see ConfigStore.read
     const env = ctx.environment().value;
-    const had = Boolean(ctx.config.environment(env).token);
-    if (had) {
-      await ctx.config.setToken(env, undefined);
-      ctx.note(`Logged out of ${env}: the stored token was removed.`);
+    const where = ctx.config.tokenStore(env);
+    if (where) {
+      const { leftInKeychain } = await ctx.config.setToken(env, undefined);
+      ctx.note(
+        `Logged out of ${env}: the stored token was removed${where === 'keychain' ? ' from the OS keychain' : ''}.`,
+      );
+      if (leftInKeychain)
+        ctx.note(
+          `warning: the OS keychain could not be reached, so its entry "imaging" for ${env} may still hold the token; remove it there by hand.`,
+        );
     } else if (
       ctx.config.unusable.some(
         (k) => k === `environments.${env}.token` || k === `environments.${env}.token_origin`,

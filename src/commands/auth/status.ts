@@ -16,6 +16,8 @@ interface StatusRow {
   base_url: string | null;
   base_url_source: string;
   token_source: string;
+  /** Where a stored token lives: `keychain` (the OS credential store) or `file` (the config file). */
+  token_store: 'keychain' | 'file' | null;
   token: string | null;
   /** Where the stored token may be sent; null for IMAGING_TOKEN and the emulator's default (anywhere). */
   token_origin: string | null;
@@ -41,7 +43,15 @@ export default defineCommand({
       const isActive = env === active.value;
       // --base-url and IMAGING_BASE_URL apply to the active environment only.
       const base = isActive ? ctx.baseUrl(env) : storedOrDefault(ctx, env);
-      const tok = ctx.token(env);
+      let tok: { value: string | undefined; source: string };
+      try {
+        tok = ctx.token(env);
+      } catch (err) {
+        // A keychain that cannot be read: the row says so, the other environments still show.
+        if (!(err instanceof AuthError)) throw err;
+        tok = { value: undefined, source: `keychain: ${err.message}` };
+      }
+      const where = ctx.config.tokenStore(env) ?? null;
       const stored = ctx.config.environment(env);
       // Compared as an origin, exactly as requests compare it (a hand-edited "HTTP://127.1:4451/").
       let origin = tok.source === 'config' ? (storedTokenOrigin(stored) ?? null) : null;
@@ -78,6 +88,7 @@ export default defineCommand({
         base_url: base.value ?? null,
         base_url_source: base.source,
         token_source: tok.source,
+        token_store: tok.source === 'config' ? where : null,
         token: tok.value ? maskToken(tok.value) : null,
         token_origin: origin,
         token_usable: usable,
@@ -146,7 +157,12 @@ export default defineCommand({
         },
         {
           header: 'Token',
-          get: (r) => (r.token ? `${r.token} (${r.token_source})` : 'not logged in'),
+          get: (r) =>
+            r.token
+              ? `${r.token} (${r.token_store === 'keychain' ? 'keychain' : r.token_source})`
+              : r.token_source.startsWith('keychain:')
+                ? r.token_source
+                : 'not logged in',
           priority: 4,
           min: 12,
         },

@@ -54,7 +54,7 @@ describe('imaging auth login', () => {
     expect(r.stdout).toBe('');
     expect(hasEscapes(r.stderr)).toBe(false);
     expect(r.stderr).toContain(
-      `Logged in to local (${fx.mock.url}) with token ****5d1e; it is sent only to ${fx.mock.url}.`,
+      `Logged in to local (${fx.mock.url}) with token ****5d1e, kept in the config file; it is sent only to ${fx.mock.url}.`,
     );
     expect(stored()).toMatchObject({ token: TOKEN, base_url: fx.mock.url });
   });
