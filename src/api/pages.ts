@@ -8,7 +8,6 @@ import {
   nestedDeeperThan,
 } from './client.js';
 import { IdSet } from './idset.js';
-import { parseJsonBytes } from './json-bytes.js';
 import { kindOf, readingAnswer } from './shape.js';
 import type { Query } from './url.js';
 
@@ -440,7 +439,7 @@ export async function* fetchPagesInOrder(
     let data: unknown = res.data;
     if (!opts.parsed)
       try {
-        data = parseJsonBytes(res.body.chunks);
+        data = JSON.parse(res.body.text());
         // Parsed into new strings and objects: its buffer takes the next answer (transport.ts).
         res.body.release();
       } catch {

@@ -1,7 +1,7 @@
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import type { Sink } from '../../src/io.js';
 import { assertNever, type FORMATS, type OutputFormat } from '../../src/output/format.js';
-import { write } from '../../src/output/write.js';
+import { utf8Of, write } from '../../src/output/write.js';
 import { fakeIO } from '../helpers.js';
 
 describe('FORMATS: each format has its case in the one writer', () => {
@@ -61,5 +61,13 @@ describe('write: one framing, whether the records come at once or page by page',
     const { sink, stdout } = sinkOf();
     await write([], { format: 'json', sink });
     expect(stdout()).toBe('[]\n');
+  });
+});
+
+describe('utf8Of: the pieces of a page as one buffer', () => {
+  it('is the UTF-8 of the joined text', () => {
+    const pieces = ['', 'plain,', 'Hernández ', 'Nguyễn 김 😀\r\n', 'x'.repeat(5000)];
+    expect(utf8Of(pieces).equals(Buffer.from(pieces.join('')))).toBe(true);
+    expect(utf8Of([]).length).toBe(0);
   });
 });
