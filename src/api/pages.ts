@@ -8,7 +8,6 @@ import {
   nestedDeeperThan,
 } from './client.js';
 import { IdSet } from './idset.js';
-import { parseJsonBytes } from './json-bytes.js';
 import { kindOf, readingAnswer } from './shape.js';
 import type { Query } from './url.js';
 
@@ -152,7 +151,7 @@ export class PageWalk {
   /** Says that the walk goes on past the pages the server counted, because it says there are more. */
   private contradicted(page: number, meta: PageMeta | undefined): void {
     this.opts.onNote?.(
-      `note: page ${num(page)} of ${this.what} says total_pages ${num(Number(meta?.total_pages))} but next_page ${num(Number(meta?.next_page))}; following next_page to the end.`,
+      `Note: page ${num(page)} of ${this.what} says total_pages ${num(Number(meta?.total_pages))} but next_page ${num(Number(meta?.next_page))}; following next_page to the end.`,
     );
   }
 
@@ -440,7 +439,7 @@ export async function* fetchPagesInOrder(
     let data: unknown = res.data;
     if (!opts.parsed)
       try {
-        data = parseJsonBytes(res.body.chunks);
+        data = JSON.parse(res.body.text());
         // Parsed into new strings and objects: its buffer takes the next answer (transport.ts).
         res.body.release();
       } catch {
@@ -502,7 +501,7 @@ export async function* fetchPagesInOrder(
     const more = nextPageOf(last, end);
     if (more === undefined) return;
     opts.onNote?.(
-      `note: page ${num(end)} of ${opts.what} is the last of total_pages ${num(total)} but says next_page ${num(more)}; following next_page to the end.`,
+      `Note: page ${num(end)} of ${opts.what} is the last of total_pages ${num(total)} but says next_page ${num(more)}; following next_page to the end.`,
     );
     for await (const page of followPages(end, last, fetchPage, walk))
       yield { ...page, totalPages: undefined, duplicates: walk.duplicates };

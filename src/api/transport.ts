@@ -62,7 +62,7 @@ export class Body {
     readonly length: number,
     private store?: Buffer,
   ) {}
-  /** The bytes as one or more buffers, end to end (json-bytes.ts parses a page from them). */
+  /** The bytes as one or more buffers, end to end. */
   get chunks(): readonly Buffer[] {
     if (this.released) throw new CliError('internal: a response body was read after its release');
     return this.parts;
