@@ -18,7 +18,7 @@ import { spawnCli, tmpfsFolder } from '../helpers.js';
  * A full disk never leaves a half-written file: the write module's files (the config store, any
  * file written whole) keep their old content, and no temporary or lock file is left behind.
  * Recreated on a real tmpfs of 64 KiB (mounting needs root; CI runs as root). Exports onto a full
- * disk are proved in test/integration/export-files.test.ts and resume.test.ts.
+ * disk are proved in test/guarantees/output-targets.test.ts and resume.test.ts.
  */
 
 function mountTmpfs(): { path: string; error?: string } {

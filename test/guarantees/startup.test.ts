@@ -117,7 +117,7 @@ function node22plus(): string | undefined {
 const NODE22 = node22plus();
 if (!NODE22)
   console.warn(
-    'SKIPPED: the compile-cache tests need Node 22+; `node scripts/nodes.mjs` installs the pinned Nodes, then run `npx vitest run test/integration/startup.test.ts`.',
+    'SKIPPED: the compile-cache tests need Node 22+; `node scripts/nodes.mjs` installs the pinned Nodes, then run `npx vitest run test/guarantees/startup.test.ts`.',
   );
 
 // A code cache is executable: whoever can write it runs code as the user. Node's compile cache is
