@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { COMMANDS } from '../../src/registry.js';
 import { EXPORT_COLUMNS, REFERRAL_FIELDS } from '../../src/resources/referrals.js';
 import { json, mockFixture, run, spawnCli, tempDir, testServer } from '../helpers.js';
@@ -509,5 +509,325 @@ describe('the field sets match what the tool writes', () => {
       const r = await run(['referrals', 'export', '--rows', rows, '--per-page', '100'], { env: fx.env() });
       expect(r.stdout.split('\r\n')[0]).toBe(EXPORT_COLUMNS[rows].join(','));
     }
+  });
+});
+
+describe('CSV formula guard', () => {
+  /**
+   * Issue 8 item 8: the CSV header row of reference and list commands comes from server keys; a
+   * hostile server (started here on 127.0.0.1) sending formula keys gets them guarded like cells.
+   */
+
+  let srv: Awaited<ReturnType<typeof testServer>> | undefined;
+
+  afterEach(async () => {
+    await srv?.close();
+    srv = undefined;
+  });
+
+  const HOSTILE = {
+    id: 'm-1',
+    '=HYPERLINK("http://evil.example","click")': 'x',
+    '@SUM(1+1)': 'y',
+    '\u00a0=1+1': 'z',
+    '\uff1d1+1': 'w',
+  };
+
+  describe('CSV headers from server keys are guarded like cells', () => {
+    // The documented fields come first (issue 9 item 14), then the server's other keys, sorted.
+    it.for([
+      ['modalities', ['modalities'], [HOSTILE], 'id,name,slug'],
+      [
+        'icd10 (a paginated list)',
+        ['icd10', 'x'],
+        { icd10_codes: [HOSTILE], meta: { current_page: 1 } },
+        'id,code,short_description',
+      ],
+      [
+        'law-firms create (one record)',
+        ['law-firms', 'create', '--name', 'N', '--city', 'C', '--state', 'NY'],
+        {
+          law_firm: HOSTILE,
+        },
+        'id,name,address_line_1,address_line_2,city,state,zipcode',
+      ],
+    ] as const)('%s --format csv', async ([, argv, answer, documented]) => {
+      srv = await testServer((_req, res) => json(res, 200, answer));
+      const r = await run([...argv, '--format', 'csv'], {
+        env: { IMAGING_ENV: 'local', IMAGING_BASE_URL: srv.url, IMAGING_CONFIG_DIR: '/nonexistent' },
+      });
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(0);
+      const header = r.stdout.split('\r\n')[0]!;
+      expect(header).toBe(
+        `${documented},"'=HYPERLINK(""http://evil.example"",""click"")",'@SUM(1+1),'\u00a0=1+1,'\uff1d1+1`,
+      );
+    });
+  });
+
+  /**
+   * --bom and --no-formula-guard change CSV only: a command that never writes CSV refuses them
+   * (exit 2, before it does anything) instead of accepting them silently. The real binary for the first
+   * command, the same check in-process for the others.
+   */
+  describe('--bom and --no-formula-guard on a command that writes no CSV', () => {
+    it.for([
+      ['cache', 'path'],
+      ['config', 'path'],
+      ['config', 'set', 'env', 'production'],
+      ['completion', 'bash'],
+      ['webhook', 'sign', '--body', '-'],
+    ])('imaging %s %s: exit 2 for each', async (words) => {
+      const { cli, tempDir } = await import('../helpers.js');
+      const real = words[0] === 'cache';
+      const dir = tempDir();
+      try {
+        for (const flag of ['--bom', '--no-formula-guard']) {
+          const r = await cli(real, [...words, flag], { env: { IMAGING_CONFIG_DIR: dir.path }, input: '{}' });
+          expect(r.exitCode, r.stderr).toBe(2);
+          expect(r.stderr).toMatch(
+            new RegExp(`^error: ${flag} is for CSV output, and imaging [a-z ]+ writes no CSV$`, 'm'),
+          );
+          expect(r.stdout).toBe('');
+        }
+        // config set did not run: nothing was written.
+        const { readdirSync } = await import('node:fs');
+        expect(readdirSync(dir.path)).toEqual([]);
+      } finally {
+        dir.cleanup();
+      }
+    });
+
+    it('a command that writes CSV without --fields (config list, auth status) still takes them', async () => {
+      const { spawnCli } = await import('../helpers.js');
+      const r = await spawnCli(['auth', 'status', '--format', 'csv', '--bom', '--no-formula-guard']);
+      expect(r.exitCode, r.stderr).toBe(0);
+      expect(r.stdout.startsWith('\ufeffenvironment,')).toBe(true);
+      const c = await spawnCli(['config', 'list', '--format', 'csv', '--bom']);
+      expect(c.exitCode, c.stderr).toBe(0);
+    });
+  });
+});
+
+describe('--json keeps fields the tool does not know', () => {
+  // Issue 9, item 19: `--json` prints the object (or, for lists, each record) with every field the
+  // API sent, unknown ones included, never an object the tool rebuilt from the fields it knows.
+  // A server on 127.0.0.1 adds fields this tool has never heard of to every answer.
+
+  const ID = '3f1c2b9e-1111-4222-8333-444455556666';
+
+  const EXTRA = { added_later: 'x', nested_extra: { a: [1, 2] } };
+
+  const uuid = (n: number) => `00000000-0000-4000-8000-00000000000${n}`;
+
+  const referral = {
+    id: ID,
+    reference: 'R-1',
+    status: 'pending',
+    line_of_business: 'personal_injury',
+    payment_type: 'lien',
+    incident_state: 'PA',
+    visits: [],
+    referring_provider: null,
+    provider: { id: null, name: null, npi: null },
+    law_firm: { id: null, name: null },
+    practice: { id: null, name: null },
+    icd10_codes: [],
+    patient: { id: uuid(1), first_name: 'Ada', last_name: 'L', name: 'Ada L', date_of_birth: '01/02/1990' },
+    call_notes: [],
+    documents: [],
+    answered_medical_questionnaire: false,
+    preferred_location: { id: null, name: null },
+    scheduling_mode: null,
+    auto_book_request: null,
+    ...EXTRA,
+  };
+
+  const meta = { current_page: 1, total_pages: 1, total_count: 1, next_page: null };
+
+  function answer(method: string, path: string): [number, unknown] | undefined {
+    if (method === 'POST' && path === '/api/v2/auth/sso')
+      return [
+        200,
+        { url: 'https://portal.example.test/sso/once', expires_at: '2026-11-22T09:00:00Z', ...EXTRA },
+      ];
+    if (path === '/api/v2/modalities')
+      return [200, { modalities: [{ id: uuid(1), name: 'MRI', slug: 'mri', ...EXTRA }] }];
+    if (path === '/api/v2/body_parts')
+      return [200, { body_parts: [{ id: uuid(2), name: 'Knee', slug: 'knee', laterality: true, ...EXTRA }] }];
+    if (path === '/api/v2/cpt_codes')
+      return [
+        200,
+        {
+          cpt_codes: [
+            {
+              id: uuid(3),
+              code: '73721',
+              modality_id: uuid(1),
+              modality_name: 'MRI',
+              body_part_id: uuid(2),
+              body_part_name: 'Knee',
+              contrast: 'without_contrast',
+              laterality: 'left',
+              ...EXTRA,
+            },
+          ],
+        },
+      ];
+    if (path === '/api/v2/icd10_codes')
+      return [
+        200,
+        { icd10_codes: [{ id: uuid(4), code: 'S83.2', short_description: 'Tear', ...EXTRA }], meta },
+      ];
+    if (method === 'GET' && path === '/api/v2/law_firms')
+      return [
+        200,
+        {
+          law_firms: [
+            {
+              id: uuid(5),
+              name: 'Firm',
+              address_line_1: 'a',
+              city: 'c',
+              state: 'PA',
+              zipcode: '1',
+              ...EXTRA,
+            },
+          ],
+          meta,
+        },
+      ];
+    if (method === 'POST' && path === '/api/v2/law_firms')
+      return [
+        201,
+        {
+          law_firm: {
+            id: uuid(6),
+            name: 'New',
+            address_line_1: null,
+            city: 'c',
+            state: 'PA',
+            zipcode: null,
+            ...EXTRA,
+          },
+        },
+      ];
+    if (method === 'GET' && path === '/api/v2/referrals') return [200, { referrals: [referral], meta }];
+    if (method === 'POST' && path === '/api/v2/referrals') return [201, referral];
+    if (path === `/api/v2/referrals/${ID}`) return [200, referral];
+    return undefined;
+  }
+
+  let server: Awaited<ReturnType<typeof testServer>>;
+
+  let dir: ReturnType<typeof tempDir>;
+
+  beforeAll(async () => {
+    dir = tempDir();
+    server = await testServer((req, res) => {
+      const path = new URL(req.url ?? '/', 'http://x').pathname;
+      const a = answer(req.method ?? 'GET', path);
+      if (a) json(res, a[0], a[1]);
+      else json(res, 404, { error: `no ${path}` });
+    });
+  });
+
+  afterAll(async () => {
+    await server.close();
+    dir.cleanup();
+  });
+
+  const cli = (args: string[], stdin?: string) =>
+    run(['--env', 'production', '--base-url', server.url, '--yes', ...args], {
+      env: { IMAGING_TOKEN: 'unknown-fields-token', IMAGING_CONFIG_DIR: dir.path },
+      ...(stdin !== undefined ? { stdin } : {}),
+    });
+
+  /** Every key of `EXTRA` at the top of the printed object (or of each printed record). */
+  function expectExtras(value: unknown) {
+    expect(value).toMatchObject(EXTRA);
+  }
+
+  it('sso --json prints the server object: url, expires_at and every other field', async () => {
+    const r = await cli(['sso', '--json']);
+    expect(r.code, r.stderr).toBe(0);
+    const printed = JSON.parse(r.stdout);
+    expect(printed).toEqual({
+      url: 'https://portal.example.test/sso/once',
+      expires_at: '2026-11-22T09:00:00Z',
+      ...EXTRA,
+    });
+  });
+
+  it.each([
+    ['modalities', ['modalities']],
+    ['body-parts', ['body-parts']],
+    ['cpt', ['cpt', '73721']],
+    ['icd10', ['icd10', 'tear']],
+    ['icd10 --all', ['icd10', 'tear', '--all']],
+    ['law-firms search', ['law-firms', 'search', 'firm']],
+    ['referrals list', ['referrals', 'list']],
+    ['referrals list --all', ['referrals', 'list', '--all']],
+  ])('%s --json prints each record with every field', async (_name, args) => {
+    const r = await cli([...args, '--json']);
+    expect(r.code, r.stderr).toBe(0);
+    const printed = JSON.parse(r.stdout) as unknown[];
+    expect(printed).toHaveLength(1);
+    expectExtras(printed[0]);
+    const nd = await cli([...args, '--format', 'ndjson']);
+    expect(nd.code, nd.stderr).toBe(0);
+    expectExtras(JSON.parse(nd.stdout.trim()));
+  });
+
+  it.each([
+    ['referrals get', ['referrals', 'get', ID]],
+    ['referrals create', ['referrals', 'create', '--file', '-']],
+    ['law-firms create', ['law-firms', 'create', '--name', 'New', '--city', 'c', '--state', 'PA']],
+  ])('%s --json prints the record with every field', async (_name, args) => {
+    const r = await cli([...args, '--json'], '{"patient":{"first_name":"A","last_name":"B"}}');
+    expect(r.code, r.stderr).toBe(0);
+    expectExtras(JSON.parse(r.stdout));
+  });
+});
+
+describe('the same bytes as before', () => {
+  const fx = mockFixture({ referrals: 450 });
+  beforeAll(() => fx.start());
+  afterAll(() => fx.stop());
+
+  it('NDJSON: what export writes, and the pages one by one joined; JSON: one pretty-printed array', async () => {
+    const env = fx.env();
+    const list = await run(['referrals', 'list', '--all', '--per-page', '50', '--format', 'ndjson'], { env });
+    expect(list.code).toBe(0);
+    const exported = await run(['referrals', 'export', '--format', 'ndjson', '--per-page', '50'], { env });
+    expect(list.stdout).toBe(exported.stdout);
+    let pages = '';
+    for (let p = 1; p <= 9; p++) {
+      const one = await run(
+        ['referrals', 'list', '--page', String(p), '--per-page', '50', '--format', 'ndjson'],
+        { env },
+      );
+      pages += one.stdout;
+    }
+    expect(list.stdout).toBe(pages);
+    const records = list.stdout
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(records).toHaveLength(450);
+    const asJson = await run(['referrals', 'list', '--all', '--per-page', '50', '--json'], { env });
+    expect(asJson.stdout).toBe(`${JSON.stringify(records, null, 2)}\n`);
+    // --fields picks the same way page by page.
+    const picked = await run(
+      ['referrals', 'list', '--all', '--per-page', '50', '--json', '--fields', 'id,status'],
+      { env },
+    );
+    expect(picked.stdout).toBe(
+      `${JSON.stringify(
+        records.map((r) => ({ id: r.id, status: r.status })),
+        null,
+        2,
+      )}\n`,
+    );
   });
 });

@@ -2,7 +2,9 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Referral } from '../../src/api/types.js';
-import { mockFixture, run, tempDir } from '../helpers.js';
+import { mockFixture, type RunOptions, run, run as runCli, tempDir } from '../helpers.js';
+import '../reliability.js';
+import { parseFault } from '../../src/emulator/faults.js';
 
 // Issue 9, item 18: the emulator answers with what the request set, serves a documented guess at
 // the referral update route, and advances a visit with or without a webhook URL.
@@ -258,5 +260,84 @@ describe('the data holds what the README promises', () => {
     const codes = JSON.parse(r.stdout) as Array<{ short_description: string }>;
     expect(codes.length).toBeGreaterThan(0);
     for (const c of codes) expect(c.short_description.toLowerCase()).toMatch(/(?=.*meniscus)(?=.*tear)/);
+  });
+});
+
+describe('the fault injection itself', () => {
+  const JSON_TYPE = { 'content-type': 'application/json' };
+
+  /**
+   * The fault suite: each fault the emulator can inject, and what a user sees. GETs are retried and
+   * succeed after a transient fault; POSTs are never repeated; exports complete with every record or
+   * fail with exit 1/3/6 leaving no file; every message is one clear block with no stack trace.
+   */
+
+  const fx = mockFixture({ referrals: 120, faultDelayMs: 1500 });
+
+  beforeAll(() => fx.start());
+
+  afterAll(() => fx.stop());
+
+  let dir: ReturnType<typeof tempDir>;
+
+  /**
+   * The client's clock, injected: every back-off and `Retry-After` wait is recorded here and returns
+   * at once, so no test waits out real seconds and each can check how long the client would have
+   * waited. The default back-off (300 ms, doubled, each half random) is kept to be checked too.
+   */
+  let waited: number[] = [];
+
+  const sleep = async (ms: number) => {
+    waited.push(ms);
+  };
+
+  const run = (argv: string[], opts: RunOptions = {}) =>
+    runCli(argv, { ...opts, deps: { ...opts.deps, clientOverrides: { baseDelayMs: 300, sleep } } });
+
+  beforeEach(() => {
+    waited = [];
+    fx.reset();
+    fx.mock.faults.clear();
+    for (const k of Object.keys(fx.mock.faults.injected)) delete fx.mock.faults.injected[k];
+    dir = tempDir();
+  });
+
+  afterEach(() => dir.cleanup());
+
+  // Short client timeout so the `slow` fault (1.5 s) counts as a timeout.
+  const env = () => fx.env({ IMAGING_TOKEN: 'mock-fault-suite' });
+
+  it('parses MODE[:COUNT][@AFTER] and refuses anything else', () => {
+    expect(parseFault('500')).toMatchObject({ mode: '500', count: 1, after: 0 });
+    expect(parseFault('reset:3@10')).toMatchObject({ mode: 'reset', count: 3, after: 10 });
+    expect(parseFault('slow:*').count).toBe(Number.POSITIVE_INFINITY);
+    expect(() => parseFault('503')).toThrow(/MODE\[:COUNT\]\[@AFTER\]/);
+  });
+
+  it('can be set at run time through POST /__mock/faults', async () => {
+    const res = await fetch(`${fx.mock.url}/__mock/faults`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ fault: '502:1' }),
+    });
+    expect(res.status).toBe(201);
+    const r = await run(['modalities'], { env: env() });
+    expect(r.code).toBe(0);
+    expect(fx.mock.faults.injected['502']).toBe(1);
+    expect(
+      (
+        await fetch(`${fx.mock.url}/__mock/faults`, {
+          method: 'POST',
+          headers: JSON_TYPE,
+          body: '{"fault":"nope"}',
+        })
+      ).status,
+    ).toBe(422);
+  });
+
+  it('imaging mock --fault rejects a bad spec (exit 2)', async () => {
+    const r = await run(['mock', '--port', '0', '--fault', 'explode']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('--fault: fault "explode" is not MODE');
   });
 });

@@ -2,7 +2,6 @@ import { cpSync, existsSync, mkdirSync, rmSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cells, fitExample } from '../../src/help/format.js';
 import { COMMANDS, GROUPS } from '../../src/registry.js';
 import { ROOT, run, tempDir } from '../helpers.js';
 
@@ -13,56 +12,6 @@ const every = [[], ...GROUPS.map((g) => [g.name]), ...COMMANDS.map((c) => [...c.
 
 const help = (words: string[], opts: { columns?: number } = {}) =>
   run([...words, '--help'], opts.columns ? { stdoutIsTTY: true, columns: opts.columns } : {});
-
-function longLines(text: string, width: number): string[] {
-  // The README's path is never cut (it could not be copied); every other line fits.
-  return text.split('\n').filter((l) => cells(l) > width && !l.startsWith('Docs: /'));
-}
-
-describe('help fits the terminal', () => {
-  it.each([
-    [60, true],
-    [80, true],
-    [200, true],
-    [80, false],
-  ])('at %i columns (terminal: %s) no line of any help is wider', async (columns, tty) => {
-    for (const words of every) {
-      const r = await help(words, tty ? { columns } : {});
-      expect(r.code, `${words.join(' ')} --help`).toBe(0);
-      expect(longLines(r.stdout, columns), `imaging ${words.join(' ')} --help at ${columns}`).toEqual([]);
-    }
-  });
-
-  it('at 80 columns a long command term gets its own line and the descriptions still wrap (not "sign test e / vents")', async () => {
-    const r = await help([], { columns: 80 });
-    expect(r.stdout).toMatch(/\n {2}api \[options\] <method-or-path> \[path\]\n {4,}call any API path/);
-    expect(r.stdout).toMatch(/webhook +verify captured deliveries, sign test events, listen\n +locally/);
-  });
-
-  it('at 200 columns nothing is wrapped that fits', async () => {
-    const r = await help([], { columns: 200 });
-    expect(r.stdout).toMatch(/webhook +verify captured deliveries, sign test events, listen locally\n/);
-    expect(r.stdout).toContain(
-      'Exit codes: 0 ok, 1 failure, 2 usage, 3 auth, 4 not found, 5 forbidden, 6 limit, 7 rejected, 8 webhook not valid, 130 interrupted.',
-    );
-  });
-
-  it('an example too long for the width is continued with " \\" (still one shell line), its comment above', () => {
-    const ex =
-      'imaging referrals export --visit-status booked,report_uploaded --rows visit -o "ready list.csv"   # ready to read';
-    const fitted = fitExample(ex, 50);
-    expect(fitted.split('\n').every((l) => cells(l) <= 50)).toBe(true);
-    expect(fitted.split('\n')[0]).toBe('  # ready to read');
-    expect(fitted).toContain('"ready list.csv"');
-    const joined = fitted
-      .split('\n')
-      .slice(1)
-      .join('\n')
-      .replace(/ \\\n\s+/g, ' ')
-      .trim();
-    expect(joined).toBe(ex.replace(/ {2,}# .*$/, ''));
-  });
-});
 
 describe('imaging help A B', () => {
   it.each(COMMANDS.map((c) => [c.path.join(' ')]))('help %s is the same as its --help', async (path) => {
@@ -157,19 +106,5 @@ describe('the docs pointer exists where the tool is installed', () => {
     expect(r.stdout).not.toContain('README');
     expect(r.stdout.trimEnd().split('\n').at(-1)).toBe('One command in full: imaging help COMMAND [VERB]');
     rmSync(join(dir.path, 'without-readme'), { recursive: true });
-  });
-});
-
-describe('text another part of the tool adds after a command help', () => {
-  it('is wrapped to the width too (word-wrapped, keeping its indentation)', async () => {
-    const { fitHelpText } = await import('../../src/help/format.js');
-    const added = `Fields (--fields a,b,c or --json a,b,c: those, in that order):\n  ${'field_name, '.repeat(8)}end`;
-    const fitted = fitHelpText(added, 60);
-    expect(fitted.split('\n').every((l) => cells(l) <= 60)).toBe(true);
-    expect(fitted.replace(/\s+/g, ' ')).toBe(added.replace(/\s+/g, ' '));
-    const indented = fitHelpText(`  ${'field_name, '.repeat(8)}end`, 60).split('\n');
-    expect(indented.length).toBeGreaterThan(1);
-    expect(indented.every((l) => l.startsWith('  '))).toBe(true);
-    expect(fitHelpText('Docs: /a/very/long/path/'.padEnd(90, 'x'), 60)).not.toContain('\n');
   });
 });

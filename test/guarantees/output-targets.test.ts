@@ -1,5 +1,6 @@
 import { execFileSync, spawn } from 'node:child_process';
 import {
+  chmodSync,
   closeSync,
   createReadStream,
   existsSync,
@@ -9,8 +10,6 @@ import {
   readdirSync,
   readFileSync,
   readlinkSync,
-  rmSync,
-  statfsSync,
   statSync,
   symlinkSync,
   writeFileSync,
@@ -18,19 +17,25 @@ import {
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { AtomicFile } from '../../src/export/output-file.js';
-import { BIN, mockFixture, run, spawnCli, tempDir, tmpfsFolder } from '../helpers.js';
+import { BIN, mockFixture, run, spawnCli, tempDir } from '../helpers.js';
+import '../reliability.js';
+import { execa } from 'execa';
+import { parseFault } from '../../src/emulator/faults.js';
+import { hiddenName, NAME_MAX } from '../../src/util/hidden-name.js';
+import type { Pane } from '../terminal.js';
 
 /**
- * Exports that meet real failures: a full file system (a real tmpfs of 256 KiB), a device that
- * fails every write (/dev/full), a FIFO whose reader leaves, special targets (/dev/null,
- * /dev/stdout, a FIFO), a broken pipe on stderr. Run on the real binary.
+ * Exports to every kind of target: a device that fails every write (/dev/full), a FIFO whose
+ * reader leaves, special targets (/dev/null, /dev/stdout, a FIFO), a broken pipe on stderr, long
+ * names, targets that cannot be written. Run on the real binary.
  */
 
-const big = mockFixture({ referrals: 3000 }); // ~1 MiB of CSV: more than the tmpfs holds
+const big = mockFixture({ referrals: 3000 }); // ~1 MiB of CSV
 const small = mockFixture({ referrals: 250 }); // pages of 100, 100, 50: the last one short
 const slow = mockFixture({ referrals: 3000, latencyMs: 100 }); // still running when a pipe breaks
 let reference = ''; // the complete export of `big`, as written to an ordinary file
 let smallReference = '';
+
 let dir: ReturnType<typeof tempDir>;
 
 const STACK = /\n\s+at .+:\d+:\d+/;
@@ -42,12 +47,14 @@ const STACK = /\n\s+at .+:\d+:\d+/;
  * checked against the old code). Without root nothing in /dev can be replaced, so the real ones serve.
  */
 const isRoot = process.getuid?.() === 0;
+
 function device(name: 'null' | 'full', folder: string): string {
   if (!isRoot) return `/dev/${name}`;
   const path = join(folder, name);
   execFileSync('mknod', ['-m', '666', path, 'c', '1', name === 'null' ? '3' : '7']);
   return path;
 }
+
 function stdoutLink(folder: string): string {
   if (!isRoot) return '/dev/stdout';
   const path = join(folder, 'stdout');
@@ -74,7 +81,9 @@ beforeAll(async () => {
   }
   expect(reference.length).toBeGreaterThan(512 * 1024);
 });
+
 afterAll(() => Promise.all([big.stop(), small.stop(), slow.stop()]));
+
 beforeEach(() => {
   const own = tempDir(); // cleaned by its own test's hook, also when tests run concurrently
   dir = own;
@@ -83,6 +92,7 @@ beforeEach(() => {
     own.cleanup();
   };
 });
+
 /**
  * A folder for one test of a concurrent group (the shared `dir` is the last one made). The groups
  * marked concurrent below each run their binaries at once: each test has its own folder and target,
@@ -93,103 +103,6 @@ function ownDir(finished: (fn: () => void) => void) {
   finished(() => d.cleanup());
   return d;
 }
-
-/** A real small file system; mounting needs root (CI runs as root). */
-function mountTmpfs(): { path: string; error?: string } {
-  const path = join(tmpfsFolder('export').path, 'disk');
-  mkdirSync(path);
-  try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=256k,mode=0755', 'tmpfs', path], { stdio: 'pipe' });
-    return { path };
-  } catch (err) {
-    rmSync(join(path, '..'), { recursive: true, force: true });
-    return { path, error: String((err as { stderr?: Buffer }).stderr ?? err).trim() };
-  }
-}
-
-const disk = mountTmpfs();
-
-describe.skipIf(disk.error !== undefined)(
-  `a full disk (a real 256 KiB tmpfs${disk.error ? `; skipped: cannot mount one: ${disk.error}` : ''})`,
-  () => {
-    afterEach(() => {
-      for (const f of readdirSync(disk.path)) rmSync(join(disk.path, f), { recursive: true, force: true });
-    });
-    afterAll(() => {
-      execFileSync('umount', [disk.path]);
-      rmSync(join(disk.path, '..'), { recursive: true, force: true });
-    });
-
-    it('an export bigger than the disk: exit 1 naming the target, no file, no temporary file or folder', async () => {
-      const target = join(disk.path, 'referrals.csv');
-      const r = await spawnCli(['referrals', 'export', '-o', target], { env: big.env() });
-      expect(r.exitCode).toBe(1);
-      expect(r.stderr).toContain(`error: cannot write ${target}: no space left on the device`);
-      expect(r.stderr).not.toContain('.partial');
-      expect(r.stderr).not.toContain('Exported');
-      expect(r.stderr).not.toMatch(STACK);
-      expect(readdirSync(disk.path)).toEqual([]);
-    });
-
-    it('the disk fills up during the last, short page: still exit 1 and nothing left', async () => {
-      // Leave room for all but 6-10 KB of the export: the last page (50 referrals, ~16 KB) is cut.
-      const free = () => {
-        const s = statfsSync(disk.path);
-        return s.bavail * s.bsize;
-      };
-      const room = Math.floor((smallReference.length - 6000) / 4096) * 4096;
-      writeFileSync(join(disk.path, 'filler'), Buffer.alloc(free() - room));
-      expect(free()).toBe(room);
-      const lastPage = smallReference.length - smallReference.split('\r\n').slice(0, 201).join('\r\n').length;
-      expect(smallReference.length - room).toBeLessThan(lastPage);
-      const target = join(disk.path, 'referrals.csv');
-      const r = await spawnCli(['referrals', 'export', '-o', target], { env: small.env() });
-      expect(r.exitCode).toBe(1);
-      expect(r.stderr).toContain(`error: cannot write ${target}: no space left on the device`);
-      expect(r.stderr).not.toContain('Exported');
-      expect(readdirSync(disk.path)).toEqual(['filler']);
-    });
-
-    it('a file already at the target stays untouched', async () => {
-      const target = join(disk.path, 'referrals.csv');
-      writeFileSync(target, 'the previous export\n');
-      const r = await spawnCli(['referrals', 'export', '-o', target], { env: big.env() });
-      expect(r.exitCode).toBe(1);
-      expect(readFileSync(target, 'utf8')).toBe('the previous export\n');
-      expect(readdirSync(disk.path)).toEqual(['referrals.csv']);
-    });
-
-    it('a read-only file system: exit 2 before any request, naming the target and the reason', async () => {
-      const ro = join(disk.path, '..', 'ro');
-      mkdirSync(ro);
-      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=64k,ro', 'tmpfs', ro]);
-      try {
-        big.reset();
-        const target = join(ro, 'referrals.csv');
-        const r = await spawnCli(['referrals', 'export', '-o', target], { env: big.env() });
-        expect(r.exitCode).toBe(2);
-        expect(r.stderr).toContain(`error: cannot write ${target}: read-only file system`);
-        expect(r.stderr).not.toContain('.partial');
-        expect(big.apiRequests()).toEqual([]);
-      } finally {
-        execFileSync('umount', [ro]);
-      }
-    });
-
-    it('standard output onto the full disk: one clear error, exit 1, no stack trace', async () => {
-      const fd = openSync(join(disk.path, 'out.csv'), 'w');
-      try {
-        const r = await runWithStdout(['referrals', 'export'], fd, big.env());
-        expect(r.code).toBe(1);
-        expect(r.stderr).toContain('error: cannot write standard output: no space left on the device');
-        expect(r.stderr).not.toMatch(STACK);
-        expect(r.stderr).not.toContain('Exported');
-      } finally {
-        closeSync(fd);
-      }
-    });
-  },
-);
 
 /** Runs the binary with its stdout on a given descriptor. */
 function runWithStdout(args: string[], stdout: number | 'pipe', env: NodeJS.ProcessEnv) {
@@ -430,6 +343,7 @@ describe('a reader that goes away', () => {
 
 /** Children still running when a test ends (a regressed build hangs on /dev/fd/5): killed. */
 const launched = new Set<ReturnType<typeof spawn>>();
+
 afterEach(() => {
   for (const c of launched) c.kill('SIGKILL');
   launched.clear();
@@ -459,69 +373,6 @@ function launch(args: string[], env: NodeJS.ProcessEnv, extra: number[] = []) {
   launched.add(child);
   return { child, done };
 }
-
-/** Waits for a real condition (a file appearing), checking every 10 ms. */
-async function until<T>(probe: () => T | undefined, what: string): Promise<T> {
-  for (let i = 0; i < 1000; i++) {
-    const v = probe();
-    if (v !== undefined) return v;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
-const partialIn = (folder: string) => () => readdirSync(folder).find((f) => f.endsWith('.partial'));
-
-describe.skipIf(!isRoot)('another user swaps the temporary file for a symlink', () => {
-  /** shared: 0777, not sticky; victim/passwd: root's, elsewhere. The attacker runs as nobody. */
-  function scene() {
-    execFileSync('chmod', ['0755', dir.path]);
-    const shared = join(dir.path, 'shared');
-    const victim = join(dir.path, 'victim');
-    mkdirSync(shared);
-    mkdirSync(victim);
-    execFileSync('chmod', ['0777', shared]);
-    writeFileSync(join(victim, 'passwd'), 'root:x:0:0\n');
-    return { shared, victim, target: join(shared, 'passwd') };
-  }
-  function attack(shared: string, victim: string, partial: string) {
-    execFileSync('setpriv', [
-      '--reuid=65534',
-      '--regid=65534',
-      '--clear-groups',
-      'sh',
-      '-c',
-      `mv "${shared}/${partial}" "${shared}/moved" && ln -s "${victim}/passwd" "${shared}/${partial}"`,
-    ]);
-  }
-
-  it('the export fails naming it; nothing outside is touched, the moved file is emptied', async () => {
-    const { shared, victim, target } = scene();
-    const run = launch(['referrals', 'export', '-o', target, '--per-page', '50'], slow.env());
-    const partial = await until(partialIn(shared), 'the temporary file');
-    attack(shared, victim, partial);
-    slow.setLatency(0); // the swap is done: the rest of the export need not wait
-    const r = await run.done;
-    expect(r.stderr).not.toMatch(STACK);
-    expect(readFileSync(join(victim, 'passwd'), 'utf8')).toBe('root:x:0:0\n');
-    expect(r.code).toBe(1);
-    expect(r.stderr).toContain('moved away by someone else');
-    expect(statSync(join(shared, 'moved')).size).toBe(0); // emptied: no patient data left
-    expect(existsSync(target)).toBe(false);
-  });
-
-  it('the same, interrupted by SIGINT: exit 130, nothing outside touched, no data left anywhere', async () => {
-    const { shared, victim, target } = scene();
-    const run = launch(['referrals', 'export', '-o', target, '--per-page', '50'], slow.env());
-    const partial = await until(partialIn(shared), 'the temporary file');
-    attack(shared, victim, partial);
-    run.child.kill('SIGINT');
-    const r = await run.done;
-    expect(r.code, r.stderr).toBe(130);
-    expect(readFileSync(join(victim, 'passwd'), 'utf8')).toBe('root:x:0:0\n');
-    expect(statSync(join(shared, 'moved')).size).toBe(0);
-    expect(lstatSync(join(shared, partial)).isSymbolicLink()).toBe(true); // theirs, left alone
-  });
-});
 
 describe('-o a descriptor the caller never handed over (issue 8, D2)', () => {
   it.for(['/dev/fd/4', '/dev/fd/5', '/dev/fd/7', '/proc/self/fd/6', 'link'])(
@@ -570,18 +421,279 @@ describe.concurrent('a symlink to a file not there yet', () => {
   });
 });
 
-describe('other terminating signals during `export -o` are handled like SIGTERM', () => {
-  it.for([
-    ['SIGUSR2', 140],
-    ['SIGALRM', 142],
-    ['SIGVTALRM', 154],
-  ] as const)('%s: exit %i, nothing left behind', async ([sig, code]) => {
-    const target = join(dir.path, 'out.csv');
-    const run = launch(['referrals', 'export', '-o', target, '--per-page', '50'], slow.env());
-    await until(partialIn(dir.path), 'the temporary file');
-    run.child.kill(sig);
-    const r = await run.done;
-    expect(r.code).toBe(code);
+describe('exporting to a file name of 234-255 bytes', () => {
+  /**
+   * Target names of 234-255 bytes are valid file names, but `.NAME.<hex>.partial` and
+   * `.NAME.checkpoint` beside them are not: exporting to them failed with a raw ENAMETOOLONG.
+   * Recreated with real names of those lengths on the real file system.
+   */
+
+  const fx = mockFixture({ referrals: 60 });
+
+  beforeAll(async () => {
+    await fx.start();
+    configureSandbox(fx.configDir, fx.mock.url);
+  });
+
+  afterAll(() => fx.stop());
+
+  let dir: ReturnType<typeof tempDir>;
+
+  beforeEach(() => {
+    fx.reset();
+    fx.mock.faults.clear();
+    dir = tempDir();
+  });
+
+  afterEach(() => dir.cleanup());
+
+  const sandbox = () => fx.env({ IMAGING_ENV: 'sandbox', IMAGING_TOKEN: 'mock-long-names' });
+
+  /** A name of exactly `bytes` bytes ending in `.csv`. */
+  const nameOf = (bytes: number, fill = 'd') => `${fill.repeat(bytes - 4)}.csv`;
+
+  /** The sandbox's configured base URL is the emulator's: there checkpoints are kept by default. */
+  function configureSandbox(configDir: string, url: string): void {
+    mkdirSync(configDir, { recursive: true, mode: 0o700 });
+    writeFileSync(
+      join(configDir, 'config.json'),
+      JSON.stringify({ environments: { sandbox: { base_url: url } } }),
+      { mode: 0o600 },
+    );
+  }
+
+  it('the binary exports to a 240-byte name that already exists, replacing it (the reported case)', async () => {
+    const target = join(dir.path, nameOf(240));
+    writeFileSync(target, 'old\n');
+    const r = await spawnCli(['referrals', 'export', '--per-page', '20', '-o', target], { env: sandbox() });
+    expect(r.stderr).not.toMatch(/ENAMETOOLONG|name too long/);
+    expect(r.exitCode).toBe(0);
+    expect(readFileSync(target, 'utf8').split('\n').filter(Boolean)).toHaveLength(61);
+    expect(statSync(target).mode & 0o777).toBe(0o600);
+    expect(readdirSync(dir.path)).toEqual([nameOf(240)]);
+  });
+
+  it.for([234, 250, 255])('a %d-byte name: exported, nothing else left beside it', async (bytes) => {
+    const target = join(dir.path, nameOf(bytes));
+    const r = await run(['referrals', 'export', '--per-page', '20', '-o', target], { env: sandbox() });
+    expect(r.stderr).not.toMatch(/ENAMETOOLONG|name too long/);
+    expect(r.code).toBe(0);
+    expect(readdirSync(dir.path)).toEqual([nameOf(bytes)]);
+  });
+
+  it('a stopped export keeps its checkpoint under a short hidden name, and --resume finds it', async () => {
+    const name = nameOf(250, 'e');
+    const target = join(dir.path, name);
+    const args = ['referrals', 'export', '--per-page', '10', '--concurrency', '1', '-o', target];
+    fx.mock.faults.add(parseFault('500:*@3', '/api/v2/referrals'));
+    const failed = await run(args, { env: sandbox() });
+    expect(failed.code).toBe(1);
+    expect(failed.stderr).toContain('3 complete pages (30 referrals) are kept in a checkpoint');
+    const left = readdirSync(dir.path);
+    expect(left).toHaveLength(1);
+    const [cp] = left as [string];
+    // Hidden, never named like the finished file, short, and the one `hiddenName` gives.
+    expect(cp).toBe(hiddenName(name, '.checkpoint'));
+    expect(cp).toMatch(/^\.e{40}~[0-9a-f]{16}\.checkpoint$/);
+    expect(Buffer.byteLength(cp)).toBeLessThanOrEqual(NAME_MAX);
+    expect(failed.stderr).toContain(cp);
+    fx.mock.faults.clear();
+    const resumed = await run([...args, '--resume'], { env: sandbox() });
+    expect(resumed.stderr).toContain('Continued from the checkpoint: 3 pages saved earlier');
+    expect(resumed.code).toBe(0);
+    expect(readFileSync(target, 'utf8').split('\n').filter(Boolean)).toHaveLength(61);
+    expect(readdirSync(dir.path)).toEqual([name]);
+  });
+
+  it('a multi-byte name is cut between characters, never inside one', () => {
+    const name = `${'é'.repeat(120)}.csv`; // 244 bytes
+    const hidden = hiddenName(name, '.0123456789ab.partial');
+    expect(Buffer.byteLength(hidden)).toBeLessThanOrEqual(NAME_MAX);
+    expect(hidden).toMatch(/^\.é{20}~[0-9a-f]{16}\.0123456789ab\.partial$/);
+    // Deterministic, and different names give different hidden names.
+    expect(hiddenName(name, '.checkpoint')).toBe(hiddenName(name, '.checkpoint'));
+    expect(hiddenName(`${'é'.repeat(120)}.tsv`, '.checkpoint')).not.toBe(hiddenName(name, '.checkpoint'));
+    // A name short enough keeps the plain form.
+    expect(hiddenName('out.csv', '.checkpoint')).toBe('.out.csv.checkpoint');
+  });
+
+  it('a name over 255 bytes is exit 2 before any request, naming the target and the limit', async () => {
+    const target = join(dir.path, nameOf(256));
+    const r = await spawnCli(['referrals', 'export', '-o', target], { env: sandbox() });
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toContain(
+      `cannot write ${target}: its file name is 256 bytes long, and a file name can be at most 255 bytes`,
+    );
+    expect(r.stderr).not.toMatch(/ENAMETOOLONG|\n\s+at /);
+    expect(fx.apiRequests()).toEqual([]);
     expect(readdirSync(dir.path)).toEqual([]);
+  });
+
+  it('a folder name over 255 bytes in the path is said plainly too', async () => {
+    const target = join(dir.path, 'f'.repeat(300), 'out.csv');
+    const r = await spawnCli(['referrals', 'export', '-o', target], { env: sandbox() });
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toContain(
+      `cannot write ${target}: the name is too long (a file name can be at most 255 bytes`,
+    );
+    expect(r.stderr).not.toContain('ENAMETOOLONG');
+  });
+});
+
+const hasSetpriv = (() => {
+  try {
+    execFileSync('setpriv', ['--version'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+describe.skipIf(isRoot && !hasSetpriv)('a target the user cannot write (item 9, as a non-root user)', () => {
+  /**
+   * Issue 9, items 4-9: the input people get wrong, recreated against the emulator: a status typo
+   * that gave a silent empty export, upper-case UUIDs that found nothing, HCPCS codes refused, a
+   * page past the end reported as "no match", a file name whose extension was ignored, and a
+   * target the user cannot write.
+   */
+
+  const fx = mockFixture({ referrals: 300 });
+
+  let dir: ReturnType<typeof tempDir>;
+
+  beforeAll(async () => {
+    await fx.start();
+  });
+
+  afterAll(async () => {
+    await fx.stop();
+  });
+
+  beforeEach(() => {
+    dir = tempDir();
+    fx.reset();
+  });
+
+  afterEach(() => dir.cleanup());
+
+  const isRoot = process.getuid?.() === 0;
+
+  /** The real binary as `nobody` (as root, through setpriv), or as the user running the tests. */
+  const asUser = (args: string[]) => {
+    const argv = [process.execPath, BIN, ...args];
+    const [cmd, ...rest] = isRoot
+      ? ['setpriv', '--reuid=nobody', '--regid=nogroup', '--clear-groups', ...argv]
+      : argv;
+    return execa(cmd!, rest, {
+      reject: false,
+      extendEnv: false,
+      env: {
+        ...fx.env(),
+        IMAGING_CONFIG_DIR: join(dir.path, 'config'),
+        NO_COLOR: '1',
+        PATH: process.env.PATH,
+      },
+      timeout: 20_000,
+    });
+  };
+
+  it('a read-only folder: names the target and "permission denied", never the temporary name', async () => {
+    chmodSync(dir.path, 0o755);
+    const ro = join(dir.path, 'ro');
+    mkdirSync(ro, { mode: 0o555 });
+    chmodSync(ro, 0o555);
+    const target = join(ro, 'x.csv');
+    const r = await asUser(['referrals', 'export', '-o', target]);
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toBe(
+      `error: cannot write ${target}: permission denied (this user cannot create files in ${ro})`,
+    );
+    expect(r.stderr).not.toMatch(/partial|EACCES/);
+    expect(readdirSync(ro)).toEqual([]);
+    expect(fx.apiRequests()).toHaveLength(0);
+  });
+
+  it('an existing file the user may not write is refused before any request, not after the export', async () => {
+    chmodSync(dir.path, 0o755); // not a shared folder: there another user's file is refused as not theirs
+    const target = join(dir.path, 'root.csv');
+    writeFileSync(target, 'keep\n', { mode: 0o644 });
+    chmodSync(target, 0o444);
+    const r = await asUser(['referrals', 'export', '-o', target]);
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toContain(
+      `error: cannot write ${target}: permission denied (the file is read-only for this user)`,
+    );
+    expect(readFileSync(target, 'utf8')).toBe('keep\n');
+    expect(fx.apiRequests()).toHaveLength(0);
+  });
+
+  it.skipIf(!existsSync('/proc/self'))(
+    '-o /proc/x.csv gives the real reason, not "no such folder"',
+    async () => {
+      chmodSync(dir.path, 0o755);
+      const r = await asUser(['referrals', 'export', '-o', '/proc/x.csv']);
+      expect(r.exitCode).toBe(2);
+      expect(r.stderr).toBe(
+        'error: cannot write /proc/x.csv: files cannot be created in /proc (a proc file system, which holds no user files)',
+      );
+    },
+  );
+});
+
+describe('a target that cannot be written says why (item 6)', () => {
+  const fx = mockFixture({ referrals: 60 });
+
+  beforeAll(() => fx.start());
+
+  afterAll(() => fx.stop());
+
+  let panes: Pane[] = [];
+
+  let dir: ReturnType<typeof tempDir>;
+
+  beforeEach(() => {
+    fx.reset();
+    fx.mock.faults.clear();
+    dir = tempDir();
+  });
+
+  afterEach(async () => {
+    await Promise.all(panes.map((p) => p.close()));
+    panes = [];
+    dir.cleanup();
+  });
+
+  const exportTo = (target: string) => run(['referrals', 'export', '-o', target], { env: fx.env() });
+  it('a FILE where a folder of the path should be: "<it> is not a folder", not "no such folder"', async () => {
+    writeFileSync(join(dir.path, 'ro2'), 'a file\n');
+    const r = await exportTo(join(dir.path, 'ro2', 'x.csv'));
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(
+      `cannot write ${join(dir.path, 'ro2', 'x.csv')}: ${join(dir.path, 'ro2')} is not a folder`,
+    );
+    expect(r.stderr).not.toContain('no such folder');
+    const dev = await exportTo('/dev/null/x.csv');
+    expect(dev.code).toBe(2);
+    expect(dev.stderr).toContain('cannot write /dev/null/x.csv: /dev/null is not a folder');
+    expect(readFileSync(join(dir.path, 'ro2'), 'utf8')).toBe('a file\n');
+    expect(fx.apiRequests()).toHaveLength(0);
+  });
+  it('-o /sys/x.csv names sysfs (even as root, where it is not a permission)', async () => {
+    const r = await exportTo('/sys/x.csv');
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(
+      'cannot write /sys/x.csv: files cannot be created in /sys (a sysfs file system',
+    );
+    expect(r.stderr).not.toContain('permission denied');
+  });
+  it('a trailing "/" after a FILE suggests no path inside it; after a folder, a name inside', async () => {
+    writeFileSync(join(dir.path, 'ro2'), 'a file\n');
+    const r = await exportTo(`${join(dir.path, 'ro2')}/`);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`but ${join(dir.path, 'ro2')} is not a folder`);
+    expect(r.stderr).toContain('e.g. -o referrals.csv');
+    expect(r.stderr).not.toContain('ro2/referrals.csv');
+    const folder = await exportTo(`${dir.path}/`);
+    expect(folder.stderr).toContain(`e.g. -o ${dir.path}/referrals.csv`);
   });
 });

@@ -4,9 +4,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import '../reliability.js';
 import { RETRY_POLICY } from '../../src/api/retry.js';
 import { type FaultMode, parseFault } from '../../src/emulator/faults.js';
-import { mockFixture, type RunOptions, run as runCli, tempDir } from '../helpers.js';
-
-const JSON_TYPE = { 'content-type': 'application/json' };
+import { json, mockFixture, type RunOptions, run as runCli, tempDir, testServer } from '../helpers.js';
 
 /**
  * The fault suite: each fault the emulator can inject, and what a user sees. GETs are retried and
@@ -15,20 +13,27 @@ const JSON_TYPE = { 'content-type': 'application/json' };
  */
 
 const fx = mockFixture({ referrals: 120, faultDelayMs: 1500 });
+
 beforeAll(() => fx.start());
+
 afterAll(() => fx.stop());
+
 let dir: ReturnType<typeof tempDir>;
+
 /**
  * The client's clock, injected: every back-off and `Retry-After` wait is recorded here and returns
  * at once, so no test waits out real seconds and each can check how long the client would have
  * waited. The default back-off (300 ms, doubled, each half random) is kept to be checked too.
  */
 let waited: number[] = [];
+
 const sleep = async (ms: number) => {
   waited.push(ms);
 };
+
 const run = (argv: string[], opts: RunOptions = {}) =>
   runCli(argv, { ...opts, deps: { ...opts.deps, clientOverrides: { baseDelayMs: 300, sleep } } });
+
 beforeEach(() => {
   waited = [];
   fx.reset();
@@ -36,11 +41,15 @@ beforeEach(() => {
   for (const k of Object.keys(fx.mock.faults.injected)) delete fx.mock.faults.injected[k];
   dir = tempDir();
 });
+
 afterEach(() => dir.cleanup());
 
 const inject = (spec: string, path?: string) => fx.mock.faults.add(parseFault(spec, path));
+
 const injectedCount = () => Object.values(fx.mock.faults.injected).reduce((a, b) => a + b, 0);
+
 const noStack = (text: string) => expect(text).not.toMatch(/\n\s+at .+:\d+:\d+/);
+
 // Short client timeout so the `slow` fault (1.5 s) counts as a timeout.
 const env = () => fx.env({ IMAGING_TOKEN: 'mock-fault-suite' });
 
@@ -209,38 +218,212 @@ describe('exports complete with every record, or fail and leave no file', () => 
   });
 });
 
-describe('the fault injection itself', () => {
-  it('parses MODE[:COUNT][@AFTER] and refuses anything else', () => {
-    expect(parseFault('500')).toMatchObject({ mode: '500', count: 1, after: 0 });
-    expect(parseFault('reset:3@10')).toMatchObject({ mode: 'reset', count: 3, after: 10 });
-    expect(parseFault('slow:*').count).toBe(Number.POSITIVE_INFINITY);
-    expect(() => parseFault('503')).toThrow(/MODE\[:COUNT\]\[@AFTER\]/);
-  });
+describe('API, server and network failures through the CLI', () => {
+  const fx = mockFixture({ allowance: 3 });
 
-  it('can be set at run time through POST /__mock/faults', async () => {
-    const res = await fetch(`${fx.mock.url}/__mock/faults`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ fault: '502:1' }),
+  beforeAll(() => fx.start());
+
+  afterAll(() => fx.stop());
+
+  beforeEach(() => fx.reset());
+
+  describe('API errors through the CLI', () => {
+    it('expired token: exit 3 with the code and what to do', async () => {
+      const r = await runCli(['modalities'], { env: fx.env({ IMAGING_TOKEN: 'mock-expired' }) });
+      expect(r.code).toBe(3);
+      expect(r.stderr).toContain('code:       api_token_expired (authentication_error)');
+      expect(r.stderr).toContain('hint: The sandbox token has expired');
+      expect(r.stderr).not.toContain('    at ');
     });
-    expect(res.status).toBe(201);
-    const r = await run(['modalities'], { env: env() });
-    expect(r.code).toBe(0);
-    expect(fx.mock.faults.injected['502']).toBe(1);
-    expect(
-      (
-        await fetch(`${fx.mock.url}/__mock/faults`, {
-          method: 'POST',
-          headers: JSON_TYPE,
-          body: '{"fault":"nope"}',
-        })
-      ).status,
-    ).toBe(422);
+
+    it('invalid token: exit 3', async () => {
+      // The local environment sends emulator tokens only: a sandbox pointed at the emulator sends this one.
+      const r = await runCli(['modalities'], {
+        env: fx.env({ IMAGING_ENV: 'sandbox', IMAGING_TOKEN: 'nope' }),
+      });
+      expect(r.code).toBe(3);
+      expect(r.stderr).toContain('unauthorized');
+    });
+
+    it('sandbox allowance: exit 6 after N successful requests; errors do not count', async () => {
+      const env = fx.env({ IMAGING_TOKEN: 'mock-allowance-test' });
+      expect((await runCli(['cpt', '73721'], { env })).code).toBe(0);
+      expect((await runCli(['modalities'], { env: fx.env({ IMAGING_TOKEN: 'mock-disabled' }) })).code).toBe(
+        0,
+      );
+      expect((await runCli(['law-firms', 'search', ' x'], { env })).code).toBe(0);
+      // A 4xx (here a 422) does not use the allowance.
+      const dup = [
+        'law-firms',
+        'create',
+        '--name',
+        "D'Angelo & D'Amato",
+        '--city',
+        'Newark',
+        '--state',
+        'NJ',
+      ];
+      expect((await runCli(dup, { env })).code).toBe(7);
+      expect((await runCli(['modalities'], { env })).code).toBe(0);
+      const r = await runCli(['modalities'], { env });
+      expect(r.code).toBe(6);
+      expect(r.stderr).toContain('sandbox_request_limit_reached');
+      expect(r.stderr).toContain('waiting will not help');
+      // It is never retried.
+      expect(fx.apiRequests().filter((q) => q.status === 429)).toHaveLength(1);
+    });
+
+    it('exhausted token straight away: exit 6', async () => {
+      const r = await runCli(['modalities'], { env: fx.env({ IMAGING_TOKEN: 'mock-exhausted' }) });
+      expect(r.code).toBe(6);
+    });
   });
 
-  it('imaging mock --fault rejects a bad spec (exit 2)', async () => {
-    const r = await run(['mock', '--port', '0', '--fault', 'explode']);
-    expect(r.code).toBe(2);
-    expect(r.stderr).toContain('--fault: fault "explode" is not MODE');
+  describe('server and network failures through the CLI', () => {
+    const servers: Array<Awaited<ReturnType<typeof testServer>>> = [];
+    afterEach(async () => {
+      await Promise.all(servers.splice(0).map((s) => s.close()));
+    });
+    const server = async (h: Parameters<typeof testServer>[0]) => {
+      const s = await testServer(h);
+      servers.push(s);
+      return {
+        s,
+        env: { IMAGING_ENV: 'local', IMAGING_BASE_URL: s.url, IMAGING_CONFIG_DIR: '/nonexistent' },
+      };
+    };
+
+    it('404: exit 4 with the request id', async () => {
+      const { env } = await server((_q, res) =>
+        json(res, 404, {
+          error: 'Not found',
+          message: 'Not found',
+          type: 'not_found_error',
+          code: 'not_found',
+          request_id: 'req_404',
+        }),
+      );
+      const r = await runCli(['modalities'], { env });
+      expect(r.code).toBe(4);
+      expect(r.stderr).toContain('request id: req_404');
+    });
+
+    it('500: exit 1, retried, request id shown', async () => {
+      const { s, env } = await server((_q, res) =>
+        json(
+          res,
+          500,
+          { error: 'x', message: 'Internal server error', code: 'internal_error' },
+          { 'x-request-id': 'req_500x' },
+        ),
+      );
+      const r = await runCli(['modalities'], { env });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain('error: Internal server error');
+      expect(r.stderr).toContain('request id: req_500x');
+      expect(r.stderr).toContain('hint: The server failed');
+      expect(s.seen).toHaveLength(3);
+    });
+
+    it('403 with only { error }: exit 5 with the message', async () => {
+      const { env } = await server((_q, res) => json(res, 403, { error: 'Forbidden for this account' }));
+      const r = await runCli(['modalities'], { env });
+      expect(r.code).toBe(5);
+      expect(r.stderr).toContain('error: Forbidden for this account');
+    });
+
+    it('HTML error page from a proxy: one clear message', async () => {
+      const { env } = await server((_q, res) => {
+        res.writeHead(502, { 'content-type': 'text/html' });
+        res.end(
+          '<html><head><title>502 Bad Gateway</title></head><body><center>nginx</center></body></html>',
+        );
+      });
+      const r = await runCli(['modalities'], { env });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain('HTML page ("502 Bad Gateway"), probably from a proxy or gateway');
+      expect(r.stderr).not.toContain('<center>');
+    });
+
+    it('malformed JSON in a 200: exit 1, says so', async () => {
+      const { env } = await server((_q, res) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end('[{"id": "x", "name": "MR');
+      });
+      const r = await runCli(['modalities'], { env });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(/not valid JSON \(truncated or malformed JSON, \d+ bytes\)/);
+    });
+
+    it('timeout: exit 1 and how to raise it', async () => {
+      const { env } = await server((_q, res) => setTimeout(() => json(res, 200, []), 1500));
+      const r = await runCli(['modalities', '--timeout', '100'], { env });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain('timed out after 100 ms');
+      expect(r.stderr).toContain('--timeout');
+    });
+
+    it('connection refused: exit 1, names the URL', async () => {
+      const { s, env } = await server((_q, res) => json(res, 200, []));
+      await s.close();
+      servers.length = 0;
+      const r = await runCli(['modalities'], { env });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain(`error: connection refused by ${s.url}`);
+    });
+
+    it('the token is never sent over plain http to another host', async () => {
+      const r = await runCli(['modalities'], {
+        env: {
+          IMAGING_BASE_URL: 'http://imaging.example.com',
+          IMAGING_TOKEN: 'x',
+          IMAGING_CONFIG_DIR: '/nonexistent',
+        },
+      });
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain('refusing to send the API token over plain http to imaging.example.com');
+    });
+  });
+});
+
+describe('the 403 and 404 hints', () => {
+  /**
+   * `referrals payments ID` and `referrals notifications ID` against the emulator: a table with the
+   * columns people read, every field in JSON/NDJSON/CSV, the per-environment path, and the 403 a
+   * partner meets until the read is enabled for the account.
+   */
+  const fx = mockFixture({ referrals: 12 });
+
+  let id = '';
+
+  beforeAll(async () => {
+    await fx.start();
+    const r = await runCli(['referrals', 'list', '--json'], { env: fx.env() });
+    id = JSON.parse(r.stdout)[1].id;
+  });
+
+  afterAll(() => fx.stop());
+
+  beforeEach(() => fx.reset());
+
+  it('the notifications 403 names the other gated reads, not itself; every environment is said to be enabled separately', async () => {
+    const r = await runCli(['referrals', 'notifications', id], {
+      env: fx.env({ IMAGING_TOKEN: 'mock-disabled' }),
+    });
+    expect(r.code).toBe(5);
+    expect(r.stderr).toMatch(/\(as are payment reads, auto-book and FHIR\)/);
+    expect(r.stderr).not.toMatch(/as are notification reads/);
+    expect(r.stderr).toMatch(
+      /for your group on local \(each environment, sandbox and production, is enabled separately\)/,
+    );
+  });
+
+  it('the 404 hint shows the default path with {id}, not %7Bid%7D', async () => {
+    const r = await runCli(['referrals', 'payments', '00000000-0000-4000-8000-00000000ffff'], {
+      env: fx.env(),
+    });
+    expect(r.code).toBe(4);
+    expect(r.stderr).toMatch(/the default is a guess \(\/api\/v2\/referrals\/\{id\}\/payments\)/);
+    expect(r.stderr).not.toContain('%7B');
   });
 });

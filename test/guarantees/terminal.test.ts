@@ -1,7 +1,10 @@
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { parseFault } from '../../src/emulator/faults.js';
 import { ExitCode } from '../../src/errors.js';
+import { cells, fitExample } from '../../src/help/format.js';
+import { COMMANDS as COMMAND_DEFS, GROUPS } from '../../src/registry.js';
 import { mockFixture, run, tempDir } from '../helpers.js';
 import { CLI, openPane, type Pane } from '../terminal.js';
 
@@ -343,5 +346,284 @@ describe.concurrent('the export progress line at a terminal', () => {
     await pane.signal('go');
     await pane.exited();
     await expectClean(pane, await pane.screen());
+  });
+});
+
+describe.concurrent('referrals list --all: the progress line at 80 columns', () => {
+  /**
+   * Issue 9 item 15 at a real terminal (a tmux pane of 80 columns): `list --all` shows the export's
+   * progress line on stderr while its records go to a file or a pipe, clears it on Ctrl-C, shows none
+   * when the records themselves scroll on that terminal, and after a failed page says the records
+   * above are incomplete.
+   */
+
+  const dir = tempDir();
+
+  afterAll(() => dir.cleanup());
+
+  const quote = (a: string) => `'${a.replace(/'/g, `'\\''`)}'`;
+
+  const cmd = (args: string[]) => `${CLI} ${args.map(quote).join(' ')}`;
+
+  type Finished = (fn: () => Promise<void>) => void;
+
+  /**
+   * A pane of its own for one test, against an emulator of its own (its faults that test's alone):
+   * the tests run concurrently, each closing what it opened when it ends.
+   */
+  async function inPane(command: string, finished: Finished) {
+    const slow = mockFixture({ referrals: 3000, latencyMs: 150 });
+    await slow.start();
+    finished(() => slow.stop());
+    const pane = await openPane({ cols: 80, command, env: slow.env() });
+    finished(() => pane.close());
+    return { pane, slow };
+  }
+
+  // 150 pages of 20, one at a time at 150 ms: long enough to read the line and press Ctrl-C.
+  const list = (format: string) => [
+    'referrals',
+    'list',
+    '--all',
+    '--format',
+    format,
+    '--per-page',
+    '20',
+    '--concurrency',
+    '1',
+  ];
+
+  const progressLine = (lines: string[]) => lines.find((l) => / pages? /.test(l) && /\/s\b/.test(l));
+
+  const showsProgressWithEta = (lines: string[]) => /ETA \d/.test(progressLine(lines) ?? '');
+
+  /** Nothing of the bar is left on screen (the "^C" a terminal echoes included), the cursor is back. */
+  const expectClean = async (pane: Pane, lines: string[]) => {
+    expect(lines.filter((l) => /\d+\/\d+ pages|records {2}|\^C|Listing referrals/.test(l))).toEqual([]);
+    expect(await pane.cursorVisible()).toBe(true);
+  };
+
+  it.for(['ndjson', 'json', 'csv'])(
+    '--format %s into a file: fits with room for "^C", then Ctrl-C clears it',
+    async (format, { onTestFinished }) => {
+      const { pane } = await inPane(
+        `${cmd(list(format))} > ${quote(`${dir.path}/out.${format}`)}`,
+        onTestFinished,
+      );
+      const line = progressLine(await pane.waitForScreen(showsProgressWithEta))!;
+      expect(line.length).toBeLessThanOrEqual(77);
+      expect(line).toMatch(/\d+\/150 pages {2}[\d,]+ records {2}[\d,]+\/s {2}ETA \d+(m\d\ds|s)$/);
+      await pane.keys('C-c');
+      expect(await pane.exited()).toBe(130);
+      const lines = await pane.screen();
+      expect(lines).toContain('interrupted');
+      await expectClean(pane, lines);
+    },
+  );
+
+  it('the table, collected before it is shown: the line while pages come, then Ctrl-C clears it', async ({
+    onTestFinished,
+  }) => {
+    const { pane } = await inPane(cmd(list('table')), onTestFinished);
+    await pane.waitForScreen(showsProgressWithEta);
+    await pane.keys('C-c');
+    expect(await pane.exited()).toBe(130);
+    await expectClean(pane, await pane.screen());
+  });
+
+  it('NDJSON onto the terminal itself: the records scroll, no line is drawn between them', async ({
+    onTestFinished,
+  }) => {
+    const { pane } = await inPane(cmd(list('ndjson')), onTestFinished);
+    await pane.waitForScreen((lines) => lines.filter((l) => l.startsWith('{"id":')).length >= 40);
+    const lines = await pane.screen();
+    expect(progressLine(lines)).toBeUndefined();
+    // Every record line is whole but the last: the screen is read while records still come, and the
+    // last one may be half written at that moment.
+    const records = lines.filter((x) => x.startsWith('{'));
+    expect(records.length).toBeGreaterThanOrEqual(40);
+    for (const l of records.slice(0, -1)) expect(() => JSON.parse(l)).not.toThrow();
+    await pane.keys('C-c');
+    expect(await pane.exited()).toBe(130);
+  });
+
+  it('a page that fails after records were shown: the error, and "the output above is incomplete"', async ({
+    onTestFinished,
+  }) => {
+    const { pane, slow } = await inPane(cmd(list('ndjson')), onTestFinished);
+    await pane.waitForScreen((lines) => lines.some((l) => l.startsWith('{"id":')));
+    // From now on the emulator refuses the token: the next page fails (not retried).
+    slow.mock.faults.add(parseFault('401', '/api/v2/referrals'));
+    expect(await pane.exited()).toBe(ExitCode.auth);
+    const text = (await pane.screen()).join('\n');
+    expect(text).toMatch(/Listing stopped after [\d,]+ referrals: the output above is incomplete\./);
+    await expectClean(pane, await pane.screen());
+  });
+});
+
+describe('help at the terminal', () => {
+  // Issue 9, item 3: help wraps to the terminal, `help A B` shows the verb's help, and the last lines
+  // point to documentation that exists where the tool is installed.
+
+  const every = [[], ...GROUPS.map((g) => [g.name]), ...COMMAND_DEFS.map((c) => [...c.path])];
+
+  const help = (words: string[], opts: { columns?: number } = {}) =>
+    run([...words, '--help'], opts.columns ? { stdoutIsTTY: true, columns: opts.columns } : {});
+
+  function longLines(text: string, width: number): string[] {
+    // The README's path is never cut (it could not be copied); every other line fits.
+    return text.split('\n').filter((l) => cells(l) > width && !l.startsWith('Docs: /'));
+  }
+
+  describe('help fits the terminal', () => {
+    it.each([
+      [60, true],
+      [80, true],
+      [200, true],
+      [80, false],
+    ])('at %i columns (terminal: %s) no line of any help is wider', async (columns, tty) => {
+      for (const words of every) {
+        const r = await help(words, tty ? { columns } : {});
+        expect(r.code, `${words.join(' ')} --help`).toBe(0);
+        expect(longLines(r.stdout, columns), `imaging ${words.join(' ')} --help at ${columns}`).toEqual([]);
+      }
+    });
+
+    it('at 80 columns a long command term gets its own line and the descriptions still wrap (not "sign test e / vents")', async () => {
+      const r = await help([], { columns: 80 });
+      expect(r.stdout).toMatch(/\n {2}api \[options\] <method-or-path> \[path\]\n {4,}call any API path/);
+      expect(r.stdout).toMatch(/webhook +verify captured deliveries, sign test events, listen\n +locally/);
+    });
+
+    it('at 200 columns nothing is wrapped that fits', async () => {
+      const r = await help([], { columns: 200 });
+      expect(r.stdout).toMatch(/webhook +verify captured deliveries, sign test events, listen locally\n/);
+      expect(r.stdout).toContain(
+        'Exit codes: 0 ok, 1 failure, 2 usage, 3 auth, 4 not found, 5 forbidden, 6 limit, 7 rejected, 8 webhook not valid, 130 interrupted.',
+      );
+    });
+
+    it('an example too long for the width is continued with " \\" (still one shell line), its comment above', () => {
+      const ex =
+        'imaging referrals export --visit-status booked,report_uploaded --rows visit -o "ready list.csv"   # ready to read';
+      const fitted = fitExample(ex, 50);
+      expect(fitted.split('\n').every((l) => cells(l) <= 50)).toBe(true);
+      expect(fitted.split('\n')[0]).toBe('  # ready to read');
+      expect(fitted).toContain('"ready list.csv"');
+      const joined = fitted
+        .split('\n')
+        .slice(1)
+        .join('\n')
+        .replace(/ \\\n\s+/g, ' ')
+        .trim();
+      expect(joined).toBe(ex.replace(/ {2,}# .*$/, ''));
+    });
+  });
+
+  describe('text another part of the tool adds after a command help', () => {
+    it('is wrapped to the width too (word-wrapped, keeping its indentation)', async () => {
+      const { fitHelpText } = await import('../../src/help/format.js');
+      const added = `Fields (--fields a,b,c or --json a,b,c: those, in that order):\n  ${'field_name, '.repeat(8)}end`;
+      const fitted = fitHelpText(added, 60);
+      expect(fitted.split('\n').every((l) => cells(l) <= 60)).toBe(true);
+      expect(fitted.replace(/\s+/g, ' ')).toBe(added.replace(/\s+/g, ' '));
+      const indented = fitHelpText(`  ${'field_name, '.repeat(8)}end`, 60).split('\n');
+      expect(indented.length).toBeGreaterThan(1);
+      expect(indented.every((l) => l.startsWith('  '))).toBe(true);
+      expect(fitHelpText('Docs: /a/very/long/path/'.padEnd(90, 'x'), 60)).not.toContain('\n');
+    });
+  });
+});
+
+describe('copy-and-paste and the Left out note at 80 columns', () => {
+  const fx = mockFixture({ referrals: 60 });
+
+  beforeAll(() => fx.start());
+
+  afterAll(() => fx.stop());
+
+  let panes: Pane[] = [];
+
+  let dir: ReturnType<typeof tempDir>;
+
+  beforeEach(() => {
+    fx.reset();
+    fx.mock.faults.clear();
+    dir = tempDir();
+  });
+
+  afterEach(async () => {
+    await Promise.all(panes.map((p) => p.close()));
+    panes = [];
+    dir.cleanup();
+  });
+
+  const quote = (a: string) => `'${a.replace(/'/g, `'\\''`)}'`;
+
+  async function inPane(args: string[], env: NodeJS.ProcessEnv, cols = 80): Promise<Pane> {
+    const pane = await openPane({
+      cols,
+      command: `cd ${quote(dir.path)} && ${CLI} ${args.map(quote).join(' ')}`,
+      env,
+    });
+    panes.push(pane);
+    return pane;
+  }
+
+  /** The words a shell reads from `text`, `imaging` standing for a function that prints its arguments. */
+  function shellRead(text: string): string[] {
+    execFileSync('sh', ['-n', '-c', text]); // parses
+    return execFileSync('bash', ['-c', `imaging() { printf '%s\\n' imaging "$@" END; }\n${text}`], {
+      encoding: 'utf8',
+    })
+      .trimEnd()
+      .split('\n');
+  }
+
+  describe('a command to copy, at an 80-column terminal (item 1)', () => {
+    it('"To continue: imaging …" is continued with ` \\`: the pane\'s lines paste as ONE command, same words', async () => {
+      fx.mock.faults.add(parseFault('500:*@2', '/api/v2/referrals')); // pages 1-2 answered, page 3 fails
+      const args = [
+        '--base-url',
+        fx.mock.url,
+        'referrals',
+        'export',
+        '--rows',
+        'visit',
+        '-o',
+        'big2.csv',
+        '--resumable',
+        '--per-page',
+        '10',
+        '--concurrency',
+        '1',
+      ];
+      const pane = await inPane(
+        args,
+        fx.env({ IMAGING_ENV: 'sandbox', IMAGING_TOKEN: 'mock-polish', IMAGING_BASE_URL: undefined }),
+      );
+      expect(await pane.exited()).toBe(1);
+      const lines = await pane.screen();
+      for (const l of lines) expect(l.length).toBeLessThanOrEqual(80);
+      const start = lines.findIndex((l) => l.startsWith('To continue: '));
+      expect(start).toBeGreaterThanOrEqual(0);
+      const end = lines.findIndex((l, i) => i >= start && !l.endsWith(' \\'));
+      expect(end).toBeGreaterThan(start); // it did not fit one line: broken, with continuations
+      const pasted = lines
+        .slice(start, end + 1)
+        .join('\n')
+        .slice('To continue: '.length);
+      expect(shellRead(pasted)).toEqual(['imaging', ...args, '--resume', 'END']);
+    });
+  });
+
+  describe('the "Left out" note names as many columns as fit (item 8)', () => {
+    it('referrals list at 64 columns: "Left out: Status, Line of business and 2 more", one line', async () => {
+      const pane = await openPane({ cols: 64, command: `${CLI} referrals list`, env: fx.env() });
+      panes.push(pane);
+      expect(await pane.exited()).toBe(0);
+      const notes = (await pane.screen()).filter((l) => l.startsWith('Left out'));
+      expect(notes).toEqual(['Left out: Status, Line of business and 2 more (--wide shows all)']);
+    });
   });
 });

@@ -1,9 +1,10 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import '../reliability.js';
 import { COMMANDS } from '../../src/registry.js';
-import { mockFixture, run, tempDir } from '../helpers.js';
+import { mockFixture, run, tempDir, testServer } from '../helpers.js';
+import type { Pane } from '../terminal.js';
 
 /**
  * Bad arguments for every command: each is a usage error (exit 2) with one clear message, before
@@ -11,19 +12,27 @@ import { mockFixture, run, tempDir } from '../helpers.js';
  */
 
 const fx = mockFixture();
+
 // Made when the file loads: the case table below names these files.
 const dir = tempDir();
+
 writeFileSync(join(dir.path, 'secret'), 'x\n');
+
 writeFileSync(join(dir.path, 'body.json'), '{"event_name":"visit.status_changed"}');
+
 beforeAll(() => fx.start());
+
 afterAll(async () => {
   await fx.stop();
   dir.cleanup();
 });
+
 beforeEach(() => fx.reset());
 
 const UUID = '3212c76a-c27e-4ca2-9e90-bb9c865c1630';
+
 const S = () => join(dir.path, 'secret');
+
 const B = () => join(dir.path, 'body.json');
 
 const CASES: Array<[string[], RegExp, string?]> = [
@@ -188,67 +197,138 @@ describe('bad arguments: exit 2, one clear message, nothing sent', () => {
   });
 });
 
-describe('huge and binary input: a size cap and a clear message, no crash or hang', () => {
-  it('referrals create refuses a file over 10 MiB, and the same on stdin', async ({ task }) => {
-    const big = join(dir.path, 'big.json');
-    writeFileSync(big, `{"x":"${'a'.repeat(11 * 1024 * 1024)}"}`);
-    const f = await run(['referrals', 'create', '--file', big], { env: fx.env() });
-    expect(f.code).toBe(2);
-    expect(f.stderr).toContain('is larger than 10 MiB');
-    const s = await run(['referrals', 'create', '--file', '-'], {
-      env: fx.env(),
-      stdin: Buffer.alloc(11 * 1024 * 1024, 0x20),
-    });
-    expect(s.code).toBe(2);
-    expect(s.stderr).toContain('standard input');
-    expect(s.stderr).toContain('larger than 10 MiB');
-    expect(fx.apiRequests()).toHaveLength(0);
-    task.meta.badInputs = 2;
+describe('hints for common mistakes (item 11)', () => {
+  /**
+   * Issue 9, items 10-13, recreated against the emulator: `imaging api` choosing POST silently (and
+   * sending it to production unasked), mistakes that deserve a hint, `sso --open` losing the link
+   * when the browser fails, and a hand-edited config that ended in "n.slice is not a function".
+   */
+
+  const fx = mockFixture({ referrals: 20 });
+
+  let dir: ReturnType<typeof tempDir>;
+
+  beforeAll(async () => {
+    await fx.start();
   });
 
-  it('referrals create refuses binary data as not JSON', async ({ task }) => {
-    const r = await run(['referrals', 'create', '--file', '-'], {
-      env: fx.env(),
-      stdin: Buffer.from([0x7b, 0x00, 0xff, 0xfe, 0x7d]),
-    });
-    task.meta.badInputs = 1;
+  afterAll(async () => {
+    await fx.stop();
+  });
+
+  beforeEach(() => {
+    dir = tempDir();
+    fx.reset();
+  });
+
+  afterEach(() => dir.cleanup());
+
+  it.for([['--secret', 's3cr3t-value'], ['--secret=s3cr3t-value']])(
+    'webhook verify %s: the secret is never a flag, and is not echoed',
+    async (flags) => {
+      const r = await run(['webhook', 'verify', '--body', '-', ...flags], { env: fx.env(), stdin: '{}' });
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain('the webhook secret is never given as a flag');
+      expect(r.stderr).toContain('--secret-file');
+      expect(r.stderr).toContain('IMAGING_WEBHOOK_SECRET');
+      expect(r.stderr).not.toContain('s3cr3t');
+    },
+  );
+
+  it.for<[string[], string]>([
+    [['mock', '--webhook-secret', 'abc'], '--webhook-secret-file FILE'],
+    [['mock', '--port', '0', '--secret=abc'], '--webhook-secret-file FILE'],
+    [['webhook', 'sign', '--webhook-secret', 'abc'], '--secret-file FILE'],
+    [['--verbose', 'webhook', 'listen', '--secret', 'abc'], '--secret-file FILE'],
+  ])('%j: the hint names the flag that command takes, and help lists it', async ([argv, flag]) => {
+    const r = await run(argv, { env: fx.env() });
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain('not JSON (it holds binary data)');
+    expect(r.stderr).toContain('the webhook secret is never given as a flag');
+    expect(r.stderr).toContain(`hint: Use ${flag}, or set IMAGING_WEBHOOK_SECRET`);
+    expect(r.stderr).not.toContain('abc');
+    const command = argv.filter((a) => /^[a-z]+$/.test(a)).slice(0, argv[0] === 'mock' ? 1 : 2);
+    const help = await run([...command, '--help'], { env: fx.env() });
+    expect(help.stdout).toContain(flag.replace(' FILE', ' <file>'));
   });
 
-  it('webhook verify: a huge capture is refused, binary garbage is a clear verdict or usage error', async ({
-    task,
-  }) => {
-    const huge = await run(['webhook', 'verify', '--request', '-', '--secret-file', S()], {
-      stdin: Buffer.alloc(6 * 1024 * 1024, 0x41),
-    });
-    expect(huge.code).toBe(2);
-    expect(huge.stderr).toContain('larger than 5 MiB');
-    const garbage = Buffer.from(Array.from({ length: 64 * 1024 }, (_, i) => (i * 7919) % 256));
-    const asRequest = await run(['webhook', 'verify', '--request', '-', '--secret-file', S()], {
-      stdin: garbage,
-    });
-    expect(asRequest.code).toBe(2);
-    expect(asRequest.stderr).toMatch(/^error: --request: /);
-    const asBody = await run(
-      [
-        'webhook',
-        'verify',
-        '--body',
-        '-',
-        '--secret-file',
-        S(),
-        '--header',
-        'X-Service-Timestamp: 1',
-        '--header',
-        'X-Service-Signature: v1=00',
-      ],
-      {
-        stdin: garbage,
-      },
+  it('a command that takes no secret: the hint says which commands do', async () => {
+    const r = await run(['referrals', 'list', '--webhook-secret', 'abc'], { env: fx.env() });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(
+      'hint: Only the webhook commands (--secret-file FILE) and imaging mock (--webhook-secret-file FILE) take a secret',
     );
-    expect(asBody.code).toBe(8);
-    expect(asBody.stdout).toContain('the body is not valid JSON');
-    task.meta.badInputs = 3;
+    expect(r.stderr).not.toContain('abc');
+  });
+
+  it('--base-url localhost:4010 suggests http://localhost:4010', async () => {
+    const r = await run(['modalities', '--base-url', 'localhost:4010'], { env: fx.env() });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('hint: Did you mean http://localhost:4010?');
+    const remote = await run(['modalities', '--base-url', 'api.example.com'], { env: fx.env() });
+    expect(remote.stderr).toContain('hint: Did you mean https://api.example.com?');
+    expect(fx.apiRequests()).toHaveLength(0);
+  });
+
+  it('--page 0 must be 1 or more', async () => {
+    const r = await run(['icd10', 'knee', '--page', '0'], { env: fx.env() });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('--page must be 1 or more, not 0.');
+    expect(r.stderr).not.toContain('9007199254740991');
+  });
+
+  it('connection refused with --env local suggests imaging mock', async () => {
+    const s = await testServer(() => {});
+    await s.close(); // a port that was just ours and now refuses
+    const r = await run(['modalities', '--env', 'local', '--base-url', s.url], {
+      env: { IMAGING_CONFIG_DIR: dir.path },
+    });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`error: connection refused by ${s.url}`);
+    expect(r.stderr).toContain(
+      `hint: Nothing is listening there. For the local emulator, start it first: imaging mock --port ${s.port}`,
+    );
+  });
+});
+
+describe('a verb without its group (item 4)', () => {
+  const fx = mockFixture({ referrals: 60 });
+
+  beforeAll(() => fx.start());
+
+  afterAll(() => fx.stop());
+
+  let panes: Pane[] = [];
+
+  let dir: ReturnType<typeof tempDir>;
+
+  beforeEach(() => {
+    fx.reset();
+    fx.mock.faults.clear();
+    dir = tempDir();
+  });
+
+  afterEach(async () => {
+    await Promise.all(panes.map((p) => p.close()));
+    panes = [];
+    dir.cleanup();
+  });
+
+  const verbs = [...new Set(COMMANDS.filter((c) => c.path.length === 2).map((c) => c.path[1]!))].filter(
+    (v) => !COMMANDS.some((c) => c.path[0] === v),
+  );
+  it.for(verbs)('imaging %s: exit 2, naming every command it is the verb of', async (verb) => {
+    const r = await run(['--env', 'local', verb, 'x'], { env: fx.env() });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`unknown command '${verb}'`);
+    for (const c of COMMANDS.filter((c) => c.path[1] === verb))
+      expect(r.stderr).toContain(`imaging ${c.path.join(' ')}`);
+    expect(fx.apiRequests()).toHaveLength(0);
+  });
+  it("imaging notifications suggests imaging referrals notifications; a typo of a group still gets commander's", async () => {
+    const r = await run(['notifications'], { env: fx.env() });
+    expect(r.stderr).toContain('Did you mean imaging referrals notifications?');
+    const typo = await run(['referals'], { env: fx.env() });
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toContain('Did you mean referrals?');
   });
 });
