@@ -205,13 +205,7 @@ describe('imaging api', () => {
   });
 });
 
-describe('imaging api: the method, said and confirmed (item 10)', () => {
-  /**
-   * Issue 9, items 10-13, recreated against the emulator: `imaging api` choosing POST silently (and
-   * sending it to production unasked), mistakes that deserve a hint, `sso --open` losing the link
-   * when the browser fails, and a hand-edited config that ended in "n.slice is not a function".
-   */
-
+describe('imaging api: the method, said and confirmed', () => {
   const fx = mockFixture({ referrals: 20 });
 
   let dir: ReturnType<typeof tempDir>;
@@ -344,7 +338,7 @@ describe('imaging api: the production question and UUIDs', () => {
     return pane;
   }
 
-  describe("imaging api's production question at an 80-column terminal (item 2)", () => {
+  describe("imaging api's production question at an 80-column terminal", () => {
     it('is wrapped to the width, words whole: the URL on one line, answered on the last', async () => {
       const baseUrl = fx.mock.url.replace('127.0.0.1', 'localhost');
       const env = fx.env({
@@ -367,7 +361,7 @@ describe('imaging api: the production question and UUIDs', () => {
     });
   });
 
-  describe('imaging api sends every UUID in lower case (item 7)', () => {
+  describe('imaging api sends every UUID in lower case', () => {
     const A = '3212C76A-C27E-4CA2-9E90-BB9C865C1630';
     const B = 'AB12C76A-C27E-4CA2-9E90-BB9C865C16FF';
     it('in -f/-F fields (body and query), lists of them, and the path with its query string', async () => {

@@ -64,14 +64,7 @@ describe('cpt at 80 columns', () => {
   });
 });
 
-describe('CPT and HCPCS codes (item 6)', () => {
-  /**
-   * Issue 9, items 4-9: the input people get wrong, recreated against the emulator: a status typo
-   * that gave a silent empty export, upper-case UUIDs that found nothing, HCPCS codes refused, a
-   * page past the end reported as "no match", a file name whose extension was ignored, and a
-   * target the user cannot write.
-   */
-
+describe('CPT and HCPCS codes', () => {
   const fx = mockFixture({ referrals: 300 });
 
   let dir: ReturnType<typeof tempDir>;

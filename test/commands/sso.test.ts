@@ -179,13 +179,7 @@ describe('imaging sso, its usage errors', () => {
   });
 });
 
-describe('sso --open prints the URL unless the browser confirmed (item 12)', () => {
-  /**
-   * Issue 9, items 10-13, recreated against the emulator: `imaging api` choosing POST silently (and
-   * sending it to production unasked), mistakes that deserve a hint, `sso --open` losing the link
-   * when the browser fails, and a hand-edited config that ended in "n.slice is not a function".
-   */
-
+describe('sso --open prints the URL unless the browser confirmed', () => {
   const fx = mockFixture({ referrals: 20 });
 
   let dir: ReturnType<typeof tempDir>;

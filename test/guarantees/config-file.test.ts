@@ -5,9 +5,8 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { mockFixture, run, spawnCli, tempDir } from '../helpers.js';
 
 /**
- * Issue 9, items 10-13, recreated against the emulator: `imaging api` choosing POST silently (and
- * sending it to production unasked), mistakes that deserve a hint, `sso --open` losing the link
- * when the browser fails, and a hand-edited config that ended in "n.slice is not a function".
+ * A hand-edited, damaged or non-file config is repaired or refused with one error naming the file
+ * and key, never a crash ("n.slice is not a function"), recreated against the emulator.
  */
 
 const fx = mockFixture({ referrals: 20 });
@@ -31,7 +30,7 @@ beforeEach(() => {
 
 afterEach(() => dir.cleanup());
 
-describe('a hand-edited config (item 13)', () => {
+describe('a hand-edited config', () => {
   const file = () => join(dir.path, 'config.json');
   const env = () => ({ IMAGING_CONFIG_DIR: dir.path });
   const cases: Array<[string, string, string[], number, string, string]> = [

@@ -7,7 +7,7 @@ import { EXPORT_COLUMNS, REFERRAL_FIELDS } from '../../src/resources/referrals.j
 import { json, mockFixture, run, spawnCli, tempDir, testServer } from '../helpers.js';
 
 /**
- * Issue 11 items 2 and 3, issue 9 item 14: `--fields` / `--json a,b,c` in every format, `--bom`,
+ * `--fields` / `--json a,b,c` in every format, `--bom`,
  * `--no-formula-guard` on every CSV output, stable list CSV columns; against the emulator (and,
  * for columns that move between pages, a server started here that sends pages of other shapes).
  */
@@ -514,7 +514,7 @@ describe('the field sets match what the tool writes', () => {
 
 describe('CSV formula guard', () => {
   /**
-   * Issue 8 item 8: the CSV header row of reference and list commands comes from server keys; a
+   * The CSV header row of reference and list commands comes from server keys; a
    * hostile server (started here on 127.0.0.1) sending formula keys gets them guarded like cells.
    */
 
@@ -534,7 +534,7 @@ describe('CSV formula guard', () => {
   };
 
   describe('CSV headers from server keys are guarded like cells', () => {
-    // The documented fields come first (issue 9 item 14), then the server's other keys, sorted.
+    // The documented fields come first, then the server's other keys, sorted.
     it.for([
       ['modalities', ['modalities'], [HOSTILE], 'id,name,slug'],
       [
@@ -610,7 +610,7 @@ describe('CSV formula guard', () => {
 });
 
 describe('--json keeps fields the tool does not know', () => {
-  // Issue 9, item 19: `--json` prints the object (or, for lists, each record) with every field the
+  // `--json` prints the object (or, for lists, each record) with every field the
   // API sent, unknown ones included, never an object the tool rebuilt from the fields it knows.
   // A server on 127.0.0.1 adds fields this tool has never heard of to every answer.
 

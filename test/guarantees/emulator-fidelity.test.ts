@@ -6,7 +6,7 @@ import { mockFixture, type RunOptions, run, run as runCli, tempDir } from '../he
 import '../reliability.js';
 import { parseFault } from '../../src/emulator/faults.js';
 
-// Issue 9, item 18: the emulator answers with what the request set, serves a documented guess at
+// The emulator answers with what the request set, serves a documented guess at
 // the referral update route, and advances a visit with or without a webhook URL.
 
 const fx = mockFixture({ referrals: 30 });
@@ -283,7 +283,7 @@ describe('the fault injection itself', () => {
   /**
    * The client's clock, injected: every back-off and `Retry-After` wait is recorded here and returns
    * at once, so no test waits out real seconds and each can check how long the client would have
-   * waited. The default back-off (300 ms, doubled, each half random) is kept to be checked too.
+   * waited. The default back-off (doubled each time, half of it random) is checked too.
    */
   let waited: number[] = [];
 

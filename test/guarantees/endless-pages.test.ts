@@ -8,7 +8,7 @@ import { parseFault } from '../../src/emulator/faults.js';
 import { json, mockFixture, run, tempDir, testServer } from '../helpers.js';
 
 /**
- * Issue 8 item 7: every page walker (lists with --all, `api --paginate`, export) stops with a
+ * Every page walker (lists with --all, `api --paginate`, export) stops with a
  * clear error (exit 1) against a hostile server the test starts on 127.0.0.1, and the number of
  * requests that server sees stays small. Each test states its bound.
  */
@@ -173,7 +173,7 @@ describe('referrals seen twice across pages', () => {
   });
 });
 
-// The attacker's findings (issue 8 item 7): each of these sent 1,000 to 10,000 requests before.
+// Servers that never end a walk: each must stop within the budget.
 describe('empty pages that carry no promise of more, after page 1 promised a billion pages', () => {
   const emptyPages = [
     [

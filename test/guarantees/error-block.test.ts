@@ -123,7 +123,7 @@ describe('missing token', () => {
 });
 
 describe('"the output above is incomplete" only when it is above', () => {
-  // Issue 9, item 16: words that say what they mean.
+  // Words that say what they mean.
 
   const fx = mockFixture({ referrals: 40 });
 

@@ -2,10 +2,8 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { mockFixture, run, json as sendJson, tempDir, testServer } from '../helpers.js';
 
 /**
- * Issue 9, items 4-9: the input people get wrong, recreated against the emulator: a status typo
- * that gave a silent empty export, upper-case UUIDs that found nothing, HCPCS codes refused, a
- * page past the end reported as "no match", a file name whose extension was ignored, and a
- * target the user cannot write.
+ * The input people get wrong, recreated against the emulator: upper-case UUIDs that found
+ * nothing, a page past the end reported as "no match", counts typed with separators.
  */
 
 const fx = mockFixture({ referrals: 300 });
@@ -27,7 +25,7 @@ beforeEach(() => {
 
 afterEach(() => dir.cleanup());
 
-describe('upper-case UUIDs are sent in lower case (item 5)', () => {
+describe('upper-case UUIDs are sent in lower case', () => {
   let referralId = '';
   let modalityId = '';
   beforeAll(async () => {
@@ -99,7 +97,7 @@ describe('upper-case UUIDs are sent in lower case (item 5)', () => {
   });
 });
 
-describe('a page past the last one (item 7)', () => {
+describe('a page past the last one', () => {
   const cases: Array<[string, string[], RegExp]> = [
     [
       'icd10',

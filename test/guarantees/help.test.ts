@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { COMMANDS, GROUPS } from '../../src/registry.js';
 import { ROOT, run, tempDir } from '../helpers.js';
 
-// Issue 9, item 3: help wraps to the terminal, `help A B` shows the verb's help, and the last lines
+// Help wraps to the terminal, `help A B` shows the verb's help, and the last lines
 // point to documentation that exists where the tool is installed.
 
 const every = [[], ...GROUPS.map((g) => [g.name]), ...COMMANDS.map((c) => [...c.path])];

@@ -11,7 +11,7 @@ import '../reliability.js';
 import { secretFileFixture } from '../webhook-fixture.js';
 
 /**
- * Issue 8 item 3: `imaging mock --hostile` serves terminal escapes (ESC [, OSC 52, OSC 0, CSI 2J),
+ * `imaging mock --hostile` serves terminal escapes (ESC [, OSC 52, OSC 0, CSI 2J),
  * C1 CSI, bidi overrides and isolates, zero-width and BOM, CR, LF, BEL, DEL and NUL in every
  * string field, in X-Request-Id and other headers, in the reason phrase, in error envelopes, in
  * the SSO URL and in pagination meta. Every human-output command runs against it, piped and on a
@@ -646,7 +646,7 @@ describe('answers the tool cannot read', () => {
     });
   });
 
-  describe('error answers with strange `errors` keep their exit code (issue 8 item 10, D1)', () => {
+  describe('error answers with strange `errors` keep their exit code', () => {
     let status = 400;
     let errorBody = '';
     let errServer: Awaited<ReturnType<typeof testServer>>;
@@ -711,7 +711,7 @@ describe('answers the tool cannot read', () => {
     });
   });
 
-  describe('a list answer with no list in it (D2)', () => {
+  describe('a list answer with no list in it', () => {
     it.for<[string, unknown, string]>([
       ['null', null, 'the list is null, not a list or an object'],
       [
@@ -765,7 +765,7 @@ describe('answers the tool cannot read', () => {
     });
   });
 
-  describe('created records and page hints are checked (D3)', () => {
+  describe('created records and page hints are checked', () => {
     const create = ['law-firms', 'create', '--name', 'N', '--city', 'C', '--state', 'NY'];
     it.for<[unknown, string]>([
       [{ law_firm: { name: { a: 1 } } }, 'the created law firm: name is an object, not text'],
@@ -851,7 +851,7 @@ describe('webhook listen --forward-to: a target that never finishes answering', 
     };
   }
 
-  /** Every 50 ms, for ever: far inside a 300 ms idle timer, so only a deadline ends the wait. */
+  /** Often, for ever: well inside the idle timer, so only the deadline ends the wait. */
   const drips: Record<string, (socket: Socket, timers: NodeJS.Timeout[]) => void> = {
     'a header one byte at a time': (socket, timers) => {
       socket.write('HTTP/1.1 200 OK\r\nX-A: ');

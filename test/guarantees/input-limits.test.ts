@@ -6,7 +6,7 @@ import { BIN, mockFixture, ROOT, run, tempDir } from '../helpers.js';
 import '../reliability.js';
 
 /**
- * Issue 8 item 5: every input (files, stdin, pipes, FIFOs, devices, process substitution) is read
+ * Every input (files, stdin, pipes, FIFOs, devices, process substitution) is read
  * as a stream with a byte cap. Run on the real binary with real FIFOs and /dev/zero.
  */
 

@@ -381,7 +381,7 @@ describe('other terminating signals during `export -o` are handled like SIGTERM'
     return { child, done };
   }
 
-  /** Waits for a real condition (a file appearing), checking every 10 ms. */
+  /** Waits for a real condition (a file appearing), polling. */
   async function until<T>(probe: () => T | undefined, what: string): Promise<T> {
     for (let i = 0; i < 1000; i++) {
       const v = probe();
@@ -410,7 +410,7 @@ describe('other terminating signals during `export -o` are handled like SIGTERM'
 
 describe('a read that never ends stops at a signal', () => {
   /**
-   * Issue 8 item 5: every input (files, stdin, pipes, FIFOs, devices, process substitution) is read
+   * Every input (files, stdin, pipes, FIFOs, devices, process substitution) is read
    * as a stream with a byte cap. Run on the real binary with real FIFOs and /dev/zero.
    */
 

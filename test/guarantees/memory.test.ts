@@ -138,7 +138,7 @@ describe('list --all streams: page 1 reaches the reader before the last page is 
   });
 });
 
-describe('what an export or list --all holds (issue 13, item 3)', () => {
+describe('what an export or list --all holds', () => {
   // Preloaded into the binary: any use of ICU's number formatting (toLocaleString on a number,
   // Intl.NumberFormat).
   const watch = join(dir.path, 'watch.cjs');

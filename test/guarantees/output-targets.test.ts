@@ -374,7 +374,7 @@ function launch(args: string[], env: NodeJS.ProcessEnv, extra: number[] = []) {
   return { child, done };
 }
 
-describe('-o a descriptor the caller never handed over (issue 8, D2)', () => {
+describe('-o a descriptor the caller never handed over', () => {
   it.for(['/dev/fd/4', '/dev/fd/5', '/dev/fd/7', '/proc/self/fd/6', 'link'])(
     '-o %s: exit 2 before any request, suggesting standard output',
     async (name) => {
@@ -549,14 +549,7 @@ const hasSetpriv = (() => {
   }
 })();
 
-describe.skipIf(isRoot && !hasSetpriv)('a target the user cannot write (item 9, as a non-root user)', () => {
-  /**
-   * Issue 9, items 4-9: the input people get wrong, recreated against the emulator: a status typo
-   * that gave a silent empty export, upper-case UUIDs that found nothing, HCPCS codes refused, a
-   * page past the end reported as "no match", a file name whose extension was ignored, and a
-   * target the user cannot write.
-   */
-
+describe.skipIf(isRoot && !hasSetpriv)('a target the user cannot write (as a non-root user)', () => {
   const fx = mockFixture({ referrals: 300 });
 
   let dir: ReturnType<typeof tempDir>;
@@ -640,7 +633,7 @@ describe.skipIf(isRoot && !hasSetpriv)('a target the user cannot write (item 9, 
   );
 });
 
-describe('a target that cannot be written says why (item 6)', () => {
+describe('a target that cannot be written says why', () => {
   const fx = mockFixture({ referrals: 60 });
 
   beforeAll(() => fx.start());

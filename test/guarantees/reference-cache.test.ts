@@ -23,7 +23,7 @@ import { cacheable } from '../../src/cache/reference.js';
 import { BIN, json, mockFixture, ROOT, run, spawnCli, tempDir, testServer } from '../helpers.js';
 
 /**
- * The reference-data cache (issue 10, item 4), against the emulator, whose request log shows what
+ * The reference-data cache, against the emulator, whose request log shows what
  * was sent: a hit sends nothing, keys and time limits, --no-cache and --refresh, entries that
  * cannot be trusted, the allow-list (nothing else is ever written), and that a hit never loads
  * node:http.

@@ -16,7 +16,7 @@ import { parseFault } from '../../src/emulator/faults.js';
 import { BIN, mockFixture, type RunOptions, run, tempDir, testServer, tmpfsFolder } from '../helpers.js';
 
 /**
- * Resumable exports (issue 10 item 5): an export that stops after some pages keeps them as a
+ * Resumable exports: an export that stops after some pages keeps them as a
  * checkpoint beside the target, and `--resume` fetches only the rest, giving a file byte-identical
  * to an uninterrupted export. Each failure is recreated: a persistent fault on page k, a real
  * SIGINT to the real binary, a real full tmpfs, a list that shifted at the seam, an old checkpoint
@@ -543,7 +543,7 @@ describe('the seam: the list must be the one the checkpoint was cut from', () =>
 });
 
 describe('real failures on the real binary', () => {
-  // Slow (60 ms an answer) only while a real process must be caught between pages; clean and resumed
+  // Slow only while a real process must be caught between pages; clean and resumed
   // exports run at full speed.
   const slow = mockFixture({ referrals: 400 });
   beforeAll(async () => {

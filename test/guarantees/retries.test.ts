@@ -23,7 +23,7 @@ let dir: ReturnType<typeof tempDir>;
 /**
  * The client's clock, injected: every back-off and `Retry-After` wait is recorded here and returns
  * at once, so no test waits out real seconds and each can check how long the client would have
- * waited. The default back-off (300 ms, doubled, each half random) is kept to be checked too.
+ * waited. The default back-off (doubled each time, half of it random) is checked too.
  */
 let waited: number[] = [];
 
@@ -74,7 +74,7 @@ describe('a GET meets a transient fault, is retried, and succeeds', () => {
       expect(r.stderr).toContain('retrying in 1000 ms'); // Retry-After honoured
       expect(waited).toEqual([1000]);
     } else {
-      // First back-off: 300 ms halved, plus up to as much again at random.
+      // First back-off: half the base delay, plus up to as much again at random.
       expect(waited[0]).toBeGreaterThanOrEqual(150);
       expect(waited[0]).toBeLessThanOrEqual(300);
     }

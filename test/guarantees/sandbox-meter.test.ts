@@ -23,7 +23,7 @@ import { BIN, mockFixture, run, tempDir, tmpfsFolder } from '../helpers.js';
 import { CLI, openPane } from '../terminal.js';
 
 /**
- * The sandbox allowance meter (issue 10 items 1-3), against the emulator standing in for a sandbox:
+ * The sandbox allowance meter, against the emulator standing in for a sandbox:
  * `IMAGING_ENV=sandbox` with the emulator's URL as the base URL and an IMAGING_TOKEN (the
  * environment's name decides whether requests are counted; `--env local` is never metered). The
  * emulator's own request log is the oracle: the meter must count exactly its 2xx answers.
@@ -169,8 +169,8 @@ describe('two commands at once lose no counts (real processes, one file)', () =>
 
   it("a lookup whose stderr reader left (`--verbose 2>&1 >/dev/null | head -1`) keeps the sandbox's count", () =>
     // The trace line after the answer met the closed pipe and ended the process before the meter
-    // had seen the 200 the sandbox had counted: 3 successes on the server, 1 on the meter. 100 ms
-    // an answer: head has left before the answer's trace line.
+    // had seen the 200 the sandbox had counted: 3 successes on the server, 1 on the meter. A slow
+    // answer: head has left before the answer's trace line.
     withSlowSandbox({ latencyMs: 100 }, 'mock-stderr-pipe', async (slow, env) => {
       const lookup = 'node "$BIN" --no-cache --verbose body-parts 2>&1 >/dev/null | head -1 >/dev/null';
       for (const _ of [1, 2]) {

@@ -337,7 +337,7 @@ describe.skipIf(!isRoot)('another user swaps the temporary file for a symlink', 
     return { child, done };
   }
 
-  /** Waits for a real condition (a file appearing), checking every 10 ms. */
+  /** Waits for a real condition (a file appearing), polling. */
   async function until<T>(probe: () => T | undefined, what: string): Promise<T> {
     for (let i = 0; i < 1000; i++) {
       const v = probe();

@@ -9,7 +9,7 @@ import { mockFixture, run, tempDir } from '../helpers.js';
 import { CLI, openPane, type Pane } from '../terminal.js';
 
 /**
- * Issue 9 items 1 and 2 at a real terminal: tables and the export's progress line in a tmux pane of
+ * At a real terminal: tables and the export's progress line in a tmux pane of
  * 80 and 200 columns, read back as a person sees them, and the same commands piped.
  */
 
@@ -351,7 +351,7 @@ describe.concurrent('the export progress line at a terminal', () => {
 
 describe.concurrent('referrals list --all: the progress line at 80 columns', () => {
   /**
-   * Issue 9 item 15 at a real terminal (a tmux pane of 80 columns): `list --all` shows the export's
+   * At a real terminal (a tmux pane of 80 columns): `list --all` shows the export's
    * progress line on stderr while its records go to a file or a pipe, clears it on Ctrl-C, shows none
    * when the records themselves scroll on that terminal, and after a failed page says the records
    * above are incomplete.
@@ -380,7 +380,7 @@ describe.concurrent('referrals list --all: the progress line at 80 columns', () 
     return { pane, slow };
   }
 
-  // 150 pages of 20, one at a time at 150 ms: long enough to read the line and press Ctrl-C.
+  // 150 pages of 20, one at a time, slow enough to read the line and press Ctrl-C.
   const list = (format: string) => [
     'referrals',
     'list',
@@ -462,7 +462,7 @@ describe.concurrent('referrals list --all: the progress line at 80 columns', () 
 });
 
 describe('help at the terminal', () => {
-  // Issue 9, item 3: help wraps to the terminal, `help A B` shows the verb's help, and the last lines
+  // Help wraps to the terminal, `help A B` shows the verb's help, and the last lines
   // point to documentation that exists where the tool is installed.
 
   const every = [[], ...GROUPS.map((g) => [g.name]), ...COMMAND_DEFS.map((c) => [...c.path])];
@@ -580,7 +580,7 @@ describe('copy-and-paste and the Left out note at 80 columns', () => {
       .split('\n');
   }
 
-  describe('a command to copy, at an 80-column terminal (item 1)', () => {
+  describe('a command to copy, at an 80-column terminal', () => {
     it('"To continue: imaging …" is continued with ` \\`: the pane\'s lines paste as ONE command, same words', async () => {
       fx.mock.faults.add(parseFault('500:*@2', '/api/v2/referrals')); // pages 1-2 answered, page 3 fails
       const args = [
@@ -617,7 +617,7 @@ describe('copy-and-paste and the Left out note at 80 columns', () => {
     });
   });
 
-  describe('the "Left out" note names as many columns as fit (item 8)', () => {
+  describe('the "Left out" note names as many columns as fit', () => {
     it('referrals list at 64 columns: "Left out: Status, Line of business and 2 more", one line', async () => {
       const pane = await openPane({ cols: 64, command: `${CLI} referrals list`, env: fx.env() });
       panes.push(pane);

@@ -668,7 +668,7 @@ describe('a stored token goes only to its origin', () => {
       expect(other.seen).toHaveLength(0);
     });
 
-    it('without a stored base URL, IMAGING_BASE_URL or --base-url never binds it: exit 3, nothing sent (D5)', async () => {
+    it('without a stored base URL, IMAGING_BASE_URL or --base-url never binds it: exit 3, nothing sent', async () => {
       const old = JSON.stringify({ environments: { production: { token: TOKEN } } });
       writeFileSync(configFile(), old);
       for (const how of [
@@ -686,7 +686,7 @@ describe('a stored token goes only to its origin', () => {
       expect(readFileSync(configFile(), 'utf8')).toBe(old);
     });
 
-    it('config set base-url binds an unbound token with no stored base URL to the URL typed, and says so (D5)', async () => {
+    it('config set base-url binds an unbound token with no stored base URL to the URL typed, and says so', async () => {
       writeFileSync(configFile(), JSON.stringify({ environments: { production: { token: TOKEN } } }));
       const set = await run([...prod, 'config', 'set', 'base-url', legit.url], { env: env() });
       expect(set.code).toBe(0);
@@ -712,7 +712,7 @@ describe('a stored token goes only to its origin', () => {
       expect(readFileSync(configFile(), 'utf8')).toBe(old);
     });
 
-    it('config unset base-url keeps the old token bound to the base URL it had (D4)', async () => {
+    it('config unset base-url keeps the old token bound to the base URL it had', async () => {
       writeFileSync(
         configFile(),
         JSON.stringify({ environments: { production: { token: TOKEN, base_url: legit.url } } }),
@@ -774,7 +774,7 @@ describe('a stored token goes only to its origin', () => {
       ['an upper-case scheme', (u) => u.replace('http:', 'HTTP:')],
       ['127.1 for 127.0.0.1', (u) => u.replace('127.0.0.1', '127.1')],
       ['a path', (u) => `${u}/api/v2`],
-    ])('auth status compares %s as requests do (D6)', async ([, edit]) => {
+    ])('auth status compares %s as requests do', async ([, edit]) => {
       writeFileSync(
         configFile(),
         JSON.stringify({

@@ -197,13 +197,7 @@ describe('bad arguments: exit 2, one clear message, nothing sent', () => {
   });
 });
 
-describe('hints for common mistakes (item 11)', () => {
-  /**
-   * Issue 9, items 10-13, recreated against the emulator: `imaging api` choosing POST silently (and
-   * sending it to production unasked), mistakes that deserve a hint, `sso --open` losing the link
-   * when the browser fails, and a hand-edited config that ended in "n.slice is not a function".
-   */
-
+describe('hints for common mistakes', () => {
   const fx = mockFixture({ referrals: 20 });
 
   let dir: ReturnType<typeof tempDir>;
@@ -290,7 +284,7 @@ describe('hints for common mistakes (item 11)', () => {
   });
 });
 
-describe('a verb without its group (item 4)', () => {
+describe('a verb without its group', () => {
   const fx = mockFixture({ referrals: 60 });
 
   beforeAll(() => fx.start());

@@ -88,7 +88,7 @@ describe('one warning prefix', () => {
   });
 });
 
-describe('counts in messages have thousands separators (item 5)', () => {
+describe('counts in messages have thousands separators', () => {
   const fx = mockFixture({ referrals: 60 });
 
   const big = mockFixture({ referrals: 1500 });

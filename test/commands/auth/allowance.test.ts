@@ -70,7 +70,7 @@ describe('imaging auth allowance', () => {
 
 describe('auth allowance --used: within the allowance, and a window start it cannot know', () => {
   /**
-   * The sandbox allowance meter (issue 10 items 1-3), against the emulator standing in for a sandbox:
+   * The sandbox allowance meter, against the emulator standing in for a sandbox:
    * `IMAGING_ENV=sandbox` with the emulator's URL as the base URL and an IMAGING_TOKEN (the
    * environment's name decides whether requests are counted; `--env local` is never metered). The
    * emulator's own request log is the oracle: the meter must count exactly its 2xx answers.

@@ -48,12 +48,6 @@ describe('imaging config get', () => {
 });
 
 describe('config get path.* shows only a path the tool would use', () => {
-  /**
-   * Issue 9, items 10-13, recreated against the emulator: `imaging api` choosing POST silently (and
-   * sending it to production unasked), mistakes that deserve a hint, `sso --open` losing the link
-   * when the browser fails, and a hand-edited config that ended in "n.slice is not a function".
-   */
-
   const fx = mockFixture({ referrals: 20 });
 
   let dir: ReturnType<typeof tempDir>;

@@ -97,13 +97,6 @@ describe('imaging referrals export', () => {
 });
 
 describe('referrals export: --visit-status and the format -o implies', () => {
-  /**
-   * Issue 9, items 4-9: the input people get wrong, recreated against the emulator: a status typo
-   * that gave a silent empty export, upper-case UUIDs that found nothing, HCPCS codes refused, a
-   * page past the end reported as "no match", a file name whose extension was ignored, and a
-   * target the user cannot write.
-   */
-
   const fx = mockFixture({ referrals: 300 });
 
   let dir: ReturnType<typeof tempDir>;
@@ -126,7 +119,7 @@ describe('referrals export: --visit-status and the format -o implies', () => {
   const exportTo = (name: string, ...extra: string[]) =>
     run(['referrals', 'export', '-o', join(dir.path, name), ...extra], { env: fx.env() });
 
-  describe('--visit-status (item 4)', () => {
+  describe('--visit-status', () => {
     it('a typo is exit 2 before any request, naming the nearest status; the old file stays', async () => {
       const target = join(dir.path, 'x.csv');
       writeFileSync(target, 'yesterday\n');
@@ -170,7 +163,7 @@ describe('referrals export: --visit-status and the format -o implies', () => {
     });
   });
 
-  describe('the format follows -o (item 8)', () => {
+  describe('the format follows -o', () => {
     it.for([
       ['x.json', (t: string) => expect(JSON.parse(t)).toHaveLength(300)],
       [

@@ -84,11 +84,11 @@ describe('imaging referrals list', () => {
 });
 
 /**
- * Issue 9 item 15: every `--all` listing walks its pages with the export's pipeline
+ * Every `--all` listing walks its pages with the export's pipeline
  * (api/pages.ts `fetchPagesInOrder`): pages 2..N `--concurrency` at a time (default 4), written in
  * the API's order with the bytes the one-page-at-a-time walk wrote, and a failure after records
  * reached a terminal says the output above is incomplete. (The progress line at a real terminal:
- * terminal.test.ts; a slow reader holding back requests: the unit test in paginate.test.ts.)
+ * terminal.test.ts; a slow reader holding back requests: the unit test in pages.test.ts.)
  */
 
 describe('pages in flight', () => {
@@ -218,7 +218,7 @@ describe('a page that fails after records were written', () => {
 });
 
 describe('the most advanced visit status is named for what it is', () => {
-  // Issue 9, item 16: words that say what they mean.
+  // Words that say what they mean.
 
   const fx = mockFixture({ referrals: 40 });
 

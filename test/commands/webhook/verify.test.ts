@@ -121,7 +121,7 @@ describe('imaging webhook verify', () => {
 });
 
 describe('webhook verify', () => {
-  /** Issue 8 item 11: webhook verify and `imaging api` edge cases, each recreated for real. */
+  /** webhook verify and `imaging api` edge cases, each recreated for real. */
 
   const SECRET = 'whsec_edge_SECRET_1b2c3d';
 
