@@ -36,7 +36,7 @@ export interface Pane {
 
 /**
  * tmux by its full path, looked up once: a process started by name is tried in each folder of PATH
- * in turn, in the child the worker forked, while the worker waits (~20 ms a tmux process there).
+ * in turn, in the child the worker forked, while the worker waits (a tmux process start each time).
  */
 const TMUX =
   (process.env.PATH ?? '')

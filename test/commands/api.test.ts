@@ -1,6 +1,9 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { bothForms, expectUsageError, hasEscapes, piped } from '../fake-io.js';
-import { mockFixture } from '../helpers.js';
+import { json, mockFixture, run, tempDir, testServer } from '../helpers.js';
+import { CLI, openPane, type Pane } from '../terminal.js';
 
 const fx = mockFixture({ referrals: 60 });
 beforeAll(() => fx.start());
@@ -61,5 +64,403 @@ describe('imaging api', () => {
       seen(),
     );
     expectUsageError(await piped(['api'], { env: fx.env() }), /missing required argument/, seen());
+  });
+});
+
+describe('imaging api', () => {
+  const fx = mockFixture({ referrals: 60 });
+
+  beforeAll(() => fx.start());
+
+  afterAll(() => fx.stop());
+
+  beforeEach(() => fx.reset());
+
+  it('GETs a path with or without /api/v2 and prints JSON', async () => {
+    const a = await run(['api', '/modalities'], { env: fx.env() });
+    const b = await run(['api', 'GET', '/api/v2/modalities'], { env: fx.env() });
+    expect(a.code).toBe(0);
+    expect(JSON.parse(a.stdout)).toEqual(JSON.parse(b.stdout));
+    expect(fx.apiRequests().map((q) => q.path)).toEqual(['/api/v2/modalities', '/api/v2/modalities']);
+  });
+
+  it('sends fields as query parameters on GET', async () => {
+    await run(
+      [
+        'api',
+        'GET',
+        'icd10_codes',
+        '-f',
+        'q=knee pain',
+        '-F',
+        'per_page=5',
+        '-f',
+        'ids[]=a',
+        '-f',
+        'ids[]=b',
+      ],
+      { env: fx.env() },
+    );
+    expect(fx.apiRequests()[0]).toMatchObject({
+      method: 'GET',
+      path: '/api/v2/icd10_codes?per_page=5&q=knee%20pain&ids[]=a&ids[]=b',
+    });
+  });
+
+  it('POSTs fields as a nested JSON body (an endpoint the spec names without shapes)', async () => {
+    const r = await run(
+      [
+        'api',
+        'POST',
+        '/patients',
+        '-f',
+        'patient[first_name]=Ada',
+        '-f',
+        'patient[last_name]=Lovelace',
+        '-F',
+        'patient[weight]=130',
+      ],
+      { env: fx.env() },
+    );
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ first_name: 'Ada', last_name: 'Lovelace' });
+  });
+
+  it('sends --input as the body, and checks it is JSON first', async () => {
+    const dir = tempDir();
+    try {
+      const file = join(dir.path, 'p.json');
+      writeFileSync(file, '{"first_name":"Grace","last_name":"Hopper"}');
+      const r = await run(['api', 'POST', 'patients', '--input', file], { env: fx.env() });
+      expect(JSON.parse(r.stdout).last_name).toBe('Hopper');
+      const bad = await run(['api', 'POST', 'patients', '--input', '-'], {
+        env: fx.env(),
+        stdin: 'first_name=Grace',
+      });
+      expect(bad.code).toBe(2);
+      expect(fx.apiRequests()).toHaveLength(1);
+    } finally {
+      dir.cleanup();
+    }
+  });
+
+  it('--paginate follows meta and prints one array of all items', async () => {
+    const r = await run(['api', '/referrals', '--paginate', '-F', 'per_page=7'], { env: fx.env() });
+    expect(JSON.parse(r.stdout)).toHaveLength(60);
+    expect(fx.apiRequests()).toHaveLength(9);
+  });
+
+  it('has the usual errors and exit codes', async () => {
+    const id = fx.mock.referrals.at(0).id;
+    const forbidden = await run(['api', `/referrals/${id}/payments`], {
+      env: fx.env({ IMAGING_TOKEN: 'mock-disabled' }),
+    });
+    expect(forbidden.code).toBe(5);
+    expect(forbidden.stderr).toContain('endpoint_not_enabled');
+    const ok = await run(['api', `/referrals/${id}/payments`], { env: fx.env() });
+    expect(JSON.parse(ok.stdout)).toHaveProperty('payments');
+    expect((await run(['api', '/nowhere'], { env: fx.env() })).code).toBe(4);
+    const invalid = await run(['api', 'POST', '/patients', '-f', 'x=1'], { env: fx.env() });
+    expect(invalid.code).toBe(7);
+    expect(invalid.stderr).toContain("- First name can't be blank");
+  });
+
+  it('refuses full URLs (the token goes only to the configured host) and unknown methods', async () => {
+    const url = await run(['api', 'https://evil.example.com/api/v2/modalities'], { env: fx.env() });
+    expect(url.code).toBe(2);
+    expect(url.stderr).toContain('give a path, not a full URL');
+    expect((await run(['api', 'FETCH', '/modalities'], { env: fx.env() })).code).toBe(2);
+    expect((await run(['api', 'POST', '/x', '--paginate'], { env: fx.env() })).code).toBe(2);
+    expect(fx.apiRequests()).toHaveLength(0);
+  });
+
+  it('never repeats a POST', async () => {
+    const srv = await testServer((_req, res) => json(res, 500, { message: 'boom' }));
+    try {
+      const r = await run(['api', 'POST', '/patients', '-f', 'first_name=A'], {
+        env: { IMAGING_ENV: 'local', IMAGING_BASE_URL: srv.url, IMAGING_CONFIG_DIR: '/nonexistent' },
+      });
+      expect(r.code).toBe(1);
+      expect(srv.seen).toHaveLength(1);
+    } finally {
+      await srv.close();
+    }
+  });
+
+  it('writes a non-JSON answer as raw bytes', async () => {
+    const pdf = Buffer.from('%PDF-1.7\n\u0000\u00ff binary');
+    const srv = await testServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/pdf' });
+      res.end(pdf);
+    });
+    try {
+      const r = await run(['api', '/documents/1'], {
+        env: { IMAGING_ENV: 'local', IMAGING_BASE_URL: srv.url, IMAGING_CONFIG_DIR: '/x' },
+      });
+      expect(r.code).toBe(0);
+      expect(r.stdout).toBe(pdf.toString('utf8'));
+    } finally {
+      await srv.close();
+    }
+  });
+});
+
+describe('imaging api: the method, said and confirmed', () => {
+  const fx = mockFixture({ referrals: 20 });
+
+  let dir: ReturnType<typeof tempDir>;
+
+  beforeAll(async () => {
+    await fx.start();
+  });
+
+  afterAll(async () => {
+    await fx.stop();
+  });
+
+  beforeEach(() => {
+    dir = tempDir();
+    fx.reset();
+  });
+
+  afterEach(() => dir.cleanup());
+
+  it('fields make it a POST, as in gh api, and stderr says so and why', async () => {
+    const r = await run(['api', '/referrals', '-F', 'per_page=5'], { env: fx.env() });
+    expect(fx.apiRequests()[0]!.method).toBe('POST');
+    expect(r.stderr).toContain('Sending POST: fields make a request a POST, as in gh api');
+    expect(r.stderr).toContain('imaging api GET /referrals');
+    const get = await run(['api', 'GET', '/referrals', '-F', 'per_page=5'], { env: fx.env() });
+    expect(get.code).toBe(0);
+    expect(get.stderr).toBe('');
+    expect(fx.apiRequests()[1]!.method).toBe('GET');
+  });
+
+  it.for(['GET', 'delete'])(
+    '`imaging api %s` (a method, no path) is a usage error, nothing sent',
+    async (m) => {
+      const r = await run(['api', m], { env: fx.env() });
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain(`"${m}" is an HTTP method: give the path after it`);
+      expect(fx.apiRequests()).toHaveLength(0);
+    },
+  );
+
+  it('an upper-case UUID in the path goes in lower case', async () => {
+    const id = (
+      JSON.parse((await run(['referrals', 'list', '--json'], { env: fx.env() })).stdout) as Array<{
+        id: string;
+      }>
+    )[0]!.id;
+    const r = await run(['api', `/referrals/${id.toUpperCase()}`], { env: fx.env() });
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout).id).toBe(id);
+  });
+
+  describe('in production, any non-GET asks first', () => {
+    const env = () => ({
+      IMAGING_ENV: 'production',
+      IMAGING_BASE_URL: fx.mock.url.replace('127.0.0.1', 'localhost'),
+      IMAGING_TOKEN: 'mock-prod',
+      IMAGING_CONFIG_DIR: dir.path,
+    });
+    const argv = ['api', 'PATCH', '/referrals/x', '-f', 'note=hello'];
+
+    it('refused without a terminal (exit 2), nothing sent', async () => {
+      const r = await run(argv, { env: env() });
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain('imaging api PATCH in production needs confirmation');
+      expect(r.stderr).toContain('--yes');
+      expect(fx.apiRequests()).toHaveLength(0);
+    });
+
+    it('on a terminal: declined sends nothing; accepted or --yes sends', async () => {
+      const asked: string[] = [];
+      const prompter = (answer: boolean) => ({
+        secret: async () => '',
+        confirm: async (m: string) => {
+          asked.push(m);
+          return answer;
+        },
+      });
+      const no = await run(argv, { env: env(), stdinIsTTY: true, deps: { prompter: prompter(false) } });
+      expect(no.code).toBe(1);
+      expect(no.stderr).toContain('Nothing was sent.');
+      expect(asked[0]).toMatch(/^Send PATCH \/referrals\/x to PRODUCTION \(http:\/\/localhost:\d+\)\?$/);
+      expect(fx.apiRequests()).toHaveLength(0);
+      await run(argv, { env: env(), stdinIsTTY: true, deps: { prompter: prompter(true) } });
+      expect(fx.apiRequests()).toHaveLength(1);
+      await run([...argv, '--yes'], { env: env() });
+      expect(fx.apiRequests()).toHaveLength(2);
+      expect(asked).toHaveLength(2);
+    });
+
+    it('a GET is never asked about', async () => {
+      const r = await run(['api', '/modalities'], { env: env() });
+      expect(r.code).toBe(0);
+      expect(fx.apiRequests()).toHaveLength(1);
+    });
+  });
+});
+
+describe('imaging api: the production question and UUIDs', () => {
+  const fx = mockFixture({ referrals: 60 });
+
+  beforeAll(() => fx.start());
+
+  afterAll(() => fx.stop());
+
+  let panes: Pane[] = [];
+
+  let dir: ReturnType<typeof tempDir>;
+
+  beforeEach(() => {
+    fx.reset();
+    fx.mock.faults.clear();
+    dir = tempDir();
+  });
+
+  afterEach(async () => {
+    await Promise.all(panes.map((p) => p.close()));
+    panes = [];
+    dir.cleanup();
+  });
+
+  const quote = (a: string) => `'${a.replace(/'/g, `'\\''`)}'`;
+
+  async function inPane(args: string[], env: NodeJS.ProcessEnv, cols = 80): Promise<Pane> {
+    const pane = await openPane({
+      cols,
+      command: `cd ${quote(dir.path)} && ${CLI} ${args.map(quote).join(' ')}`,
+      env,
+    });
+    panes.push(pane);
+    return pane;
+  }
+
+  describe("imaging api's production question at an 80-column terminal", () => {
+    it('is wrapped to the width, words whole: the URL on one line, answered on the last', async () => {
+      const baseUrl = fx.mock.url.replace('127.0.0.1', 'localhost');
+      const env = fx.env({
+        IMAGING_ENV: 'production',
+        IMAGING_BASE_URL: baseUrl,
+        IMAGING_TOKEN: 'mock-prod',
+      });
+      const path = '/referrals/3212c76a-c27e-4ca2-9e90-bb9c865c1630';
+      const pane = await inPane(['api', 'PATCH', path, '-f', 'note=hello'], env);
+      const lines = await pane.waitForScreen((l) => l.some((x) => x.includes('[y/N]')));
+      const asked = lines.slice(lines.findIndex((l) => l.startsWith('Send PATCH')));
+      expect(asked.length).toBeGreaterThan(1); // too long for one line
+      for (const l of asked) expect(l.length).toBeLessThanOrEqual(80);
+      expect(asked.join(' ')).toBe(`Send PATCH ${path} to PRODUCTION (${baseUrl})? [y/N]`);
+      expect(asked.some((l) => l.includes(`(${baseUrl})?`))).toBe(true);
+      await pane.keys('n', 'Enter');
+      expect(await pane.exited()).toBe(1);
+      expect((await pane.screen()).join('\n')).toContain('Nothing was sent.');
+      expect(fx.apiRequests()).toHaveLength(0);
+    });
+  });
+
+  describe('imaging api sends every UUID in lower case', () => {
+    const A = '3212C76A-C27E-4CA2-9E90-BB9C865C1630';
+    const B = 'AB12C76A-C27E-4CA2-9E90-BB9C865C16FF';
+    it('in -f/-F fields (body and query), lists of them, and the path with its query string', async () => {
+      const server = await testServer((_req, res) => json(res, 200, { data: {} }));
+      try {
+        const env = {
+          IMAGING_ENV: 'sandbox',
+          IMAGING_BASE_URL: server.url,
+          IMAGING_TOKEN: 'mock-uuids',
+          IMAGING_CONFIG_DIR: dir.path,
+        };
+        const post = await run(
+          [
+            'api',
+            'POST',
+            `/referrals/${A}/notes?visit=${B}&ids=${A}%2C${B}&q=Hello`,
+            '-f',
+            `referral_id=${A}`,
+            '-F',
+            `ids=${A},${B}`,
+            '-f',
+            'note=KEEP Case',
+          ],
+          { env },
+        );
+        expect(post.code).toBe(0);
+        const get = await run(
+          ['api', 'GET', '/icd10', '-f', `ids[]=${B}`, '-F', `modality=${A}`, '-f', 'q=Knee'],
+          { env },
+        );
+        expect(get.code).toBe(0);
+        const [p, g] = server.seen;
+        const a = A.toLowerCase();
+        const b = B.toLowerCase();
+        expect(p!.url).toBe(`/api/v2/referrals/${a}/notes?visit=${b}&ids=${a},${b}&q=Hello`);
+        expect(JSON.parse(p!.body)).toEqual({ referral_id: a, ids: `${a},${b}`, note: 'KEEP Case' });
+        const q = new URL(g!.url, 'http://x').searchParams;
+        expect(q.getAll('ids[]')).toEqual([b]);
+        expect(q.get('modality')).toBe(a);
+        expect(q.get('q')).toBe('Knee'); // not a UUID: as given
+      } finally {
+        await server.close();
+      }
+    });
+  });
+});
+
+describe('imaging api builds bodies and queries without prototypes', () => {
+  let srv: Awaited<ReturnType<typeof testServer>> | undefined;
+  afterEach(async () => {
+    await srv?.close();
+    srv = undefined;
+  });
+  const env = () => ({
+    IMAGING_ENV: 'local',
+    IMAGING_BASE_URL: srv!.url,
+    IMAGING_CONFIG_DIR: '/nonexistent',
+  });
+
+  it('-f "__proto__[x]=1" is a field in the body; Object.prototype is untouched', async () => {
+    srv = await testServer((_req, res) => json(res, 201, { ok: true }));
+    const r = await run(
+      [
+        'api',
+        'POST',
+        '/patients',
+        '-f',
+        '__proto__[x]=1',
+        '-F',
+        'constructor[prototype][y]=2',
+        '-f',
+        'name=A',
+      ],
+      { env: env() },
+    );
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(srv.seen[0]!.body).toBe('{"constructor":{"prototype":{"y":2}},"__proto__":{"x":"1"},"name":"A"}');
+    expect(({} as Record<string, unknown>).x).toBeUndefined();
+    expect(({} as Record<string, unknown>).y).toBeUndefined();
+  });
+
+  it('-f "__proto__=1" and --param __proto__=… go into the query', async () => {
+    srv = await testServer((_req, res) => json(res, 200, { referrals: [], meta: { current_page: 1 } }));
+    const a = await run(['api', 'GET', '/patients', '-f', '__proto__=1', '-f', 'a[]=2'], { env: env() });
+    expect(a.code).toBe(0);
+    const b = await run(['referrals', 'list', '--param', '__proto__=x', '--json'], { env: env() });
+    expect(b.code).toBe(0);
+    const queries = srv.seen.map((s) => decodeURIComponent(new URL(s.url, 'http://x').search));
+    expect(queries[0]).toContain('__proto__=1');
+    expect(queries[0]).toContain('a[]=2');
+    expect(queries[1]).toContain('__proto__=x');
+  });
+
+  it('a key that both holds a value and nests is a usage error, not a crash', async () => {
+    srv = await testServer((_req, res) => json(res, 201, {}));
+    const r = await run(['api', 'POST', '/patients', '-f', 'a=1', '-f', 'a[b]=2'], { env: env() });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('a already holds a value');
+    expect(srv.seen).toHaveLength(0);
   });
 });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { bothForms, expectTableForms, expectUsageError, piped, plain } from '../fake-io.js';
-import { mockFixture } from '../helpers.js';
+import { mockFixture, run } from '../helpers.js';
 
 const fx = mockFixture();
 beforeAll(() => fx.start());
@@ -36,5 +36,21 @@ describe('imaging body-parts', () => {
       /--modality needs a name or an id/,
       fx.apiRequests().length,
     );
+  });
+});
+
+describe('body parts by modality name', () => {
+  it('filters body parts by modality name', async () => {
+    const r = await run(['body-parts', '--modality', 'Ultrasound', '--json'], { env: fx.env() });
+    const names = JSON.parse(r.stdout).map((b: { name: string }) => b.name);
+    expect(names).toContain('Knee');
+    expect(names).not.toContain('Brain');
+    expect(fx.apiRequests()[0]!.path).toBe('/api/v2/body_parts?modality=Ultrasound');
+  });
+
+  it('hints when a modality matches nothing', async () => {
+    const r = await run(['body-parts', '--modality', 'Telepathy'], { env: fx.env() });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain('No body parts for modality "Telepathy"');
   });
 });

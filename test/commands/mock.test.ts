@@ -1,7 +1,15 @@
+import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { request } from 'node:http';
+import { createServer as createNetServer } from 'node:net';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startMockServer } from '../../src/emulator/server.js';
-import { testServer } from '../helpers.js';
+import { InterruptedError } from '../../src/errors.js';
+import { main } from '../../src/main.js';
+import { expectUsageError, PIPED, piped, plain, TERMINAL } from '../fake-io.js';
+import { BIN, fakeIO, run, testServer } from '../helpers.js';
+import { secretFileFixture } from '../webhook-fixture.js';
 
 type Mock = Awaited<ReturnType<typeof startMockServer>>;
 let mock: Mock;
@@ -103,5 +111,219 @@ describe('imaging mock: the /__mock/ routes answer only this machine', () => {
       authorization: 'Bearer mock-token',
     });
     expect(r.status).toBe(200);
+  });
+});
+
+describe('imaging mock', () => {
+  /** Runs `imaging mock` in-process until it prints its URL, asks it for modalities, then stops it as Ctrl-C would. */
+  async function emulator(form: typeof TERMINAL | typeof PIPED) {
+    const ac = new AbortController();
+    const fake = fakeIO(form);
+    const done = main(['mock', '--port', '0', '--referrals', '30'], {
+      io: fake.io,
+      env: {},
+      signal: ac.signal,
+    });
+    let url = '';
+    for (let i = 0; i < 400 && !url; i++) {
+      url = fake.stdout().trim();
+      if (!url) await new Promise((r) => setTimeout(r, 5));
+    }
+    const res = await fetch(`${url}/api/v2/referrals`, { headers: { authorization: 'Bearer mock-token' } });
+    const body = (await res.json()) as { referrals: unknown[] };
+    ac.abort(new InterruptedError('SIGINT'));
+    return {
+      code: await done,
+      url,
+      status: res.status,
+      referrals: body.referrals.length,
+      stdout: fake.stdout(),
+      stderr: fake.stderr(),
+    };
+  }
+
+  it('prints its URL alone on stdout, serves the API, and stops on Ctrl-C with 130, in both forms', async () => {
+    for (const form of [TERMINAL, PIPED]) {
+      const r = await emulator(form);
+      expect(r.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      expect(r.stdout).toBe(`${r.url}\n`);
+      expect(r.status).toBe(200);
+      expect(r.referrals).toBe(25);
+      expect(plain(r.stderr)).toContain('emulator listening on');
+      expect(r.code).toBe(130);
+    }
+  });
+
+  it('refuses bad options and secrets in argv before listening', async () => {
+    expectUsageError(await piped(['mock', '--port', 'x']), /--port/, 0);
+    expectUsageError(await piped(['mock', '--webhook-secret', 'abc']), /--webhook-secret-file FILE/, 0);
+    expectUsageError(await piped(['mock', '--list-shape', 'tree']), /tree/, 0);
+  });
+});
+
+describe('end to end: imaging mock sends, imaging webhook listen receives', () => {
+  const JSON_TYPE = { 'content-type': 'application/json' };
+
+  const SECRET = 'whsec_test_SECRET_value_9f8e7d';
+
+  const files = secretFileFixture(SECRET);
+
+  const write = (name: string, data: Buffer | string) => {
+    const p = join(files.dir.path, name);
+    writeFileSync(p, data);
+    return p;
+  };
+
+  it('delivers signed visit, notification and auto-book events that verify', async () => {
+    const listener = spawn(process.execPath, [BIN, 'webhook', 'listen', '--port', '0', '--json'], {
+      env: { PATH: process.env.PATH, IMAGING_WEBHOOK_SECRET: SECRET },
+    });
+    let err = '';
+    listener.stderr.on('data', (d) => (err += d));
+    const lines: string[] = [];
+    let buf = '';
+    listener.stdout.on('data', (d) => {
+      buf += d;
+      const parts = buf.split('\n');
+      buf = parts.pop() ?? '';
+      lines.push(...parts);
+    });
+    for (let i = 0; i < 200 && !/Listening for webhooks on/.test(err); i++)
+      await new Promise((r) => setTimeout(r, 25));
+    const url = /on (http:\/\/\S+)/.exec(err)![1]!;
+
+    const mock = spawn(
+      process.execPath,
+      [BIN, 'mock', '--port', '0', '--webhook-url', `${url}hooks`, '--webhook-retry-ms', '50'],
+      {
+        env: { PATH: process.env.PATH, IMAGING_WEBHOOK_SECRET: SECRET },
+      },
+    );
+    const mockUrl = await new Promise<string>((resolve) =>
+      mock.stdout.once('data', (d) => resolve(String(d).trim())),
+    );
+    try {
+      type Listed = { referrals: Array<{ id: string; visits: Array<{ id: string; status: string }> }> };
+      const auth = { headers: { authorization: 'Bearer mock-token' } };
+      const list = (await (await fetch(`${mockUrl}/api/v2/referrals?per_page=10`, auth)).json()) as Listed;
+      const referral = list.referrals.find((r) => r.visits.length > 0)!;
+      const visit = referral.visits[0]!;
+      const adv = await fetch(`${mockUrl}/__mock/referrals/${referral.id}/visits/${visit.id}/advance`, {
+        method: 'POST',
+        headers: JSON_TYPE,
+        body: JSON.stringify({ status: 'report_uploaded' }),
+      });
+      expect(adv.status).toBe(202);
+      await fetch(`${mockUrl}/__mock/referrals/${referral.id}/notifications`, {
+        method: 'POST',
+        headers: JSON_TYPE,
+      });
+      await fetch(`${mockUrl}/__mock/referrals/${referral.id}/auto_book`, {
+        method: 'POST',
+        headers: JSON_TYPE,
+      });
+      for (let i = 0; i < 200 && lines.length < 3; i++) await new Promise((r) => setTimeout(r, 25));
+      const events = lines.map((l) => JSON.parse(l));
+      // The emulator sends each delivery on its own connection as the event happens: they may
+      // arrive in any order.
+      expect(events.map((e) => e.event).sort()).toEqual([
+        'notification.status_changed',
+        'referral.auto_book_completed',
+        'visit.status_changed',
+      ]);
+      expect(events.every((e) => e.valid && e.encoding === 'hex')).toBe(true);
+      const got = (await (
+        await fetch(`${mockUrl}/api/v2/referrals/${referral.id}`, auth)
+      ).json()) as Listed['referrals'][0];
+      expect(got.visits[0]!.status).toBe('report_uploaded');
+    } finally {
+      mock.kill('SIGTERM');
+      listener.kill('SIGINT');
+    }
+  });
+
+  it('retries a failed delivery with the same event_id', async () => {
+    let calls = 0;
+    const receiver = await testServer((_req, res) => {
+      calls++;
+      res.writeHead(calls < 3 ? 503 : 200).end();
+    });
+    const mock = await startMockServer({
+      port: 0,
+      webhookUrl: `${receiver.url}/hook`,
+      webhookKey: Buffer.from(SECRET),
+      webhookRetryDelayMs: 10,
+    });
+    try {
+      const r = mock.referrals.at(1);
+      const res = await fetch(`${mock.url}/__mock/referrals/${r.id}/visits/${r.visits[0]!.id}/advance`, {
+        method: 'POST',
+        headers: JSON_TYPE,
+      });
+      const { event_id } = (await res.json()) as { event_id: string };
+      await mock.webhooks.idle();
+      expect(receiver.seen).toHaveLength(3);
+      expect(receiver.seen.map((s) => JSON.parse(s.body).event_id)).toEqual([event_id, event_id, event_id]);
+      expect(mock.webhooks.log.map((d) => d.status)).toEqual([503, 503, 200]);
+    } finally {
+      await mock.close();
+      await receiver.close();
+    }
+  });
+
+  it('a delivery captured raw (as by nc -l) verifies, and one changed byte does not', async () => {
+    const captured = await new Promise<Buffer>((resolve) => {
+      const chunks: Buffer[] = [];
+      const raw = createNetServer((sock) => {
+        sock.on('data', (d) => {
+          chunks.push(d);
+          const all = Buffer.concat(chunks);
+          const head = all.indexOf('\r\n\r\n');
+          const len = Number(/content-length: (\d+)/i.exec(all.toString('latin1'))?.[1] ?? -1);
+          if (head >= 0 && all.length >= head + 4 + len) {
+            sock.end('HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n');
+            raw.close();
+            resolve(all);
+          }
+        });
+      }).listen(0, '127.0.0.1', async () => {
+        const port = (raw.address() as { port: number }).port;
+        const mock = await startMockServer({
+          port: 0,
+          webhookUrl: `http://127.0.0.1:${port}/capture`,
+          webhookKey: Buffer.from(SECRET),
+        });
+        const r = mock.referrals.at(2);
+        await fetch(`${mock.url}/__mock/referrals/${r.id}/visits/${r.visits[0]!.id}/advance`, {
+          method: 'POST',
+          headers: JSON_TYPE,
+        });
+        await mock.webhooks.idle();
+        await mock.close();
+      });
+    });
+    const file = write('nc.http', captured);
+    const ok = await run([
+      'webhook',
+      'verify',
+      '--request',
+      file,
+      '--secret-file',
+      files.secretFile,
+      '--tolerance',
+      '60',
+    ]);
+    expect(ok.code).toBe(0);
+    const tampered = Buffer.from(captured);
+    tampered[tampered.length - 5] = tampered[tampered.length - 5]! ^ 1;
+    const bad = await run([
+      'webhook',
+      'verify',
+      '--request',
+      write('nc-bad.http', tampered),
+      '--secret-file',
+      files.secretFile,
+    ]);
+    expect(bad.code).toBe(8);
   });
 });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { bothForms, expectTableForms, expectUsageError, piped } from '../fake-io.js';
-import { mockFixture } from '../helpers.js';
+import { mockFixture, run } from '../helpers.js';
 
 const fx = mockFixture();
 beforeAll(() => fx.start());
@@ -46,5 +46,15 @@ describe('imaging modalities', () => {
       /xml/,
       fx.apiRequests().length,
     );
+  });
+});
+
+describe('modalities', () => {
+  beforeEach(() => fx.reset());
+
+  it('lists modalities', async () => {
+    const r = await run(['modalities'], { env: fx.env() });
+    expect(r.stdout).toMatch(/^NAME\s+SLUG\s+ID/);
+    expect(r.stdout).toContain('MRI');
   });
 });

@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mockFixture, run, tempDir } from '../helpers.js';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { json, mockFixture, run, tempDir, testServer } from '../helpers.js';
 
 /**
  * One error style: what the parser refuses (an unknown command, verb or option) is printed as
@@ -84,5 +84,87 @@ describe('one hint for a refused token, knowing where it came from', () => {
     expect(r.stderr).toMatch(
       /^hint: The stored production token was refused\. .*log in again: imaging auth login --env production$/m,
     );
+  });
+});
+
+describe('missing token', () => {
+  const fx = mockFixture();
+
+  beforeAll(() => fx.start());
+
+  afterAll(async () => {
+    await fx.stop();
+    cfg?.cleanup(); // the last test's folder
+  });
+
+  let cfg: ReturnType<typeof tempDir>;
+
+  beforeEach(() => {
+    fx.reset();
+    cfg?.cleanup();
+    cfg = tempDir();
+  });
+
+  // The local environment, pointed at this test's emulator, with an empty config store.
+  const env = (extra: NodeJS.ProcessEnv = {}) => ({ IMAGING_CONFIG_DIR: cfg.path, ...extra });
+
+  it('exits 3 with how to log in, sending nothing', async () => {
+    const r = await run(['--env', 'sandbox', '--base-url', fx.mock.url, 'cpt', '73721'], { env: env() });
+    expect(r.code).toBe(3);
+    expect(r.stderr).toContain('error: not logged in to the sandbox environment');
+    expect(r.stderr).toContain('hint: Run: imaging auth login');
+    expect(fx.apiRequests()).toHaveLength(0);
+  });
+  it('exits 2 when no base URL is known for the environment', async () => {
+    const r = await run(['--env', 'production', 'modalities'], { env: env({ IMAGING_TOKEN: 'x' }) });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('imaging config set base-url https://… --env production');
+  });
+});
+
+describe('"the output above is incomplete" only when it is above', () => {
+  // Words that say what they mean.
+
+  const fx = mockFixture({ referrals: 40 });
+
+  beforeAll(() => fx.start());
+
+  afterAll(() => fx.stop());
+
+  let dir: ReturnType<typeof tempDir>;
+
+  beforeEach(() => {
+    dir = tempDir();
+  });
+
+  afterEach(() => dir.cleanup());
+
+  const failingServer = () =>
+    testServer((req, res) => {
+      const page = Number(new URL(req.url ?? '/', 'http://x').searchParams.get('page') ?? 1);
+      if (page === 2) return json(res, 404, { message: 'gone', code: 'not_found' });
+      const referrals = Array.from({ length: 2 }, (_, i) => ({
+        ...fx.mock.referrals.at(i),
+        id: `00000000-0000-4000-8000-00000000000${i}`,
+      }));
+      json(res, 200, { referrals, meta: { current_page: 1, total_pages: 3, total_count: 6, next_page: 2 } });
+    });
+
+  it.each([
+    [true, 'the output above is incomplete'],
+    [false, 'the output sent to standard output is incomplete'],
+  ])('stdout a terminal: %s -> "%s"', async (tty, words) => {
+    const srv = await failingServer();
+    try {
+      const r = await run(['referrals', 'export', '--per-page', '2', '--concurrency', '1'], {
+        env: { IMAGING_ENV: 'local', IMAGING_BASE_URL: srv.url, IMAGING_CONFIG_DIR: dir.path },
+        stdoutIsTTY: tty,
+      });
+      expect(r.code).toBe(4);
+      expect(r.stderr).toContain(words);
+      if (!tty) expect(r.stderr).not.toContain('above');
+    } finally {
+      await srv.close();
+    }
   });
 });

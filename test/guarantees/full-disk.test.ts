@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import {
   closeSync,
   mkdirSync,
@@ -6,19 +6,21 @@ import {
   readdirSync,
   readFileSync,
   rmSync,
+  statfsSync,
   writeFileSync,
   writeSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { writeFileAtomic } from '../../src/fs/write-file.js';
-import { spawnCli, tmpfsFolder } from '../helpers.js';
+import { BIN, mockFixture, run, spawnCli, tempDir, tmpfsFolder } from '../helpers.js';
+import '../reliability.js';
 
 /**
  * A full disk never leaves a half-written file: the write module's files (the config store, any
  * file written whole) keep their old content, and no temporary or lock file is left behind.
  * Recreated on a real tmpfs of 64 KiB (mounting needs root; CI runs as root). Exports onto a full
- * disk are proved in test/integration/export-files.test.ts and resume.test.ts.
+ * disk are proved in test/guarantees/output-targets.test.ts and resume.test.ts.
  */
 
 function mountTmpfs(): { path: string; error?: string } {
@@ -91,6 +93,152 @@ describe.skipIf(disk.error !== undefined)(
       expect(r.stderr).not.toMatch(/\n\s+at .+:\d+:\d+/);
       expect(readFileSync(join(cfg, 'config.json'), 'utf8')).toBe(before);
       expect(readdirSync(cfg)).toEqual(['config.json']);
+    });
+  },
+);
+
+describe.skipIf(disk.error !== undefined)(
+  `a full disk (a real 256 KiB tmpfs${disk.error ? `; skipped: cannot mount one: ${disk.error}` : ''})`,
+  () => {
+    /** Exports onto a full file system (a real tmpfs of 256 KiB) and onto /dev/full, run on the real binary. */
+    const big = mockFixture({ referrals: 3000 }); // ~1 MiB of CSV: more than the tmpfs holds
+    const small = mockFixture({ referrals: 250 }); // pages of 100, 100, 50: the last one short
+    const slow = mockFixture({ referrals: 3000, latencyMs: 100 }); // still running when the disk fills
+    let reference = ''; // the complete export of `big`, as written to an ordinary file
+    let smallReference = '';
+    const STACK = /\n\s+at .+:\d+:\d+/;
+
+    beforeAll(async () => {
+      await Promise.all([big.start(), small.start(), slow.start()]);
+      const d = tempDir();
+      try {
+        for (const [fx, name] of [
+          [big, 'big.csv'],
+          [small, 'small.csv'],
+        ] as const) {
+          // In-process: the same code as the binary's, the file the tests below compare theirs with.
+          const r = await run(['referrals', 'export', '-o', join(d.path, name)], { env: fx.env() });
+          expect(r.code).toBe(0);
+        }
+        reference = readFileSync(join(d.path, 'big.csv'), 'utf8');
+        smallReference = readFileSync(join(d.path, 'small.csv'), 'utf8');
+      } finally {
+        d.cleanup();
+      }
+      expect(reference.length).toBeGreaterThan(512 * 1024);
+    });
+
+    afterAll(() => Promise.all([big.stop(), small.stop(), slow.stop()]));
+
+    beforeEach(() => {
+      return () => slow.setLatency(undefined);
+    });
+
+    /** A real small file system; mounting needs root (CI runs as root). */
+    function mountTmpfs(): { path: string; error?: string } {
+      const path = join(tmpfsFolder('export').path, 'disk');
+      mkdirSync(path);
+      try {
+        execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=256k,mode=0755', 'tmpfs', path], { stdio: 'pipe' });
+        return { path };
+      } catch (err) {
+        rmSync(join(path, '..'), { recursive: true, force: true });
+        return { path, error: String((err as { stderr?: Buffer }).stderr ?? err).trim() };
+      }
+    }
+
+    const disk = mountTmpfs();
+
+    /** Runs the binary with its stdout on a given descriptor. */
+    function runWithStdout(args: string[], stdout: number | 'pipe', env: NodeJS.ProcessEnv) {
+      return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+        const child = spawn(process.execPath, [BIN, ...args], {
+          env: { ...env, PATH: process.env.PATH },
+          stdio: ['ignore', stdout, 'pipe'],
+        });
+        let out = '';
+        let err = '';
+        child.stdout?.on('data', (d) => (out += d));
+        child.stderr!.on('data', (d) => (err += d));
+        child.on('close', (code) => resolve({ code, stdout: out, stderr: err }));
+      });
+    }
+
+    afterEach(() => {
+      for (const f of readdirSync(disk.path)) rmSync(join(disk.path, f), { recursive: true, force: true });
+    });
+    afterAll(() => {
+      execFileSync('umount', [disk.path]);
+      rmSync(join(disk.path, '..'), { recursive: true, force: true });
+    });
+
+    it('an export bigger than the disk: exit 1 naming the target, no file, no temporary file or folder', async () => {
+      const target = join(disk.path, 'referrals.csv');
+      const r = await spawnCli(['referrals', 'export', '-o', target], { env: big.env() });
+      expect(r.exitCode).toBe(1);
+      expect(r.stderr).toContain(`error: cannot write ${target}: no space left on the device`);
+      expect(r.stderr).not.toContain('.partial');
+      expect(r.stderr).not.toContain('Exported');
+      expect(r.stderr).not.toMatch(STACK);
+      expect(readdirSync(disk.path)).toEqual([]);
+    });
+
+    it('the disk fills up during the last, short page: still exit 1 and nothing left', async () => {
+      // Leave room for all but 6-10 KB of the export: the last page (50 referrals, ~16 KB) is cut.
+      const free = () => {
+        const s = statfsSync(disk.path);
+        return s.bavail * s.bsize;
+      };
+      const room = Math.floor((smallReference.length - 6000) / 4096) * 4096;
+      writeFileSync(join(disk.path, 'filler'), Buffer.alloc(free() - room));
+      expect(free()).toBe(room);
+      const lastPage = smallReference.length - smallReference.split('\r\n').slice(0, 201).join('\r\n').length;
+      expect(smallReference.length - room).toBeLessThan(lastPage);
+      const target = join(disk.path, 'referrals.csv');
+      const r = await spawnCli(['referrals', 'export', '-o', target], { env: small.env() });
+      expect(r.exitCode).toBe(1);
+      expect(r.stderr).toContain(`error: cannot write ${target}: no space left on the device`);
+      expect(r.stderr).not.toContain('Exported');
+      expect(readdirSync(disk.path)).toEqual(['filler']);
+    });
+
+    it('a file already at the target stays untouched', async () => {
+      const target = join(disk.path, 'referrals.csv');
+      writeFileSync(target, 'the previous export\n');
+      const r = await spawnCli(['referrals', 'export', '-o', target], { env: big.env() });
+      expect(r.exitCode).toBe(1);
+      expect(readFileSync(target, 'utf8')).toBe('the previous export\n');
+      expect(readdirSync(disk.path)).toEqual(['referrals.csv']);
+    });
+
+    it('a read-only file system: exit 2 before any request, naming the target and the reason', async () => {
+      const ro = join(disk.path, '..', 'ro');
+      mkdirSync(ro);
+      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=64k,ro', 'tmpfs', ro]);
+      try {
+        big.reset();
+        const target = join(ro, 'referrals.csv');
+        const r = await spawnCli(['referrals', 'export', '-o', target], { env: big.env() });
+        expect(r.exitCode).toBe(2);
+        expect(r.stderr).toContain(`error: cannot write ${target}: read-only file system`);
+        expect(r.stderr).not.toContain('.partial');
+        expect(big.apiRequests()).toEqual([]);
+      } finally {
+        execFileSync('umount', [ro]);
+      }
+    });
+
+    it('standard output onto the full disk: one clear error, exit 1, no stack trace', async () => {
+      const fd = openSync(join(disk.path, 'out.csv'), 'w');
+      try {
+        const r = await runWithStdout(['referrals', 'export'], fd, big.env());
+        expect(r.code).toBe(1);
+        expect(r.stderr).toContain('error: cannot write standard output: no space left on the device');
+        expect(r.stderr).not.toMatch(STACK);
+        expect(r.stderr).not.toContain('Exported');
+      } finally {
+        closeSync(fd);
+      }
     });
   },
 );

@@ -3,6 +3,7 @@ import {
   chmodSync,
   chownSync,
   createReadStream,
+  existsSync,
   lstatSync,
   mkdirSync,
   readdirSync,
@@ -14,9 +15,10 @@ import {
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { gunzipSync } from 'node:zlib';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { main } from '../../src/main.js';
 import { BIN, fakeIO, mockFixture, run, spawnCli, tempDir } from '../helpers.js';
+import '../reliability.js';
 
 /**
  * Another local user on the same machine: `nobody` plants a FIFO, a symlink or a file where an
@@ -280,3 +282,120 @@ async function until<T>(probe: () => T | undefined): Promise<T> {
   }
   throw new Error('timed out');
 }
+
+describe.skipIf(!isRoot)('another user swaps the temporary file for a symlink', () => {
+  // still running when the folder is swapped
+  const slow = mockFixture({ referrals: 3000, latencyMs: 100 });
+
+  let dir: ReturnType<typeof tempDir>;
+
+  const STACK = /\n\s+at .+:\d+:\d+/;
+
+  beforeAll(() => slow.start());
+
+  afterAll(() => slow.stop());
+
+  beforeEach(() => {
+    const own = tempDir(); // cleaned by its own test's hook, also when tests run concurrently
+    dir = own;
+    return () => {
+      slow.setLatency(undefined);
+      own.cleanup();
+    };
+  });
+
+  /** Children still running when a test ends (a regressed build hangs on /dev/fd/5): killed. */
+  const launched = new Set<ReturnType<typeof spawn>>();
+
+  afterEach(() => {
+    for (const c of launched) c.kill('SIGKILL');
+    launched.clear();
+  });
+
+  /** Starts the real binary with its own stdio (0–2 only, unless `extra` hands over more). */
+  function launch(args: string[], env: NodeJS.ProcessEnv, extra: number[] = []) {
+    const child = spawn(process.execPath, [BIN, ...args], {
+      env: { ...env, PATH: process.env.PATH },
+      stdio: ['ignore', 'pipe', 'pipe', ...extra],
+    });
+    let out = '';
+    let err = '';
+    child.stdout!.on('data', (d) => (out += d));
+    child.stderr!.on('data', (d) => (err += d));
+    const done = new Promise<{
+      code: number | null;
+      signal: NodeJS.Signals | null;
+      stdout: string;
+      stderr: string;
+    }>((resolve) =>
+      child.on('close', (code, signal) => {
+        launched.delete(child);
+        resolve({ code, signal, stdout: out, stderr: err });
+      }),
+    );
+    launched.add(child);
+    return { child, done };
+  }
+
+  /** Waits for a real condition (a file appearing), polling. */
+  async function until<T>(probe: () => T | undefined, what: string): Promise<T> {
+    for (let i = 0; i < 1000; i++) {
+      const v = probe();
+      if (v !== undefined) return v;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    throw new Error(`timed out waiting for ${what}`);
+  }
+
+  const partialIn = (folder: string) => () => readdirSync(folder).find((f) => f.endsWith('.partial'));
+
+  /** shared: 0777, not sticky; victim/passwd: root's, elsewhere. The attacker runs as nobody. */
+  function scene() {
+    execFileSync('chmod', ['0755', dir.path]);
+    const shared = join(dir.path, 'shared');
+    const victim = join(dir.path, 'victim');
+    mkdirSync(shared);
+    mkdirSync(victim);
+    execFileSync('chmod', ['0777', shared]);
+    writeFileSync(join(victim, 'passwd'), 'root:x:0:0\n');
+    return { shared, victim, target: join(shared, 'passwd') };
+  }
+  function attack(shared: string, victim: string, partial: string) {
+    execFileSync('setpriv', [
+      '--reuid=65534',
+      '--regid=65534',
+      '--clear-groups',
+      'sh',
+      '-c',
+      `mv "${shared}/${partial}" "${shared}/moved" && ln -s "${victim}/passwd" "${shared}/${partial}"`,
+    ]);
+  }
+
+  it('the export fails naming it; nothing outside is touched, the moved file is emptied', async () => {
+    const { shared, victim, target } = scene();
+    const run = launch(['referrals', 'export', '-o', target, '--per-page', '50'], slow.env());
+    const partial = await until(partialIn(shared), 'the temporary file');
+    attack(shared, victim, partial);
+    slow.setLatency(0); // the swap is done: the rest of the export need not wait
+    const r = await run.done;
+    expect(r.stderr).not.toMatch(STACK);
+    expect(readFileSync(join(victim, 'passwd'), 'utf8')).toBe('root:x:0:0\n');
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('moved away by someone else');
+    expect(statSync(join(shared, 'moved')).size).toBe(0); // emptied: no patient data left
+    expect(existsSync(target)).toBe(false);
+  });
+
+  it('the same, interrupted by SIGINT: exit 130, nothing outside touched, no data left anywhere', async () => {
+    const { shared, victim, target } = scene();
+    const run = launch(['referrals', 'export', '-o', target, '--per-page', '50'], slow.env());
+    const partial = await until(partialIn(shared), 'the temporary file');
+    attack(shared, victim, partial);
+    run.child.kill('SIGINT');
+    const r = await run.done;
+    expect(r.code, r.stderr).toBe(130);
+    expect(readFileSync(join(victim, 'passwd'), 'utf8')).toBe('root:x:0:0\n');
+    expect(statSync(join(shared, 'moved')).size).toBe(0);
+    expect(lstatSync(join(shared, partial)).isSymbolicLink()).toBe(true); // theirs, left alone
+  });
+});

@@ -1,5 +1,8 @@
+import { parse } from 'csv-parse/sync';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { csvCell, csvRow, flatten, unionKeys } from '../../src/output/csv.js';
+import '../reliability.js';
 
 describe('csvCell', () => {
   it('quotes commas, quotes and line breaks (RFC 4180)', () => {
@@ -75,5 +78,53 @@ describe('flatten', () => {
         { a: 1, c: 3 },
       ]),
     ).toEqual(['a', 'b', 'c']);
+  });
+});
+
+describe('CSV writer', () => {
+  /** Hostile input, as properties (fast-check): the parsers and writers that meet outside data. */
+
+  const RUNS = 400;
+
+  const cells = fc.array(
+    fc.oneof(
+      fc.string(),
+      fc.string({ unit: 'binary' }),
+      fc.constantFrom('=1+1', '+SUM(A1)', '-2', '@x', '\tx', '\rx', 'a,"b"\r\nc'),
+    ),
+    {
+      minLength: 1,
+      maxLength: 6,
+    },
+  );
+
+  it('any strings round-trip through a standard CSV parser (guard off: exactly)', () => {
+    fc.assert(
+      fc.property(fc.array(cells, { minLength: 1, maxLength: 5 }), (rows) => {
+        const width = rows[0]!.length;
+        const table = rows.map((r) => Array.from({ length: width }, (_, i) => r[i] ?? ''));
+        const text = table.map((r) => csvRow(r, false)).join('');
+        const back = parse(text, { relax_column_count: false, record_delimiter: '\r\n' }) as string[][];
+        expect(back).toEqual(table);
+      }),
+      { numRuns: RUNS },
+    );
+  });
+
+  it("with the guard on, a cell a spreadsheet would run comes back with a leading ' and nothing else changed", () => {
+    fc.assert(
+      fc.property(cells, (row) => {
+        const [back] = parse(csvRow(row, true), { record_delimiter: '\r\n' }) as string[][];
+        back!.forEach((cell, i) => {
+          const original = row[i]!;
+          // The documented rule: = + - @ (or a look-alike) first, after any white space or
+          // invisible characters, or a tab or CR first.
+          const runs = /^(?:[\t\r]|[\s\p{Default_Ignorable_Code_Point}]*[=+\-@＝＋－＠﹦﹢﹣﹫−])/u;
+          expect(cell).toBe(runs.test(original) ? `'${original}` : original);
+          expect(cell).not.toMatch(/^[=+\-@\t\r]/);
+        });
+      }),
+      { numRuns: RUNS },
+    );
   });
 });

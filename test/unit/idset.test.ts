@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { IdSet } from '../../src/api/idset.js';
 
 /**
- * The page walk's duplicate check (issue 8 item 7, D5): IdSet keeps UUIDs as 128 bits, yet its
+ * The page walk's duplicate check: IdSet keeps UUIDs as 128 bits, yet its
  * membership must be exactly a Set<string>'s — never a record dropped that was not seen, never a
  * duplicate missed. Checked against a reference Set for random ids.
  */

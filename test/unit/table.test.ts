@@ -76,7 +76,7 @@ describe('helpers', () => {
   });
 });
 
-// Fitting a table to a terminal (issue 9 item 1): priorities, identifiers whole, wrapping.
+// Fitting a table to a terminal: priorities, identifiers whole, wrapping.
 const UUID = '8ebc7731-0fe2-467e-8ce2-6b8745680801';
 const lines = (t: string) => t.trimEnd().split('\n');
 const widest = (t: string) => Math.max(...lines(t).map(displayWidth));
@@ -237,7 +237,7 @@ describe('the note naming left-out columns stays one line', () => {
     expect(omittedNote(names, 80)).toBe(
       'Left out: Line of business, Visits, Most advanced visit (--wide shows all)',
     );
-    // As many names as fit, then how many more (issue 9, polish item 8).
+    // As many names as fit, then how many more.
     expect(omittedNote(names, 60)).toBe('Left out: Line of business and 2 more (--wide shows all)');
     expect(omittedNote([...names, 'ID'], 66)).toBe(
       'Left out: Line of business, Visits and 2 more (--wide shows all)',

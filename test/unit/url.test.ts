@@ -1,7 +1,9 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { traceUrl } from '../../src/api/trace.js';
 import { apiUrl, encodeQuery, isLoopbackHost, normaliseBaseUrl } from '../../src/api/url.js';
 import { UsageError } from '../../src/errors.js';
+import '../reliability.js';
 
 describe('apiUrl', () => {
   it('joins a plain base URL and a path', () => {
@@ -89,6 +91,56 @@ describe('traceUrl', () => {
   it('leaves reference lookups readable', () => {
     expect(traceUrl('https://x.test/api/v2/cpt_codes?code=73721')).toBe(
       'https://x.test/api/v2/cpt_codes?code=73721',
+    );
+  });
+});
+
+describe('URL joiner and query encoder', () => {
+  /** Hostile input, as properties (fast-check): the parsers and writers that meet outside data. */
+
+  const RUNS = 400;
+
+  const segment = fc.stringMatching(/^[a-z0-9_-]{1,10}$/);
+  it('keeps any path prefix, never doubles /api/v2, and encodes any query losslessly', () => {
+    fc.assert(
+      fc.property(
+        fc.array(segment, { maxLength: 3 }),
+        fc.boolean(),
+        fc.array(segment, { minLength: 1, maxLength: 3 }),
+        fc.boolean(),
+        fc.dictionary(
+          fc.string({ minLength: 1, maxLength: 8 }).filter((k) => !k.endsWith('[]')),
+          fc.oneof(fc.string({ unit: 'binary' }), fc.array(fc.string(), { minLength: 1, maxLength: 3 })),
+        ),
+        (prefix, baseHasApi, path, pathHasApi, query) => {
+          const base = `https://gw.example.com${prefix.map((p) => `/${p}`).join('')}${baseHasApi ? '/api/v2' : ''}/`;
+          const p = `${pathHasApi ? '/api/v2' : ''}/${path.join('/')}`;
+          const url = new URL(apiUrl(base, p, query));
+          expect(url.pathname).toBe(`${prefix.map((s) => `/${s}`).join('')}/api/v2/${path.join('/')}`);
+          const params = new URLSearchParams(url.search);
+          for (const [k, v] of Object.entries(query)) {
+            if (Array.isArray(v)) expect(params.getAll(`${k}[]`)).toEqual(v);
+            else expect(params.get(k)).toBe(v);
+          }
+        },
+      ),
+      { numRuns: RUNS },
+    );
+  });
+
+  it('encodeQuery output parses back to the same pairs', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.string({ unit: 'binary', minLength: 1 }), fc.string({ unit: 'binary' })), {
+          maxLength: 6,
+        }),
+        (pairs) => {
+          const q = Object.fromEntries(pairs);
+          const back = [...new URLSearchParams(encodeQuery(q))];
+          expect(back).toEqual(Object.entries(q));
+        },
+      ),
+      { numRuns: RUNS },
     );
   });
 });

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { decodeChunked, headerOf, parseCapture } from '../../src/webhook/capture.js';
+import { CaptureError, decodeChunked, headerOf, parseCapture } from '../../src/webhook/capture.js';
 import { checkEvent } from '../../src/webhook/events.js';
 import { type Secret, secretKey } from '../../src/webhook/secret.js';
 import {
@@ -11,6 +11,7 @@ import {
   v1Values,
 } from '../../src/webhook/sign.js';
 import { describeAge, verifyDelivery } from '../../src/webhook/verify.js';
+import '../reliability.js';
 
 // Known vectors, computed independently with openssl (`openssl dgst -sha256 -hmac …`).
 const BODY =
@@ -421,5 +422,78 @@ describe('describeAge', () => {
     [-300, '5 min in the future'],
   ])('%i -> %s', (s, text) => {
     expect(describeAge(s)).toBe(text);
+  });
+});
+
+describe('raw HTTP capture parser', () => {
+  /** Hostile input, as properties (fast-check): the parsers and writers that meet outside data. */
+
+  const RUNS = 400;
+
+  it('never throws anything but a CaptureError, whatever the bytes', ({ task }) => {
+    let n = 0;
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 4096 }), (bytes) => {
+        n++;
+        try {
+          parseCapture(Buffer.from(bytes));
+        } catch (err) {
+          return err instanceof CaptureError;
+        }
+        return true;
+      }),
+      { numRuns: RUNS },
+    );
+    task.meta.badInputs = n;
+  });
+
+  it('gets back the exact body and headers of any request, CRLF or LF, plain or chunked', () => {
+    const token = fc.stringMatching(/^[A-Za-z][A-Za-z0-9-]{0,20}$/);
+    const value = fc.stringMatching(/^[!-~]([ -~]{0,40}[!-~])?$/);
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(token, value), { maxLength: 8 }),
+        fc.uint8Array({ maxLength: 2048 }),
+        fc.constantFrom('\r\n', '\n'),
+        fc.boolean(),
+        fc.array(fc.integer({ min: 1, max: 300 }), { minLength: 1, maxLength: 8 }),
+        (headers, body, eol, chunked, sizes) => {
+          const hs = headers.filter(([k]) => !/^(content-length|transfer-encoding)$/i.test(k));
+          const b = Buffer.from(body);
+          let encoded: Buffer;
+          if (chunked) {
+            const parts: Buffer[] = [];
+            let pos = 0;
+            let i = 0;
+            while (pos < b.length) {
+              const size = Math.min(sizes[i++ % sizes.length]!, b.length - pos);
+              parts.push(
+                Buffer.from(`${size.toString(16)}\r\n`),
+                b.subarray(pos, pos + size),
+                Buffer.from('\r\n'),
+              );
+              pos += size;
+            }
+            parts.push(Buffer.from('0\r\n\r\n'));
+            encoded = Buffer.concat(parts);
+          } else encoded = b;
+          const head = [
+            'POST /hook HTTP/1.1',
+            ...hs.map(([k, v]) => `${k}: ${v}`),
+            chunked ? 'Transfer-Encoding: chunked' : `Content-Length: ${b.length}`,
+          ].join(eol);
+          const c = parseCapture(
+            Buffer.concat([
+              Buffer.from(`${head}${eol}${eol}`),
+              encoded,
+              Buffer.from(chunked ? '' : 'trailing junk'),
+            ]),
+          );
+          expect(c.body.equals(b)).toBe(true);
+          expect(c.headers.slice(0, hs.length)).toEqual(hs);
+        },
+      ),
+      { numRuns: RUNS },
+    );
   });
 });

@@ -43,7 +43,7 @@ describe('messages wrapped to the terminal', () => {
   });
 });
 
-describe('a command to copy in a message (issue 9, polish item 1)', () => {
+describe('a command to copy in a message', () => {
   const argsOf = (lines: string) =>
     execFileSync('sh', ['-c', `imaging() { printf '%s\\n' "$@"; printf 'END\\n'; }\n${lines}`], {
       encoding: 'utf8',

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { bothForms, expectUsageError, hasEscapes, piped, plain, widest } from '../../fake-io.js';
-import { mockFixture } from '../../helpers.js';
+import { mockFixture, run } from '../../helpers.js';
+import '../../reliability.js';
 
 const fx = mockFixture();
 beforeAll(() => fx.start());
@@ -64,5 +65,82 @@ describe('imaging auth allowance', () => {
       /--since/,
       0,
     );
+  });
+});
+
+describe('auth allowance --used: within the allowance, and a window start it cannot know', () => {
+  /**
+   * The sandbox allowance meter, against the emulator standing in for a sandbox:
+   * `IMAGING_ENV=sandbox` with the emulator's URL as the base URL and an IMAGING_TOKEN (the
+   * environment's name decides whether requests are counted; `--env local` is never metered). The
+   * emulator's own request log is the oracle: the meter must count exactly its 2xx answers.
+   */
+
+  const fx = mockFixture({ referrals: 300 });
+
+  beforeAll(() => fx.start());
+
+  afterAll(() => fx.stop());
+
+  beforeEach(() => fx.reset());
+
+  let n = 0;
+
+  /** A fresh sandbox token per test: its own meter key and its own emulator allowance. */
+  const sandbox = (extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv => ({
+    ...fx.env(),
+    IMAGING_ENV: 'sandbox',
+    IMAGING_TOKEN: `mock-meter-${process.pid}-${++n}`,
+    ...extra,
+  });
+
+  async function meter(env: NodeJS.ProcessEnv) {
+    const r = await run(['auth', 'allowance', '--json'], { env });
+    expect(r.code).toBe(0);
+    return JSON.parse(r.stdout) as {
+      used: number;
+      limit: number;
+      since: string | null;
+      ends: string | null;
+      exhausted: boolean;
+      expired: boolean;
+    };
+  }
+
+  it.each([
+    ['2026-02-30', /is not a date/],
+    ['2026-11-31', /is not a date/],
+    ['1969-12-31', /is before 2000/],
+    ['0001-01-01', /is before 2000/],
+  ])('--since %s is a usage error, nothing written', async (since, message) => {
+    const env = sandbox();
+    const r = await run(['auth', 'allowance', '--since', since], { env });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(message);
+    expect((await meter(env)).since).toBeNull();
+  });
+
+  it('--used above 2,000 is a usage error (exit 2), nothing written', async () => {
+    const env = sandbox();
+    const r = await run(['auth', 'allowance', '--used', '2500'], { env });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(
+      'error: --used: 2,500 is more than a sandbox token allows (2,000 successful requests)',
+    );
+    expect(r.stdout).toBe('');
+    expect((await meter(env)).used).toBe(0);
+    expect((await run(['auth', 'allowance', '--used', '2000'], { env })).code).toBe(0);
+  });
+
+  it('--used without --since and no success counted: the window start is unknown, not "not started"', async () => {
+    const env = sandbox();
+    const r = await run(['auth', 'allowance', '--used', '350'], { env });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(
+      '≈350 of 2,000 requests used (counted on this machine), window start not known (give it with: imaging auth allowance --since DATE)',
+    );
+    expect(r.stdout).not.toContain('not started');
+    const fresh = await run(['auth', 'allowance'], { env: sandbox() });
+    expect(fresh.stdout).toContain('window not started (no success counted yet)');
   });
 });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { expectUsageError, hasEscapes, onTerminal, piped, plain } from '../../fake-io.js';
-import { mockFixture } from '../../helpers.js';
+import { mockFixture, run } from '../../helpers.js';
 
 const fx = mockFixture();
 beforeAll(() => fx.start());
@@ -62,5 +62,68 @@ describe('imaging law-firms create', () => {
       seen(),
     );
     expectUsageError(await piped(firm(''), { env: fx.env() }), /--name is empty/, seen());
+  });
+});
+
+describe('law-firms create: the body, its errors, its flags', () => {
+  it('creates a firm with a { law_firm } body and shows it', async () => {
+    const r = await run(
+      [
+        'law-firms',
+        'create',
+        '--name',
+        'Brand New Injury Law',
+        '--city',
+        'Reno',
+        '--state',
+        'nv',
+        '--zipcode',
+        '89501',
+        '--address-line-1',
+        '1 Main St',
+      ],
+      { env: fx.env() },
+    );
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/Name:\s+Brand New Injury Law/);
+    expect(r.stdout).toMatch(/State:\s+NV/);
+    const again = await run(['law-firms', 'search', 'Brand New', '--json'], { env: fx.env() });
+    expect(JSON.parse(again.stdout)).toHaveLength(1);
+  });
+
+  it('lists the 422 errors and exits 7', async () => {
+    const r = await run(
+      [
+        'law-firms',
+        'create',
+        '--name',
+        "O'Brien & Associates, P.C.",
+        '--city',
+        'Philadelphia',
+        '--state',
+        'PA',
+      ],
+      {
+        env: fx.env(),
+      },
+    );
+    expect(r.code).toBe(7);
+    expect(r.stderr).toContain('422 Unprocessable Entity');
+    expect(r.stderr).toContain('- Name has already been taken in this city');
+    expect(r.stderr).toMatch(/request id: req_[0-9a-f]+/);
+  });
+
+  it('checks the state before sending anything', async () => {
+    const r = await run(['law-firms', 'create', '--name', 'X', '--city', 'Y', '--state', 'Nevada'], {
+      env: fx.env(),
+    });
+    expect(r.code).toBe(2);
+    expect(fx.apiRequests()).toHaveLength(0);
+  });
+
+  it('requires the mandatory flags', async () => {
+    const r = await run(['law-firms', 'create', '--name', 'X'], { env: fx.env() });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/required option '--city <city>' not specified/);
   });
 });

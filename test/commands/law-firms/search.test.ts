@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { bothForms, expectTableForms, expectUsageError, piped, plain } from '../../fake-io.js';
-import { mockFixture } from '../../helpers.js';
+import { mockFixture, run } from '../../helpers.js';
 
 const fx = mockFixture();
 beforeAll(() => fx.start());
@@ -60,5 +60,28 @@ describe('imaging law-firms search', () => {
       /the search query is empty/,
       fx.apiRequests().length,
     );
+  });
+});
+
+describe('law-firms search', () => {
+  beforeEach(() => fx.reset());
+
+  it('searches, keeping awkward names intact in every format', async () => {
+    const j = JSON.parse(
+      (await run(['law-firms', 'search', 'partners', '--json'], { env: fx.env() })).stdout,
+    );
+    expect(j.map((f: { name: string }) => f.name)).toContain('Smith, Jones & "Partners" LLP');
+    const csv = await run(['law-firms', 'search', 'partners', '--format', 'csv'], { env: fx.env() });
+    expect(csv.stdout).toContain('"Smith, Jones & ""Partners"" LLP"');
+    const eq = await run(['law-firms', 'search', 'equity', '--format', 'csv'], { env: fx.env() });
+    expect(eq.stdout).toContain("'=Equity Injury Lawyers");
+    const t = await run(['law-firms', 'search', 'Nguy'], { env: fx.env() });
+    expect(t.stdout).toContain('Nguyễn Law Office');
+  });
+
+  it('exits 5 when the endpoint is not enabled for the account', async () => {
+    const r = await run(['law-firms', 'search', 'law'], { env: fx.env({ IMAGING_TOKEN: 'mock-disabled' }) });
+    expect(r.code).toBe(5);
+    expect(r.stderr).toContain('endpoint_not_enabled');
   });
 });

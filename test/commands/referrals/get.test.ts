@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { Referral } from '../../../src/api/types.js';
 import { bothForms, expectUsageError, hasEscapes, piped, plain, widest } from '../../fake-io.js';
-import { mockFixture } from '../../helpers.js';
+import { mockFixture, run } from '../../helpers.js';
 
 const fx = mockFixture();
 beforeAll(() => fx.start());
@@ -59,5 +60,72 @@ describe('imaging referrals get', () => {
       /missing required argument/,
       fx.apiRequests().length,
     );
+  });
+});
+
+describe('referrals get', () => {
+  const fx = mockFixture({ referrals: 250 });
+
+  beforeAll(() => fx.start());
+
+  afterAll(() => fx.stop());
+
+  beforeEach(() => fx.reset());
+
+  const all = (): Referral[] => fx.mock.referrals.slice(0, fx.mock.referrals.total);
+
+  const withVisits = () => all().find((r) => r.visits.some((v) => v.start_time) && r.call_notes.length > 0)!;
+
+  it('shows header, patient, visits with procedures in local time, ICD-10 codes and call notes', async () => {
+    const ref = withVisits();
+    const r = await run(['referrals', 'get', ref.id], { env: fx.env({ TZ: 'America/Los_Angeles' }) });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(`Referral ${ref.reference}`);
+    expect(r.stdout).toContain(`Name:           ${ref.patient.first_name}`);
+    const scheduled = ref.visits.find((v) => v.start_time)!;
+    // The one time format for people, in TZ's zone: 2026-01-07 09:00 PST.
+    const parts = Object.fromEntries(
+      new Intl.DateTimeFormat('en-US', {
+        year: 'numeric',
+        month: '2-digit',
+        day: '2-digit',
+        hour: '2-digit',
+        minute: '2-digit',
+        hourCycle: 'h23',
+        timeZoneName: 'short',
+        timeZone: 'America/Los_Angeles',
+      })
+        .formatToParts(new Date(scheduled.start_time!))
+        .map((p) => [p.type, p.value]),
+    );
+    const local = `${parts.year}-${parts.month}-${parts.day} ${parts.hour}:${parts.minute} ${parts.timeZoneName}`;
+    expect(r.stdout).toContain(`Start:         ${local}`);
+    expect(local).toMatch(/P[SD]T$/);
+    expect(r.stdout).toContain(`Visits (${ref.visits.length})`);
+    expect(r.stdout).toContain(`ICD-10 codes (${ref.icd10_codes.length})`);
+    expect(r.stdout).toContain(`Call notes (${ref.call_notes.length})`);
+  });
+
+  it('shows a visit status it does not know as it is', async () => {
+    const ref = all().find((r) => r.visits.some((v) => v.status === 'awaiting_records'))!;
+    const r = await run(['referrals', 'get', ref.id], { env: fx.env() });
+    expect(r.stdout).toMatch(/\d\. \S+\s+awaiting_records/);
+  });
+
+  it('prints the referral exactly as the API sent it with --json', async () => {
+    const ref = all()[3]!;
+    const r = await run(['referrals', 'get', ref.id, '--json'], { env: fx.env() });
+    expect(r.stdout).toBe(`${JSON.stringify(ref)}\n`);
+  });
+
+  it('rejects a non-UUID before any request, and an unknown id is exit 4 with the request id', async () => {
+    const bad = await run(['referrals', 'get', 'R-240001'], { env: fx.env() });
+    expect(bad.code).toBe(2);
+    expect(fx.apiRequests()).toHaveLength(0);
+    const missing = await run(['referrals', 'get', '00000000-0000-4000-8000-000000000000'], {
+      env: fx.env(),
+    });
+    expect(missing.code).toBe(4);
+    expect(missing.stderr).toMatch(/request id: req_[0-9a-f]{16}/);
   });
 });

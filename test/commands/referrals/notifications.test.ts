@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { bothForms, expectUsageError, hasEscapes, lines, piped, plain, widest } from '../../fake-io.js';
-import { mockFixture } from '../../helpers.js';
+import { json, mockFixture, run, testServer } from '../../helpers.js';
+import '../../reliability.js';
 
 const fx = mockFixture();
 beforeAll(() => fx.start());
@@ -46,5 +47,78 @@ describe('imaging referrals notifications', () => {
       /is not a referral id/,
       fx.apiRequests().length,
     );
+  });
+});
+
+describe('referrals notifications', () => {
+  /**
+   * `referrals payments ID` and `referrals notifications ID` against the emulator: a table with the
+   * columns people read, every field in JSON/NDJSON/CSV, the per-environment path, and the 403 a
+   * partner meets until the read is enabled for the account.
+   */
+  const fx = mockFixture({ referrals: 12 });
+
+  let id = '';
+
+  beforeAll(async () => {
+    await fx.start();
+    const r = await run(['referrals', 'list', '--json'], { env: fx.env() });
+    id = JSON.parse(r.stdout)[1].id;
+  });
+
+  afterAll(() => fx.stop());
+
+  beforeEach(() => fx.reset());
+
+  it('prints updated, channel, type, status and visit; JSON keeps every field', async () => {
+    const r = await run(['referrals', 'notifications', id], { env: fx.env() });
+    expect(r.code, r.stderr).toBe(0);
+    const [head, row] = r.stdout.split('\n');
+    expect(head).toMatch(/^UPDATED\s+CHANNEL\s+TYPE\s+STATUS\s+VISIT\s+CREATED\s+ID$/);
+    expect(row).toMatch(
+      /^2026-01-05T14:00:05.000Z\s+sms\s+appointment_reminder\s+delivered\s+[0-9a-f-]{36}\s+/,
+    );
+    const j = await run(['referrals', 'notifications', id, '--json'], { env: fx.env() });
+    expect(Object.keys(JSON.parse(j.stdout)[0])).toEqual([
+      'id',
+      'channel',
+      'notification_type',
+      'status',
+      'created_at',
+      'updated_at',
+      'visit_id',
+    ]);
+  });
+
+  it('403 names the notification read', async () => {
+    const r = await run(['referrals', 'notifications', id], {
+      env: fx.env({ IMAGING_TOKEN: 'mock-disabled' }),
+    });
+    expect(r.code).toBe(5);
+    expect(r.stderr).toMatch(/enable notification read for your group/);
+  });
+
+  it('server text in a table goes through the sanitiser; JSON stays byte-exact', async () => {
+    const hostile = {
+      id: 'n1',
+      channel: 'sms\u001b[31m',
+      notification_type: 'x\u202ey',
+      status: 'sent',
+      created_at: 'a',
+      updated_at: 'b',
+      visit_id: null,
+    };
+    const server = await testServer((_req, res) => json(res, 200, [hostile]));
+    try {
+      const env = { ...fx.env(), IMAGING_BASE_URL: server.url };
+      const t = await run(['referrals', 'notifications', id], { env });
+      expect(t.code, t.stderr).toBe(0);
+      expect(t.stdout).not.toContain('\u001b');
+      expect(t.stdout).not.toContain('\u202e');
+      const j = await run(['referrals', 'notifications', id, '--json'], { env });
+      expect(JSON.parse(j.stdout)).toEqual([hostile]);
+    } finally {
+      await server.close();
+    }
   });
 });

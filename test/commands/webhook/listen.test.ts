@@ -1,9 +1,13 @@
+import { writeFileSync } from 'node:fs';
 import { request } from 'node:http';
-import { afterEach, describe, expect, it } from 'vitest';
+import { createServer as createNetServer } from 'node:net';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { InterruptedError } from '../../../src/errors.js';
 import { main } from '../../../src/main.js';
 import { signatureHeaderValue } from '../../../src/webhook/sign.js';
-import { fakeIO, run } from '../../helpers.js';
+import { expectUsageError, hasEscapes, PIPED, piped, plain, TERMINAL, widest } from '../../fake-io.js';
+import { fakeIO, json, run, tempDir, testServer } from '../../helpers.js';
 import { secretFileFixture, VISIT_EVENT } from '../../webhook-fixture.js';
 
 const SECRET = 'whsec_listen_host';
@@ -96,5 +100,281 @@ describe('webhook listen: the Host a delivery is addressed to', () => {
     const r = await run(['webhook', 'listen', '--port', '0', '--allow-host', 'https://x.example/']);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('--allow-host takes a host name');
+  });
+});
+
+describe('imaging webhook listen', () => {
+  const sf = secretFileFixture('whsec_command_listen');
+
+  /** Runs `webhook listen` in-process, sends it one good and one unsigned delivery, then stops it as Ctrl-C would. */
+  async function listen(form: typeof TERMINAL | typeof PIPED, ...more: string[]) {
+    const ac = new AbortController();
+    const fake = fakeIO(form);
+    const done = main(['webhook', 'listen', '--port', '0', '--secret-file', sf.secretFile, ...more], {
+      io: fake.io,
+      env: {},
+      signal: ac.signal,
+    });
+    let url = '';
+    for (let i = 0; i < 400 && !url; i++) {
+      url = /Listening for webhooks on (http:\/\/\S+)/.exec(plain(fake.stderr()))?.[1] ?? '';
+      if (!url) await new Promise((r) => setTimeout(r, 5));
+    }
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+/);
+    const good = await run([
+      'webhook',
+      'send',
+      'visit.status_changed',
+      '--to',
+      url,
+      '--secret-file',
+      sf.secretFile,
+    ]);
+    expect(good.code).toBe(0);
+    const unsigned = await fetch(url, {
+      method: 'POST',
+      body: JSON.stringify({ event_name: 'visit.status_changed' }),
+      headers: { 'content-type': 'application/json', 'X-Service-Event': 'visit.status_changed' },
+    });
+    expect(unsigned.status).toBe(400);
+    ac.abort(new InterruptedError('SIGINT'));
+    return { code: await done, stdout: fake.stdout(), stderr: fake.stderr() };
+  }
+
+  it('prints one line per delivery, valid or not, in both forms; Ctrl-C stops it with 130', async () => {
+    for (const form of [TERMINAL, PIPED]) {
+      const r = await listen(form);
+      expect(r.code).toBe(130);
+      const out = plain(r.stdout);
+      // One delivery per entry, each starting with its time; at 80 columns an entry may wrap.
+      const entries = out.split(/\n(?=\d\d:\d\d:\d\d {2})/).map((e) => e.replace(/\s+/g, ' ').trim());
+      expect(entries).toHaveLength(2);
+      expect(entries[0]).toMatch(/^\d\d:\d\d:\d\d valid visit\.status_changed event [0-9a-f-]{36} /);
+      expect(entries[1]).toContain(
+        'INVALID visit.status_changed unsigned delivery; there is no X-Service-Signature or X-Service-Timestamp header',
+      );
+      if (form === TERMINAL) expect(widest(r.stdout)).toBeLessThanOrEqual(80);
+      else expect(out.trimEnd().split('\n')).toHaveLength(2);
+      if (form === PIPED) expect(hasEscapes(r.stdout + r.stderr)).toBe(false);
+      expect(r.stdout + r.stderr).not.toContain('whsec_command_listen');
+    }
+  });
+
+  it('with --json, one JSON object per delivery', async () => {
+    const r = await listen(PIPED, '--json');
+    const rows = r.stdout
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(rows).toHaveLength(2);
+    expect(rows.map((x) => x.valid)).toEqual([true, false]);
+  });
+
+  it('refuses a bad port, tolerance or forward URL before listening', async () => {
+    expectUsageError(
+      await piped(['webhook', 'listen', '--port', '70000', '--secret-file', sf.secretFile]),
+      /--port/,
+      0,
+    );
+    expectUsageError(
+      await piped(['webhook', 'listen', '--tolerance', 'x', '--secret-file', sf.secretFile]),
+      /--tolerance/,
+      0,
+    );
+    expectUsageError(
+      await piped(['webhook', 'listen', '--forward-to', 'ftp://x', '--secret-file', sf.secretFile]),
+      /--forward-to/,
+      0,
+    );
+  });
+});
+
+describe('webhook listen: an unsigned delivery is said once', () => {
+  let dir: ReturnType<typeof tempDir>;
+
+  beforeEach(() => {
+    dir = tempDir();
+  });
+
+  afterEach(() => dir.cleanup());
+
+  it('the line reads "unsigned delivery; there is no … header", not "unsigned delivery; unsigned: …"', async () => {
+    const secret = join(dir.path, 'secret.txt');
+    writeFileSync(secret, 'test_secret_123\n');
+    const ac = new AbortController();
+    const fake = fakeIO();
+    const done = main(['webhook', 'listen', '--port', '0', '--secret-file', secret], {
+      io: fake.io,
+      env: {},
+      signal: ac.signal,
+    });
+    let url = '';
+    // Polls for the line that says it listens (a condition, not a fixed wait).
+    for (let i = 0; i < 400 && !url; i++) {
+      url = /Listening for webhooks on (http:\/\/\S+)/.exec(fake.stderr())?.[1] ?? '';
+      if (!url) await new Promise((r) => setTimeout(r, 5));
+    }
+    const body = JSON.stringify({ event_name: 'visit.status_changed' });
+    const res = await fetch(url, {
+      method: 'POST',
+      body,
+      headers: { 'content-type': 'application/json', 'X-Service-Event': 'visit.status_changed' },
+    });
+    expect(res.status).toBe(400);
+    ac.abort(new InterruptedError('SIGINT'));
+    await done;
+    const line = fake.stdout().trim().split('\n')[0]!;
+    expect(line).toContain(
+      'unsigned delivery; there is no X-Service-Signature or X-Service-Timestamp header',
+    );
+    expect(line).not.toMatch(/unsigned delivery; unsigned/);
+  });
+});
+
+describe('webhook listen', () => {
+  const SECRET = 'whsec_test_SECRET_value_9f8e7d';
+
+  const NOW = new Date('2026-11-21T19:00:12Z');
+
+  const TS = String(Math.floor(NOW.getTime() / 1000) - 12);
+
+  const files = secretFileFixture(SECRET);
+
+  const event = VISIT_EVENT;
+
+  const BODY = Buffer.from(JSON.stringify(event));
+
+  const sig = (body: Buffer = BODY, ts = TS, secret = SECRET) =>
+    signatureHeaderValue(Buffer.from(secret), ts, body, 'hex');
+
+  const servers: Array<{ close: () => Promise<void> }> = [];
+  afterEach(async () => {
+    await Promise.all(servers.splice(0).map((s) => s.close()));
+  });
+
+  /** Runs `webhook listen` in-process until the returned stop() (as Ctrl-C would). */
+  const listen = async (args: string[]) => {
+    const ac = new AbortController();
+    const { fakeIO } = await import('../../helpers.js');
+    const fake = fakeIO();
+    const { main } = await import('../../../src/main.js');
+    const done = main(['webhook', 'listen', '--port', '0', '--secret-file', files.secretFile, ...args], {
+      io: fake.io,
+      env: {},
+      signal: ac.signal,
+    });
+    let url = '';
+    for (let i = 0; i < 100 && !url; i++) {
+      url = /Listening for webhooks on (http:\/\/\S+)/.exec(fake.stderr())?.[1] ?? '';
+      if (!url) await new Promise((r) => setTimeout(r, 20));
+    }
+    const { InterruptedError } = await import('../../../src/errors.js');
+    return {
+      url,
+      out: fake.stdout,
+      err: fake.stderr,
+      stop: async () => {
+        ac.abort(new InterruptedError('SIGINT'));
+        return done;
+      },
+    };
+  };
+  const post = (url: string, body: Buffer, headers: Record<string, string>) =>
+    fetch(url, { method: 'POST', body, headers: { 'content-type': 'application/json', ...headers } });
+  const signedHeaders = (body = BODY) => {
+    const ts = String(Math.floor(Date.now() / 1000));
+    return {
+      'X-Service-Event': 'visit.status_changed',
+      'X-Service-Timestamp': ts,
+      'X-Service-Signature': sig(body, ts),
+    };
+  };
+
+  it('answers 200 for a valid delivery and 400 with the reason for an invalid one; notes duplicates; stops with 130', async () => {
+    const l = await listen([]);
+    const ok = await post(l.url, BODY, signedHeaders());
+    expect(ok.status).toBe(200);
+    const again = await post(l.url, BODY, signedHeaders());
+    expect(await again.json()).toMatchObject({ ok: true, duplicate: true });
+    const bad = await post(l.url, BODY, {
+      ...signedHeaders(),
+      'X-Service-Signature': `v1=${'0'.repeat(64)}`,
+    });
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { problems: string[] }).problems).toContain('the signature does not match');
+    const code = await l.stop();
+    expect(code).toBe(130);
+    const lines = l.out().trimEnd().split('\n');
+    expect(lines).toHaveLength(3);
+    expect(lines[0]).toMatch(
+      /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \S+ {2}valid {4}visit\.status_changed {2}event 9b2d8f3e/,
+    );
+    expect(lines[1]).toContain('(duplicate delivery)');
+    expect(lines[2]).toMatch(
+      /INVALID {2}visit\.status_changed {2}signature does not match \(timestamp \d+ s old\)/,
+    );
+    // Said once: the problem the headline already names is not repeated after it.
+    expect(lines[2]!.match(/signature does not match/g)).toHaveLength(1);
+    expect(l.err()).toContain('Stopped. 3 deliveries: 2 valid, 1 not valid, 1 duplicate.');
+  });
+
+  it('prints NDJSON with --json', async () => {
+    const l = await listen(['--json']);
+    await post(l.url, BODY, signedHeaders());
+    await l.stop();
+    expect(JSON.parse(l.out())).toMatchObject({
+      valid: true,
+      event: 'visit.status_changed',
+      duplicate: false,
+      response_status: 200,
+    });
+  });
+
+  it('forwards the exact bytes and headers with --forward-to and reports the status', async () => {
+    const target = await testServer((_req, res) => json(res, 202, { thanks: true }));
+    servers.push(target);
+    const l = await listen(['--forward-to', `${target.url}/partner/hook`, '--path', '/in']);
+    const headers = signedHeaders();
+    const res = await post(l.url, BODY, headers);
+    expect(res.status).toBe(202);
+    expect((await fetch(l.url.replace('/in', '/other'), { method: 'POST', body: '{}' })).status).toBe(404);
+    await l.stop();
+    expect(target.seen).toHaveLength(1);
+    expect(target.seen[0]!.url).toBe('/partner/hook');
+    expect(target.seen[0]!.body).toBe(BODY.toString());
+    expect(target.seen[0]!.headers['x-service-signature']).toBe(headers['X-Service-Signature']);
+    expect(l.out()).toContain('-> 202');
+  });
+
+  it('--forward-to a target that answers 200 then streams forever: the sender still gets the 200', async () => {
+    // A raw TCP target on 127.0.0.1: the head, then body bytes as fast as the socket takes them.
+    const sockets = new Set<import('node:net').Socket>();
+    const target = createNetServer((sock) => {
+      sockets.add(sock);
+      sock.on('error', () => {});
+      sock.once('data', () => {
+        sock.write('HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\n');
+        const chunk = Buffer.alloc(16 * 1024, 'x');
+        const pump = () => {
+          while (!sock.destroyed && sock.write(chunk)) {}
+        };
+        sock.on('drain', pump);
+        pump();
+      });
+    });
+    await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', () => resolve()));
+    servers.push({
+      close: () =>
+        new Promise<void>((resolve) => {
+          for (const s of sockets) s.destroy();
+          target.close(() => resolve());
+        }),
+    });
+    const port = (target.address() as import('node:net').AddressInfo).port;
+    const l = await listen(['--forward-to', `http://127.0.0.1:${port}/hook`]);
+    const res = await post(l.url, BODY, signedHeaders());
+    expect(res.status).toBe(200);
+    await l.stop();
+    expect(l.out()).toContain('-> 200');
   });
 });

@@ -1,7 +1,9 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { signatureHeaderValue } from '../../../src/webhook/sign.js';
 import { bothForms, expectUsageError, hasEscapes, piped, plain } from '../../fake-io.js';
+import { run } from '../../helpers.js';
 import { secretFileFixture, VISIT_EVENT } from '../../webhook-fixture.js';
 
 const sf = secretFileFixture('whsec_command_sign');
@@ -56,5 +58,139 @@ describe('imaging webhook sign', () => {
     });
     expectUsageError(r, /no event name: the body has no event_name/, 0);
     expectUsageError(await piped(sign('--curl', 'ftp://x')), /--curl/, 0);
+  });
+});
+
+describe('webhook sign', () => {
+  const SECRET = 'whsec_test_SECRET_value_9f8e7d';
+
+  const NOW = new Date('2026-11-21T19:00:12Z');
+
+  const TS = String(Math.floor(NOW.getTime() / 1000) - 12);
+
+  const files = secretFileFixture(SECRET);
+
+  const event = VISIT_EVENT;
+
+  const BODY = Buffer.from(JSON.stringify(event));
+
+  const sig = (body: Buffer = BODY, ts = TS, secret = SECRET) =>
+    signatureHeaderValue(Buffer.from(secret), ts, body, 'hex');
+
+  const capture = (body: Buffer = BODY, ts = TS, signature = sig(body, ts), eol = '\r\n') =>
+    Buffer.concat([
+      Buffer.from(
+        [
+          'POST /webhooks/imaging HTTP/1.1',
+          'Host: partner.example',
+          'Content-Type: application/json',
+          'User-Agent: Service-Webhook/1.0',
+          'X-Service-Event: visit.status_changed',
+          `X-Service-Timestamp: ${ts}`,
+          `X-Service-Signature: ${signature}`,
+          `Content-Length: ${body.length}`,
+          '',
+          '',
+        ].join(eol),
+      ),
+      body,
+    ]);
+
+  const write = (name: string, data: Buffer | string) => {
+    const p = join(files.dir.path, name);
+    writeFileSync(p, data);
+    return p;
+  };
+
+  const now = () => NOW;
+
+  it('prints the three headers', async () => {
+    const r = await run([
+      'webhook',
+      'sign',
+      '--body',
+      write('sb.json', BODY),
+      '--timestamp',
+      TS,
+      '--secret-file',
+      files.secretFile,
+    ]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe(
+      `X-Service-Event: visit.status_changed\nX-Service-Timestamp: ${TS}\nX-Service-Signature: ${sig()}\n`,
+    );
+  });
+
+  it('signs from stdin, with --event and base64, as JSON; the result verifies', async () => {
+    const r = await run(
+      ['webhook', 'sign', '--body', '-', '--event', 'visit.status_changed', '--encoding', 'base64', '--json'],
+      {
+        stdin: BODY,
+        env: { IMAGING_WEBHOOK_SECRET: SECRET },
+        deps: { now },
+      },
+    );
+    const out = JSON.parse(r.stdout);
+    expect(out.timestamp).toBe(String(NOW.getTime() / 1000));
+    expect(out.signature).toBe(signatureHeaderValue(Buffer.from(SECRET), out.timestamp, BODY, 'base64'));
+    const v = await run(
+      [
+        'webhook',
+        'verify',
+        '--request',
+        write('sv.http', capture(BODY, out.timestamp, out.signature)),
+        '--secret-file',
+        files.secretFile,
+      ],
+      {
+        deps: { now },
+      },
+    );
+    expect(v.code).toBe(0);
+  });
+
+  it('prints a curl command that posts the exact body', async () => {
+    const file = write("it's.json", BODY);
+    const r = await run([
+      'webhook',
+      'sign',
+      '--body',
+      file,
+      '--timestamp',
+      TS,
+      '--secret-file',
+      files.secretFile,
+      '--curl',
+      'http://127.0.0.1:9/hook',
+    ]);
+    expect(r.stdout).toContain(`-H 'X-Service-Signature: ${sig()}'`);
+    expect(r.stdout).toContain(`--data-binary @'${file.replace(/'/g, "'\\''")}'`);
+  });
+
+  it('needs an event name and a numeric timestamp', async () => {
+    const noName = await run([
+      'webhook',
+      'sign',
+      '--body',
+      write('nn.json', '{"a":1}'),
+      '--secret-file',
+      files.secretFile,
+    ]);
+    expect(noName.code).toBe(2);
+    expect(noName.stderr).toContain('--event NAME');
+    expect(
+      (
+        await run([
+          'webhook',
+          'sign',
+          '--body',
+          write('ts.json', BODY),
+          '--timestamp',
+          'now',
+          '--secret-file',
+          files.secretFile,
+        ])
+      ).code,
+    ).toBe(2);
   });
 });
