@@ -29,7 +29,7 @@ const common = {
 };
 
 await build({ ...common, entryPoints: ['src/main.ts'], outfile: 'dist/cli.cjs' });
-compileModuleBodiesEagerly(new URL('../dist/cli.cjs', import.meta.url));
+if (common.minify) compileModuleBodiesEagerly(new URL('../dist/cli.cjs', import.meta.url));
 await build({ ...common, entryPoints: ['src/version.ts'], outfile: 'dist/version.cjs' });
 await build({ ...common, entryPoints: ['src/cache/folder.ts'], outfile: 'dist/cache-folder.cjs' });
 
@@ -48,11 +48,11 @@ try {
   rmSync(tableFile, { force: true });
 }
 
-// Node's compile cache keeps only the functions V8 compiles when the file loads; every other function
-// is compiled again at each start. esbuild wraps each module's body in an arrow function
-// (`var x = wrap(() => {...})`), run when the module is first needed. V8 compiles a parenthesised
-// function with the code around it, so these bodies are put in parentheses: they are then in the
-// cache. The parentheses change nothing else.
+// Node's compile cache keeps only the functions V8 compiles when the file loads; every other
+// function is compiled again at each start. Minified, esbuild wraps each module's body in an arrow
+// function (`var x = wrap(() => {...})`), run when the module is first needed. V8 compiles a
+// parenthesised function with the code around it, so these bodies are put in parentheses: they are
+// then in the cache. The parentheses change nothing else.
 function compileModuleBodiesEagerly(url) {
   const file = fileURLToPath(url);
   const text = readFileSync(file, 'utf8');
@@ -70,5 +70,7 @@ function compileModuleBodiesEagerly(url) {
       at = body.end;
     }
   }
+  // commander's modules are always wrapped: none found means esbuild's output has changed shape.
+  if (at === 0) throw new Error(`build: no module wrapper found in ${file}`);
   writeFileSync(file, out + text.slice(at));
 }
