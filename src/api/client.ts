@@ -10,7 +10,7 @@ import {
   UsageError,
 } from '../errors.js';
 import { userAgent } from '../version.js';
-import { parseErrorBody } from './errors.js';
+import { type Clean, parseErrorBody } from './errors.js';
 import {
   type Decision,
   decide,
@@ -34,6 +34,8 @@ export interface ApiClientOptions {
   baseUrl: string;
   token?: string | undefined;
   timeoutMs: number;
+  /** Server text kept in an error passes through this: the one sanitiser (output/text.ts clean). */
+  clean: Clean;
   /** Trace lines (--verbose) go here; undefined means no trace. */
   trace?: Trace;
   /** Tries in all for a retryable GET (1 disables retries); the policy's by default. */
@@ -124,12 +126,14 @@ export class ApiClient {
   private readonly random: () => number;
   private readonly transport: Transport;
   private readonly onAnswer: ApiClientOptions['onAnswer'];
+  private readonly clean: Clean;
   /** Set by the reference commands only (`imaging api` and the rest never read or fill it). */
   cache: AnswerCache | undefined;
 
   constructor(options: ApiClientOptions) {
     this.baseUrl = options.baseUrl;
     this.onAnswer = options.onAnswer;
+    this.clean = options.clean;
     this.token = options.token;
     // A server may echo the token (a reason phrase, a request id): never shown as it came.
     const trace = options.trace;
@@ -305,7 +309,10 @@ export class ApiClient {
           requestId && redactToken(requestId, this.token),
         );
       }
-      const details = redactDetails(parseErrorBody(res.status, res.headers, res.body.bytes), this.token);
+      const details = redactDetails(
+        parseErrorBody(res.status, res.headers, res.body.bytes, this.clean),
+        this.token,
+      );
       const allowance = this.onAnswer?.(res.status, details.code);
       const error = new ApiError({ ...details, method, url: traceUrl(res.url), allowance });
       const d = this.decide(p, attempt, {

@@ -1,14 +1,22 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { ApiErrorDetails } from '../errors.js';
-import { clean } from '../output/text.js';
 
 type ParsedDetails = Omit<ApiErrorDetails, 'method' | 'url'>;
+
+/** Makes server text safe to show: the one sanitiser, handed in so api/ knows nothing of output/. */
+export type Clean = (text: string) => string;
 
 /**
  * Reads an error answer: the spec's envelope, a bare `{ error }` (400 on /cpt_codes, some 403s),
  * an HTML page from a proxy, truncated JSON, or nothing at all.
  */
-export function parseErrorBody(status: number, headers: IncomingHttpHeaders, raw: Buffer): ParsedDetails {
+export function parseErrorBody(
+  status: number,
+  headers: IncomingHttpHeaders,
+  raw: Buffer,
+  clean: Clean,
+): ParsedDetails {
+  const sanitise = (text: string) => oneLine(clean, text);
   const header = (name: string) => {
     const v = headers[name];
     return Array.isArray(v) ? v[0] : v;
@@ -74,9 +82,9 @@ export function parseErrorBody(status: number, headers: IncomingHttpHeaders, raw
 }
 
 /** At most this many `errors` items are shown. */
-export const MAX_ERROR_ITEMS = 20;
+const MAX_ERROR_ITEMS = 20;
 /** An item is shown to this many characters, then cut with "…". */
-export const MAX_ERROR_ITEM_LENGTH = 300;
+const MAX_ERROR_ITEM_LENGTH = 300;
 /** Nesting below this depth is shown as "…" (the walk never recurses deeper, so no stack overflow). */
 const MAX_ITEM_DEPTH = 8;
 
@@ -85,7 +93,7 @@ const MAX_ITEM_DEPTH = 8;
  * below MAX_ITEM_DEPTH shown as […] / {…} and the whole cut at MAX_ERROR_ITEM_LENGTH characters.
  * Never JSON.stringify on the whole value: a hostile answer nests 200,000 levels deep.
  */
-export function compactJson(value: unknown, maxLength = MAX_ERROR_ITEM_LENGTH): string {
+function compactJson(value: unknown, maxLength = MAX_ERROR_ITEM_LENGTH): string {
   if (typeof value === 'string') return cut(value, maxLength);
   let out = '';
   const full = () => out.length > maxLength;
@@ -126,10 +134,7 @@ export function parseRetryAfter(value: string | undefined, now = Date.now()): nu
   return Math.max(0, Math.ceil((date - now) / 1000));
 }
 
-/**
- * Server text kept in an error's details: escaped by the one sanitiser (output/text.ts) and put
- * on one line, so a message stays safe wherever it is shown (the error block cleans it again).
- */
-export function sanitise(text: string): string {
+/** Server text kept in an error's details: cleaned and on one line, safe wherever it is shown. */
+function oneLine(clean: Clean, text: string): string {
   return clean(text).replace(/\s+/g, ' ').trim();
 }
