@@ -260,7 +260,13 @@ export class ApiClient {
     for (let attempt = first; ; attempt++) {
       let res: RawResponse;
       try {
-        res = await this.transport.send(method, p.url, p.headers, p.body, req.signal);
+        res = await this.transport.send({
+          method,
+          url: p.url,
+          headers: p.headers,
+          body: p.body,
+          signal: req.signal,
+        });
       } catch (err) {
         const outcome = networkOutcome(err);
         const d = outcome && this.decide(p, attempt, outcome);
