@@ -628,9 +628,7 @@ export class Checkpoint {
     if (!staging || fresh.length === 0) {
       file.discard();
       this.dropStaging();
-      // A resumed export that got no further leaves its checkpoint as it was (if the seam held).
-      const kept = this.resumed && existsSync(join(this.dir, STATE)) ? this.resumed : undefined;
-      return kept ? { pages: kept.pages, referrals: kept.summary.referrals } : undefined;
+      return this.keptAsItWas();
     }
     let chosen: PageMark | undefined;
     const length = await file.keepAs(join(staging.base, DATA), (size) => {
@@ -645,60 +643,12 @@ export class Checkpoint {
     });
     if (length === undefined || !chosen) {
       this.dropStaging();
-      const kept = this.resumed && existsSync(join(this.dir, STATE)) ? this.resumed : undefined;
-      return kept ? { pages: kept.pages, referrals: kept.summary.referrals } : undefined;
+      return this.keptAsItWas();
     }
     const m = chosen;
     try {
-      const data = openSync(join(staging.base, DATA), constants.O_RDONLY | constants.O_NOFOLLOW);
-      const hash = createHash('sha256');
-      try {
-        const buf = Buffer.alloc(1 << 20);
-        for (let off = 0; ; ) {
-          const n = readSync(data, buf, 0, buf.length, off);
-          if (n <= 0) break;
-          hash.update(buf.subarray(0, n));
-          off += n;
-        }
-        try {
-          fsyncSync(data);
-        } catch {}
-      } finally {
-        closeSync(data);
-      }
-      const state: State = {
-        version: 1,
-        identity: this.opts.identity,
-        pages: m.page,
-        bytes: m.bytes,
-        sha256: hash.digest('hex'),
-        summary: {
-          referrals: m.summary.referrals,
-          rows: m.summary.rows,
-          pages: m.summary.pages,
-          duplicates: m.summary.duplicates,
-          expected: m.summary.expected ?? null,
-        },
-        wroteRecord: m.wroteRecord,
-        lastIds: m.lastIds.slice(-100),
-        totalPages: m.totalPages ?? this.resumed?.totalPages ?? null,
-        started: this.resumed?.started ?? this.started,
-        saved: this.opts.now().toISOString(),
-      };
-      // Written over the reserved bytes (trailing spaces are still JSON): no new space needed.
-      const json = Buffer.from(`${JSON.stringify(state, null, 1)}\n`);
-      const out = Buffer.alloc(Math.max(json.length, STATE_RESERVE), 0x20);
-      json.copy(out);
-      const sfd = openSync(join(staging.base, STATE), constants.O_WRONLY | constants.O_NOFOLLOW);
-      try {
-        let off = 0;
-        while (off < out.length) off += writeSync(sfd, out, off, out.length - off, off);
-        try {
-          fsyncSync(sfd);
-        } catch {}
-      } finally {
-        closeSync(sfd);
-      }
+      const sha256 = syncedSha256(join(staging.base, DATA));
+      writeOver(join(staging.base, STATE), this.stateAt(m, sha256));
       // The complete checkpoint takes the place of any older one of ours; anything else there
       // (appeared since the start) is left alone, and no checkpoint is kept.
       if (lstatOrUndefined(this.dir) && !removeCheckpoint(this.dir)) {
@@ -721,6 +671,72 @@ export class Checkpoint {
       this.dropStaging();
       return undefined;
     }
+  }
+
+  /** A resumed export that got no further leaves its checkpoint as it was (if the seam held). */
+  private keptAsItWas(): { pages: number; referrals: number } | undefined {
+    const kept = this.resumed && existsSync(join(this.dir, STATE)) ? this.resumed : undefined;
+    return kept ? { pages: kept.pages, referrals: kept.summary.referrals } : undefined;
+  }
+
+  private stateAt(m: PageMark, sha256: string): State {
+    return {
+      version: 1,
+      identity: this.opts.identity,
+      pages: m.page,
+      bytes: m.bytes,
+      sha256,
+      summary: {
+        referrals: m.summary.referrals,
+        rows: m.summary.rows,
+        pages: m.summary.pages,
+        duplicates: m.summary.duplicates,
+        expected: m.summary.expected ?? null,
+      },
+      wroteRecord: m.wroteRecord,
+      lastIds: m.lastIds.slice(-100),
+      totalPages: m.totalPages ?? this.resumed?.totalPages ?? null,
+      started: this.resumed?.started ?? this.started,
+      saved: this.opts.now().toISOString(),
+    };
+  }
+}
+
+/** The file's SHA-256, once its bytes are on disk. */
+function syncedSha256(path: string): string {
+  const data = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+  const hash = createHash('sha256');
+  try {
+    const buf = Buffer.alloc(1 << 20);
+    for (let off = 0; ; ) {
+      const n = readSync(data, buf, 0, buf.length, off);
+      if (n <= 0) break;
+      hash.update(buf.subarray(0, n));
+      off += n;
+    }
+    try {
+      fsyncSync(data);
+    } catch {}
+  } finally {
+    closeSync(data);
+  }
+  return hash.digest('hex');
+}
+
+/** Writes the state over its reserved bytes (trailing spaces are still JSON): no new space needed. */
+function writeOver(path: string, state: State): void {
+  const json = Buffer.from(`${JSON.stringify(state, null, 1)}\n`);
+  const out = Buffer.alloc(Math.max(json.length, STATE_RESERVE), 0x20);
+  json.copy(out);
+  const sfd = openSync(path, constants.O_WRONLY | constants.O_NOFOLLOW);
+  try {
+    let off = 0;
+    while (off < out.length) off += writeSync(sfd, out, off, out.length - off, off);
+    try {
+      fsyncSync(sfd);
+    } catch {}
+  } finally {
+    closeSync(sfd);
   }
 }
 

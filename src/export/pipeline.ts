@@ -1,7 +1,7 @@
 import type { Writable } from 'node:stream';
 import type { ApiClient } from '../api/client.js';
 import { REFERRALS_PATH } from '../api/endpoints/referrals.js';
-import { fetchPagesInOrder } from '../api/pages.js';
+import { fetchPagesInOrder, type OrderedPage } from '../api/pages.js';
 import { readingAnswer } from '../api/shape.js';
 import type { Query } from '../api/url.js';
 import { pick } from '../output/fields.js';
@@ -25,9 +25,7 @@ export interface ExportOptions {
   afterFirstPage?:
     | ((totalPages: number | undefined, totalCount: number | undefined, items: number) => Promise<void>)
     | undefined;
-  /** Told what a person should know about the walk (a server whose meta contradicts itself). */
   onNote?: ((text: string) => void) | undefined;
-  /** CSV: a UTF-8 byte-order mark first (--bom). */
   bom?: boolean;
   /** --fields: only these columns (flat rows) or fields (referrals as sent), in this order. */
   fields?: readonly string[] | undefined;
@@ -64,15 +62,7 @@ export async function exportReferrals(
 ): Promise<ExportSummary> {
   const started = Date.now();
   const requestsBefore = client.requestCount;
-  const summary: ExportSummary = {
-    referrals: 0,
-    rows: 0,
-    pages: 0,
-    requests: 0,
-    seconds: 0,
-    expected: undefined,
-    duplicates: 0,
-  };
+  const summary = emptySummary();
   let bytes = 0;
   const write = async (text: string | Buffer) => {
     const buf = typeof text === 'string' ? Buffer.from(text) : text;
@@ -80,25 +70,14 @@ export async function exportReferrals(
     await send(out, buf, signal);
   };
 
-  const columns = opts.fields ?? COLUMNS[opts.rows];
-  // Referrals as sent (JSON, NDJSON) or flat rows: one record a line, a CSV row per record.
-  const enc = encoder(opts.format, {
-    json: 'line',
-    csv: {
-      header: columns,
-      cells: (row) => columns.map((c) => csvValue((row as Row)[c])),
-      guard: opts.formulaGuard,
-      bom: opts.bom === true,
-    },
-  });
-  const pickFields = opts.fields ? (r: unknown) => pick(r, opts.fields!) : (r: unknown) => r;
-  /** Records written before this one (a resumed export: at least one when its checkpoint says so). */
-  let written = 0;
+  const enc = exportEncoder(opts);
+  /** Records written before the next (a resumed export: at least one when its checkpoint says so). */
+  const count = { written: 0 };
   const resume = opts.resume;
   if (resume) {
     for await (const chunk of resume.prefix()) await write(chunk);
     Object.assign(summary, resume.summary);
-    written = resume.wroteRecord ? 1 : 0;
+    count.written = resume.wroteRecord ? 1 : 0;
   } else await write(enc.head);
   const duplicatesBefore = summary.duplicates;
   let lastPage = resume ? resume.page - 1 : 0;
@@ -107,7 +86,7 @@ export async function exportReferrals(
       page: lastPage,
       bytes,
       summary: { ...summary },
-      wroteRecord: written > 0,
+      wroteRecord: count.written > 0,
       lastIds: ids,
       totalPages,
     });
@@ -133,44 +112,72 @@ export async function exportReferrals(
       const total: unknown = page.meta?.total_count;
       summary.expected = typeof total === 'number' && Number.isFinite(total) ? total : undefined;
       await opts.afterFirstPage?.(page.totalPages, summary.expected, page.items.length);
-    } else if (resume && lastPage === resume.page - 1) {
-      // A resumed export's first page: the cost check counts only the pages still to fetch.
-      const skip = resume.page - 1;
-      const count: unknown = page.meta?.total_count;
-      await opts.afterFirstPage?.(
-        page.totalPages === undefined ? undefined : page.totalPages - skip,
-        typeof count === 'number' ? Math.max(0, count - skip * opts.perPage) : undefined,
-        page.items.length,
-      );
-    }
-    const chunk = utf8Of(readingAnswer(page.requestId, () => encodePage(page.items)));
+    } else if (resume && lastPage === resume.page - 1) await checkResumedCost(opts, resume.page - 1, page);
+    const chunk = utf8Of(
+      readingAnswer(page.requestId, () => encodePage(page.items, opts, enc, summary, count)),
+    );
     await write(chunk);
     lastPage++;
     if (opts.onPage) mark(idsOf(page.items), page.totalPages);
     progress.update(summary.pages, summary.referrals, page.totalPages);
   }
-  await write(enc.tail(written));
+  await write(enc.tail(count.written));
   summary.requests = client.requestCount - requestsBefore;
   summary.seconds = (Date.now() - started) / 1000;
   return summary;
+}
 
-  function encodePage(items: unknown[]): string[] {
-    const chunk: string[] = [];
-    for (const referral of items) {
-      summary.referrals++;
-      if (opts.rows === 'referral' && opts.format !== 'csv') {
-        if (opts.visitStatuses && !hasVisitIn(referral, opts.visitStatuses)) continue;
-        summary.rows++;
-        enc.record(chunk, pickFields(referral), written++);
-        continue;
-      }
-      for (const row of rowsOf(referral, opts.rows, opts.visitStatuses)) {
-        summary.rows++;
-        enc.record(chunk, opts.format === 'csv' ? row : pickFields(row), written++);
-      }
+function emptySummary(): ExportSummary {
+  return { referrals: 0, rows: 0, pages: 0, requests: 0, seconds: 0, expected: undefined, duplicates: 0 };
+}
+
+/** Referrals as sent (JSON, NDJSON) or flat rows: one record a line, a CSV row per record. */
+function exportEncoder(opts: ExportOptions) {
+  const columns = opts.fields ?? COLUMNS[opts.rows];
+  return encoder(opts.format, {
+    json: 'line',
+    csv: {
+      header: columns,
+      cells: (row) => columns.map((c) => csvValue((row as Row)[c])),
+      guard: opts.formulaGuard,
+      bom: opts.bom === true,
+    },
+  });
+}
+
+/** A resumed export's first page: the cost check counts only the pages still to fetch. */
+async function checkResumedCost(opts: ExportOptions, skip: number, page: OrderedPage): Promise<void> {
+  const count: unknown = page.meta?.total_count;
+  await opts.afterFirstPage?.(
+    page.totalPages === undefined ? undefined : page.totalPages - skip,
+    typeof count === 'number' ? Math.max(0, count - skip * opts.perPage) : undefined,
+    page.items.length,
+  );
+}
+
+function encodePage(
+  items: unknown[],
+  opts: ExportOptions,
+  enc: ReturnType<typeof exportEncoder>,
+  summary: ExportSummary,
+  count: { written: number },
+): string[] {
+  const pickFields = opts.fields ? (r: unknown) => pick(r, opts.fields!) : (r: unknown) => r;
+  const chunk: string[] = [];
+  for (const referral of items) {
+    summary.referrals++;
+    if (opts.rows === 'referral' && opts.format !== 'csv') {
+      if (opts.visitStatuses && !hasVisitIn(referral, opts.visitStatuses)) continue;
+      summary.rows++;
+      enc.record(chunk, pickFields(referral), count.written++);
+      continue;
     }
-    return chunk;
+    for (const row of rowsOf(referral, opts.rows, opts.visitStatuses)) {
+      summary.rows++;
+      enc.record(chunk, opts.format === 'csv' ? row : pickFields(row), count.written++);
+    }
   }
+  return chunk;
 }
 
 /** The last ids of a page, as a resumed export checks them at the seam (checkpoint.ts). */
