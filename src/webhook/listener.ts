@@ -60,28 +60,10 @@ export async function startListener(
   const counts: Counts = { received: 0, valid: 0, invalid: 0, duplicates: 0 };
   let port = 0;
   const server = createServer((req, res) => {
-    const host = req.headers.host ?? '';
-    if (!hostAllowed(host, port, opts.allowHosts ?? [])) {
-      opts.onRefusedHost?.(host);
-      const name = host.replace(/:\d+$/, '') || 'NAME';
-      res
-        .writeHead(421, { 'content-type': 'text/plain' })
-        .end(
-          `this listener accepts deliveries addressed to 127.0.0.1:${port} or localhost:${port}; for a tunnel's host name, start it with: imaging webhook listen --allow-host ${name}\n`,
-        );
-      return;
-    }
     const path = (req.url ?? '/').split('?')[0] ?? '/';
-    if (opts.path !== undefined && path !== opts.path) {
-      res
-        .writeHead(404, { 'content-type': 'text/plain' })
-        .end(`not found: this listener receives on ${opts.path}\n`);
-      return;
-    }
-    if (req.method !== 'POST') {
-      res
-        .writeHead(405, { allow: 'POST', 'content-type': 'text/plain' })
-        .end('webhook deliveries are POST requests\n');
+    const refused = refusal(req, path, port, opts);
+    if (refused) {
+      res.writeHead(refused.status, refused.headers).end(refused.text);
       return;
     }
     readBody(req, opts.maxBodyBytes).then(
@@ -92,44 +74,7 @@ export async function startListener(
             .end(`body larger than ${opts.maxBodyBytes} bytes\n`);
           return;
         }
-        const headers = pairs(req.rawHeaders);
-        const verdict = verifyDelivery({
-          headers,
-          body,
-          secret: opts.secret,
-          encoding: opts.encoding,
-          tolerance: opts.tolerance,
-          now: Math.floor(opts.now() / 1000),
-          names: opts.names,
-          allowUnsigned: opts.allowUnsigned,
-        });
-        const key =
-          verdict.summary.eventId ??
-          (verdict.summary.id ? `${verdict.summary.id}:${verdict.summary.outcome ?? ''}` : undefined);
-        const duplicate = verdict.valid && key !== undefined && seen.has(key);
-        if (verdict.valid && key !== undefined) seen.add(key);
-        counts.received++;
-        if (verdict.valid) counts.valid++;
-        else counts.invalid++;
-        if (duplicate) counts.duplicates++;
-        let status = verdict.valid ? 200 : 400;
-        let forwarded: number | string | undefined;
-        if (verdict.valid && opts.forwardTo) {
-          const f = await forward(opts.forwardTo, headers, body, opts.forwardTimeoutMs ?? FORWARD_TIMEOUT_MS);
-          forwarded = f.forwarded;
-          status = f.status;
-        }
-        opts.onDelivery({
-          receivedAt: new Date(opts.now()).toISOString(),
-          path,
-          verdict,
-          duplicate,
-          forwarded,
-          status,
-        });
-        const reply = verdict.valid
-          ? { ok: true, duplicate, ...(forwarded !== undefined ? { forwarded } : {}) }
-          : { ok: false, error: verdict.headline, problems: verdict.problems, likely_causes: verdict.causes };
+        const { status, reply } = await receive(opts, req, path, body, seen, counts);
         res.writeHead(status, { 'content-type': 'application/json' }).end(`${JSON.stringify(reply)}\n`);
       },
       () => {
@@ -152,6 +97,85 @@ export async function startListener(
         server.close(() => resolve());
       }),
   };
+}
+
+/** The answer to a request that is no delivery to this listener, or undefined for one that is. */
+function refusal(
+  req: IncomingMessage,
+  path: string,
+  port: number,
+  opts: ListenerOptions,
+): { status: number; headers: Record<string, string>; text: string } | undefined {
+  const plain = { 'content-type': 'text/plain' };
+  const host = req.headers.host ?? '';
+  if (!hostAllowed(host, port, opts.allowHosts ?? [])) {
+    opts.onRefusedHost?.(host);
+    const name = host.replace(/:\d+$/, '') || 'NAME';
+    return {
+      status: 421,
+      headers: plain,
+      text: `this listener accepts deliveries addressed to 127.0.0.1:${port} or localhost:${port}; for a tunnel's host name, start it with: imaging webhook listen --allow-host ${name}\n`,
+    };
+  }
+  if (opts.path !== undefined && path !== opts.path)
+    return { status: 404, headers: plain, text: `not found: this listener receives on ${opts.path}\n` };
+  if (req.method !== 'POST')
+    return {
+      status: 405,
+      headers: { allow: 'POST', ...plain },
+      text: 'webhook deliveries are POST requests\n',
+    };
+  return undefined;
+}
+
+/** Verifies one delivery, counts it, forwards it if asked, and says what to answer. */
+async function receive(
+  opts: ListenerOptions,
+  req: IncomingMessage,
+  path: string,
+  body: Buffer,
+  seen: Set<string>,
+  counts: Counts,
+): Promise<{ status: number; reply: unknown }> {
+  const headers = pairs(req.rawHeaders);
+  const verdict = verifyDelivery({
+    headers,
+    body,
+    secret: opts.secret,
+    encoding: opts.encoding,
+    tolerance: opts.tolerance,
+    now: Math.floor(opts.now() / 1000),
+    names: opts.names,
+    allowUnsigned: opts.allowUnsigned,
+  });
+  const key =
+    verdict.summary.eventId ??
+    (verdict.summary.id ? `${verdict.summary.id}:${verdict.summary.outcome ?? ''}` : undefined);
+  const duplicate = verdict.valid && key !== undefined && seen.has(key);
+  if (verdict.valid && key !== undefined) seen.add(key);
+  counts.received++;
+  if (verdict.valid) counts.valid++;
+  else counts.invalid++;
+  if (duplicate) counts.duplicates++;
+  let status = verdict.valid ? 200 : 400;
+  let forwarded: number | string | undefined;
+  if (verdict.valid && opts.forwardTo) {
+    const f = await forward(opts.forwardTo, headers, body, opts.forwardTimeoutMs ?? FORWARD_TIMEOUT_MS);
+    forwarded = f.forwarded;
+    status = f.status;
+  }
+  opts.onDelivery({
+    receivedAt: new Date(opts.now()).toISOString(),
+    path,
+    verdict,
+    duplicate,
+    forwarded,
+    status,
+  });
+  const reply = verdict.valid
+    ? { ok: true, duplicate, ...(forwarded !== undefined ? { forwarded } : {}) }
+    : { ok: false, error: verdict.headline, problems: verdict.problems, likely_causes: verdict.causes };
+  return { status, reply };
 }
 
 /**
