@@ -24,11 +24,7 @@ import { cacheHitLine, redactToken, retryLine, type Trace, traceUrl } from './tr
 import { abortError, Body, headerValue, type RawResponse, Transport } from './transport.js';
 import { apiScope, apiUrl, isLoopbackHost, type Query } from './url.js';
 
-/**
- * What a command talks to: URL join, auth, the JSON answer, the error envelope -> ApiError. Sending
- * is transport.ts's; whether and when to send again is the policy's (retry.ts); the --verbose lines
- * are trace.ts's.
- */
+/** What a command talks to: URL join, auth, the JSON answer, the error envelope -> ApiError. */
 
 export interface ApiClientOptions {
   baseUrl: string;
@@ -53,10 +49,7 @@ export interface ApiClientOptions {
   maxBodyBytes?: number;
   /** Parallel connections per host for concurrent page fetches. */
   maxSockets?: number;
-  /**
-   * Told every HTTP answer's status (and error code): the sandbox allowance meter. What it returns
-   * for an error answer is shown in the error block.
-   */
+  /** Told every answer's status and error code (the sandbox meter); its text joins the error block. */
   onAnswer?: ((status: number, code: string | undefined) => string | undefined) | undefined;
 }
 
@@ -75,17 +68,11 @@ export interface ApiRequest {
   anonymous?: boolean;
   /** Cancels this request (and its retries) besides the client's own signal. */
   signal?: AbortSignal | undefined;
-  /**
-   * Leave a 2xx body unparsed (`data` is undefined): for `imaging api` on non-JSON answers, and
-   * for pages held as bytes until their turn (see `retryUnreadable`).
-   */
+  /** Leave a 2xx body unparsed (`data` undefined): `imaging api` on non-JSON, pages held as bytes. */
   raw?: boolean;
 }
 
-/**
- * Earlier answers of some GET requests, kept on disk (src/cache/reference.ts decides which paths,
- * for how long, and where). A hit is answered here without sending anything.
- */
+/** Earlier answers of some GET requests, kept on disk; a hit is answered without sending. */
 export interface AnswerCache {
   lookup(
     path: string,
@@ -202,10 +189,8 @@ export class ApiClient {
   }
 
   /**
-   * A 2xx answer taken with `raw: true` whose body, read later, is not JSON (a page held as bytes
-   * until its turn, cut short): the policy decides as if the send had just ended so, and the
-   * request goes on where it stopped. The sends of both calls together stay within the policy's
-   * attempts; the answer it returns is parsed.
+   * A 2xx body taken with `raw: true` that turns out not to be JSON: the policy decides as if the
+   * send had just ended so, and the sends of both calls together stay within its attempts.
    */
   async retryUnreadable<T = unknown>(req: ApiRequest, res: ApiResponse<unknown>): Promise<ApiResponse<T>> {
     const p = this.prepare(req);
@@ -364,18 +349,10 @@ export function assertTokenTransport(url: string): void {
   }
 }
 
-/**
- * No answer of this API nests more than a few levels; JSON.parse accepts any depth, but every
- * JSON.stringify and recursive walk after it would overflow the stack on a hostile one.
- */
+/** JSON.parse accepts any depth, but every walk after it would overflow the stack on a hostile one. */
 export const MAX_JSON_DEPTH = 256;
 
-/**
- * Whether a parsed JSON value nests deeper than `limit`. Recursive, but never more than `limit` + 1
- * calls deep, so any depth is safe to measure; and it allocates nothing (it runs on every record of
- * every page of an export: the stack of [node, depth] pairs and `Object.values` arrays it used to
- * build were a sixth of all the export's allocation).
- */
+/** Whether a parsed JSON value nests deeper than `limit`: never more than `limit` + 1 calls deep. */
 export function nestedDeeperThan(value: unknown, limit: number, depth = 1): boolean {
   if (typeof value !== 'object' || value === null) return false;
   if (depth > limit) return true;
@@ -393,9 +370,8 @@ const TOKEN_HINT =
   'Copy the token again from where it was issued, then: imaging auth login --with-token < token.txt (or set IMAGING_TOKEN).';
 
 /**
- * Why a token cannot be an HTTP header value (CR, LF, NUL, another control character, or a
- * character above U+00FF, which Node refuses to send), in words that never quote the token;
- * undefined when it can be sent.
+ * Why a token cannot be an HTTP header value (a control character, or one above U+00FF), in words
+ * that never quote the token; undefined when it can be sent.
  */
 export function tokenHeaderProblem(token: string): string | undefined {
   let i = 0;

@@ -6,10 +6,7 @@ type ParsedDetails = Omit<ApiErrorDetails, 'method' | 'url'>;
 /** Makes server text safe to show: the one sanitiser, handed in so api/ knows nothing of output/. */
 export type Clean = (text: string) => string;
 
-/**
- * Reads an error answer: the spec's envelope, a bare `{ error }` (400 on /cpt_codes, some 403s),
- * an HTML page from a proxy, truncated JSON, or nothing at all.
- */
+/** Reads an error answer: the envelope, a bare `{ error }`, a proxy's HTML, truncated JSON, or nothing. */
 export function parseErrorBody(
   status: number,
   headers: IncomingHttpHeaders,
@@ -89,9 +86,8 @@ const MAX_ERROR_ITEM_LENGTH = 300;
 const MAX_ITEM_DEPTH = 8;
 
 /**
- * An `errors` item as one short line: text as it is, anything else as compact JSON, with nesting
- * below MAX_ITEM_DEPTH shown as […] / {…} and the whole cut at MAX_ERROR_ITEM_LENGTH characters.
- * Never JSON.stringify on the whole value: a hostile answer nests 200,000 levels deep.
+ * An `errors` item as one short line, cut at a depth and a length: never JSON.stringify on the
+ * whole value, since a hostile answer nests deeper than the stack.
  */
 function compactJson(value: unknown, maxLength = MAX_ERROR_ITEM_LENGTH): string {
   if (typeof value === 'string') return cut(value, maxLength);

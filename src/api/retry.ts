@@ -1,18 +1,12 @@
 import { InterruptedError } from '../errors.js';
 
-/**
- * The retry policy, as data: which requests are tried again, after which outcomes, how often, and
- * how long apart. Changing the policy is changing this module; the client only asks `decide`.
- */
+/** The retry policy, as data: the client only asks `decide`. */
 export const RETRY_POLICY = {
   /** Only idempotent requests are ever sent twice: a POST that timed out may have been done. */
   methods: ['GET', 'HEAD'],
   /** Answers worth asking again (a server or proxy in trouble, for a moment). */
   statuses: [500, 502, 503, 504],
-  /**
-   * A rate limit is retried only when the server says when (Retry-After); the sandbox's weekly
-   * allowance is a 429 too, and asking again cannot help it.
-   */
+  /** A 429 is retried only with a Retry-After: the sandbox's weekly allowance is a 429 too. */
   rateLimit: { status: 429, except: ['sandbox_request_limit_reached'], needsRetryAfter: true },
   /** Connection failures that may pass (errno codes, and the parser's on a cut-short answer). */
   network: [
@@ -71,10 +65,7 @@ export function retries(policy: RetryPolicy, method: string, asked = true): bool
   return asked && policy.methods.includes(method.toUpperCase());
 }
 
-/**
- * After send number `attempt` (from 1) ended with `outcome`: send again, and when. The caller has
- * already checked the method (`retries`).
- */
+/** After send number `attempt` (from 1) ended with `outcome`: send again, and when. */
 export function decide(
   attempt: number,
   outcome: Outcome,
@@ -110,10 +101,7 @@ export function decide(
   return { retry: true, delayMs: retryAfterMs ?? backoffMs(attempt, policy, random), why };
 }
 
-/**
- * The wait after send number `attempt`: base × 2^(attempt-1), with "equal jitter" (half fixed,
- * half random) so that retries from many clients spread out.
- */
+/** base × 2^(attempt-1) with equal jitter, so that retries from many clients spread out. */
 export function backoffMs(attempt: number, policy: RetryPolicy = RETRY_POLICY, random = Math.random): number {
   const exp = policy.baseDelayMs * 2 ** (attempt - 1);
   return Math.round(exp / 2 + random() * (exp / 2));

@@ -1,10 +1,8 @@
 import { UnreadableAnswerError } from '../errors.js';
 
 /**
- * Checks of an answer's shape where a renderer reads it. The spec gives the types, but a server
- * (or a proxy, or a new API version) may send a list where text was expected or an object where a
- * list was: that is "an answer this tool cannot read", said with where, never a TypeError. Places
- * are named in our own words (field names, positions): no server text reaches the message.
+ * Checks of an answer's shape where a renderer reads it: an unexpected shape is "an answer this
+ * tool cannot read", said in our own words (no server text), never a TypeError.
  */
 
 export function kindOf(value: unknown): string {
