@@ -22,24 +22,11 @@ const sha256Hex = (text: string) =>
 const crc32 = (bytes: Uint8Array) => process.getBuiltinModule('node:zlib').crc32(bytes);
 
 /**
- * The reference-data cache (issue 10, item 4): the raw answers of a few GET endpoints whose data
- * changes rarely, kept on disk so that a lookup made again sends no request and costs no sandbox
- * allowance.
- *
- * Only the paths below are ever cached (an allow-list: referrals, patients, payments,
- * notifications, SSO URLs and anything else are never written, whoever asks), and only for the
- * reference commands, which opt in (`imaging api` stays raw). An entry is keyed by the exact URL
- * (origin, base path, API path and query) and a hash of the token and origin; it is used while
- * younger than its path's time limit.
- *
- * Files live in a private folder (folder.ts), one per entry:
- *   <sha256 of token hash + URL>.json   0600, written under a random name opened 'wx' and renamed
- *   line 1: a JSON header {v, url, token, stored, type, rid, size, crc}; then the body's bytes.
- * An entry is trusted only if it is a regular file of ours, mode 0600, opened without following a
- * symlink (O_NOFOLLOW) or blocking on a FIFO (O_NONBLOCK), of bounded size, whose header names
- * this URL and token hash and whose body has the recorded length and CRC32. Anything else
- * (damaged, cut short, another user's, a symlink, from the future, too old) is a miss, and the
- * answer fetched then replaces it. No error here ever fails a command: the cache is skipped.
+ * Reference answers kept on disk, so a lookup made again sends no request and costs no allowance.
+ * Only the allow-listed paths below, only for the reference commands. An entry is trusted only if it
+ * is a regular file of ours, 0600, opened without following a symlink or blocking on a FIFO, whose
+ * header names this URL and token hash and whose body has the recorded length and CRC; anything
+ * else is a miss. No error here ever fails a command.
  */
 
 const MINUTE = 60_000;
@@ -56,11 +43,7 @@ export const CACHED_PATHS: Readonly<Record<string, number>> = {
 
 /** Entries older than the longest limit (plus a margin) are deleted when a new one is written. */
 const SWEEP_AFTER = DAY + HOUR;
-/**
- * The names this cache makes: entries (`fileOf`) and temporary files (`writeEntry`). Only these
- * are ever swept or cleared: anything else in the folder (a report.json put there, a backup) is
- * not ours and is left alone.
- */
+/** The names this cache makes: only these are swept or cleared; anything else there is left alone. */
 const ENTRY_NAME = /^[0-9a-f]{64}\.json$/;
 const TEMP_NAME = /^\.tmp-\d+-[0-9a-z]*$/;
 /** Ours to delete: one of our names, and a file or a symlink (never a folder, whatever its name). */
@@ -178,10 +161,7 @@ export class ReferenceCache implements AnswerCache {
     });
   }
 
-  /**
-   * Writes the staged answers. Called only after the command exited 0: an answer the command could
-   * not read (a shape it refused) is never kept to fail the next run too.
-   */
+  /** Writes the staged answers, only after the command exited 0: an answer it refused is never kept. */
   commit(): void {
     if (this.staged.length === 0) return;
     try {
@@ -288,10 +268,7 @@ function sweep(dir: string, now: number): void {
   }
 }
 
-/**
- * Removes every entry (and temporary file) of the cache folder; the code cache, and any file
- * not named as this cache names its own, are left alone.
- */
+/** Removes every entry of the cache folder; anything not named as its own is left alone. */
 export function clearCache(env: NodeJS.ProcessEnv): { removed: number; problem?: string } {
   const f = privateFolder(env, false);
   if (!('dir' in f)) return f.missing ? { removed: 0 } : { removed: 0, problem: f.problem };

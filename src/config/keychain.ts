@@ -3,10 +3,9 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 
 /**
- * Tokens in the OS credential store (macOS Keychain, Windows Credential Manager, the Secret Service
- * on Linux) through @napi-rs/keyring. Each call runs in a child process: the library talks to D-Bus
- * synchronously, so a bus that never answers would hold this process for ever, and only a child
- * can be killed when the time is up. The token travels through the child's pipes, never its argv.
+ * Tokens in the OS credential store through @napi-rs/keyring, each call in a child process: the
+ * library talks to D-Bus synchronously, and only a child can be killed when the bus never answers.
+ * The token travels through the child's pipes, never its argv.
  */
 
 const SERVICE = 'imaging';
@@ -48,10 +47,7 @@ function libraryPath(): string {
   }
 }
 
-/**
- * One keychain call in a child process, synchronously: a token is read where the request is built,
- * and nothing else can happen before it is there. The child is killed when the time is up.
- */
+/** One keychain call in a child process, synchronously, killed when the time is up. */
 function call(op: 'get' | 'set' | 'delete', account: string, env: NodeJS.ProcessEnv, secret = ''): unknown {
   if (env.IMAGING_KEYCHAIN === 'off') throw new KeychainUnavailable('IMAGING_KEYCHAIN=off');
   const child = spawnSync(process.execPath, ['-e', CHILD, op, SERVICE, account, libraryPath()], {

@@ -1,9 +1,6 @@
 import { join } from 'node:path';
 
-/**
- * Where the config store lives. `IMAGING_CONFIG_DIR` wins (tests, shared machines); otherwise
- * the OS config directory, as env-paths (used by conf) would choose it, without the "-nodejs" suffix.
- */
+/** `IMAGING_CONFIG_DIR`, else the OS config directory as env-paths would choose it. */
 export function configDir(env: NodeJS.ProcessEnv, platform: NodeJS.Platform = process.platform): string {
   const explicit = env.IMAGING_CONFIG_DIR;
   if (explicit && explicit.trim() !== '') return explicit;

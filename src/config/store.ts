@@ -35,10 +35,7 @@ const MAX_CONFIG_BYTES = 16 * 1024 * 1024;
 
 const moveAside = 'Move it aside; the next auth login or config set writes a new one.';
 
-/**
- * The config folder and file are trusted as ssh trusts ~/.ssh: only when they are this user's and
- * no one else may write them, and never through a symlink (the folder itself or config.json).
- */
+/** Trusted as ssh trusts ~/.ssh: this user's, writable by no one else, never through a symlink. */
 function checkOwned(path: string, st: Stats, kind: 'folder' | 'file'): void {
   const fix = kind === 'folder' ? 'chmod 700' : 'chmod 600';
   const refuse = (why: string, hint: string) => {
@@ -58,11 +55,7 @@ function checkOwned(path: string, st: Stats, kind: 'folder' | 'file'): void {
     refuse(`can be written by others (mode ${(st.mode & 0o777).toString(8)})`, `Run: ${fix} "${path}"`);
 }
 
-/**
- * The config file's text, or undefined when there is none. The folder is checked first; the file is
- * opened without following a symlink and without blocking, and only a regular file is read (a FIFO,
- * a device or a folder is refused at once), up to MAX_CONFIG_BYTES.
- */
+/** The config file's text, or undefined when there is none: a regular file only, never through a symlink. */
 function readConfigText(dir: string, path: string): string | undefined {
   let folder: Stats;
   try {
@@ -172,20 +165,14 @@ export class ConfigStore {
     return config;
   }
 
-  /**
-   * For the commands that repair a config (auth login/logout, config set/unset): keys of the
-   * wrong shape are left out of what they read, so that what they write is whole again.
-   */
+  /** Keys of the wrong shape left out, so what the repairing commands write is whole again. */
   lenient = false;
 
   /** What a lenient read left out as unusable: said (through `report`) once the repaired config is written. */
   private leftOut: ConfigProblem[] = [];
   private report: ((line: string) => void) | undefined;
 
-  /**
-   * Reads leniently (see `lenient`), and says through `report` (stderr) what it left out, once a
-   * write has removed it from the file: nothing of a hand-edited config is dropped without a word.
-   */
+  /** Reads leniently, and says on stderr what it left out once a write removed it from the file. */
   repair(report: (line: string) => void): void {
     this.lenient = true;
     this.report = report;
@@ -217,9 +204,8 @@ export class ConfigStore {
   }
 
   /**
-   * Applies `change` to the config as it is on disk now, under the config's lock file, and writes it
-   * (0600, through a temporary file renamed into place): concurrent updates each keep their change,
-   * and a change decided before a wait (at a prompt) never writes back what another removed.
+   * Applies `change` to the config as it is on disk now, under the lock file: concurrent updates
+   * each keep their change, and a change decided before a prompt never writes back what another removed.
    */
   async update(change: (config: StoredConfig) => void): Promise<void> {
     this.updateSync(change);
@@ -288,10 +274,8 @@ export class ConfigStore {
   }
 
   /**
-   * Stores the token of `env` bound to `origin` (or, with `undefined`, removes it): the one place a
-   * token is written. It goes to the OS keychain unless `insecure` asks for the config file; where
-   * no keychain answers, to the file, and `fallback` says why. `also` changes other settings of
-   * `env` in the same write.
+   * The one place a token is written (or, with `undefined`, removed), bound to `origin`: the OS
+   * keychain unless `insecure`; where none answers, the file, and `fallback` says why.
    */
   async setToken(
     env: EnvironmentName,
@@ -349,9 +333,8 @@ export function originOf(baseUrl: string): string {
 }
 
 /**
- * The origin a stored token is bound to, compared as an origin, not as text: a hand-edited
- * "HTTP://127.1:4451/path" is http://127.0.0.1:4451. Undefined when none is recorded; a value that
- * is no URL is returned as it is (it matches no base URL, so the token is not sent).
+ * The origin a stored token is bound to, compared as an origin, not as text. A value that is no URL
+ * is returned as it is: it matches no base URL, so the token is not sent.
  */
 export function storedTokenOrigin(settings: EnvironmentSettings): string | undefined {
   const raw: unknown = settings.token_origin;

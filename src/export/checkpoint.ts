@@ -28,19 +28,11 @@ import { num, count as plural } from '../util/plural.js';
 import type { AtomicFile } from './output-file.js';
 
 /**
- * Resumable exports (README "Export", "Reliability"). When an `-o` export fails or is interrupted
- * after some complete pages, what was written (those pages, in order) is kept beside the target as
- * a checkpoint: a private folder `.NAME.checkpoint/` (0700; for a name too long for that, a short
- * prefix of NAME and a hash of it, src/util/hidden-name.ts) holding `data.partial` (0600, the bytes
- * written so far) and `state.json` (0600: the export's identity, pages done, the last ids written,
- * the byte length and its SHA-256, when). `--resume` copies those bytes into a new temporary file,
- * fetches only the remaining pages, and checks at the seam that the server's list is the one the
- * checkpoint was cut from; a list that shifted (referrals added or removed before the seam) is
- * refused, since a re-aligned file would silently miss or repeat referrals.
- *
- * The state file's blocks are reserved when the export starts (`reserve`), so that a full disk,
- * the likeliest reason to stop, can still take the checkpoint: the data is cut back to the last
- * complete page and the state written over the reserved bytes, which needs no new space.
+ * Resumable exports: when an `-o` export stops after some complete pages, those bytes are kept
+ * beside the target in a private folder (`data.partial` and `state.json`); `--resume` copies them
+ * and fetches only the rest, refusing a list that shifted at the seam (the file would silently miss
+ * or repeat referrals). The state file's blocks are reserved at the start, so a full disk can still
+ * take the checkpoint.
  */
 
 export const CHECKPOINT_MAX_AGE_MS = 24 * 3600 * 1000;
@@ -112,10 +104,9 @@ export function checkpointDir(target: string): string {
 }
 
 /**
- * Sandbox data is synthetic (the spec says so): checkpoints are kept by default, but only when the
- * export goes to the sandbox's configured base URL (pointed elsewhere, it may be any server).
- * Production holds real patient data, and `local` is whatever server it is pointed at: only with
- * `--resumable` (or `--resume`, which continues one).
+ * Sandbox data is synthetic: checkpoints are kept by default, but only for the sandbox's configured
+ * base URL. Production holds real patient data, and `local` may be any server: only with
+ * `--resumable` (or `--resume`).
  */
 export function keepsCheckpoints(
   env: string,
@@ -132,10 +123,7 @@ export function keepsCheckpoints(
   }
 }
 
-/**
- * The command that continues a stopped export: the same arguments with --resume, and without the
- * --param values (they may hold patient data; --resume takes them from the checkpoint).
- */
+/** The command that continues a stopped export: without the --param values (they may hold patient data). */
 export function continueCommand(argv: readonly string[]): string {
   const quote = (a: string) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replaceAll("'", "'\\''")}'`);
   const args: string[] = [];
@@ -345,10 +333,7 @@ export interface CheckpointOptions {
   env?: NodeJS.ProcessEnv;
 }
 
-/**
- * The checkpoint of one export: found (and checked) before any request, fed the page marks as
- * the export writes, saved on failure, removed on success.
- */
+/** The checkpoint of one export: checked before any request, saved on failure, removed on success. */
 export class Checkpoint {
   readonly dir: string;
   private readonly marks: PageMark[] = [];
@@ -379,9 +364,7 @@ export class Checkpoint {
         throw new UsageError(`--resume: the checkpoint of ${where} cannot be used: ${found.problem}`);
       const { state } = found;
       const age = opts.now().getTime() - Date.parse(state.saved);
-      // Saved in the future (the clock was set back, or the state was edited): its age cannot be
-      // known, so it is refused like an expired one. A minute of slack for a clock step.
-      // A dry run removes nothing: it says what --resume would do.
+      // Saved in the future, its age cannot be known: refused like an expired one (a minute of slack).
       const removed = opts.look ? '--resume would remove it' : 'it was removed';
       if (age < -FUTURE_SLACK_MS) {
         if (!opts.look) removeCheckpoint(cp.dir);
@@ -426,9 +409,8 @@ export class Checkpoint {
   }
 
   /**
-   * For `--dry-run --resume`: what the checkpoint holds, its bytes read and checked as --resume
-   * reads them (a damaged checkpoint is the same error), and the seam check for the first page
-   * the resume would fetch, as reasons (empty: it lines up); nothing is removed.
+   * For `--dry-run --resume`: the bytes read and checked as --resume reads them, and the seam check
+   * for the first page it would fetch, as reasons (empty: it lines up); nothing is removed.
    */
   async survey(): Promise<{
     page: number;
@@ -492,10 +474,8 @@ export class Checkpoint {
   }
 
   /**
-   * The first page after the checkpoint must continue the list it was cut from: none of its
-   * records was written already, and the server's totals are those page 1 gave. Otherwise
-   * referrals were added or removed before the seam (or the order changed): refused, and the
-   * checkpoint, which can never be continued, is removed.
+   * The first page after the checkpoint must continue the list it was cut from (no record written
+   * already, page 1's totals): otherwise refused, and the checkpoint, never continuable, removed.
    */
   private checkSeam(state: State, items: unknown[], meta: PageMeta | undefined, written: WrittenIds): void {
     const reasons = this.seamReasons(state, items, meta, written);
@@ -551,10 +531,7 @@ export class Checkpoint {
     if (this.marks.length > MARKS_KEPT * 2) this.marks.splice(0, this.marks.length - MARKS_KEPT);
   };
 
-  /**
-   * Creates the private staging folder (0700) and reserves the state file's blocks in it, while
-   * the disk still has room. Removed on success, or on any way out of the process if not used.
-   */
+  /** Reserves the staging folder and the state file's blocks while the disk still has room. */
   private reserve(): void {
     const path = join(
       dirname(this.opts.target),
@@ -618,10 +595,7 @@ export class Checkpoint {
     if (this.resumed) removeCheckpoint(this.dir);
   }
 
-  /**
-   * The export failed or was interrupted: keeps what is on disk up to the last complete page as
-   * the checkpoint, or removes the temporary file as always. Returns what was kept, if anything.
-   */
+  /** Keeps what is on disk up to the last complete page as the checkpoint; returns what was kept. */
   async save(file: AtomicFile): Promise<{ pages: number; referrals: number } | undefined> {
     const staging = this.staging;
     const fresh = this.marks.filter((m) => m.page > (this.resumed?.pages ?? 0));
@@ -741,9 +715,8 @@ function writeOver(path: string, state: State): void {
 }
 
 /**
- * The referral ids in an export's bytes, fed in chunks: the first column of each CSV record after
- * the header (referral_id, for every row kind; quoted fields with line breaks are followed), or
- * `id` (`referral_id` for visit and procedure rows) of each JSON / NDJSON record, one a line.
+ * The referral ids in an export's bytes, fed in chunks: the first CSV column after the header, or
+ * the `id` (`referral_id`) of each JSON / NDJSON record, one a line.
  */
 export class WrittenIdScanner {
   readonly written: WrittenIds = { ids: new IdSet(), numeric: new Set() };

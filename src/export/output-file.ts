@@ -22,11 +22,9 @@ import { NAME_MAX } from '../util/hidden-name.js';
 type Kind = 'atomic' | 'direct' | 'stdout';
 
 /**
- * Where an export goes, and the promise that it is either complete and on disk or not there at all.
- * A new or regular file (`atomic`) is written through TempFile (src/fs/write-file.ts); a device, a
- * FIFO or a descriptor handed over (`/dev/fd/N`, process substitution) is written as it is
- * (`direct`); standard output, or a target that is the same file (`stdout`). Any write error is
- * kept: `failed` aborts so the export stops, and `commit()` throws it naming the target.
+ * Where an export goes, complete and on disk or not there at all: a regular file through TempFile,
+ * a device, FIFO or handed-over descriptor as it is, or standard output. A write error is kept and
+ * `commit()` throws it naming the target.
  */
 export class AtomicFile {
   readonly failed: AbortSignal;
@@ -140,9 +138,8 @@ export class AtomicFile {
   }
 
   /**
-   * For a checkpoint instead of `discard()`: stops writing (what was handed over goes to disk), cuts
-   * the temporary file to the length `choose` picks and moves it to `dest` (same file system, 0600).
-   * Returns the length kept, or undefined when nothing was kept (and the file is removed as usual).
+   * For a checkpoint instead of `discard()`: cuts the temporary file to the length `choose` picks
+   * and moves it to `dest`; undefined when nothing was kept.
    */
   async keepAs(dest: string, choose: (size: number) => number | undefined): Promise<number | undefined> {
     const temp = this.temp;
@@ -338,10 +335,8 @@ async function openFifo(
 }
 
 /**
- * A descriptor above 2 named as a path (`-o /dev/fd/5`) may be one Node itself holds (its event
- * loop's epoll, eventfd and signal pipes, all close-on-exec): writing there hangs the process.
- * Accepted: one handed over through exec (not close-on-exec, open for writing: process
- * substitution's pipe), a regular file, a character device, or a named FIFO.
+ * A descriptor above 2 named as a path may be one Node itself holds (writing there hangs): only one
+ * handed over through exec, a regular file, a character device or a named FIFO is accepted.
  */
 function checkDescriptor(target: string, fd: number, st: Stats): void {
   let handedOver = false;
@@ -379,9 +374,8 @@ export interface Resolved {
 const FD_DIR = /^\/proc\/(?:self|thread-self|\d+)(?:\/task\/\d+)?\/fd$|^\/dev\/fd$/;
 
 /**
- * Resolves an absolute path one name at a time (40 links at most, as the kernel does). A symlink
- * that is not ours in a folder others can write to is never followed (ForeignEntry), as the
- * kernel's protected_symlinks rule; a descriptor folder's entries are returned as descriptors.
+ * Resolves an absolute path one name at a time (40 links at most, as the kernel does), never through
+ * a symlink not ours in a folder others can write to (the kernel's protected_symlinks rule).
  */
 export function resolveTarget(abs: string): Resolved {
   let parts = abs.split('/').filter((p) => p !== '' && p !== '.');

@@ -48,10 +48,8 @@ export interface ExportSummary {
 }
 
 /**
- * Every referral of every page, written as it arrives, in the API's order. Once page 1 gives
- * total_pages, pages 2..N are fetched `concurrency` at a time; a page is held only until the pages
- * before it are written, so memory stays flat however many referrals there are. Any page that
- * still fails after the client's retries stops the export (and the other requests) with its error.
+ * Every referral of every page, written as it arrives, in the API's order. A page is held only until
+ * the pages before it are written, so memory stays flat however many referrals there are.
  */
 export async function exportReferrals(
   client: ApiClient,

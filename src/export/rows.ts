@@ -29,9 +29,8 @@ export function csvValue(v: Row[string] | undefined): string | number | boolean 
 }
 
 /**
- * The rows of one referral. A referral with no (matching) visits still gives one visit row, and
- * a visit with no procedures one procedure row, with those columns empty: no referral is lost.
- * `visitFilter` keeps only visits with those statuses; a referral with none is left out.
+ * The rows of one referral: one with no (matching) visits, or a visit with no procedures, still
+ * gives one row with those columns empty. `visitFilter` leaves out referrals with no such visit.
  */
 export function rowsOf(referral: unknown, kind: RowKind, visitFilter?: ReadonlySet<string>): Row[] {
   // A list that is not a list would silently lose visits: stop with where instead.

@@ -22,9 +22,7 @@ import { hiddenName } from '../util/hidden-name.js';
 
 /**
  * The one way files are written: a temporary file opened O_CREAT|O_EXCL|O_NOFOLLOW (0600) in the
- * target's folder, flushed, then renamed over the target. No symlink is followed at the last step
- * and the temporary name can never be one someone else planted. Export targets, the config store
- * and checkpoints are built on it.
+ * target's folder, flushed, then renamed over the target; no symlink is followed.
  */
 
 const euid = () => process.geteuid?.();
@@ -50,11 +48,7 @@ const fsCall = <T>(fn: (cb: (err: NodeJS.ErrnoException | null, value: T) => voi
 const syncUnsupported = (err: unknown) =>
   ['EINVAL', 'ENOTSUP', 'EBADF'].includes((err as NodeJS.ErrnoException)?.code ?? '');
 
-/**
- * A stream onto a descriptor that writes every byte or fails: a short write (the disk filled part-way
- * through a chunk) is continued until the kernel says why it cannot, where Node's own file streams
- * drop the rest. `sync` also flushes to disk before `finish`.
- */
+/** Writes every byte or fails: a short write is continued until the kernel says why (Node's streams drop the rest). */
 export class FdWriter extends Writable {
   private inFlight: Promise<unknown> = Promise.resolve();
   constructor(
@@ -107,10 +101,7 @@ function syncFolder(folder: string): void {
   }
 }
 
-/**
- * A new file for `target` (a real path): written as a hidden temporary file beside it and renamed
- * over it by `commit()`, or removed by `discard()` (also on any way out of the process).
- */
+/** A hidden temporary file beside `target`, renamed over it by `commit()` or removed by `discard()`. */
 export class TempFile {
   readonly path: string;
   readonly fd: number;
@@ -187,10 +178,7 @@ export function writeFileAtomic(target: string, data: string | Buffer): void {
   }
 }
 
-/**
- * Runs `fn` holding the lock file `path` (created O_EXCL, holding our pid): one process at a time.
- * A lock whose process is gone is taken over; waits up to `timeoutMs`, then fails with ELOCKED.
- */
+/** Runs `fn` holding the lock file `path`; a lock whose process is gone is taken over. */
 export function withLock<T>(path: string, fn: () => T, timeoutMs = 10_000): T {
   const until = Date.now() + timeoutMs;
   let held: Stats | undefined;
