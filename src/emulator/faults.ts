@@ -1,8 +1,4 @@
-/**
- * Fault injection for the emulator: `imaging mock --fault MODE[:COUNT][@AFTER]` and the mock-only
- * route POST /__mock/faults. A fault lets AFTER matching API requests through, then hits the next
- * COUNT (default 1; `*` for every one after that).
- */
+/** Fault injection: `--fault MODE[:COUNT][@AFTER]` lets AFTER API requests through, then hits COUNT (`*`: all). */
 
 export const FAULT_MODES = ['500', '502', 'reset', 'slow', 'truncated', '429', '401'] as const;
 export type FaultMode = (typeof FAULT_MODES)[number];

@@ -1,13 +1,9 @@
 import type { Socket } from 'node:net';
 
 /**
- * `imaging mock --hostile`: a server that tries to take over the terminal of whoever reads its
- * answers. Every string in every JSON answer (records, error envelopes, the SSO URL) gets
- * HOSTILE appended; pagination meta holds strings where numbers belong; the X-Request-Id and
- * other headers carry C1 controls and UTF-8 bidi/format characters (Node's client refuses ESC,
- * BEL and DEL in a header, so those are tested with a server of the test's own); the reason
- * phrase carries all of it. Answers are written as raw bytes on the socket, since Node's own
- * server refuses control characters in headers and reason phrases.
+ * `imaging mock --hostile`: every string of every answer gets HOSTILE appended, meta holds strings
+ * where numbers belong, and headers and the reason phrase carry C1, bidi and format characters.
+ * Written as raw bytes: Node's own server refuses control characters in headers.
  */
 
 /** Every kind of character a terminal may act on, and a forged line. */
@@ -70,10 +66,7 @@ export function writeRawAnswer(
   socket.end(Buffer.concat([Buffer.from(lines.join('\r\n'), 'latin1'), body]));
 }
 
-/**
- * The emulator's answer, made hostile and written as raw bytes. JSON written as raw text (the
- * referral list) is made hostile too; HTML pages and a truncated-body fault are sent as they are.
- */
+/** The answer made hostile, as raw bytes; HTML pages and a truncated body go as they are. */
 export function writeHostile(
   socket: Socket,
   reply: { status: number; body?: unknown; raw?: string | Buffer },

@@ -5,10 +5,7 @@ export interface Match {
   params: Record<string, string>;
 }
 
-/**
- * The emulator's one way to route: method + path pattern (literal segments and `:name`
- * parameters) -> handler. Trailing slashes are ignored; parameters are URI-decoded.
- */
+/** Method + path pattern (`:name` parameters, URI-decoded) -> handler; trailing slashes ignored. */
 export class Router {
   private readonly routes: Array<{ route: Route; segments: string[] }> = [];
 

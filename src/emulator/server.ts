@@ -12,11 +12,7 @@ import { MOCK_TOKEN_PREFIX, MOCK_TOKENS } from './tokens.js';
 import type { Ctx, EmulatorState, MockOptions, Reply, RequestLogEntry } from './types.js';
 import { WebhookSender } from './webhooks.js';
 
-/**
- * `imaging mock`: a local emulator of the API on 127.0.0.1. The routes live in routes/; this file
- * is the one pipeline every request takes: the log, faults, the Bearer check, the allowance,
- * latency and hostile mode.
- */
+/** `imaging mock`: the one pipeline every request takes (log, faults, Bearer, allowance, latency, hostile). */
 
 export { DEFAULT_PER_PAGE, MAX_PER_PAGE, paginated } from './pagination.js';
 export { MOCK_TOKENS } from './tokens.js';
@@ -219,11 +215,9 @@ function writeReply(res: ServerResponse, reply: Reply, headers: Record<string, s
 }
 
 /**
- * Why a /__mock/ request is refused, if it is. These routes change the emulator's state and post
- * webhooks, so only this machine's own tools may use them: the Host must name the emulator itself
- * (a page whose name was rebound to 127.0.0.1 sends its own), and a POST must say it carries JSON
- * (a page on another site can POST here only as a "simple" request: a form type, text/plain or
- * none, never application/json without the preflight this server never answers).
+ * Why a /__mock/ request is refused: only this machine's own tools may change the emulator, so the
+ * Host must name it (a rebound page sends its own) and a POST must carry JSON (which another site
+ * cannot send without the preflight this server never answers).
  */
 function adminRefusal(
   req: IncomingMessage,

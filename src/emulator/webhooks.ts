@@ -3,11 +3,7 @@ import { request as httpRequest } from 'node:http';
 import { VISIT_STATUSES } from '../api/types.js';
 import { DEFAULT_HEADERS, type DigestEncoding, signatureHeaderValue } from '../webhook/sign.js';
 
-/**
- * The emulator's outbound webhooks: signed as the spec describes (HMAC-SHA256 over
- * `{timestamp}.{body}`, `v1=` digest), retried on failure with the same event_id, and logged
- * for GET /__mock/deliveries.
- */
+/** Outbound webhooks, signed as the spec says, retried with the same event_id, logged for /__mock/deliveries. */
 
 export interface WebhookConfig {
   /** The group's configured webhook_url (api_credentials). */

@@ -12,10 +12,8 @@ export interface MeterHost {
 }
 
 /**
- * The meter of a client, or undefined: only the sandbox environment has the 2,000-request
- * allowance (production's is per contract; `local` is the emulator). The environment's name
- * decides, not the server: tests and demos stand the emulator in for a sandbox with
- * `--env sandbox --base-url http://127.0.0.1:PORT` and an IMAGING_TOKEN (see README).
+ * The meter of a client, or undefined: only the sandbox has the request allowance. The environment's
+ * name decides, not the server, so tests can stand the emulator in for a sandbox.
  */
 export function sandboxMeter(
   ctx: MeterHost,

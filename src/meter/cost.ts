@@ -4,14 +4,9 @@ import { num } from '../util/plural.js';
 import { describeView, leftOf, SANDBOX_LIMIT } from './meter.js';
 
 /**
- * Costs before big runs (issue 10 item 3). After page 1 of an export or an `--all` listing in the
- * sandbox, the requests still to come are known; before any of them is sent:
- * - more than the meter says is left: stop with exit 6, unless --yes;
- * - more than a quarter of what is left: ask on a terminal (--yes skips); with no terminal to ask
- *   on (a script, a cron job), go ahead with a warning on stderr, as refusing would break
- *   unattended runs that fit the allowance;
- * - otherwise, say nothing.
- * Outside the sandbox (no meter) nothing is checked.
+ * Costs before big runs in the sandbox, once page 1 tells how many requests are to come: more than
+ * is left stops with exit 6 (unless --yes); more than a quarter of it asks on a terminal, or warns
+ * with none (refusing would break unattended runs that fit).
  */
 export async function checkCost(ctx: Context, remaining: number | undefined, what: string): Promise<void> {
   const meter = ctx.meter();

@@ -9,13 +9,8 @@ import { num, whole } from '../util/plural.js';
 import { describeView, leftOf } from './meter.js';
 
 /**
- * `referrals export --dry-run`: page 1 only (one request, in every environment), and what the
- * whole export would take: referrals, pages and requests (page 1 included, as the export fetches
- * it again). Text on stdout, or a JSON object with --json / --format json.
- *
- * With --resume (`survey`, the checkpoint checked as --resume checks it): the first page the
- * resume would fetch instead of page 1, and the pages, referrals and requests still to come; the
- * seam check's verdict is reported, nothing is removed.
+ * `referrals export --dry-run`: page 1 only, and what the whole export (or, with --resume, the rest
+ * of it) would take in referrals, pages and requests. Nothing is removed.
  */
 export async function dryRun(
   ctx: Context,

@@ -15,24 +15,16 @@ import { num } from '../util/plural.js';
 import { peopleTime } from '../util/time.js';
 
 /**
- * The sandbox allowance meter (issue 10): the API sends no allowance headers, so this machine
- * counts the successful (2xx) answers each sandbox token got, and the time of the first one.
- *
- * Storage: one append-only file, `allowance.log` in the config folder (0600), one record a line,
- * each starting with the key (a hash of origin and token; never the token). Appends are single
- * O_APPEND writes of one short line, which the kernel never interleaves, so concurrent commands
- * lose no counts and need no lock; a reader folds the lines of its key. Records:
+ * The sandbox allowance meter: the API sends no allowance headers, so this machine counts each
+ * sandbox token's successful answers in an append-only file, one short line a record, keyed by a
+ * hash of origin and token (never the token). Single O_APPEND writes never interleave, so
+ * concurrent commands lose no counts and need no lock. Records:
  *   <key> s <n> <first ms> <last ms>     n successes between first and last
  *   <key> set <n|-> <since ms|-> <at ms> the user's correction (auth allowance --used/--since)
  *   <key> x <at ms>                       429 sandbox_request_limit_reached
  *   <key> e <at ms>                       401 api_token_expired
- * A success after a mark clears it (the token was extended). Lines that do not parse are skipped.
- *
- * Nothing here ever fails a command: a file that cannot be read is an empty meter, one that
- * cannot be written loses this run's counts (reported with --verbose only). Only a regular file
- * owned by this user is read or appended to, opened without following a symlink (O_NOFOLLOW) and
- * without waiting (O_NONBLOCK): a FIFO, a device, a folder or a symlink in its place turns the
- * meter off for the run (`MeterUnusable`), it never blocks a command or writes through a link.
+ * Nothing here fails a command, blocks on a FIFO or writes through a link: anything but a regular
+ * file of this user's turns the meter off for the run.
  */
 
 export const SANDBOX_LIMIT = 2000;
@@ -76,11 +68,7 @@ function whatIs(st: Stats): string | undefined {
   return undefined;
 }
 
-/**
- * Opens the meter file without following a symlink or waiting on a FIFO, and checks what was
- * opened: a regular file of this user's, else MeterUnusable (the descriptor is closed). ENOENT
- * (reading) and write errors such as EROFS, ENOSPC, EACCES are thrown as they are.
- */
+/** Opens the meter file, never through a symlink or waiting on a FIFO: a regular file of this user's, else MeterUnusable. */
 function openMeter(path: string, flags: number): number {
   const c = constants;
   let fd: number;
@@ -239,10 +227,7 @@ export function viewOf(state: MeterState, now: number, pending = 0): AllowanceVi
   };
 }
 
-/**
- * Appends one or more records (each ends in a newline) in one write; creates the file 0600. Only
- * to a regular file of this user's (MeterUnusable otherwise), never through a symlink.
- */
+/** Appends records in one write (the file made 0600), only to a regular file of this user's. */
 export function appendRecords(path: string, text: string): void {
   mkdirSync(join(path, '..'), { recursive: true, mode: 0o700 });
   const c = constants;
@@ -294,9 +279,8 @@ const live = new Set<Meter>();
 let exitHooked = false;
 
 /**
- * One command's meter for one sandbox token. `answer()` is on every request's path: a success is
- * an increment; the file is touched every FLUSH_EVERY successes, at `close()`, and at process exit
- * (a second Ctrl-C, a broken pipe), so an interrupted command keeps its counts.
+ * One command's meter for one token: the file is touched every FLUSH_EVERY successes, at `close()`
+ * and at process exit, so an interrupted command keeps its counts.
  */
 export class Meter {
   private pending = 0;
@@ -371,10 +355,8 @@ export class Meter {
   }
 
   /**
-   * Writes what is pending and says which warning threshold (80, 95, or 100: used up) this
-   * command's requests reached, with the view after them; nothing when it reached none. 80 and 95
-   * are said once, by the command that crosses them; 100 by every command that spends requests
-   * once the meter is past the allowance (each may be the one that meets the 429).
+   * Writes what is pending and says which threshold (80, 95, 100) this command's requests reached:
+   * 80 and 95 once, by the command that crosses them; 100 by every command past the allowance.
    */
   close(): { crossed: number; view: AllowanceView } | undefined {
     this.flush();

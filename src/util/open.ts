@@ -28,15 +28,9 @@ const CONFIRM_MS = 3000;
 const READ_WAIT_MS = 10_000;
 
 /**
- * Opens a URL in the system browser, and says whether that was confirmed: the opener started and
- * exited 0. A command that cannot start, exits non-zero (`BROWSER=false`), is killed, or is still
- * running after a few seconds (a browser that stays in the foreground) is not a confirmation, so
- * the caller prints the URL instead. No opener (a Linux machine with no display) is the same.
- *
- * The URL (a credential) never goes on the opener's command line, which every local user can read
- * (`ps`, /proc/PID/cmdline) for as long as the browser runs: the opener is given a page in a new
- * private folder (0700, file 0600) that redirects to it, removed once the browser has read it
- * (its access time moves), after READ_WAIT_MS at most, or when the process ends.
+ * Opens a URL in the system browser; true only when the opener exited 0 in time, else the caller
+ * prints the URL. The URL (a credential) never goes on a command line any user can read: the
+ * opener gets a private page that redirects to it, removed once read.
  */
 export async function openInBrowser(url: string, env: NodeJS.ProcessEnv): Promise<OpenResult> {
   const opener = openerFor(env);

@@ -3,11 +3,7 @@ export function count(n: number, one: string, many = `${one}s`): string {
   return `${num(n)} ${n === 1 ? one : many}`;
 }
 
-/**
- * A count in a human message: en-US thousands separators (`37,804`), as the progress line shows.
- * Whole numbers are grouped here, exactly as `toLocaleString('en-US')` groups them: that call
- * loads and sets up ICU's number formatting, ~7 MB of resident memory for a comma (README "Speed").
- */
+/** A count for people, grouped as `toLocaleString('en-US')` groups it, without loading ICU's formatting. */
 export function num(n: number): string {
   if (!Number.isSafeInteger(n)) return n.toLocaleString('en-US');
   const digits = String(Math.abs(n));

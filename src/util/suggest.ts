@@ -13,10 +13,7 @@ export function distance(a: string, b: string): number {
   return d[a.length]![b.length]!;
 }
 
-/**
- * The known word nearest to `value` (case aside), when it is within `within(word)` edits of it:
- * a typo, not another word.
- */
+/** The known word nearest to `value` (case aside) within `within(word)` edits: a typo, not another word. */
 export function nearest(
   value: string,
   known: readonly string[],

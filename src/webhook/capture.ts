@@ -1,10 +1,8 @@
 import { count } from '../util/plural.js';
 
 /**
- * Parses a raw HTTP request as captured (`nc -l`, tcpdump/Wireshark "follow stream", a proxy's
- * dump): request line, header lines ending in CRLF or LF, a blank line, then the body as the exact
- * bytes that follow, cut to Content-Length when given, chunked transfer encoding decoded.
- * The body is never decoded to text and re-encoded.
+ * Parses a captured raw HTTP request (`nc -l`, a "follow stream", a proxy's dump): LF or CRLF
+ * headers, then the body as the exact bytes (cut to Content-Length, chunked decoded), never re-encoded.
  */
 
 export interface CapturedRequest {

@@ -19,12 +19,9 @@ export const MAX_ANSWER_BODY = 64 * 1024;
 export const MAX_ANSWER_BODY_MS = 2000;
 
 /**
- * POSTs once. The answer is its status line: it is reported as soon as the head arrives; then at
- * most MAX_ANSWER_BODY bytes of body are read for up to MAX_ANSWER_BODY_MS (or what is left of the
- * timeout, if less) and the connection is closed, so a receiver that streams forever cannot hold
- * the command, and one that cuts its body short is still reported with the status it sent.
- * The timeout is one deadline for the whole exchange, not an idle timer: a receiver that drips a
- * header a byte at a time, or sends `100 Continue` / `102 Processing` for ever, is cut off by it.
+ * POSTs once and reports the status as soon as the head arrives; a little of the body is read and
+ * the connection closed. The timeout is one deadline for the whole exchange, not an idle timer, so
+ * a receiver that drips or streams forever cannot hold the command.
  */
 export async function deliver(
   url: URL,
@@ -83,10 +80,7 @@ export async function deliver(
   });
 }
 
-/**
- * Reads and drops at most MAX_ANSWER_BODY bytes of the answer's body for at most `waitMs`, then
- * closes the connection; resolves with a note when the body was odd (endless, too long, cut short).
- */
+/** Reads and drops a little of the body, then closes; resolves with a note when the body was odd. */
 function drainBody(req: ClientRequest, res: IncomingMessage, waitMs: number): Promise<string | undefined> {
   const length = Number(res.headers['content-length']);
   const expected =

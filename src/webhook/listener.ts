@@ -49,9 +49,8 @@ const HOP_BY_HOP = new Set([
 ]);
 
 /**
- * A local receiver on 127.0.0.1: verifies each delivery (2xx when valid, 400 with the reason
- * when not), notes a repeated event_id as a duplicate, and with --forward-to passes the exact bytes
- * and headers on to the partner's endpoint, answering the sender with that endpoint's status.
+ * A local receiver on 127.0.0.1: verifies each delivery, notes a repeated event_id, and with
+ * --forward-to passes the exact bytes on, answering with the target's status.
  */
 export async function startListener(
   opts: ListenerOptions,
@@ -179,9 +178,8 @@ async function receive(
 }
 
 /**
- * Whether a request's Host names this listener: 127.0.0.1 or localhost with its port, or a name
- * given with --allow-host (any port, or the one given with it). A web page whose name an attacker
- * rebinds to 127.0.0.1 reaches the port, but its requests still carry that name.
+ * Whether a request's Host names this listener (127.0.0.1 or localhost with its port, or an
+ * --allow-host name): a page rebound to 127.0.0.1 still carries its own name.
  */
 export function hostAllowed(host: string, port: number, allowed: readonly string[]): boolean {
   const h = host.toLowerCase();
@@ -225,9 +223,8 @@ function readBody(req: IncomingMessage, max: number): Promise<Buffer | undefined
 export const FORWARD_TIMEOUT_MS = 10_000;
 
 /**
- * Passes the delivery on unchanged: same bytes, same headers but the per-connection ones. The
- * sender is answered with the target's status, 502 when it cannot be reached, 504 when it has not
- * answered (a final status, not `102 Processing` for ever) within the deadline.
+ * Passes the delivery on, same bytes and headers but the per-connection ones: the target's status,
+ * 502 when it cannot be reached, 504 when it has not answered within the deadline.
  */
 async function forward(
   target: string,
@@ -255,9 +252,8 @@ async function forward(
       req.destroy();
     }, timeoutMs);
     const req = mod.request(url, { method: 'POST', headers: out, agent: false }, (res) => {
-      // The status is the answer: settled when the head arrives. A little of the body is read
-      // and dropped, then the connection is closed, so a target that streams forever cannot
-      // hold the delivery (the sender waits for this status).
+      // Settled when the head arrives; the body is read briefly and dropped, so a target that
+      // streams forever cannot hold the delivery.
       answered = true;
       clearTimeout(deadline);
       const code = res.statusCode ?? 0;

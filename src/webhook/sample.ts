@@ -4,12 +4,7 @@ import { UsageError } from '../errors.js';
 import { count } from '../util/plural.js';
 import { EVENT_NAMES } from './events.js';
 
-/**
- * Realistic test events of the spec's shapes (Events section): `visit.status_changed` with a full
- * Referral snapshot, `notification.status_changed` with a ReferralNotification, and
- * `referral.auto_book_completed` (no event_id; an AutoBookRequest and the snapshot). Synthetic
- * data only; fresh ids on every call, so one event is one event_id.
- */
+/** Test events of the spec's shapes, synthetic, with fresh ids on every call. */
 export type EventName = (typeof EVENT_NAMES)[number];
 
 export function parseEventName(value: string): EventName {
@@ -180,9 +175,8 @@ function depthOver(value: unknown, limit: number): boolean {
 }
 
 /**
- * `--set PATH=VALUE`: a dotted path (`referral.visits.0.status`, `notification.channel`); the value
- * is JSON when it reads as JSON (`12`, `null`, `true`, `["a","b"]`, `"12"` for the text 12), else
- * the text as given. Missing objects on the way are made; a path through a non-object is exit 2.
+ * `--set PATH=VALUE`: a dotted path; the value is JSON when it reads as JSON, else the text. Missing
+ * objects on the way are made; a path through a non-object is exit 2.
  */
 export function applySet(event: Record<string, unknown>, path: string, raw: string): void {
   const parts = path.split('.');
@@ -241,11 +235,7 @@ export function applySet(event: Record<string, unknown>, path: string, raw: stri
   }
 }
 
-/**
- * After `--set status=X`, the rest of the event follows, as the service would send it:
- * `changes.status` ends in X, and the visit in the snapshot (or the notification) has status X,
- * unless those fields (or an object holding them) were set too.
- */
+/** After `--set status=X` the rest of the event follows X, unless those fields were set too. */
 export function followStatus(event: Record<string, unknown>, setPaths: readonly string[]): void {
   if (!setPaths.includes('status') || typeof event.status !== 'string') return;
   const status = event.status;

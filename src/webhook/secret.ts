@@ -22,10 +22,7 @@ export interface SecretOptions {
   secretFormat?: string | undefined;
 }
 
-/**
- * From --secret-file, else IMAGING_WEBHOOK_SECRET, else a hidden prompt on a terminal; never from
- * a flag's value (it would stay in shell history and in `ps`). No secret and no terminal: exit 2.
- */
+/** From --secret-file, IMAGING_WEBHOOK_SECRET or a hidden prompt; never a flag (shell history, `ps`). */
 export async function loadSecret(ctx: Context, opts: SecretOptions): Promise<Secret> {
   const format = parseSecretFormat(opts.secretFormat);
   let text: string;

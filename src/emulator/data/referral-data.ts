@@ -2,10 +2,7 @@ import { type Procedure, type Referral, VISIT_STATUSES, type Visit } from '../..
 import { pick, rng, uuidFrom } from './random.js';
 import type { ReferenceData } from './reference-data.js';
 
-/**
- * Synthetic referrals, each a pure function of (seed, index), so the emulator can serve tens of
- * thousands without holding them in memory. No real person: names are drawn from lists.
- */
+/** Synthetic referrals, each a pure function of (seed, index), so none is held in memory. */
 
 const FIRST = [
   'Maria',

@@ -3,11 +3,9 @@ import type { ReferenceData } from './reference-data.js';
 import { noLocation } from './referral-data.js';
 
 /**
- * What the emulator makes of a create or update payload. Neither shape is published, so these are
- * guesses, documented in the README: a created referral is what the payload sets (patient, date of
- * birth, visits, ICD-10 codes, law firm, payment type …) and nothing borrowed from another
- * referral; an update changes only the fields the spec says it may (ownership, ICD-10 and workers'
- * compensation fields) and refuses any other, so a typo in a field name is a 422, not a no-op.
+ * What the emulator makes of a create or update payload (neither shape is published): a created
+ * referral is what the payload sets; an update changes only the fields the spec allows and refuses
+ * any other, so a typo in a field name is a 422, not a no-op.
  */
 
 const CPT_SYSTEM = 'http://www.ama-assn.org/go/cpt';
@@ -213,10 +211,8 @@ function typeOf(v: unknown): string {
 }
 
 /**
- * The update's fields of the wrong type, each named: a value the update cannot use is refused, never
- * stored as null or [] in place of what was there (a number for `incident_state`, an object for
- * `referring_provider`, a string for `icd10_code_ids`). null (or "") clears a text field; [] clears
- * the ICD-10 codes.
+ * The update's fields of the wrong type, each named: refused, never stored as null in place of what
+ * was there. null (or "") clears a text field; [] clears the ICD-10 codes.
  */
 function wrongTypes(fields: Obj): string[] {
   const errors: string[] = [];

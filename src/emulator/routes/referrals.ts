@@ -71,9 +71,7 @@ export const routes = [
     return { status: 201, body: created };
   }),
 
-  // The referral update: the spec names it (ownership, ICD-10 and workers' compensation fields;
-  // returns the referral) without its method or path. PATCH /referrals/:id is the emulator's guess,
-  // PUT answers the same.
+  // The spec names the referral update without its method or path: PATCH is a guess, PUT answers the same.
   ...['PATCH', 'PUT'].map((method) =>
     route(method, '/api/v2/referrals/:id', (c, s) => {
       const r = s.referrals.get(c.params.id!);

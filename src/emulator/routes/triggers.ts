@@ -6,10 +6,8 @@ import type { Ctx, EmulatorState, Reply } from '../types.js';
 import { newEventId, nextVisitStatus } from '../webhooks.js';
 
 /**
- * Mock-only event triggers: each changes a referral as the real service would and sends the
- * signed webhook event for it. A visit advance happens with or without a webhook URL (the event is
- * sent only when one is set); notification and auto-book events exist only as deliveries, so they
- * are 409 with no URL to send them to.
+ * Mock-only event triggers: each changes a referral as the service would and sends the signed event.
+ * Notification and auto-book events exist only as deliveries: 409 with no webhook URL.
  */
 export const routes = [
   route('POST', '/__mock/referrals/:id/visits/:visitId/advance', (c, s) =>
