@@ -22,15 +22,11 @@ export interface PageMeta {
 export interface ListPage<T> {
   items: T[];
   meta: PageMeta | undefined;
-  /** The member the items came from, when the answer was an object. */
   key: string | undefined;
   requestId: string | undefined;
 }
 
-/**
- * Reads a list answer: `{ <items>: [...], meta }` (the documented shape) or a bare array (the
- * referral list's shape is not published). With `key`, that member is preferred.
- */
+/** Reads a list answer: `{ <items>: [...], meta }` or a bare array; with `key`, that member first. */
 export function extractList<T = Record<string, unknown>>(
   data: unknown,
   key?: string,
@@ -45,7 +41,6 @@ export function extractList<T = Record<string, unknown>>(
       const [k, v] = arrays[0] as [string, unknown[]];
       return { items: v as T[], meta, key: k };
     }
-    // In our own words, never the server's member names.
     if (arrays.length > 1)
       throw new UnreadableAnswerError(
         `the list: ${arrays.length} members are lists${key ? `, none of them "${key}"` : ''}; cannot tell which holds the records`,
@@ -63,7 +58,6 @@ function isMeta(v: unknown): boolean {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-/** The page after `page`, from meta, or undefined on the last page. */
 export function nextPageFrom(meta: PageMeta | undefined, page: number): number | undefined {
   if (!meta) return undefined;
   if (meta.next_page !== undefined) return typeof meta.next_page === 'number' ? meta.next_page : undefined;
@@ -77,7 +71,6 @@ export const MAX_PAGES = 10_000;
 /** Without total_pages / total_count to go by, a walk stops here (100,000 records at 100 a page). */
 export const MAX_PAGES_WITHOUT_TOTAL = 1_000;
 
-/** Ids already written (a resumed export's checkpoint), as a walk keeps them. */
 export interface WrittenIds {
   ids: IdSet;
   numeric: Set<number>;
@@ -92,13 +85,11 @@ export interface WrittenIds {
  */
 export class PageWalk {
   pages = 0;
-  /** Pages requested so far (ahead of `pages` when several are in flight). */
   requested = 0;
   duplicates = 0;
   budget = MAX_PAGES_WITHOUT_TOTAL;
   /** What page 1 promised: total_pages, else total_count records. */
   private promised: { pages: number } | { records: number } | undefined;
-  /** Duplicates included. */
   private received = 0;
   private readonly fingerprints = new Map<string, number>();
   private ids = new IdSet();
@@ -106,19 +97,13 @@ export class PageWalk {
   private lastFingerprint: string | undefined;
   private lastPage: { page: number; ids: Set<string | number> } | undefined;
 
-  /**
-   * `requireIds`: every record must carry an `id`, as every list resource of the API does; without
-   * ids a page repeating earlier records with a field changed cannot be told from new ones.
-   */
+  /** `requireIds`: without ids, a page repeating earlier records with a field changed looks new. */
   constructor(
     private readonly what = 'the list',
     private readonly opts: { requireIds?: boolean; onNote?: ((text: string) => void) | undefined } = {},
   ) {}
 
-  /**
-   * The first page's total_pages, unless its own next_page points past it: then the totals are not
-   * trusted (no budget or promise from them) and the walk follows next_page, saying so once.
-   */
+  /** Page 1's total_pages, unless its own next_page points past it: then the walk follows next_page. */
   totalPages(page: number, meta: PageMeta | undefined): number | undefined {
     const total = meta?.total_pages;
     if (typeof total !== 'number') return undefined;
@@ -133,10 +118,7 @@ export class PageWalk {
     );
   }
 
-  /**
-   * A walk that continues an earlier one (a resumed export) from a later page: `received` records
-   * came before it, and `written` holds the ids already written, so one of them again is a duplicate.
-   */
+  /** Continues a resumed export: `received` records and the `written` ids came before. */
   continueAfter(received: number, written: WrittenIds): void {
     this.received = received;
     this.ids = written.ids;
@@ -154,9 +136,8 @@ export class PageWalk {
   }
 
   /**
-   * Checks page `page` as it arrives and returns its records without those already seen, or
-   * `undefined` at the end of a bare-array list: an empty page, or one that merely repeats the
-   * page before (a server that ignores `page`).
+   * Checks a page as it arrives and returns its records not seen before, or undefined at the end of
+   * a bare-array list (an empty page, or one repeating the page before).
    */
   accept<T>(page: number, items: T[], meta: PageMeta | undefined): T[] | undefined {
     if (this.pages === 0) {
@@ -239,7 +220,6 @@ export class PageWalk {
     return typeof k === 'number' ? this.numericIds.has(k) : this.ids.has(k);
   }
 
-  /** Adds an id; false when an earlier record had it. */
   private add(k: string | number): boolean {
     if (typeof k === 'string') return this.ids.add(k);
     if (this.numericIds.has(k)) return false;
@@ -286,10 +266,7 @@ function idOf(record: unknown): string | number | undefined {
   return typeof id === 'string' || typeof id === 'number' ? id : undefined;
 }
 
-/**
- * The page after `page` of `list`: from its meta; for a bare array (no meta), the next number
- * while the page had records (a short page may only mean the server caps per_page).
- */
+/** The page after `page`: from meta, or for a bare array the next number while pages have records. */
 function nextPageOf(
   list: { items: unknown[]; meta: PageMeta | undefined },
   page: number,
@@ -298,10 +275,7 @@ function nextPageOf(
   return next === undefined || next <= page ? undefined : next;
 }
 
-/**
- * Pages after `page` (already accepted as `prev`), one after another, through the walk's policy,
- * until the meta says the end, a bare array comes back empty, or a page repeats the one before.
- */
+/** Pages after `page`, one after another, through the walk's policy. */
 async function* followPages<P extends ListPage<unknown>>(
   page: number,
   prev: P,
@@ -330,7 +304,6 @@ export interface PageRequest {
   perPage?: number | undefined;
 }
 
-/** One page of a list, as asked for (`--page`, `--per-page`). */
 export async function readPage<T = Record<string, unknown>>(
   client: ApiClient,
   opts: PageRequest,
@@ -347,24 +320,17 @@ export async function readPage<T = Record<string, unknown>>(
 
 export interface OrderedWalkOptions {
   path: string;
-  /** The member that holds the records (the list reader's `key`), when known. */
   key?: string | undefined;
-  /** Default: yes. */
   requireIds?: boolean | undefined;
   query: Query;
   perPage: number;
   concurrency: number;
-  /** The records, in words for the walk's errors ("the referrals"). */
   what: string;
-  /** The list, in words for an unreadable page ("the referral list"). */
   listName: string;
   /** Parsed answers instead of bytes held until their turn: the reference cache keeps only those. */
   parsed?: boolean | undefined;
   onNote?: ((text: string) => void) | undefined;
-  /**
-   * Continue from a later page (a resumed export): `page` is fetched first, `check` sees its
-   * records before the walk does (and may stop the walk), `received` records came before it.
-   */
+  /** A resumed export: `check` sees the first page's records before the walk does. */
   start?: {
     page: number;
     received: number;
@@ -378,7 +344,6 @@ export interface OrderedPage extends ListPage<unknown> {
   duplicates: number;
 }
 
-/** Fetches and reads the pages of one walk, all stopped by `signal`. */
 function pageReader(client: ApiClient, opts: OrderedWalkOptions, signal: AbortSignal) {
   const request = (page: number): ApiRequest => ({
     path: opts.path,
@@ -412,10 +377,7 @@ function pageReader(client: ApiClient, opts: OrderedWalkOptions, signal: AbortSi
 
 type PageReader = ReturnType<typeof pageReader>;
 
-/**
- * Pages start+1..total, at most `concurrency` in flight, yielded in order. Returns the last page,
- * or undefined when a bare array ended the walk.
- */
+/** Pages start+1..total, `concurrency` in flight, in order; undefined when a bare array ended the walk. */
 async function* countedPages(
   reader: PageReader,
   walk: PageWalk,
@@ -453,17 +415,14 @@ async function* countedPages(
 }
 
 /**
- * Every page in order; pages 2..N concurrently when page 1 gives total_pages, else one after
- * another. The walk follows the PageWalk policy; records already seen on an earlier page are
- * dropped and counted. A page that fails after the policy's retries stops the walk, and the pages
- * in flight.
+ * Every page in order, pages 2..N concurrently when page 1 gives total_pages. A page that fails
+ * after the policy's retries stops the walk, and the pages in flight.
  */
 export async function* fetchPagesInOrder(
   client: ApiClient,
   opts: OrderedWalkOptions,
   signal: AbortSignal,
 ): AsyncGenerator<OrderedPage> {
-  // One controller for this walk: a failed page stops the others at once.
   const stop = new AbortController();
   const onAbort = () => stop.abort(signal.reason);
   signal.addEventListener('abort', onAbort, { once: true });

@@ -45,10 +45,8 @@ const STATE_RESERVE = 16 * 1024;
 /** Page marks kept in memory: the last complete page on disk is always among the last few. */
 const MARKS_KEPT = 64;
 
-/** What makes two exports the same: the same bytes for the same data. */
 export type Identity = Record<string, unknown>;
 
-/** The counts of an export so far (the pipeline's summary), as a checkpoint keeps them. */
 export interface SummarySeed {
   referrals: number;
   rows: number;
@@ -57,7 +55,6 @@ export interface SummarySeed {
   expected: number | undefined;
 }
 
-/** Where a complete page ends in the output, and the export's state there. */
 export interface PageMark {
   page: number;
   bytes: number;
@@ -69,9 +66,7 @@ export interface PageMark {
 }
 
 export interface ResumePoint {
-  /** The first page to fetch. */
   page: number;
-  /** The checkpoint's bytes, checked against its SHA-256 as they are read. */
   prefix: () => AsyncIterable<Buffer>;
   summary: SummarySeed;
   wroteRecord: boolean;
@@ -98,7 +93,6 @@ interface State {
   saved: string;
 }
 
-/** The checkpoint folder of a target (its real, absolute path). */
 export function checkpointDir(target: string): string {
   return join(dirname(target), hiddenName(basename(target), '.checkpoint'));
 }
@@ -140,7 +134,7 @@ export function continueCommand(argv: readonly string[]): string {
   return ['imaging', ...args].map(quote).join(' ');
 }
 
-/** The list of saved checkpoints in the private cache folder, so that any export can sweep expired ones. */
+/** The saved checkpoints, listed in the private cache folder so any export can sweep expired ones. */
 function registry(env: NodeJS.ProcessEnv, create: boolean): string | undefined {
   const folder = privateFolder(env, create);
   return 'dir' in folder ? join(folder.dir, 'checkpoints') : undefined;
@@ -157,7 +151,6 @@ function listed(path: string): string[] {
   }
 }
 
-/** Changes the list of saved checkpoints under its lock; best effort (no cache folder, no list). */
 function changeRegistry(env: NodeJS.ProcessEnv, create: boolean, change: (dirs: string[]) => string[]): void {
   const path = registry(env, create);
   if (!path || (!create && !existsSync(path))) return;
@@ -170,12 +163,9 @@ function changeRegistry(env: NodeJS.ProcessEnv, create: boolean, change: (dirs: 
           .join(''),
       ),
     );
-  } catch {
-    // the sweep waits for the next export
-  }
+  } catch {}
 }
 
-/** Removes every listed checkpoint of ours older than 24 hours (or saved in the future); returns how many. */
 export function sweepExpired(env: NodeJS.ProcessEnv, now: Date): number {
   let removed = 0;
   changeRegistry(env, false, (dirs) =>
@@ -207,7 +197,6 @@ const lstatOrUndefined = (path: string): Stats | undefined => {
 
 type Found = { state: State } | { problem: string } | undefined;
 
-/** Reads a checkpoint folder: its state, or why it cannot be one of ours, or undefined when there is none. */
 function inspect(dir: string): Found {
   let st: Stats | undefined;
   try {
@@ -247,7 +236,6 @@ function inspect(dir: string): Found {
   return { state };
 }
 
-/** A file of ours, 0600, not through a symlink, at most `max` bytes. */
 function readPrivate(path: string, max: number): Buffer {
   const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
   try {
@@ -267,7 +255,7 @@ function readPrivate(path: string, max: number): Buffer {
   }
 }
 
-/** Removes a checkpoint folder of ours: its two files and itself; anything else is left alone. */
+/** Removes a checkpoint folder of ours; anything else is left alone. */
 export function removeCheckpoint(dir: string): boolean {
   try {
     const st = lstatOrUndefined(dir);
@@ -275,9 +263,7 @@ export function removeCheckpoint(dir: string): boolean {
     for (const name of [STATE, DATA]) {
       try {
         unlinkSync(join(dir, name));
-      } catch {
-        // not there
-      }
+      } catch {}
     }
     rmdirSync(dir);
     return true;
@@ -318,18 +304,14 @@ function describeDifference(saved: Identity, now: Identity): string {
 }
 
 export interface CheckpointOptions {
-  /** The real, absolute path of the target (AtomicFile.target). */
   target: string;
-  /** As given by the user, for messages. */
   name: string;
   identity: Identity;
   resume: boolean;
   keep: boolean;
-  /** `--dry-run --resume`: the same checks, but nothing is removed or reserved. */
   look?: boolean;
   now: () => Date;
   note: (text: string) => void;
-  /** Where the private cache folder is (the list of saved checkpoints). */
   env?: NodeJS.ProcessEnv;
 }
 
@@ -341,7 +323,6 @@ export class Checkpoint {
   private staging: { path: string; fd: number; base: string; unregister: () => void } | undefined;
   private readonly started: string;
   private blockedBy: string | undefined;
-  /** The --param values a `--resume` without --param takes from the checkpoint. */
   savedParams: Record<string, string> | undefined;
 
   private constructor(private readonly opts: CheckpointOptions) {
@@ -349,7 +330,6 @@ export class Checkpoint {
     this.started = opts.now().toISOString();
   }
 
-  /** Checks `--resume` against the checkpoint there (usage errors, before any request), or removes an old one. */
   static open(opts: CheckpointOptions): Checkpoint {
     const cp = new Checkpoint(opts);
     const found = inspect(cp.dir);
@@ -380,7 +360,6 @@ export class Checkpoint {
           'Run the export without --resume.',
         );
       }
-      // --resume without --param continues with the checkpoint's (the resume line never shows them).
       const given = opts.identity.params;
       if (given && typeof given === 'object' && Object.keys(given).length === 0 && state.identity.params) {
         opts.identity.params = state.identity.params;
@@ -394,7 +373,7 @@ export class Checkpoint {
       cp.resumed = state;
     } else if (found !== undefined) {
       if ('problem' in found) {
-        // Left alone, and so no checkpoint is kept: this export never takes its place.
+        // Left alone, so no checkpoint is kept: this export never takes its place.
         cp.blockedBy = found.problem;
         opts.note(
           `warning: ${cp.dir} is in the way of a checkpoint: ${found.problem}${opts.keep ? '; this export keeps no checkpoint if it stops' : ''}.`,
@@ -408,10 +387,7 @@ export class Checkpoint {
     return cp;
   }
 
-  /**
-   * For `--dry-run --resume`: the bytes read and checked as --resume reads them, and the seam check
-   * for the first page it would fetch, as reasons (empty: it lines up); nothing is removed.
-   */
+  /** For `--dry-run --resume`: the same checks as --resume, as reasons (empty: it lines up). */
   async survey(): Promise<{
     page: number;
     pages: number;
@@ -425,7 +401,6 @@ export class Checkpoint {
     const point = this.resumePoint;
     if (!state || !point) throw new Error('survey() is for a checkpoint opened with resume');
     for await (const _ of point.prefix()) {
-      // read to the end: the SHA-256 check, and the ids already written for the seam check
     }
     return {
       page: point.page,
@@ -438,24 +413,20 @@ export class Checkpoint {
     };
   }
 
-  /** Why no checkpoint can be kept: something not ours is where it goes (left alone). */
   get blocked(): string | undefined {
     return this.blockedBy;
   }
 
-  /** Whether this export was to keep a checkpoint if it stops (the sandbox, --resumable, --resume). */
   get wanted(): boolean {
     return this.opts.keep || this.resumed !== undefined;
   }
 
-  /** Where a resumed export starts, with the checks at the seam; undefined for a new export. */
   get resumePoint(): ResumePoint | undefined {
     const state = this.resumed;
     if (!state) return undefined;
     const dataPath = join(this.dir, DATA);
     const summary: SummarySeed = { ...state.summary, expected: state.summary.expected ?? undefined };
-    // Every referral id in the saved bytes, read as they are copied: the walk then drops any of
-    // them that comes again, and the seam check sees one on the first page fetched.
+    // Ids in the saved bytes: the walk drops any that comes again, and the seam check sees them.
     const scanner = new WrittenIdScanner(String(state.identity.format), String(state.identity.rows));
     for (const id of state.lastIds) scanner.add(id);
     return {
@@ -520,12 +491,10 @@ export class Checkpoint {
     return reasons;
   }
 
-  /** Whether a failure now would keep a checkpoint (a staging folder is reserved). */
   get keeping(): boolean {
     return this.staging !== undefined;
   }
 
-  /** Called by the pipeline after each complete page. */
   readonly onPage = (mark: PageMark): void => {
     this.marks.push(mark);
     if (this.marks.length > MARKS_KEPT * 2) this.marks.splice(0, this.marks.length - MARKS_KEPT);
@@ -589,7 +558,6 @@ export class Checkpoint {
     closeSync(s.fd);
   }
 
-  /** The export completed: the checkpoint it continued (if any) and the staging folder go. */
   finish(): void {
     this.dropStaging();
     if (this.resumed) removeCheckpoint(this.dir);
@@ -623,8 +591,7 @@ export class Checkpoint {
     try {
       const sha256 = syncedSha256(join(staging.base, DATA));
       writeOver(join(staging.base, STATE), this.stateAt(m, sha256));
-      // The complete checkpoint takes the place of any older one of ours; anything else there
-      // (appeared since the start) is left alone, and no checkpoint is kept.
+      // Takes the place of an older checkpoint of ours; anything else there is left alone.
       if (lstatOrUndefined(this.dir) && !removeCheckpoint(this.dir)) {
         this.blockedBy = 'something that is not a checkpoint of yours appeared there, and it is left alone';
         throw new Error('in the way');
@@ -647,7 +614,6 @@ export class Checkpoint {
     }
   }
 
-  /** A resumed export that got no further leaves its checkpoint as it was (if the seam held). */
   private keptAsItWas(): { pages: number; referrals: number } | undefined {
     const kept = this.resumed && existsSync(join(this.dir, STATE)) ? this.resumed : undefined;
     return kept ? { pages: kept.pages, referrals: kept.summary.referrals } : undefined;
@@ -676,7 +642,6 @@ export class Checkpoint {
   }
 }
 
-/** The file's SHA-256, once its bytes are on disk. */
 function syncedSha256(path: string): string {
   const data = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
   const hash = createHash('sha256');
@@ -722,7 +687,6 @@ export class WrittenIdScanner {
   readonly written: WrittenIds = { ids: new IdSet(), numeric: new Set() };
   private readonly csv: boolean;
   private readonly key: string;
-  // CSV state: the header names the column (referral_id), found in record 0
   private inQuotes = false;
   private column = 0;
   private record = 0;
@@ -730,7 +694,6 @@ export class WrittenIdScanner {
   private header: string[] = [];
   private field: number[] = [];
   private value: string | undefined;
-  // JSON state: the unfinished line
   private line = '';
 
   constructor(format: string, rows: string) {
@@ -793,12 +756,9 @@ export class WrittenIdScanner {
     try {
       const id = (JSON.parse(t) as Record<string, unknown> | null)?.[this.key];
       if (typeof id === 'string' || typeof id === 'number') this.add(id);
-    } catch {
-      // not a record line
-    }
+    } catch {}
   }
 
-  /** The last line of JSON, once every chunk is in (NDJSON ends with a newline; JSON does not). */
   end(): void {
     if (!this.csv && this.line !== '') this.jsonLine(this.line);
     this.line = '';

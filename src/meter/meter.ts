@@ -36,15 +36,10 @@ export const FLUSH_EVERY = 25;
 export interface AllowanceView {
   used: number;
   limit: number;
-  /** First success (ISO 8601), or null when none is known. */
   since: string | null;
-  /** since + 7 days: when the sandbox token expires, or null. */
   ends: string | null;
-  /** The server answered 429 sandbox_request_limit_reached (and nothing succeeded since). */
   exhausted: boolean;
-  /** The server answered 401 api_token_expired, or the 7-day window has passed. */
   expired: boolean;
-  /** Present only when the meter file cannot be read: why (the numbers above then count nothing). */
   unreadable?: string;
 }
 
@@ -55,7 +50,6 @@ export class MeterUnusable extends Error {
 
 const uid = () => process.geteuid?.();
 
-/** What is at `path` instead of a meter file, in words ("is a named pipe (FIFO)"). */
 function whatIs(st: Stats): string | undefined {
   if (st.isSymbolicLink()) return 'is a symbolic link (the meter never follows one)';
   if (st.isFIFO()) return 'is a named pipe (FIFO), not a file';
@@ -99,7 +93,6 @@ function openMeter(path: string, flags: number): number {
   return fd;
 }
 
-/** The meter file's text ('' when there is none); MeterUnusable when it cannot be read. */
 function readMeterText(path: string): string {
   let fd: number;
   try {
@@ -142,7 +135,7 @@ export function meterPath(env: NodeJS.ProcessEnv): string {
   return join(configDir(env), METER_FILE);
 }
 
-/** The meter's key of a token at an origin: 32 hex digits of SHA-256, from which no token can be read back. */
+/** 32 hex digits of SHA-256, from which no token can be read back. */
 export function meterKey(origin: string, token: string): string {
   return process
     .getBuiltinModule('node:crypto')
@@ -152,7 +145,6 @@ export function meterKey(origin: string, token: string): string {
     .slice(0, 32);
 }
 
-/** The meter's state of a key; an empty meter when there is no file; MeterUnusable when it cannot be read. */
 export function readState(path: string, key: string): MeterState {
   return foldState(readMeterText(path), key);
 }
@@ -241,7 +233,6 @@ export function appendRecords(path: string, text: string): void {
   }
 }
 
-/** The view of a key, or (when the meter file cannot be read) an empty view that says why. */
 export function readView(path: string, key: string, now: number): AllowanceView {
   try {
     return viewOf(readState(path, key), now);
@@ -251,7 +242,6 @@ export function readView(path: string, key: string, now: number): AllowanceView 
   }
 }
 
-/** "≈1,234 of 2,000 requests used (counted on this machine), window ends ≈ 2026-11-29 08:07 UTC" (the zone is the user's) */
 export function describeView(v: AllowanceView, now: number = Date.now()): string {
   if (v.unreadable)
     return `not known: the allowance meter cannot be read (${v.unreadable}), so nothing is counted on this machine`;
@@ -270,7 +260,6 @@ export function describeView(v: AllowanceView, now: number = Date.now()): string
   return s;
 }
 
-/** Requests left by the meter's count (0 when the server said the allowance is used up). */
 export function leftOf(v: AllowanceView): number {
   return v.exhausted ? 0 : Math.max(0, v.limit - v.used);
 }
@@ -286,11 +275,10 @@ export class Meter {
   private pending = 0;
   private first = 0;
   private last = 0;
-  /** Used before this process appended anything (read at the first flush): for the 80%/95% warnings. */
+  /** Used before this process appended anything: for the 80%/95% warnings. */
   private before: number | undefined;
   private appended = 0;
   private problem: string | undefined;
-  /** Why the meter file is unusable (not a regular file of ours): the meter is off for the run. */
   private offReason: string | undefined;
 
   constructor(
@@ -299,7 +287,7 @@ export class Meter {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** Called with every HTTP answer; returns the meter's view for a 429/401 error block. */
+  /** Returns the meter's view for a 429/401 error block. */
   answer(status: number, code: string | undefined): string | undefined {
     if (status >= 200 && status < 300) {
       if (this.offReason !== undefined) return undefined;
@@ -330,7 +318,6 @@ export class Meter {
     return describeView(view, this.now());
   }
 
-  /** The meter's view now, this process's unwritten successes included; MeterUnusable when it is off. */
   view(): AllowanceView {
     return viewOf(this.read(), this.now(), this.pending);
   }
@@ -374,12 +361,10 @@ export class Meter {
     return crossed === undefined ? undefined : { crossed, view };
   }
 
-  /** Why the meter could not be written, if it could not (shown with --verbose). */
   get failure(): string | undefined {
     return this.problem;
   }
 
-  /** Why the meter is off for this run (its file is not a regular file of yours), if it is. */
   get off(): string | undefined {
     return this.offReason;
   }
