@@ -32,22 +32,16 @@ export interface ApiClientOptions {
   timeoutMs: number;
   /** Server text kept in an error passes through this: the one sanitiser (output/text.ts clean). */
   clean: Clean;
-  /** Trace lines (--verbose) go here; undefined means no trace. */
   trace?: Trace;
-  /** Tries in all for a retryable GET (1 disables retries); the policy's by default. */
+  /** Tries in all for a retryable GET (1 disables retries). */
   maxAttempts?: number;
   baseDelayMs?: number;
-  /** A Retry-After longer than this is not waited for: the error is shown instead. */
   maxRetryAfterMs?: number;
-  /** The clock the back-off waits on (tests inject one that records and returns at once). */
   sleep?: (ms: number) => Promise<void>;
   random?: () => number;
   signal?: AbortSignal | undefined;
-  /** Where HTTPS_PROXY, NO_PROXY and the rest are read (the run's environment). */
   env?: NodeJS.ProcessEnv;
-  /** Largest response body accepted, in bytes. */
   maxBodyBytes?: number;
-  /** Parallel connections per host for concurrent page fetches. */
   maxSockets?: number;
   /** Told every answer's status and error code (the sandbox meter); its text joins the error block. */
   onAnswer?: ((status: number, code: string | undefined) => string | undefined) | undefined;
@@ -57,16 +51,14 @@ export interface ApiRequest {
   method?: string;
   path: string;
   query?: Query | undefined;
-  /** A JSON value to send; serialised here. */
   json?: unknown;
-  /** Raw bytes or text to send as the body, as given (already JSON). */
+  /** Sent as given (already JSON). */
   body?: string | Buffer | undefined;
   headers?: Record<string, string>;
   /** Defaults to true for the policy's methods (GET, HEAD), and is never honoured for others. */
   retry?: boolean;
-  /** Send no Authorization header (none of the API's endpoints want that, but tests do). */
+  /** No Authorization header (tests only). */
   anonymous?: boolean;
-  /** Cancels this request (and its retries) besides the client's own signal. */
   signal?: AbortSignal | undefined;
   /** Leave a 2xx body unparsed (`data` undefined): `imaging api` on non-JSON, pages held as bytes. */
   raw?: boolean;
@@ -78,7 +70,6 @@ export interface AnswerCache {
     path: string,
     url: string,
   ): { bytes: Buffer; headers: IncomingHttpHeaders; ageMs: number } | undefined;
-  /** Offered every answer to a GET it may keep; it keeps what it wants. */
   stage(path: string, url: string, res: ApiResponse<unknown>): void;
 }
 
@@ -86,12 +77,10 @@ export interface ApiResponse<T = unknown> {
   status: number;
   headers: IncomingHttpHeaders;
   data: T;
-  /** The body's bytes as they came (joined on first use). */
   readonly raw: Buffer;
   body: Body;
   url: string;
   requestId: string | undefined;
-  /** Sends this answer took, the first included. */
   attempts: number;
 }
 
@@ -100,7 +89,6 @@ interface Prepared {
   url: string;
   headers: Record<string, string>;
   body: Buffer | undefined;
-  /** Whether the policy may send it again. */
   retry: boolean;
 }
 
@@ -114,7 +102,6 @@ export class ApiClient {
   private readonly transport: Transport;
   private readonly onAnswer: ApiClientOptions['onAnswer'];
   private readonly clean: Clean;
-  /** Set by the reference commands only (`imaging api` and the rest never read or fill it). */
   cache: AnswerCache | undefined;
 
   constructor(options: ApiClientOptions) {
@@ -141,14 +128,13 @@ export class ApiClient {
       env: options.env,
       maxBodyBytes: options.maxBodyBytes ?? 64 * 1024 * 1024,
       maxSockets: options.maxSockets ?? 8,
-      // A success is counted as it arrives, before anything can stop the process (see Transport).
+      // Counted as it arrives, before anything can stop the process.
       answered: (status) => {
         if (status >= 200 && status < 300) this.onAnswer?.(status, undefined);
       },
     });
   }
 
-  /** Requests sent, retries included (the export summary reports it). */
   get requestCount(): number {
     return this.transport.requestCount;
   }
@@ -167,7 +153,6 @@ export class ApiClient {
     return res;
   }
 
-  /** A kept answer as if just received (nothing sent), or undefined when there is none to trust. */
   private fromCache<T>(cache: AnswerCache, path: string, url: string): ApiResponse<T> | undefined {
     const hit = cache.lookup(path, url);
     if (!hit) return undefined;
@@ -239,7 +224,6 @@ export class ApiClient {
     return { method, url, headers, body, retry: retries(this.policy, method, req.retry !== false) };
   }
 
-  /** Sends `p` as try number `first` and on, as long as the policy says to. */
   private async sendTries<T>(req: ApiRequest, p: Prepared, first: number): Promise<ApiResponse<T>> {
     const { method } = p;
     for (let attempt = first; ; attempt++) {
@@ -332,7 +316,6 @@ export class ApiClient {
     if (extraSignal?.aborted) throw abortError(extraSignal);
   }
 
-  /** Closes kept-alive sockets so the process can exit at once. */
   close(): void {
     this.transport.close();
   }
@@ -424,14 +407,12 @@ function notJsonError(
   );
 }
 
-/** A failed send as the policy sees it; undefined for failures that are not the network's (a size cap). */
 function networkOutcome(err: unknown): Outcome | undefined {
   if (err instanceof TimeoutError) return { kind: 'timeout', message: err.message };
   if (err instanceof NetworkError) return { kind: 'network', code: err.code, message: err.message };
   return undefined;
 }
 
-/** The prefix redirects may not leave (see Transport); none for a base URL that is no URL (url() says so). */
 function scopeOf(baseUrl: string): string | undefined {
   try {
     return apiScope(baseUrl);
@@ -440,7 +421,6 @@ function scopeOf(baseUrl: string): string | undefined {
   }
 }
 
-/** An error answer's server text with the token redacted (see redactToken). */
 function redactDetails<D extends Omit<ApiErrorDetails, 'method' | 'url'>>(
   d: D,
   token: string | undefined,

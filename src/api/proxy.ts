@@ -9,14 +9,13 @@ import { isLoopbackHost } from './url.js';
  * (the API's TLS runs inside it). This machine is never proxied, as in Go and gh.
  */
 
-/** The variables that can name a proxy, each lowercase first as curl reads them. */
 const SCHEME_VARIABLES: Record<string, readonly string[]> = {
   'https:': ['https_proxy', 'HTTPS_PROXY'],
   'http:': ['http_proxy', 'HTTP_PROXY'],
 };
 const ALL_VARIABLES = ['all_proxy', 'ALL_PROXY'];
 
-/** Whether any variable names a proxy (an empty value is unset, as for curl): cheap, on every request. */
+/** Whether any variable names a proxy (an empty value is unset, as for curl). */
 export function proxyVariableSet(env: NodeJS.ProcessEnv): boolean {
   return Boolean(
     env.https_proxy || env.HTTPS_PROXY || env.http_proxy || env.HTTP_PROXY || env.all_proxy || env.ALL_PROXY,
@@ -24,19 +23,15 @@ export function proxyVariableSet(env: NodeJS.ProcessEnv): boolean {
 }
 
 export interface ProxyChoice {
-  /** Where the proxy listens, without credentials. */
   url: URL;
   /** `host:port`: all that is ever shown of it. */
   shown: string;
-  /** The variable it came from. */
   variable: string;
-  /** `Basic …` from the URL's user and password, if it has them. */
   authorization: string | undefined;
-  /** The variable's value: the agents' key (never shown). */
+  /** The agents' key (never shown). */
   value: string;
 }
 
-/** The proxy a request to `target` goes through, or undefined to go direct. */
 export function chooseProxy(target: URL, env: NodeJS.ProcessEnv): ProxyChoice | undefined {
   const host = target.hostname.replace(/^\[|\]$/g, '');
   if (isLoopbackHost(host)) return undefined;
@@ -74,9 +69,7 @@ export function bypassed(host: string, port: number, noProxy: string): boolean {
         if (bits === undefined) block.addAddress(address, type);
         else block.addSubnet(address, Number(bits), type);
         if (block.check(host, type)) return true;
-      } catch {
-        // not a prefix length: matches nothing, as in curl
-      }
+      } catch {}
       continue;
     }
     const suffix = pattern

@@ -15,7 +15,6 @@ export interface TransportOptions {
   timeoutMs: number;
   trace?: Trace;
   signal?: AbortSignal | undefined;
-  /** Where HTTPS_PROXY, NO_PROXY and the rest are read (default: this process's environment). */
   env?: NodeJS.ProcessEnv | undefined;
   maxBodyBytes: number;
   maxSockets: number;
@@ -24,10 +23,7 @@ export interface TransportOptions {
    * process at once, and the sandbox meter must have counted the answer by then.
    */
   answered?: (status: number) => void;
-  /**
-   * The URL prefix (origin and path) requests carry the token below: a redirect out of it is not
-   * followed, even on the same origin (another application may be served beside the API).
-   */
+  /** Requests carry the token below this prefix: a redirect out of it is not followed, even on the same origin. */
   scope?: string | undefined;
 }
 
@@ -54,7 +50,6 @@ export class Body {
     if (this.released) throw new CliError('internal: a response body was read after its release');
     return this.parts;
   }
-  /** Gives the buffer back for the next answer to be copied into; the body is not read again. */
   release(): void {
     const store = this.store;
     this.released = true;
@@ -88,7 +83,6 @@ const spareBuffers = {
   },
 };
 
-/** `store` (holding `used` bytes) grown to hold at least `min`: by doubling, up to `max`. */
 function grown(store: Buffer | undefined, used: number, min: number, max: number): Buffer {
   const next = spareBuffers.take(Math.max(min, Math.min(max, (store?.length ?? 0) * 2)));
   store?.copy(next, 0, 0, used);
@@ -107,7 +101,6 @@ class Collected {
     const n = Number(announced);
     this.first = Number.isSafeInteger(n) && n > 0 ? Math.min(n, 4 << 20) : 0;
   }
-  /** False once the answer is larger than `max`. */
   add(chunk: Buffer): boolean {
     this.size += chunk.length;
     if (this.size > this.max) return false;
@@ -121,7 +114,6 @@ class Collected {
   }
 }
 
-/** One request as the client hands it over. */
 interface Outgoing {
   method: string;
   url: string;
@@ -134,7 +126,6 @@ const MAX_REDIRECTS = 5;
 
 export class Transport {
   private agents = new Map<string, HttpAgent>();
-  /** Retries and redirects included. */
   requestCount = 0;
 
   constructor(private readonly opts: TransportOptions) {}
@@ -179,7 +170,6 @@ export class Transport {
     }
   }
 
-  /** The signal, module and agent a request to `url` goes out with. */
   private async route(url: string, extraSignal: AbortSignal | undefined) {
     const signals = [this.opts.signal, extraSignal].filter((s): s is AbortSignal => s !== undefined);
     const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
@@ -197,7 +187,6 @@ export class Transport {
     const { method, url, headers, body } = out;
     const { signal, u, mod, agent } = await this.route(url, out.signal);
     const started = Date.now();
-    // The URL as sent (`.`/`..` segments resolved), which is what the server gets.
     const shown = traceUrl(u.href);
     this.opts.trace?.(requestLine(method, u.href));
     this.requestCount++;
@@ -277,12 +266,10 @@ export class Transport {
     return agent;
   }
 
-  /** The agent of the proxy this URL goes through (HTTPS_PROXY, NO_PROXY…), or undefined to go direct. */
   private async proxyAgentFor(u: URL, env: NodeJS.ProcessEnv): Promise<HttpAgent | undefined> {
     return (await import('./proxy.js')).proxyAgent(u, env, this.agents, this.opts);
   }
 
-  /** Closes kept-alive sockets so the process can exit at once. */
   close(): void {
     for (const agent of this.agents.values()) agent.destroy();
     this.agents.clear();

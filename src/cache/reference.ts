@@ -16,7 +16,6 @@ import type { AnswerCache, ApiResponse } from '../api/client.js';
 import { headerValue } from '../api/transport.js';
 import { privateFolder } from './folder.js';
 
-// node:crypto and node:zlib are loaded when the cache is first used, not at every start.
 const sha256Hex = (text: string) =>
   process.getBuiltinModule('node:crypto').createHash('sha256').update(text).digest('hex');
 const crc32 = (bytes: Uint8Array) => process.getBuiltinModule('node:zlib').crc32(bytes);
@@ -33,7 +32,6 @@ const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 const DAY = 24 * HOUR;
 
-/** API path -> how long its answers are used. */
 export const CACHED_PATHS: Readonly<Record<string, number>> = {
   '/modalities': DAY,
   '/body_parts': DAY,
@@ -46,7 +44,6 @@ const SWEEP_AFTER = DAY + HOUR;
 /** The names this cache makes: only these are swept or cleared; anything else there is left alone. */
 const ENTRY_NAME = /^[0-9a-f]{64}\.json$/;
 const TEMP_NAME = /^\.tmp-\d+-[0-9a-z]*$/;
-/** Ours to delete: one of our names, and a file or a symlink (never a folder, whatever its name). */
 function ownName(dir: string, name: string): 'entry' | 'temp' | undefined {
   const kind = ENTRY_NAME.test(name) ? 'entry' : TEMP_NAME.test(name) ? 'temp' : undefined;
   if (!kind) return undefined;
@@ -57,7 +54,7 @@ function ownName(dir: string, name: string): 'entry' | 'temp' | undefined {
     return undefined;
   }
 }
-/** Larger answers are not kept (reference answers are a few KB; an ICD-10 page of 1,000 ~150 KB). */
+/** Larger answers are not kept. */
 export const MAX_ENTRY_BYTES = 8 * 1024 * 1024;
 /** A clock that went back this far makes an entry "from the future": not used. */
 const SKEW = 5 * MINUTE;
@@ -72,11 +69,10 @@ export interface CachedAnswer {
 
 export interface CacheOptions {
   env: NodeJS.ProcessEnv;
-  /** The API token: only its hash (with the origin) is ever written. */
+  /** Only its hash (with the origin) is ever written. */
   token: string;
   mode: CacheMode;
   now?: () => number;
-  /** --verbose lines. */
   trace?: ((line: string) => void) | undefined;
 }
 
@@ -91,7 +87,6 @@ interface Header {
   crc: number;
 }
 
-/** Whether answers of this API path may be cached at all. */
 export function cacheable(apiPath: string): boolean {
   return Object.hasOwn(CACHED_PATHS, apiPath);
 }
@@ -105,7 +100,6 @@ export class ReferenceCache implements AnswerCache {
     this.now = opts.now ?? Date.now;
   }
 
-  /** The folder, made on first use; undefined when it cannot be trusted (no cache then). */
   private folder(): string | undefined {
     if (this.dir === null) {
       const f = privateFolder(this.opts.env);
@@ -123,7 +117,6 @@ export class ReferenceCache implements AnswerCache {
     return join(dir, `${sha256Hex(`${token}\0${url}`)}.json`);
   }
 
-  /** A fresh answer for `url` of API path `apiPath`, or undefined (then the request is sent). */
   lookup(apiPath: string, url: string): CachedAnswer | undefined {
     if (this.opts.mode !== 'use' || !cacheable(apiPath)) return undefined;
     try {
@@ -146,7 +139,7 @@ export class ReferenceCache implements AnswerCache {
     }
   }
 
-  /** Keeps a 200 answer, to be written by `commit()` once the command has succeeded. */
+  /** Kept until `commit()`, once the command has succeeded. */
   stage(apiPath: string, url: string, res: ApiResponse<unknown>): void {
     if (res.status !== 200 || !cacheable(apiPath)) return;
     const bytes = res.raw;
@@ -181,11 +174,8 @@ export class ReferenceCache implements AnswerCache {
         };
         writeEntry(dir, this.fileOf(dir, s.url, token), header, s.bytes);
       }
-      // By the file system's clock, as mtime is (not the injected one).
       sweep(dir, Date.now());
-    } catch {
-      // A full disk or a folder gone meanwhile: the answer was shown; it is simply not kept.
-    }
+    } catch {}
   }
 }
 
@@ -236,7 +226,6 @@ function readEntry(file: string): { header: Header; body: Buffer } | undefined {
 }
 
 function writeEntry(dir: string, file: string, header: Header, body: Buffer): void {
-  // Random enough not to collide with another run; 'wx' refuses anything already at the name.
   const tmp = join(dir, `.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`);
   let fd: number | undefined = openSync(tmp, 'wx', 0o600);
   try {
@@ -244,8 +233,7 @@ function writeEntry(dir: string, file: string, header: Header, body: Buffer): vo
     writeSync(fd, body);
     closeSync(fd);
     fd = undefined;
-    // Replaces whatever was at the name (a damaged entry, a symlink, another user's file) itself:
-    // rename never follows a symlink.
+    // Replaces whatever was at the name: rename never follows a symlink.
     renameSync(tmp, file);
   } catch (err) {
     if (fd !== undefined) closeSync(fd);
@@ -254,7 +242,6 @@ function writeEntry(dir: string, file: string, header: Header, body: Buffer): vo
   }
 }
 
-/** Deletes entries past every time limit, and temporary files a killed run left (an hour old). */
 function sweep(dir: string, now: number): void {
   for (const name of readdirSync(dir)) {
     const kind = ownName(dir, name);

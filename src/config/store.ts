@@ -112,7 +112,6 @@ export class ConfigStore {
   readonly dir: string;
   readonly path: string;
   private cache: StoredConfig | undefined;
-  /** Tokens read from the OS keychain in this run (each is read once). */
   private readonly keychainTokens = new Map<EnvironmentName, string>();
 
   constructor(private readonly env: NodeJS.ProcessEnv) {
@@ -126,7 +125,6 @@ export class ConfigStore {
     return this.cache;
   }
 
-  /** Reads and checks the file as it is on disk now. */
   private load(): StoredConfig {
     let text: string | undefined;
     try {
@@ -149,8 +147,7 @@ export class ConfigStore {
         'Fix or delete it, then log in again.',
       );
     }
-    // A hand-edited file: its shape is checked here, once, so no command meets a number where
-    // it reads text. The commands that repair it (lenient) get what is usable and rewrite it.
+    // A hand-edited file is checked here, once, so no command meets a number where it reads text.
     const { config, problems } = validateConfig(parsed, this.path);
     const first = problems[0];
     if (first && !this.lenient) {
@@ -168,7 +165,6 @@ export class ConfigStore {
   /** Keys of the wrong shape left out, so what the repairing commands write is whole again. */
   lenient = false;
 
-  /** What a lenient read left out as unusable: said (through `report`) once the repaired config is written. */
   private leftOut: ConfigProblem[] = [];
   private report: ((line: string) => void) | undefined;
 
@@ -178,13 +174,11 @@ export class ConfigStore {
     this.report = report;
   }
 
-  /** The dotted keys the lenient read left out as unusable ('' for the whole file). */
   get unusable(): string[] {
     this.read();
     return this.leftOut.map((p) => p.key);
   }
 
-  /** Says what the write just removed, once. */
   private sayRemoved(): void {
     const removed = this.leftOut;
     this.leftOut = [];
@@ -211,7 +205,7 @@ export class ConfigStore {
     this.updateSync(change);
   }
 
-  /** update(), synchronously: for the one write a request-making command may do (binding an old token to its origin). */
+  /** update(), synchronously: for binding an old token to its origin during a request. */
   updateSync(change: (config: StoredConfig) => void): void {
     let next: StoredConfig;
     try {
@@ -239,14 +233,13 @@ export class ConfigStore {
     this.sayRemoved();
   }
 
-  /** Where the stored token of `env` lives: the OS keychain, the config file, or nowhere. */
   tokenStore(env: EnvironmentName): 'keychain' | 'file' | undefined {
     const s = this.environment(env);
     if (s.token_store === 'keychain') return 'keychain';
     return typeof s.token === 'string' && s.token !== '' ? 'file' : undefined;
   }
 
-  /** The token stored for `env`, if any: the one place a token is read from the store. */
+  /** The one place a token is read from the store. */
   token(env: EnvironmentName): string | undefined {
     const s = this.environment(env);
     if (typeof s.token === 'string' && s.token !== '') return s.token;
@@ -327,7 +320,6 @@ export class ConfigStore {
   }
 }
 
-/** The origin of a base URL (scheme, host and port; default ports left out), as tokens are bound to it. */
 export function originOf(baseUrl: string): string {
   return new URL(baseUrl).origin;
 }
@@ -361,7 +353,6 @@ function pruneEmpty(config: StoredConfig): void {
   if (Object.keys(envs).length === 0) delete config.environments;
 }
 
-/** Shows only the last four characters of a secret. */
 export function maskToken(token: string): string {
   if (token.length <= 8) return '****';
   return `****${token.slice(-4)}`;

@@ -33,7 +33,6 @@ export class AtomicFile {
 
   private constructor(
     private readonly name: string,
-    /** Absolute path of the target (or "standard output"). */
     readonly target: string,
     readonly kind: Kind,
     readonly stream: Writable,
@@ -55,7 +54,7 @@ export class AtomicFile {
     return new CliError(`cannot write ${this.name}: ${reasonOf(err)}`);
   }
 
-  /** Standard output; a regular file or device there is written through the descriptor, so a full disk is an error. */
+  /** A regular file or device there is written through the descriptor, so a full disk is an error. */
   static stdout(stdout: Writable): AtomicFile {
     let st: Stats | undefined;
     try {
@@ -109,7 +108,6 @@ export class AtomicFile {
     return new AtomicFile(target, where.path, 'atomic', temp.stream, temp);
   }
 
-  /** Every byte written and flushed to disk (and renamed into place), or an error naming the target. */
   async commit(): Promise<void> {
     if (this.settled) return;
     if (this.error) throw this.fail();
@@ -169,7 +167,7 @@ export class AtomicFile {
     return err;
   }
 
-  /** Removes the temporary file. Safe to call more than once, and synchronously on exit. */
+  /** Safe to call more than once, and synchronously on exit. */
   discard(): void {
     if (this.settled) return;
     this.settled = true;
@@ -178,7 +176,6 @@ export class AtomicFile {
   }
 }
 
-/** Whether users other than the owner may create or remove names in this folder. */
 export const othersMayWrite = (folder: Stats): boolean =>
   (folder.mode & 0o002) !== 0 || ((folder.mode & 0o020) !== 0 && folder.gid !== process.getegid?.());
 
@@ -193,13 +190,11 @@ export class ForeignEntry extends Error {
   }
 }
 
-/** Throws ForeignEntry when `path` exists, is not ours and sits in a folder others can write to. */
 export function checkShared(path: string, st: Stats): void {
   if (mine(st)) return;
   if (othersMayWrite(statSync(dirname(path)))) throw new ForeignEntry(path, st);
 }
 
-/** The resolved target and what is there now, or the refusal (before any request). */
 function locate(
   target: string,
   abs: string,
@@ -235,7 +230,6 @@ function locate(
   return st ? { where, st } : { where };
 }
 
-/** A device, a FIFO or a descriptor: written as it is, never replaced. */
 async function openDirect(
   target: string,
   where: Resolved,
@@ -314,7 +308,7 @@ function writable(path: string): boolean {
   }
 }
 
-/** Opens a FIFO for writing once a reader is there (checked every 50 ms), or fails when `signal` aborts. */
+/** Opens a FIFO for writing once a reader is there, or fails when `signal` aborts. */
 async function openFifo(
   path: string,
   flags: number,
@@ -365,9 +359,7 @@ function checkDescriptor(target: string, fd: number, st: Stats): void {
 }
 
 export interface Resolved {
-  /** The path with every symlink the rules allow resolved (the last name may not exist). */
   path: string;
-  /** Set when the path names a descriptor in a /proc/PID/fd (or /dev/fd) folder. */
   fd?: number;
 }
 
@@ -423,7 +415,6 @@ export const what = (st: Stats): string =>
             ? 'a socket'
             : 'a device';
 
-/** Linux file systems where no file can be created, by their statfs magic number. */
 const PSEUDO_FS: Record<number, string> = {
   40864: 'proc',
   1650812274: 'sysfs',
@@ -433,7 +424,6 @@ const PSEUDO_FS: Record<number, string> = {
   7377: 'devpts',
 };
 
-/** Why a file cannot be created in `folder`, in words (its permissions, a missing folder, /proc or /sys). */
 export function folderReason(err: unknown, folder: string): string {
   const code = (err as NodeJS.ErrnoException)?.code;
   let kind: string | undefined;
@@ -447,7 +437,6 @@ export function folderReason(err: unknown, folder: string): string {
   return reasonOf(err);
 }
 
-/** The first of `path`'s folders (as given) that exists but is not a folder (`notes.txt` of `notes.txt/x.csv`). */
 export function fileInPath(path: string): string | undefined {
   const parts = dirname(path).split('/');
   for (let i = 1; i <= parts.length; i++) {
@@ -462,7 +451,6 @@ export function fileInPath(path: string): string | undefined {
   return undefined;
 }
 
-/** Whether `path` is an existing folder (following links). */
 export function isFolder(path: string): boolean {
   try {
     return statSync(path).isDirectory();
