@@ -53,13 +53,11 @@ export function parseErrorBody(
   if (str(b.message) === undefined && typeof b.error === 'object' && b.error !== null) {
     details.message = str((b.error as Record<string, unknown>).message);
   }
-  // Items that are not text are shown as compact JSON, cut at a depth and a length: an error answer
-  // keeps its status's exit code however strange its `errors` are.
+  // An error answer keeps its status's exit code however strange its `errors` are.
   const lines: string[] = [];
   if (Array.isArray(b.errors)) {
     for (const e of b.errors.slice(0, MAX_ERROR_ITEMS + 1)) lines.push(sanitise(compactJson(e)));
   } else if (typeof b.errors === 'object' && b.errors !== null) {
-    // Rails-style { field: [messages] }: not the documented shape, but common enough to read.
     for (const [field, msgs] of Object.entries(b.errors as Record<string, unknown>)) {
       for (const m of (Array.isArray(msgs) ? msgs : [msgs]).slice(0, MAX_ERROR_ITEMS + 1))
         lines.push(sanitise(`${field} ${compactJson(m)}`));
@@ -78,11 +76,8 @@ export function parseErrorBody(
   return details;
 }
 
-/** At most this many `errors` items are shown. */
 const MAX_ERROR_ITEMS = 20;
-/** An item is shown to this many characters, then cut with "…". */
 const MAX_ERROR_ITEM_LENGTH = 300;
-/** Nesting below this depth is shown as "…" (the walk never recurses deeper, so no stack overflow). */
 const MAX_ITEM_DEPTH = 8;
 
 /**
@@ -130,7 +125,6 @@ export function parseRetryAfter(value: string | undefined, now = Date.now()): nu
   return Math.max(0, Math.ceil((date - now) / 1000));
 }
 
-/** Server text kept in an error's details: cleaned and on one line, safe wherever it is shown. */
 function oneLine(clean: Clean, text: string): string {
   return clean(text).replace(/\s+/g, ' ').trim();
 }

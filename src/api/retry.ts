@@ -4,11 +4,9 @@ import { InterruptedError } from '../errors.js';
 export const RETRY_POLICY = {
   /** Only idempotent requests are ever sent twice: a POST that timed out may have been done. */
   methods: ['GET', 'HEAD'],
-  /** Answers worth asking again (a server or proxy in trouble, for a moment). */
   statuses: [500, 502, 503, 504],
   /** A 429 is retried only with a Retry-After: the sandbox's weekly allowance is a 429 too. */
   rateLimit: { status: 429, except: ['sandbox_request_limit_reached'], needsRetryAfter: true },
-  /** Connection failures that may pass (errno codes, and the parser's on a cut-short answer). */
   network: [
     'ECONNREFUSED',
     'ECONNRESET',
@@ -21,15 +19,10 @@ export const RETRY_POLICY = {
     'ERR_STREAM_PREMATURE_CLOSE',
     'HPE_INVALID_CONSTANT',
   ],
-  /** No answer within the client's timeout. */
   timeout: true,
-  /** A 2xx whose body is not the JSON it claims (cut short, a proxy's HTML page). */
   malformedBody: true,
-  /** Sends in all for one request, the first included. */
   attempts: 3,
-  /** The first back-off; each next one doubles (with jitter). */
   baseDelayMs: 300,
-  /** A Retry-After longer than this is not waited for: the error is shown instead. */
   maxRetryAfterMs: 60_000,
 } as const;
 
@@ -45,7 +38,6 @@ export interface RetryPolicy {
   maxRetryAfterMs: number;
 }
 
-/** What one send came to, as far as the policy cares. */
 export type Outcome =
   | { kind: 'status'; status: number; code?: string | undefined; retryAfterMs?: number | undefined }
   | { kind: 'network'; code: string | undefined; message: string }
@@ -54,13 +46,10 @@ export type Outcome =
 
 export interface Decision {
   retry: boolean;
-  /** How long to wait before the next send (0 when not retrying). */
   delayMs: number;
-  /** Why, in words for the --verbose trace. */
   why: string;
 }
 
-/** Whether a request may be sent more than once at all. */
 export function retries(policy: RetryPolicy, method: string, asked = true): boolean {
   return asked && policy.methods.includes(method.toUpperCase());
 }
@@ -119,11 +108,9 @@ function describe(outcome: Outcome): string {
   }
 }
 
-/** Waits `ms`; an abort (Ctrl-C) ends the wait as an interrupt. */
 export async function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   if (signal?.aborted) throw new InterruptedError();
   try {
-    // node:timers/promises only when a retry waits (not at every start).
     await process
       .getBuiltinModule('node:timers/promises')
       .setTimeout(ms, undefined, signal ? { signal } : {});

@@ -5,7 +5,6 @@ export type Query = Record<string, QueryValue>;
 
 const API_PREFIX = '/api/v2';
 
-/** Checks a base URL as typed by a user; returns it normalised (no trailing slash, no /api/v2). */
 export function normaliseBaseUrl(input: string, source = 'base URL'): string {
   const given = input.trim();
   // `localhost:4010` parses as a URL whose scheme is "localhost:": say what was meant instead.
@@ -45,7 +44,6 @@ export function normaliseBaseUrl(input: string, source = 'base URL'): string {
   return `${url.protocol}//${url.host}${path}`;
 }
 
-/** Encodes a query the way the API's framework reads arrays: `ids[]=a&ids[]=b`. */
 export function encodeQuery(query: Query | undefined): string {
   if (!query) return '';
   const parts: string[] = [];
@@ -61,7 +59,6 @@ export function encodeQuery(query: Query | undefined): string {
   return parts.join('&');
 }
 
-/** Keeps `[]` readable in keys (Rails accepts both forms); everything else is percent-encoded. */
 function encodeKey(key: string): string {
   return encodeURIComponent(key).replace(/%5B/gi, '[').replace(/%5D/gi, ']');
 }
@@ -101,7 +98,6 @@ export function apiUrl(baseUrl: string, path: string, query?: Query): string {
   return url;
 }
 
-/** The prefix every request of a base URL is sent below: `<base-url>/api/v2`. */
 export function apiScope(baseUrl: string): string {
   return `${normaliseBaseUrl(baseUrl)}${API_PREFIX}`;
 }
@@ -115,7 +111,6 @@ export function outsideScope(url: URL, scope: string): boolean {
   return url.pathname.slice(root.length).split('/').some(isDotSegment);
 }
 
-/** Whether a path segment is `.` or `..` (dots plain or %2e) once a `;…` path parameter is removed. */
 export function isDotSegment(segment: string): boolean {
   const s = (segment.split(';')[0] ?? '').replace(/%2e/gi, '.');
   return s === '.' || s === '..';

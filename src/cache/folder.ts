@@ -11,13 +11,10 @@ import { basename, dirname, isAbsolute, join, normalize, sep } from 'node:path';
 export const CACHE_LEAF = 'reference';
 
 export interface Location {
-  /** Must exist; never created. */
   start: string;
-  /** The levels below it, made if need be. */
   levels: string[];
 }
 
-/** Where the folder would be, or undefined when there is none on this system. */
 export function cacheLocation(
   env: NodeJS.ProcessEnv,
   platform: NodeJS.Platform = process.platform,
@@ -41,7 +38,6 @@ export function cacheLocation(
   return home ? { start: home, levels: ['.cache', 'imaging', leaf] } : undefined;
 }
 
-/** The path of the folder as the user would name it (not resolved, not checked). */
 export function displayPath(where: Location): string {
   return join(where.start, ...where.levels);
 }

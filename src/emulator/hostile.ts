@@ -6,7 +6,6 @@ import type { Socket } from 'node:net';
  * Written as raw bytes: Node's own server refuses control characters in headers.
  */
 
-/** Every kind of character a terminal may act on, and a forged line. */
 export const HOSTILE = [
   '\u001b[31mred\u001b[0m', // SGR colour (ESC [)
   '\u001b]52;c;cHduZWQ=\u0007', // OSC 52: write the clipboard
@@ -33,7 +32,6 @@ export const HOSTILE_REASON = `OK \u001b[2J\u001b]0;pwned\u0007\u001b]52;c;cHduZ
 
 const META_STRINGS = new Set(['current_page', 'next_page', 'prev_page', 'total_count']);
 
-/** The answer with HOSTILE in every string, and pagination meta turned into strings. */
 export function hostileBody(value: unknown, key?: string): unknown {
   if (typeof value === 'string') return value + HOSTILE;
   if (Array.isArray(value)) return value.map((v) => hostileBody(v));
@@ -49,7 +47,6 @@ export function hostileBody(value: unknown, key?: string): unknown {
   return value;
 }
 
-/** Writes a whole HTTP/1.1 answer as bytes and closes the connection. */
 export function writeRawAnswer(
   socket: Socket,
   status: number,

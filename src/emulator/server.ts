@@ -93,12 +93,10 @@ export async function startMockServer(options: MockOptions = {}): Promise<MockSe
   };
 }
 
-/** What every request of one emulator shares. */
 interface Pipeline {
   options: MockOptions;
   state: EmulatorState;
   router: Router;
-  /** Successful API answers per token: the sandbox allowance. */
   used: Map<string, number>;
   port: () => number;
 }
@@ -132,7 +130,6 @@ async function handle(p: Pipeline, req: IncomingMessage, res: ServerResponse): P
   writeReply(res, reply, headers);
 }
 
-/** The reply to a request, or undefined when a fault reset its connection. */
 async function answer(p: Pipeline, c: Ctx, method: string): Promise<Reply | undefined> {
   const { url, req } = c;
   if (url.pathname.startsWith(API)) {
@@ -157,14 +154,12 @@ async function answer(p: Pipeline, c: Ctx, method: string): Promise<Reply | unde
   return match.route.handler(c, p.state);
 }
 
-/** An /api/v2 request past any fault: the Bearer check, the route, the allowance. */
 async function api(p: Pipeline, c: Ctx, method: string): Promise<Reply> {
   authenticate(p, c);
   const match = p.router.match(method, c.url.pathname);
   if (!match) return noRoute(method, c);
   c.params = match.params;
   const reply = await match.route.handler(c, p.state);
-  // Only successful answers count against the sandbox allowance.
   if (reply.status < 400) p.used.set(c.token, (p.used.get(c.token) ?? 0) + 1);
   return reply;
 }
@@ -268,7 +263,6 @@ function faultReply(fault: Exclude<FaultMode, 'reset' | 'slow' | 'truncated'>, r
   }
 }
 
-/** A 200 whose JSON body stops halfway. */
 function truncated(reply: Reply): Reply {
   const text = reply.raw !== undefined ? String(reply.raw) : JSON.stringify(reply.body);
   return {

@@ -10,7 +10,6 @@ import { encoder, type StreamFormat, send, utf8Of } from '../output/write.js';
 import type { PageMark, ResumePoint } from './checkpoint.js';
 import { COLUMNS, csvValue, hasVisitIn, type Row, type RowKind, rowsOf } from './rows.js';
 
-/** An export is written as it comes: any format but a table. */
 export type ExportFormat = StreamFormat;
 
 export interface ExportOptions {
@@ -27,11 +26,9 @@ export interface ExportOptions {
     | undefined;
   onNote?: ((text: string) => void) | undefined;
   bom?: boolean;
-  /** --fields: only these columns (flat rows) or fields (referrals as sent), in this order. */
   fields?: readonly string[] | undefined;
-  /** Continue a checkpoint: its bytes stand in for the header, then pages from `resume.page` (checkpoint.ts). */
+  /** Continue a checkpoint: its bytes stand in for the header, then pages from `resume.page`. */
   resume?: ResumePoint | undefined;
-  /** After each complete page is handed to the output: where it ends (checkpoint.ts). */
   onPage?: ((mark: PageMark) => void) | undefined;
 }
 
@@ -41,9 +38,7 @@ export interface ExportSummary {
   pages: number;
   requests: number;
   seconds: number;
-  /** The API's meta.total_count on page 1, when it sent one. */
   expected: number | undefined;
-  /** Referrals that came again on a later page (same id): written once, counted here. */
   duplicates: number;
 }
 
@@ -129,7 +124,6 @@ function emptySummary(): ExportSummary {
   return { referrals: 0, rows: 0, pages: 0, requests: 0, seconds: 0, expected: undefined, duplicates: 0 };
 }
 
-/** Referrals as sent (JSON, NDJSON) or flat rows: one record a line, a CSV row per record. */
 function exportEncoder(opts: ExportOptions) {
   const columns = opts.fields ?? COLUMNS[opts.rows];
   return encoder(opts.format, {
@@ -143,7 +137,6 @@ function exportEncoder(opts: ExportOptions) {
   });
 }
 
-/** A resumed export's first page: the cost check counts only the pages still to fetch. */
 async function checkResumedCost(opts: ExportOptions, skip: number, page: OrderedPage): Promise<void> {
   const count: unknown = page.meta?.total_count;
   await opts.afterFirstPage?.(
@@ -178,7 +171,6 @@ function encodePage(
   return chunk;
 }
 
-/** The last ids of a page, as a resumed export checks them at the seam (checkpoint.ts). */
 function idsOf(items: unknown[]): string[] {
   const ids: string[] = [];
   for (const r of items.slice(-100)) {

@@ -26,9 +26,7 @@ import { hiddenName } from '../util/hidden-name.js';
  */
 
 const euid = () => process.geteuid?.();
-/** Whether this process's user owns the file (always true where there are no owners). */
 export const mine = (st: Stats): boolean => euid() === undefined || st.uid === euid();
-/** The login name of a user id, or `uid N`. */
 export function userName(uid: number): string {
   try {
     const line = readFileSync('/etc/passwd', 'utf8')
@@ -39,7 +37,6 @@ export function userName(uid: number): string {
   return `uid ${uid}`;
 }
 
-/** Loaded only when a file is written: a lookup that writes nothing never loads node:crypto. */
 const randomHex = () => process.getBuiltinModule('node:crypto').randomBytes(6).toString('hex');
 const same = (a: Stats, b: Stats) => a.ino === b.ino && a.dev === b.dev;
 const fsCall = <T>(fn: (cb: (err: NodeJS.ErrnoException | null, value: T) => void) => void) =>
@@ -88,7 +85,6 @@ export class FdWriter extends Writable {
   }
 }
 
-/** Flushes a folder's entries (a rename) to disk, where the file system can. */
 function syncFolder(folder: string): void {
   let fd: number | undefined;
   try {
@@ -118,7 +114,7 @@ export class TempFile {
     this.unregister = onForcedExit(() => this.discard());
   }
 
-  /** Whether the temporary name still holds the file we opened (someone may rename it in a shared folder). */
+  /** Whether the temporary name still holds our file (someone may rename it in a shared folder). */
   stillOurs(): boolean {
     try {
       return same(lstatSync(this.path), this.inode);
@@ -127,7 +123,6 @@ export class TempFile {
     }
   }
 
-  /** Ends the stream: every byte handed over written and flushed, or the write error. */
   end(): Promise<void> {
     return new Promise<void>((ok, fail) => {
       finished(this.stream, { readable: false }, (err) => (err ? fail(err) : ok()));
@@ -140,7 +135,7 @@ export class TempFile {
     this.commitSync();
   }
 
-  /** Renames the written file to `dest` (the target) and flushes the folder; fails if the name was taken from us. */
+  /** Fails if the name was taken from us. */
   commitSync(dest = this.target): void {
     if (!this.stillOurs())
       throw Object.assign(new Error('the temporary file was moved away by someone else'), { code: 'EMOVED' });
@@ -150,7 +145,7 @@ export class TempFile {
     syncFolder(dirname(dest));
   }
 
-  /** Removes the temporary file (only ours: one moved away is emptied instead). Safe to call again, and on exit. */
+  /** Only ours: one moved away is emptied instead. Safe to call again, and on exit. */
   discard(): void {
     this.unregister();
     if (!this.settled) {
@@ -164,7 +159,6 @@ export class TempFile {
   }
 }
 
-/** Writes `data` to `target` whole or not at all (0600), synchronously. */
 export function writeFileAtomic(target: string, data: string | Buffer): void {
   const temp = new TempFile(target);
   try {
@@ -212,7 +206,6 @@ function unlock(path: string, held: Stats): void {
   } catch {}
 }
 
-/** Removes a lock file whose process no longer runs (or that holds no pid a minute on); true if removed. */
 function holderGone(path: string): boolean {
   try {
     const pid = Number(readFileSync(path, 'utf8'));

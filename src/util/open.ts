@@ -15,16 +15,13 @@ import { pathToFileURL } from 'node:url';
 import { onForcedExit } from './cleanup.js';
 
 export interface OpenResult {
-  /** True only when the opener confirmed: it started and exited 0. */
   opened: boolean;
-  /** Why not, in words, when it did not. */
   reason?: string;
 }
 
 /** How long an opener may take to say it opened the page (xdg-open and open return at once). */
 const CONFIRM_MS = 3000;
 
-/** How long the redirect page is kept for the browser to read, at most (it goes sooner once read). */
 const READ_WAIT_MS = 10_000;
 
 /**
@@ -50,7 +47,6 @@ export async function openInBrowser(url: string, env: NodeJS.ProcessEnv): Promis
   return result;
 }
 
-/** The opener for this machine (its arguments for a given target), or why there is none. */
 function openerFor(env: NodeJS.ProcessEnv): { command: string; args: (target: string) => string[] } | string {
   if (env.BROWSER && env.BROWSER.trim() !== '') return { command: env.BROWSER, args: (t) => [t] };
   if (process.platform === 'darwin') return { command: 'open', args: (t) => [t] };
@@ -62,15 +58,12 @@ function openerFor(env: NodeJS.ProcessEnv): { command: string; args: (target: st
 }
 
 interface RedirectPage {
-  /** The page's file:// URL, for the opener. */
   url: string;
-  /** Resolves once the browser has read the page, or after `maxMs`. */
   read(maxMs: number): Promise<void>;
-  /** Removes the page and its folder (at most once; also done at exit). */
   remove(): void;
 }
 
-/** Writes the page that sends the browser on to `url`: a new 0700 folder of our own, the file 0600, never half-written. */
+/** The page that sends the browser on to `url`: a new 0700 folder of our own, the file 0600. */
 function redirectPage(url: string): RedirectPage {
   const dir = mkdtempSync(join(tmpdir(), 'imaging-open-'));
   const file = join(dir, 'portal.html');
@@ -83,14 +76,10 @@ function redirectPage(url: string): RedirectPage {
     unregister();
     try {
       unlinkSync(file);
-    } catch {
-      // never written, or already gone
-    }
+    } catch {}
     try {
       rmdirSync(dir);
-    } catch {
-      // best effort: nothing of the URL is left in it
-    }
+    } catch {}
   };
   const unregister = onForcedExit(remove, false);
   try {
@@ -128,7 +117,6 @@ function redirectPage(url: string): RedirectPage {
   };
 }
 
-/** Runs the opener; confirmed only when it started and exited 0 within CONFIRM_MS. */
 function runOpener(command: string, args: string[]): Promise<OpenResult> {
   // The command's name only: never its arguments.
   const name = `the browser command "${command}"`;

@@ -1,11 +1,9 @@
 import type { ClientRequest, IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { count } from '../util/plural.js';
 
-/** One POST of a test delivery to a receiver: its status and how long it took to answer. */
 export interface DeliveryResult {
   status?: number;
   statusText?: string;
-  /** Milliseconds from sending to the answer's headers. */
   ms: number;
   error?: string;
   headers?: IncomingHttpHeaders;
@@ -13,9 +11,7 @@ export interface DeliveryResult {
   note?: string;
 }
 
-/** At most this much of a receiver's body is read (and dropped) before the connection is closed. */
 export const MAX_ANSWER_BODY = 64 * 1024;
-/** A body still coming this long after the status line is not waited for (or what is left of --timeout, if less). */
 export const MAX_ANSWER_BODY_MS = 2000;
 
 /**
@@ -39,13 +35,10 @@ export async function deliver(
       method: 'POST',
       headers: Object.fromEntries([...headers, ['Content-Length', String(body.length)]]),
       signal: opts.signal,
-      // Its own connection: it is closed once the answer is read, never kept for another request.
       agent: false,
     });
-    // One deadline for connect + head; the body read below gets what is left of it.
     const deadline = setTimeout(() => {
       if (answered) return;
-      // Said as it is: nothing at all, only interim 1xx answers, or a head that never ended.
       const got = req.socket?.bytesRead ?? 0;
       const why =
         interim > 0
@@ -102,7 +95,6 @@ function drainBody(req: ClientRequest, res: IncomingMessage, waitMs: number): Pr
         ),
       waitMs,
     );
-    // The body is not shown (a receiver's page may be anything): a little is read and dropped.
     res.on('data', (chunk: Buffer) => {
       got += chunk.length;
       if (got > MAX_ANSWER_BODY) finish(`the body is longer than ${MAX_ANSWER_BODY} bytes; closed`);
@@ -123,7 +115,7 @@ function drainBody(req: ClientRequest, res: IncomingMessage, waitMs: number): Pr
   });
 }
 
-/** The request as it goes on the wire (request line, headers, blank line, body): what `webhook verify --request` reads. */
+/** The request as it goes on the wire: what `webhook verify --request` reads. */
 export function rawRequest(url: URL, headers: Array<[string, string]>, body: Buffer): Buffer {
   const lines = [
     `POST ${url.pathname}${url.search} HTTP/1.1`,

@@ -16,11 +16,10 @@ export interface ListenerOptions {
   maxBodyBytes: number;
   /** One deadline for each forward (connect, head and the short body read), not an idle timer. */
   forwardTimeoutMs?: number;
-  /** Host names (a tunnel's), besides this listener's own 127.0.0.1/localhost:PORT, that deliveries may be addressed to. */
+  /** Host names (a tunnel's) deliveries may be addressed to, besides 127.0.0.1/localhost:PORT. */
   allowHosts?: readonly string[];
   now: () => number;
   onDelivery: (d: Delivery) => void;
-  /** Told each request refused for its Host header (the value as sent, possibly empty). */
   onRefusedHost?: (host: string) => void;
 }
 
@@ -29,7 +28,6 @@ export interface Delivery {
   path: string;
   verdict: Verdict;
   duplicate: boolean;
-  /** HTTP status from --forward-to, or an error message. */
   forwarded: number | string | undefined;
   status: number;
 }
@@ -98,7 +96,6 @@ export async function startListener(
   };
 }
 
-/** The answer to a request that is no delivery to this listener, or undefined for one that is. */
 function refusal(
   req: IncomingMessage,
   path: string,
@@ -127,7 +124,6 @@ function refusal(
   return undefined;
 }
 
-/** Verifies one delivery, counts it, forwards it if asked, and says what to answer. */
 async function receive(
   opts: ListenerOptions,
   req: IncomingMessage,
@@ -219,7 +215,6 @@ function readBody(req: IncomingMessage, max: number): Promise<Buffer | undefined
   });
 }
 
-/** How long a forward may take in all, unless the listener is given --timeout. */
 export const FORWARD_TIMEOUT_MS = 10_000;
 
 /**

@@ -104,7 +104,6 @@ function sampleVisit(id: string, startTime: string): Referral['visits'][number] 
   };
 }
 
-/** A new event of the named kind, as the service would send it at `now`. */
 export function sampleEvent(name: EventName, now: Date): Record<string, unknown> {
   const at = now.toISOString();
   const referral = sampleReferral(now);
@@ -180,8 +179,7 @@ function depthOver(value: unknown, limit: number): boolean {
  */
 export function applySet(event: Record<string, unknown>, path: string, raw: string): void {
   const parts = path.split('.');
-  // Deeper than any event of the spec: a limit, so a 5000-level path or value is a usage error,
-  // not a stack overflow in what walks the event afterwards.
+  // Deeper than any event of the spec: a usage error, not a stack overflow later.
   if (parts.length > MAX_SET_DEPTH)
     throw new UsageError(
       `--set: the path has ${parts.length} segments; at most ${MAX_SET_DEPTH} are allowed`,
@@ -239,7 +237,6 @@ export function applySet(event: Record<string, unknown>, path: string, raw: stri
 export function followStatus(event: Record<string, unknown>, setPaths: readonly string[]): void {
   if (!setPaths.includes('status') || typeof event.status !== 'string') return;
   const status = event.status;
-  // A field counts as set when it, or an object holding it, was given.
   const touched = (path: string) => setPaths.some((p) => p === path || path.startsWith(`${p}.`));
   const changes = event.changes as { status?: unknown } | undefined;
   if (!touched('changes.status.1') && Array.isArray(changes?.status) && changes.status.length === 2)
