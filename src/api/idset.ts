@@ -13,7 +13,6 @@ export class IdSet {
     return this.lower.size + this.upper.size + this.other.size;
   }
 
-  /** Adds `id`; returns false when it was there already. */
   add(id: string): boolean {
     const table = this.parse(id);
     if (table) return table.add(this.words);
@@ -27,7 +26,6 @@ export class IdSet {
     return table ? table.has(this.words) : this.other.has(id);
   }
 
-  /** Fills `words` with the UUID's 128 bits and returns its table, or undefined for other ids. */
   private parse(id: string): UuidTable | undefined {
     if (id.length !== 36) return undefined;
     let lower = false;

@@ -17,7 +17,6 @@ export function kindOf(value: unknown): string {
 
 const at = (where: string, field: string) => (where ? `${where}: ${field}` : field);
 
-/** A value shown as text: a string, number or true/false (or absent). */
 export function expectText(value: unknown, where: string, field: string): void {
   if (value === undefined || value === null) return;
   const t = typeof value;
@@ -25,20 +24,17 @@ export function expectText(value: unknown, where: string, field: string): void {
   throw new UnreadableAnswerError(`${at(where, field)} is ${kindOf(value)}, not text`);
 }
 
-/** An enumeration value (a status, contrast, laterality): a string (or absent). */
 export function expectString(value: unknown, where: string, field: string): void {
   if (value === undefined || value === null || typeof value === 'string') return;
   throw new UnreadableAnswerError(`${at(where, field)} is ${kindOf(value)}, not text`);
 }
 
-/** A nested record (or absent). */
 export function expectObject(value: unknown, where: string, field: string): Record<string, unknown> {
   if (value === undefined || value === null) return {};
   if (typeof value === 'object' && !Array.isArray(value)) return value as Record<string, unknown>;
   throw new UnreadableAnswerError(`${at(where, field)} is ${kindOf(value)}, not an object`);
 }
 
-/** A list of records (or absent); each item must be an object. */
 export function expectRecords(value: unknown, where: string, field: string): Record<string, unknown>[] {
   if (value === undefined || value === null) return [];
   if (!Array.isArray(value))
@@ -52,12 +48,10 @@ export function expectRecords(value: unknown, where: string, field: string): Rec
   return value as Record<string, unknown>[];
 }
 
-/** Each field of `record` named in `fields` is text. */
 export function expectTexts(record: Record<string, unknown>, where: string, fields: readonly string[]): void {
   for (const f of fields) expectText(record[f], where, f);
 }
 
-/** Items of a list answer that a table shows: each must be an object. */
 export function checkListItems(items: readonly unknown[], noun: string): void {
   items.forEach((item, i) => {
     if (typeof item !== 'object' || item === null || Array.isArray(item))
@@ -65,7 +59,7 @@ export function checkListItems(items: readonly unknown[], noun: string): void {
   });
 }
 
-/** Runs a check or a renderer on an answer; a shape problem found there carries the answer's request id. */
+/** Runs a check or a renderer; a shape problem found there carries the answer's request id. */
 export function readingAnswer<T>(requestId: string | undefined, read: () => T): T {
   try {
     return read();

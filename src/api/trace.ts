@@ -1,6 +1,5 @@
 /** The --verbose trace lines, and the redaction that keeps patient data out of them. */
 
-/** Where trace lines go; undefined means no trace. */
 export type Trace = ((line: string) => void) | undefined;
 
 /** `> GET https://…/api/v2/referrals?page=2&per_page=100` */
@@ -52,7 +51,6 @@ export function traceUrl(url: string): string {
   return `${u.origin}${u.pathname}?${parts.join('&')}`;
 }
 
-/** What a token echoed by a server is shown as. */
 export const REDACTED_TOKEN = '[redacted token]';
 
 /**

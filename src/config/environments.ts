@@ -3,7 +3,6 @@ import { UsageError } from '../errors.js';
 export const ENVIRONMENTS = ['sandbox', 'production', 'local'] as const;
 export type EnvironmentName = (typeof ENVIRONMENTS)[number];
 
-/** Where `imaging mock` listens by default; the `local` environment points here. */
 export const LOCAL_BASE_URL = 'http://127.0.0.1:4010';
 
 /** The emulator's documented token, no secret: `local` uses it when none is configured. */

@@ -11,7 +11,6 @@ import { join } from 'node:path';
 const SERVICE = 'imaging';
 export const KEYCHAIN_TIMEOUT_MS = 3000;
 
-/** No keychain took the call: none on this machine, none reachable, or none answered in time. */
 export class KeychainUnavailable extends Error {
   constructor(
     readonly reason: string,
@@ -75,23 +74,19 @@ function call(op: 'get' | 'set' | 'delete', account: string, env: NodeJS.Process
   return answer.value;
 }
 
-/** The account a token is kept under: the environment and the origin it belongs to. */
 export function keychainAccount(env: string, origin: string | undefined): string {
   return origin ? `${env} ${origin}` : env;
 }
 
-/** Stores the token; throws KeychainUnavailable when no keychain takes it. */
 export function keychainStore(account: string, token: string, env: NodeJS.ProcessEnv): void {
   call('set', account, env, token);
 }
 
-/** The stored token, or null when the keychain has none under that account. */
 export function keychainRead(account: string, env: NodeJS.ProcessEnv): string | null {
   const value = call('get', account, env);
   return typeof value === 'string' ? value : null;
 }
 
-/** Removes the token; false when there was none. */
 export function keychainRemove(account: string, env: NodeJS.ProcessEnv): boolean {
   return call('delete', account, env) === true;
 }

@@ -4,7 +4,6 @@ import { join } from 'node:path';
 export function configDir(env: NodeJS.ProcessEnv, platform: NodeJS.Platform = process.platform): string {
   const explicit = env.IMAGING_CONFIG_DIR;
   if (explicit && explicit.trim() !== '') return explicit;
-  // node:os only when neither is set (as os.homedir() would answer from HOME first anyway).
   const home = env.HOME || env.USERPROFILE || process.getBuiltinModule('node:os').homedir();
   if (platform === 'darwin') return join(home, 'Library', 'Preferences', 'imaging');
   if (platform === 'win32') {

@@ -7,9 +7,7 @@ export interface EnvironmentSettings {
   token?: string;
   /** The origin (scheme, host, port) the token was stored for; it is sent nowhere else. */
   token_origin?: string;
-  /** Set when the token is kept in the OS keychain instead of in `token`. */
   token_store?: 'keychain';
-  /** Paths the API does not publish, set per environment (`config set path.payments …`). */
   paths?: { payments?: string; notifications?: string };
 }
 
@@ -18,9 +16,8 @@ export interface StoredConfig {
   environments?: Partial<Record<EnvironmentName, EnvironmentSettings>>;
 }
 
-/** One thing wrong in a hand-edited config file: which key, what is wrong, what to run. */
 export interface ConfigProblem {
-  /** The dotted key (`environments.sandbox.token`), or '' for the whole file. */
+  /** '' for the whole file. */
   key: string;
   problem: string;
   fix: string;
@@ -89,7 +86,6 @@ export function validateConfig(
   return { config: config as StoredConfig, problems };
 }
 
-/** One environment's settings with the keys of a wrong shape left out, or undefined for none. */
 function checkEnvironment(
   name: EnvironmentName,
   settings: unknown,
@@ -193,7 +189,6 @@ function checkPaths(
   return paths;
 }
 
-/** What is wrong with a value that must be text `check` accepts, or undefined. */
 function textProblem(
   v: unknown,
   what: string,

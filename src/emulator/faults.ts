@@ -17,9 +17,7 @@ export interface Fault {
   mode: FaultMode;
   count: number;
   after: number;
-  /** Only requests whose path starts with this (default: every /api/v2 request). */
   path: string | undefined;
-  /** Matching requests seen so far. */
   seen: number;
 }
 
@@ -40,7 +38,6 @@ export function parseFault(spec: string, path?: string): Fault {
 
 export class FaultPlan {
   readonly faults: Fault[] = [];
-  /** Faults actually injected, by mode. */
   readonly injected: Record<string, number> = {};
 
   add(f: Fault): void {
@@ -51,7 +48,7 @@ export class FaultPlan {
     this.faults.length = 0;
   }
 
-  /** The fault for this request, if one applies now. Every matching fault counts the request. */
+  /** Every matching fault counts the request. */
   next(path: string): FaultMode | undefined {
     let hit: FaultMode | undefined;
     for (const f of this.faults) {

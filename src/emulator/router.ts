@@ -36,5 +36,4 @@ function split(path: string): string[] {
   return (path.replace(/\/+$/, '') || '/').split('/');
 }
 
-/** A route table entry. */
 export const route = (method: string, path: string, handler: Handler): Route => ({ method, path, handler });

@@ -8,5 +8,4 @@ export const MOCK_TOKENS = {
   disabled: 'mock-disabled',
 } as const;
 
-/** Any token with this prefix is accepted (one allowance counter per token). */
 export const MOCK_TOKEN_PREFIX = 'mock-';

@@ -6,12 +6,9 @@ import { DEFAULT_HEADERS, type DigestEncoding, signatureHeaderValue } from '../w
 /** Outbound webhooks, signed as the spec says, retried with the same event_id, logged for /__mock/deliveries. */
 
 export interface WebhookConfig {
-  /** The group's configured webhook_url (api_credentials). */
   url?: string | undefined;
-  /** The signing secret's key bytes. */
   key?: Buffer | undefined;
   encoding: DigestEncoding;
-  /** First retry delay; doubles each time. */
   retryDelayMs: number;
   maxAttempts: number;
 }
@@ -106,7 +103,6 @@ export class WebhookSender {
     if (this.pending === 0) for (const w of this.idleWaiters.splice(0)) w();
   }
 
-  /** Resolves when every delivery has succeeded or used up its attempts. */
   idle(): Promise<void> {
     return this.pending === 0 ? Promise.resolve() : new Promise((r) => this.idleWaiters.push(r));
   }
@@ -146,7 +142,7 @@ function post(url: string, headers: Record<string, string>, body: Buffer): Promi
   });
 }
 
-/** The next visit status along the usual path (the spec lists no transitions: this is the emulator's). */
+/** The next visit status along the usual path (the spec lists no transitions). */
 const PATH: readonly string[] = VISIT_STATUSES.filter((v) => v !== 'exam_not_completed' && v !== 'canceled');
 
 export function nextVisitStatus(current: string): string {

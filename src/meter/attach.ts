@@ -3,7 +3,6 @@ import { describeView, Meter, meterKey, meterPath } from './meter.js';
 
 export type { Meter };
 
-/** What the meter needs of a command's context (the Context is one). */
 export interface MeterHost {
   readonly env: NodeJS.ProcessEnv;
   readonly globals: { readonly verbose?: boolean | undefined };
@@ -29,7 +28,6 @@ export function sandboxMeter(
   }
 }
 
-/** At the end of a command: writes what the meters hold and warns when this run crossed 80% or 95%. */
 export function settleMeters(ctx: MeterHost, meters: Iterable<Meter>): void {
   for (const meter of meters) {
     try {
@@ -52,8 +50,6 @@ export function settleMeters(ctx: MeterHost, meters: Iterable<Meter>): void {
         ctx.note(
           `Note: the allowance meter could not be updated (${meter.failure}); this run's requests were not counted.`,
         );
-    } catch {
-      // The meter never fails a command.
-    }
+    } catch {}
   }
 }

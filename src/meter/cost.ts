@@ -58,7 +58,6 @@ export async function checkCost(ctx: Context, remaining: number | undefined, wha
     ok = await (await ctx.prompter()).confirm(`${share(sentence)}. Continue?`);
   } catch (err) {
     // Ctrl-C at the question: the prompt line is ended, so the stop message starts a line of its own.
-    // (A signal sent with kill ends the question through ctx.signal, and readline ends the line.)
     if (err instanceof InterruptedError && !ctx.signal.aborted) ctx.note('');
     throw err;
   }
@@ -70,7 +69,6 @@ export async function checkCost(ctx: Context, remaining: number | undefined, wha
     );
 }
 
-/** Pages after page 1, from its meta: total_pages, else total_count over page 1's size. */
 export function remainingAfterFirst(
   totalPages: unknown,
   totalCount: unknown,

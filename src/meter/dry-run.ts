@@ -32,7 +32,6 @@ export async function dryRun(
   if (totalPages === undefined && total !== undefined && (list.items.length > 0 || skip > 0))
     totalPages = Math.max(1, Math.ceil(total / (skip > 0 ? perPage : list.items.length)));
   if (totalPages === undefined && list.items.length === 0 && !meta) totalPages = skip + 1;
-  // What is still to fetch: every page, or (resuming) the pages after the checkpoint's.
   const referrals = total === undefined ? undefined : Math.max(0, total - (survey ? survey.referrals : 0));
   const pages = totalPages === undefined ? undefined : Math.max(0, totalPages - skip);
   const requests = pages === undefined ? undefined : Math.max(1, pages);
@@ -82,7 +81,6 @@ export async function dryRun(
   if (view) {
     const left = leftOf(view);
     ctx.out.line(`Sandbox allowance: ${describeView(view, ctx.now().getTime())}; ≈${num(left)} left.`);
-    // The run checks after its first page what comes after it against what is left then: the same as this.
     if (requests !== undefined && requests > left)
       ctx.out.line(
         `That is more than is left: the ${survey ? 'resumed export' : 'export'} would stop with exit 6 after page ${first} unless given --yes.`,

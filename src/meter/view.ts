@@ -2,7 +2,6 @@ import { normaliseBaseUrl } from '../api/url.js';
 import type { Context } from '../context.js';
 import { type AllowanceView, meterKey, meterPath, readView } from './meter.js';
 
-/** What the meter knows of a sandbox token at a base URL (null without either); sends nothing. */
 export function allowanceOf(
   ctx: Context,
   baseUrl: string | undefined,

@@ -15,16 +15,13 @@ export function onForcedExit(task: () => void, unfinished = true): () => void {
   return () => tasks.delete(task);
 }
 
-/** Runs and forgets every pending task; returns how many stood for unfinished work. */
 export function runForcedExitTasks(): number {
   const pending = [...tasks];
   tasks.clear();
   for (const [t] of pending) {
     try {
       t();
-    } catch {
-      // best effort: the process is going away
-    }
+    } catch {}
   }
   return pending.filter(([, unfinished]) => unfinished).length;
 }

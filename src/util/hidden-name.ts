@@ -1,7 +1,5 @@
-/** The longest file name (one path component) in bytes, on every file system imaging writes to. */
 export const NAME_MAX = 255;
 
-/** Bytes of a short prefix of the target's name kept in a shortened hidden name, for a person to recognise. */
 const PREFIX_BYTES = 40;
 
 /**
@@ -20,7 +18,6 @@ export function hiddenName(name: string, suffix: string): string {
   return `.${prefixBytes(name, PREFIX_BYTES)}~${hash}${suffix}`;
 }
 
-/** The longest prefix of `text` of at most `max` UTF-8 bytes that ends between two characters. */
 function prefixBytes(text: string, max: number): string {
   let out = '';
   let bytes = 0;

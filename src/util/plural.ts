@@ -1,4 +1,3 @@
-/** `1 item`, `2 items`, `37,804 items`: a count with its noun in the right number, digits grouped. */
 export function count(n: number, one: string, many = `${one}s`): string {
   return `${num(n)} ${n === 1 ? one : many}`;
 }
@@ -12,7 +11,6 @@ export function num(n: number): string {
   return n < 0 || Object.is(n, -0) ? `-${out}` : out;
 }
 
-/** A count the server sent, kept only when it is a whole number ≥ 0 (meta is the server's text). */
 export function whole(v: unknown): number | undefined {
   return typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? v : undefined;
 }

@@ -9,7 +9,6 @@ let tuned = false;
 export function tuneHeapForStreaming(): void {
   if (tuned) return;
   tuned = true;
-  // Loaded here, not at start: the other commands never need them.
   const { getHeapSpaceStatistics, setFlagsFromString } = process.getBuiltinModule('node:v8');
   const { PerformanceObserver } = process.getBuiltinModule('node:perf_hooks');
   setFlagsFromString('--heap-growing-percent=10');

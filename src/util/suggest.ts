@@ -1,4 +1,3 @@
-/** Edit distance (insert, delete, replace, swap two neighbours): how far a typo is from a word. */
 export function distance(a: string, b: string): number {
   const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => [i, ...new Array(b.length).fill(0)]);
   for (let j = 1; j <= b.length; j++) d[0]![j] = j;

@@ -23,7 +23,6 @@ export function peopleTime(
   try {
     format = new Intl.DateTimeFormat('en-US', { ...fields, timeZone: opts.timeZone || undefined });
   } catch {
-    // An unknown TZ name: the system's zone rather than a failure.
     format = new Intl.DateTimeFormat('en-US', fields);
   }
   const p: Record<string, string> = {};

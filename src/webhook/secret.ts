@@ -10,7 +10,6 @@ export type SecretFormat = 'raw' | 'base64';
 /** The signing key, and what was noticed about it. Its text is never printed. */
 export interface Secret {
   key: Buffer;
-  /** The secret as given (after the trailing-newline rule), for diagnosing a mismatch. */
   text: string;
   format: SecretFormat;
   source: string;
@@ -66,7 +65,6 @@ export function parseSecretFormat(value: string | undefined): SecretFormat {
   );
 }
 
-/** raw: the secret's UTF-8 bytes; base64: decoded, with an optional whsec_ prefix. */
 export function secretKey(text: string, format: SecretFormat): Buffer {
   if (format === 'raw') return Buffer.from(text, 'utf8');
   const b64 = text.trim().replace(/^whsec_/, '');

@@ -2,8 +2,6 @@ import type { ApiClient, ApiResponse } from '../client.js';
 import type { BodyPart, CptMapping, Icd10Code, Modality } from '../types.js';
 import type { ListEndpoint } from './list.js';
 
-/** The reference data: short lists, one request each (ICD-10 is paged). */
-
 export const MODALITIES_PATH = '/modalities';
 export const BODY_PARTS_PATH = '/body_parts';
 export const CPT_CODES_PATH = '/cpt_codes';
@@ -28,7 +26,6 @@ export function listBodyParts(
   });
 }
 
-/** Every procedure mapping of one exact CPT code. */
 export function cptMappings(
   client: ApiClient,
   code: string,

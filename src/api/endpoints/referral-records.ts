@@ -48,7 +48,6 @@ export function checkRecordPath(kind: RecordKind, value: unknown): string {
   return v;
 }
 
-/** The path of one referral's records: the configured one, else the default. */
 export function recordPath(kind: RecordKind, id: string, configured?: string): string {
   const template = configured ? checkRecordPath(kind, configured) : DEFAULT_RECORD_PATHS[kind];
   return template.replace('{id}', encodeURIComponent(id));

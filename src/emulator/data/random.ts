@@ -12,7 +12,6 @@ export function rng(seed: number): () => number {
 
 const HEX = '0123456789abcdef';
 
-/** A UUID (v4 layout) drawn from the PRNG, one hex digit a draw. */
 export function uuidFrom(rand: () => number): string {
   let h = '';
   for (let i = 0; i < 32; i++) {

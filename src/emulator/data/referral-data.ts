@@ -140,7 +140,6 @@ const PATIENT_SYSTEM = 'urn:partner-imaging:patient-id';
 export class ReferralStore {
   private readonly ids: string[] = [];
   private readonly index = new Map<string, number>();
-  /** Referrals created through POST, and any whose visits the emulator advanced. */
   private readonly overrides = new Map<string, Referral>();
   private readonly created: Referral[] = [];
 
@@ -161,7 +160,6 @@ export class ReferralStore {
     return this.count + this.created.length;
   }
 
-  /** The referral at a list position (generated ones first, then created ones). */
   at(i: number): Referral {
     if (i < this.count) {
       const id = this.ids[i]!;
@@ -219,7 +217,6 @@ export class ReferralStore {
   }
 }
 
-/** A visit's location before a center is booked: every field null (generated and created visits alike). */
 export function noLocation(): Visit['location'] {
   return {
     id: null,
@@ -233,7 +230,6 @@ export function noLocation(): Visit['location'] {
   };
 }
 
-/** A referral's visits: none for every ninth, else one to three, each with its procedures. */
 function generateVisits(
   rand: () => number,
   u: () => string,
@@ -278,7 +274,6 @@ function generateVisits(
   return visits;
 }
 
-/** A visit's procedures: the first is the visit's mapping, the others of the same modality. */
 function generateProcedures(
   rand: () => number,
   ref: ReferenceData,

@@ -12,7 +12,6 @@ import { envelope, invalid, jsonBody, notFound } from '../reply.js';
 import { route } from '../router.js';
 import type { Ctx, EmulatorState, Reply } from '../types.js';
 
-/** Referral list (object or bare-array shape), read by id, and create. */
 export const routes = [
   route('GET', '/api/v2/referrals', (c, s) => {
     const { referrals, options } = s;
@@ -64,7 +63,6 @@ export const routes = [
     }
     if (errors.length === 0) errors.push(...checkReferences(inner, sources(s)));
     if (errors.length > 0) return invalid(c, errors);
-    // What the payload sets, and nothing borrowed from another referral (referral-input.ts).
     const reference = `R-${String(900000 + referrals.total).padStart(6, '0')}`;
     const created = createdReferral(inner, uuidFrom(s.idRand), reference, sources(s));
     referrals.add(created);

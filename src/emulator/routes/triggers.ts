@@ -19,7 +19,6 @@ export const routes = [
       visit.status = typeof input.status === 'string' ? input.status : nextVisitStatus(previous);
       s.referrals.put(updated);
       const status = [previous, visit.status];
-      // The visit advances whether or not a webhook URL is set; the event is sent only when one is.
       if (!s.webhooks.configured)
         return { status: 200, body: { event_id: null, url: null, signed: false, status } };
       const sent = s.webhooks.send({
@@ -62,7 +61,6 @@ export const routes = [
     }),
   ),
 
-  // Auto-book results go to the webhook_url given with the request when there is one.
   route('POST', '/__mock/referrals/:id/auto_book', (c, s) =>
     withReferral(c, s, 'per-request', (referral, input, now, perRequest) => {
       const updated = structuredClone(referral);
@@ -94,7 +92,6 @@ export const routes = [
 function withReferral(
   c: Ctx,
   s: EmulatorState,
-  /** optional: the change happens without a URL (nothing sent); per-request: a webhook_url in the body will do. */
   needsUrl: 'optional' | 'required' | 'per-request',
   fn: (
     referral: Referral,
