@@ -26,7 +26,7 @@ import { apiScope, apiUrl, isLoopbackHost, type Query } from './url.js';
 
 /** What a command talks to: URL join, auth, the JSON answer, the error envelope -> ApiError. */
 
-export interface ApiClientOptions {
+interface ApiClientOptions {
   baseUrl: string;
   token?: string | undefined;
   timeoutMs: number;
@@ -322,7 +322,7 @@ export class ApiClient {
 }
 
 /** The token travels only over https, or over plain http to this machine. */
-export function assertTokenTransport(url: string): void {
+function assertTokenTransport(url: string): void {
   const u = new URL(url);
   if (u.protocol === 'http:' && !isLoopbackHost(u.hostname)) {
     throw new UsageError(

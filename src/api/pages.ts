@@ -19,7 +19,7 @@ export interface PageMeta {
   total_count?: number;
 }
 
-export interface ListPage<T> {
+interface ListPage<T> {
   items: T[];
   meta: PageMeta | undefined;
   key: string | undefined;
@@ -67,7 +67,7 @@ export function nextPageFrom(meta: PageMeta | undefined, page: number): number |
 }
 
 /** No page walk ever requests more pages than this (1,000,000 records at 100 a page). */
-export const MAX_PAGES = 10_000;
+const MAX_PAGES = 10_000;
 /** Without total_pages / total_count to go by, a walk stops here (100,000 records at 100 a page). */
 export const MAX_PAGES_WITHOUT_TOTAL = 1_000;
 
@@ -296,7 +296,7 @@ async function* followPages<P extends ListPage<unknown>>(
 /** Per-page size asked for with --all when the user gave none (the API publishes no maximum). */
 export const ALL_PER_PAGE = 100;
 
-export interface PageRequest {
+interface PageRequest {
   path: string;
   query?: Query;
   key?: string;
@@ -318,7 +318,7 @@ export async function readPage<T = Record<string, unknown>>(
   };
 }
 
-export interface OrderedWalkOptions {
+interface OrderedWalkOptions {
   path: string;
   key?: string | undefined;
   requireIds?: boolean | undefined;

@@ -22,7 +22,7 @@ export function proxyVariableSet(env: NodeJS.ProcessEnv): boolean {
   );
 }
 
-export interface ProxyChoice {
+interface ProxyChoice {
   url: URL;
   /** `host:port`: all that is ever shown of it. */
   shown: string;

@@ -17,7 +17,7 @@ export function kindOf(value: unknown): string {
 
 const at = (where: string, field: string) => (where ? `${where}: ${field}` : field);
 
-export function expectText(value: unknown, where: string, field: string): void {
+function expectText(value: unknown, where: string, field: string): void {
   if (value === undefined || value === null) return;
   const t = typeof value;
   if (t === 'string' || t === 'number' || t === 'boolean') return;

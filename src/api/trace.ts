@@ -51,7 +51,7 @@ export function traceUrl(url: string): string {
   return `${u.origin}${u.pathname}?${parts.join('&')}`;
 }
 
-export const REDACTED_TOKEN = '[redacted token]';
+const REDACTED_TOKEN = '[redacted token]';
 
 /**
  * Server text with the token replaced, as sent and percent-encoded. A token under 8 characters is

@@ -11,7 +11,7 @@ import { isLoopbackHost, outsideScope } from './url.js';
  * JSON or retries. Built on node:http rather than undici, whose import alone outweighs a lookup.
  */
 
-export interface TransportOptions {
+interface TransportOptions {
   timeoutMs: number;
   trace?: Trace;
   signal?: AbortSignal | undefined;

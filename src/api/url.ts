@@ -1,6 +1,6 @@
 import { UsageError } from '../errors.js';
 
-export type QueryValue = string | number | boolean | null | undefined | ReadonlyArray<string | number>;
+type QueryValue = string | number | boolean | null | undefined | ReadonlyArray<string | number>;
 export type Query = Record<string, QueryValue>;
 
 const API_PREFIX = '/api/v2';

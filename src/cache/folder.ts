@@ -8,7 +8,7 @@ import { basename, dirname, isAbsolute, join, normalize, sep } from 'node:path';
  * here are made one at a time, 0700, each checked with lstat.
  */
 
-export const CACHE_LEAF = 'reference';
+const CACHE_LEAF = 'reference';
 
 export interface Location {
   start: string;
@@ -44,7 +44,7 @@ export function displayPath(where: Location): string {
 
 const STICKY = 0o1000;
 
-export type Folder = { dir: string } | { problem: string; missing?: true };
+type Folder = { dir: string } | { problem: string; missing?: true };
 
 /** The private folder, made with `create`, or why it cannot be used. */
 export function privateFolder(env: NodeJS.ProcessEnv, create = true, leaf = CACHE_LEAF): Folder {

@@ -32,7 +32,7 @@ const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 const DAY = 24 * HOUR;
 
-export const CACHED_PATHS: Readonly<Record<string, number>> = {
+const CACHED_PATHS: Readonly<Record<string, number>> = {
   '/modalities': DAY,
   '/body_parts': DAY,
   '/cpt_codes': DAY,
@@ -55,19 +55,19 @@ function ownName(dir: string, name: string): 'entry' | 'temp' | undefined {
   }
 }
 /** Larger answers are not kept. */
-export const MAX_ENTRY_BYTES = 8 * 1024 * 1024;
+const MAX_ENTRY_BYTES = 8 * 1024 * 1024;
 /** A clock that went back this far makes an entry "from the future": not used. */
 const SKEW = 5 * MINUTE;
 
-export type CacheMode = 'use' | 'refresh';
+type CacheMode = 'use' | 'refresh';
 
-export interface CachedAnswer {
+interface CachedAnswer {
   bytes: Buffer;
   headers: IncomingHttpHeaders;
   ageMs: number;
 }
 
-export interface CacheOptions {
+interface CacheOptions {
   env: NodeJS.ProcessEnv;
   /** Only its hash (with the origin) is ever written. */
   token: string;

@@ -3,13 +3,13 @@ import { UsageError } from '../errors.js';
 export const ENVIRONMENTS = ['sandbox', 'production', 'local'] as const;
 export type EnvironmentName = (typeof ENVIRONMENTS)[number];
 
-export const LOCAL_BASE_URL = 'http://127.0.0.1:4010';
+const LOCAL_BASE_URL = 'http://127.0.0.1:4010';
 
 /** The emulator's documented token, no secret: `local` uses it when none is configured. */
 export const MOCK_TOKEN = 'mock-token';
 
 /** No real token starts so: these may go to a loopback port any local user could have bound. */
-export const EMULATOR_TOKEN_PREFIX = 'mock-';
+const EMULATOR_TOKEN_PREFIX = 'mock-';
 
 export function isEmulatorToken(token: string): boolean {
   return token.startsWith(EMULATOR_TOKEN_PREFIX);

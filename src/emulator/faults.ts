@@ -1,17 +1,7 @@
 /** Fault injection: `--fault MODE[:COUNT][@AFTER]` lets AFTER API requests through, then hits COUNT (`*`: all). */
 
-export const FAULT_MODES = ['500', '502', 'reset', 'slow', 'truncated', '429', '401'] as const;
+const FAULT_MODES = ['500', '502', 'reset', 'slow', 'truncated', '429', '401'] as const;
 export type FaultMode = (typeof FAULT_MODES)[number];
-
-export const FAULT_HELP: Record<FaultMode, string> = {
-  '500': '500 internal_error in the spec envelope',
-  '502': '502 with an HTML page, as a proxy sends',
-  reset: 'the connection is reset before any answer',
-  slow: 'the answer comes after --fault-delay-ms (default 15000), longer than a client timeout',
-  truncated: 'a 200 whose JSON body stops halfway',
-  '429': '429 rate_limited with Retry-After: 1 (a rate, not the sandbox quota)',
-  '401': '401 api_token_expired: the token expires mid-run',
-};
 
 export interface Fault {
   mode: FaultMode;

@@ -23,16 +23,16 @@ export const HOSTILE = [
 const BIDI_BYTES = Buffer.from('\u202e\u200b\ufeff', 'utf8').toString('latin1');
 
 /** A header value Node's client accepts that still carries C1 controls and bidi/format bytes. */
-export function hostileHeader(value: string): string {
+function hostileHeader(value: string): string {
   return `${value}\u009b31m\u0085${BIDI_BYTES}`;
 }
 
 /** The reason phrase: Node's client passes ESC, BEL and C1 through to statusMessage. */
-export const HOSTILE_REASON = `OK \u001b[2J\u001b]0;pwned\u0007\u001b]52;c;cHduZWQ=\u0007\u009b31m${BIDI_BYTES}`;
+const HOSTILE_REASON = `OK \u001b[2J\u001b]0;pwned\u0007\u001b]52;c;cHduZWQ=\u0007\u009b31m${BIDI_BYTES}`;
 
 const META_STRINGS = new Set(['current_page', 'next_page', 'prev_page', 'total_count']);
 
-export function hostileBody(value: unknown, key?: string): unknown {
+function hostileBody(value: unknown, key?: string): unknown {
   if (typeof value === 'string') return value + HOSTILE;
   if (Array.isArray(value)) return value.map((v) => hostileBody(v));
   if (typeof value === 'object' && value !== null) {
@@ -47,12 +47,7 @@ export function hostileBody(value: unknown, key?: string): unknown {
   return value;
 }
 
-export function writeRawAnswer(
-  socket: Socket,
-  status: number,
-  headers: Record<string, string>,
-  body: Buffer,
-): void {
+function writeRawAnswer(socket: Socket, status: number, headers: Record<string, string>, body: Buffer): void {
   const lines = [`HTTP/1.1 ${status} ${HOSTILE_REASON}`];
   for (const [k, v] of Object.entries(headers)) {
     if (k.toLowerCase() === 'content-length' || k.toLowerCase() === 'connection') continue;

@@ -1,6 +1,6 @@
 import type { Handler, Route } from './types.js';
 
-export interface Match {
+interface Match {
   route: Route;
   params: Record<string, string>;
 }

@@ -5,7 +5,7 @@ import { DEFAULT_HEADERS, type DigestEncoding, signatureHeaderValue } from '../w
 
 /** Outbound webhooks, signed as the spec says, retried with the same event_id, logged for /__mock/deliveries. */
 
-export interface WebhookConfig {
+interface WebhookConfig {
   url?: string | undefined;
   key?: Buffer | undefined;
   encoding: DigestEncoding;
@@ -13,7 +13,7 @@ export interface WebhookConfig {
   maxAttempts: number;
 }
 
-export interface DeliveryLog {
+interface DeliveryLog {
   event_name: string;
   event_id: string | null;
   url: string;

@@ -35,7 +35,7 @@ import type { AtomicFile } from './output-file.js';
  * take the checkpoint.
  */
 
-export const CHECKPOINT_MAX_AGE_MS = 24 * 3600 * 1000;
+const CHECKPOINT_MAX_AGE_MS = 24 * 3600 * 1000;
 /** A checkpoint saved more than this after now is refused (the clock went back). */
 const FUTURE_SLACK_MS = 60_000;
 const STATE = 'state.json';
@@ -45,9 +45,9 @@ const STATE_RESERVE = 16 * 1024;
 /** Page marks kept in memory: the last complete page on disk is always among the last few. */
 const MARKS_KEPT = 64;
 
-export type Identity = Record<string, unknown>;
+type Identity = Record<string, unknown>;
 
-export interface SummarySeed {
+interface SummarySeed {
   referrals: number;
   rows: number;
   pages: number;
@@ -93,7 +93,7 @@ interface State {
   saved: string;
 }
 
-export function checkpointDir(target: string): string {
+function checkpointDir(target: string): string {
   return join(dirname(target), hiddenName(basename(target), '.checkpoint'));
 }
 
@@ -256,7 +256,7 @@ function readPrivate(path: string, max: number): Buffer {
 }
 
 /** Removes a checkpoint folder of ours; anything else is left alone. */
-export function removeCheckpoint(dir: string): boolean {
+function removeCheckpoint(dir: string): boolean {
   try {
     const st = lstatOrUndefined(dir);
     if (!st?.isDirectory() || !ours(st)) return false;
@@ -303,7 +303,7 @@ function describeDifference(saved: Identity, now: Identity): string {
     .concat(differ.length === 1 ? ' differs' : ' differ');
 }
 
-export interface CheckpointOptions {
+interface CheckpointOptions {
   target: string;
   name: string;
   identity: Identity;

@@ -176,11 +176,11 @@ export class AtomicFile {
   }
 }
 
-export const othersMayWrite = (folder: Stats): boolean =>
+const othersMayWrite = (folder: Stats): boolean =>
   (folder.mode & 0o002) !== 0 || ((folder.mode & 0o020) !== 0 && folder.gid !== process.getegid?.());
 
 /** An existing name in a folder others can write to that belongs to someone else: never used. */
-export class ForeignEntry extends Error {
+class ForeignEntry extends Error {
   readonly code = 'EFOREIGN';
   constructor(
     readonly path: string,
@@ -190,7 +190,7 @@ export class ForeignEntry extends Error {
   }
 }
 
-export function checkShared(path: string, st: Stats): void {
+function checkShared(path: string, st: Stats): void {
   if (mine(st)) return;
   if (othersMayWrite(statSync(dirname(path)))) throw new ForeignEntry(path, st);
 }
@@ -424,7 +424,7 @@ const PSEUDO_FS: Record<number, string> = {
   7377: 'devpts',
 };
 
-export function folderReason(err: unknown, folder: string): string {
+function folderReason(err: unknown, folder: string): string {
   const code = (err as NodeJS.ErrnoException)?.code;
   let kind: string | undefined;
   try {

@@ -12,7 +12,7 @@ import { COLUMNS, csvValue, hasVisitIn, type Row, type RowKind, rowsOf } from '.
 
 export type ExportFormat = StreamFormat;
 
-export interface ExportOptions {
+interface ExportOptions {
   format: ExportFormat;
   rows: RowKind;
   query: Query;
@@ -32,7 +32,7 @@ export interface ExportOptions {
   onPage?: ((mark: PageMark) => void) | undefined;
 }
 
-export interface ExportSummary {
+interface ExportSummary {
   referrals: number;
   rows: number;
   pages: number;

@@ -1,7 +1,7 @@
 import { extname } from 'node:path';
 import type { ExportFormat } from './pipeline.js';
 
-export function formatOfPath(path: string | undefined): ExportFormat | undefined {
+function formatOfPath(path: string | undefined): ExportFormat | undefined {
   if (!path || path === '-') return undefined;
   switch (extname(path).toLowerCase()) {
     case '.csv':

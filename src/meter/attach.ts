@@ -3,7 +3,7 @@ import { describeView, Meter, meterKey, meterPath } from './meter.js';
 
 export type { Meter };
 
-export interface MeterHost {
+interface MeterHost {
   readonly env: NodeJS.ProcessEnv;
   readonly globals: { readonly verbose?: boolean | undefined };
   now(): Date;

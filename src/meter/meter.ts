@@ -28,10 +28,10 @@ import { peopleTime } from '../util/time.js';
  */
 
 export const SANDBOX_LIMIT = 2000;
-export const WINDOW_MS = 7 * 24 * 60 * 60 * 1000;
-export const METER_FILE = 'allowance.log';
+const WINDOW_MS = 7 * 24 * 60 * 60 * 1000;
+const METER_FILE = 'allowance.log';
 /** Successes kept in memory before they are appended (and always at the end of the command). */
-export const FLUSH_EVERY = 25;
+const FLUSH_EVERY = 25;
 
 export interface AllowanceView {
   used: number;

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { onForcedExit } from './cleanup.js';
 
-export interface OpenResult {
+interface OpenResult {
   opened: boolean;
   reason?: string;
 }

@@ -5,7 +5,7 @@ import { count } from '../util/plural.js';
  * headers, then the body as the exact bytes (cut to Content-Length, chunked decoded), never re-encoded.
  */
 
-export interface CapturedRequest {
+interface CapturedRequest {
   method: string | undefined;
   target: string | undefined;
   headers: Array<[string, string]>;

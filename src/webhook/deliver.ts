@@ -1,7 +1,7 @@
 import type { ClientRequest, IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { count } from '../util/plural.js';
 
-export interface DeliveryResult {
+interface DeliveryResult {
   status?: number;
   statusText?: string;
   ms: number;
@@ -11,8 +11,8 @@ export interface DeliveryResult {
   note?: string;
 }
 
-export const MAX_ANSWER_BODY = 64 * 1024;
-export const MAX_ANSWER_BODY_MS = 2000;
+const MAX_ANSWER_BODY = 64 * 1024;
+const MAX_ANSWER_BODY_MS = 2000;
 
 /**
  * POSTs once and reports the status as soon as the head arrives; a little of the body is read and

@@ -22,7 +22,7 @@ export interface EventSummary {
   occurredAt?: string | undefined;
 }
 
-export interface EventCheck {
+interface EventCheck {
   summary: EventSummary;
   problems: string[];
   warnings: string[];

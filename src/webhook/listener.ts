@@ -4,7 +4,7 @@ import type { Secret } from './secret.js';
 import type { DigestEncoding, HeaderNames } from './sign.js';
 import { type Verdict, verifyDelivery } from './verify.js';
 
-export interface ListenerOptions {
+interface ListenerOptions {
   port: number;
   path: string | undefined;
   forwardTo: string | undefined;
@@ -23,7 +23,7 @@ export interface ListenerOptions {
   onRefusedHost?: (host: string) => void;
 }
 
-export interface Delivery {
+interface Delivery {
   receivedAt: string;
   path: string;
   verdict: Verdict;
@@ -177,7 +177,7 @@ async function receive(
  * Whether a request's Host names this listener (127.0.0.1 or localhost with its port, or an
  * --allow-host name): a page rebound to 127.0.0.1 still carries its own name.
  */
-export function hostAllowed(host: string, port: number, allowed: readonly string[]): boolean {
+function hostAllowed(host: string, port: number, allowed: readonly string[]): boolean {
   const h = host.toLowerCase();
   if (h === `127.0.0.1:${port}` || h === `localhost:${port}`) return true;
   const name = h.replace(/:\d+$/, '');
@@ -187,7 +187,7 @@ export function hostAllowed(host: string, port: number, allowed: readonly string
   });
 }
 
-export interface Counts {
+interface Counts {
   received: number;
   valid: number;
   invalid: number;
@@ -215,7 +215,7 @@ function readBody(req: IncomingMessage, max: number): Promise<Buffer | undefined
   });
 }
 
-export const FORWARD_TIMEOUT_MS = 10_000;
+const FORWARD_TIMEOUT_MS = 10_000;
 
 /**
  * Passes the delivery on, same bytes and headers but the per-connection ones: the target's status,

@@ -5,7 +5,7 @@ import { count } from '../util/plural.js';
 import { EVENT_NAMES } from './events.js';
 
 /** Test events of the spec's shapes, synthetic, with fresh ids on every call. */
-export type EventName = (typeof EVENT_NAMES)[number];
+type EventName = (typeof EVENT_NAMES)[number];
 
 export function parseEventName(value: string): EventName {
   const v = value.trim().toLowerCase();
@@ -17,7 +17,7 @@ export function parseEventName(value: string): EventName {
   );
 }
 
-export function sampleReferral(now: Date): Referral {
+function sampleReferral(now: Date): Referral {
   const u = randomUUID;
   const day = (d: number) => new Date(now.getTime() + d * 86_400_000).toISOString();
   return {
@@ -159,7 +159,7 @@ export function sampleEvent(name: EventName, now: Date): Record<string, unknown>
 }
 
 /** How deep a `--set` path (segments) or JSON value (levels of lists and objects) may go. */
-export const MAX_SET_DEPTH = 64;
+const MAX_SET_DEPTH = 64;
 
 /** Whether a parsed JSON value nests deeper than `limit` (iterative, so any depth is safe to measure). */
 function depthOver(value: unknown, limit: number): boolean {

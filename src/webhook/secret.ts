@@ -3,9 +3,9 @@ import { UsageError } from '../errors.js';
 import { readFileCapped } from '../util/input.js';
 
 /** A signing secret is tens of bytes; a file bigger than this is not one (or is /dev/zero). */
-export const MAX_SECRET_BYTES = 64 * 1024;
+const MAX_SECRET_BYTES = 64 * 1024;
 
-export type SecretFormat = 'raw' | 'base64';
+type SecretFormat = 'raw' | 'base64';
 
 /** The signing key, and what was noticed about it. Its text is never printed. */
 export interface Secret {
@@ -16,7 +16,7 @@ export interface Secret {
   warnings: string[];
 }
 
-export interface SecretOptions {
+interface SecretOptions {
   secretFile?: string | undefined;
   secretFormat?: string | undefined;
 }
@@ -56,7 +56,7 @@ export async function loadSecret(ctx: Context, opts: SecretOptions): Promise<Sec
   return { key: secretKey(text, format), text, format, source, warnings };
 }
 
-export function parseSecretFormat(value: string | undefined): SecretFormat {
+function parseSecretFormat(value: string | undefined): SecretFormat {
   const v = (value ?? 'raw').toLowerCase();
   if (v === 'raw' || v === 'base64') return v;
   throw new UsageError(

@@ -41,7 +41,7 @@ export function v1Values(header: string): string[] {
 }
 
 /** Constant-time: only differing lengths answer early. */
-export function safeEqual(a: string, b: string): boolean {
+function safeEqual(a: string, b: string): boolean {
   const ab = Buffer.from(a, 'utf8');
   const bb = Buffer.from(b, 'utf8');
   if (ab.length !== bb.length) {

@@ -4,9 +4,9 @@ import { type Secret, secretKey } from './secret.js';
 import { computeDigest, type DigestEncoding, type HeaderNames, matchDigest, v1Values } from './sign.js';
 
 /** A receiver's usual tolerance (seconds): older or future timestamps are flagged without --tolerance. */
-export const REPLAY_WINDOW = 300;
+const REPLAY_WINDOW = 300;
 
-export interface VerifyInput {
+interface VerifyInput {
   headers: Array<[string, string]>;
   body: Buffer;
   secret: Secret;

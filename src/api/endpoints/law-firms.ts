@@ -2,7 +2,7 @@ import type { ApiClient, ApiResponse } from '../client.js';
 import type { LawFirm } from '../types.js';
 import type { ListEndpoint } from './list.js';
 
-export const LAW_FIRMS_PATH = '/law_firms';
+const LAW_FIRMS_PATH = '/law_firms';
 
 export function lawFirms(q: string): ListEndpoint<LawFirm> {
   return { path: LAW_FIRMS_PATH, key: 'law_firms', query: { q } };

@@ -3,9 +3,9 @@ import type { BodyPart, CptMapping, Icd10Code, Modality } from '../types.js';
 import type { ListEndpoint } from './list.js';
 
 export const MODALITIES_PATH = '/modalities';
-export const BODY_PARTS_PATH = '/body_parts';
-export const CPT_CODES_PATH = '/cpt_codes';
-export const ICD10_CODES_PATH = '/icd10_codes';
+const BODY_PARTS_PATH = '/body_parts';
+const CPT_CODES_PATH = '/cpt_codes';
+const ICD10_CODES_PATH = '/icd10_codes';
 
 interface Call {
   signal?: AbortSignal | undefined;

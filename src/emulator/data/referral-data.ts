@@ -344,7 +344,7 @@ function generatePatient(
   };
 }
 
-export function generateReferral(seed: number, i: number, id: string, ref: ReferenceData): Referral {
+function generateReferral(seed: number, i: number, id: string, ref: ReferenceData): Referral {
   const rand = rng(seed * 1_000_003 + i * 7919 + 17);
   const u = () => uuidFrom(rand);
   const line = LINES[i % LINES.length]!;

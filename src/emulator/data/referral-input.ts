@@ -187,7 +187,7 @@ export function createdReferral(fields: Obj, id: string, reference: string, src:
   return referral;
 }
 
-export const UPDATABLE = [
+const UPDATABLE = [
   'law_firm_id',
   'referring_provider',
   'icd10_code_ids',
