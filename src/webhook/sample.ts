@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { nestedDeeperThan } from '../api/client.js';
 import type { AutoBookRequest, Referral } from '../api/types.js';
 import { UsageError } from '../errors.js';
 import { count } from '../util/plural.js';
@@ -161,18 +162,6 @@ export function sampleEvent(name: EventName, now: Date): Record<string, unknown>
 /** How deep a `--set` path (segments) or JSON value (levels of lists and objects) may go. */
 const MAX_SET_DEPTH = 64;
 
-/** Whether a parsed JSON value nests deeper than `limit` (iterative, so any depth is safe to measure). */
-function depthOver(value: unknown, limit: number): boolean {
-  const stack: Array<[unknown, number]> = [[value, 1]];
-  while (stack.length > 0) {
-    const [node, depth] = stack.pop() as [unknown, number];
-    if (typeof node !== 'object' || node === null) continue;
-    if (depth > limit) return true;
-    for (const child of Array.isArray(node) ? node : Object.values(node)) stack.push([child, depth + 1]);
-  }
-  return false;
-}
-
 /**
  * `--set PATH=VALUE`: a dotted path; the value is JSON when it reads as JSON, else the text. Missing
  * objects on the way are made; a path through a non-object is exit 2.
@@ -199,7 +188,7 @@ export function applySet(event: Record<string, unknown>, path: string, raw: stri
   } catch {
     value = raw;
   }
-  if (depthOver(value, MAX_SET_DEPTH))
+  if (nestedDeeperThan(value, MAX_SET_DEPTH))
     throw new UsageError(
       `--set ${path.length > 60 ? `${path.slice(0, 60)}…` : path}: the JSON value nests more than ${MAX_SET_DEPTH} levels deep`,
       'Give a flatter value (the events of the spec nest a few levels).',
