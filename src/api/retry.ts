@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { InterruptedError } from '../errors.js';
 
 /** The retry policy, as data: the client only asks `decide`. */
@@ -111,9 +112,7 @@ function describe(outcome: Outcome): string {
 export async function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   if (signal?.aborted) throw new InterruptedError();
   try {
-    await process
-      .getBuiltinModule('node:timers/promises')
-      .setTimeout(ms, undefined, signal ? { signal } : {});
+    await delay(ms, undefined, signal ? { signal } : {});
   } catch {
     throw new InterruptedError();
   }

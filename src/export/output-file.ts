@@ -13,6 +13,7 @@ import {
 } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { Writable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { isatty } from 'node:tty';
 import { CliError } from '../errors.js';
 import { reasonOf } from '../fs/reason.js';
@@ -315,7 +316,6 @@ async function openFifo(
   signal?: AbortSignal,
   onWait?: () => void,
 ): Promise<number> {
-  const { setTimeout: sleep } = await import('node:timers/promises');
   for (let waited = false; ; waited = true) {
     signal?.throwIfAborted();
     try {
