@@ -352,10 +352,7 @@ export function nestedDeeperThan(value: unknown, limit: number, depth = 1): bool
 const TOKEN_HINT =
   'Copy the token again from where it was issued, then: imaging auth login --with-token < token.txt (or set IMAGING_TOKEN).';
 
-/**
- * Why a token cannot be an HTTP header value (a control character, or one above U+00FF), in words
- * that never quote the token; undefined when it can be sent.
- */
+/** Why a token cannot be an HTTP header value, in words that never quote it; undefined when it can. */
 export function tokenHeaderProblem(token: string): string | undefined {
   let i = 0;
   for (const ch of token) {

@@ -135,10 +135,7 @@ export class PageWalk {
     this.requested++;
   }
 
-  /**
-   * Checks a page as it arrives and returns its records not seen before, or undefined at the end of
-   * a bare-array list (an empty page, or one repeating the page before).
-   */
+  /** A page's records not seen before, or undefined at the end of a bare-array list. */
   accept<T>(page: number, items: T[], meta: PageMeta | undefined): T[] | undefined {
     if (this.pages === 0) {
       const trusted = typeof meta?.total_pages !== 'number' || this.totalPages(page, meta) !== undefined;
@@ -414,10 +411,7 @@ async function* countedPages(
   return last;
 }
 
-/**
- * Every page in order, pages 2..N concurrently when page 1 gives total_pages. A page that fails
- * after the policy's retries stops the walk, and the pages in flight.
- */
+/** Every page in order, pages 2..N concurrently when page 1 gives total_pages; a failed page stops the rest. */
 export async function* fetchPagesInOrder(
   client: ApiClient,
   opts: OrderedWalkOptions,

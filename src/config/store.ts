@@ -324,10 +324,7 @@ export function originOf(baseUrl: string): string {
   return new URL(baseUrl).origin;
 }
 
-/**
- * The origin a stored token is bound to, compared as an origin, not as text. A value that is no URL
- * is returned as it is: it matches no base URL, so the token is not sent.
- */
+/** The origin a stored token is bound to; a value that is no URL matches no base URL, so no token is sent. */
 export function storedTokenOrigin(settings: EnvironmentSettings): string | undefined {
   const raw: unknown = settings.token_origin;
   if (typeof raw !== 'string' || raw.trim() === '') return undefined;

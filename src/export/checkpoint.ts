@@ -444,10 +444,7 @@ export class Checkpoint {
     };
   }
 
-  /**
-   * The first page after the checkpoint must continue the list it was cut from (no record written
-   * already, page 1's totals): otherwise refused, and the checkpoint, never continuable, removed.
-   */
+  /** The first page after the checkpoint must continue the list it was cut from, or the checkpoint goes. */
   private checkSeam(state: State, items: unknown[], meta: PageMeta | undefined, written: WrittenIds): void {
     const reasons = this.seamReasons(state, items, meta, written);
     if (reasons.length === 0) return;
@@ -679,10 +676,7 @@ function writeOver(path: string, state: State): void {
   }
 }
 
-/**
- * The referral ids in an export's bytes, fed in chunks: the first CSV column after the header, or
- * the `id` (`referral_id`) of each JSON / NDJSON record, one a line.
- */
+/** The referral ids in an export's bytes (the first CSV column, or each JSON record's id), fed in chunks. */
 export class WrittenIdScanner {
   readonly written: WrittenIds = { ids: new IdSet(), numeric: new Set() };
   private readonly csv: boolean;

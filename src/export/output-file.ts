@@ -136,10 +136,7 @@ export class AtomicFile {
     if (!this.temp) this.stream.destroy();
   }
 
-  /**
-   * For a checkpoint instead of `discard()`: cuts the temporary file to the length `choose` picks
-   * and moves it to `dest`; undefined when nothing was kept.
-   */
+  /** For a checkpoint instead of `discard()`: the file cut to the length `choose` picks, moved to `dest`. */
   async keepAs(dest: string, choose: (size: number) => number | undefined): Promise<number | undefined> {
     const temp = this.temp;
     if (this.settled || !temp) {

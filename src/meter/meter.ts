@@ -267,10 +267,7 @@ export function leftOf(v: AllowanceView): number {
 const live = new Set<Meter>();
 let exitHooked = false;
 
-/**
- * One command's meter for one token: the file is touched every FLUSH_EVERY successes, at `close()`
- * and at process exit, so an interrupted command keeps its counts.
- */
+/** One command's meter: written every FLUSH_EVERY successes, at `close()` and at exit. */
 export class Meter {
   private pending = 0;
   private first = 0;
