@@ -1,4 +1,3 @@
-import { setTimeout as delay } from 'node:timers/promises';
 import { InterruptedError } from '../errors.js';
 
 /** The retry policy, as data: the client only asks `decide`. */
@@ -112,7 +111,9 @@ function describe(outcome: Outcome): string {
 export async function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   if (signal?.aborted) throw new InterruptedError();
   try {
-    await delay(ms, undefined, signal ? { signal } : {});
+    await process
+      .getBuiltinModule('node:timers/promises')
+      .setTimeout(ms, undefined, signal ? { signal } : {});
   } catch {
     throw new InterruptedError();
   }

@@ -1,11 +1,10 @@
-import { homedir } from 'node:os';
 import { join } from 'node:path';
 
 /** `IMAGING_CONFIG_DIR`, else the OS config directory as env-paths would choose it. */
 export function configDir(env: NodeJS.ProcessEnv, platform: NodeJS.Platform = process.platform): string {
   const explicit = env.IMAGING_CONFIG_DIR;
   if (explicit && explicit.trim() !== '') return explicit;
-  const home = env.HOME || env.USERPROFILE || homedir();
+  const home = env.HOME || env.USERPROFILE || process.getBuiltinModule('node:os').homedir();
   if (platform === 'darwin') return join(home, 'Library', 'Preferences', 'imaging');
   if (platform === 'win32') {
     const appData = env.APPDATA || join(home, 'AppData', 'Roaming');

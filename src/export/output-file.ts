@@ -13,7 +13,6 @@ import {
 } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { Writable } from 'node:stream';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { isatty } from 'node:tty';
 import { CliError } from '../errors.js';
 import { reasonOf } from '../fs/reason.js';
@@ -313,6 +312,7 @@ async function openFifo(
   signal?: AbortSignal,
   onWait?: () => void,
 ): Promise<number> {
+  const { setTimeout: sleep } = await import('node:timers/promises');
   for (let waited = false; ; waited = true) {
     signal?.throwIfAborted();
     try {
