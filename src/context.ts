@@ -15,7 +15,7 @@ import { AuthError, UsageError } from './errors.js';
 import { colorLevel, type IO, type Prompter, type Sink } from './io.js';
 import { type Meter, sandboxMeter, settleMeters } from './meter/attach.js';
 import { type OutputFormat, parseFormat } from './output/format.js';
-import { HumanStream, type SafeText, safe } from './output/text.js';
+import { clean, HumanStream, type SafeText, safe } from './output/text.js';
 import { runForcedExitTasks } from './util/cleanup.js';
 
 export type { GlobalOptions, IO, Prompter };
@@ -324,6 +324,7 @@ export class Context {
     const client = new ApiClient({
       baseUrl,
       token,
+      clean,
       onAnswer: meter && ((status, code) => meter.answer(status, code)),
       timeoutMs: this.globals.timeout ?? DEFAULT_TIMEOUT_MS,
       // A trace line holds the server's reason phrase and request id: one cleaned line each.

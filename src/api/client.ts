@@ -10,7 +10,7 @@ import {
   UsageError,
 } from '../errors.js';
 import { userAgent } from '../version.js';
-import { parseErrorBody } from './errors.js';
+import { type Clean, parseErrorBody } from './errors.js';
 import {
   type Decision,
   decide,
@@ -24,37 +24,26 @@ import { cacheHitLine, redactToken, retryLine, type Trace, traceUrl } from './tr
 import { abortError, Body, headerValue, type RawResponse, Transport } from './transport.js';
 import { apiScope, apiUrl, isLoopbackHost, type Query } from './url.js';
 
-/**
- * What a command talks to: URL join, auth, the JSON answer, the error envelope -> ApiError. Sending
- * is transport.ts's; whether and when to send again is the policy's (retry.ts); the --verbose lines
- * are trace.ts's.
- */
+/** What a command talks to: URL join, auth, the JSON answer, the error envelope -> ApiError. */
 
-export interface ApiClientOptions {
+interface ApiClientOptions {
   baseUrl: string;
   token?: string | undefined;
   timeoutMs: number;
-  /** Trace lines (--verbose) go here; undefined means no trace. */
+  /** Server text kept in an error passes through this: the one sanitiser (output/text.ts clean). */
+  clean: Clean;
   trace?: Trace;
-  /** Tries in all for a retryable GET (1 disables retries); the policy's by default. */
+  /** Tries in all for a retryable GET (1 disables retries). */
   maxAttempts?: number;
   baseDelayMs?: number;
-  /** A Retry-After longer than this is not waited for: the error is shown instead. */
   maxRetryAfterMs?: number;
-  /** The clock the back-off waits on (tests inject one that records and returns at once). */
   sleep?: (ms: number) => Promise<void>;
   random?: () => number;
   signal?: AbortSignal | undefined;
-  /** Where HTTPS_PROXY, NO_PROXY and the rest are read (the run's environment). */
   env?: NodeJS.ProcessEnv;
-  /** Largest response body accepted, in bytes. */
   maxBodyBytes?: number;
-  /** Parallel connections per host for concurrent page fetches. */
   maxSockets?: number;
-  /**
-   * Told every HTTP answer's status (and error code): the sandbox allowance meter. What it returns
-   * for an error answer is shown in the error block.
-   */
+  /** Told every answer's status and error code (the sandbox meter); its text joins the error block. */
   onAnswer?: ((status: number, code: string | undefined) => string | undefined) | undefined;
 }
 
@@ -62,34 +51,25 @@ export interface ApiRequest {
   method?: string;
   path: string;
   query?: Query | undefined;
-  /** A JSON value to send; serialised here. */
   json?: unknown;
-  /** Raw bytes or text to send as the body, as given (already JSON). */
+  /** Sent as given (already JSON). */
   body?: string | Buffer | undefined;
   headers?: Record<string, string>;
   /** Defaults to true for the policy's methods (GET, HEAD), and is never honoured for others. */
   retry?: boolean;
-  /** Send no Authorization header (none of the API's endpoints want that, but tests do). */
+  /** No Authorization header (tests only). */
   anonymous?: boolean;
-  /** Cancels this request (and its retries) besides the client's own signal. */
   signal?: AbortSignal | undefined;
-  /**
-   * Leave a 2xx body unparsed (`data` is undefined): for `imaging api` on non-JSON answers, and
-   * for pages held as bytes until their turn (see `retryUnreadable`).
-   */
+  /** Leave a 2xx body unparsed (`data` undefined): `imaging api` on non-JSON, pages held as bytes. */
   raw?: boolean;
 }
 
-/**
- * Earlier answers of some GET requests, kept on disk (src/cache/reference.ts decides which paths,
- * for how long, and where). A hit is answered here without sending anything.
- */
+/** Earlier answers of some GET requests, kept on disk; a hit is answered without sending. */
 export interface AnswerCache {
   lookup(
     path: string,
     url: string,
   ): { bytes: Buffer; headers: IncomingHttpHeaders; ageMs: number } | undefined;
-  /** Offered every answer to a GET it may keep; it keeps what it wants. */
   stage(path: string, url: string, res: ApiResponse<unknown>): void;
 }
 
@@ -97,12 +77,10 @@ export interface ApiResponse<T = unknown> {
   status: number;
   headers: IncomingHttpHeaders;
   data: T;
-  /** The body's bytes as they came (joined on first use). */
   readonly raw: Buffer;
   body: Body;
   url: string;
   requestId: string | undefined;
-  /** Sends this answer took, the first included. */
   attempts: number;
 }
 
@@ -111,7 +89,6 @@ interface Prepared {
   url: string;
   headers: Record<string, string>;
   body: Buffer | undefined;
-  /** Whether the policy may send it again. */
   retry: boolean;
 }
 
@@ -124,12 +101,13 @@ export class ApiClient {
   private readonly random: () => number;
   private readonly transport: Transport;
   private readonly onAnswer: ApiClientOptions['onAnswer'];
-  /** Set by the reference commands only (`imaging api` and the rest never read or fill it). */
+  private readonly clean: Clean;
   cache: AnswerCache | undefined;
 
   constructor(options: ApiClientOptions) {
     this.baseUrl = options.baseUrl;
     this.onAnswer = options.onAnswer;
+    this.clean = options.clean;
     this.token = options.token;
     // A server may echo the token (a reason phrase, a request id): never shown as it came.
     const trace = options.trace;
@@ -150,14 +128,13 @@ export class ApiClient {
       env: options.env,
       maxBodyBytes: options.maxBodyBytes ?? 64 * 1024 * 1024,
       maxSockets: options.maxSockets ?? 8,
-      // A success is counted as it arrives, before anything can stop the process (see Transport).
+      // Counted as it arrives, before anything can stop the process.
       answered: (status) => {
         if (status >= 200 && status < 300) this.onAnswer?.(status, undefined);
       },
     });
   }
 
-  /** Requests sent, retries included (the export summary reports it). */
   get requestCount(): number {
     return this.transport.requestCount;
   }
@@ -176,7 +153,6 @@ export class ApiClient {
     return res;
   }
 
-  /** A kept answer as if just received (nothing sent), or undefined when there is none to trust. */
   private fromCache<T>(cache: AnswerCache, path: string, url: string): ApiResponse<T> | undefined {
     const hit = cache.lookup(path, url);
     if (!hit) return undefined;
@@ -198,10 +174,8 @@ export class ApiClient {
   }
 
   /**
-   * A 2xx answer taken with `raw: true` whose body, read later, is not JSON (a page held as bytes
-   * until its turn, cut short): the policy decides as if the send had just ended so, and the
-   * request goes on where it stopped. The sends of both calls together stay within the policy's
-   * attempts; the answer it returns is parsed.
+   * A 2xx body taken with `raw: true` that turns out not to be JSON: the policy decides as if the
+   * send had just ended so, and the sends of both calls together stay within its attempts.
    */
   async retryUnreadable<T = unknown>(req: ApiRequest, res: ApiResponse<unknown>): Promise<ApiResponse<T>> {
     const p = this.prepare(req);
@@ -250,13 +224,18 @@ export class ApiClient {
     return { method, url, headers, body, retry: retries(this.policy, method, req.retry !== false) };
   }
 
-  /** Sends `p` as try number `first` and on, as long as the policy says to. */
   private async sendTries<T>(req: ApiRequest, p: Prepared, first: number): Promise<ApiResponse<T>> {
     const { method } = p;
     for (let attempt = first; ; attempt++) {
       let res: RawResponse;
       try {
-        res = await this.transport.send(method, p.url, p.headers, p.body, req.signal);
+        res = await this.transport.send({
+          method,
+          url: p.url,
+          headers: p.headers,
+          body: p.body,
+          signal: req.signal,
+        });
       } catch (err) {
         const outcome = networkOutcome(err);
         const d = outcome && this.decide(p, attempt, outcome);
@@ -305,7 +284,10 @@ export class ApiClient {
           requestId && redactToken(requestId, this.token),
         );
       }
-      const details = redactDetails(parseErrorBody(res.status, res.headers, res.body.bytes), this.token);
+      const details = redactDetails(
+        parseErrorBody(res.status, res.headers, res.body.bytes, this.clean),
+        this.token,
+      );
       const allowance = this.onAnswer?.(res.status, details.code);
       const error = new ApiError({ ...details, method, url: traceUrl(res.url), allowance });
       const d = this.decide(p, attempt, {
@@ -334,14 +316,13 @@ export class ApiClient {
     if (extraSignal?.aborted) throw abortError(extraSignal);
   }
 
-  /** Closes kept-alive sockets so the process can exit at once. */
   close(): void {
     this.transport.close();
   }
 }
 
 /** The token travels only over https, or over plain http to this machine. */
-export function assertTokenTransport(url: string): void {
+function assertTokenTransport(url: string): void {
   const u = new URL(url);
   if (u.protocol === 'http:' && !isLoopbackHost(u.hostname)) {
     throw new UsageError(
@@ -351,18 +332,10 @@ export function assertTokenTransport(url: string): void {
   }
 }
 
-/**
- * No answer of this API nests more than a few levels; JSON.parse accepts any depth, but every
- * JSON.stringify and recursive walk after it would overflow the stack on a hostile one.
- */
+/** JSON.parse accepts any depth, but every walk after it would overflow the stack on a hostile one. */
 export const MAX_JSON_DEPTH = 256;
 
-/**
- * Whether a parsed JSON value nests deeper than `limit`. Recursive, but never more than `limit` + 1
- * calls deep, so any depth is safe to measure; and it allocates nothing (it runs on every record of
- * every page of an export: the stack of [node, depth] pairs and `Object.values` arrays it used to
- * build were a sixth of all the export's allocation).
- */
+/** Whether a parsed JSON value nests deeper than `limit`: never more than `limit` + 1 calls deep. */
 export function nestedDeeperThan(value: unknown, limit: number, depth = 1): boolean {
   if (typeof value !== 'object' || value === null) return false;
   if (depth > limit) return true;
@@ -379,11 +352,7 @@ export function nestedDeeperThan(value: unknown, limit: number, depth = 1): bool
 const TOKEN_HINT =
   'Copy the token again from where it was issued, then: imaging auth login --with-token < token.txt (or set IMAGING_TOKEN).';
 
-/**
- * Why a token cannot be an HTTP header value (CR, LF, NUL, another control character, or a
- * character above U+00FF, which Node refuses to send), in words that never quote the token;
- * undefined when it can be sent.
- */
+/** Why a token cannot be an HTTP header value, in words that never quote it; undefined when it can. */
 export function tokenHeaderProblem(token: string): string | undefined {
   let i = 0;
   for (const ch of token) {
@@ -435,14 +404,12 @@ function notJsonError(
   );
 }
 
-/** A failed send as the policy sees it; undefined for failures that are not the network's (a size cap). */
 function networkOutcome(err: unknown): Outcome | undefined {
   if (err instanceof TimeoutError) return { kind: 'timeout', message: err.message };
   if (err instanceof NetworkError) return { kind: 'network', code: err.code, message: err.message };
   return undefined;
 }
 
-/** The prefix redirects may not leave (see Transport); none for a base URL that is no URL (url() says so). */
 function scopeOf(baseUrl: string): string | undefined {
   try {
     return apiScope(baseUrl);
@@ -451,7 +418,6 @@ function scopeOf(baseUrl: string): string | undefined {
   }
 }
 
-/** An error answer's server text with the token redacted (see redactToken). */
 function redactDetails<D extends Omit<ApiErrorDetails, 'method' | 'url'>>(
   d: D,
   token: string | undefined,

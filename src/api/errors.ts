@@ -1,14 +1,19 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { ApiErrorDetails } from '../errors.js';
-import { clean } from '../output/text.js';
 
 type ParsedDetails = Omit<ApiErrorDetails, 'method' | 'url'>;
 
-/**
- * Reads an error answer: the spec's envelope, a bare `{ error }` (400 on /cpt_codes, some 403s),
- * an HTML page from a proxy, truncated JSON, or nothing at all.
- */
-export function parseErrorBody(status: number, headers: IncomingHttpHeaders, raw: Buffer): ParsedDetails {
+/** Makes server text safe to show: the one sanitiser, handed in so api/ knows nothing of output/. */
+export type Clean = (text: string) => string;
+
+/** Reads an error answer: the envelope, a bare `{ error }`, a proxy's HTML, truncated JSON, or nothing. */
+export function parseErrorBody(
+  status: number,
+  headers: IncomingHttpHeaders,
+  raw: Buffer,
+  clean: Clean,
+): ParsedDetails {
+  const sanitise = (text: string) => oneLine(clean, text);
   const header = (name: string) => {
     const v = headers[name];
     return Array.isArray(v) ? v[0] : v;
@@ -48,13 +53,11 @@ export function parseErrorBody(status: number, headers: IncomingHttpHeaders, raw
   if (str(b.message) === undefined && typeof b.error === 'object' && b.error !== null) {
     details.message = str((b.error as Record<string, unknown>).message);
   }
-  // Items that are not text are shown as compact JSON, cut at a depth and a length: an error answer
-  // keeps its status's exit code however strange its `errors` are.
+  // An error answer keeps its status's exit code however strange its `errors` are.
   const lines: string[] = [];
   if (Array.isArray(b.errors)) {
     for (const e of b.errors.slice(0, MAX_ERROR_ITEMS + 1)) lines.push(sanitise(compactJson(e)));
   } else if (typeof b.errors === 'object' && b.errors !== null) {
-    // Rails-style { field: [messages] }: not the documented shape, but common enough to read.
     for (const [field, msgs] of Object.entries(b.errors as Record<string, unknown>)) {
       for (const m of (Array.isArray(msgs) ? msgs : [msgs]).slice(0, MAX_ERROR_ITEMS + 1))
         lines.push(sanitise(`${field} ${compactJson(m)}`));
@@ -73,19 +76,15 @@ export function parseErrorBody(status: number, headers: IncomingHttpHeaders, raw
   return details;
 }
 
-/** At most this many `errors` items are shown. */
-export const MAX_ERROR_ITEMS = 20;
-/** An item is shown to this many characters, then cut with "…". */
-export const MAX_ERROR_ITEM_LENGTH = 300;
-/** Nesting below this depth is shown as "…" (the walk never recurses deeper, so no stack overflow). */
+const MAX_ERROR_ITEMS = 20;
+const MAX_ERROR_ITEM_LENGTH = 300;
 const MAX_ITEM_DEPTH = 8;
 
 /**
- * An `errors` item as one short line: text as it is, anything else as compact JSON, with nesting
- * below MAX_ITEM_DEPTH shown as […] / {…} and the whole cut at MAX_ERROR_ITEM_LENGTH characters.
- * Never JSON.stringify on the whole value: a hostile answer nests 200,000 levels deep.
+ * An `errors` item as one short line, cut at a depth and a length: never JSON.stringify on the
+ * whole value, since a hostile answer nests deeper than the stack.
  */
-export function compactJson(value: unknown, maxLength = MAX_ERROR_ITEM_LENGTH): string {
+function compactJson(value: unknown, maxLength = MAX_ERROR_ITEM_LENGTH): string {
   if (typeof value === 'string') return cut(value, maxLength);
   let out = '';
   const full = () => out.length > maxLength;
@@ -126,10 +125,6 @@ export function parseRetryAfter(value: string | undefined, now = Date.now()): nu
   return Math.max(0, Math.ceil((date - now) / 1000));
 }
 
-/**
- * Server text kept in an error's details: escaped by the one sanitiser (output/text.ts) and put
- * on one line, so a message stays safe wherever it is shown (the error block cleans it again).
- */
-export function sanitise(text: string): string {
+function oneLine(clean: Clean, text: string): string {
   return clean(text).replace(/\s+/g, ' ').trim();
 }

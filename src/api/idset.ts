@@ -1,11 +1,7 @@
 /**
- * An exact set of record ids that stays small with hundreds of thousands of ids. Ids in this API
- * are UUIDs: a canonical UUID string (all lower-case or all upper-case hex) is kept as its 128
- * bits in an open-addressing hash table over a typed array (16 bytes an id, plus the load factor),
- * not as a string (about 100 bytes an id). The two cases go to two tables, so "ABC…" and "abc…"
- * stay different ids, exactly as with a Set<string>; any other id (mixed case, numbers, any
- * text) goes to a plain Set<string>. Membership is exact: no id is ever reported seen that was
- * not added, and none added is ever missed.
+ * An exact set of record ids that stays small with hundreds of thousands of them: a canonical UUID
+ * is kept as its 128 bits in an open-addressing table (one table per letter case, so "ABC…" and
+ * "abc…" stay apart), any other id in a Set<string>.
  */
 export class IdSet {
   private readonly lower = new UuidTable();
@@ -17,7 +13,6 @@ export class IdSet {
     return this.lower.size + this.upper.size + this.other.size;
   }
 
-  /** Adds `id`; returns false when it was there already. */
   add(id: string): boolean {
     const table = this.parse(id);
     if (table) return table.add(this.words);
@@ -31,7 +26,6 @@ export class IdSet {
     return table ? table.has(this.words) : this.other.has(id);
   }
 
-  /** Fills `words` with the UUID's 128 bits and returns its table, or undefined for other ids. */
   private parse(id: string): UuidTable | undefined {
     if (id.length !== 36) return undefined;
     let lower = false;

@@ -11,13 +11,6 @@ import { IdSet } from './idset.js';
 import { kindOf, readingAnswer } from './shape.js';
 import type { Query } from './url.js';
 
-/**
- * Lists and their pages: the one list reader (`extractList`, `readPage` for one page), the one walk
- * policy (`PageWalk`), and the one walker (`fetchPagesInOrder`: every page in order, pages 2..N
- * concurrently once page 1 gives total_pages). Pages are fetched through the client, so every page
- * is retried by the one policy (retry.ts).
- */
-
 export interface PageMeta {
   current_page?: number;
   next_page?: number | null;
@@ -26,18 +19,14 @@ export interface PageMeta {
   total_count?: number;
 }
 
-export interface ListPage<T> {
+interface ListPage<T> {
   items: T[];
   meta: PageMeta | undefined;
-  /** The member the items came from, when the answer was an object. */
   key: string | undefined;
   requestId: string | undefined;
 }
 
-/**
- * Reads a list answer: `{ <items>: [...], meta }` (the documented shape) or a bare array (the
- * referral list's shape is not published). With `key`, that member is preferred.
- */
+/** Reads a list answer: `{ <items>: [...], meta }` or a bare array; with `key`, that member first. */
 export function extractList<T = Record<string, unknown>>(
   data: unknown,
   key?: string,
@@ -52,7 +41,6 @@ export function extractList<T = Record<string, unknown>>(
       const [k, v] = arrays[0] as [string, unknown[]];
       return { items: v as T[], meta, key: k };
     }
-    // Named in our own words (how many, what was found), never the server's member names.
     if (arrays.length > 1)
       throw new UnreadableAnswerError(
         `the list: ${arrays.length} members are lists${key ? `, none of them "${key}"` : ''}; cannot tell which holds the records`,
@@ -70,7 +58,6 @@ function isMeta(v: unknown): boolean {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-/** The page after `page`, from meta, or undefined on the last page. */
 export function nextPageFrom(meta: PageMeta | undefined, page: number): number | undefined {
   if (!meta) return undefined;
   if (meta.next_page !== undefined) return typeof meta.next_page === 'number' ? meta.next_page : undefined;
@@ -80,44 +67,29 @@ export function nextPageFrom(meta: PageMeta | undefined, page: number): number |
 }
 
 /** No page walk ever requests more pages than this (1,000,000 records at 100 a page). */
-export const MAX_PAGES = 10_000;
+const MAX_PAGES = 10_000;
 /** Without total_pages / total_count to go by, a walk stops here (100,000 records at 100 a page). */
 export const MAX_PAGES_WITHOUT_TOTAL = 1_000;
 
-/** Ids already written (a resumed export's checkpoint), as a walk keeps them. */
 export interface WrittenIds {
   ids: IdSet;
   numeric: Set<number>;
 }
 
 /**
- * The one policy every page walk (lists with --all, `api --paginate`, export) follows, so that a
- * server that never stops paging cannot burn the request allowance (the sandbox allows 2,000 a
- * week). A walk stops with an error (exit 1) when:
- * - a page is empty while more were promised: its meta still promises more (next_page, or
- *   current_page < total_pages), or page 1 promised more: total_pages beyond this page, or a
- *   total_count above the records received so far;
- *   page 1's size) than this page's number;
- * - a page repeats an earlier one: same size, same first and last record, or no record on it is
- *   new (every one has an id, and every id was on an earlier page); a bare array whose page 2..
- *   equals the page just before (or holds only ids from it) is the end, as a server that ignores
- *   `page` answers;
- * - it would pass its budget: total_pages (or ceil(total_count / records on page 1)) from page 1,
- *   plus 10% (at least 3) slack, never above MAX_PAGES; MAX_PAGES_WITHOUT_TOTAL with no totals.
- * Records seen on an earlier page (same `id`) are dropped and counted in `duplicates`. The ids are
- * kept compactly (IdSet: 16 bytes a UUID) and exactly.
+ * The policy of every page walk, so a server that never stops paging cannot burn the request
+ * allowance. A walk stops with an error when a page is empty while more were promised, when a page
+ * repeats an earlier one (a bare array repeating the page before is its end instead), or when it
+ * would pass its budget (page 1's totals plus 10%, at least 3, at most MAX_PAGES). Records seen on
+ * an earlier page (same `id`) are dropped and counted in `duplicates`.
  */
 export class PageWalk {
-  /** Pages accepted so far. */
   pages = 0;
-  /** Pages requested so far (ahead of `pages` when several are in flight). */
   requested = 0;
-  /** Records dropped because an earlier page had the same id. */
   duplicates = 0;
   budget = MAX_PAGES_WITHOUT_TOTAL;
   /** What page 1 promised: total_pages, else total_count records. */
   private promised: { pages: number } | { records: number } | undefined;
-  /** Records received so far (duplicates included). */
   private received = 0;
   private readonly fingerprints = new Map<string, number>();
   private ids = new IdSet();
@@ -125,21 +97,13 @@ export class PageWalk {
   private lastFingerprint: string | undefined;
   private lastPage: { page: number; ids: Set<string | number> } | undefined;
 
-  /**
-   * `requireIds`: every record must carry an `id` (text or a number), as every list resource of the
-   * API does. Without ids a page that only repeats earlier records with a field changed cannot be
-   * told from new ones, and a server could keep a walk going to its budget; so such an answer is
-   * one this tool cannot read. (`api --paginate` walks any endpoint and does not ask for them.)
-   */
+  /** `requireIds`: without ids, a page repeating earlier records with a field changed looks new. */
   constructor(
     private readonly what = 'the list',
     private readonly opts: { requireIds?: boolean; onNote?: ((text: string) => void) | undefined } = {},
   ) {}
 
-  /**
-   * The first page's total_pages, unless its own next_page points past it: then the totals are not
-   * trusted (no budget or promise from them) and the walk follows next_page, saying so once.
-   */
+  /** Page 1's total_pages, unless its own next_page points past it: then the walk follows next_page. */
   totalPages(page: number, meta: PageMeta | undefined): number | undefined {
     const total = meta?.total_pages;
     if (typeof total !== 'number') return undefined;
@@ -148,24 +112,19 @@ export class PageWalk {
     return total;
   }
 
-  /** Says that the walk goes on past the pages the server counted, because it says there are more. */
   private contradicted(page: number, meta: PageMeta | undefined): void {
     this.opts.onNote?.(
       `Note: page ${num(page)} of ${this.what} says total_pages ${num(Number(meta?.total_pages))} but next_page ${num(Number(meta?.next_page))}; following next_page to the end.`,
     );
   }
 
-  /**
-   * A walk that continues an earlier one (a resumed export) from a later page: `received` records
-   * came before it, and `written` holds the ids already written, so one of them again is a duplicate.
-   */
+  /** Continues a resumed export: `received` records and the `written` ids came before. */
   continueAfter(received: number, written: WrittenIds): void {
     this.received = received;
     this.ids = written.ids;
     this.numericIds = written.numeric;
   }
 
-  /** Throws when requesting one more page would pass the budget. */
   allow(): void {
     if (this.requested >= this.budget)
       throw new CliError(
@@ -176,11 +135,7 @@ export class PageWalk {
     this.requested++;
   }
 
-  /**
-   * Checks page `page` as it arrives and returns its records without those already seen, or
-   * `undefined` at the end of a bare-array list: an empty page, or one that merely repeats the
-   * page before (a server that ignores `page`).
-   */
+  /** A page's records not seen before, or undefined at the end of a bare-array list. */
   accept<T>(page: number, items: T[], meta: PageMeta | undefined): T[] | undefined {
     if (this.pages === 0) {
       const trusted = typeof meta?.total_pages !== 'number' || this.totalPages(page, meta) !== undefined;
@@ -262,7 +217,6 @@ export class PageWalk {
     return typeof k === 'number' ? this.numericIds.has(k) : this.ids.has(k);
   }
 
-  /** Adds an id; false when an earlier record had it. */
   private add(k: string | number): boolean {
     if (typeof k === 'string') return this.ids.add(k);
     if (this.numericIds.has(k)) return false;
@@ -288,11 +242,8 @@ function budgetFrom(meta: PageMeta | undefined, firstPageSize: number): number {
 }
 
 /**
- * A page's size and its first and last records, as a 64-bit hash (two 32-bit FNV-1a hashes of the
- * text, different bases): a walk keeps one per page, and the text itself (~7 KB a page of
- * referrals) kept for every page grew the heap by 1.4 MB per 20,000 referrals, 70 MB at the
- * 10,000-page budget. Two pages taken for one by a collision (odds ~1e-11 at 10,000 pages) stop
- * the walk with an error, never lose a record.
+ * A page's size and its first and last records, hashed (two FNV-1a variants) so a walk keeps a few
+ * bytes a page, not the text. A collision stops the walk with an error, never loses a record.
  */
 function fingerprint(items: unknown[]): string {
   const text = `${items.length}\u0000${JSON.stringify(items[0])}\u0000${JSON.stringify(items[items.length - 1])}`;
@@ -312,10 +263,7 @@ function idOf(record: unknown): string | number | undefined {
   return typeof id === 'string' || typeof id === 'number' ? id : undefined;
 }
 
-/**
- * The page after `page` of `list`: from its meta; for a bare array (no meta), the next number
- * while the page had records (a short page may only mean the server caps per_page).
- */
+/** The page after `page`: from meta, or for a bare array the next number while pages have records. */
 function nextPageOf(
   list: { items: unknown[]; meta: PageMeta | undefined },
   page: number,
@@ -324,10 +272,7 @@ function nextPageOf(
   return next === undefined || next <= page ? undefined : next;
 }
 
-/**
- * Pages after `page` (already accepted as `prev`), one after another, through the walk's policy,
- * until the meta says the end, a bare array comes back empty, or a page repeats the one before.
- */
+/** Pages after `page`, one after another, through the walk's policy. */
 async function* followPages<P extends ListPage<unknown>>(
   page: number,
   prev: P,
@@ -345,10 +290,10 @@ async function* followPages<P extends ListPage<unknown>>(
   }
 }
 
-/** Per-page size asked for with --all when the user gave none (the API's default and maximum are not published). */
+/** Per-page size asked for with --all when the user gave none (the API publishes no maximum). */
 export const ALL_PER_PAGE = 100;
 
-export interface PageRequest {
+interface PageRequest {
   path: string;
   query?: Query;
   key?: string;
@@ -356,7 +301,6 @@ export interface PageRequest {
   perPage?: number | undefined;
 }
 
-/** One page of a list, as asked for (`--page`, `--per-page`): read by the one list reader. */
 export async function readPage<T = Record<string, unknown>>(
   client: ApiClient,
   opts: PageRequest,
@@ -371,35 +315,22 @@ export async function readPage<T = Record<string, unknown>>(
   };
 }
 
-export interface OrderedWalkOptions {
+interface OrderedWalkOptions {
   path: string;
-  /** The member that holds the records (the list reader's `key`), when known. */
   key?: string | undefined;
-  /** Every record must carry an id (PageWalk); default: yes. */
   requireIds?: boolean | undefined;
   query: Query;
   perPage: number;
-  /** Pages in flight at once, at most. */
   concurrency: number;
-  /** The records, in words for the walk's errors ("the referrals"). */
   what: string;
-  /** The list, in words for an unreadable page ("the referral list"). */
   listName: string;
-  /**
-   * Ask for parsed answers instead of bytes held until their turn: the reference-data cache
-   * (client.ts `cache`) answers and keeps only those. For short lists (ICD-10 codes).
-   */
+  /** Parsed answers instead of bytes held until their turn: the reference cache keeps only those. */
   parsed?: boolean | undefined;
-  /** Told what a person should know about the walk (a server whose meta contradicts itself). */
   onNote?: ((text: string) => void) | undefined;
-  /**
-   * Continue from a later page (a resumed export): `page` is fetched first, `check` sees its
-   * records before the walk does (and may stop the walk), `received` records came before it.
-   */
+  /** A resumed export: `check` sees the first page's records before the walk does. */
   start?: {
     page: number;
     received: number;
-    /** Every id already written: read from the checkpoint by the time the walk starts. */
     written: WrittenIds;
     check: (items: unknown[], meta: PageMeta | undefined, requestId: string | undefined) => void;
   };
@@ -407,40 +338,24 @@ export interface OrderedWalkOptions {
 
 export interface OrderedPage extends ListPage<unknown> {
   totalPages: number | undefined;
-  /** Records dropped so far because an earlier page had them (PageWalk). */
   duplicates: number;
 }
 
-/**
- * Every page in order; pages 2..N concurrently when page 1 gives total_pages, else one after
- * another. The walk follows the PageWalk policy (budget from the totals, empty or
- * repeated pages stop it with an error); records already seen on an earlier page are dropped and
- * counted. A page that fails after the policy's retries stops the walk, and the pages in flight.
- */
-export async function* fetchPagesInOrder(
-  client: ApiClient,
-  opts: OrderedWalkOptions,
-  signal: AbortSignal,
-): AsyncGenerator<OrderedPage> {
-  // One controller for this walk: a failed page stops the others at once.
-  const stop = new AbortController();
-  const onAbort = () => stop.abort(signal.reason);
-  signal.addEventListener('abort', onAbort, { once: true });
+function pageReader(client: ApiClient, opts: OrderedWalkOptions, signal: AbortSignal) {
   const request = (page: number): ApiRequest => ({
     path: opts.path,
     query: { ...opts.query, page, per_page: opts.perPage },
-    signal: stop.signal,
+    signal,
     raw: !opts.parsed,
   });
-  // A page waiting for its turn is held as bytes (a third of the size of the parsed records, and
-  // outside the JS heap), and parsed when its turn comes: memory stays flat with any concurrency.
-  const fetchRaw = (page: number) => client.request(request(page));
-  const parsePage = async (page: number, res: ApiResponse): Promise<ListPage<unknown>> => {
+  // A page waiting for its turn is held as bytes (smaller than parsed records, and outside the JS
+  // heap), and parsed when its turn comes: memory stays flat with any concurrency.
+  const raw = (page: number) => client.request(request(page));
+  const parse = async (page: number, res: ApiResponse): Promise<ListPage<unknown>> => {
     let data: unknown = res.data;
     if (!opts.parsed)
       try {
         data = JSON.parse(res.body.text());
-        // Parsed into new strings and objects: its buffer takes the next answer (transport.ts).
         res.body.release();
       } catch {
         // Cut short or garbled: the same request goes on under the policy, counting the sends it took.
@@ -454,56 +369,90 @@ export async function* fetchPagesInOrder(
       );
     return { ...readingAnswer(res.requestId, () => extractList(data, opts.key)), requestId: res.requestId };
   };
-  const fetchPage = async (page: number) => parsePage(page, await fetchRaw(page));
+  return { raw, parse, fetch: async (page: number) => parse(page, await raw(page)) };
+}
+
+type PageReader = ReturnType<typeof pageReader>;
+
+/** Pages start+1..total, `concurrency` in flight, in order; undefined when a bare array ended the walk. */
+async function* countedPages(
+  reader: PageReader,
+  walk: PageWalk,
+  inflight: Map<number, Promise<ApiResponse>>,
+  range: { start: number; total: number; concurrency: number },
+  first: ListPage<unknown>,
+): AsyncGenerator<OrderedPage, ListPage<unknown> | undefined> {
+  const { start, total, concurrency } = range;
+  let next = start + 1;
+  const launch = () => {
+    while (next <= total && inflight.size < concurrency) {
+      walk.allow();
+      const p = reader.raw(next);
+      p.catch(() => {}); // handled when its turn comes; avoids an unhandled rejection meanwhile
+      inflight.set(next, p);
+      next++;
+    }
+  };
+  launch();
+  let last = first;
+  for (let n = start + 1; n <= total; n++) {
+    const pending = inflight.get(n);
+    if (!pending) throw new CliError(`internal: page ${n} was never requested`);
+    const raw = await pending;
+    inflight.delete(n);
+    const page = await reader.parse(n, raw);
+    // Checked before the next request goes out: a bad page costs no more than those in flight.
+    const items = readingAnswer(page.requestId, () => walk.accept(n, page.items, page.meta));
+    if (items === undefined) return undefined;
+    launch();
+    last = page;
+    yield { ...page, items, totalPages: total, duplicates: walk.duplicates };
+  }
+  return last;
+}
+
+/** Every page in order, pages 2..N concurrently when page 1 gives total_pages; a failed page stops the rest. */
+export async function* fetchPagesInOrder(
+  client: ApiClient,
+  opts: OrderedWalkOptions,
+  signal: AbortSignal,
+): AsyncGenerator<OrderedPage> {
+  const stop = new AbortController();
+  const onAbort = () => stop.abort(signal.reason);
+  signal.addEventListener('abort', onAbort, { once: true });
+  const reader = pageReader(client, opts, stop.signal);
   const walk = new PageWalk(opts.what, { requireIds: opts.requireIds ?? true, onNote: opts.onNote });
   const inflight = new Map<number, Promise<ApiResponse>>();
   try {
     const start = opts.start?.page ?? 1;
     if (opts.start) walk.continueAfter(opts.start.received, opts.start.written);
     walk.allow();
-    const first = await fetchPage(start);
+    const first = await reader.fetch(start);
     opts.start?.check(first.items, first.meta, first.requestId);
     const total = walk.totalPages(start, first.meta);
     first.items = readingAnswer(first.requestId, () => walk.accept(start, first.items, first.meta)) ?? [];
     yield { ...first, totalPages: total, duplicates: walk.duplicates };
-    if (total === undefined) {
-      for await (const page of followPages(start, first, fetchPage, walk))
-        yield { ...page, totalPages: undefined, duplicates: walk.duplicates };
-      return;
-    }
-    let next = start + 1;
-    const launch = () => {
-      while (next <= total && inflight.size < opts.concurrency) {
-        walk.allow();
-        const p = fetchRaw(next);
-        p.catch(() => {}); // handled when its turn comes; avoids an unhandled rejection meanwhile
-        inflight.set(next, p);
-        next++;
-      }
-    };
-    launch();
     let last: ListPage<unknown> = first;
-    for (let n = start + 1; n <= total; n++) {
-      const pending = inflight.get(n);
-      if (!pending) throw new CliError(`internal: page ${n} was never requested`);
-      const raw = await pending;
-      inflight.delete(n);
-      const page = await parsePage(n, raw);
-      // Checked before the next request goes out: a bad page costs no more than those in flight.
-      const items = readingAnswer(page.requestId, () => walk.accept(n, page.items, page.meta));
-      if (items === undefined) return;
-      launch();
-      last = page;
-      yield { ...page, items, totalPages: total, duplicates: walk.duplicates };
+    let end = start;
+    if (total !== undefined) {
+      const counted = yield* countedPages(
+        reader,
+        walk,
+        inflight,
+        { start, total, concurrency: opts.concurrency },
+        first,
+      );
+      if (counted === undefined) return;
+      // Never complete while the server says there is more: its last counted page names a next one.
+      last = counted;
+      end = Math.max(start, total);
+      const more = nextPageOf(last, end);
+      if (more === undefined) return;
+      opts.onNote?.(
+        `Note: page ${num(end)} of ${opts.what} is the last of total_pages ${num(total)} but says next_page ${num(more)}; following next_page to the end.`,
+      );
     }
-    // Never complete while the server says there is more: its last counted page names a next one.
-    const end = Math.max(start, total);
-    const more = nextPageOf(last, end);
-    if (more === undefined) return;
-    opts.onNote?.(
-      `Note: page ${num(end)} of ${opts.what} is the last of total_pages ${num(total)} but says next_page ${num(more)}; following next_page to the end.`,
-    );
-    for await (const page of followPages(end, last, fetchPage, walk))
+    for await (const page of followPages(end, last, reader.fetch, walk))
       yield { ...page, totalPages: undefined, duplicates: walk.duplicates };
   } finally {
     signal.removeEventListener('abort', onAbort);

@@ -5,41 +5,33 @@ import type { Trace } from './trace.js';
 import { isLoopbackHost } from './url.js';
 
 /**
- * HTTPS_PROXY, HTTP_PROXY, ALL_PROXY and NO_PROXY, read as curl reads them, and the CONNECT tunnel
- * through the proxy (https-proxy-agent, loaded only when one of these variables is set: a lookup
- * without one loads nothing of this). The API's TLS runs inside the tunnel, so the proxy sees the
- * API's host name and port, never the token or the data. This machine (localhost, 127/8, ::1) is
- * never proxied, as in Go and gh: `imaging mock` keeps working behind a proxy setting.
+ * HTTPS_PROXY, HTTP_PROXY, ALL_PROXY and NO_PROXY read as curl reads them, and the CONNECT tunnel
+ * (the API's TLS runs inside it). This machine is never proxied, as in Go and gh.
  */
 
-/** The variables that can name a proxy, each lowercase first as curl reads them. */
 const SCHEME_VARIABLES: Record<string, readonly string[]> = {
   'https:': ['https_proxy', 'HTTPS_PROXY'],
   'http:': ['http_proxy', 'HTTP_PROXY'],
 };
 const ALL_VARIABLES = ['all_proxy', 'ALL_PROXY'];
 
-/** Whether any variable names a proxy (an empty value is unset, as for curl): cheap, on every request. */
+/** Whether any variable names a proxy (an empty value is unset, as for curl). */
 export function proxyVariableSet(env: NodeJS.ProcessEnv): boolean {
   return Boolean(
     env.https_proxy || env.HTTPS_PROXY || env.http_proxy || env.HTTP_PROXY || env.all_proxy || env.ALL_PROXY,
   );
 }
 
-export interface ProxyChoice {
-  /** Where the proxy listens, without credentials. */
+interface ProxyChoice {
   url: URL;
   /** `host:port`: all that is ever shown of it. */
   shown: string;
-  /** The variable it came from. */
   variable: string;
-  /** `Basic …` from the URL's user and password, if it has them. */
   authorization: string | undefined;
-  /** The variable's value: the agents' key (never shown). */
+  /** The agents' key (never shown). */
   value: string;
 }
 
-/** The proxy a request to `target` goes through, or undefined to go direct. */
 export function chooseProxy(target: URL, env: NodeJS.ProcessEnv): ProxyChoice | undefined {
   const host = target.hostname.replace(/^\[|\]$/g, '');
   if (isLoopbackHost(host)) return undefined;
@@ -52,12 +44,9 @@ export function chooseProxy(target: URL, env: NodeJS.ProcessEnv): ProxyChoice | 
 }
 
 /**
- * NO_PROXY as curl reads it: `*` alone for every host; else names and addresses separated by
- * commas or blanks. A name matches itself and its subdomains (`example.com` and `.example.com`
- * both match example.com and api.example.com, never notexample.com); `*.example.com` is taken as
- * `.example.com`, as Go does. An address matches an IP host exactly, or by its CIDR prefix
- * (`10.0.0.0/8`, `fd00::/8`); names are never resolved. An entry with a port (`host:8443`,
- * `[fd00::1]:8443`) matches that port only, as in Go (curl never matches one).
+ * NO_PROXY as curl reads it: `*` for every host; a name matches itself and its subdomains
+ * (`*.example.com` as `.example.com`, as Go does); an address by CIDR prefix, never resolved; an
+ * entry with a port matches that port only, as in Go.
  */
 export function bypassed(host: string, port: number, noProxy: string): boolean {
   const list = noProxy.trim();
@@ -80,9 +69,7 @@ export function bypassed(host: string, port: number, noProxy: string): boolean {
         if (bits === undefined) block.addAddress(address, type);
         else block.addSubnet(address, Number(bits), type);
         if (block.check(host, type)) return true;
-      } catch {
-        // not a prefix length: matches nothing, as in curl
-      }
+      } catch {}
       continue;
     }
     const suffix = pattern
@@ -94,10 +81,7 @@ export function bypassed(host: string, port: number, noProxy: string): boolean {
   return false;
 }
 
-/**
- * The proxy a variable names. No scheme means http://, and no port 1080 (443 for https://), as
- * curl reads them. A bad value is refused naming the variable alone: it may hold a password.
- */
+/** The proxy a variable names, as curl reads it. A bad value names the variable alone: it may hold a password. */
 function parseProxy(variable: string, value: string): ProxyChoice {
   const raw = value.trim();
   const fix = `Set ${variable} to http://HOST:PORT (with USER:PASSWORD@ before the host if the proxy asks for one), or unset it.`;
@@ -123,10 +107,7 @@ function parseProxy(variable: string, value: string): ProxyChoice {
   return { url: bare, shown: `${url.hostname}:${port}`, variable, authorization, value };
 }
 
-/**
- * The agent for a request to `target` through its proxy, or undefined to go direct. One agent per
- * proxy and scheme, kept in `agents` (the transport's, which it closes).
- */
+/** The agent for `target` through its proxy (one per proxy and scheme), or undefined to go direct. */
 export async function proxyAgent(
   target: URL,
   env: NodeJS.ProcessEnv,
@@ -154,9 +135,8 @@ export async function proxyAgent(
 type Connect = { statusCode: number; statusText: string; headers: Record<string, string | string[]> };
 
 /**
- * The library's agent, with its failures said as what they are: a proxy that cannot be reached, or
- * one that answers the CONNECT with anything but 200 (407: it wants credentials). The library
- * would hand that answer to the request as if the API had sent it.
+ * The library's agent, its failures said as what they are: a proxy out of reach, or one refusing
+ * the CONNECT (the library would hand that answer on as if the API had sent it).
  */
 function tunnelAgent(Base: typeof import('https-proxy-agent').HttpsProxyAgent) {
   return class Tunnel extends Base<string> {

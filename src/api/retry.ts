@@ -1,20 +1,12 @@
 import { InterruptedError } from '../errors.js';
 
-/**
- * The retry policy, as data: which requests are tried again, after which outcomes, how often, and
- * how long apart. Changing the policy is changing this module; the client only asks `decide`.
- */
+/** The retry policy, as data: the client only asks `decide`. */
 export const RETRY_POLICY = {
   /** Only idempotent requests are ever sent twice: a POST that timed out may have been done. */
   methods: ['GET', 'HEAD'],
-  /** Answers worth asking again (a server or proxy in trouble, for a moment). */
   statuses: [500, 502, 503, 504],
-  /**
-   * A rate limit is retried only when the server says when (Retry-After); the sandbox's weekly
-   * allowance is a 429 too, and asking again cannot help it.
-   */
+  /** A 429 is retried only with a Retry-After: the sandbox's weekly allowance is a 429 too. */
   rateLimit: { status: 429, except: ['sandbox_request_limit_reached'], needsRetryAfter: true },
-  /** Connection failures that may pass (errno codes, and the parser's on a cut-short answer). */
   network: [
     'ECONNREFUSED',
     'ECONNRESET',
@@ -27,15 +19,10 @@ export const RETRY_POLICY = {
     'ERR_STREAM_PREMATURE_CLOSE',
     'HPE_INVALID_CONSTANT',
   ],
-  /** No answer within the client's timeout. */
   timeout: true,
-  /** A 2xx whose body is not the JSON it claims (cut short, a proxy's HTML page). */
   malformedBody: true,
-  /** Sends in all for one request, the first included. */
   attempts: 3,
-  /** The first back-off; each next one doubles (with jitter). */
   baseDelayMs: 300,
-  /** A Retry-After longer than this is not waited for: the error is shown instead. */
   maxRetryAfterMs: 60_000,
 } as const;
 
@@ -51,7 +38,6 @@ export interface RetryPolicy {
   maxRetryAfterMs: number;
 }
 
-/** What one send came to, as far as the policy cares. */
 export type Outcome =
   | { kind: 'status'; status: number; code?: string | undefined; retryAfterMs?: number | undefined }
   | { kind: 'network'; code: string | undefined; message: string }
@@ -60,21 +46,15 @@ export type Outcome =
 
 export interface Decision {
   retry: boolean;
-  /** How long to wait before the next send (0 when not retrying). */
   delayMs: number;
-  /** Why, in words for the --verbose trace. */
   why: string;
 }
 
-/** Whether a request may be sent more than once at all. */
 export function retries(policy: RetryPolicy, method: string, asked = true): boolean {
   return asked && policy.methods.includes(method.toUpperCase());
 }
 
-/**
- * After send number `attempt` (from 1) ended with `outcome`: send again, and when. The caller has
- * already checked the method (`retries`).
- */
+/** After send number `attempt` (from 1) ended with `outcome`: send again, and when. */
 export function decide(
   attempt: number,
   outcome: Outcome,
@@ -110,10 +90,7 @@ export function decide(
   return { retry: true, delayMs: retryAfterMs ?? backoffMs(attempt, policy, random), why };
 }
 
-/**
- * The wait after send number `attempt`: base × 2^(attempt-1), with "equal jitter" (half fixed,
- * half random) so that retries from many clients spread out.
- */
+/** base × 2^(attempt-1) with equal jitter, so that retries from many clients spread out. */
 export function backoffMs(attempt: number, policy: RetryPolicy = RETRY_POLICY, random = Math.random): number {
   const exp = policy.baseDelayMs * 2 ** (attempt - 1);
   return Math.round(exp / 2 + random() * (exp / 2));
@@ -131,11 +108,9 @@ function describe(outcome: Outcome): string {
   }
 }
 
-/** Waits `ms`; an abort (Ctrl-C) ends the wait as an interrupt. */
 export async function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   if (signal?.aborted) throw new InterruptedError();
   try {
-    // node:timers/promises only when a retry waits (not at every start).
     await process
       .getBuiltinModule('node:timers/promises')
       .setTimeout(ms, undefined, signal ? { signal } : {});

@@ -1,10 +1,8 @@
 import { UnreadableAnswerError } from '../errors.js';
 
 /**
- * Checks of an answer's shape where a renderer reads it. The spec gives the types, but a server
- * (or a proxy, or a new API version) may send a list where text was expected or an object where a
- * list was: that is "an answer this tool cannot read", said with where, never a TypeError. Places
- * are named in our own words (field names, positions): no server text reaches the message.
+ * Checks of an answer's shape where a renderer reads it: an unexpected shape is "an answer this
+ * tool cannot read", said in our own words (no server text), never a TypeError.
  */
 
 export function kindOf(value: unknown): string {
@@ -19,28 +17,24 @@ export function kindOf(value: unknown): string {
 
 const at = (where: string, field: string) => (where ? `${where}: ${field}` : field);
 
-/** A value shown as text: a string, number or true/false (or absent). */
-export function expectText(value: unknown, where: string, field: string): void {
+function expectText(value: unknown, where: string, field: string): void {
   if (value === undefined || value === null) return;
   const t = typeof value;
   if (t === 'string' || t === 'number' || t === 'boolean') return;
   throw new UnreadableAnswerError(`${at(where, field)} is ${kindOf(value)}, not text`);
 }
 
-/** An enumeration value (a status, contrast, laterality): a string (or absent). */
 export function expectString(value: unknown, where: string, field: string): void {
   if (value === undefined || value === null || typeof value === 'string') return;
   throw new UnreadableAnswerError(`${at(where, field)} is ${kindOf(value)}, not text`);
 }
 
-/** A nested record (or absent). */
 export function expectObject(value: unknown, where: string, field: string): Record<string, unknown> {
   if (value === undefined || value === null) return {};
   if (typeof value === 'object' && !Array.isArray(value)) return value as Record<string, unknown>;
   throw new UnreadableAnswerError(`${at(where, field)} is ${kindOf(value)}, not an object`);
 }
 
-/** A list of records (or absent); each item must be an object. */
 export function expectRecords(value: unknown, where: string, field: string): Record<string, unknown>[] {
   if (value === undefined || value === null) return [];
   if (!Array.isArray(value))
@@ -54,12 +48,10 @@ export function expectRecords(value: unknown, where: string, field: string): Rec
   return value as Record<string, unknown>[];
 }
 
-/** Each field of `record` named in `fields` is text. */
 export function expectTexts(record: Record<string, unknown>, where: string, fields: readonly string[]): void {
   for (const f of fields) expectText(record[f], where, f);
 }
 
-/** Items of a list answer that a table shows: each must be an object. */
 export function checkListItems(items: readonly unknown[], noun: string): void {
   items.forEach((item, i) => {
     if (typeof item !== 'object' || item === null || Array.isArray(item))
@@ -67,7 +59,7 @@ export function checkListItems(items: readonly unknown[], noun: string): void {
   });
 }
 
-/** Runs a check or a renderer on an answer; a shape problem found there carries the answer's request id. */
+/** Runs a check or a renderer; a shape problem found there carries the answer's request id. */
 export function readingAnswer<T>(requestId: string | undefined, read: () => T): T {
   try {
     return read();

@@ -1,10 +1,5 @@
-/**
- * The --verbose trace: one line per request, answer, timeout and retry, and the redaction that
- * keeps patient data out of them. The lines go to `Trace`, which the context wires to stderr
- * through the one sanitiser (a reason phrase and a request id are server text).
- */
+/** The --verbose trace lines, and the redaction that keeps patient data out of them. */
 
-/** Where trace lines go; undefined means no trace. */
 export type Trace = ((line: string) => void) | undefined;
 
 /** `> GET https://…/api/v2/referrals?page=2&per_page=100` */
@@ -41,10 +36,7 @@ export function cacheHitLine(ageMs: number, url: string): string {
 
 const PHI_PATH = /\/(referrals|patients|payments|notifications|fhir|auto_book)/i;
 
-/**
- * The URL as the --verbose trace (and any error naming a request) shows it. Query values on paths
- * that serve patient data are replaced, since filters there may hold names or dates of birth.
- */
+/** The URL as a trace or an error shows it: query values on paths that serve patient data are replaced. */
 export function traceUrl(url: string): string {
   const u = new URL(url);
   if (!u.search || !PHI_PATH.test(u.pathname)) return url;
@@ -59,13 +51,11 @@ export function traceUrl(url: string): string {
   return `${u.origin}${u.pathname}?${parts.join('&')}`;
 }
 
-/** What a token echoed by a server is shown as. */
-export const REDACTED_TOKEN = '[redacted token]';
+const REDACTED_TOKEN = '[redacted token]';
 
 /**
- * `text` (server text to be shown: an error body, a reason phrase, a request id) with the token
- * replaced, as sent and percent-encoded. A token shorter than 8 characters is no real token, and
- * replacing it would mangle ordinary words.
+ * Server text with the token replaced, as sent and percent-encoded. A token under 8 characters is
+ * no real token, and replacing it would mangle ordinary words.
  */
 export function redactToken(text: string, token: string | undefined): string {
   if (!token || token.length < 8) return text;

@@ -8,35 +8,22 @@ import { isLoopbackHost, outsideScope } from './url.js';
 /**
  * One send: a request out, its answer's bytes back, following same-origin redirects, within the
  * timeout, stopped by the signal, and never more than the size cap. It knows nothing of tokens,
- * JSON or retries (client.ts and retry.ts).
- *
- * It is built on node:http/https rather than undici: measured on Node 20, importing undici
- * costs ~90 ms and its first request another ~15 ms (WASM parser), against ~60 ms for a whole
- * bare `node -e 0`, which would put every lookup at ~2x Node's start-up. node:http answers a
- * first request in ~10 ms. See README "Speed".
+ * JSON or retries. Built on node:http rather than undici, whose import alone outweighs a lookup.
  */
 
-export interface TransportOptions {
+interface TransportOptions {
   timeoutMs: number;
   trace?: Trace;
-  /** Stops every request of this transport (an interrupt). */
   signal?: AbortSignal | undefined;
-  /** Where HTTPS_PROXY, NO_PROXY and the rest are read (default: this process's environment). */
   env?: NodeJS.ProcessEnv | undefined;
-  /** Largest response body accepted, in bytes. */
   maxBodyBytes: number;
-  /** Parallel connections per host for concurrent page fetches. */
   maxSockets: number;
   /**
-   * Told each answer's status once it has all arrived, before it is traced: a trace line that
-   * meets a closed stderr ends the process at once (src/context.ts), and by then the sandbox meter
-   * must have counted the answer the sandbox already counted.
+   * Told each answer's status before it is traced: a trace line that meets a closed stderr ends the
+   * process at once, and the sandbox meter must have counted the answer by then.
    */
   answered?: (status: number) => void;
-  /**
-   * The URL prefix (origin and path) requests carry the token below: a redirect out of it is not
-   * followed, even on the same origin (another application may be served beside the API).
-   */
+  /** Requests carry the token below this prefix: a redirect out of it is not followed, even on the same origin. */
   scope?: string | undefined;
 }
 
@@ -48,11 +35,8 @@ export interface RawResponse {
 }
 
 /**
- * A response body's bytes. The transport copies what arrives into one buffer (`store`), so the
- * socket's read buffers die young; a page walk hands the buffer back with `release()` once the
- * page is parsed, and the next answers are copied into it. A page waiting for its turn otherwise
- * kept its socket buffers past a garbage collection or two, and they were freed only by a full
- * one: megabytes of dead pages held outside the JS heap (README "Speed").
+ * A response body's bytes, copied into one buffer (`store`) so the socket's read buffers die young;
+ * a page walk hands the buffer back with `release()` once the page is parsed, for the next answer.
  */
 export class Body {
   private joined: Buffer | undefined;
@@ -62,12 +46,10 @@ export class Body {
     readonly length: number,
     private store?: Buffer,
   ) {}
-  /** The bytes as one or more buffers, end to end. */
   get chunks(): readonly Buffer[] {
     if (this.released) throw new CliError('internal: a response body was read after its release');
     return this.parts;
   }
-  /** Gives the buffer back for the next answer to be copied into; the body is not read again. */
   release(): void {
     const store = this.store;
     this.released = true;
@@ -88,14 +70,9 @@ export class Body {
   }
 }
 
-/**
- * Buffers of released bodies, for the next answers. Only `release()` gives one back, so this never
- * holds more buffers than a walk had in hand at once (its pages in flight and the one being
- * parsed: `concurrency` + 1, at most 17).
- */
+/** Buffers of released bodies, never more than a walk holds at once (`concurrency` + 1). */
 const spareBuffers = {
   list: [] as Buffer[],
-  /** A buffer of at least `min` bytes: a spare one, else a new one. */
   take(min: number): Buffer {
     const i = this.list.findIndex((b) => b.length >= min);
     if (i >= 0) return this.list.splice(i, 1)[0] as Buffer;
@@ -106,32 +83,58 @@ const spareBuffers = {
   },
 };
 
-/** `store` (holding `used` bytes) grown to hold at least `min`: by doubling, up to `max`. */
 function grown(store: Buffer | undefined, used: number, min: number, max: number): Buffer {
   const next = spareBuffers.take(Math.max(min, Math.min(max, (store?.length ?? 0) * 2)));
   store?.copy(next, 0, 0, used);
   return next;
 }
 
+/** An answer's bytes as they arrive, in room for what the server announced (up to 4 MiB). */
+class Collected {
+  private store: Buffer | undefined;
+  private size = 0;
+  private readonly first: number;
+  constructor(
+    announced: string | undefined,
+    private readonly max: number,
+  ) {
+    const n = Number(announced);
+    this.first = Number.isSafeInteger(n) && n > 0 ? Math.min(n, 4 << 20) : 0;
+  }
+  add(chunk: Buffer): boolean {
+    this.size += chunk.length;
+    if (this.size > this.max) return false;
+    if (!this.store || this.size > this.store.length)
+      this.store = grown(this.store, this.size - chunk.length, Math.max(this.size, this.first), this.max);
+    chunk.copy(this.store, this.size - chunk.length);
+    return true;
+  }
+  body(): Body {
+    return new Body(this.store ? [this.store.subarray(0, this.size)] : [], this.size, this.store);
+  }
+}
+
+interface Outgoing {
+  method: string;
+  url: string;
+  headers: Record<string, string>;
+  body: Buffer | undefined;
+  signal: AbortSignal | undefined;
+}
+
 const MAX_REDIRECTS = 5;
 
 export class Transport {
   private agents = new Map<string, HttpAgent>();
-  /** Requests sent, retries and redirects included (the export summary reports it). */
   requestCount = 0;
 
   constructor(private readonly opts: TransportOptions) {}
 
-  async send(
-    method: string,
-    url: string,
-    headers: Record<string, string>,
-    body: Buffer | undefined,
-    extraSignal: AbortSignal | undefined,
-  ): Promise<RawResponse> {
+  async send(out: Outgoing): Promise<RawResponse> {
+    const { method, url } = out;
     let current = url;
     for (let hop = 0; ; hop++) {
-      const res = await this.sendOnce(method, current, headers, body, extraSignal);
+      const res = await this.sendOnce({ ...out, url: current });
       const location = headerValue(res.headers, 'location');
       if (![301, 302, 303, 307, 308].includes(res.status) || !location) return res;
       let next: URL;
@@ -167,30 +170,23 @@ export class Transport {
     }
   }
 
-  private async sendOnce(
-    method: string,
-    url: string,
-    headers: Record<string, string>,
-    body: Buffer | undefined,
-    extraSignal: AbortSignal | undefined,
-  ): Promise<RawResponse> {
+  private async route(url: string, extraSignal: AbortSignal | undefined) {
     const signals = [this.opts.signal, extraSignal].filter((s): s is AbortSignal => s !== undefined);
     const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
     if (signal?.aborted) throw abortError(signal);
     const u = new URL(url);
-    const isHttps = u.protocol === 'https:';
-    // Loaded on first use, as plain CommonJS: `import('node:http')` builds an ES module facade that
-    // reads every export, and node:http's lazy `WebSocket`/`EventSource` getters then load all of
-    // Node's bundled undici (~13 ms of a lookup measured on Node 24).
-    const mod = isHttps ? process.getBuiltinModule('node:https') : process.getBuiltinModule('node:http');
+    // As CommonJS: `import('node:http')` builds an ES module facade whose getters load Node's undici.
+    const mod = process.getBuiltinModule(u.protocol === 'https:' ? 'node:https' : 'node:http');
     const env = this.opts.env ?? process.env;
-    // Only when a proxy variable is set is anything awaited (src/api/proxy.ts and its library).
     const proxied = proxyVariableSet(env) ? await this.proxyAgentFor(u, env) : undefined;
     if (signal?.aborted) throw abortError(signal);
-    const agent = proxied ?? this.agentFor(u.protocol, mod);
+    return { signal, u, mod, agent: proxied ?? this.agentFor(u.protocol, mod) };
+  }
+
+  private async sendOnce(out: Outgoing): Promise<RawResponse> {
+    const { method, url, headers, body } = out;
+    const { signal, u, mod, agent } = await this.route(url, out.signal);
     const started = Date.now();
-    // The URL as sent: the parser resolves `.`/`..` (plain or %2e) segments, and the trace shows
-    // what the server gets, not the string before that.
     const shown = traceUrl(u.href);
     this.opts.trace?.(requestLine(method, u.href));
     this.requestCount++;
@@ -213,23 +209,13 @@ export class Transport {
         rejectUnauthorized: true,
       };
       const req = mod.request(u, options, (res: IncomingMessage) => {
-        let store: Buffer | undefined;
-        let size = 0;
-        // Room for what the server says it sends (up to 4 MiB: more is grown into as it arrives).
-        const announced = Number(headerValue(res.headers, 'content-length'));
-        const first = Number.isSafeInteger(announced) && announced > 0 ? Math.min(announced, 4 << 20) : 0;
+        const collected = new Collected(headerValue(res.headers, 'content-length'), this.opts.maxBodyBytes);
         res.on('data', (chunk: Buffer) => {
-          size += chunk.length;
-          if (size > this.opts.maxBodyBytes) {
-            req.destroy();
-            finish(() =>
-              reject(new CliError(`response larger than ${this.opts.maxBodyBytes} bytes from ${shown}`)),
-            );
-            return;
-          }
-          if (!store || size > store.length)
-            store = grown(store, size - chunk.length, Math.max(size, first), this.opts.maxBodyBytes);
-          chunk.copy(store, size - chunk.length);
+          if (collected.add(chunk)) return;
+          req.destroy();
+          finish(() =>
+            reject(new CliError(`response larger than ${this.opts.maxBodyBytes} bytes from ${shown}`)),
+          );
         });
         res.on('end', () => {
           const ms = Math.round(Date.now() - started);
@@ -240,7 +226,7 @@ export class Transport {
             resolve({
               status: res.statusCode ?? 0,
               headers: res.headers,
-              body: new Body(store ? [store.subarray(0, size)] : [], size, store),
+              body: collected.body(),
               url,
             }),
           );
@@ -280,12 +266,10 @@ export class Transport {
     return agent;
   }
 
-  /** The agent of the proxy this URL goes through (HTTPS_PROXY, NO_PROXY…), or undefined to go direct. */
   private async proxyAgentFor(u: URL, env: NodeJS.ProcessEnv): Promise<HttpAgent | undefined> {
     return (await import('./proxy.js')).proxyAgent(u, env, this.agents, this.opts);
   }
 
-  /** Closes kept-alive sockets so the process can exit at once. */
   close(): void {
     for (const agent of this.agents.values()) agent.destroy();
     this.agents.clear();
@@ -298,7 +282,6 @@ export function headerValue(headers: IncomingHttpHeaders, name: string): string 
   return v;
 }
 
-/** Where only a proxy may go out, a direct connection fails this way; the proxy is named by src/api/proxy.ts. */
 const PROXY_HINT =
   'Check the base URL (imaging config get base-url). If this network goes out only through a proxy, set HTTPS_PROXY=http://HOST:PORT.';
 
@@ -310,7 +293,6 @@ function toNetworkError(err: unknown, url: string): CliError {
   const origin = new URL(url).origin;
   switch (code) {
     case 'ECONNREFUSED': {
-      // Nothing listening on this machine: most often the emulator is not running (--env local).
       const u = new URL(url);
       const port = u.port && u.port !== '4010' ? ` --port ${u.port}` : '';
       return new NetworkError(
@@ -348,7 +330,7 @@ function toNetworkError(err: unknown, url: string): CliError {
   }
 }
 
-/** Why a request stopped: the signal's own reason when it is one of ours (an interrupt, another page's failure). */
+/** Why a request stopped: the signal's own reason when it is one of ours. */
 export function abortError(signal: AbortSignal | undefined): CliError {
   const reason: unknown = signal?.reason;
   return reason instanceof CliError ? reason : new InterruptedError();

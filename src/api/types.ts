@@ -160,25 +160,19 @@ export interface Referral {
 /** Metadata of an email or SMS tied to a referral (never its recipient or content). */
 export interface ReferralNotification {
   id: string;
-  /** `email` or `sms`. */
   channel: string;
   notification_type: string | null;
-  /** Delivery status; new values may appear. */
   status: string;
   created_at: string;
   updated_at: string;
   visit_id?: string | null;
 }
 
-/** A payment logged against a referral. */
 export interface ReferralPayment {
   id: string;
-  /** Dollars received. */
   amount: number;
-  /** Null on older payments recorded without one. */
   date: string | null;
   check_number?: string | null;
-  /** Empty when the payment is not allocated to a procedure. */
   procedures: Array<{
     order_id: string;
     accession_id?: string | null;

@@ -2,30 +2,19 @@ import { lstatSync, mkdirSync, realpathSync, type Stats } from 'node:fs';
 import { basename, dirname, isAbsolute, join, normalize, sep } from 'node:path';
 
 /**
- * The private folders of the cache: `reference` (reference data) and `compile-cache` (Node's, made
- * by bin/imaging.cjs through dist/cache-folder.cjs), under IMAGING_CACHE_DIR, else
- * $XDG_CACHE_HOME/imaging or ~/.cache/imaging (macOS ~/Library/Caches/imaging). A folder someone
- * else could write to is never read from or written to:
- *  - a relative IMAGING_CACHE_DIR / XDG_CACHE_HOME is ignored (as XDG says); none on Windows (its
- *    ACLs are not checked here) or when the starting folder is missing: that is never created;
- *  - the real path of the starting folder and every folder above it are directories owned by root
- *    or the user and not writable by group or others, except a sticky one (/tmp) whose next
- *    component is owned by the user;
- *  - the levels below are made one at a time (mkdir 0700, never recursive) and each then checked
- *    with lstat: a directory, not a symlink, owned by the user (or root above the last), not
- *    writable by group or others; the last one owned by the user with mode 0700 exactly.
+ * The private cache folders (`reference`, `compile-cache`) under IMAGING_CACHE_DIR, else the XDG or
+ * OS cache folder. A folder someone else could write to is never used: every folder above must be
+ * owned by root or the user and writable by no one else (a sticky /tmp aside), and the levels made
+ * here are made one at a time, 0700, each checked with lstat.
  */
 
-export const CACHE_LEAF = 'reference';
+const CACHE_LEAF = 'reference';
 
 export interface Location {
-  /** Must exist; never created. */
   start: string;
-  /** The levels below it, made if need be. */
   levels: string[];
 }
 
-/** Where the folder would be, or undefined when there is none on this system. */
 export function cacheLocation(
   env: NodeJS.ProcessEnv,
   platform: NodeJS.Platform = process.platform,
@@ -49,19 +38,15 @@ export function cacheLocation(
   return home ? { start: home, levels: ['.cache', 'imaging', leaf] } : undefined;
 }
 
-/** The path of the folder as the user would name it (not resolved, not checked). */
 export function displayPath(where: Location): string {
   return join(where.start, ...where.levels);
 }
 
 const STICKY = 0o1000;
 
-export type Folder = { dir: string } | { problem: string; missing?: true };
+type Folder = { dir: string } | { problem: string; missing?: true };
 
-/**
- * The private folder, made if need be (`create`), or why it cannot be used. Without `create`, a
- * missing level is a problem ("not made yet") and nothing is written.
- */
+/** The private folder, made with `create`, or why it cannot be used. */
 export function privateFolder(env: NodeJS.ProcessEnv, create = true, leaf = CACHE_LEAF): Folder {
   const where = cacheLocation(env, process.platform, leaf);
   if (!where)

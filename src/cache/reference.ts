@@ -16,38 +16,23 @@ import type { AnswerCache, ApiResponse } from '../api/client.js';
 import { headerValue } from '../api/transport.js';
 import { privateFolder } from './folder.js';
 
-// node:crypto and node:zlib are loaded when the cache is first used, not at every start.
 const sha256Hex = (text: string) =>
   process.getBuiltinModule('node:crypto').createHash('sha256').update(text).digest('hex');
 const crc32 = (bytes: Uint8Array) => process.getBuiltinModule('node:zlib').crc32(bytes);
 
 /**
- * The reference-data cache (issue 10, item 4): the raw answers of a few GET endpoints whose data
- * changes rarely, kept on disk so that a lookup made again sends no request and costs no sandbox
- * allowance.
- *
- * Only the paths below are ever cached (an allow-list: referrals, patients, payments,
- * notifications, SSO URLs and anything else are never written, whoever asks), and only for the
- * reference commands, which opt in (`imaging api` stays raw). An entry is keyed by the exact URL
- * (origin, base path, API path and query) and a hash of the token and origin; it is used while
- * younger than its path's time limit.
- *
- * Files live in a private folder (folder.ts), one per entry:
- *   <sha256 of token hash + URL>.json   0600, written under a random name opened 'wx' and renamed
- *   line 1: a JSON header {v, url, token, stored, type, rid, size, crc}; then the body's bytes.
- * An entry is trusted only if it is a regular file of ours, mode 0600, opened without following a
- * symlink (O_NOFOLLOW) or blocking on a FIFO (O_NONBLOCK), of bounded size, whose header names
- * this URL and token hash and whose body has the recorded length and CRC32. Anything else
- * (damaged, cut short, another user's, a symlink, from the future, too old) is a miss, and the
- * answer fetched then replaces it. No error here ever fails a command: the cache is skipped.
+ * Reference answers kept on disk, so a lookup made again sends no request and costs no allowance.
+ * Only the allow-listed paths below, only for the reference commands. An entry is trusted only if it
+ * is a regular file of ours, 0600, opened without following a symlink or blocking on a FIFO, whose
+ * header names this URL and token hash and whose body has the recorded length and CRC; anything
+ * else is a miss. No error here ever fails a command.
  */
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 const DAY = 24 * HOUR;
 
-/** API path -> how long its answers are used. */
-export const CACHED_PATHS: Readonly<Record<string, number>> = {
+const CACHED_PATHS: Readonly<Record<string, number>> = {
   '/modalities': DAY,
   '/body_parts': DAY,
   '/cpt_codes': DAY,
@@ -56,14 +41,9 @@ export const CACHED_PATHS: Readonly<Record<string, number>> = {
 
 /** Entries older than the longest limit (plus a margin) are deleted when a new one is written. */
 const SWEEP_AFTER = DAY + HOUR;
-/**
- * The names this cache makes: entries (`fileOf`) and temporary files (`writeEntry`). Only these
- * are ever swept or cleared: anything else in the folder (a report.json put there, a backup) is
- * not ours and is left alone.
- */
+/** The names this cache makes: only these are swept or cleared; anything else there is left alone. */
 const ENTRY_NAME = /^[0-9a-f]{64}\.json$/;
 const TEMP_NAME = /^\.tmp-\d+-[0-9a-z]*$/;
-/** Ours to delete: one of our names, and a file or a symlink (never a folder, whatever its name). */
 function ownName(dir: string, name: string): 'entry' | 'temp' | undefined {
   const kind = ENTRY_NAME.test(name) ? 'entry' : TEMP_NAME.test(name) ? 'temp' : undefined;
   if (!kind) return undefined;
@@ -74,26 +54,25 @@ function ownName(dir: string, name: string): 'entry' | 'temp' | undefined {
     return undefined;
   }
 }
-/** Larger answers are not kept (reference answers are a few KB; an ICD-10 page of 1,000 ~150 KB). */
-export const MAX_ENTRY_BYTES = 8 * 1024 * 1024;
+/** Larger answers are not kept. */
+const MAX_ENTRY_BYTES = 8 * 1024 * 1024;
 /** A clock that went back this far makes an entry "from the future": not used. */
 const SKEW = 5 * MINUTE;
 
-export type CacheMode = 'use' | 'refresh';
+type CacheMode = 'use' | 'refresh';
 
-export interface CachedAnswer {
+interface CachedAnswer {
   bytes: Buffer;
   headers: IncomingHttpHeaders;
   ageMs: number;
 }
 
-export interface CacheOptions {
+interface CacheOptions {
   env: NodeJS.ProcessEnv;
-  /** The API token: only its hash (with the origin) is ever written. */
+  /** Only its hash (with the origin) is ever written. */
   token: string;
   mode: CacheMode;
   now?: () => number;
-  /** --verbose lines. */
   trace?: ((line: string) => void) | undefined;
 }
 
@@ -108,7 +87,6 @@ interface Header {
   crc: number;
 }
 
-/** Whether answers of this API path may be cached at all. */
 export function cacheable(apiPath: string): boolean {
   return Object.hasOwn(CACHED_PATHS, apiPath);
 }
@@ -122,7 +100,6 @@ export class ReferenceCache implements AnswerCache {
     this.now = opts.now ?? Date.now;
   }
 
-  /** The folder, made on first use; undefined when it cannot be trusted (no cache then). */
   private folder(): string | undefined {
     if (this.dir === null) {
       const f = privateFolder(this.opts.env);
@@ -140,7 +117,6 @@ export class ReferenceCache implements AnswerCache {
     return join(dir, `${sha256Hex(`${token}\0${url}`)}.json`);
   }
 
-  /** A fresh answer for `url` of API path `apiPath`, or undefined (then the request is sent). */
   lookup(apiPath: string, url: string): CachedAnswer | undefined {
     if (this.opts.mode !== 'use' || !cacheable(apiPath)) return undefined;
     try {
@@ -163,7 +139,7 @@ export class ReferenceCache implements AnswerCache {
     }
   }
 
-  /** Keeps a 200 answer, to be written by `commit()` once the command has succeeded. */
+  /** Kept until `commit()`, once the command has succeeded. */
   stage(apiPath: string, url: string, res: ApiResponse<unknown>): void {
     if (res.status !== 200 || !cacheable(apiPath)) return;
     const bytes = res.raw;
@@ -178,10 +154,7 @@ export class ReferenceCache implements AnswerCache {
     });
   }
 
-  /**
-   * Writes the staged answers. Called only after the command exited 0: an answer the command could
-   * not read (a shape it refused) is never kept to fail the next run too.
-   */
+  /** Writes the staged answers, only after the command exited 0: an answer it refused is never kept. */
   commit(): void {
     if (this.staged.length === 0) return;
     try {
@@ -201,11 +174,8 @@ export class ReferenceCache implements AnswerCache {
         };
         writeEntry(dir, this.fileOf(dir, s.url, token), header, s.bytes);
       }
-      // By the file system's clock, as mtime is (not the injected one).
       sweep(dir, Date.now());
-    } catch {
-      // A full disk or a folder gone meanwhile: the answer was shown; it is simply not kept.
-    }
+    } catch {}
   }
 }
 
@@ -256,7 +226,6 @@ function readEntry(file: string): { header: Header; body: Buffer } | undefined {
 }
 
 function writeEntry(dir: string, file: string, header: Header, body: Buffer): void {
-  // Random enough not to collide with another run; 'wx' refuses anything already at the name.
   const tmp = join(dir, `.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`);
   let fd: number | undefined = openSync(tmp, 'wx', 0o600);
   try {
@@ -264,8 +233,7 @@ function writeEntry(dir: string, file: string, header: Header, body: Buffer): vo
     writeSync(fd, body);
     closeSync(fd);
     fd = undefined;
-    // Replaces whatever was at the name (a damaged entry, a symlink, another user's file) itself:
-    // rename never follows a symlink.
+    // Replaces whatever was at the name: rename never follows a symlink.
     renameSync(tmp, file);
   } catch (err) {
     if (fd !== undefined) closeSync(fd);
@@ -274,7 +242,6 @@ function writeEntry(dir: string, file: string, header: Header, body: Buffer): vo
   }
 }
 
-/** Deletes entries past every time limit, and temporary files a killed run left (an hour old). */
 function sweep(dir: string, now: number): void {
   for (const name of readdirSync(dir)) {
     const kind = ownName(dir, name);
@@ -288,10 +255,7 @@ function sweep(dir: string, now: number): void {
   }
 }
 
-/**
- * Removes every entry (and temporary file) of the cache folder; the code cache, and any file
- * not named as this cache names its own, are left alone.
- */
+/** Removes every entry of the cache folder; anything not named as its own is left alone. */
 export function clearCache(env: NodeJS.ProcessEnv): { removed: number; problem?: string } {
   const f = privateFolder(env, false);
   if (!('dir' in f)) return f.missing ? { removed: 0 } : { removed: 0, problem: f.problem };

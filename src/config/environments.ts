@@ -3,20 +3,13 @@ import { UsageError } from '../errors.js';
 export const ENVIRONMENTS = ['sandbox', 'production', 'local'] as const;
 export type EnvironmentName = (typeof ENVIRONMENTS)[number];
 
-/** Where `imaging mock` listens by default; the `local` environment points here. */
-export const LOCAL_BASE_URL = 'http://127.0.0.1:4010';
+const LOCAL_BASE_URL = 'http://127.0.0.1:4010';
 
-/**
- * The emulator's documented token. The `local` environment uses it when no token is configured,
- * so the quick start runs with no token at all. It is not a secret: the emulator serves synthetic data.
- */
+/** The emulator's documented token, no secret: `local` uses it when none is configured. */
 export const MOCK_TOKEN = 'mock-token';
 
-/**
- * The emulator's tokens all start so (`mock-expired`, `mock-disabled`, …): none is a real token,
- * so they may go to a loopback port that any local user could have bound.
- */
-export const EMULATOR_TOKEN_PREFIX = 'mock-';
+/** No real token starts so: these may go to a loopback port any local user could have bound. */
+const EMULATOR_TOKEN_PREFIX = 'mock-';
 
 export function isEmulatorToken(token: string): boolean {
   return token.startsWith(EMULATOR_TOKEN_PREFIX);

@@ -3,16 +3,14 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 
 /**
- * Tokens in the OS credential store (macOS Keychain, Windows Credential Manager, the Secret Service
- * on Linux) through @napi-rs/keyring. Each call runs in a child process: the library talks to D-Bus
- * synchronously, so a bus that never answers would hold this process for ever, and only a child
- * can be killed when the time is up. The token travels through the child's pipes, never its argv.
+ * Tokens in the OS credential store through @napi-rs/keyring, each call in a child process: the
+ * library talks to D-Bus synchronously, and only a child can be killed when the bus never answers.
+ * The token travels through the child's pipes, never its argv.
  */
 
 const SERVICE = 'imaging';
 export const KEYCHAIN_TIMEOUT_MS = 3000;
 
-/** No keychain took the call: none on this machine, none reachable, or none answered in time. */
 export class KeychainUnavailable extends Error {
   constructor(
     readonly reason: string,
@@ -48,10 +46,7 @@ function libraryPath(): string {
   }
 }
 
-/**
- * One keychain call in a child process, synchronously: a token is read where the request is built,
- * and nothing else can happen before it is there. The child is killed when the time is up.
- */
+/** One keychain call in a child process, synchronously, killed when the time is up. */
 function call(op: 'get' | 'set' | 'delete', account: string, env: NodeJS.ProcessEnv, secret = ''): unknown {
   if (env.IMAGING_KEYCHAIN === 'off') throw new KeychainUnavailable('IMAGING_KEYCHAIN=off');
   const child = spawnSync(process.execPath, ['-e', CHILD, op, SERVICE, account, libraryPath()], {
@@ -79,23 +74,19 @@ function call(op: 'get' | 'set' | 'delete', account: string, env: NodeJS.Process
   return answer.value;
 }
 
-/** The account a token is kept under: the environment and the origin it belongs to. */
 export function keychainAccount(env: string, origin: string | undefined): string {
   return origin ? `${env} ${origin}` : env;
 }
 
-/** Stores the token; throws KeychainUnavailable when no keychain takes it. */
 export function keychainStore(account: string, token: string, env: NodeJS.ProcessEnv): void {
   call('set', account, env, token);
 }
 
-/** The stored token, or null when the keychain has none under that account. */
 export function keychainRead(account: string, env: NodeJS.ProcessEnv): string | null {
   const value = call('get', account, env);
   return typeof value === 'string' ? value : null;
 }
 
-/** Removes the token; false when there was none. */
 export function keychainRemove(account: string, env: NodeJS.ProcessEnv): boolean {
   return call('delete', account, env) === true;
 }

@@ -1,13 +1,9 @@
 import { join } from 'node:path';
 
-/**
- * Where the config store lives. `IMAGING_CONFIG_DIR` wins (tests, shared machines); otherwise
- * the OS config directory, as env-paths (used by conf) would choose it, without the "-nodejs" suffix.
- */
+/** `IMAGING_CONFIG_DIR`, else the OS config directory as env-paths would choose it. */
 export function configDir(env: NodeJS.ProcessEnv, platform: NodeJS.Platform = process.platform): string {
   const explicit = env.IMAGING_CONFIG_DIR;
   if (explicit && explicit.trim() !== '') return explicit;
-  // node:os only when neither is set (as os.homedir() would answer from HOME first anyway).
   const home = env.HOME || env.USERPROFILE || process.getBuiltinModule('node:os').homedir();
   if (platform === 'darwin') return join(home, 'Library', 'Preferences', 'imaging');
   if (platform === 'win32') {

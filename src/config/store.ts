@@ -35,10 +35,7 @@ const MAX_CONFIG_BYTES = 16 * 1024 * 1024;
 
 const moveAside = 'Move it aside; the next auth login or config set writes a new one.';
 
-/**
- * The config folder and file are trusted as ssh trusts ~/.ssh: only when they are this user's and
- * no one else may write them, and never through a symlink (the folder itself or config.json).
- */
+/** Trusted as ssh trusts ~/.ssh: this user's, writable by no one else, never through a symlink. */
 function checkOwned(path: string, st: Stats, kind: 'folder' | 'file'): void {
   const fix = kind === 'folder' ? 'chmod 700' : 'chmod 600';
   const refuse = (why: string, hint: string) => {
@@ -58,11 +55,7 @@ function checkOwned(path: string, st: Stats, kind: 'folder' | 'file'): void {
     refuse(`can be written by others (mode ${(st.mode & 0o777).toString(8)})`, `Run: ${fix} "${path}"`);
 }
 
-/**
- * The config file's text, or undefined when there is none. The folder is checked first; the file is
- * opened without following a symlink and without blocking, and only a regular file is read (a FIFO,
- * a device or a folder is refused at once), up to MAX_CONFIG_BYTES.
- */
+/** The config file's text, or undefined when there is none: a regular file only, never through a symlink. */
 function readConfigText(dir: string, path: string): string | undefined {
   let folder: Stats;
   try {
@@ -119,7 +112,6 @@ export class ConfigStore {
   readonly dir: string;
   readonly path: string;
   private cache: StoredConfig | undefined;
-  /** Tokens read from the OS keychain in this run (each is read once). */
   private readonly keychainTokens = new Map<EnvironmentName, string>();
 
   constructor(private readonly env: NodeJS.ProcessEnv) {
@@ -133,7 +125,6 @@ export class ConfigStore {
     return this.cache;
   }
 
-  /** Reads and checks the file as it is on disk now. */
   private load(): StoredConfig {
     let text: string | undefined;
     try {
@@ -156,8 +147,7 @@ export class ConfigStore {
         'Fix or delete it, then log in again.',
       );
     }
-    // A hand-edited file: its shape is checked here, once, so no command meets a number where
-    // it reads text. The commands that repair it (lenient) get what is usable and rewrite it.
+    // A hand-edited file is checked here, once, so no command meets a number where it reads text.
     const { config, problems } = validateConfig(parsed, this.path);
     const first = problems[0];
     if (first && !this.lenient) {
@@ -172,32 +162,23 @@ export class ConfigStore {
     return config;
   }
 
-  /**
-   * For the commands that repair a config (auth login/logout, config set/unset): keys of the
-   * wrong shape are left out of what they read, so that what they write is whole again.
-   */
+  /** Keys of the wrong shape left out, so what the repairing commands write is whole again. */
   lenient = false;
 
-  /** What a lenient read left out as unusable: said (through `report`) once the repaired config is written. */
   private leftOut: ConfigProblem[] = [];
   private report: ((line: string) => void) | undefined;
 
-  /**
-   * Reads leniently (see `lenient`), and says through `report` (stderr) what it left out, once a
-   * write has removed it from the file: nothing of a hand-edited config is dropped without a word.
-   */
+  /** Reads leniently, and says on stderr what it left out once a write removed it from the file. */
   repair(report: (line: string) => void): void {
     this.lenient = true;
     this.report = report;
   }
 
-  /** The dotted keys the lenient read left out as unusable ('' for the whole file). */
   get unusable(): string[] {
     this.read();
     return this.leftOut.map((p) => p.key);
   }
 
-  /** Says what the write just removed, once. */
   private sayRemoved(): void {
     const removed = this.leftOut;
     this.leftOut = [];
@@ -217,15 +198,14 @@ export class ConfigStore {
   }
 
   /**
-   * Applies `change` to the config as it is on disk now, under the config's lock file, and writes it
-   * (0600, through a temporary file renamed into place): concurrent updates each keep their change,
-   * and a change decided before a wait (at a prompt) never writes back what another removed.
+   * Applies `change` to the config as it is on disk now, under the lock file: concurrent updates
+   * each keep their change, and a change decided before a prompt never writes back what another removed.
    */
   async update(change: (config: StoredConfig) => void): Promise<void> {
     this.updateSync(change);
   }
 
-  /** update(), synchronously: for the one write a request-making command may do (binding an old token to its origin). */
+  /** update(), synchronously: for binding an old token to its origin during a request. */
   updateSync(change: (config: StoredConfig) => void): void {
     let next: StoredConfig;
     try {
@@ -253,14 +233,13 @@ export class ConfigStore {
     this.sayRemoved();
   }
 
-  /** Where the stored token of `env` lives: the OS keychain, the config file, or nowhere. */
   tokenStore(env: EnvironmentName): 'keychain' | 'file' | undefined {
     const s = this.environment(env);
     if (s.token_store === 'keychain') return 'keychain';
     return typeof s.token === 'string' && s.token !== '' ? 'file' : undefined;
   }
 
-  /** The token stored for `env`, if any: the one place a token is read from the store. */
+  /** The one place a token is read from the store. */
   token(env: EnvironmentName): string | undefined {
     const s = this.environment(env);
     if (typeof s.token === 'string' && s.token !== '') return s.token;
@@ -288,10 +267,8 @@ export class ConfigStore {
   }
 
   /**
-   * Stores the token of `env` bound to `origin` (or, with `undefined`, removes it): the one place a
-   * token is written. It goes to the OS keychain unless `insecure` asks for the config file; where
-   * no keychain answers, to the file, and `fallback` says why. `also` changes other settings of
-   * `env` in the same write.
+   * The one place a token is written (or, with `undefined`, removed), bound to `origin`: the OS
+   * keychain unless `insecure`; where none answers, the file, and `fallback` says why.
    */
   async setToken(
     env: EnvironmentName,
@@ -343,16 +320,11 @@ export class ConfigStore {
   }
 }
 
-/** The origin of a base URL (scheme, host and port; default ports left out), as tokens are bound to it. */
 export function originOf(baseUrl: string): string {
   return new URL(baseUrl).origin;
 }
 
-/**
- * The origin a stored token is bound to, compared as an origin, not as text: a hand-edited
- * "HTTP://127.1:4451/path" is http://127.0.0.1:4451. Undefined when none is recorded; a value that
- * is no URL is returned as it is (it matches no base URL, so the token is not sent).
- */
+/** The origin a stored token is bound to; a value that is no URL matches no base URL, so no token is sent. */
 export function storedTokenOrigin(settings: EnvironmentSettings): string | undefined {
   const raw: unknown = settings.token_origin;
   if (typeof raw !== 'string' || raw.trim() === '') return undefined;
@@ -378,7 +350,6 @@ function pruneEmpty(config: StoredConfig): void {
   if (Object.keys(envs).length === 0) delete config.environments;
 }
 
-/** Shows only the last four characters of a secret. */
 export function maskToken(token: string): string {
   if (token.length <= 8) return '****';
   return `****${token.slice(-4)}`;

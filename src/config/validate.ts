@@ -7,9 +7,7 @@ export interface EnvironmentSettings {
   token?: string;
   /** The origin (scheme, host, port) the token was stored for; it is sent nowhere else. */
   token_origin?: string;
-  /** Set when the token is kept in the OS keychain instead of in `token`. */
   token_store?: 'keychain';
-  /** Paths the API does not publish, set per environment (`config set path.payments …`). */
   paths?: { payments?: string; notifications?: string };
 }
 
@@ -18,9 +16,8 @@ export interface StoredConfig {
   environments?: Partial<Record<EnvironmentName, EnvironmentSettings>>;
 }
 
-/** One thing wrong in a hand-edited config file: which key, what is wrong, what to run. */
 export interface ConfigProblem {
-  /** The dotted key (`environments.sandbox.token`), or '' for the whole file. */
+  /** '' for the whole file. */
   key: string;
   problem: string;
   fix: string;
@@ -40,10 +37,9 @@ const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
- * Checks the shape of the config file as read (`JSON.parse` of a file anyone may edit by hand)
- * and returns what is usable (the keys with a wrong shape left out) with the problems found.
- * Keys this version does not know are kept and not checked: a newer version may have written them.
- * A token is never quoted, only its type.
+ * Checks the shape of the config file as read (a file anyone may edit by hand) and returns what is
+ * usable (the keys with a wrong shape left out) with the problems found. Keys this version does not
+ * know are kept unchecked: a newer version may have written them. A token is never quoted.
  */
 export function validateConfig(
   parsed: unknown,
@@ -80,99 +76,123 @@ export function validateConfig(
       const kept: Record<string, unknown> = { ...envs };
       for (const name of ENVIRONMENTS) {
         if (!(name in kept)) continue;
-        const flag = name === 'sandbox' ? '' : ` --env ${name}`;
-        const settings = kept[name];
-        if (!isObject(settings)) {
-          problems.push({
-            key: `environments.${name}`,
-            problem: `is ${kind(settings)}, not an object`,
-            fix: `Run: imaging auth login${flag}   (it stores the ${name} settings again)`,
-          });
-          delete kept[name];
-          continue;
-        }
-        const s: Record<string, unknown> = { ...settings };
-        if ('token' in s && (typeof s.token !== 'string' || s.token.trim() === '')) {
-          problems.push({
-            key: `environments.${name}.token`,
-            problem: typeof s.token === 'string' ? 'is empty' : `is ${kind(s.token)}, not text`,
-            fix: `Run: imaging auth login${flag}   (it replaces the stored token)`,
-          });
-          delete s.token;
-          delete s.token_origin;
-        }
-        if ('token_origin' in s && typeof s.token_origin !== 'string') {
-          problems.push({
-            key: `environments.${name}.token_origin`,
-            problem: `is ${kind(s.token_origin)}, not a URL`,
-            fix: `Run: imaging auth login${flag}   (it records the token's origin again)`,
-          });
-          delete s.token;
-          delete s.token_origin;
-        }
-        if ('token_store' in s && s.token_store !== 'keychain') {
-          problems.push({
-            key: `environments.${name}.token_store`,
-            problem: `is ${typeof s.token_store === 'string' ? JSON.stringify(s.token_store) : kind(s.token_store)}, not "keychain"`,
-            fix: `Run: imaging auth login${flag}   (it stores the token again)`,
-          });
-          delete s.token_store;
-        }
-        if ('base_url' in s) {
-          let bad: string | undefined;
-          if (typeof s.base_url !== 'string') bad = `is ${kind(s.base_url)}, not a URL`;
-          else
-            try {
-              normaliseBaseUrl(s.base_url);
-            } catch {
-              bad = `is ${JSON.stringify(s.base_url)}, not an http(s) URL`;
-            }
-          if (bad) {
-            problems.push({
-              key: `environments.${name}.base_url`,
-              problem: bad,
-              fix: `Run: imaging config set base-url https://…${flag}   (or: imaging config unset base-url${flag})`,
-            });
-            delete s.base_url;
-          }
-        }
-        if ('paths' in s) {
-          if (!isObject(s.paths)) {
-            problems.push({
-              key: `environments.${name}.paths`,
-              problem: `is ${kind(s.paths)}, not an object`,
-              fix: `Run: imaging config unset path.payments${flag} && imaging config unset path.notifications${flag}`,
-            });
-            delete s.paths;
-          } else {
-            const paths: Record<string, unknown> = { ...s.paths };
-            for (const k of RECORD_KINDS) {
-              if (!(k in paths)) continue;
-              const v = paths[k];
-              let bad: string | undefined;
-              if (typeof v !== 'string') bad = `is ${kind(v)}, not text`;
-              else
-                try {
-                  checkRecordPath(k, v);
-                } catch (err) {
-                  bad = (err as Error).message.replace(`path.${k}: "${v}" `, '');
-                }
-              if (bad) {
-                problems.push({
-                  key: `environments.${name}.paths.${k}`,
-                  problem: bad,
-                  fix: `Run: imaging config set path.${k} '/api/v2/…/{id}/…'${flag}   (or: imaging config unset path.${k}${flag})`,
-                });
-                delete paths[k];
-              }
-            }
-            s.paths = paths;
-          }
-        }
-        kept[name] = s;
+        const settings = checkEnvironment(name, kept[name], problems);
+        if (settings === undefined) delete kept[name];
+        else kept[name] = settings;
       }
       config.environments = kept;
     }
   }
   return { config: config as StoredConfig, problems };
+}
+
+function checkEnvironment(
+  name: EnvironmentName,
+  settings: unknown,
+  problems: ConfigProblem[],
+): Record<string, unknown> | undefined {
+  const flag = name === 'sandbox' ? '' : ` --env ${name}`;
+  const problem = (key: string, text: string, fix: string) =>
+    problems.push({ key: `environments.${name}${key}`, problem: text, fix });
+  if (!isObject(settings)) {
+    problem(
+      '',
+      `is ${kind(settings)}, not an object`,
+      `Run: imaging auth login${flag}   (it stores the ${name} settings again)`,
+    );
+    return undefined;
+  }
+  const s: Record<string, unknown> = { ...settings };
+  if ('token' in s && (typeof s.token !== 'string' || s.token.trim() === '')) {
+    problem(
+      '.token',
+      typeof s.token === 'string' ? 'is empty' : `is ${kind(s.token)}, not text`,
+      `Run: imaging auth login${flag}   (it replaces the stored token)`,
+    );
+    delete s.token;
+    delete s.token_origin;
+  }
+  if ('token_origin' in s && typeof s.token_origin !== 'string') {
+    problem(
+      '.token_origin',
+      `is ${kind(s.token_origin)}, not a URL`,
+      `Run: imaging auth login${flag}   (it records the token's origin again)`,
+    );
+    delete s.token;
+    delete s.token_origin;
+  }
+  if ('token_store' in s && s.token_store !== 'keychain') {
+    problem(
+      '.token_store',
+      `is ${typeof s.token_store === 'string' ? JSON.stringify(s.token_store) : kind(s.token_store)}, not "keychain"`,
+      `Run: imaging auth login${flag}   (it stores the token again)`,
+    );
+    delete s.token_store;
+  }
+  if ('base_url' in s) {
+    const bad = textProblem(s.base_url, 'a URL', (v) => {
+      try {
+        normaliseBaseUrl(v);
+        return undefined;
+      } catch {
+        return `is ${JSON.stringify(v)}, not an http(s) URL`;
+      }
+    });
+    if (bad) {
+      problem(
+        '.base_url',
+        bad,
+        `Run: imaging config set base-url https://…${flag}   (or: imaging config unset base-url${flag})`,
+      );
+      delete s.base_url;
+    }
+  }
+  if ('paths' in s) {
+    if (isObject(s.paths)) s.paths = checkPaths(s.paths, flag, problem);
+    else {
+      problem(
+        '.paths',
+        `is ${kind(s.paths)}, not an object`,
+        `Run: imaging config unset path.payments${flag} && imaging config unset path.notifications${flag}`,
+      );
+      delete s.paths;
+    }
+  }
+  return s;
+}
+
+function checkPaths(
+  given: Record<string, unknown>,
+  flag: string,
+  problem: (key: string, text: string, fix: string) => void,
+): Record<string, unknown> {
+  const paths: Record<string, unknown> = { ...given };
+  for (const k of RECORD_KINDS) {
+    if (!(k in paths)) continue;
+    const bad = textProblem(paths[k], 'text', (v) => {
+      try {
+        checkRecordPath(k, v);
+        return undefined;
+      } catch (err) {
+        return (err as Error).message.replace(`path.${k}: "${v}" `, '');
+      }
+    });
+    if (bad) {
+      problem(
+        `.paths.${k}`,
+        bad,
+        `Run: imaging config set path.${k} '/api/v2/…/{id}/…'${flag}   (or: imaging config unset path.${k}${flag})`,
+      );
+      delete paths[k];
+    }
+  }
+  return paths;
+}
+
+function textProblem(
+  v: unknown,
+  what: string,
+  check: (text: string) => string | undefined,
+): string | undefined {
+  return typeof v === 'string' ? check(v) : `is ${kind(v)}, not ${what}`;
 }

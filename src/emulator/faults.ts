@@ -1,29 +1,13 @@
-/**
- * Fault injection for the emulator: `imaging mock --fault MODE[:COUNT][@AFTER]` and the mock-only
- * route POST /__mock/faults. A fault lets AFTER matching API requests through, then hits the next
- * COUNT (default 1; `*` for every one after that).
- */
+/** Fault injection: `--fault MODE[:COUNT][@AFTER]` lets AFTER API requests through, then hits COUNT (`*`: all). */
 
-export const FAULT_MODES = ['500', '502', 'reset', 'slow', 'truncated', '429', '401'] as const;
+const FAULT_MODES = ['500', '502', 'reset', 'slow', 'truncated', '429', '401'] as const;
 export type FaultMode = (typeof FAULT_MODES)[number];
-
-export const FAULT_HELP: Record<FaultMode, string> = {
-  '500': '500 internal_error in the spec envelope',
-  '502': '502 with an HTML page, as a proxy sends',
-  reset: 'the connection is reset before any answer',
-  slow: 'the answer comes after --fault-delay-ms (default 15000), longer than a client timeout',
-  truncated: 'a 200 whose JSON body stops halfway',
-  '429': '429 rate_limited with Retry-After: 1 (a rate, not the sandbox quota)',
-  '401': '401 api_token_expired: the token expires mid-run',
-};
 
 export interface Fault {
   mode: FaultMode;
   count: number;
   after: number;
-  /** Only requests whose path starts with this (default: every /api/v2 request). */
   path: string | undefined;
-  /** Matching requests seen so far. */
   seen: number;
 }
 
@@ -44,7 +28,6 @@ export function parseFault(spec: string, path?: string): Fault {
 
 export class FaultPlan {
   readonly faults: Fault[] = [];
-  /** Faults actually injected, by mode. */
   readonly injected: Record<string, number> = {};
 
   add(f: Fault): void {
@@ -55,7 +38,7 @@ export class FaultPlan {
     this.faults.length = 0;
   }
 
-  /** The fault for this request, if one applies now. Every matching fault counts the request. */
+  /** Every matching fault counts the request. */
   next(path: string): FaultMode | undefined {
     let hit: FaultMode | undefined;
     for (const f of this.faults) {

@@ -1,16 +1,11 @@
 import type { Socket } from 'node:net';
 
 /**
- * `imaging mock --hostile`: a server that tries to take over the terminal of whoever reads its
- * answers. Every string in every JSON answer (records, error envelopes, the SSO URL) gets
- * HOSTILE appended; pagination meta holds strings where numbers belong; the X-Request-Id and
- * other headers carry C1 controls and UTF-8 bidi/format characters (Node's client refuses ESC,
- * BEL and DEL in a header, so those are tested with a server of the test's own); the reason
- * phrase carries all of it. Answers are written as raw bytes on the socket, since Node's own
- * server refuses control characters in headers and reason phrases.
+ * `imaging mock --hostile`: every string of every answer gets HOSTILE appended, meta holds strings
+ * where numbers belong, and headers and the reason phrase carry C1, bidi and format characters.
+ * Written as raw bytes: Node's own server refuses control characters in headers.
  */
 
-/** Every kind of character a terminal may act on, and a forged line. */
 export const HOSTILE = [
   '\u001b[31mred\u001b[0m', // SGR colour (ESC [)
   '\u001b]52;c;cHduZWQ=\u0007', // OSC 52: write the clipboard
@@ -28,17 +23,16 @@ export const HOSTILE = [
 const BIDI_BYTES = Buffer.from('\u202e\u200b\ufeff', 'utf8').toString('latin1');
 
 /** A header value Node's client accepts that still carries C1 controls and bidi/format bytes. */
-export function hostileHeader(value: string): string {
+function hostileHeader(value: string): string {
   return `${value}\u009b31m\u0085${BIDI_BYTES}`;
 }
 
 /** The reason phrase: Node's client passes ESC, BEL and C1 through to statusMessage. */
-export const HOSTILE_REASON = `OK \u001b[2J\u001b]0;pwned\u0007\u001b]52;c;cHduZWQ=\u0007\u009b31m${BIDI_BYTES}`;
+const HOSTILE_REASON = `OK \u001b[2J\u001b]0;pwned\u0007\u001b]52;c;cHduZWQ=\u0007\u009b31m${BIDI_BYTES}`;
 
 const META_STRINGS = new Set(['current_page', 'next_page', 'prev_page', 'total_count']);
 
-/** The answer with HOSTILE in every string, and pagination meta turned into strings. */
-export function hostileBody(value: unknown, key?: string): unknown {
+function hostileBody(value: unknown, key?: string): unknown {
   if (typeof value === 'string') return value + HOSTILE;
   if (Array.isArray(value)) return value.map((v) => hostileBody(v));
   if (typeof value === 'object' && value !== null) {
@@ -53,13 +47,7 @@ export function hostileBody(value: unknown, key?: string): unknown {
   return value;
 }
 
-/** Writes a whole HTTP/1.1 answer as bytes and closes the connection. */
-export function writeRawAnswer(
-  socket: Socket,
-  status: number,
-  headers: Record<string, string>,
-  body: Buffer,
-): void {
+function writeRawAnswer(socket: Socket, status: number, headers: Record<string, string>, body: Buffer): void {
   const lines = [`HTTP/1.1 ${status} ${HOSTILE_REASON}`];
   for (const [k, v] of Object.entries(headers)) {
     if (k.toLowerCase() === 'content-length' || k.toLowerCase() === 'connection') continue;
@@ -70,10 +58,7 @@ export function writeRawAnswer(
   socket.end(Buffer.concat([Buffer.from(lines.join('\r\n'), 'latin1'), body]));
 }
 
-/**
- * The emulator's answer, made hostile and written as raw bytes. JSON written as raw text (the
- * referral list) is made hostile too; HTML pages and a truncated-body fault are sent as they are.
- */
+/** The answer made hostile, as raw bytes; HTML pages and a truncated body go as they are. */
 export function writeHostile(
   socket: Socket,
   reply: { status: number; body?: unknown; raw?: string | Buffer },

@@ -1,7 +1,6 @@
 export const DEFAULT_PER_PAGE = 25;
 export const MAX_PER_PAGE = 100;
 
-/** `{ <key>: [...], meta }` with the spec's pagination meta. */
 export function paginated<T>(key: string, all: T[], url: URL): Record<string, unknown> {
   const { page, perPage, meta } = pageOf(url, all.length);
   return { [key]: all.slice((page - 1) * perPage, page * perPage), meta };

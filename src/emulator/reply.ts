@@ -1,7 +1,6 @@
 import { MOCK_TOKENS } from './tokens.js';
 import type { Ctx, Reply } from './types.js';
 
-/** Thrown by a route (or the auth check) to answer at once with this reply. */
 export class HttpReply extends Error {
   constructor(readonly reply: Reply) {
     super('reply');
@@ -10,7 +9,6 @@ export class HttpReply extends Error {
 
 const DOCS = 'https://developers.example.invalid/partner-imaging/errors';
 
-/** The spec's error envelope. */
 export function envelope(
   status: number,
   type: string,
@@ -33,7 +31,6 @@ export function envelope(
   };
 }
 
-/** 422 in the spec's envelope, listing what failed. */
 export function invalid(c: Ctx, errors: string[]): Reply {
   return envelope(422, 'validation_error', 'unprocessable_entity', 'Validation failed', c.requestId, errors);
 }

@@ -1,14 +1,11 @@
 import type { Handler, Route } from './types.js';
 
-export interface Match {
+interface Match {
   route: Route;
   params: Record<string, string>;
 }
 
-/**
- * The emulator's one way to route: method + path pattern (literal segments and `:name`
- * parameters) -> handler. Trailing slashes are ignored; parameters are URI-decoded.
- */
+/** Method + path pattern (`:name` parameters, URI-decoded) -> handler; trailing slashes ignored. */
 export class Router {
   private readonly routes: Array<{ route: Route; segments: string[] }> = [];
 
@@ -39,5 +36,4 @@ function split(path: string): string[] {
   return (path.replace(/\/+$/, '') || '/').split('/');
 }
 
-/** A route table entry. */
 export const route = (method: string, path: string, handler: Handler): Route => ({ method, path, handler });

@@ -12,13 +12,7 @@ import { MOCK_TOKEN_PREFIX, MOCK_TOKENS } from './tokens.js';
 import type { Ctx, EmulatorState, MockOptions, Reply, RequestLogEntry } from './types.js';
 import { WebhookSender } from './webhooks.js';
 
-/**
- * `imaging mock`: a local emulator of the Partner Imaging Referral API v2 on 127.0.0.1, with a
- * synthetic data set, the spec's error envelope with X-Request-Id, Bearer checks and the sandbox
- * rules. The routes live in routes/<resource>.ts; this file is the one pipeline every request
- * takes: the request log, faults, the Bearer check, the allowance, latency and hostile mode.
- * Mock-only routes live under /__mock/ and are documented in the README.
- */
+/** `imaging mock`: the one pipeline every request takes (log, faults, Bearer, allowance, latency, hostile). */
 
 export { DEFAULT_PER_PAGE, MAX_PER_PAGE, paginated } from './pagination.js';
 export { MOCK_TOKENS } from './tokens.js';
@@ -62,115 +56,15 @@ export async function startMockServer(options: MockOptions = {}): Promise<MockSe
     requests: [],
     baseUrl: () => `http://127.0.0.1:${port}`,
   };
-  const router = new Router().add(...ROUTES);
-  /** Successful API answers per token: the sandbox allowance (spec: Limits). */
-  const used = new Map<string, number>();
-
-  /** An /api/v2 request past any fault: the Bearer check, the route, the allowance. */
-  const api = async (c: Ctx, method: string): Promise<Reply> => {
-    authenticate(c);
-    const match = router.match(method, c.url.pathname);
-    if (!match) return noRoute(method, c);
-    c.params = match.params;
-    const reply = await match.route.handler(c, state);
-    // Only successful answers count against the sandbox allowance; a thrown error reply doesn't.
-    if (reply.status < 400) used.set(c.token, (used.get(c.token) ?? 0) + 1);
-    return reply;
+  const p: Pipeline = {
+    options,
+    state,
+    router: new Router().add(...ROUTES),
+    used: new Map(),
+    port: () => port,
   };
-
-  const authenticate = (c: Ctx) => {
-    const m = /^Bearer\s+(\S+)\s*$/i.exec(c.req.headers.authorization ?? '');
-    const unauthorized = () =>
-      new HttpReply(
-        envelope(401, 'authentication_error', 'unauthorized', 'Missing or invalid API token', c.requestId),
-      );
-    if (!m) throw unauthorized();
-    const token = m[1]!;
-    c.token = token;
-    if (token === MOCK_TOKENS.expired) throw new HttpReply(faultReply('401', c.requestId));
-    if (!token.startsWith(MOCK_TOKEN_PREFIX)) throw unauthorized();
-    const exhausted =
-      token === MOCK_TOKENS.exhausted ||
-      (options.allowance !== undefined && (used.get(token) ?? 0) >= options.allowance);
-    if (exhausted) {
-      throw new HttpReply(
-        envelope(
-          429,
-          'rate_limit_error',
-          'sandbox_request_limit_reached',
-          'Sandbox request limit reached',
-          c.requestId,
-        ),
-      );
-    }
-  };
-
-  const handle = async (req: IncomingMessage, res: ServerResponse) => {
-    const requestId = `req_${randomBytes(8).toString('hex')}`;
-    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
-    const method = (req.method ?? 'GET').toUpperCase();
-    const body = await readBody(req);
-    const c: Ctx = { req, res, url, requestId, token: '', body, params: {} };
-    // Logged on arrival (status filled in on answer), so a slow answer is counted when it was asked.
-    const entry: RequestLogEntry = { method, path: url.pathname + url.search, status: 0, requestId };
-    if (url.pathname.startsWith('/api/')) state.requests.push(entry);
-    let reply: Reply;
-    try {
-      if (url.pathname.startsWith(API)) {
-        // Faults come before the Bearer check and apply to every /api/v2 path, routed or not.
-        const fault = faults.next(url.pathname);
-        if (fault === 'reset') {
-          req.socket.destroy();
-          return;
-        }
-        if (fault === 'slow') await new Promise((r) => setTimeout(r, options.faultDelayMs ?? 15_000));
-        if (fault && fault !== 'slow' && fault !== 'truncated') reply = faultReply(fault, requestId);
-        else {
-          reply = await api(c, method);
-          if (fault === 'truncated' && reply.status < 300) reply = truncated(reply);
-        }
-      } else {
-        const refused = url.pathname.startsWith('/__mock/')
-          ? adminRefusal(req, method, port, options.host)
-          : undefined;
-        const match = refused ? undefined : router.match(method, url.pathname);
-        if (refused) reply = refused;
-        else if (match) {
-          c.params = match.params;
-          reply = await match.route.handler(c, state);
-        } else reply = noRoute(method, c);
-      }
-    } catch (err) {
-      if (err instanceof HttpReply) reply = err.reply;
-      else reply = envelope(500, 'api_error', 'internal_error', 'Internal server error', requestId);
-    }
-    entry.status = reply.status;
-    if (options.latencyMs) await new Promise((r) => setTimeout(r, options.latencyMs));
-    const headers: Record<string, string> = { 'x-request-id': requestId, ...reply.headers };
-    if (options.hostile) {
-      const { writeHostile } = await import('./hostile.js');
-      writeHostile(res.socket!, reply, headers);
-      return;
-    }
-    if (reply.raw !== undefined) {
-      res.writeHead(reply.status, headers);
-      res.end(reply.raw);
-    } else if (reply.body === undefined) {
-      res.writeHead(reply.status, headers);
-      res.end();
-    } else {
-      const text = JSON.stringify(reply.body);
-      res.writeHead(reply.status, {
-        'content-type': 'application/json; charset=utf-8',
-        'content-length': String(Buffer.byteLength(text)),
-        ...headers,
-      });
-      res.end(text);
-    }
-  };
-
   const http = createServer((req, res) => {
-    handle(req, res).catch(() => {
+    handle(p, req, res).catch(() => {
       if (!res.headersSent) res.writeHead(500);
       res.end();
     });
@@ -199,12 +93,126 @@ export async function startMockServer(options: MockOptions = {}): Promise<MockSe
   };
 }
 
+interface Pipeline {
+  options: MockOptions;
+  state: EmulatorState;
+  router: Router;
+  used: Map<string, number>;
+  port: () => number;
+}
+
+async function handle(p: Pipeline, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const requestId = `req_${randomBytes(8).toString('hex')}`;
+  const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+  const method = (req.method ?? 'GET').toUpperCase();
+  const body = await readBody(req);
+  const c: Ctx = { req, res, url, requestId, token: '', body, params: {} };
+  // Logged on arrival, so a slow answer is counted when it was asked.
+  const entry: RequestLogEntry = { method, path: url.pathname + url.search, status: 0, requestId };
+  if (url.pathname.startsWith('/api/')) p.state.requests.push(entry);
+  let reply: Reply;
+  try {
+    const answered = await answer(p, c, method);
+    if (answered === undefined) return;
+    reply = answered;
+  } catch (err) {
+    if (err instanceof HttpReply) reply = err.reply;
+    else reply = envelope(500, 'api_error', 'internal_error', 'Internal server error', requestId);
+  }
+  entry.status = reply.status;
+  if (p.options.latencyMs) await new Promise((r) => setTimeout(r, p.options.latencyMs));
+  const headers: Record<string, string> = { 'x-request-id': requestId, ...reply.headers };
+  if (p.options.hostile) {
+    const { writeHostile } = await import('./hostile.js');
+    writeHostile(res.socket!, reply, headers);
+    return;
+  }
+  writeReply(res, reply, headers);
+}
+
+async function answer(p: Pipeline, c: Ctx, method: string): Promise<Reply | undefined> {
+  const { url, req } = c;
+  if (url.pathname.startsWith(API)) {
+    // Faults come before the Bearer check and apply to every /api/v2 path, routed or not.
+    const fault = p.state.faults.next(url.pathname);
+    if (fault === 'reset') {
+      req.socket.destroy();
+      return undefined;
+    }
+    if (fault === 'slow') await new Promise((r) => setTimeout(r, p.options.faultDelayMs ?? 15_000));
+    if (fault && fault !== 'slow' && fault !== 'truncated') return faultReply(fault, c.requestId);
+    const reply = await api(p, c, method);
+    return fault === 'truncated' && reply.status < 300 ? truncated(reply) : reply;
+  }
+  const refused = url.pathname.startsWith('/__mock/')
+    ? adminRefusal(req, method, p.port(), p.options.host)
+    : undefined;
+  if (refused) return refused;
+  const match = p.router.match(method, url.pathname);
+  if (!match) return noRoute(method, c);
+  c.params = match.params;
+  return match.route.handler(c, p.state);
+}
+
+async function api(p: Pipeline, c: Ctx, method: string): Promise<Reply> {
+  authenticate(p, c);
+  const match = p.router.match(method, c.url.pathname);
+  if (!match) return noRoute(method, c);
+  c.params = match.params;
+  const reply = await match.route.handler(c, p.state);
+  if (reply.status < 400) p.used.set(c.token, (p.used.get(c.token) ?? 0) + 1);
+  return reply;
+}
+
+function authenticate(p: Pipeline, c: Ctx): void {
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(c.req.headers.authorization ?? '');
+  const unauthorized = () =>
+    new HttpReply(
+      envelope(401, 'authentication_error', 'unauthorized', 'Missing or invalid API token', c.requestId),
+    );
+  if (!m) throw unauthorized();
+  const token = m[1]!;
+  c.token = token;
+  if (token === MOCK_TOKENS.expired) throw new HttpReply(faultReply('401', c.requestId));
+  if (!token.startsWith(MOCK_TOKEN_PREFIX)) throw unauthorized();
+  const allowance = p.options.allowance;
+  const exhausted =
+    token === MOCK_TOKENS.exhausted || (allowance !== undefined && (p.used.get(token) ?? 0) >= allowance);
+  if (exhausted) {
+    throw new HttpReply(
+      envelope(
+        429,
+        'rate_limit_error',
+        'sandbox_request_limit_reached',
+        'Sandbox request limit reached',
+        c.requestId,
+      ),
+    );
+  }
+}
+
+function writeReply(res: ServerResponse, reply: Reply, headers: Record<string, string>): void {
+  if (reply.raw !== undefined) {
+    res.writeHead(reply.status, headers);
+    res.end(reply.raw);
+  } else if (reply.body === undefined) {
+    res.writeHead(reply.status, headers);
+    res.end();
+  } else {
+    const text = JSON.stringify(reply.body);
+    res.writeHead(reply.status, {
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': String(Buffer.byteLength(text)),
+      ...headers,
+    });
+    res.end(text);
+  }
+}
+
 /**
- * Why a /__mock/ request is refused, if it is. These routes change the emulator's state and post
- * webhooks, so only this machine's own tools may use them: the Host must name the emulator itself
- * (a page whose name was rebound to 127.0.0.1 sends its own), and a POST must say it carries JSON
- * (a page on another site can POST here only as a "simple" request: a form type, text/plain or
- * none, never application/json without the preflight this server never answers).
+ * Why a /__mock/ request is refused: only this machine's own tools may change the emulator, so the
+ * Host must name it (a rebound page sends its own) and a POST must carry JSON (which another site
+ * cannot send without the preflight this server never answers).
  */
 function adminRefusal(
   req: IncomingMessage,
@@ -255,7 +263,6 @@ function faultReply(fault: Exclude<FaultMode, 'reset' | 'slow' | 'truncated'>, r
   }
 }
 
-/** A 200 whose JSON body stops halfway. */
 function truncated(reply: Reply): Reply {
   const text = reply.raw !== undefined ? String(reply.raw) : JSON.stringify(reply.body);
   return {

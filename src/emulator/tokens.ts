@@ -1,9 +1,6 @@
 import { MOCK_TOKEN } from '../config/environments.js';
 
-/**
- * Tokens the emulator understands (documented in the README). The valid one is the `local`
- * environment's default token, defined once in config/environments.ts.
- */
+/** Tokens the emulator understands; the valid one is the `local` environment's default. */
 export const MOCK_TOKENS = {
   valid: MOCK_TOKEN,
   expired: 'mock-expired',
@@ -11,5 +8,4 @@ export const MOCK_TOKENS = {
   disabled: 'mock-disabled',
 } as const;
 
-/** Any token with this prefix is accepted (one allowance counter per token). */
 export const MOCK_TOKEN_PREFIX = 'mock-';

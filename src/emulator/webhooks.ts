@@ -3,24 +3,17 @@ import { request as httpRequest } from 'node:http';
 import { VISIT_STATUSES } from '../api/types.js';
 import { DEFAULT_HEADERS, type DigestEncoding, signatureHeaderValue } from '../webhook/sign.js';
 
-/**
- * The emulator's outbound webhooks: signed as the spec describes (HMAC-SHA256 over
- * `{timestamp}.{body}`, `v1=` digest), retried on failure with the same event_id, and logged
- * for GET /__mock/deliveries.
- */
+/** Outbound webhooks, signed as the spec says, retried with the same event_id, logged for /__mock/deliveries. */
 
-export interface WebhookConfig {
-  /** The group's configured webhook_url (api_credentials). */
+interface WebhookConfig {
   url?: string | undefined;
-  /** The signing secret's key bytes. */
   key?: Buffer | undefined;
   encoding: DigestEncoding;
-  /** First retry delay; doubles each time. */
   retryDelayMs: number;
   maxAttempts: number;
 }
 
-export interface DeliveryLog {
+interface DeliveryLog {
   event_name: string;
   event_id: string | null;
   url: string;
@@ -110,7 +103,6 @@ export class WebhookSender {
     if (this.pending === 0) for (const w of this.idleWaiters.splice(0)) w();
   }
 
-  /** Resolves when every delivery has succeeded or used up its attempts. */
   idle(): Promise<void> {
     return this.pending === 0 ? Promise.resolve() : new Promise((r) => this.idleWaiters.push(r));
   }
@@ -150,7 +142,7 @@ function post(url: string, headers: Record<string, string>, body: Buffer): Promi
   });
 }
 
-/** The next visit status along the usual path (the spec lists no transitions: this is the emulator's). */
+/** The next visit status along the usual path (the spec lists no transitions). */
 const PATH: readonly string[] = VISIT_STATUSES.filter((v) => v !== 'exam_not_completed' && v !== 'canceled');
 
 export function nextVisitStatus(current: string): string {

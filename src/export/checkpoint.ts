@@ -28,22 +28,14 @@ import { num, count as plural } from '../util/plural.js';
 import type { AtomicFile } from './output-file.js';
 
 /**
- * Resumable exports (README "Export", "Reliability"). When an `-o` export fails or is interrupted
- * after some complete pages, what was written (those pages, in order) is kept beside the target as
- * a checkpoint: a private folder `.NAME.checkpoint/` (0700; for a name too long for that, a short
- * prefix of NAME and a hash of it, src/util/hidden-name.ts) holding `data.partial` (0600, the bytes
- * written so far) and `state.json` (0600: the export's identity, pages done, the last ids written,
- * the byte length and its SHA-256, when). `--resume` copies those bytes into a new temporary file,
- * fetches only the remaining pages, and checks at the seam that the server's list is the one the
- * checkpoint was cut from; a list that shifted (referrals added or removed before the seam) is
- * refused, since a re-aligned file would silently miss or repeat referrals.
- *
- * The state file's blocks are reserved when the export starts (`reserve`), so that a full disk,
- * the likeliest reason to stop, can still take the checkpoint: the data is cut back to the last
- * complete page and the state written over the reserved bytes, which needs no new space.
+ * Resumable exports: when an `-o` export stops after some complete pages, those bytes are kept
+ * beside the target in a private folder (`data.partial` and `state.json`); `--resume` copies them
+ * and fetches only the rest, refusing a list that shifted at the seam (the file would silently miss
+ * or repeat referrals). The state file's blocks are reserved at the start, so a full disk can still
+ * take the checkpoint.
  */
 
-export const CHECKPOINT_MAX_AGE_MS = 24 * 3600 * 1000;
+const CHECKPOINT_MAX_AGE_MS = 24 * 3600 * 1000;
 /** A checkpoint saved more than this after now is refused (the clock went back). */
 const FUTURE_SLACK_MS = 60_000;
 const STATE = 'state.json';
@@ -53,11 +45,9 @@ const STATE_RESERVE = 16 * 1024;
 /** Page marks kept in memory: the last complete page on disk is always among the last few. */
 const MARKS_KEPT = 64;
 
-/** What makes two exports the same: the same bytes for the same data. */
-export type Identity = Record<string, unknown>;
+type Identity = Record<string, unknown>;
 
-/** The counts of an export so far (the pipeline's summary), as a checkpoint keeps them. */
-export interface SummarySeed {
+interface SummarySeed {
   referrals: number;
   rows: number;
   pages: number;
@@ -65,7 +55,6 @@ export interface SummarySeed {
   expected: number | undefined;
 }
 
-/** Where a complete page ends in the output, and the export's state there. */
 export interface PageMark {
   page: number;
   bytes: number;
@@ -77,9 +66,7 @@ export interface PageMark {
 }
 
 export interface ResumePoint {
-  /** The first page to fetch. */
   page: number;
-  /** The checkpoint's bytes, checked against its SHA-256 as they are read. */
   prefix: () => AsyncIterable<Buffer>;
   summary: SummarySeed;
   wroteRecord: boolean;
@@ -106,16 +93,14 @@ interface State {
   saved: string;
 }
 
-/** The checkpoint folder of a target (its real, absolute path). */
-export function checkpointDir(target: string): string {
+function checkpointDir(target: string): string {
   return join(dirname(target), hiddenName(basename(target), '.checkpoint'));
 }
 
 /**
- * Sandbox data is synthetic (the spec says so): checkpoints are kept by default, but only when the
- * export goes to the sandbox's configured base URL (pointed elsewhere, it may be any server).
- * Production holds real patient data, and `local` is whatever server it is pointed at: only with
- * `--resumable` (or `--resume`, which continues one).
+ * Sandbox data is synthetic: checkpoints are kept by default, but only for the sandbox's configured
+ * base URL. Production holds real patient data, and `local` may be any server: only with
+ * `--resumable` (or `--resume`).
  */
 export function keepsCheckpoints(
   env: string,
@@ -132,10 +117,7 @@ export function keepsCheckpoints(
   }
 }
 
-/**
- * The command that continues a stopped export: the same arguments with --resume, and without the
- * --param values (they may hold patient data; --resume takes them from the checkpoint).
- */
+/** The command that continues a stopped export: without the --param values (they may hold patient data). */
 export function continueCommand(argv: readonly string[]): string {
   const quote = (a: string) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replaceAll("'", "'\\''")}'`);
   const args: string[] = [];
@@ -152,7 +134,7 @@ export function continueCommand(argv: readonly string[]): string {
   return ['imaging', ...args].map(quote).join(' ');
 }
 
-/** The list of saved checkpoints in the private cache folder, so that any export can sweep expired ones. */
+/** The saved checkpoints, listed in the private cache folder so any export can sweep expired ones. */
 function registry(env: NodeJS.ProcessEnv, create: boolean): string | undefined {
   const folder = privateFolder(env, create);
   return 'dir' in folder ? join(folder.dir, 'checkpoints') : undefined;
@@ -169,7 +151,6 @@ function listed(path: string): string[] {
   }
 }
 
-/** Changes the list of saved checkpoints under its lock; best effort (no cache folder, no list). */
 function changeRegistry(env: NodeJS.ProcessEnv, create: boolean, change: (dirs: string[]) => string[]): void {
   const path = registry(env, create);
   if (!path || (!create && !existsSync(path))) return;
@@ -182,12 +163,9 @@ function changeRegistry(env: NodeJS.ProcessEnv, create: boolean, change: (dirs: 
           .join(''),
       ),
     );
-  } catch {
-    // the sweep waits for the next export
-  }
+  } catch {}
 }
 
-/** Removes every listed checkpoint of ours older than 24 hours (or saved in the future); returns how many. */
 export function sweepExpired(env: NodeJS.ProcessEnv, now: Date): number {
   let removed = 0;
   changeRegistry(env, false, (dirs) =>
@@ -219,7 +197,6 @@ const lstatOrUndefined = (path: string): Stats | undefined => {
 
 type Found = { state: State } | { problem: string } | undefined;
 
-/** Reads a checkpoint folder: its state, or why it cannot be one of ours, or undefined when there is none. */
 function inspect(dir: string): Found {
   let st: Stats | undefined;
   try {
@@ -259,7 +236,6 @@ function inspect(dir: string): Found {
   return { state };
 }
 
-/** A file of ours, 0600, not through a symlink, at most `max` bytes. */
 function readPrivate(path: string, max: number): Buffer {
   const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
   try {
@@ -279,17 +255,15 @@ function readPrivate(path: string, max: number): Buffer {
   }
 }
 
-/** Removes a checkpoint folder of ours: its two files and itself; anything else is left alone. */
-export function removeCheckpoint(dir: string): boolean {
+/** Removes a checkpoint folder of ours; anything else is left alone. */
+function removeCheckpoint(dir: string): boolean {
   try {
     const st = lstatOrUndefined(dir);
     if (!st?.isDirectory() || !ours(st)) return false;
     for (const name of [STATE, DATA]) {
       try {
         unlinkSync(join(dir, name));
-      } catch {
-        // not there
-      }
+      } catch {}
     }
     rmdirSync(dir);
     return true;
@@ -329,26 +303,19 @@ function describeDifference(saved: Identity, now: Identity): string {
     .concat(differ.length === 1 ? ' differs' : ' differ');
 }
 
-export interface CheckpointOptions {
-  /** The real, absolute path of the target (AtomicFile.target). */
+interface CheckpointOptions {
   target: string;
-  /** As given by the user, for messages. */
   name: string;
   identity: Identity;
   resume: boolean;
   keep: boolean;
-  /** `--dry-run --resume`: the same checks, but nothing is removed or reserved. */
   look?: boolean;
   now: () => Date;
   note: (text: string) => void;
-  /** Where the private cache folder is (the list of saved checkpoints). */
   env?: NodeJS.ProcessEnv;
 }
 
-/**
- * The checkpoint of one export: found (and checked) before any request, fed the page marks as
- * the export writes, saved on failure, removed on success.
- */
+/** The checkpoint of one export: checked before any request, saved on failure, removed on success. */
 export class Checkpoint {
   readonly dir: string;
   private readonly marks: PageMark[] = [];
@@ -356,7 +323,6 @@ export class Checkpoint {
   private staging: { path: string; fd: number; base: string; unregister: () => void } | undefined;
   private readonly started: string;
   private blockedBy: string | undefined;
-  /** The --param values a `--resume` without --param takes from the checkpoint. */
   savedParams: Record<string, string> | undefined;
 
   private constructor(private readonly opts: CheckpointOptions) {
@@ -364,7 +330,6 @@ export class Checkpoint {
     this.started = opts.now().toISOString();
   }
 
-  /** Checks `--resume` against the checkpoint there (usage errors, before any request), or removes an old one. */
   static open(opts: CheckpointOptions): Checkpoint {
     const cp = new Checkpoint(opts);
     const found = inspect(cp.dir);
@@ -379,9 +344,7 @@ export class Checkpoint {
         throw new UsageError(`--resume: the checkpoint of ${where} cannot be used: ${found.problem}`);
       const { state } = found;
       const age = opts.now().getTime() - Date.parse(state.saved);
-      // Saved in the future (the clock was set back, or the state was edited): its age cannot be
-      // known, so it is refused like an expired one. A minute of slack for a clock step.
-      // A dry run removes nothing: it says what --resume would do.
+      // Saved in the future, its age cannot be known: refused like an expired one (a minute of slack).
       const removed = opts.look ? '--resume would remove it' : 'it was removed';
       if (age < -FUTURE_SLACK_MS) {
         if (!opts.look) removeCheckpoint(cp.dir);
@@ -397,7 +360,6 @@ export class Checkpoint {
           'Run the export without --resume.',
         );
       }
-      // --resume without --param continues with the checkpoint's (the resume line never shows them).
       const given = opts.identity.params;
       if (given && typeof given === 'object' && Object.keys(given).length === 0 && state.identity.params) {
         opts.identity.params = state.identity.params;
@@ -411,7 +373,7 @@ export class Checkpoint {
       cp.resumed = state;
     } else if (found !== undefined) {
       if ('problem' in found) {
-        // Left alone, and so no checkpoint is kept: this export never takes its place.
+        // Left alone, so no checkpoint is kept: this export never takes its place.
         cp.blockedBy = found.problem;
         opts.note(
           `warning: ${cp.dir} is in the way of a checkpoint: ${found.problem}${opts.keep ? '; this export keeps no checkpoint if it stops' : ''}.`,
@@ -425,11 +387,7 @@ export class Checkpoint {
     return cp;
   }
 
-  /**
-   * For `--dry-run --resume`: what the checkpoint holds, its bytes read and checked as --resume
-   * reads them (a damaged checkpoint is the same error), and the seam check for the first page
-   * the resume would fetch, as reasons (empty: it lines up); nothing is removed.
-   */
+  /** For `--dry-run --resume`: the same checks as --resume, as reasons (empty: it lines up). */
   async survey(): Promise<{
     page: number;
     pages: number;
@@ -443,7 +401,6 @@ export class Checkpoint {
     const point = this.resumePoint;
     if (!state || !point) throw new Error('survey() is for a checkpoint opened with resume');
     for await (const _ of point.prefix()) {
-      // read to the end: the SHA-256 check, and the ids already written for the seam check
     }
     return {
       page: point.page,
@@ -456,24 +413,20 @@ export class Checkpoint {
     };
   }
 
-  /** Why no checkpoint can be kept: something not ours is where it goes (left alone). */
   get blocked(): string | undefined {
     return this.blockedBy;
   }
 
-  /** Whether this export was to keep a checkpoint if it stops (the sandbox, --resumable, --resume). */
   get wanted(): boolean {
     return this.opts.keep || this.resumed !== undefined;
   }
 
-  /** Where a resumed export starts, with the checks at the seam; undefined for a new export. */
   get resumePoint(): ResumePoint | undefined {
     const state = this.resumed;
     if (!state) return undefined;
     const dataPath = join(this.dir, DATA);
     const summary: SummarySeed = { ...state.summary, expected: state.summary.expected ?? undefined };
-    // Every referral id in the saved bytes, read as they are copied: the walk then drops any of
-    // them that comes again, and the seam check sees one on the first page fetched.
+    // Ids in the saved bytes: the walk drops any that comes again, and the seam check sees them.
     const scanner = new WrittenIdScanner(String(state.identity.format), String(state.identity.rows));
     for (const id of state.lastIds) scanner.add(id);
     return {
@@ -491,12 +444,7 @@ export class Checkpoint {
     };
   }
 
-  /**
-   * The first page after the checkpoint must continue the list it was cut from: none of its
-   * records was written already, and the server's totals are those page 1 gave. Otherwise
-   * referrals were added or removed before the seam (or the order changed): refused, and the
-   * checkpoint, which can never be continued, is removed.
-   */
+  /** The first page after the checkpoint must continue the list it was cut from, or the checkpoint goes. */
   private checkSeam(state: State, items: unknown[], meta: PageMeta | undefined, written: WrittenIds): void {
     const reasons = this.seamReasons(state, items, meta, written);
     if (reasons.length === 0) return;
@@ -540,21 +488,16 @@ export class Checkpoint {
     return reasons;
   }
 
-  /** Whether a failure now would keep a checkpoint (a staging folder is reserved). */
   get keeping(): boolean {
     return this.staging !== undefined;
   }
 
-  /** Called by the pipeline after each complete page. */
   readonly onPage = (mark: PageMark): void => {
     this.marks.push(mark);
     if (this.marks.length > MARKS_KEPT * 2) this.marks.splice(0, this.marks.length - MARKS_KEPT);
   };
 
-  /**
-   * Creates the private staging folder (0700) and reserves the state file's blocks in it, while
-   * the disk still has room. Removed on success, or on any way out of the process if not used.
-   */
+  /** Reserves the staging folder and the state file's blocks while the disk still has room. */
   private reserve(): void {
     const path = join(
       dirname(this.opts.target),
@@ -612,25 +555,19 @@ export class Checkpoint {
     closeSync(s.fd);
   }
 
-  /** The export completed: the checkpoint it continued (if any) and the staging folder go. */
   finish(): void {
     this.dropStaging();
     if (this.resumed) removeCheckpoint(this.dir);
   }
 
-  /**
-   * The export failed or was interrupted: keeps what is on disk up to the last complete page as
-   * the checkpoint, or removes the temporary file as always. Returns what was kept, if anything.
-   */
+  /** Keeps what is on disk up to the last complete page as the checkpoint; returns what was kept. */
   async save(file: AtomicFile): Promise<{ pages: number; referrals: number } | undefined> {
     const staging = this.staging;
     const fresh = this.marks.filter((m) => m.page > (this.resumed?.pages ?? 0));
     if (!staging || fresh.length === 0) {
       file.discard();
       this.dropStaging();
-      // A resumed export that got no further leaves its checkpoint as it was (if the seam held).
-      const kept = this.resumed && existsSync(join(this.dir, STATE)) ? this.resumed : undefined;
-      return kept ? { pages: kept.pages, referrals: kept.summary.referrals } : undefined;
+      return this.keptAsItWas();
     }
     let chosen: PageMark | undefined;
     const length = await file.keepAs(join(staging.base, DATA), (size) => {
@@ -645,62 +582,13 @@ export class Checkpoint {
     });
     if (length === undefined || !chosen) {
       this.dropStaging();
-      const kept = this.resumed && existsSync(join(this.dir, STATE)) ? this.resumed : undefined;
-      return kept ? { pages: kept.pages, referrals: kept.summary.referrals } : undefined;
+      return this.keptAsItWas();
     }
     const m = chosen;
     try {
-      const data = openSync(join(staging.base, DATA), constants.O_RDONLY | constants.O_NOFOLLOW);
-      const hash = createHash('sha256');
-      try {
-        const buf = Buffer.alloc(1 << 20);
-        for (let off = 0; ; ) {
-          const n = readSync(data, buf, 0, buf.length, off);
-          if (n <= 0) break;
-          hash.update(buf.subarray(0, n));
-          off += n;
-        }
-        try {
-          fsyncSync(data);
-        } catch {}
-      } finally {
-        closeSync(data);
-      }
-      const state: State = {
-        version: 1,
-        identity: this.opts.identity,
-        pages: m.page,
-        bytes: m.bytes,
-        sha256: hash.digest('hex'),
-        summary: {
-          referrals: m.summary.referrals,
-          rows: m.summary.rows,
-          pages: m.summary.pages,
-          duplicates: m.summary.duplicates,
-          expected: m.summary.expected ?? null,
-        },
-        wroteRecord: m.wroteRecord,
-        lastIds: m.lastIds.slice(-100),
-        totalPages: m.totalPages ?? this.resumed?.totalPages ?? null,
-        started: this.resumed?.started ?? this.started,
-        saved: this.opts.now().toISOString(),
-      };
-      // Written over the reserved bytes (trailing spaces are still JSON): no new space needed.
-      const json = Buffer.from(`${JSON.stringify(state, null, 1)}\n`);
-      const out = Buffer.alloc(Math.max(json.length, STATE_RESERVE), 0x20);
-      json.copy(out);
-      const sfd = openSync(join(staging.base, STATE), constants.O_WRONLY | constants.O_NOFOLLOW);
-      try {
-        let off = 0;
-        while (off < out.length) off += writeSync(sfd, out, off, out.length - off, off);
-        try {
-          fsyncSync(sfd);
-        } catch {}
-      } finally {
-        closeSync(sfd);
-      }
-      // The complete checkpoint takes the place of any older one of ours; anything else there
-      // (appeared since the start) is left alone, and no checkpoint is kept.
+      const sha256 = syncedSha256(join(staging.base, DATA));
+      writeOver(join(staging.base, STATE), this.stateAt(m, sha256));
+      // Takes the place of an older checkpoint of ours; anything else there is left alone.
       if (lstatOrUndefined(this.dir) && !removeCheckpoint(this.dir)) {
         this.blockedBy = 'something that is not a checkpoint of yours appeared there, and it is left alone';
         throw new Error('in the way');
@@ -722,18 +610,77 @@ export class Checkpoint {
       return undefined;
     }
   }
+
+  private keptAsItWas(): { pages: number; referrals: number } | undefined {
+    const kept = this.resumed && existsSync(join(this.dir, STATE)) ? this.resumed : undefined;
+    return kept ? { pages: kept.pages, referrals: kept.summary.referrals } : undefined;
+  }
+
+  private stateAt(m: PageMark, sha256: string): State {
+    return {
+      version: 1,
+      identity: this.opts.identity,
+      pages: m.page,
+      bytes: m.bytes,
+      sha256,
+      summary: {
+        referrals: m.summary.referrals,
+        rows: m.summary.rows,
+        pages: m.summary.pages,
+        duplicates: m.summary.duplicates,
+        expected: m.summary.expected ?? null,
+      },
+      wroteRecord: m.wroteRecord,
+      lastIds: m.lastIds.slice(-100),
+      totalPages: m.totalPages ?? this.resumed?.totalPages ?? null,
+      started: this.resumed?.started ?? this.started,
+      saved: this.opts.now().toISOString(),
+    };
+  }
 }
 
-/**
- * The referral ids in an export's bytes, fed in chunks: the first column of each CSV record after
- * the header (referral_id, for every row kind; quoted fields with line breaks are followed), or
- * `id` (`referral_id` for visit and procedure rows) of each JSON / NDJSON record, one a line.
- */
+function syncedSha256(path: string): string {
+  const data = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+  const hash = createHash('sha256');
+  try {
+    const buf = Buffer.alloc(1 << 20);
+    for (let off = 0; ; ) {
+      const n = readSync(data, buf, 0, buf.length, off);
+      if (n <= 0) break;
+      hash.update(buf.subarray(0, n));
+      off += n;
+    }
+    try {
+      fsyncSync(data);
+    } catch {}
+  } finally {
+    closeSync(data);
+  }
+  return hash.digest('hex');
+}
+
+/** Writes the state over its reserved bytes (trailing spaces are still JSON): no new space needed. */
+function writeOver(path: string, state: State): void {
+  const json = Buffer.from(`${JSON.stringify(state, null, 1)}\n`);
+  const out = Buffer.alloc(Math.max(json.length, STATE_RESERVE), 0x20);
+  json.copy(out);
+  const sfd = openSync(path, constants.O_WRONLY | constants.O_NOFOLLOW);
+  try {
+    let off = 0;
+    while (off < out.length) off += writeSync(sfd, out, off, out.length - off, off);
+    try {
+      fsyncSync(sfd);
+    } catch {}
+  } finally {
+    closeSync(sfd);
+  }
+}
+
+/** The referral ids in an export's bytes (the first CSV column, or each JSON record's id), fed in chunks. */
 export class WrittenIdScanner {
   readonly written: WrittenIds = { ids: new IdSet(), numeric: new Set() };
   private readonly csv: boolean;
   private readonly key: string;
-  // CSV state: the header names the column (referral_id), found in record 0
   private inQuotes = false;
   private column = 0;
   private record = 0;
@@ -741,7 +688,6 @@ export class WrittenIdScanner {
   private header: string[] = [];
   private field: number[] = [];
   private value: string | undefined;
-  // JSON state: the unfinished line
   private line = '';
 
   constructor(format: string, rows: string) {
@@ -804,12 +750,9 @@ export class WrittenIdScanner {
     try {
       const id = (JSON.parse(t) as Record<string, unknown> | null)?.[this.key];
       if (typeof id === 'string' || typeof id === 'number') this.add(id);
-    } catch {
-      // not a record line
-    }
+    } catch {}
   }
 
-  /** The last line of JSON, once every chunk is in (NDJSON ends with a newline; JSON does not). */
   end(): void {
     if (!this.csv && this.line !== '') this.jsonLine(this.line);
     this.line = '';

@@ -22,11 +22,9 @@ import { NAME_MAX } from '../util/hidden-name.js';
 type Kind = 'atomic' | 'direct' | 'stdout';
 
 /**
- * Where an export goes, and the promise that it is either complete and on disk or not there at all.
- * A new or regular file (`atomic`) is written through TempFile (src/fs/write-file.ts); a device, a
- * FIFO or a descriptor handed over (`/dev/fd/N`, process substitution) is written as it is
- * (`direct`); standard output, or a target that is the same file (`stdout`). Any write error is
- * kept: `failed` aborts so the export stops, and `commit()` throws it naming the target.
+ * Where an export goes, complete and on disk or not there at all: a regular file through TempFile,
+ * a device, FIFO or handed-over descriptor as it is, or standard output. A write error is kept and
+ * `commit()` throws it naming the target.
  */
 export class AtomicFile {
   readonly failed: AbortSignal;
@@ -35,7 +33,6 @@ export class AtomicFile {
 
   private constructor(
     private readonly name: string,
-    /** Absolute path of the target (or "standard output"). */
     readonly target: string,
     readonly kind: Kind,
     readonly stream: Writable,
@@ -57,7 +54,7 @@ export class AtomicFile {
     return new CliError(`cannot write ${this.name}: ${reasonOf(err)}`);
   }
 
-  /** Standard output; a regular file or device there is written through the descriptor, so a full disk is an error. */
+  /** A regular file or device there is written through the descriptor, so a full disk is an error. */
   static stdout(stdout: Writable): AtomicFile {
     let st: Stats | undefined;
     try {
@@ -111,7 +108,6 @@ export class AtomicFile {
     return new AtomicFile(target, where.path, 'atomic', temp.stream, temp);
   }
 
-  /** Every byte written and flushed to disk (and renamed into place), or an error naming the target. */
   async commit(): Promise<void> {
     if (this.settled) return;
     if (this.error) throw this.fail();
@@ -139,11 +135,7 @@ export class AtomicFile {
     if (!this.temp) this.stream.destroy();
   }
 
-  /**
-   * For a checkpoint instead of `discard()`: stops writing (what was handed over goes to disk), cuts
-   * the temporary file to the length `choose` picks and moves it to `dest` (same file system, 0600).
-   * Returns the length kept, or undefined when nothing was kept (and the file is removed as usual).
-   */
+  /** For a checkpoint instead of `discard()`: the file cut to the length `choose` picks, moved to `dest`. */
   async keepAs(dest: string, choose: (size: number) => number | undefined): Promise<number | undefined> {
     const temp = this.temp;
     if (this.settled || !temp) {
@@ -172,7 +164,7 @@ export class AtomicFile {
     return err;
   }
 
-  /** Removes the temporary file. Safe to call more than once, and synchronously on exit. */
+  /** Safe to call more than once, and synchronously on exit. */
   discard(): void {
     if (this.settled) return;
     this.settled = true;
@@ -181,12 +173,11 @@ export class AtomicFile {
   }
 }
 
-/** Whether users other than the owner may create or remove names in this folder. */
-export const othersMayWrite = (folder: Stats): boolean =>
+const othersMayWrite = (folder: Stats): boolean =>
   (folder.mode & 0o002) !== 0 || ((folder.mode & 0o020) !== 0 && folder.gid !== process.getegid?.());
 
 /** An existing name in a folder others can write to that belongs to someone else: never used. */
-export class ForeignEntry extends Error {
+class ForeignEntry extends Error {
   readonly code = 'EFOREIGN';
   constructor(
     readonly path: string,
@@ -196,13 +187,11 @@ export class ForeignEntry extends Error {
   }
 }
 
-/** Throws ForeignEntry when `path` exists, is not ours and sits in a folder others can write to. */
-export function checkShared(path: string, st: Stats): void {
+function checkShared(path: string, st: Stats): void {
   if (mine(st)) return;
   if (othersMayWrite(statSync(dirname(path)))) throw new ForeignEntry(path, st);
 }
 
-/** The resolved target and what is there now, or the refusal (before any request). */
 function locate(
   target: string,
   abs: string,
@@ -238,7 +227,6 @@ function locate(
   return st ? { where, st } : { where };
 }
 
-/** A device, a FIFO or a descriptor: written as it is, never replaced. */
 async function openDirect(
   target: string,
   where: Resolved,
@@ -317,7 +305,7 @@ function writable(path: string): boolean {
   }
 }
 
-/** Opens a FIFO for writing once a reader is there (checked every 50 ms), or fails when `signal` aborts. */
+/** Opens a FIFO for writing once a reader is there, or fails when `signal` aborts. */
 async function openFifo(
   path: string,
   flags: number,
@@ -338,10 +326,8 @@ async function openFifo(
 }
 
 /**
- * A descriptor above 2 named as a path (`-o /dev/fd/5`) may be one Node itself holds (its event
- * loop's epoll, eventfd and signal pipes, all close-on-exec): writing there hangs the process.
- * Accepted: one handed over through exec (not close-on-exec, open for writing: process
- * substitution's pipe), a regular file, a character device, or a named FIFO.
+ * A descriptor above 2 named as a path may be one Node itself holds (writing there hangs): only one
+ * handed over through exec, a regular file, a character device or a named FIFO is accepted.
  */
 function checkDescriptor(target: string, fd: number, st: Stats): void {
   let handedOver = false;
@@ -370,18 +356,15 @@ function checkDescriptor(target: string, fd: number, st: Stats): void {
 }
 
 export interface Resolved {
-  /** The path with every symlink the rules allow resolved (the last name may not exist). */
   path: string;
-  /** Set when the path names a descriptor in a /proc/PID/fd (or /dev/fd) folder. */
   fd?: number;
 }
 
 const FD_DIR = /^\/proc\/(?:self|thread-self|\d+)(?:\/task\/\d+)?\/fd$|^\/dev\/fd$/;
 
 /**
- * Resolves an absolute path one name at a time (40 links at most, as the kernel does). A symlink
- * that is not ours in a folder others can write to is never followed (ForeignEntry), as the
- * kernel's protected_symlinks rule; a descriptor folder's entries are returned as descriptors.
+ * Resolves an absolute path one name at a time (40 links at most, as the kernel does), never through
+ * a symlink not ours in a folder others can write to (the kernel's protected_symlinks rule).
  */
 export function resolveTarget(abs: string): Resolved {
   let parts = abs.split('/').filter((p) => p !== '' && p !== '.');
@@ -429,7 +412,6 @@ export const what = (st: Stats): string =>
             ? 'a socket'
             : 'a device';
 
-/** Linux file systems where no file can be created, by their statfs magic number. */
 const PSEUDO_FS: Record<number, string> = {
   40864: 'proc',
   1650812274: 'sysfs',
@@ -439,8 +421,7 @@ const PSEUDO_FS: Record<number, string> = {
   7377: 'devpts',
 };
 
-/** Why a file cannot be created in `folder`, in words (its permissions, a missing folder, /proc or /sys). */
-export function folderReason(err: unknown, folder: string): string {
+function folderReason(err: unknown, folder: string): string {
   const code = (err as NodeJS.ErrnoException)?.code;
   let kind: string | undefined;
   try {
@@ -453,7 +434,6 @@ export function folderReason(err: unknown, folder: string): string {
   return reasonOf(err);
 }
 
-/** The first of `path`'s folders (as given) that exists but is not a folder (`notes.txt` of `notes.txt/x.csv`). */
 export function fileInPath(path: string): string | undefined {
   const parts = dirname(path).split('/');
   for (let i = 1; i <= parts.length; i++) {
@@ -468,7 +448,6 @@ export function fileInPath(path: string): string | undefined {
   return undefined;
 }
 
-/** Whether `path` is an existing folder (following links). */
 export function isFolder(path: string): boolean {
   try {
     return statSync(path).isDirectory();

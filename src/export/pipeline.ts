@@ -1,7 +1,7 @@
 import type { Writable } from 'node:stream';
 import type { ApiClient } from '../api/client.js';
 import { REFERRALS_PATH } from '../api/endpoints/referrals.js';
-import { fetchPagesInOrder } from '../api/pages.js';
+import { fetchPagesInOrder, type OrderedPage } from '../api/pages.js';
 import { readingAnswer } from '../api/shape.js';
 import type { Query } from '../api/url.js';
 import { pick } from '../output/fields.js';
@@ -10,10 +10,9 @@ import { encoder, type StreamFormat, send, utf8Of } from '../output/write.js';
 import type { PageMark, ResumePoint } from './checkpoint.js';
 import { COLUMNS, csvValue, hasVisitIn, type Row, type RowKind, rowsOf } from './rows.js';
 
-/** An export is written as it comes: any format but a table. */
 export type ExportFormat = StreamFormat;
 
-export interface ExportOptions {
+interface ExportOptions {
   format: ExportFormat;
   rows: RowKind;
   query: Query;
@@ -25,35 +24,27 @@ export interface ExportOptions {
   afterFirstPage?:
     | ((totalPages: number | undefined, totalCount: number | undefined, items: number) => Promise<void>)
     | undefined;
-  /** Told what a person should know about the walk (a server whose meta contradicts itself). */
   onNote?: ((text: string) => void) | undefined;
-  /** CSV: a UTF-8 byte-order mark first (--bom). */
   bom?: boolean;
-  /** --fields: only these columns (flat rows) or fields (referrals as sent), in this order. */
   fields?: readonly string[] | undefined;
-  /** Continue a checkpoint: its bytes stand in for the header, then pages from `resume.page` (checkpoint.ts). */
+  /** Continue a checkpoint: its bytes stand in for the header, then pages from `resume.page`. */
   resume?: ResumePoint | undefined;
-  /** After each complete page is handed to the output: where it ends (checkpoint.ts). */
   onPage?: ((mark: PageMark) => void) | undefined;
 }
 
-export interface ExportSummary {
+interface ExportSummary {
   referrals: number;
   rows: number;
   pages: number;
   requests: number;
   seconds: number;
-  /** The API's meta.total_count on page 1, when it sent one. */
   expected: number | undefined;
-  /** Referrals that came again on a later page (same id): written once, counted here. */
   duplicates: number;
 }
 
 /**
- * Every referral of every page, written as it arrives, in the API's order. Once page 1 gives
- * total_pages, pages 2..N are fetched `concurrency` at a time; a page is held only until the pages
- * before it are written, so memory stays flat however many referrals there are. Any page that
- * still fails after the client's retries stops the export (and the other requests) with its error.
+ * Every referral of every page, written as it arrives, in the API's order. A page is held only until
+ * the pages before it are written, so memory stays flat however many referrals there are.
  */
 export async function exportReferrals(
   client: ApiClient,
@@ -64,15 +55,7 @@ export async function exportReferrals(
 ): Promise<ExportSummary> {
   const started = Date.now();
   const requestsBefore = client.requestCount;
-  const summary: ExportSummary = {
-    referrals: 0,
-    rows: 0,
-    pages: 0,
-    requests: 0,
-    seconds: 0,
-    expected: undefined,
-    duplicates: 0,
-  };
+  const summary = emptySummary();
   let bytes = 0;
   const write = async (text: string | Buffer) => {
     const buf = typeof text === 'string' ? Buffer.from(text) : text;
@@ -80,25 +63,14 @@ export async function exportReferrals(
     await send(out, buf, signal);
   };
 
-  const columns = opts.fields ?? COLUMNS[opts.rows];
-  // Referrals as sent (JSON, NDJSON) or flat rows: one record a line, a CSV row per record.
-  const enc = encoder(opts.format, {
-    json: 'line',
-    csv: {
-      header: columns,
-      cells: (row) => columns.map((c) => csvValue((row as Row)[c])),
-      guard: opts.formulaGuard,
-      bom: opts.bom === true,
-    },
-  });
-  const pickFields = opts.fields ? (r: unknown) => pick(r, opts.fields!) : (r: unknown) => r;
-  /** Records written before this one (a resumed export: at least one when its checkpoint says so). */
-  let written = 0;
+  const enc = exportEncoder(opts);
+  /** Records written before the next (a resumed export: at least one when its checkpoint says so). */
+  const count = { written: 0 };
   const resume = opts.resume;
   if (resume) {
     for await (const chunk of resume.prefix()) await write(chunk);
     Object.assign(summary, resume.summary);
-    written = resume.wroteRecord ? 1 : 0;
+    count.written = resume.wroteRecord ? 1 : 0;
   } else await write(enc.head);
   const duplicatesBefore = summary.duplicates;
   let lastPage = resume ? resume.page - 1 : 0;
@@ -107,7 +79,7 @@ export async function exportReferrals(
       page: lastPage,
       bytes,
       summary: { ...summary },
-      wroteRecord: written > 0,
+      wroteRecord: count.written > 0,
       lastIds: ids,
       totalPages,
     });
@@ -133,47 +105,72 @@ export async function exportReferrals(
       const total: unknown = page.meta?.total_count;
       summary.expected = typeof total === 'number' && Number.isFinite(total) ? total : undefined;
       await opts.afterFirstPage?.(page.totalPages, summary.expected, page.items.length);
-    } else if (resume && lastPage === resume.page - 1) {
-      // A resumed export's first page: the cost check counts only the pages still to fetch.
-      const skip = resume.page - 1;
-      const count: unknown = page.meta?.total_count;
-      await opts.afterFirstPage?.(
-        page.totalPages === undefined ? undefined : page.totalPages - skip,
-        typeof count === 'number' ? Math.max(0, count - skip * opts.perPage) : undefined,
-        page.items.length,
-      );
-    }
-    const chunk = utf8Of(readingAnswer(page.requestId, () => encodePage(page.items)));
+    } else if (resume && lastPage === resume.page - 1) await checkResumedCost(opts, resume.page - 1, page);
+    const chunk = utf8Of(
+      readingAnswer(page.requestId, () => encodePage(page.items, opts, enc, summary, count)),
+    );
     await write(chunk);
     lastPage++;
     if (opts.onPage) mark(idsOf(page.items), page.totalPages);
     progress.update(summary.pages, summary.referrals, page.totalPages);
   }
-  await write(enc.tail(written));
+  await write(enc.tail(count.written));
   summary.requests = client.requestCount - requestsBefore;
   summary.seconds = (Date.now() - started) / 1000;
   return summary;
-
-  function encodePage(items: unknown[]): string[] {
-    const chunk: string[] = [];
-    for (const referral of items) {
-      summary.referrals++;
-      if (opts.rows === 'referral' && opts.format !== 'csv') {
-        if (opts.visitStatuses && !hasVisitIn(referral, opts.visitStatuses)) continue;
-        summary.rows++;
-        enc.record(chunk, pickFields(referral), written++);
-        continue;
-      }
-      for (const row of rowsOf(referral, opts.rows, opts.visitStatuses)) {
-        summary.rows++;
-        enc.record(chunk, opts.format === 'csv' ? row : pickFields(row), written++);
-      }
-    }
-    return chunk;
-  }
 }
 
-/** The last ids of a page, as a resumed export checks them at the seam (checkpoint.ts). */
+function emptySummary(): ExportSummary {
+  return { referrals: 0, rows: 0, pages: 0, requests: 0, seconds: 0, expected: undefined, duplicates: 0 };
+}
+
+function exportEncoder(opts: ExportOptions) {
+  const columns = opts.fields ?? COLUMNS[opts.rows];
+  return encoder(opts.format, {
+    json: 'line',
+    csv: {
+      header: columns,
+      cells: (row) => columns.map((c) => csvValue((row as Row)[c])),
+      guard: opts.formulaGuard,
+      bom: opts.bom === true,
+    },
+  });
+}
+
+async function checkResumedCost(opts: ExportOptions, skip: number, page: OrderedPage): Promise<void> {
+  const count: unknown = page.meta?.total_count;
+  await opts.afterFirstPage?.(
+    page.totalPages === undefined ? undefined : page.totalPages - skip,
+    typeof count === 'number' ? Math.max(0, count - skip * opts.perPage) : undefined,
+    page.items.length,
+  );
+}
+
+function encodePage(
+  items: unknown[],
+  opts: ExportOptions,
+  enc: ReturnType<typeof exportEncoder>,
+  summary: ExportSummary,
+  count: { written: number },
+): string[] {
+  const pickFields = opts.fields ? (r: unknown) => pick(r, opts.fields!) : (r: unknown) => r;
+  const chunk: string[] = [];
+  for (const referral of items) {
+    summary.referrals++;
+    if (opts.rows === 'referral' && opts.format !== 'csv') {
+      if (opts.visitStatuses && !hasVisitIn(referral, opts.visitStatuses)) continue;
+      summary.rows++;
+      enc.record(chunk, pickFields(referral), count.written++);
+      continue;
+    }
+    for (const row of rowsOf(referral, opts.rows, opts.visitStatuses)) {
+      summary.rows++;
+      enc.record(chunk, opts.format === 'csv' ? row : pickFields(row), count.written++);
+    }
+  }
+  return chunk;
+}
+
 function idsOf(items: unknown[]): string[] {
   const ids: string[] = [];
   for (const r of items.slice(-100)) {

@@ -3,13 +3,10 @@ import { EXPORT_COLUMNS, type R, REFERRAL_ROW } from '../resources/referrals.js'
 import { type Cell, list, type RowColumn } from '../resources/schema.js';
 import { type P, PROCEDURE_ROW, type V, VISIT_ROW } from '../resources/visits.js';
 
-/** The export's flat rows: one per referral, visit or procedure, columns as src/resources declares them. */
-
 export type RowKind = keyof typeof EXPORT_COLUMNS;
 export type Row = Record<string, Cell>;
 export const COLUMNS: Record<RowKind, readonly string[]> = EXPORT_COLUMNS;
 
-/** The cells of `columns` (only the repeated ones with `repeatedOnly`) added to `row`, in order. */
 function fill<S>(
   row: Row,
   columns: readonly RowColumn<S>[],
@@ -22,16 +19,14 @@ function fill<S>(
   return row;
 }
 
-/** A cell as CSV writes it: a list joined with `; ` (empty: an empty cell), anything else as it is. */
 export function csvValue(v: Row[string] | undefined): string | number | boolean | null {
   if (!Array.isArray(v)) return v ?? null;
   return v.length > 0 ? v.join('; ') : null;
 }
 
 /**
- * The rows of one referral. A referral with no (matching) visits still gives one visit row, and
- * a visit with no procedures one procedure row, with those columns empty: no referral is lost.
- * `visitFilter` keeps only visits with those statuses; a referral with none is left out.
+ * The rows of one referral: one with no (matching) visits, or a visit with no procedures, still
+ * gives one row with those columns empty. `visitFilter` leaves out referrals with no such visit.
  */
 export function rowsOf(referral: unknown, kind: RowKind, visitFilter?: ReadonlySet<string>): Row[] {
   // A list that is not a list would silently lose visits: stop with where instead.
@@ -64,7 +59,6 @@ export function rowsOf(referral: unknown, kind: RowKind, visitFilter?: ReadonlyS
   return rows;
 }
 
-/** Whether a referral has a visit with one of these statuses (for JSON exports with --visit-status). */
 export function hasVisitIn(referral: unknown, statuses: ReadonlySet<string>): boolean {
   const visits = list<V>((referral as { visits?: unknown } | null)?.visits);
   return visits.some((v) => typeof v.status === 'string' && statuses.has(v.status));

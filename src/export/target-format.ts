@@ -1,8 +1,7 @@
 import { extname } from 'node:path';
 import type { ExportFormat } from './pipeline.js';
 
-/** The format a file name's extension names: `.csv`, `.json`, `.ndjson` / `.jsonl`; else none. */
-export function formatOfPath(path: string | undefined): ExportFormat | undefined {
+function formatOfPath(path: string | undefined): ExportFormat | undefined {
   if (!path || path === '-') return undefined;
   switch (extname(path).toLowerCase()) {
     case '.csv':

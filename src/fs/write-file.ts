@@ -22,15 +22,11 @@ import { hiddenName } from '../util/hidden-name.js';
 
 /**
  * The one way files are written: a temporary file opened O_CREAT|O_EXCL|O_NOFOLLOW (0600) in the
- * target's folder, flushed, then renamed over the target. No symlink is followed at the last step
- * and the temporary name can never be one someone else planted. Export targets, the config store
- * and checkpoints are built on it.
+ * target's folder, flushed, then renamed over the target; no symlink is followed.
  */
 
 const euid = () => process.geteuid?.();
-/** Whether this process's user owns the file (always true where there are no owners). */
 export const mine = (st: Stats): boolean => euid() === undefined || st.uid === euid();
-/** The login name of a user id, or `uid N`. */
 export function userName(uid: number): string {
   try {
     const line = readFileSync('/etc/passwd', 'utf8')
@@ -41,7 +37,6 @@ export function userName(uid: number): string {
   return `uid ${uid}`;
 }
 
-/** Loaded only when a file is written: a lookup that writes nothing never loads node:crypto. */
 const randomHex = () => process.getBuiltinModule('node:crypto').randomBytes(6).toString('hex');
 const same = (a: Stats, b: Stats) => a.ino === b.ino && a.dev === b.dev;
 const fsCall = <T>(fn: (cb: (err: NodeJS.ErrnoException | null, value: T) => void) => void) =>
@@ -50,11 +45,7 @@ const fsCall = <T>(fn: (cb: (err: NodeJS.ErrnoException | null, value: T) => voi
 const syncUnsupported = (err: unknown) =>
   ['EINVAL', 'ENOTSUP', 'EBADF'].includes((err as NodeJS.ErrnoException)?.code ?? '');
 
-/**
- * A stream onto a descriptor that writes every byte or fails: a short write (the disk filled part-way
- * through a chunk) is continued until the kernel says why it cannot, where Node's own file streams
- * drop the rest. `sync` also flushes to disk before `finish`.
- */
+/** Writes every byte or fails: a short write is continued until the kernel says why (Node's streams drop the rest). */
 export class FdWriter extends Writable {
   private inFlight: Promise<unknown> = Promise.resolve();
   constructor(
@@ -94,7 +85,6 @@ export class FdWriter extends Writable {
   }
 }
 
-/** Flushes a folder's entries (a rename) to disk, where the file system can. */
 function syncFolder(folder: string): void {
   let fd: number | undefined;
   try {
@@ -107,10 +97,7 @@ function syncFolder(folder: string): void {
   }
 }
 
-/**
- * A new file for `target` (a real path): written as a hidden temporary file beside it and renamed
- * over it by `commit()`, or removed by `discard()` (also on any way out of the process).
- */
+/** A hidden temporary file beside `target`, renamed over it by `commit()` or removed by `discard()`. */
 export class TempFile {
   readonly path: string;
   readonly fd: number;
@@ -127,7 +114,7 @@ export class TempFile {
     this.unregister = onForcedExit(() => this.discard());
   }
 
-  /** Whether the temporary name still holds the file we opened (someone may rename it in a shared folder). */
+  /** Whether the temporary name still holds our file (someone may rename it in a shared folder). */
   stillOurs(): boolean {
     try {
       return same(lstatSync(this.path), this.inode);
@@ -136,7 +123,6 @@ export class TempFile {
     }
   }
 
-  /** Ends the stream: every byte handed over written and flushed, or the write error. */
   end(): Promise<void> {
     return new Promise<void>((ok, fail) => {
       finished(this.stream, { readable: false }, (err) => (err ? fail(err) : ok()));
@@ -149,7 +135,7 @@ export class TempFile {
     this.commitSync();
   }
 
-  /** Renames the written file to `dest` (the target) and flushes the folder; fails if the name was taken from us. */
+  /** Fails if the name was taken from us. */
   commitSync(dest = this.target): void {
     if (!this.stillOurs())
       throw Object.assign(new Error('the temporary file was moved away by someone else'), { code: 'EMOVED' });
@@ -159,7 +145,7 @@ export class TempFile {
     syncFolder(dirname(dest));
   }
 
-  /** Removes the temporary file (only ours: one moved away is emptied instead). Safe to call again, and on exit. */
+  /** Only ours: one moved away is emptied instead. Safe to call again, and on exit. */
   discard(): void {
     this.unregister();
     if (!this.settled) {
@@ -173,7 +159,6 @@ export class TempFile {
   }
 }
 
-/** Writes `data` to `target` whole or not at all (0600), synchronously. */
 export function writeFileAtomic(target: string, data: string | Buffer): void {
   const temp = new TempFile(target);
   try {
@@ -187,10 +172,7 @@ export function writeFileAtomic(target: string, data: string | Buffer): void {
   }
 }
 
-/**
- * Runs `fn` holding the lock file `path` (created O_EXCL, holding our pid): one process at a time.
- * A lock whose process is gone is taken over; waits up to `timeoutMs`, then fails with ELOCKED.
- */
+/** Runs `fn` holding the lock file `path`; a lock whose process is gone is taken over. */
 export function withLock<T>(path: string, fn: () => T, timeoutMs = 10_000): T {
   const until = Date.now() + timeoutMs;
   let held: Stats | undefined;
@@ -224,7 +206,6 @@ function unlock(path: string, held: Stats): void {
   } catch {}
 }
 
-/** Removes a lock file whose process no longer runs (or that holds no pid a minute on); true if removed. */
 function holderGone(path: string): boolean {
   try {
     const pid = Number(readFileSync(path, 'utf8'));

@@ -3,8 +3,7 @@ import { describeView, Meter, meterKey, meterPath } from './meter.js';
 
 export type { Meter };
 
-/** What the meter needs of a command's context (the Context is one). */
-export interface MeterHost {
+interface MeterHost {
   readonly env: NodeJS.ProcessEnv;
   readonly globals: { readonly verbose?: boolean | undefined };
   now(): Date;
@@ -12,10 +11,8 @@ export interface MeterHost {
 }
 
 /**
- * The meter of a client, or undefined: only the sandbox environment has the 2,000-request
- * allowance (production's is per contract; `local` is the emulator). The environment's name
- * decides, not the server: tests and demos stand the emulator in for a sandbox with
- * `--env sandbox --base-url http://127.0.0.1:PORT` and an IMAGING_TOKEN (see README).
+ * The meter of a client, or undefined: only the sandbox has the request allowance. The environment's
+ * name decides, not the server, so tests can stand the emulator in for a sandbox.
  */
 export function sandboxMeter(
   ctx: MeterHost,
@@ -31,7 +28,6 @@ export function sandboxMeter(
   }
 }
 
-/** At the end of a command: writes what the meters hold and warns when this run crossed 80% or 95%. */
 export function settleMeters(ctx: MeterHost, meters: Iterable<Meter>): void {
   for (const meter of meters) {
     try {
@@ -54,8 +50,6 @@ export function settleMeters(ctx: MeterHost, meters: Iterable<Meter>): void {
         ctx.note(
           `Note: the allowance meter could not be updated (${meter.failure}); this run's requests were not counted.`,
         );
-    } catch {
-      // The meter never fails a command.
-    }
+    } catch {}
   }
 }

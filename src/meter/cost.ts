@@ -4,14 +4,9 @@ import { num } from '../util/plural.js';
 import { describeView, leftOf, SANDBOX_LIMIT } from './meter.js';
 
 /**
- * Costs before big runs (issue 10 item 3). After page 1 of an export or an `--all` listing in the
- * sandbox, the requests still to come are known; before any of them is sent:
- * - more than the meter says is left: stop with exit 6, unless --yes;
- * - more than a quarter of what is left: ask on a terminal (--yes skips); with no terminal to ask
- *   on (a script, a cron job), go ahead with a warning on stderr, as refusing would break
- *   unattended runs that fit the allowance;
- * - otherwise, say nothing.
- * Outside the sandbox (no meter) nothing is checked.
+ * Costs before big runs in the sandbox, once page 1 tells how many requests are to come: more than
+ * is left stops with exit 6 (unless --yes); more than a quarter of it asks on a terminal, or warns
+ * with none (refusing would break unattended runs that fit).
  */
 export async function checkCost(ctx: Context, remaining: number | undefined, what: string): Promise<void> {
   const meter = ctx.meter();
@@ -63,7 +58,6 @@ export async function checkCost(ctx: Context, remaining: number | undefined, wha
     ok = await (await ctx.prompter()).confirm(`${share(sentence)}. Continue?`);
   } catch (err) {
     // Ctrl-C at the question: the prompt line is ended, so the stop message starts a line of its own.
-    // (A signal sent with kill ends the question through ctx.signal, and readline ends the line.)
     if (err instanceof InterruptedError && !ctx.signal.aborted) ctx.note('');
     throw err;
   }
@@ -75,7 +69,6 @@ export async function checkCost(ctx: Context, remaining: number | undefined, wha
     );
 }
 
-/** Pages after page 1, from its meta: total_pages, else total_count over page 1's size. */
 export function remainingAfterFirst(
   totalPages: unknown,
   totalCount: unknown,

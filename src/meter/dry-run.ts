@@ -9,13 +9,8 @@ import { num, whole } from '../util/plural.js';
 import { describeView, leftOf } from './meter.js';
 
 /**
- * `referrals export --dry-run`: page 1 only (one request, in every environment), and what the
- * whole export would take: referrals, pages and requests (page 1 included, as the export fetches
- * it again). Text on stdout, or a JSON object with --json / --format json.
- *
- * With --resume (`survey`, the checkpoint checked as --resume checks it): the first page the
- * resume would fetch instead of page 1, and the pages, referrals and requests still to come; the
- * seam check's verdict is reported, nothing is removed.
+ * `referrals export --dry-run`: page 1 only, and what the whole export (or, with --resume, the rest
+ * of it) would take in referrals, pages and requests. Nothing is removed.
  */
 export async function dryRun(
   ctx: Context,
@@ -37,7 +32,6 @@ export async function dryRun(
   if (totalPages === undefined && total !== undefined && (list.items.length > 0 || skip > 0))
     totalPages = Math.max(1, Math.ceil(total / (skip > 0 ? perPage : list.items.length)));
   if (totalPages === undefined && list.items.length === 0 && !meta) totalPages = skip + 1;
-  // What is still to fetch: every page, or (resuming) the pages after the checkpoint's.
   const referrals = total === undefined ? undefined : Math.max(0, total - (survey ? survey.referrals : 0));
   const pages = totalPages === undefined ? undefined : Math.max(0, totalPages - skip);
   const requests = pages === undefined ? undefined : Math.max(1, pages);
@@ -87,7 +81,6 @@ export async function dryRun(
   if (view) {
     const left = leftOf(view);
     ctx.out.line(`Sandbox allowance: ${describeView(view, ctx.now().getTime())}; ≈${num(left)} left.`);
-    // The run checks after its first page what comes after it against what is left then: the same as this.
     if (requests !== undefined && requests > left)
       ctx.out.line(
         `That is more than is left: the ${survey ? 'resumed export' : 'export'} would stop with exit 6 after page ${first} unless given --yes.`,

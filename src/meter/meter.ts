@@ -15,44 +15,31 @@ import { num } from '../util/plural.js';
 import { peopleTime } from '../util/time.js';
 
 /**
- * The sandbox allowance meter (issue 10): the API sends no allowance headers, so this machine
- * counts the successful (2xx) answers each sandbox token got, and the time of the first one.
- *
- * Storage: one append-only file, `allowance.log` in the config folder (0600), one record a line,
- * each starting with the key (a hash of origin and token; never the token). Appends are single
- * O_APPEND writes of one short line, which the kernel never interleaves, so concurrent commands
- * lose no counts and need no lock; a reader folds the lines of its key. Records:
+ * The sandbox allowance meter: the API sends no allowance headers, so this machine counts each
+ * sandbox token's successful answers in an append-only file, one short line a record, keyed by a
+ * hash of origin and token (never the token). Single O_APPEND writes never interleave, so
+ * concurrent commands lose no counts and need no lock. Records:
  *   <key> s <n> <first ms> <last ms>     n successes between first and last
  *   <key> set <n|-> <since ms|-> <at ms> the user's correction (auth allowance --used/--since)
  *   <key> x <at ms>                       429 sandbox_request_limit_reached
  *   <key> e <at ms>                       401 api_token_expired
- * A success after a mark clears it (the token was extended). Lines that do not parse are skipped.
- *
- * Nothing here ever fails a command: a file that cannot be read is an empty meter, one that
- * cannot be written loses this run's counts (reported with --verbose only). Only a regular file
- * owned by this user is read or appended to, opened without following a symlink (O_NOFOLLOW) and
- * without waiting (O_NONBLOCK): a FIFO, a device, a folder or a symlink in its place turns the
- * meter off for the run (`MeterUnusable`), it never blocks a command or writes through a link.
+ * Nothing here fails a command, blocks on a FIFO or writes through a link: anything but a regular
+ * file of this user's turns the meter off for the run.
  */
 
 export const SANDBOX_LIMIT = 2000;
-export const WINDOW_MS = 7 * 24 * 60 * 60 * 1000;
-export const METER_FILE = 'allowance.log';
+const WINDOW_MS = 7 * 24 * 60 * 60 * 1000;
+const METER_FILE = 'allowance.log';
 /** Successes kept in memory before they are appended (and always at the end of the command). */
-export const FLUSH_EVERY = 25;
+const FLUSH_EVERY = 25;
 
 export interface AllowanceView {
   used: number;
   limit: number;
-  /** First success (ISO 8601), or null when none is known. */
   since: string | null;
-  /** since + 7 days: when the sandbox token expires, or null. */
   ends: string | null;
-  /** The server answered 429 sandbox_request_limit_reached (and nothing succeeded since). */
   exhausted: boolean;
-  /** The server answered 401 api_token_expired, or the 7-day window has passed. */
   expired: boolean;
-  /** Present only when the meter file cannot be read: why (the numbers above then count nothing). */
   unreadable?: string;
 }
 
@@ -63,7 +50,6 @@ export class MeterUnusable extends Error {
 
 const uid = () => process.geteuid?.();
 
-/** What is at `path` instead of a meter file, in words ("is a named pipe (FIFO)"). */
 function whatIs(st: Stats): string | undefined {
   if (st.isSymbolicLink()) return 'is a symbolic link (the meter never follows one)';
   if (st.isFIFO()) return 'is a named pipe (FIFO), not a file';
@@ -76,11 +62,7 @@ function whatIs(st: Stats): string | undefined {
   return undefined;
 }
 
-/**
- * Opens the meter file without following a symlink or waiting on a FIFO, and checks what was
- * opened: a regular file of this user's, else MeterUnusable (the descriptor is closed). ENOENT
- * (reading) and write errors such as EROFS, ENOSPC, EACCES are thrown as they are.
- */
+/** Opens the meter file, never through a symlink or waiting on a FIFO: a regular file of this user's, else MeterUnusable. */
 function openMeter(path: string, flags: number): number {
   const c = constants;
   let fd: number;
@@ -111,7 +93,6 @@ function openMeter(path: string, flags: number): number {
   return fd;
 }
 
-/** The meter file's text ('' when there is none); MeterUnusable when it cannot be read. */
 function readMeterText(path: string): string {
   let fd: number;
   try {
@@ -154,7 +135,7 @@ export function meterPath(env: NodeJS.ProcessEnv): string {
   return join(configDir(env), METER_FILE);
 }
 
-/** The meter's key of a token at an origin: 32 hex digits of SHA-256, from which no token can be read back. */
+/** 32 hex digits of SHA-256, from which no token can be read back. */
 export function meterKey(origin: string, token: string): string {
   return process
     .getBuiltinModule('node:crypto')
@@ -164,7 +145,6 @@ export function meterKey(origin: string, token: string): string {
     .slice(0, 32);
 }
 
-/** The meter's state of a key; an empty meter when there is no file; MeterUnusable when it cannot be read. */
 export function readState(path: string, key: string): MeterState {
   return foldState(readMeterText(path), key);
 }
@@ -239,10 +219,7 @@ export function viewOf(state: MeterState, now: number, pending = 0): AllowanceVi
   };
 }
 
-/**
- * Appends one or more records (each ends in a newline) in one write; creates the file 0600. Only
- * to a regular file of this user's (MeterUnusable otherwise), never through a symlink.
- */
+/** Appends records in one write (the file made 0600), only to a regular file of this user's. */
 export function appendRecords(path: string, text: string): void {
   mkdirSync(join(path, '..'), { recursive: true, mode: 0o700 });
   const c = constants;
@@ -256,7 +233,6 @@ export function appendRecords(path: string, text: string): void {
   }
 }
 
-/** The view of a key, or (when the meter file cannot be read) an empty view that says why. */
 export function readView(path: string, key: string, now: number): AllowanceView {
   try {
     return viewOf(readState(path, key), now);
@@ -266,7 +242,6 @@ export function readView(path: string, key: string, now: number): AllowanceView 
   }
 }
 
-/** "≈1,234 of 2,000 requests used (counted on this machine), window ends ≈ 2026-11-29 08:07 UTC" (the zone is the user's) */
 export function describeView(v: AllowanceView, now: number = Date.now()): string {
   if (v.unreadable)
     return `not known: the allowance meter cannot be read (${v.unreadable}), so nothing is counted on this machine`;
@@ -285,7 +260,6 @@ export function describeView(v: AllowanceView, now: number = Date.now()): string
   return s;
 }
 
-/** Requests left by the meter's count (0 when the server said the allowance is used up). */
 export function leftOf(v: AllowanceView): number {
   return v.exhausted ? 0 : Math.max(0, v.limit - v.used);
 }
@@ -293,20 +267,15 @@ export function leftOf(v: AllowanceView): number {
 const live = new Set<Meter>();
 let exitHooked = false;
 
-/**
- * One command's meter for one sandbox token. `answer()` is on every request's path: a success is
- * an increment; the file is touched every FLUSH_EVERY successes, at `close()`, and at process exit
- * (a second Ctrl-C, a broken pipe), so an interrupted command keeps its counts.
- */
+/** One command's meter: written every FLUSH_EVERY successes, at `close()` and at exit. */
 export class Meter {
   private pending = 0;
   private first = 0;
   private last = 0;
-  /** Used before this process appended anything (read at the first flush): for the 80%/95% warnings. */
+  /** Used before this process appended anything: for the 80%/95% warnings. */
   private before: number | undefined;
   private appended = 0;
   private problem: string | undefined;
-  /** Why the meter file is unusable (not a regular file of ours): the meter is off for the run. */
   private offReason: string | undefined;
 
   constructor(
@@ -315,7 +284,7 @@ export class Meter {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** Called with every HTTP answer; returns the meter's view for a 429/401 error block. */
+  /** Returns the meter's view for a 429/401 error block. */
   answer(status: number, code: string | undefined): string | undefined {
     if (status >= 200 && status < 300) {
       if (this.offReason !== undefined) return undefined;
@@ -346,7 +315,6 @@ export class Meter {
     return describeView(view, this.now());
   }
 
-  /** The meter's view now, this process's unwritten successes included; MeterUnusable when it is off. */
   view(): AllowanceView {
     return viewOf(this.read(), this.now(), this.pending);
   }
@@ -371,10 +339,8 @@ export class Meter {
   }
 
   /**
-   * Writes what is pending and says which warning threshold (80, 95, or 100: used up) this
-   * command's requests reached, with the view after them; nothing when it reached none. 80 and 95
-   * are said once, by the command that crosses them; 100 by every command that spends requests
-   * once the meter is past the allowance (each may be the one that meets the 429).
+   * Writes what is pending and says which threshold (80, 95, 100) this command's requests reached:
+   * 80 and 95 once, by the command that crosses them; 100 by every command past the allowance.
    */
   close(): { crossed: number; view: AllowanceView } | undefined {
     this.flush();
@@ -392,12 +358,10 @@ export class Meter {
     return crossed === undefined ? undefined : { crossed, view };
   }
 
-  /** Why the meter could not be written, if it could not (shown with --verbose). */
   get failure(): string | undefined {
     return this.problem;
   }
 
-  /** Why the meter is off for this run (its file is not a regular file of yours), if it is. */
   get off(): string | undefined {
     return this.offReason;
   }

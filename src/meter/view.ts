@@ -2,10 +2,6 @@ import { normaliseBaseUrl } from '../api/url.js';
 import type { Context } from '../context.js';
 import { type AllowanceView, meterKey, meterPath, readView } from './meter.js';
 
-/**
- * What the meter knows of a sandbox token at a base URL; null without either. Sends nothing. A
- * meter file that cannot be read gives an empty view with `unreadable` saying why.
- */
 export function allowanceOf(
   ctx: Context,
   baseUrl: string | undefined,

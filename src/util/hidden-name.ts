@@ -1,15 +1,10 @@
-/** The longest file name (one path component) in bytes, on every file system imaging writes to. */
 export const NAME_MAX = 255;
 
-/** Bytes of a short prefix of the target's name kept in a shortened hidden name, for a person to recognise. */
 const PREFIX_BYTES = 40;
 
 /**
- * The name of a hidden file or folder kept beside `name` (a temporary `.NAME.….partial`, a
- * checkpoint `.NAME.checkpoint`): `.` + `name` + `suffix`, or, when that is longer than a file
- * name may be (a target of 234-255 bytes), `.` + a short prefix of `name` + `~` + a hash of the
- * whole name + `suffix`. Deterministic (a resumed export finds its checkpoint by it), always
- * hidden, and always ending in `suffix`, so it never looks like the finished file.
+ * A hidden name beside `name`: `.` + `name` + `suffix`, or, when too long for a file name, a short
+ * prefix and a hash of the whole name. Deterministic, always hidden, always ending in `suffix`.
  */
 export function hiddenName(name: string, suffix: string): string {
   const full = `.${name}${suffix}`;
@@ -23,7 +18,6 @@ export function hiddenName(name: string, suffix: string): string {
   return `.${prefixBytes(name, PREFIX_BYTES)}~${hash}${suffix}`;
 }
 
-/** The longest prefix of `text` of at most `max` UTF-8 bytes that ends between two characters. */
 function prefixBytes(text: string, max: number): string {
   let out = '';
   let bytes = 0;

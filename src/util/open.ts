@@ -14,29 +14,20 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { onForcedExit } from './cleanup.js';
 
-export interface OpenResult {
-  /** True only when the opener confirmed: it started and exited 0. */
+interface OpenResult {
   opened: boolean;
-  /** Why not, in words, when it did not. */
   reason?: string;
 }
 
 /** How long an opener may take to say it opened the page (xdg-open and open return at once). */
 const CONFIRM_MS = 3000;
 
-/** How long the redirect page is kept for the browser to read, at most (it goes sooner once read). */
 const READ_WAIT_MS = 10_000;
 
 /**
- * Opens a URL in the system browser, and says whether that was confirmed: the opener started and
- * exited 0. A command that cannot start, exits non-zero (`BROWSER=false`), is killed, or is still
- * running after a few seconds (a browser that stays in the foreground) is not a confirmation, so
- * the caller prints the URL instead. No opener (a Linux machine with no display) is the same.
- *
- * The URL (a credential) never goes on the opener's command line, which every local user can read
- * (`ps`, /proc/PID/cmdline) for as long as the browser runs: the opener is given a page in a new
- * private folder (0700, file 0600) that redirects to it, removed once the browser has read it
- * (its access time moves), after READ_WAIT_MS at most, or when the process ends.
+ * Opens a URL in the system browser; true only when the opener exited 0 in time, else the caller
+ * prints the URL. The URL (a credential) never goes on a command line any user can read: the
+ * opener gets a private page that redirects to it, removed once read.
  */
 export async function openInBrowser(url: string, env: NodeJS.ProcessEnv): Promise<OpenResult> {
   const opener = openerFor(env);
@@ -56,7 +47,6 @@ export async function openInBrowser(url: string, env: NodeJS.ProcessEnv): Promis
   return result;
 }
 
-/** The opener for this machine (its arguments for a given target), or why there is none. */
 function openerFor(env: NodeJS.ProcessEnv): { command: string; args: (target: string) => string[] } | string {
   if (env.BROWSER && env.BROWSER.trim() !== '') return { command: env.BROWSER, args: (t) => [t] };
   if (process.platform === 'darwin') return { command: 'open', args: (t) => [t] };
@@ -68,15 +58,12 @@ function openerFor(env: NodeJS.ProcessEnv): { command: string; args: (target: st
 }
 
 interface RedirectPage {
-  /** The page's file:// URL, for the opener. */
   url: string;
-  /** Resolves once the browser has read the page, or after `maxMs`. */
   read(maxMs: number): Promise<void>;
-  /** Removes the page and its folder (at most once; also done at exit). */
   remove(): void;
 }
 
-/** Writes the page that sends the browser on to `url`: a new 0700 folder of our own, the file 0600, never half-written. */
+/** The page that sends the browser on to `url`: a new 0700 folder of our own, the file 0600. */
 function redirectPage(url: string): RedirectPage {
   const dir = mkdtempSync(join(tmpdir(), 'imaging-open-'));
   const file = join(dir, 'portal.html');
@@ -89,14 +76,10 @@ function redirectPage(url: string): RedirectPage {
     unregister();
     try {
       unlinkSync(file);
-    } catch {
-      // never written, or already gone
-    }
+    } catch {}
     try {
       rmdirSync(dir);
-    } catch {
-      // best effort: nothing of the URL is left in it
-    }
+    } catch {}
   };
   const unregister = onForcedExit(remove, false);
   try {
@@ -134,7 +117,6 @@ function redirectPage(url: string): RedirectPage {
   };
 }
 
-/** Runs the opener; confirmed only when it started and exited 0 within CONFIRM_MS. */
 function runOpener(command: string, args: string[]): Promise<OpenResult> {
   // The command's name only: never its arguments.
   const name = `the browser command "${command}"`;

@@ -1,13 +1,8 @@
-/** `1 item`, `2 items`, `37,804 items`: a count with its noun in the right number, digits grouped. */
 export function count(n: number, one: string, many = `${one}s`): string {
   return `${num(n)} ${n === 1 ? one : many}`;
 }
 
-/**
- * A count in a human message: en-US thousands separators (`37,804`), as the progress line shows.
- * Whole numbers are grouped here, exactly as `toLocaleString('en-US')` groups them: that call
- * loads and sets up ICU's number formatting, ~7 MB of resident memory for a comma (README "Speed").
- */
+/** A count for people, grouped as `toLocaleString('en-US')` groups it, without loading ICU's formatting. */
 export function num(n: number): string {
   if (!Number.isSafeInteger(n)) return n.toLocaleString('en-US');
   const digits = String(Math.abs(n));
@@ -16,7 +11,6 @@ export function num(n: number): string {
   return n < 0 || Object.is(n, -0) ? `-${out}` : out;
 }
 
-/** A count the server sent, kept only when it is a whole number ≥ 0 (meta is the server's text). */
 export function whole(v: unknown): number | undefined {
   return typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? v : undefined;
 }

@@ -1,5 +1,4 @@
-/** Edit distance (insert, delete, replace, swap two neighbours): how far a typo is from a word. */
-export function distance(a: string, b: string): number {
+function distance(a: string, b: string): number {
   const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => [i, ...new Array(b.length).fill(0)]);
   for (let j = 1; j <= b.length; j++) d[0]![j] = j;
   for (let i = 1; i <= a.length; i++)
@@ -13,10 +12,7 @@ export function distance(a: string, b: string): number {
   return d[a.length]![b.length]!;
 }
 
-/**
- * The known word nearest to `value` (case aside), when it is within `within(word)` edits of it:
- * a typo, not another word.
- */
+/** The known word nearest to `value` (case aside) within `within(word)` edits: a typo, not another word. */
 export function nearest(
   value: string,
   known: readonly string[],

@@ -1,7 +1,6 @@
 /**
- * The one time format for people (views, tables, the meter, the listener): `2026-01-07 09:00 PST`,
- * in the user's zone (TZ, else the system's), sortable and the same width in every row. Data
- * (JSON, NDJSON, CSV) keeps the API's ISO 8601 text as sent.
+ * The one time format for people: `2026-01-07 09:00 PST` in the user's zone, sortable and of one
+ * width. Data formats keep the API's ISO 8601 text.
  */
 export function peopleTime(
   iso: unknown,
@@ -24,7 +23,6 @@ export function peopleTime(
   try {
     format = new Intl.DateTimeFormat('en-US', { ...fields, timeZone: opts.timeZone || undefined });
   } catch {
-    // An unknown TZ name: the system's zone rather than a failure.
     format = new Intl.DateTimeFormat('en-US', fields);
   }
   const p: Record<string, string> = {};

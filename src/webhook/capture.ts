@@ -1,18 +1,15 @@
 import { count } from '../util/plural.js';
 
 /**
- * Parses a raw HTTP request as captured (`nc -l`, tcpdump/Wireshark "follow stream", a proxy's
- * dump): request line, header lines ending in CRLF or LF, a blank line, then the body as the exact
- * bytes that follow, cut to Content-Length when given, chunked transfer encoding decoded.
- * The body is never decoded to text and re-encoded.
+ * Parses a captured raw HTTP request (`nc -l`, a "follow stream", a proxy's dump): LF or CRLF
+ * headers, then the body as the exact bytes (cut to Content-Length, chunked decoded), never re-encoded.
  */
 
-export interface CapturedRequest {
+interface CapturedRequest {
   method: string | undefined;
   target: string | undefined;
   headers: Array<[string, string]>;
   body: Buffer;
-  /** Facts about the capture worth telling (line endings, a short body). */
   notes: string[];
   lineEnding: 'CRLF' | 'LF' | 'mixed' | 'none';
 }
@@ -46,7 +43,6 @@ export function parseCapture(raw: Buffer): CapturedRequest {
   return { method, target, headers, body: Buffer.from(body), notes, lineEnding };
 }
 
-/** The head's lines up to the first empty line (CRLF CRLF, LF LF, or a mix), and where the body starts. */
 function splitHead(raw: Buffer): {
   lines: string[];
   headEnd: number;
@@ -95,7 +91,6 @@ function parseHeaders(headerLines: string[]): Array<[string, string]> {
   return headers;
 }
 
-/** The body's exact bytes: chunked encoding decoded, or cut to Content-Length. */
 function bodyOf(rest: Buffer, headers: Array<[string, string]>, notes: string[]): Buffer {
   const get = (name: string) => headers.filter(([k]) => k.toLowerCase() === name).map(([, v]) => v);
   const te = get('transfer-encoding').join(',').toLowerCase();
@@ -153,12 +148,10 @@ export function decodeChunked(data: Buffer): Buffer {
   return Buffer.concat(parts);
 }
 
-/** Header values arrive as bytes; UTF-8 in them (rare) is kept readable. */
 function decodeLatin1AsUtf8(v: string): string {
   return /[\u0080-\u00ff]/.test(v) ? Buffer.from(v, 'latin1').toString('utf8') : v;
 }
 
-/** Case-insensitive header lookup; several headers of one name are joined with ", ". */
 export function headerOf(headers: Array<[string, string]>, name: string): string | undefined {
   const vals = headers.filter(([k]) => k.toLowerCase() === name.toLowerCase()).map(([, v]) => v);
   return vals.length > 0 ? vals.join(', ') : undefined;

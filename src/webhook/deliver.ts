@@ -1,11 +1,9 @@
 import type { ClientRequest, IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { count } from '../util/plural.js';
 
-/** One POST of a test delivery to a receiver: its status and how long it took to answer. */
-export interface DeliveryResult {
+interface DeliveryResult {
   status?: number;
   statusText?: string;
-  /** Milliseconds from sending to the answer's headers. */
   ms: number;
   error?: string;
   headers?: IncomingHttpHeaders;
@@ -13,18 +11,13 @@ export interface DeliveryResult {
   note?: string;
 }
 
-/** At most this much of a receiver's body is read (and dropped) before the connection is closed. */
-export const MAX_ANSWER_BODY = 64 * 1024;
-/** A body still coming this long after the status line is not waited for (or what is left of --timeout, if less). */
-export const MAX_ANSWER_BODY_MS = 2000;
+const MAX_ANSWER_BODY = 64 * 1024;
+const MAX_ANSWER_BODY_MS = 2000;
 
 /**
- * POSTs once. The answer is its status line: it is reported as soon as the head arrives; then at
- * most MAX_ANSWER_BODY bytes of body are read for up to MAX_ANSWER_BODY_MS (or what is left of the
- * timeout, if less) and the connection is closed, so a receiver that streams forever cannot hold
- * the command, and one that cuts its body short is still reported with the status it sent.
- * The timeout is one deadline for the whole exchange, not an idle timer: a receiver that drips a
- * header a byte at a time, or sends `100 Continue` / `102 Processing` for ever, is cut off by it.
+ * POSTs once and reports the status as soon as the head arrives; a little of the body is read and
+ * the connection closed. The timeout is one deadline for the whole exchange, not an idle timer, so
+ * a receiver that drips or streams forever cannot hold the command.
  */
 export async function deliver(
   url: URL,
@@ -42,13 +35,10 @@ export async function deliver(
       method: 'POST',
       headers: Object.fromEntries([...headers, ['Content-Length', String(body.length)]]),
       signal: opts.signal,
-      // Its own connection: it is closed once the answer is read, never kept for another request.
       agent: false,
     });
-    // One deadline for connect + head; the body read below gets what is left of it.
     const deadline = setTimeout(() => {
       if (answered) return;
-      // Said as it is: nothing at all, only interim 1xx answers, or a head that never ended.
       const got = req.socket?.bytesRead ?? 0;
       const why =
         interim > 0
@@ -83,10 +73,7 @@ export async function deliver(
   });
 }
 
-/**
- * Reads and drops at most MAX_ANSWER_BODY bytes of the answer's body for at most `waitMs`, then
- * closes the connection; resolves with a note when the body was odd (endless, too long, cut short).
- */
+/** Reads and drops a little of the body, then closes; resolves with a note when the body was odd. */
 function drainBody(req: ClientRequest, res: IncomingMessage, waitMs: number): Promise<string | undefined> {
   const length = Number(res.headers['content-length']);
   const expected =
@@ -108,7 +95,6 @@ function drainBody(req: ClientRequest, res: IncomingMessage, waitMs: number): Pr
         ),
       waitMs,
     );
-    // The body is not shown (a receiver's page may be anything): a little is read and dropped.
     res.on('data', (chunk: Buffer) => {
       got += chunk.length;
       if (got > MAX_ANSWER_BODY) finish(`the body is longer than ${MAX_ANSWER_BODY} bytes; closed`);
@@ -129,7 +115,7 @@ function drainBody(req: ClientRequest, res: IncomingMessage, waitMs: number): Pr
   });
 }
 
-/** The request as it goes on the wire (request line, headers, blank line, body): what `webhook verify --request` reads. */
+/** The request as it goes on the wire: what `webhook verify --request` reads. */
 export function rawRequest(url: URL, headers: Array<[string, string]>, body: Buffer): Buffer {
   const lines = [
     `POST ${url.pathname}${url.search} HTTP/1.1`,

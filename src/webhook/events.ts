@@ -12,7 +12,6 @@ export const UNSIGNED_BY_DESIGN = 'referral.auto_book_completed';
 
 export interface EventSummary {
   event: string | undefined;
-  /** event_id, or for auto-book (which has none) the auto_book_request id. */
   id: string | undefined;
   eventId: string | undefined;
   visitId?: string | undefined;
@@ -23,7 +22,7 @@ export interface EventSummary {
   occurredAt?: string | undefined;
 }
 
-export interface EventCheck {
+interface EventCheck {
   summary: EventSummary;
   problems: string[];
   warnings: string[];
@@ -39,8 +38,7 @@ export function checkEvent(headerEvent: string | undefined, body: Buffer): Event
   const warnings: string[] = [];
   const summary: EventSummary = { event: headerEvent, id: undefined, eventId: undefined };
   let data: unknown;
-  // A UTF-8 byte order mark is not JSON, but it is part of the signed bytes: the signature is
-  // checked on the bytes as they are; the event is read without the BOM, and the BOM is noted.
+  // A BOM is part of the signed bytes, not of the JSON: read without it, and noted.
   const bom = body.length >= 3 && body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf;
   if (bom)
     warnings.push(
@@ -91,7 +89,6 @@ interface Checker {
   summary: EventSummary;
 }
 
-/** The field's value; a problem is noted when it is missing or not what `ok` wants. */
 function need(
   c: Checker,
   field: string,
@@ -111,7 +108,6 @@ const uuid = (v: unknown) => typeof v === 'string' && isUuid(v);
 const maybeString = (v: unknown) => (typeof v === 'string' ? v : undefined);
 const referralRef = (r: unknown) => (isObj(r) && typeof r.reference === 'string' ? r.reference : undefined);
 
-/** `changes.status` is [previous, current], and current is the event's status. */
 function checkChanges(c: Checker, allowNullFirst: boolean): void {
   const { data, problems } = c;
   const changes = data.changes;

@@ -4,7 +4,7 @@ import type { Secret } from './secret.js';
 import type { DigestEncoding, HeaderNames } from './sign.js';
 import { type Verdict, verifyDelivery } from './verify.js';
 
-export interface ListenerOptions {
+interface ListenerOptions {
   port: number;
   path: string | undefined;
   forwardTo: string | undefined;
@@ -16,20 +16,18 @@ export interface ListenerOptions {
   maxBodyBytes: number;
   /** One deadline for each forward (connect, head and the short body read), not an idle timer. */
   forwardTimeoutMs?: number;
-  /** Host names (a tunnel's), besides this listener's own 127.0.0.1/localhost:PORT, that deliveries may be addressed to. */
+  /** Host names (a tunnel's) deliveries may be addressed to, besides 127.0.0.1/localhost:PORT. */
   allowHosts?: readonly string[];
   now: () => number;
   onDelivery: (d: Delivery) => void;
-  /** Told each request refused for its Host header (the value as sent, possibly empty). */
   onRefusedHost?: (host: string) => void;
 }
 
-export interface Delivery {
+interface Delivery {
   receivedAt: string;
   path: string;
   verdict: Verdict;
   duplicate: boolean;
-  /** HTTP status from --forward-to, or an error message. */
   forwarded: number | string | undefined;
   status: number;
 }
@@ -49,9 +47,8 @@ const HOP_BY_HOP = new Set([
 ]);
 
 /**
- * A local receiver on 127.0.0.1: verifies each delivery (2xx when valid, 400 with the reason
- * when not), notes a repeated event_id as a duplicate, and with --forward-to passes the exact bytes
- * and headers on to the partner's endpoint, answering the sender with that endpoint's status.
+ * A local receiver on 127.0.0.1: verifies each delivery, notes a repeated event_id, and with
+ * --forward-to passes the exact bytes on, answering with the target's status.
  */
 export async function startListener(
   opts: ListenerOptions,
@@ -60,28 +57,10 @@ export async function startListener(
   const counts: Counts = { received: 0, valid: 0, invalid: 0, duplicates: 0 };
   let port = 0;
   const server = createServer((req, res) => {
-    const host = req.headers.host ?? '';
-    if (!hostAllowed(host, port, opts.allowHosts ?? [])) {
-      opts.onRefusedHost?.(host);
-      const name = host.replace(/:\d+$/, '') || 'NAME';
-      res
-        .writeHead(421, { 'content-type': 'text/plain' })
-        .end(
-          `this listener accepts deliveries addressed to 127.0.0.1:${port} or localhost:${port}; for a tunnel's host name, start it with: imaging webhook listen --allow-host ${name}\n`,
-        );
-      return;
-    }
     const path = (req.url ?? '/').split('?')[0] ?? '/';
-    if (opts.path !== undefined && path !== opts.path) {
-      res
-        .writeHead(404, { 'content-type': 'text/plain' })
-        .end(`not found: this listener receives on ${opts.path}\n`);
-      return;
-    }
-    if (req.method !== 'POST') {
-      res
-        .writeHead(405, { allow: 'POST', 'content-type': 'text/plain' })
-        .end('webhook deliveries are POST requests\n');
+    const refused = refusal(req, path, port, opts);
+    if (refused) {
+      res.writeHead(refused.status, refused.headers).end(refused.text);
       return;
     }
     readBody(req, opts.maxBodyBytes).then(
@@ -92,44 +71,7 @@ export async function startListener(
             .end(`body larger than ${opts.maxBodyBytes} bytes\n`);
           return;
         }
-        const headers = pairs(req.rawHeaders);
-        const verdict = verifyDelivery({
-          headers,
-          body,
-          secret: opts.secret,
-          encoding: opts.encoding,
-          tolerance: opts.tolerance,
-          now: Math.floor(opts.now() / 1000),
-          names: opts.names,
-          allowUnsigned: opts.allowUnsigned,
-        });
-        const key =
-          verdict.summary.eventId ??
-          (verdict.summary.id ? `${verdict.summary.id}:${verdict.summary.outcome ?? ''}` : undefined);
-        const duplicate = verdict.valid && key !== undefined && seen.has(key);
-        if (verdict.valid && key !== undefined) seen.add(key);
-        counts.received++;
-        if (verdict.valid) counts.valid++;
-        else counts.invalid++;
-        if (duplicate) counts.duplicates++;
-        let status = verdict.valid ? 200 : 400;
-        let forwarded: number | string | undefined;
-        if (verdict.valid && opts.forwardTo) {
-          const f = await forward(opts.forwardTo, headers, body, opts.forwardTimeoutMs ?? FORWARD_TIMEOUT_MS);
-          forwarded = f.forwarded;
-          status = f.status;
-        }
-        opts.onDelivery({
-          receivedAt: new Date(opts.now()).toISOString(),
-          path,
-          verdict,
-          duplicate,
-          forwarded,
-          status,
-        });
-        const reply = verdict.valid
-          ? { ok: true, duplicate, ...(forwarded !== undefined ? { forwarded } : {}) }
-          : { ok: false, error: verdict.headline, problems: verdict.problems, likely_causes: verdict.causes };
+        const { status, reply } = await receive(opts, req, path, body, seen, counts);
         res.writeHead(status, { 'content-type': 'application/json' }).end(`${JSON.stringify(reply)}\n`);
       },
       () => {
@@ -154,12 +96,88 @@ export async function startListener(
   };
 }
 
+function refusal(
+  req: IncomingMessage,
+  path: string,
+  port: number,
+  opts: ListenerOptions,
+): { status: number; headers: Record<string, string>; text: string } | undefined {
+  const plain = { 'content-type': 'text/plain' };
+  const host = req.headers.host ?? '';
+  if (!hostAllowed(host, port, opts.allowHosts ?? [])) {
+    opts.onRefusedHost?.(host);
+    const name = host.replace(/:\d+$/, '') || 'NAME';
+    return {
+      status: 421,
+      headers: plain,
+      text: `this listener accepts deliveries addressed to 127.0.0.1:${port} or localhost:${port}; for a tunnel's host name, start it with: imaging webhook listen --allow-host ${name}\n`,
+    };
+  }
+  if (opts.path !== undefined && path !== opts.path)
+    return { status: 404, headers: plain, text: `not found: this listener receives on ${opts.path}\n` };
+  if (req.method !== 'POST')
+    return {
+      status: 405,
+      headers: { allow: 'POST', ...plain },
+      text: 'webhook deliveries are POST requests\n',
+    };
+  return undefined;
+}
+
+async function receive(
+  opts: ListenerOptions,
+  req: IncomingMessage,
+  path: string,
+  body: Buffer,
+  seen: Set<string>,
+  counts: Counts,
+): Promise<{ status: number; reply: unknown }> {
+  const headers = pairs(req.rawHeaders);
+  const verdict = verifyDelivery({
+    headers,
+    body,
+    secret: opts.secret,
+    encoding: opts.encoding,
+    tolerance: opts.tolerance,
+    now: Math.floor(opts.now() / 1000),
+    names: opts.names,
+    allowUnsigned: opts.allowUnsigned,
+  });
+  const key =
+    verdict.summary.eventId ??
+    (verdict.summary.id ? `${verdict.summary.id}:${verdict.summary.outcome ?? ''}` : undefined);
+  const duplicate = verdict.valid && key !== undefined && seen.has(key);
+  if (verdict.valid && key !== undefined) seen.add(key);
+  counts.received++;
+  if (verdict.valid) counts.valid++;
+  else counts.invalid++;
+  if (duplicate) counts.duplicates++;
+  let status = verdict.valid ? 200 : 400;
+  let forwarded: number | string | undefined;
+  if (verdict.valid && opts.forwardTo) {
+    const f = await forward(opts.forwardTo, headers, body, opts.forwardTimeoutMs ?? FORWARD_TIMEOUT_MS);
+    forwarded = f.forwarded;
+    status = f.status;
+  }
+  opts.onDelivery({
+    receivedAt: new Date(opts.now()).toISOString(),
+    path,
+    verdict,
+    duplicate,
+    forwarded,
+    status,
+  });
+  const reply = verdict.valid
+    ? { ok: true, duplicate, ...(forwarded !== undefined ? { forwarded } : {}) }
+    : { ok: false, error: verdict.headline, problems: verdict.problems, likely_causes: verdict.causes };
+  return { status, reply };
+}
+
 /**
- * Whether a request's Host names this listener: 127.0.0.1 or localhost with its port, or a name
- * given with --allow-host (any port, or the one given with it). A web page whose name an attacker
- * rebinds to 127.0.0.1 reaches the port, but its requests still carry that name.
+ * Whether a request's Host names this listener (127.0.0.1 or localhost with its port, or an
+ * --allow-host name): a page rebound to 127.0.0.1 still carries its own name.
  */
-export function hostAllowed(host: string, port: number, allowed: readonly string[]): boolean {
+function hostAllowed(host: string, port: number, allowed: readonly string[]): boolean {
   const h = host.toLowerCase();
   if (h === `127.0.0.1:${port}` || h === `localhost:${port}`) return true;
   const name = h.replace(/:\d+$/, '');
@@ -169,7 +187,7 @@ export function hostAllowed(host: string, port: number, allowed: readonly string
   });
 }
 
-export interface Counts {
+interface Counts {
   received: number;
   valid: number;
   invalid: number;
@@ -197,13 +215,11 @@ function readBody(req: IncomingMessage, max: number): Promise<Buffer | undefined
   });
 }
 
-/** How long a forward may take in all, unless the listener is given --timeout. */
-export const FORWARD_TIMEOUT_MS = 10_000;
+const FORWARD_TIMEOUT_MS = 10_000;
 
 /**
- * Passes the delivery on unchanged: same bytes, same headers but the per-connection ones. The
- * sender is answered with the target's status, 502 when it cannot be reached, 504 when it has not
- * answered (a final status, not `102 Processing` for ever) within the deadline.
+ * Passes the delivery on, same bytes and headers but the per-connection ones: the target's status,
+ * 502 when it cannot be reached, 504 when it has not answered within the deadline.
  */
 async function forward(
   target: string,
@@ -231,9 +247,8 @@ async function forward(
       req.destroy();
     }, timeoutMs);
     const req = mod.request(url, { method: 'POST', headers: out, agent: false }, (res) => {
-      // The status is the answer: settled when the head arrives. A little of the body is read
-      // and dropped, then the connection is closed, so a target that streams forever cannot
-      // hold the delivery (the sender waits for this status).
+      // Settled when the head arrives; the body is read briefly and dropped, so a target that
+      // streams forever cannot hold the delivery.
       answered = true;
       clearTimeout(deadline);
       const code = res.statusCode ?? 0;

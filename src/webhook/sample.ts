@@ -1,16 +1,12 @@
 import { randomUUID } from 'node:crypto';
+import { nestedDeeperThan } from '../api/client.js';
 import type { AutoBookRequest, Referral } from '../api/types.js';
 import { UsageError } from '../errors.js';
 import { count } from '../util/plural.js';
 import { EVENT_NAMES } from './events.js';
 
-/**
- * Realistic test events of the spec's shapes (Events section): `visit.status_changed` with a full
- * Referral snapshot, `notification.status_changed` with a ReferralNotification, and
- * `referral.auto_book_completed` (no event_id; an AutoBookRequest and the snapshot). Synthetic
- * data only; fresh ids on every call, so one event is one event_id.
- */
-export type EventName = (typeof EVENT_NAMES)[number];
+/** Test events of the spec's shapes, synthetic, with fresh ids on every call. */
+type EventName = (typeof EVENT_NAMES)[number];
 
 export function parseEventName(value: string): EventName {
   const v = value.trim().toLowerCase();
@@ -22,7 +18,7 @@ export function parseEventName(value: string): EventName {
   );
 }
 
-export function sampleReferral(now: Date): Referral {
+function sampleReferral(now: Date): Referral {
   const u = randomUUID;
   const day = (d: number) => new Date(now.getTime() + d * 86_400_000).toISOString();
   return {
@@ -109,7 +105,6 @@ function sampleVisit(id: string, startTime: string): Referral['visits'][number] 
   };
 }
 
-/** A new event of the named kind, as the service would send it at `now`. */
 export function sampleEvent(name: EventName, now: Date): Record<string, unknown> {
   const at = now.toISOString();
   const referral = sampleReferral(now);
@@ -165,29 +160,15 @@ export function sampleEvent(name: EventName, now: Date): Record<string, unknown>
 }
 
 /** How deep a `--set` path (segments) or JSON value (levels of lists and objects) may go. */
-export const MAX_SET_DEPTH = 64;
-
-/** Whether a parsed JSON value nests deeper than `limit` (iterative, so any depth is safe to measure). */
-function depthOver(value: unknown, limit: number): boolean {
-  const stack: Array<[unknown, number]> = [[value, 1]];
-  while (stack.length > 0) {
-    const [node, depth] = stack.pop() as [unknown, number];
-    if (typeof node !== 'object' || node === null) continue;
-    if (depth > limit) return true;
-    for (const child of Array.isArray(node) ? node : Object.values(node)) stack.push([child, depth + 1]);
-  }
-  return false;
-}
+const MAX_SET_DEPTH = 64;
 
 /**
- * `--set PATH=VALUE`: a dotted path (`referral.visits.0.status`, `notification.channel`); the value
- * is JSON when it reads as JSON (`12`, `null`, `true`, `["a","b"]`, `"12"` for the text 12), else
- * the text as given. Missing objects on the way are made; a path through a non-object is exit 2.
+ * `--set PATH=VALUE`: a dotted path; the value is JSON when it reads as JSON, else the text. Missing
+ * objects on the way are made; a path through a non-object is exit 2.
  */
 export function applySet(event: Record<string, unknown>, path: string, raw: string): void {
   const parts = path.split('.');
-  // Deeper than any event of the spec: a limit, so a 5000-level path or value is a usage error,
-  // not a stack overflow in what walks the event afterwards.
+  // Deeper than any event of the spec: a usage error, not a stack overflow later.
   if (parts.length > MAX_SET_DEPTH)
     throw new UsageError(
       `--set: the path has ${parts.length} segments; at most ${MAX_SET_DEPTH} are allowed`,
@@ -207,7 +188,7 @@ export function applySet(event: Record<string, unknown>, path: string, raw: stri
   } catch {
     value = raw;
   }
-  if (depthOver(value, MAX_SET_DEPTH))
+  if (nestedDeeperThan(value, MAX_SET_DEPTH))
     throw new UsageError(
       `--set ${path.length > 60 ? `${path.slice(0, 60)}…` : path}: the JSON value nests more than ${MAX_SET_DEPTH} levels deep`,
       'Give a flatter value (the events of the spec nest a few levels).',
@@ -241,15 +222,10 @@ export function applySet(event: Record<string, unknown>, path: string, raw: stri
   }
 }
 
-/**
- * After `--set status=X`, the rest of the event follows, as the service would send it:
- * `changes.status` ends in X, and the visit in the snapshot (or the notification) has status X,
- * unless those fields (or an object holding them) were set too.
- */
+/** After `--set status=X` the rest of the event follows X, unless those fields were set too. */
 export function followStatus(event: Record<string, unknown>, setPaths: readonly string[]): void {
   if (!setPaths.includes('status') || typeof event.status !== 'string') return;
   const status = event.status;
-  // A field counts as set when it, or an object holding it, was given.
   const touched = (path: string) => setPaths.some((p) => p === path || path.startsWith(`${p}.`));
   const changes = event.changes as { status?: unknown } | undefined;
   if (!touched('changes.status.1') && Array.isArray(changes?.status) && changes.status.length === 2)

@@ -3,29 +3,25 @@ import { UsageError } from '../errors.js';
 import { readFileCapped } from '../util/input.js';
 
 /** A signing secret is tens of bytes; a file bigger than this is not one (or is /dev/zero). */
-export const MAX_SECRET_BYTES = 64 * 1024;
+const MAX_SECRET_BYTES = 64 * 1024;
 
-export type SecretFormat = 'raw' | 'base64';
+type SecretFormat = 'raw' | 'base64';
 
 /** The signing key, and what was noticed about it. Its text is never printed. */
 export interface Secret {
   key: Buffer;
-  /** The secret as given (after the trailing-newline rule), for diagnosing a mismatch. */
   text: string;
   format: SecretFormat;
   source: string;
   warnings: string[];
 }
 
-export interface SecretOptions {
+interface SecretOptions {
   secretFile?: string | undefined;
   secretFormat?: string | undefined;
 }
 
-/**
- * From --secret-file, else IMAGING_WEBHOOK_SECRET, else a hidden prompt on a terminal; never from
- * a flag's value (it would stay in shell history and in `ps`). No secret and no terminal: exit 2.
- */
+/** From --secret-file, IMAGING_WEBHOOK_SECRET or a hidden prompt; never a flag (shell history, `ps`). */
 export async function loadSecret(ctx: Context, opts: SecretOptions): Promise<Secret> {
   const format = parseSecretFormat(opts.secretFormat);
   let text: string;
@@ -60,7 +56,7 @@ export async function loadSecret(ctx: Context, opts: SecretOptions): Promise<Sec
   return { key: secretKey(text, format), text, format, source, warnings };
 }
 
-export function parseSecretFormat(value: string | undefined): SecretFormat {
+function parseSecretFormat(value: string | undefined): SecretFormat {
   const v = (value ?? 'raw').toLowerCase();
   if (v === 'raw' || v === 'base64') return v;
   throw new UsageError(
@@ -69,7 +65,6 @@ export function parseSecretFormat(value: string | undefined): SecretFormat {
   );
 }
 
-/** raw: the secret's UTF-8 bytes; base64: decoded, with an optional whsec_ prefix. */
 export function secretKey(text: string, format: SecretFormat): Buffer {
   if (format === 'raw') return Buffer.from(text, 'utf8');
   const b64 = text.trim().replace(/^whsec_/, '');

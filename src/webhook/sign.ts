@@ -15,7 +15,6 @@ export interface HeaderNames {
   signature: string;
 }
 
-/** HMAC-SHA256 over `{timestamp}.{raw body bytes}`. */
 export function computeDigest(key: Buffer, timestamp: string, body: Buffer): Buffer {
   return createHmac('sha256', key).update(`${timestamp}.`, 'utf8').update(body).digest();
 }
@@ -33,7 +32,7 @@ export function signatureHeaderValue(
   return `v1=${encodeDigest(computeDigest(key, timestamp, body), encoding)}`;
 }
 
-/** The `v1=` values of a signature header: several may come, space- or comma-separated (rotation). */
+/** The `v1=` values of a signature header: several may come (rotation). */
 export function v1Values(header: string): string[] {
   return header
     .split(/[\s,]+/)
@@ -41,8 +40,8 @@ export function v1Values(header: string): string[] {
     .map((part) => part.slice(3));
 }
 
-/** Constant-time string comparison (lengths differing is the only early answer, and says nothing of content). */
-export function safeEqual(a: string, b: string): boolean {
+/** Constant-time: only differing lengths answer early. */
+function safeEqual(a: string, b: string): boolean {
   const ab = Buffer.from(a, 'utf8');
   const bb = Buffer.from(b, 'utf8');
   if (ab.length !== bb.length) {
@@ -52,7 +51,6 @@ export function safeEqual(a: string, b: string): boolean {
   return timingSafeEqual(ab, bb);
 }
 
-/** Which encoding of `digest`, if any, one candidate value is (canonical lowercase hex, padded base64). */
 export function matchDigest(
   candidate: string,
   digest: Buffer,

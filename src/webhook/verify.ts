@@ -4,16 +4,14 @@ import { type Secret, secretKey } from './secret.js';
 import { computeDigest, type DigestEncoding, type HeaderNames, matchDigest, v1Values } from './sign.js';
 
 /** A receiver's usual tolerance (seconds): older or future timestamps are flagged without --tolerance. */
-export const REPLAY_WINDOW = 300;
+const REPLAY_WINDOW = 300;
 
-export interface VerifyInput {
+interface VerifyInput {
   headers: Array<[string, string]>;
   body: Buffer;
   secret: Secret;
   encoding: DigestEncoding | 'auto';
-  /** Seconds; a timestamp further than this from now, either way, fails. */
   tolerance?: number | undefined;
-  /** Unix seconds. */
   now: number;
   names: HeaderNames;
   allowUnsigned: boolean;
@@ -30,7 +28,6 @@ export interface Verdict {
   timestamp: number | null;
   age_seconds: number | null;
   problems: string[];
-  /** Likely causes of a signature mismatch, most likely first. */
   causes: string[];
   warnings: string[];
   headline: string;
@@ -71,7 +68,6 @@ export function verifyDelivery(input: VerifyInput): Verdict {
   return v;
 }
 
-/** Fills the timestamp and its age; false when it fails the check (not a number, beyond --tolerance). */
 function checkTimestamp(input: VerifyInput, tsHeader: string, v: Verdict): boolean {
   const t = tsHeader.trim();
   if (!/^\d+$/.test(t)) {
@@ -97,7 +93,6 @@ function checkTimestamp(input: VerifyInput, tsHeader: string, v: Verdict): boole
   return true;
 }
 
-/** Sets the signature's state, its problems and the likely causes of a mismatch. */
 function checkSignature(
   input: VerifyInput,
   sigHeader: string | undefined,
@@ -155,7 +150,6 @@ function checkSignature(
   v.causes.push(...diagnose(input, ts, candidates));
 }
 
-/** Tries what usually goes wrong, and names what would have matched. */
 function diagnose(input: VerifyInput, ts: string, candidates: string[]): string[] {
   const matches = (key: Buffer, body: Buffer) => {
     const d = computeDigest(key, ts, body);
@@ -218,7 +212,6 @@ function bodyVariants(text: string): Array<[string, string]> {
   return variants;
 }
 
-/** The secret as it may have been meant. */
 function secretVariants(secret: Secret): Array<[string, () => Buffer]> {
   const variants: Array<[string, () => Buffer]> = [];
   if (secret.text.trim() !== secret.text)
@@ -254,7 +247,6 @@ function headline(v: Verdict, tolerance: number | undefined): string {
   return `signature does not match${age ? ` (${age})` : ''}`;
 }
 
-/** "12 s old", "3 days old", "5 min in the future". */
 export function describeAge(seconds: number): string {
   const s = Math.abs(seconds);
   let text: string;

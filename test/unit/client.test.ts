@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ApiClient } from '../../src/api/client.js';
 import { RETRY_POLICY } from '../../src/api/retry.js';
 import { ApiError, CliError, NetworkError, TimeoutError, UsageError } from '../../src/errors.js';
+import { clean } from '../../src/output/text.js';
 import { json, testServer } from '../helpers.js';
 
 type Srv = Awaited<ReturnType<typeof testServer>>;
@@ -21,6 +22,7 @@ const client = (baseUrl: string, extra: Partial<ConstructorParameters<typeof Api
     baseUrl,
     token: 'tok_SECRET_1234',
     timeoutMs: 2000,
+    clean,
     sleep: async (ms) => {
       sleeps.push(ms);
     },

@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { parseErrorBody, parseRetryAfter } from '../../src/api/errors.js';
 import { ApiError, exitCodeForStatus, formatError, UsageError } from '../../src/errors.js';
+import { clean } from '../../src/output/text.js';
 
 const parse = (status: number, body: string, headers: Record<string, string> = {}) =>
-  parseErrorBody(status, headers, Buffer.from(body));
+  parseErrorBody(status, headers, Buffer.from(body), clean);
 
 describe('parseErrorBody', () => {
   it('reads the full envelope', () => {

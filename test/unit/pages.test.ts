@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ApiClient, type ApiRequest } from '../../src/api/client.js';
 import { ALL_PER_PAGE, extractList, fetchPagesInOrder, nextPageFrom } from '../../src/api/pages.js';
 import { UnreadableAnswerError } from '../../src/errors.js';
+import { clean } from '../../src/output/text.js';
 import { json, testServer } from '../helpers.js';
 
 /** Every page of a bare-array list, one after another, as `api --paginate` walks it. */
@@ -66,7 +67,7 @@ describe('paginate over a bare array', () => {
       json(res, 200, all.slice((page - 1) * per, page * per));
     });
     close = s.close;
-    const c = new ApiClient({ baseUrl: s.url, token: 't', timeoutMs: 1000 });
+    const c = new ApiClient({ baseUrl: s.url, token: 't', timeoutMs: 1000, clean });
     const got: unknown[] = [];
     for await (const p of walk(c)) for (const r of p.items) got.push(r);
     expect(got).toEqual(all);
@@ -82,7 +83,7 @@ describe('paginate over a bare array', () => {
       json(res, 200, all.slice((page - 1) * 40, page * 40));
     });
     close = s.close;
-    const c = new ApiClient({ baseUrl: s.url, token: 't', timeoutMs: 1000 });
+    const c = new ApiClient({ baseUrl: s.url, token: 't', timeoutMs: 1000, clean });
     const got: unknown[] = [];
     for await (const p of walk(c)) for (const r of p.items) got.push(r);
     expect(got).toEqual(all);
@@ -97,7 +98,7 @@ describe('paginate over a bare array', () => {
       ),
     );
     close = s.close;
-    const c = new ApiClient({ baseUrl: s.url, token: 't', timeoutMs: 1000 });
+    const c = new ApiClient({ baseUrl: s.url, token: 't', timeoutMs: 1000, clean });
     const got: unknown[] = [];
     for await (const p of walk(c)) for (const r of p.items) got.push(r);
     expect(got).toHaveLength(100); // the repeated page is not yielded again
@@ -120,7 +121,7 @@ describe('fetchPagesInOrder holds at most `concurrency` pages for a reader that 
       });
     });
     close = s.close;
-    const c = new ApiClient({ baseUrl: s.url, token: 't', timeoutMs: 1000 });
+    const c = new ApiClient({ baseUrl: s.url, token: 't', timeoutMs: 1000, clean });
     // Every answer the walk asked for, to wait until all of them are in (bytes held by the walk).
     const answers: Promise<unknown>[] = [];
     const request = c.request.bind(c);

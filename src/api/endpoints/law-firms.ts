@@ -2,9 +2,8 @@ import type { ApiClient, ApiResponse } from '../client.js';
 import type { LawFirm } from '../types.js';
 import type { ListEndpoint } from './list.js';
 
-export const LAW_FIRMS_PATH = '/law_firms';
+const LAW_FIRMS_PATH = '/law_firms';
 
-/** Law firm search: `q` against name and contact fields. */
 export function lawFirms(q: string): ListEndpoint<LawFirm> {
   return { path: LAW_FIRMS_PATH, key: 'law_firms', query: { q } };
 }
@@ -18,7 +17,6 @@ export interface NewLawFirm {
   zipcode?: string;
 }
 
-/** Requests a new firm (created pending); the answer is `{ law_firm }` or the firm itself. */
 export function createLawFirm(
   client: ApiClient,
   lawFirm: NewLawFirm,

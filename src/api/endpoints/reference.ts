@@ -2,12 +2,10 @@ import type { ApiClient, ApiResponse } from '../client.js';
 import type { BodyPart, CptMapping, Icd10Code, Modality } from '../types.js';
 import type { ListEndpoint } from './list.js';
 
-/** The reference data: short lists, one request each (ICD-10 is paged). */
-
 export const MODALITIES_PATH = '/modalities';
-export const BODY_PARTS_PATH = '/body_parts';
-export const CPT_CODES_PATH = '/cpt_codes';
-export const ICD10_CODES_PATH = '/icd10_codes';
+const BODY_PARTS_PATH = '/body_parts';
+const CPT_CODES_PATH = '/cpt_codes';
+const ICD10_CODES_PATH = '/icd10_codes';
 
 interface Call {
   signal?: AbortSignal | undefined;
@@ -28,7 +26,6 @@ export function listBodyParts(
   });
 }
 
-/** Every procedure mapping of one exact CPT code. */
 export function cptMappings(
   client: ApiClient,
   code: string,

@@ -3,9 +3,8 @@ import type { ApiClient, ApiResponse } from '../client.js';
 import { isDotSegment } from '../url.js';
 
 /**
- * A referral's payments and notifications. The spec names these reads ("payment read",
- * "notification read") but not their paths: the defaults are the emulator's documented guess, and
- * each environment may set the real one (`imaging config set path.payments '/api/v2/…/{id}/…'`).
+ * A referral's payments and notifications: the spec names these reads but not their paths, so each
+ * environment may set them (`imaging config set path.payments …`).
  */
 export type RecordKind = 'payments' | 'notifications';
 
@@ -16,10 +15,7 @@ export const DEFAULT_RECORD_PATHS: Readonly<Record<RecordKind, string>> = {
   notifications: '/api/v2/referrals/{id}/notifications',
 };
 
-/**
- * Checks a configured path: an API path (never a URL: the token goes only to the base URL), one
- * `{id}` where the referral id goes, plain path characters, no `..`, no query or fragment.
- */
+/** A configured path: an API path (never a URL), one `{id}`, plain characters, no `..`, query or fragment. */
 export function checkRecordPath(kind: RecordKind, value: unknown): string {
   if (typeof value !== 'string')
     throw new UsageError(
@@ -38,9 +34,8 @@ export function checkRecordPath(kind: RecordKind, value: unknown): string {
   if (v.split('{id}').length !== 2) throw bad('must hold {id} exactly once');
   if (!/^[A-Za-z0-9._~!$&'()*+,;=:@%/-]*$/.test(v.replace('{id}', '')))
     throw bad('holds a character that is not allowed in a path (a query, a fragment or a space)');
-  // A server (and Node's URL parser) reads %2e as a dot and may read %2f / %5c as a slash, so
-  // `%2e%2e` would climb out of the base URL's path with the token: percent-encoded dots,
-  // slashes and backslashes (and a percent-encoded percent, read twice) are refused.
+  // A server may read %2e as a dot and %2f / %5c as a slash: `%2e%2e` would climb out of the base
+  // URL's path with the token.
   if (/%(2e|2f|5c|25)/i.test(v))
     throw bad('must not hold a percent-encoded dot, slash, backslash or percent (%2e, %2f, %5c, %25)');
   if (/%(?![0-9a-f]{2})/i.test(v)) throw bad('holds a % that is not followed by two hex digits');
@@ -53,7 +48,6 @@ export function checkRecordPath(kind: RecordKind, value: unknown): string {
   return v;
 }
 
-/** The path of one referral's records: the configured one, else the default. */
 export function recordPath(kind: RecordKind, id: string, configured?: string): string {
   const template = configured ? checkRecordPath(kind, configured) : DEFAULT_RECORD_PATHS[kind];
   return template.replace('{id}', encodeURIComponent(id));

@@ -4,7 +4,7 @@ import type { Query } from '../url.js';
 import type { ListEndpoint } from './list.js';
 
 export const REFERRALS_PATH = '/referrals';
-export const referralPath = (id: string) => `${REFERRALS_PATH}/${encodeURIComponent(id)}`;
+const referralPath = (id: string) => `${REFERRALS_PATH}/${encodeURIComponent(id)}`;
 
 /** The referral list; its filters are not published, so the query passes through as given. */
 export function referrals(query: Query = {}): ListEndpoint<Referral> {

@@ -1,6 +1,6 @@
 import type { ApiClient, ApiResponse } from '../client.js';
 
-export const SSO_PATH = '/auth/sso';
+const SSO_PATH = '/auth/sso';
 
 /** A one-time partner portal URL: a credential, never traced or stored. */
 export function createSsoUrl(client: ApiClient): Promise<ApiResponse<{ url?: unknown }>> {

@@ -12,11 +12,6 @@ export function rng(seed: number): () => number {
 
 const HEX = '0123456789abcdef';
 
-/**
- * A UUID (v4 layout) drawn from the PRNG: 32 draws, one hex digit each, the version and variant
- * digits set over theirs. Built as one string (an emulator of 20,000 referrals makes ~200,000 of
- * these; an array of digit strings joined and sliced took 2.6 times as long), the same ids as ever.
- */
 export function uuidFrom(rand: () => number): string {
   let h = '';
   for (let i = 0; i < 32; i++) {

@@ -302,8 +302,7 @@ const LAW_FIRMS: Array<[string, string, string, string, string, string | null]> 
   ['Van der Berg & De Vries', '100 N Tampa St', 'Tampa', 'FL', '33602', null],
   ['Esposito Law (Staten Island)', '1200 South Ave', 'Staten Island', 'NY', '10314', null],
   ['Fitzgerald-O’Connell Legal', '60 State St', 'Boston', 'MA', '02109', null],
-  // CJK (Hangul and Han): wide characters, two terminal cells each, in tables. Renamed rather than
-  // added: one more firm would change which firm each generated referral picks.
+  // Renamed rather than added: one more firm would change which firm each generated referral picks.
   ['Kim & Park 김앤박 法律事務所', '3435 Wilshire Blvd', 'Los Angeles', 'CA', '90010', 'Suite 2700'],
   ['-Minus Fees Injury Law', '5 Court Sq', 'Long Island City', 'NY', '11101', null],
 ];
@@ -372,7 +371,6 @@ export function buildReferenceData(seed: number): ReferenceData {
   for (const [code, description] of ICD10) {
     if (/^[SVW]/.test(code)) {
       for (const [ch, what] of SEVENTH) {
-        // The 7th character sits after six: short codes are padded with the placeholder X.
         const full = `${code.padEnd(7, 'X')}${ch}`;
         icd10.push({ id: id(), code: full, short_description: `${description}, ${what}` });
       }

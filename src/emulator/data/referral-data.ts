@@ -2,10 +2,7 @@ import { type Procedure, type Referral, VISIT_STATUSES, type Visit } from '../..
 import { pick, rng, uuidFrom } from './random.js';
 import type { ReferenceData } from './reference-data.js';
 
-/**
- * Synthetic referrals, each a pure function of (seed, index), so the emulator can serve tens of
- * thousands without holding them in memory. No real person: names are drawn from lists.
- */
+/** Synthetic referrals, each a pure function of (seed, index), so none is held in memory. */
 
 const FIRST = [
   'Maria',
@@ -143,7 +140,6 @@ const PATIENT_SYSTEM = 'urn:partner-imaging:patient-id';
 export class ReferralStore {
   private readonly ids: string[] = [];
   private readonly index = new Map<string, number>();
-  /** Referrals created through POST, and any whose visits the emulator advanced. */
   private readonly overrides = new Map<string, Referral>();
   private readonly created: Referral[] = [];
 
@@ -164,7 +160,6 @@ export class ReferralStore {
     return this.count + this.created.length;
   }
 
-  /** The referral at a list position (generated ones first, then created ones). */
   at(i: number): Referral {
     if (i < this.count) {
       const id = this.ids[i]!;
@@ -222,7 +217,6 @@ export class ReferralStore {
   }
 }
 
-/** A visit's location before a center is booked: every field null (generated and created visits alike). */
 export function noLocation(): Visit['location'] {
   return {
     id: null,
@@ -236,7 +230,6 @@ export function noLocation(): Visit['location'] {
   };
 }
 
-/** A referral's visits: none for every ninth, else one to three, each with its procedures. */
 function generateVisits(
   rand: () => number,
   u: () => string,
@@ -281,7 +274,6 @@ function generateVisits(
   return visits;
 }
 
-/** A visit's procedures: the first is the visit's mapping, the others of the same modality. */
 function generateProcedures(
   rand: () => number,
   ref: ReferenceData,
@@ -352,7 +344,7 @@ function generatePatient(
   };
 }
 
-export function generateReferral(seed: number, i: number, id: string, ref: ReferenceData): Referral {
+function generateReferral(seed: number, i: number, id: string, ref: ReferenceData): Referral {
   const rand = rng(seed * 1_000_003 + i * 7919 + 17);
   const u = () => uuidFrom(rand);
   const line = LINES[i % LINES.length]!;

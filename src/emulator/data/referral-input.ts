@@ -3,11 +3,9 @@ import type { ReferenceData } from './reference-data.js';
 import { noLocation } from './referral-data.js';
 
 /**
- * What the emulator makes of a create or update payload. Neither shape is published, so these are
- * guesses, documented in the README: a created referral is what the payload sets (patient, date of
- * birth, visits, ICD-10 codes, law firm, payment type …) and nothing borrowed from another
- * referral; an update changes only the fields the spec says it may (ownership, ICD-10 and workers'
- * compensation fields) and refuses any other, so a typo in a field name is a 422, not a no-op.
+ * What the emulator makes of a create or update payload (neither shape is published): a created
+ * referral is what the payload sets; an update changes only the fields the spec allows and refuses
+ * any other, so a typo in a field name is a 422, not a no-op.
  */
 
 const CPT_SYSTEM = 'http://www.ama-assn.org/go/cpt';
@@ -29,7 +27,6 @@ type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 const str = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : null);
 
-/** `{ "referral": { … } }` or the fields bare. */
 export function referralFields(body: unknown): Obj | undefined {
   if (!isObj(body)) return undefined;
   return isObj(body.referral) ? body.referral : body;
@@ -41,7 +38,6 @@ export interface Sources {
   newId: () => string;
 }
 
-/** Problems with fields that name reference data (an unknown law firm, ICD-10 or CPT id). */
 export function checkReferences(fields: Obj, src: Sources): string[] {
   const errors: string[] = [];
   const lawFirmId = str(fields.law_firm_id);
@@ -73,7 +69,6 @@ function lawFirm(fields: Obj, src: Sources): Referral['law_firm'] {
   return firm ? { id: firm.id, name: firm.name } : { id: null, name: null };
 }
 
-/** MM/DD/YYYY (the deprecated field) from an ISO date, or the reverse. */
 function datesOfBirth(p: Obj): { date_of_birth: string; date_of_birth_iso: string | null } {
   const iso = str(p.date_of_birth_iso);
   const us = str(p.date_of_birth);
@@ -107,7 +102,6 @@ function patient(p: Obj, src: Sources): Patient {
   };
 }
 
-/** A procedure from a CPT mapping id, else a CPT code (its first mapping), else the fields given. */
 function procedure(p: Obj, src: Sources): Procedure {
   const byId = str(p.cpt_code_id);
   const byCode = str(p.cpt_code);
@@ -157,7 +151,6 @@ function paymentType(fields: Obj, lob: string): string | null {
   return lob === 'personal_injury' ? 'lien' : 'insurance';
 }
 
-/** The referral a create payload describes (already checked to carry the patient's names). */
 export function createdReferral(fields: Obj, id: string, reference: string, src: Sources): Referral {
   const lob = str(fields.line_of_business) ?? 'personal_injury';
   const visits = (
@@ -194,8 +187,7 @@ export function createdReferral(fields: Obj, id: string, reference: string, src:
   return referral;
 }
 
-/** Fields the update route takes (the spec: assignable ownership, ICD-10 and workers' compensation fields). */
-export const UPDATABLE = [
+const UPDATABLE = [
   'law_firm_id',
   'referring_provider',
   'icd10_code_ids',
@@ -205,7 +197,6 @@ export const UPDATABLE = [
   'insurance_number',
 ] as const;
 
-/** What JSON calls a value's type, for a message. */
 function typeOf(v: unknown): string {
   if (v === null) return 'null';
   if (Array.isArray(v)) return 'an array';
@@ -213,10 +204,8 @@ function typeOf(v: unknown): string {
 }
 
 /**
- * The update's fields of the wrong type, each named: a value the update cannot use is refused, never
- * stored as null or [] in place of what was there (a number for `incident_state`, an object for
- * `referring_provider`, a string for `icd10_code_ids`). null (or "") clears a text field; [] clears
- * the ICD-10 codes.
+ * The update's fields of the wrong type, each named: refused, never stored as null in place of what
+ * was there. null (or "") clears a text field; [] clears the ICD-10 codes.
  */
 function wrongTypes(fields: Obj): string[] {
   const errors: string[] = [];
@@ -234,7 +223,6 @@ function wrongTypes(fields: Obj): string[] {
   return errors;
 }
 
-/** The referral after an update, or the reasons it is refused. */
 export function updatedReferral(referral: Referral, fields: Obj, src: Sources): Referral | string[] {
   const unknown = Object.keys(fields).filter((k) => !(UPDATABLE as readonly string[]).includes(k));
   const errors = unknown.map((k) => `${k} cannot be updated (updatable: ${UPDATABLE.join(', ')})`);

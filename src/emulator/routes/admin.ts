@@ -2,9 +2,7 @@ import { parseFault } from '../faults.js';
 import { jsonBody } from '../reply.js';
 import { route } from '../router.js';
 
-/** Mock-only routes under /__mock/: the request log, health, webhook deliveries, faults. */
 export const routes = [
-  // The request log (method, path, status), so tests can count what was sent.
   route('GET', '/__mock/requests', (_c, s) => ({ status: 200, body: s.requests })),
   route('DELETE', '/__mock/requests', (_c, s) => {
     s.requests.length = 0;

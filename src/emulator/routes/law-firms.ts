@@ -4,7 +4,6 @@ import { paginated } from '../pagination.js';
 import { envelope, gate, invalid, jsonBody } from '../reply.js';
 import { route } from '../router.js';
 
-/** Law firm search and creation (both gated: 403 for the `mock-disabled` token). */
 export const routes = [
   route('GET', '/api/v2/law_firms', (c, s) => {
     gate(c, 'law firm search');

@@ -2,9 +2,7 @@ import { uuidFrom } from '../data/random.js';
 import { invalid, jsonBody } from '../reply.js';
 import { route } from '../router.js';
 
-// The spec names POST /api/v2/patients without shapes; the emulator answers with a plausible
-// one so that `imaging api` can be tried end to end. Its body is the emulator's guess: every
-// PatientResource field the payload sets is echoed, the rest null.
+// The spec names POST /api/v2/patients without shapes: every field the payload sets is echoed, the rest null.
 export const routes = [
   route('POST', '/api/v2/patients', (c, s) => {
     const body = jsonBody(c);

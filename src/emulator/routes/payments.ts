@@ -2,8 +2,7 @@ import type { Referral } from '../../api/types.js';
 import { gate, notFound } from '../reply.js';
 import { route } from '../router.js';
 
-// The spec names payment and notification reads without paths or shapes; these are the
-// emulator's guesses (documented in the README), gated like the other optional endpoints.
+// The spec names these reads without paths or shapes: the emulator's guesses, gated.
 export const routes = [
   route('GET', '/api/v2/referrals/:id/payments', (c, s) => {
     const r = s.referrals.get(c.params.id!);

@@ -2,7 +2,6 @@ import type { Icd10Code } from '../../api/types.js';
 import { paginated } from '../pagination.js';
 import { route } from '../router.js';
 
-/** Reference lookups: modalities, body parts, CPT mappings, ICD-10 codes. */
 export const routes = [
   route('GET', '/api/v2/modalities', (_c, s) => ({ status: 200, body: s.data.modalities })),
 
@@ -29,8 +28,7 @@ export const routes = [
   }),
 
   route('GET', '/api/v2/icd10_codes', (c, { data }) => {
-    // Every word of the query, anywhere in the code or the description, in any order: "meniscus
-    // tear" finds "Tear of unspecified meniscus", as a search box would.
+    // Every word of the query, anywhere, in any order, as a search box would.
     const words = (c.url.searchParams.get('q') ?? '').trim().toLowerCase().split(/\s+/).filter(Boolean);
     const ids = [...c.url.searchParams.getAll('ids[]'), ...c.url.searchParams.getAll('ids')];
     const wanted = data.icd10.filter((x) => ids.includes(x.id));

@@ -12,7 +12,6 @@ import { envelope, invalid, jsonBody, notFound } from '../reply.js';
 import { route } from '../router.js';
 import type { Ctx, EmulatorState, Reply } from '../types.js';
 
-/** Referral list (object or bare-array shape), read by id, and create. */
 export const routes = [
   route('GET', '/api/v2/referrals', (c, s) => {
     const { referrals, options } = s;
@@ -64,16 +63,13 @@ export const routes = [
     }
     if (errors.length === 0) errors.push(...checkReferences(inner, sources(s)));
     if (errors.length > 0) return invalid(c, errors);
-    // What the payload sets, and nothing borrowed from another referral (referral-input.ts).
     const reference = `R-${String(900000 + referrals.total).padStart(6, '0')}`;
     const created = createdReferral(inner, uuidFrom(s.idRand), reference, sources(s));
     referrals.add(created);
     return { status: 201, body: created };
   }),
 
-  // The referral update: the spec names it (ownership, ICD-10 and workers' compensation fields;
-  // returns the referral) without its method or path. PATCH /referrals/:id is the emulator's guess,
-  // PUT answers the same.
+  // The spec names the referral update without its method or path: PATCH is a guess, PUT answers the same.
   ...['PATCH', 'PUT'].map((method) =>
     route(method, '/api/v2/referrals/:id', (c, s) => {
       const r = s.referrals.get(c.params.id!);

@@ -6,10 +6,8 @@ import type { Ctx, EmulatorState, Reply } from '../types.js';
 import { newEventId, nextVisitStatus } from '../webhooks.js';
 
 /**
- * Mock-only event triggers: each changes a referral as the real service would and sends the
- * signed webhook event for it. A visit advance happens with or without a webhook URL (the event is
- * sent only when one is set); notification and auto-book events exist only as deliveries, so they
- * are 409 with no URL to send them to.
+ * Mock-only event triggers: each changes a referral as the service would and sends the signed event.
+ * Notification and auto-book events exist only as deliveries: 409 with no webhook URL.
  */
 export const routes = [
   route('POST', '/__mock/referrals/:id/visits/:visitId/advance', (c, s) =>
@@ -21,7 +19,6 @@ export const routes = [
       visit.status = typeof input.status === 'string' ? input.status : nextVisitStatus(previous);
       s.referrals.put(updated);
       const status = [previous, visit.status];
-      // The visit advances whether or not a webhook URL is set; the event is sent only when one is.
       if (!s.webhooks.configured)
         return { status: 200, body: { event_id: null, url: null, signed: false, status } };
       const sent = s.webhooks.send({
@@ -64,7 +61,6 @@ export const routes = [
     }),
   ),
 
-  // Auto-book results go to the webhook_url given with the request when there is one.
   route('POST', '/__mock/referrals/:id/auto_book', (c, s) =>
     withReferral(c, s, 'per-request', (referral, input, now, perRequest) => {
       const updated = structuredClone(referral);
@@ -96,7 +92,6 @@ export const routes = [
 function withReferral(
   c: Ctx,
   s: EmulatorState,
-  /** optional: the change happens without a URL (nothing sent); per-request: a webhook_url in the body will do. */
   needsUrl: 'optional' | 'required' | 'per-request',
   fn: (
     referral: Referral,
