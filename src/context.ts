@@ -2,7 +2,7 @@ import { fstatSync } from 'node:fs';
 import { ApiClient, tokenHeaderProblem } from './api/client.js';
 import { isLoopbackHost, normaliseBaseUrl } from './api/url.js';
 import { ReferenceCache } from './cache/reference.js';
-import type { GlobalOptions } from './commands/globals.js';
+import type { GlobalOptions } from './cli/globals.js';
 import {
   defaultBaseUrl,
   type EnvironmentName,
@@ -381,7 +381,7 @@ export class Context {
 
   async prompter(): Promise<Prompter> {
     if (this.deps.prompter) return this.deps.prompter;
-    const { terminalPrompter } = await import('./util/prompt.js');
+    const { terminalPrompter } = await import('./cli/prompt.js');
     return terminalPrompter(this.io, this.signal);
   }
 

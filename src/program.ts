@@ -1,8 +1,8 @@
 import { Command, CommanderError, Help, Option } from 'commander';
-import type { AnyCommand } from './commands/define.js';
-import { CSV_OPTIONS, FIELDS_TWICE, formatDescription, GLOBAL_OPTIONS } from './commands/globals.js';
-import { jsonTakes } from './commands/json-fields.js';
-import { longName, type OptionSpec, type OptionSpecs, OptionValueError } from './commands/options.js';
+import type { AnyCommand } from './cli/define.js';
+import { CSV_OPTIONS, FIELDS_TWICE, formatDescription, GLOBAL_OPTIONS } from './cli/globals.js';
+import { jsonTakes } from './cli/json-fields.js';
+import { longName, type OptionSpec, type OptionSpecs, OptionValueError } from './cli/options.js';
 import { UsageError } from './errors.js';
 import { HELP_EXAMPLES } from './help/examples.js';
 import { docsLine, fitExample, fitHelpText, wrapProse } from './help/format.js';

@@ -1,4 +1,4 @@
-import type { AnyCommand } from './commands/define.js';
+import type { AnyCommand } from './cli/define.js';
 
 /**
  * Every command, as metadata only: its words, a one-line summary and how to load its definition.

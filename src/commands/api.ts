@@ -1,13 +1,13 @@
 import { MAX_JSON_DEPTH, nestedDeeperThan } from '../api/client.js';
 import { ALL_PER_PAGE, fetchPagesInOrder } from '../api/pages.js';
 import type { Query } from '../api/url.js';
+import { normaliseUuid, normaliseUuids } from '../cli/args.js';
+import { defineCommand } from '../cli/define.js';
+import { parseJsonInput, readInput } from '../cli/input.js';
+import { arg, file, flag, pairs } from '../cli/options.js';
 import { ExitCode, UsageError } from '../errors.js';
 import { write } from '../output/write.js';
-import { normaliseUuid, normaliseUuids } from '../util/args.js';
-import { parseJsonInput, readInput } from '../util/input.js';
 import { count } from '../util/plural.js';
-import { defineCommand } from './define.js';
-import { arg, file, flag, pairs } from './options.js';
 
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'];
 

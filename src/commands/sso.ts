@@ -1,8 +1,8 @@
 import { createSsoUrl } from '../api/endpoints/sso.js';
 import { isLoopbackHost } from '../api/url.js';
+import { defineCommand } from '../cli/define.js';
+import { flag } from '../cli/options.js';
 import { CliError, ExitCode } from '../errors.js';
-import { defineCommand } from './define.js';
-import { flag } from './options.js';
 
 /**
  * Prints the one-time portal URL on stdout and nothing else. The URL is a credential: it is never

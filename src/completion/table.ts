@@ -1,6 +1,6 @@
-import type { AnyCommand } from '../commands/define.js';
-import { formatDescription, GLOBAL_OPTIONS } from '../commands/globals.js';
-import type { ArgSpec, OptionSpec } from '../commands/options.js';
+import type { AnyCommand } from '../cli/define.js';
+import { formatDescription, GLOBAL_OPTIONS } from '../cli/globals.js';
+import type { ArgSpec, OptionSpec } from '../cli/options.js';
 import { selectableNames } from '../output/fields.js';
 import { COMMANDS, GROUPS } from '../registry.js';
 

@@ -5,13 +5,13 @@ import {
   type RecordKind,
   recordPath,
 } from '../api/endpoints/referral-records.js';
-import { readList } from '../commands/read-list.js';
+import { referralId } from '../cli/args.js';
+import { readList } from '../cli/read-list.js';
 import type { Context } from '../context.js';
 import { ApiError, notEnabledHint, UsageError } from '../errors.js';
 import type { FieldChoice } from '../output/fields.js';
 import type { Column } from '../output/render.js';
 import { write } from '../output/write.js';
-import { referralId } from '../util/args.js';
 
 /** What differs between `referrals payments` and `referrals notifications`. */
 export interface RecordView<T> {

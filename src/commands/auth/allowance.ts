@@ -1,3 +1,5 @@
+import { defineCommand } from '../../cli/define.js';
+import { int, text } from '../../cli/options.js';
 import { AuthError, CliError, ExitCode, UsageError } from '../../errors.js';
 import {
   appendRecords,
@@ -9,8 +11,6 @@ import {
 } from '../../meter/meter.js';
 import { allowanceOf } from '../../meter/view.js';
 import { num } from '../../util/plural.js';
-import { defineCommand } from '../define.js';
-import { int, text } from '../options.js';
 
 export default defineCommand({
   path: ['auth', 'allowance'],

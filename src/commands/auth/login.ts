@@ -1,11 +1,11 @@
 import { tokenHeaderProblem } from '../../api/client.js';
 import { MODALITIES_PATH } from '../../api/endpoints/reference.js';
 import { normaliseBaseUrl } from '../../api/url.js';
+import { defineCommand } from '../../cli/define.js';
+import { flag, negate } from '../../cli/options.js';
+import { readAll } from '../../cli/stdin.js';
 import { maskToken, originOf } from '../../config/store.js';
 import { ApiError, AuthError, CliError, ExitCode, exitCodeOf, UsageError } from '../../errors.js';
-import { readAll } from '../../util/stdin.js';
-import { defineCommand } from '../define.js';
-import { flag, negate } from '../options.js';
 
 /** The token check is the cheapest request: the modalities list. */
 export default defineCommand({

@@ -1,5 +1,7 @@
 import { MODALITIES_PATH } from '../../api/endpoints/reference.js';
 import { normaliseBaseUrl } from '../../api/url.js';
+import { defineCommand } from '../../cli/define.js';
+import { flag } from '../../cli/options.js';
 import { defaultBaseUrl, ENVIRONMENTS, type EnvironmentName } from '../../config/environments.js';
 import { maskToken, originOf, storedTokenOrigin } from '../../config/store.js';
 import type { Context } from '../../context.js';
@@ -7,8 +9,6 @@ import { ApiError, AuthError, ExitCode, exitCodeOf } from '../../errors.js';
 import { type AllowanceView, describeView } from '../../meter/meter.js';
 import { allowanceOf } from '../../meter/view.js';
 import { write } from '../../output/write.js';
-import { defineCommand } from '../define.js';
-import { flag } from '../options.js';
 
 interface StatusRow {
   environment: EnvironmentName;

@@ -1,6 +1,6 @@
 import { tokenHeaderProblem } from '../../api/client.js';
+import { defineCommand } from '../../cli/define.js';
 import { AuthError, UsageError } from '../../errors.js';
-import { defineCommand } from '../define.js';
 
 /**
  * The token the environment's requests would carry, for scripts (as `gh auth token`): only to a

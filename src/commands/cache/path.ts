@@ -1,7 +1,7 @@
 import { isAbsolute } from 'node:path';
 import { cacheLocation, displayPath, privateFolder } from '../../cache/folder.js';
+import { defineCommand } from '../../cli/define.js';
 import { CliError } from '../../errors.js';
-import { defineCommand } from '../define.js';
 
 /**
  * The folder of the reference-data cache. Nothing is made or read; a note on stderr says when the

@@ -1,6 +1,6 @@
+import { defineCommand } from '../../cli/define.js';
+import { arg } from '../../cli/options.js';
 import { CliError, UsageError } from '../../errors.js';
-import { defineCommand } from '../define.js';
-import { arg } from '../options.js';
 import { KEYS, parseKey, pathKind } from './keys.js';
 
 const FROM: Record<string, string> = {

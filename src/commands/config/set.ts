@@ -1,8 +1,8 @@
 import { normaliseBaseUrl } from '../../api/url.js';
+import { defineCommand } from '../../cli/define.js';
+import { arg } from '../../cli/options.js';
 import { type EnvironmentName, parseEnvironment } from '../../config/environments.js';
 import { originOf, storedTokenOrigin } from '../../config/store.js';
-import { defineCommand } from '../define.js';
-import { arg } from '../options.js';
 import { KEYS, oldBaseOrigin, parseKey, pathKind } from './keys.js';
 
 export default defineCommand({

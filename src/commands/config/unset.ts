@@ -1,6 +1,6 @@
+import { defineCommand } from '../../cli/define.js';
+import { arg } from '../../cli/options.js';
 import { storedTokenOrigin } from '../../config/store.js';
-import { defineCommand } from '../define.js';
-import { arg } from '../options.js';
 import { KEYS, oldBaseOrigin, parseKey, pathKind } from './keys.js';
 
 export default defineCommand({

@@ -1,12 +1,12 @@
 import { createLawFirm, type NewLawFirm } from '../../api/endpoints/law-firms.js';
 import { expectTexts, kindOf, readingAnswer } from '../../api/shape.js';
 import type { LawFirm } from '../../api/types.js';
+import { defineCommand } from '../../cli/define.js';
+import { text } from '../../cli/options.js';
 import { UnreadableAnswerError, UsageError } from '../../errors.js';
 import { selectFields } from '../../output/fields.js';
 import { write } from '../../output/write.js';
 import { LAW_FIRM_FIELDS, LAW_FIRM_TEXT, lawFirmFields } from '../../resources/law-firms.js';
-import { defineCommand } from '../define.js';
-import { text } from '../options.js';
 
 export default defineCommand({
   path: ['law-firms', 'create'],

@@ -1,12 +1,12 @@
 import { cptMappings } from '../../api/endpoints/reference.js';
 import type { CptMapping } from '../../api/types.js';
+import { defineCommand } from '../../cli/define.js';
+import { arg } from '../../cli/options.js';
+import { readList } from '../../cli/read-list.js';
 import { UsageError } from '../../errors.js';
 import { selectFields } from '../../output/fields.js';
 import { write } from '../../output/write.js';
 import { CPT_FIELDS, CPT_TEXT, cptColumns } from '../../resources/cpt.js';
-import { defineCommand } from '../define.js';
-import { arg } from '../options.js';
-import { readList } from '../read-list.js';
 
 /**
  * A procedure code is five letters or digits: CPT Category I (73721), Category II and III (0001F,

@@ -1,5 +1,8 @@
 import { VISIT_STATUSES } from '../../api/types.js';
 import type { Query } from '../../api/url.js';
+import { defineCommand } from '../../cli/define.js';
+import { choice, completes, file, flag, int, text } from '../../cli/options.js';
+import { PARAM_OPTION, paramsQuery } from '../../cli/params.js';
 import type { Context } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import type { ExportFormat } from '../../export/pipeline.js';
@@ -8,9 +11,6 @@ import { selectFields } from '../../output/fields.js';
 import { EXPORT_COLUMNS, REFERRAL_FIELDS } from '../../resources/referrals.js';
 import { count, num } from '../../util/plural.js';
 import { tuneHeapForStreaming } from '../../util/streaming-heap.js';
-import { defineCommand } from '../define.js';
-import { choice, completes, file, flag, int, text } from '../options.js';
-import { PARAM_OPTION, paramsQuery } from './params.js';
 
 const ROW_KINDS = ['referral', 'visit', 'procedure'] as const satisfies readonly RowKind[];
 

@@ -1,12 +1,12 @@
 import type { ReferralNotification } from '../../api/types.js';
+import { defineCommand } from '../../cli/define.js';
+import { arg } from '../../cli/options.js';
 import { showReferralRecords } from '../../referrals/records.js';
 import {
   NOTIFICATION_FIELDS,
   NOTIFICATION_TEXT,
   notificationColumns,
 } from '../../resources/notifications.js';
-import { defineCommand } from '../define.js';
-import { arg } from '../options.js';
 
 export default defineCommand({
   path: ['referrals', 'notifications'],

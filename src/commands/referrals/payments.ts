@@ -1,8 +1,8 @@
 import type { ReferralPayment } from '../../api/types.js';
+import { defineCommand } from '../../cli/define.js';
+import { arg } from '../../cli/options.js';
 import { showReferralRecords } from '../../referrals/records.js';
 import { PAYMENT_FIELDS, PAYMENT_TEXT, paymentColumns } from '../../resources/payments.js';
-import { defineCommand } from '../define.js';
-import { arg } from '../options.js';
 
 export default defineCommand({
   path: ['referrals', 'payments'],

@@ -1,11 +1,6 @@
-import { CliError, UsageError } from '../../errors.js';
-import { safe } from '../../output/text.js';
-import { requireHttpUrl } from '../../util/args.js';
-import { count } from '../../util/plural.js';
-import { peopleTime } from '../../util/time.js';
-import { loadSecret } from '../../webhook/secret.js';
-import { defineCommand } from '../define.js';
-import { completes, flag, list, port, text } from '../options.js';
+import { requireHttpUrl } from '../../cli/args.js';
+import { defineCommand } from '../../cli/define.js';
+import { completes, flag, list, port, text } from '../../cli/options.js';
 import {
   HEADER_OPTIONS,
   headerNames,
@@ -14,7 +9,12 @@ import {
   parseSeconds,
   summaryLine,
   verdictJson,
-} from './shared.js';
+} from '../../cli/webhook-options.js';
+import { CliError, UsageError } from '../../errors.js';
+import { safe } from '../../output/text.js';
+import { count } from '../../util/plural.js';
+import { peopleTime } from '../../util/time.js';
+import { loadSecret } from '../../webhook/secret.js';
 
 /** Runs a local receiver until Ctrl-C / SIGTERM; one line per delivery on stdout (NDJSON with --json). */
 export default defineCommand({

@@ -1,12 +1,12 @@
+import { requireHttpUrl } from '../../cli/args.js';
+import { defineCommand } from '../../cli/define.js';
+import { arg, completes, flag, pairs, text } from '../../cli/options.js';
+import { HEADER_OPTIONS, headerNames, parseEncoding } from '../../cli/webhook-options.js';
 import { CliError, UsageError } from '../../errors.js';
 import { safe } from '../../output/text.js';
 import { write } from '../../output/write.js';
-import { requireHttpUrl } from '../../util/args.js';
 import { EVENT_NAMES } from '../../webhook/events.js';
 import { type DigestEncoding, signatureHeaderValue } from '../../webhook/sign.js';
-import { defineCommand } from '../define.js';
-import { arg, completes, flag, pairs, text } from '../options.js';
-import { HEADER_OPTIONS, headerNames, parseEncoding } from './shared.js';
 
 /** Default target of --print (where `imaging webhook listen` listens). */
 const LISTEN_URL = 'http://127.0.0.1:4030/';

@@ -1,12 +1,6 @@
-import { ExitCode, UsageError } from '../../errors.js';
-import { safe } from '../../output/text.js';
-import { write } from '../../output/write.js';
-import { readInput } from '../../util/input.js';
-import { CaptureError, parseCapture } from '../../webhook/capture.js';
-import { loadSecret } from '../../webhook/secret.js';
-import { verifyDelivery } from '../../webhook/verify.js';
-import { defineCommand } from '../define.js';
-import { completes, file, flag, list, text } from '../options.js';
+import { defineCommand } from '../../cli/define.js';
+import { readInput } from '../../cli/input.js';
+import { completes, file, flag, list, text } from '../../cli/options.js';
 import {
   HEADER_OPTIONS,
   headerNames,
@@ -16,7 +10,13 @@ import {
   parseSeconds,
   renderVerdict,
   verdictJson,
-} from './shared.js';
+} from '../../cli/webhook-options.js';
+import { ExitCode, UsageError } from '../../errors.js';
+import { safe } from '../../output/text.js';
+import { write } from '../../output/write.js';
+import { CaptureError, parseCapture } from '../../webhook/capture.js';
+import { loadSecret } from '../../webhook/secret.js';
+import { verifyDelivery } from '../../webhook/verify.js';
 
 export default defineCommand({
   path: ['webhook', 'verify'],

@@ -1,8 +1,8 @@
-import { UsageError } from '../../errors.js';
-import { joinSafe, type SafeText, safe, style } from '../../output/text.js';
-import { DEFAULT_HEADERS, type DigestEncoding, type HeaderNames } from '../../webhook/sign.js';
-import type { Verdict } from '../../webhook/verify.js';
-import { completes, file, text } from '../options.js';
+import { UsageError } from '../errors.js';
+import { joinSafe, type SafeText, safe, style } from '../output/text.js';
+import { DEFAULT_HEADERS, type DigestEncoding, type HeaderNames } from '../webhook/sign.js';
+import type { Verdict } from '../webhook/verify.js';
+import { completes, file, text } from './options.js';
 
 /** The largest capture or body read (a webhook body is a referral snapshot: tens of KB). */
 export const MAX_WEBHOOK_BYTES = 5 * 1024 * 1024;

@@ -1,7 +1,7 @@
-import type { Query } from '../../api/url.js';
-import { UsageError } from '../../errors.js';
-import { normaliseUuids } from '../../util/args.js';
-import { pairs } from '../options.js';
+import type { Query } from '../api/url.js';
+import { UsageError } from '../errors.js';
+import { normaliseUuids } from './args.js';
+import { pairs } from './options.js';
 
 export type Params = Array<[string, string]>;
 
