@@ -21,11 +21,8 @@ export interface Prompter {
   confirm(message: string): Promise<boolean>;
 }
 
-/**
- * What a renderer writes to: the raw stdout for data (JSON, NDJSON, CSV, byte-exact), the
- * sanitised stdout for people, the sanitised stderr for notes, and the colour and width decided
- * for this run. Renderers take this, not the Context.
- */
+// What a renderer writes to: the raw stdout for data (JSON, NDJSON, CSV, byte-exact), the sanitised stdout
+// for people, the sanitised stderr for notes, and the colour and width decided for this run.
 export interface Sink {
   data: Writable;
   out: HumanStream;

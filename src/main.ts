@@ -16,10 +16,8 @@ import { HumanStream, joinSafe, paint, type SafeText, safe } from './output/text
 import { buildProgram, noColorGiven } from './program.js';
 import { runForcedExitTasks } from './util/cleanup.js';
 
-/**
- * argv -> Context -> handler -> exit code: the signals, the Context, and the one place an error
- * becomes its message and exit code. The commands come from the registry (program.ts).
- */
+// argv -> Context -> handler -> exit code: the signals, the Context, and the one place an error becomes its
+// message and exit code.
 
 export interface MainDeps extends Partial<Omit<ContextDeps, 'globals'>> {
   io?: IO;
@@ -111,10 +109,8 @@ function tokenOrigin(ctx: Context): TokenOrigin | undefined {
   }
 }
 
-/**
- * The tool's own colour on the error block (chalk, loaded only when colour is on); the block itself
- * is already cleaned by formatError.
- */
+// The tool's own colour on the error block (chalk, loaded only when colour is on); the block itself is
+// already cleaned by formatError.
 async function colourError(text: string, on: boolean): Promise<SafeText> {
   const chalk = on ? new (await import('chalk')).Chalk({ level: 1 }) : undefined;
   let hinted = false;

@@ -1,10 +1,6 @@
 import type { AnyCommand } from './cli/define.js';
 
-/**
- * Every command, as metadata only: its words, a one-line summary and how to load its definition.
- * The parser and help (program.ts), the "every command" tests and shell completion read this list;
- * no command file is loaded until its group (or the command itself) is invoked.
- */
+/** Every command, as metadata only: its words, a one-line summary and how to load its definition. */
 export interface CommandEntry {
   readonly path: readonly string[];
   readonly summary: string;

@@ -32,10 +32,8 @@ export interface ListCommandOptions<T> {
   concurrency?: number | undefined;
 }
 
-/**
- * A paginated list: one page, or every page with --all (`listAll`), written by the one writer as
- * the pages come.
- */
+// A paginated list: one page, or every page with --all (`listAll`), written by the one writer as the pages
+// come.
 export async function listCommand<T>(ctx: Context, opts: ListCommandOptions<T>): Promise<number> {
   const format = ctx.format('table');
   const client = opts.cached ? ctx.referenceApi() : ctx.api();
@@ -95,16 +93,9 @@ function checker<T>(opts: ListCommandOptions<T>, format: OutputFormat) {
 /** Pages fetched at once by --all unless --concurrency says otherwise (the export's default). */
 export const LIST_CONCURRENCY = 4;
 
-/**
- * Every page (--all), through the export's page pipeline (api/pages.ts `fetchPagesInOrder`): once
- * page 1 gives total_pages, pages 2..N are fetched `concurrency` at a time and written in the
- * API's order, under the one PageWalk policy (budget, duplicates, empty pages). The sandbox cost
- * check runs after page 1, before any other page is asked for. The next requests go out only as
- * the writer takes each page (a streamed format waits for the reader), so memory stays flat for
- * any number of records in NDJSON and JSON. A progress line shows on stderr when it is a terminal
- * (and the records are not being written to that same terminal), cleared on every way out. A
- * failure after records were written says the output is incomplete.
- */
+// Every page (--all), through the export's page pipeline (api/pages.ts `fetchPagesInOrder`): once page 1
+// gives total_pages, pages 2..N are fetched `concurrency` at a time and written in the API's order, under the
+// one PageWalk policy (budget, duplicates, empty pages).
 async function listAll<T>(
   ctx: Context,
   opts: ListCommandOptions<T>,
@@ -195,10 +186,7 @@ function streams(format: OutputFormat): boolean {
   return format === 'json' || format === 'ndjson';
 }
 
-/**
- * After page 1 of --all: what the remaining pages cost the sandbox allowance (meter/cost.ts). Pages
- * the reference-data cache will answer (ICD-10) send nothing, so they cost nothing.
- */
+/** After page 1 of --all: what the remaining pages cost the sandbox allowance (meter/cost.ts). */
 async function costOfAll<T>(
   ctx: Context,
   opts: ListCommandOptions<T>,
@@ -225,10 +213,8 @@ async function costOfAll<T>(
   return true;
 }
 
-/**
- * The note for an empty `--page N` beyond the server's `total_pages` (numbers only, from meta):
- * "--page 99 is past the last page: ICD-10 codes have pages 1 to 2 (45 in all)."
- */
+// The note for an empty `--page N` beyond the server's `total_pages` (numbers only, from meta): "--page 99 is
+// past the last page: ICD-10 codes have pages 1 to 2 (45 in all)."
 export function pastLastPage(
   opts: { page?: number | undefined; all?: boolean | undefined; noun: string },
   meta: PageMeta | undefined,

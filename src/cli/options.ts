@@ -1,13 +1,6 @@
 import { num } from '../util/plural.js';
 
-/**
- * Option specs: data that the parser (program.ts), the help and, later, shell completion read.
- * A command declares its options as an object of these, keyed by the name commander gives the
- * value (`--per-page` -> `perPage`); `InferOptions` turns that object into the type `run()` gets,
- * so renaming an option is a type error in its handler. Pure checks (whole numbers, ranges,
- * choices) run here, while parsing: a usage error (exit 2) before any request. Nothing here
- * imports commander: program.ts turns an `OptionValueError` into a usage error naming the option.
- */
+/** Option specs: data that the parser (program.ts), the help and, later, shell completion read. */
 
 export type OptionKind = 'flag' | 'negate' | 'int' | 'port' | 'text' | 'file' | 'choice' | 'list' | 'pairs';
 
@@ -149,10 +142,7 @@ export function file(
   return { kind: 'file', flags, description, required: opts.required };
 }
 
-/**
- * One of a fixed set of values. Without `parse`, commander checks it ("Allowed choices are …");
- * with it, the command's own check and message.
- */
+/** One of a fixed set of values. */
 export function choice<const C extends string>(
   flags: string,
   choices: readonly C[],
@@ -188,10 +178,8 @@ export function pairs(flags: string, description: string): OptionSpec<Array<[str
   };
 }
 
-/**
- * The values shell completion offers for an option whose value its command checks itself (with its
- * own message): `completes(text('--env <name>', …), ENVIRONMENTS)`. Parsing is unchanged.
- */
+// The values shell completion offers for an option whose value its command checks itself (with its own
+// message): `completes(text('--env <name>', …), ENVIRONMENTS)`.
 // biome-ignore lint/suspicious/noExplicitAny: any spec, its value type kept
 export function completes<S extends OptionSpec<any, boolean>>(
   spec: S,

@@ -4,12 +4,8 @@ import { checkListItems, expectTexts, kindOf, readingAnswer } from '../api/shape
 import { UnreadableAnswerError } from '../errors.js';
 import type { OutputFormat } from '../output/format.js';
 
-/**
- * A list answer (an array of records, unpaged) read by the one list reader (`extractList`): an array, or an object holding
- * one. Anything else is an answer this tool cannot read (never "nothing was returned"), named
- * after what was asked for. For a table or CSV each item must be an object; a table also needs
- * its `text` fields to be text. JSON and NDJSON print the items as sent.
- */
+// A list answer (an array of records, unpaged) read by the one list reader (`extractList`): an array, or an
+// object holding one.
 export function readList<T>(
   res: Pick<ApiResponse, 'data' | 'requestId'> & { url?: string },
   noun: string,
@@ -46,10 +42,8 @@ export function readList<T>(
   });
 }
 
-/**
- * A table or CSV reads fields: each record must be an object; a table also checks each record
- * (`check`, its text fields text). JSON and NDJSON print the records as sent.
- */
+// A table or CSV reads fields: each record must be an object; a table also checks each record (`check`, its
+// text fields text).
 export function checkRecords(
   items: readonly unknown[],
   noun: string,

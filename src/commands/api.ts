@@ -11,12 +11,9 @@ import { count } from '../util/plural.js';
 
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'];
 
-/**
- * `imaging api [METHOD] PATH`: the endpoints the spec names without shapes (patients, payments,
- * notifications, auto-book, FHIR, referral update), with the same auth, base URL, errors and exit
- * codes as every other command. Fields go in the query for GET/HEAD/DELETE (or with --input), in a
- * JSON body otherwise; `a[b]=1` nests and `a[]=1` appends, as Rails reads them.
- */
+// `imaging api [METHOD] PATH`: the endpoints the spec names without shapes (patients, payments,
+// notifications, auto-book, FHIR, referral update), with the same auth, base URL, errors and exit codes as
+// every other command.
 export default defineCommand({
   path: ['api'],
   formats: ['json', 'ndjson'],
@@ -223,11 +220,7 @@ function toQuery(fields: Array<[string, unknown]>): Query {
   return q;
 }
 
-/**
- * Builds a JSON object from Rails-style keys: `a[b][c]=1` nests, `tags[]=x` appends. Every object
- * is made without a prototype, so `__proto__[x]=1` is a field named "__proto__", not a change to
- * Object.prototype; a key that would both hold a value and nest is a usage error.
- */
+/** Builds a JSON object from Rails-style keys: `a[b][c]=1` nests, `tags[]=x` appends. */
 export function nest(fields: Array<[string, unknown]>): Record<string, unknown> {
   const root = bare<unknown>();
   for (const [key, value] of fields) {

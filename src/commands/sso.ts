@@ -4,10 +4,7 @@ import { defineCommand } from '../cli/define.js';
 import { flag } from '../cli/options.js';
 import { CliError, ExitCode } from '../errors.js';
 
-/**
- * Prints the one-time portal URL on stdout and nothing else. The URL is a credential: it is never
- * traced, logged or stored (the --verbose trace shows the request, never the answer's body).
- */
+/** Prints the one-time portal URL on stdout and nothing else. */
 export default defineCommand({
   path: ['sso'],
   formats: ['table', 'json'],
@@ -50,11 +47,8 @@ export default defineCommand({
   },
 });
 
-/**
- * A one-time portal link we are willing to print or open: one line (no whitespace, control,
- * escape, bidi or format character anywhere), absolute, https, with a host. Plain http only for
- * this machine (the emulator), the same rule as for sending the token.
- */
+// A one-time portal link we are willing to print or open: one line (no whitespace, control, escape, bidi or
+// format character anywhere), absolute, https, with a host.
 export function isPortalUrl(url: string): boolean {
   if (!/^https?:\/\//i.test(url) || /[\s\p{Cc}\p{Cf}\p{Cs}]/u.test(url)) return false;
   try {

@@ -1,10 +1,7 @@
 import type { CompletionCommand, CompletionOption, CompletionTable } from './table.js';
 
-/**
- * What a TAB press offers, from the table alone (no command is loaded): `words` are the words
- * after the program name, the last one being the word under the cursor (possibly empty).
- * Candidates already match that word's start; `files` asks the shell for file names.
- */
+// What a TAB press offers, from the table alone (no command is loaded): `words` are the words after the
+// program name, the last one being the word under the cursor (possibly empty).
 export interface Completion {
   candidates: Array<[value: string, description: string]>;
   files: boolean;
@@ -139,10 +136,8 @@ function match(values: readonly string[], cur: string, prefix: string): Array<[s
   return values.filter((v) => v.toLowerCase().startsWith(c)).map((v) => [prefix + v, '']);
 }
 
-/**
- * The answer as the shell scripts read it: `value<TAB>description` lines, then `:files` if asked,
- * and `:list` when the values are items of a comma list (no space after one).
- */
+// The answer as the shell scripts read it: `value<TAB>description` lines, then `:files` if asked, and `:list`
+// when the values are items of a comma list (no space after one).
 export function formatCompletion(c: Completion): string {
   const lines = c.candidates.map(([v, d]) => (d ? `${v}\t${d.replace(/[\t\r\n]+/g, ' ')}` : v));
   if (c.files) lines.push(':files');

@@ -1,9 +1,4 @@
-/**
- * The completion scripts. Each asks the program itself (`imaging __complete WORDS… =CURRENT`) and
- * shows what it answers: one `value<TAB>description` a line, `:files` for file names. So the
- * scripts hold no command, flag or value: those come from the command definitions (the table
- * written at build), and a new command completes without a new script.
- */
+/** The completion scripts. */
 export const SHELLS = ['bash', 'zsh', 'fish', 'powershell'] as const;
 export type Shell = (typeof SHELLS)[number];
 

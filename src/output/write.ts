@@ -5,10 +5,8 @@ import { BOM, csvRow, flatten, unionKeys } from './csv.js';
 import { csvColumns, type FieldChoice, pick, valueAt } from './fields.js';
 import { assertNever, type OutputFormat } from './format.js';
 
-/**
- * The one output writer: every command prints records through `write`, in any format, from an
- * array or from pages as they come. Formats are told apart only here, one case each.
- */
+// The one output writer: every command prints records through `write`, in any format, from an array or from
+// pages as they come.
 
 export interface Column<T> {
   header: string;
@@ -44,13 +42,8 @@ export interface WriteOptions<T> {
 /** Field names whose values are identifiers or codes: shown whole in a table, never wrapped. */
 const KEEP_WHOLE = /(?:^|[._])(?:id|ids|code|codes|reference|accession_ids?|slug|status|number)$/;
 
-/**
- * Writes records: a table for people (through the one sanitiser, `sink.out`), or every field the
- * API sent for scripts (the raw stream, byte-faithful); with --fields, exactly those fields. JSON
- * and NDJSON are written batch by batch as they come; a table and CSV need every record first
- * (column widths, the union of fields). `{ one: record }` writes a single record (a `get`).
- * Returns how many records were written.
- */
+// Writes records: a table for people (through the one sanitiser, `sink.out`), or every field the API sent for
+// scripts (the raw stream, byte-faithful); with --fields, exactly those fields.
 export async function write<T>(input: Records<T> | { one: T }, opts: WriteOptions<T>): Promise<number> {
   if ('one' in input) {
     await writeOne(input.one, opts);
@@ -193,10 +186,8 @@ export interface Encoder {
 }
 
 export interface EncoderOptions {
-  /**
-   * JSON: `pretty` is one array as `JSON.stringify(records, null, 2)` writes it; `line` one record
-   * a line inside `[` and `]` (the export's).
-   */
+  // JSON: `pretty` is one array as `JSON.stringify(records, null, 2)` writes it; `line` one record a line
+  // inside `[` and `]` (the export's).
   json?: 'pretty' | 'line';
   /** Only these fields of each record, named as given. */
   chosen?: readonly string[] | undefined;
@@ -209,10 +200,7 @@ export interface EncoderOptions {
   };
 }
 
-/**
- * The one framing of each stream format. Pieces stay separate: a `${json}\n` would be a cons
- * string, copied whole to be measured (`utf8Of`).
- */
+/** The one framing of each stream format. */
 export function encoder(format: StreamFormat, opts: EncoderOptions = {}): Encoder {
   const shape = opts.chosen ? (r: unknown) => pick(r, opts.chosen!) : (r: unknown) => r;
   switch (format) {
@@ -248,11 +236,7 @@ export function encoder(format: StreamFormat, opts: EncoderOptions = {}): Encode
   }
 }
 
-/**
- * Pieces of text as one UTF-8 buffer. Joining them into one string first makes V8 flatten a
- * page-sized string (two bytes a character once one name is outside Latin-1) only to encode it
- * again; each piece here is a small flat string, encoded once into its place.
- */
+/** Pieces of text as one UTF-8 buffer. */
 export function utf8Of(pieces: readonly string[]): Buffer {
   let total = 0;
   for (const p of pieces) total += Buffer.byteLength(p);

@@ -1,12 +1,9 @@
 import { expectObject, expectRecords, expectString, expectTexts, kindOf } from '../api/shape.js';
 import { UnreadableAnswerError } from '../errors.js';
 
-/**
- * The shape the referral views rely on (detail view, list table, export rows), checked before
- * they read it, so a wrong shape is "an answer this tool cannot read: <where>" rather than a
- * crash or a silently empty column. `where` names the referral in our words ("the referral",
- * "referral item 3"); the server's own values never appear in it.
- */
+// The shape the referral views rely on (detail view, list table, export rows), checked before they read it,
+// so a wrong shape is "an answer this tool cannot read: <where>" rather than a crash or a silently empty
+// column.
 
 /** The structure: the referral is an object, its lists are lists of objects, its records are records. */
 export function checkReferralStructure(value: unknown, where: string): Record<string, unknown> {

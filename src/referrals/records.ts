@@ -25,11 +25,7 @@ export interface RecordView<T> {
   fields: readonly string[];
 }
 
-/**
- * One referral's payments or notifications: a table for people, every field in JSON, NDJSON and
- * CSV. The path is the environment's `path.<kind>` or the default guess; a 403 explains that the
- * read is enabled per account, a 404 that the path may be another on this server.
- */
+/** One referral's payments or notifications: a table for people, every field in JSON, NDJSON and CSV. */
 export async function showReferralRecords<T>(ctx: Context, id: string, view: RecordView<T>): Promise<number> {
   // An id in upper case is the same id: sent as the API stores it.
   const rid = referralId(id);

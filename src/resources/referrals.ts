@@ -5,10 +5,8 @@ import { PROCEDURE_ROW, type V, VISIT_ROW } from './visits.js';
 const RANK = new Map<string, number>(VISIT_STATUSES.map((s, i) => [s, i]));
 RANK.set('canceled', -1);
 
-/**
- * The most advanced visit status of a referral: furthest along the spec's list, canceled counting
- * least; a status the tool does not know is shown as it is when nothing known is further along.
- */
+// The most advanced visit status of a referral: furthest along the spec's list, canceled counting least; a
+// status the tool does not know is shown as it is when nothing known is further along.
 export function latestVisitStatus(visits: readonly { status?: unknown }[] | undefined): string | null {
   let best: string | null = null;
   let bestRank = Number.NEGATIVE_INFINITY;
@@ -118,11 +116,8 @@ const joined = (xs: unknown[]): string | null => {
 };
 const patient = (r: R) => obj(r.patient);
 
-/**
- * The export's row per referral (README "Export columns"): changing a column is a breaking change
- * for users' spreadsheets. `REPEATED`: context every visit and procedure row carries too, so each
- * row stands alone in a spreadsheet.
- */
+// The export's row per referral (README "Export columns"): changing a column is a breaking change for users'
+// spreadsheets.
 export const REFERRAL_ROW: readonly RowColumn<R>[] = [
   ['referral_id', (r) => str(r.id), REPEATED],
   ['reference', (r) => str(r.reference), REPEATED],

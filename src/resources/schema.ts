@@ -1,20 +1,13 @@
 import type { Column } from '../output/render.js';
 
-/**
- * A resource's one schema: its documented fields (the spec's table, in its order) and its table
- * columns. Everything else is derived here: the dotted paths `--fields` takes (its help, shell
- * completion and the first CSV columns), the table columns, and the fields checked to be text
- * before a table is drawn (those a column shows as they are).
- */
+/** A resource's one schema: its documented fields (the spec's table, in its order) and its table columns. */
 
 /** The named keys of T (not an index signature's). */
 type Known<T> = keyof { [K in keyof T as string extends K ? never : number extends K ? never : K]: 0 } &
   string;
 
-/**
- * Every documented field of T, in the spec's order: `true` for a leaf (a list is one field), an
- * object's own fields for an object. The compiler holds it equal to the type in api/types.ts.
- */
+// Every documented field of T, in the spec's order: `true` for a leaf (a list is one field), an object's own
+// fields for an object.
 export type FieldTree<T> = {
   readonly [K in Known<T>]-?: NonNullable<T[K]> extends readonly unknown[]
     ? true

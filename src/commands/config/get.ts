@@ -12,10 +12,8 @@ const FROM: Record<string, string> = {
   default: 'the default',
 };
 
-/**
- * The value in use, as a request would use it (flag > environment variable > stored > default),
- * on stdout; where it comes from on stderr (and in --json). `auth status` shows the same.
- */
+// The value in use, as a request would use it (flag > environment variable > stored > default), on stdout;
+// where it comes from on stderr (and in --json).
 export default defineCommand({
   path: ['config', 'get'],
   formats: ['table', 'json'],

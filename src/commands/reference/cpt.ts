@@ -8,11 +8,8 @@ import { selectFields } from '../../output/fields.js';
 import { write } from '../../output/write.js';
 import { CPT_FIELDS, CPT_TEXT, cptColumns } from '../../resources/cpt.js';
 
-/**
- * A procedure code is five letters or digits: CPT Category I (73721), Category II and III (0001F,
- * 0042T), HCPCS Level II (G0202). Which of them the API maps is its business: an unknown code is
- * an empty answer, not a usage error.
- */
+// A procedure code is five letters or digits: CPT Category I (73721), Category II and III (0001F, 0042T),
+// HCPCS Level II (G0202).
 const CPT_RE = /^[A-Z0-9]{5}$/;
 
 export default defineCommand({

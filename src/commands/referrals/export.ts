@@ -69,9 +69,8 @@ export default defineCommand({
       import('../../export/target-format.js'),
       import('./statuses.js'),
     ]);
-    // Without --format, the format follows -o's extension (x.json is JSON); both given and
-    // disagreeing, --format wins with a warning.
-    // With --dry-run, --json is the report's format, not the export's (which --resume checks).
+    // Without --format, the format follows -o's extension (x.json is JSON); both given and disagreeing,
+    // --format wins with a warning.
     const explicit = ctx.globals.format !== undefined || (Boolean(ctx.globals.json) && !opts.dryRun);
     const chosen = exportFormat(explicit ? (ctx.format('csv') as ExportFormat) : undefined, opts.output);
     const format = chosen.format;

@@ -11,10 +11,8 @@ import { type DigestEncoding, signatureHeaderValue } from '../../webhook/sign.js
 /** Default target of --print (where `imaging webhook listen` listens). */
 const LISTEN_URL = 'http://127.0.0.1:4030/';
 
-/**
- * A test delivery: a realistic event of the spec's shape, the user's overrides applied, signed as
- * the service signs (same headers, HMAC-SHA256 over `{timestamp}.{body}`), POSTed to a receiver.
- */
+// A test delivery: a realistic event of the spec's shape, the user's overrides applied, signed as the service
+// signs (same headers, HMAC-SHA256 over `{timestamp}.{body}`), POSTed to a receiver.
 export default defineCommand({
   path: ['webhook', 'send'],
   formats: ['table', 'json', 'ndjson'],
