@@ -103,13 +103,7 @@ async function listAll<T>(
   client: ApiClient,
 ): Promise<number> {
   const { ProgressBar } = await import('../output/progress.js');
-  const askedPerPage = opts.endpoint.query.per_page;
-  const perPage =
-    opts.perPage ??
-    (typeof askedPerPage === 'string' || typeof askedPerPage === 'number'
-      ? Number(askedPerPage)
-      : undefined) ??
-    ALL_PER_PAGE;
+  const perPage = allPerPage(opts);
   const sink = ctx.sink();
   const progress = new ProgressBar(
     ctx.io.stderr,
@@ -168,17 +162,28 @@ async function listAll<T>(
     });
   } catch (err) {
     progress.done();
-    // As export says it: "above" only when the records are on the terminal.
-    if (!ctx.signal.aborted && written > 0)
-      ctx.note(
-        `Listing stopped after ${num(written)} ${written === 1 ? 'record' : opts.noun}: the output ${ctx.io.stdoutIsTTY ? 'above' : 'sent to standard output'} is incomplete.`,
-      );
+    if (!ctx.signal.aborted && written > 0) ctx.note(stoppedNote(ctx, written, opts.noun));
     throw err;
   } finally {
     ctx.signal.removeEventListener('abort', onAbort);
   }
   if (duplicates > 0) ctx.note(duplicatesNote(duplicates));
   return 0;
+}
+
+// As export says it: "above" only when the records are on the terminal.
+function stoppedNote(ctx: Context, written: number, noun: string): string {
+  return `Listing stopped after ${num(written)} ${written === 1 ? 'record' : noun}: the output ${ctx.io.stdoutIsTTY ? 'above' : 'sent to standard output'} is incomplete.`;
+}
+
+/** --per-page, else the per_page of the endpoint's query, else the one --all asks for. */
+function allPerPage<T>(opts: ListCommandOptions<T>): number {
+  const asked = opts.endpoint.query.per_page;
+  return (
+    opts.perPage ??
+    (typeof asked === 'string' || typeof asked === 'number' ? Number(asked) : undefined) ??
+    ALL_PER_PAGE
+  );
 }
 
 /** Whether records reach standard output as they come (so a progress line there would mix in). */
