@@ -49,85 +49,98 @@ export async function write<T>(input: Records<T> | { one: T }, opts: WriteOption
     await writeOne(input.one, opts);
     return 1;
   }
-  const { format, sink } = opts;
-  const chosen = opts.fields?.chosen;
-  switch (format) {
+  switch (opts.format) {
     case 'json':
-    case 'ndjson': {
-      const enc = encoder(format, { json: 'pretty', chosen });
-      let count = 0;
-      for await (const batch of batches(input)) {
-        if (batch.length === 0) continue;
-        const pieces: string[] = count === 0 ? [enc.head] : [];
-        for (const r of batch) enc.record(pieces, r, count++);
-        await send(sink.data, utf8Of(pieces), opts.signal);
-        opts.onWritten?.(count);
-      }
-      await send(sink.data, utf8Of(count === 0 ? [enc.head, enc.tail(0)] : [enc.tail(count)]), opts.signal);
-      if (count === 0) sayEmpty(opts);
-      return count;
-    }
-    case 'csv': {
-      const records = await collect(input);
-      if (records.length === 0) {
-        sayEmpty(opts);
-        return 0;
-      }
-      const guard = sink.csv?.formulaGuard ?? true;
-      const pieces: string[] = sink.csv?.bom ? [BOM] : [];
-      if (opts.fields) {
-        // Stable: the documented fields first, in a fixed order, then the others sorted.
-        const keys = chosen ?? csvColumns(records, opts.fields.documented);
-        pieces.push(csvRow(keys, guard)); // server keys: guarded like cells
-        for (const r of records)
-          pieces.push(
-            csvRow(
-              keys.map((k) => valueAt(r, k)),
-              guard,
-            ),
-          );
-      } else {
-        const flat = records.map((r) => flatten(r));
-        const keys = unionKeys(flat);
-        pieces.push(csvRow(keys, guard)); // server keys: guarded like cells
-        for (const row of flat)
-          pieces.push(
-            csvRow(
-              keys.map((k) => row[k]),
-              guard,
-            ),
-          );
-      }
-      await send(sink.data, utf8Of(pieces), opts.signal);
-      return records.length;
-    }
-    case 'table': {
-      const records = await collect(input);
-      if (records.length === 0) {
-        sayEmpty(opts);
-        return 0;
-      }
-      const { layoutTable, omittedNote } = await import('./table.js');
-      // Fields the user picked: in the order given; identifiers and codes are never cut.
-      const columns: Column<T>[] = chosen
-        ? chosen.map((f) => ({
-            header: f,
-            get: (r: T) => valueAt(r, f),
-            ...(KEEP_WHOLE.test(f) ? { fit: 'keep' as const } : {}),
-          }))
-        : (opts.columns ?? []);
-      const table = layoutTable(
-        columns,
-        records.map((r) => columns.map((c) => c.get(r))),
-        { color: sink.color, width: sink.width },
-      );
-      sink.out.write(table.text);
-      if (table.omitted.length > 0 && sink.width) sink.err.line(omittedNote(table.omitted, sink.width));
-      return records.length;
-    }
+    case 'ndjson':
+      return writeStream(input, opts.format, opts);
+    case 'csv':
+      return writeCsv(await collect(input), opts);
+    case 'table':
+      return writeTable(await collect(input), opts);
     default:
-      return assertNever(format);
+      return assertNever(opts.format);
   }
+}
+
+async function writeStream<T>(
+  input: Records<T>,
+  format: 'json' | 'ndjson',
+  opts: WriteOptions<T>,
+): Promise<number> {
+  const { sink } = opts;
+  const enc = encoder(format, { json: 'pretty', chosen: opts.fields?.chosen });
+  let count = 0;
+  for await (const batch of batches(input)) {
+    if (batch.length === 0) continue;
+    const pieces: string[] = count === 0 ? [enc.head] : [];
+    for (const r of batch) enc.record(pieces, r, count++);
+    await send(sink.data, utf8Of(pieces), opts.signal);
+    opts.onWritten?.(count);
+  }
+  await send(sink.data, utf8Of(count === 0 ? [enc.head, enc.tail(0)] : [enc.tail(count)]), opts.signal);
+  if (count === 0) sayEmpty(opts);
+  return count;
+}
+
+async function writeCsv<T>(records: readonly T[], opts: WriteOptions<T>): Promise<number> {
+  const { sink } = opts;
+  if (records.length === 0) {
+    sayEmpty(opts);
+    return 0;
+  }
+  const guard = sink.csv?.formulaGuard ?? true;
+  const pieces: string[] = sink.csv?.bom ? [BOM] : [];
+  if (opts.fields) {
+    // Stable: the documented fields first, in a fixed order, then the others sorted.
+    const keys = opts.fields.chosen ?? csvColumns(records, opts.fields.documented);
+    pieces.push(csvRow(keys, guard)); // server keys: guarded like cells
+    for (const r of records)
+      pieces.push(
+        csvRow(
+          keys.map((k) => valueAt(r, k)),
+          guard,
+        ),
+      );
+  } else {
+    const flat = records.map((r) => flatten(r));
+    const keys = unionKeys(flat);
+    pieces.push(csvRow(keys, guard)); // server keys: guarded like cells
+    for (const row of flat)
+      pieces.push(
+        csvRow(
+          keys.map((k) => row[k]),
+          guard,
+        ),
+      );
+  }
+  await send(sink.data, utf8Of(pieces), opts.signal);
+  return records.length;
+}
+
+async function writeTable<T>(records: readonly T[], opts: WriteOptions<T>): Promise<number> {
+  const { sink } = opts;
+  const chosen = opts.fields?.chosen;
+  if (records.length === 0) {
+    sayEmpty(opts);
+    return 0;
+  }
+  const { layoutTable, omittedNote } = await import('./table.js');
+  // Fields the user picked: in the order given; identifiers and codes are never cut.
+  const columns: Column<T>[] = chosen
+    ? chosen.map((f) => ({
+        header: f,
+        get: (r: T) => valueAt(r, f),
+        ...(KEEP_WHOLE.test(f) ? { fit: 'keep' as const } : {}),
+      }))
+    : (opts.columns ?? []);
+  const table = layoutTable(
+    columns,
+    records.map((r) => columns.map((c) => c.get(r))),
+    { color: sink.color, width: sink.width },
+  );
+  sink.out.write(table.text);
+  if (table.omitted.length > 0 && sink.width) sink.err.line(omittedNote(table.omitted, sink.width));
+  return records.length;
 }
 
 /** One record: label/value lines for people, the object as sent (or its chosen fields) for scripts. */
