@@ -149,30 +149,12 @@ async function dryRunExport(ctx: Context, opts: ExportOptions, plan: ExportPlan)
 }
 
 async function runExport(ctx: Context, opts: ExportOptions, plan: ExportPlan): Promise<number> {
-  const [{ exportReferrals }, { AtomicFile }, { ProgressBar }] = await Promise.all([
+  const [{ exportReferrals }, { ProgressBar }] = await Promise.all([
     import('../../export/pipeline.js'),
-    import('../../export/output-file.js'),
     import('../../output/progress.js'),
   ]);
-  const file = plan.toFile
-    ? await AtomicFile.open(opts.output as string, {
-        stdout: ctx.io.stdout,
-        signal: ctx.signal,
-        onWait: () => ctx.note(`Waiting for a reader on ${opts.output} (a FIFO)…`),
-      })
-    : AtomicFile.stdout(ctx.io.stdout);
-  const checkpoint =
-    file.kind === 'atomic'
-      ? await openCheckpoint(ctx, file.target, opts, plan).catch((err: unknown) => {
-          file.discard();
-          throw err;
-        })
-      : undefined;
+  const { file, checkpoint } = await openTarget(ctx, opts, plan);
   const query = checkpoint?.savedParams ?? plan.query;
-  if (opts.resume && !checkpoint) {
-    file.discard();
-    throw new UsageError(`--resume: ${opts.output} is not a regular file, so it has no checkpoint`);
-  }
   // Any export sweeps the expired checkpoints of earlier ones, wherever they were saved.
   const swept = (await import('../../export/checkpoint.js')).sweepExpired(ctx.env, ctx.now());
   if (swept > 0)
@@ -229,6 +211,34 @@ async function runExport(ctx: Context, opts: ExportOptions, plan: ExportPlan): P
   } finally {
     ctx.signal.removeEventListener('abort', onAbort);
   }
+}
+
+/** The file written (atomically, or stdout) and its checkpoint; checked before any request. */
+async function openTarget(
+  ctx: Context,
+  opts: ExportOptions,
+  plan: ExportPlan,
+): Promise<{ file: AtomicFile; checkpoint: Checkpoint | undefined }> {
+  const { AtomicFile: Atomic } = await import('../../export/output-file.js');
+  const file = plan.toFile
+    ? await Atomic.open(opts.output as string, {
+        stdout: ctx.io.stdout,
+        signal: ctx.signal,
+        onWait: () => ctx.note(`Waiting for a reader on ${opts.output} (a FIFO)…`),
+      })
+    : Atomic.stdout(ctx.io.stdout);
+  const checkpoint =
+    file.kind === 'atomic'
+      ? await openCheckpoint(ctx, file.target, opts, plan).catch((err: unknown) => {
+          file.discard();
+          throw err;
+        })
+      : undefined;
+  if (opts.resume && !checkpoint) {
+    file.discard();
+    throw new UsageError(`--resume: ${opts.output} is not a regular file, so it has no checkpoint`);
+  }
+  return { file, checkpoint };
 }
 
 interface StopState {
