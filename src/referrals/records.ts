@@ -10,8 +10,8 @@ import { readList } from '../cli/read-list.js';
 import type { Context } from '../context.js';
 import { ApiError, notEnabledHint, UsageError } from '../errors.js';
 import type { FieldChoice } from '../output/fields.js';
-import type { Column } from '../output/render.js';
 import { write } from '../output/write.js';
+import type { Resource } from '../resources/schema.js';
 
 /** What differs between `referrals payments` and `referrals notifications`. */
 export interface RecordView<T> {
@@ -19,10 +19,7 @@ export interface RecordView<T> {
   /** "payment read": the spec's name of the gated endpoint. */
   endpoint: string;
   noun: string;
-  columns: Column<T>[];
-  text: readonly string[];
-  /** The documented fields (--fields checks against them). */
-  fields: readonly string[];
+  resource: Resource<T>;
 }
 
 /** One referral's payments or notifications: a table for people, every field in JSON, NDJSON and CSV. */
@@ -31,7 +28,7 @@ export async function showReferralRecords<T>(ctx: Context, id: string, view: Rec
   const rid = referralId(id);
   const format = ctx.format('table');
   const { selectFields } = await import('../output/fields.js');
-  const fields: FieldChoice = selectFields(ctx.globals.fields, view.fields);
+  const fields: FieldChoice = selectFields(ctx.globals.fields, view.resource.fields);
   const env = ctx.environment().value;
   const configured = ctx.config.environment(env).paths?.[view.kind];
   if (configured !== undefined) {
@@ -71,14 +68,14 @@ export async function showReferralRecords<T>(ctx: Context, id: string, view: Rec
     res,
     `${view.noun}`,
     format,
-    view.text,
+    view.resource.text,
     `If this server keeps ${view.kind} at another path (${configured ? `path.${view.kind} is set to ${configured}` : `the default, ${DEFAULT_RECORD_PATHS[view.kind]}, is a guess`}), set it: ${setIt}`,
   );
   await write(records, {
     sink: ctx.sink(),
     format,
     fields,
-    columns: view.columns,
+    columns: view.resource.columns,
     emptyHint: `No ${view.noun} for referral ${rid}.`,
   });
   return 0;
