@@ -123,7 +123,6 @@ export class Context {
     return { value: undefined, source: 'none' };
   }
 
-  /** The token of `env`. */
   token(env: EnvironmentName = this.environment().value): Resolved<string | undefined, TokenSource> {
     const fromEnv = this.env.IMAGING_TOKEN?.trim() || undefined;
     const active = env === this.environment().value;
@@ -333,12 +332,10 @@ export class Context {
     return f;
   }
 
-  /** Colour on stdout (or stderr): see io.ts. */
   colorLevel(stream: 'stdout' | 'stderr' = 'stdout'): 0 | 1 {
     return colorLevel(this.io, this.env, this.globals.color === false, stream);
   }
 
-  /** Where renderers write, with this run's colour and width. */
   sink(): Sink {
     const ctx = this;
     return {
@@ -368,10 +365,10 @@ export class Context {
     return openInBrowser(url, this.env);
   }
 
-  /** Writes a hint or note to stderr (never to stdout, which carries data), through the sanitiser. */
   /** Said after "interrupted" when the run is stopped by a signal (main prints it there). */
   interruptNote: string | undefined;
 
+  /** A hint or note on stderr (never stdout, which carries data), through the sanitiser. */
   note(message: string | SafeText): void {
     this.err.line(message);
   }
@@ -395,7 +392,6 @@ function sameReader(a: number, b: number): boolean {
 
 const envFlag = (env: EnvironmentName) => (env === 'sandbox' ? '' : ` --env ${env}`);
 
-/** The process's own streams. */
 export function processIO(stoppedBy: () => number | undefined = () => undefined): IO {
   // Output that can no longer reach anyone stops the run: quietly (as Unix tools) on EPIPE, unless work is left
   // unfinished or only stderr's reader went while stdout still expects the answer.

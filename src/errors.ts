@@ -295,7 +295,6 @@ export function exitCodeOf(err: unknown): number {
   return ExitCode.failure;
 }
 
-/** The reason phrase of a status, from Node's own table. */
 export function httpStatusText(status: number): string {
   return process.getBuiltinModule('node:http').STATUS_CODES[status] ?? '';
 }

@@ -133,7 +133,6 @@ class Parser extends Command {
   }
 }
 
-/** The definition of each command built (the invoked one). */
 const DEFS = new WeakMap<Command, AnyCommand>();
 
 const rootOf = (cmd: Command): Command => (cmd.parent ? rootOf(cmd.parent) : cmd);
@@ -212,7 +211,6 @@ function resolveGlobals(cmd: Command, def: AnyCommand): Record<string, unknown> 
 /** Whether a command can write CSV (and so takes --bom and --no-formula-guard). */
 const writesCsv = (def: AnyCommand) => def.csv ?? def.fields !== undefined;
 
-/** The commander tree, from the registry. */
 export function buildProgram(io: IO, runner: Runner): Command {
   const output = {
     // Commander writes only help (and --version) here.

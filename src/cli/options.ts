@@ -28,21 +28,16 @@ export type OptionSpecs = Readonly<Record<string, OptionSpec<any, boolean>>>;
 
 type ValueOf<S> = S extends OptionSpec<infer T, infer A> ? (A extends true ? T : T | undefined) : never;
 
-/** The type of the options object a handler receives. */
 export type InferOptions<O extends OptionSpecs> = { -readonly [K in keyof O]: ValueOf<O[K]> };
 
 /** A bad option value: program.ts reports it as commander reports any invalid argument (exit 2). */
 export class OptionValueError extends Error {}
 
-/** Whether the option needs a value (`<x>` in its flags). */
 export const takesValue = (spec: Pick<OptionSpec, 'flags'>) => /</.test(spec.flags);
 
 /** The long name of the option: '--per-page' of '--per-page <n>'. */
 export const longName = (spec: Pick<OptionSpec, 'flags'>) => spec.flags.match(/--[\w-]+/)?.[0] ?? spec.flags;
 
-// ---- the helpers ----
-
-/** A switch: true when given. */
 export function flag(flags: string, description: string): OptionSpec<boolean, false> {
   return { kind: 'flag', flags, description };
 }
@@ -142,7 +137,6 @@ export function file(
   return { kind: 'file', flags, description, required: opts.required };
 }
 
-/** One of a fixed set of values. */
 export function choice<const C extends string>(
   flags: string,
   choices: readonly C[],
@@ -188,8 +182,6 @@ export function completes<S extends OptionSpec<any, boolean>>(
 ): S {
   return { ...spec, values, valueList: opts.list };
 }
-
-// ---- positional arguments ----
 
 export interface ArgSpec<Required extends boolean = boolean> {
   /** '<code>' (required) or '[query]' (optional). */

@@ -99,8 +99,7 @@ export class ProgressBar {
       if (this.drawn) this.stream.write(safe`\r\u001b[2K`);
       return;
     }
-    // \x1b[?25l hides the cursor while drawing; \x1b[2K clears the line. The escapes are literal
-    // parts of safe`…` (our own); the text is cleaned.
+    // \x1b[?25l hides the cursor while drawing; \x1b[2K clears the line.
     this.stream.write(this.drawn ? safe`\r\u001b[2K${text}` : safe`\u001b[?25l\r\u001b[2K${text}`);
     if (!this.drawn) {
       this.unregister = onForcedExit(() => this.done(), false);

@@ -27,7 +27,6 @@ export interface WriteOptions<T> {
   sink: Sink;
   /** The resource's documented fields (stable CSV columns) and the --fields choice. */
   fields?: FieldChoice | undefined;
-  /** A list's table columns. */
   columns?: Column<T>[] | undefined;
   /** One record's label/value lines in a table. */
   pairs?: ((record: T) => Array<[string, unknown]>) | undefined;
@@ -249,7 +248,6 @@ export function encoder(format: StreamFormat, opts: EncoderOptions = {}): Encode
   }
 }
 
-/** Pieces of text as one UTF-8 buffer. */
 export function utf8Of(pieces: readonly string[]): Buffer {
   let total = 0;
   for (const p of pieces) total += Buffer.byteLength(p);
