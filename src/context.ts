@@ -172,9 +172,7 @@ export class Context {
     return this.client;
   }
 
-  // The token of `env` that may go to `baseUrl`, or an AuthError (exit 3, nothing sent) saying why none may:
-  // not logged in, not a header value, a stored token bound to another origin, or a real IMAGING_TOKEN for a
-  // loopback port this run did not name.
+  /** The token of `env` that may go to `baseUrl`, or an AuthError (exit 3, nothing sent) saying why none may. */
   sendableToken(env: EnvironmentName, baseUrl: string): string {
     const { value: token, source } = this.token(env);
     if (!token) {
@@ -209,8 +207,7 @@ export class Context {
     );
   }
 
-  // The API client with the reference-data cache on (modalities, body-parts, cpt, icd10 only; see
-  // src/cache/reference.ts): `--no-cache` leaves it off, `--refresh` fetches and stores anew.
+  /** The API client with the reference-data cache on: `--no-cache` leaves it off, `--refresh` stores anew. */
   referenceApi(): ApiClient {
     if (this.globals.cache === false && this.globals.refresh)
       throw new UsageError('--no-cache and --refresh cannot be used together');
@@ -341,8 +338,7 @@ export class Context {
     return {
       data: this.io.stdout,
       out: this.out,
-      // Made when a renderer writes a note: stderr's stream, and whether it is a terminal, are then
-      // asked of Node (a JSON answer asks neither).
+      // Made only when a renderer writes a note (a JSON answer never touches stderr).
       get err() {
         return ctx.err;
       },
@@ -420,8 +416,7 @@ export function processIO(stoppedBy: () => number | undefined = () => undefined)
     return stream;
   };
   watch(process.stdout);
-  // process.stderr builds a stream (a socket for a pipe) when first touched: only when
-  // something is written to it, and watched from then on.
+  // process.stderr builds a stream when first touched: only when something is written to it.
   let stderr: NodeJS.WriteStream | undefined;
   let stderrTTY: boolean | undefined;
   let stdinTTY: boolean | undefined;

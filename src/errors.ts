@@ -70,10 +70,8 @@ export class TimeoutError extends CliError {
   }
 }
 
-// The signals the CLI stops on, and their exit codes (128 + the signal's number): every signal whose default
-// action ends the process and that can be caught, except SIGUSR1 (Node's inspector), SIGPROF (V8's profiler),
-// SIGPIPE (ignored: a broken pipe is an EPIPE error), SIGXFSZ (a file too large is an EFBIG error) and the
-// faults (SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS).
+// Every catchable signal whose default ends the process, but SIGUSR1 and SIGPROF (Node's and V8's), SIGPIPE
+// and SIGXFSZ (errors instead: EPIPE, EFBIG) and the faults.
 const STOPPING = [
   'SIGHUP',
   'SIGINT',
@@ -88,8 +86,7 @@ const STOPPING = [
   'SIGPWR',
 ] as const;
 export type StopSignal = (typeof STOPPING)[number];
-// The signals handled (a handler for one this system lacks is never called: Node then treats the name as a
-// plain event).
+// A handler for a signal this system lacks is never called.
 export const STOP_SIGNALS: readonly StopSignal[] = STOPPING;
 
 /** 128 + the signal's number on this system, the exit code of a run it stopped (130 for SIGINT). */

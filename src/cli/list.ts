@@ -32,8 +32,6 @@ export interface ListCommandOptions<T> {
   concurrency?: number | undefined;
 }
 
-// A paginated list: one page, or every page with --all (`listAll`), written by the one writer as the pages
-// come.
 export async function listCommand<T>(ctx: Context, opts: ListCommandOptions<T>): Promise<number> {
   const format = ctx.format('table');
   const client = opts.cached ? ctx.referenceApi() : ctx.api();
@@ -93,9 +91,7 @@ function checker<T>(opts: ListCommandOptions<T>, format: OutputFormat) {
 /** Pages fetched at once by --all unless --concurrency says otherwise (the export's default). */
 export const LIST_CONCURRENCY = 4;
 
-// Every page (--all), through the export's page pipeline (api/pages.ts `fetchPagesInOrder`): once page 1
-// gives total_pages, pages 2..N are fetched `concurrency` at a time and written in the API's order, under the
-// one PageWalk policy (budget, duplicates, empty pages).
+// --all: pages 2..N are fetched `concurrency` at a time and written in the API's order.
 async function listAll<T>(
   ctx: Context,
   opts: ListCommandOptions<T>,
@@ -218,8 +214,7 @@ async function costOfAll<T>(
   return true;
 }
 
-// The note for an empty `--page N` beyond the server's `total_pages` (numbers only, from meta): "--page 99 is
-// past the last page: ICD-10 codes have pages 1 to 2 (45 in all)."
+// "--page 99 is past the last page: ICD-10 codes have pages 1 to 2 (45 in all)." (numbers only, from meta)
 export function pastLastPage(
   opts: { page?: number | undefined; all?: boolean | undefined; noun: string },
   meta: PageMeta | undefined,

@@ -13,9 +13,7 @@ import { count } from '../util/plural.js';
 
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'];
 
-// `imaging api [METHOD] PATH`: the endpoints the spec names without shapes (patients, payments,
-// notifications, auto-book, FHIR, referral update), with the same auth, base URL, errors and exit codes as
-// every other command.
+// For the endpoints the spec names without shapes, with the auth, errors and exit codes of every command.
 export default defineCommand({
   path: ['api'],
   formats: ['json', 'ndjson'],

@@ -116,8 +116,7 @@ export function pick(record: unknown, chosen: readonly string[]): Record<string,
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
-// The CSV columns of a list: the documented fields first, in their fixed order (present or not), then every
-// other field the records carry, as dotted paths, sorted.
+// The documented fields first, in their fixed order (present or not), then the others as dotted paths, sorted.
 export function csvColumns(records: readonly unknown[], documented: readonly string[]): string[] {
   const leaves = new Set(documented);
   const objects = new Set<string>();

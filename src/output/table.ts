@@ -50,13 +50,11 @@ export function renderTable(
   ).text;
 }
 
-// Lays a table out: cells are cleaned (escapes made visible) before they are measured, widths count terminal
-// cells (CJK and emoji two, combining marks none, an escape as the text it shows).
+// Cells are cleaned before they are measured; widths count terminal cells (CJK two, combining marks none).
 export function layoutTable(columns: ColumnLayout[], rows: unknown[][], opts: TableOptions): TableLayout {
   const body = rows.map((r) => columns.map((_, i) => cellText(r[i])));
   const head = columns.map((c) => clean(c.header.toUpperCase()));
-  // Widest cell of each column, row by row: a list is never spread into arguments (the stack
-  // holds about 120,000 of them).
+  // Row by row: a list is never spread into arguments (the stack would overflow on a long one).
   const natural = head.map((h) => displayWidth(h));
   for (const r of body)
     for (let i = 0; i < r.length; i++) natural[i] = Math.max(natural[i] ?? 0, displayWidth(r[i] ?? ''));
@@ -105,8 +103,7 @@ export function omittedNote(headers: string[], width = Number.POSITIVE_INFINITY)
   return line(`${names.length} columns`);
 }
 
-// Which columns fit `total` cells and how wide each is: columns are taken in priority order (ties: table
-// order) while their narrowest form fits; the first is always taken.
+// Columns are taken in priority order while their narrowest form fits; the first is always taken.
 export function fitColumns(
   columns: ColumnLayout[],
   head: string[],
@@ -115,12 +112,10 @@ export function fitColumns(
   words: number[] = natural,
   enums: number[] = [],
 ): { shown: number[]; widths: number[]; wraps: boolean[] } {
-  // A `keep` value wider than the whole terminal cannot be shown on one line anyway (a hostile
-  // server's "code"): it wraps like text rather than hide every other column.
+  // A `keep` value wider than the terminal wraps like text rather than hide every other column.
   const wraps = columns.map((c, i) => (c.fit ?? 'wrap') === 'wrap' || (natural[i] ?? 0) > total);
   const isWrap = (i: number) => wraps[i] === true;
-  // An enumerated value (`without_and_with_contrast`) is one word: a column holding one is never
-  // narrower than it, so another column is left out before such a value is broken.
+  // An enumerated value is one word: another column is left out before such a value is broken.
   const least = natural.map((n, i) => {
     if (!isWrap(i)) return n;
     const floor = Math.max(displayWidth(head[i] ?? ''), columns[i]?.min ?? WRAP_MIN);

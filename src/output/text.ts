@@ -51,9 +51,7 @@ function piece(value: unknown): string {
   return value instanceof SafeText ? value.text : clean(value);
 }
 
-// The template tag for human output: the literal parts are the tool's own text (newlines, and escape
-// sequences written in the source, such as the progress bar's, are kept); every `${value}` is cleaned to one
-// line, unless it is already SafeText.
+// The literal parts are the tool's own text, kept as written; every `${value}` is cleaned to one line.
 export function safe(strings: TemplateStringsArray, ...values: unknown[]): SafeText {
   let out = strings[0] ?? '';
   for (let i = 0; i < values.length; i++) out += piece(values[i]) + (strings[i + 1] ?? '');
@@ -83,8 +81,7 @@ export function style(name: Style, text: unknown, on: boolean): SafeText {
   return new SafeText(BRAND, `\u001b[${open}m${inner}\u001b[${close}m`);
 }
 
-// The tool's own colour from a styling function of ours (chalk's, for the error block): the text is cleaned
-// first, then wrapped.
+// The text is cleaned first, then wrapped in a styling function of ours (chalk's, for the error block).
 export function paint(styler: (text: string) => string, text: unknown): SafeText {
   return new SafeText(BRAND, styler(piece(text)));
 }
@@ -99,8 +96,7 @@ export class HumanStream {
   write(text: SafeText | string): boolean {
     return this.target.write(text instanceof SafeText ? text.text : cleanBlock(text));
   }
-  // One line (a note, hint, warning or message): the text then a newline, word-wrapped to the terminal's
-  // width when there is one, so the terminal never breaks it mid-word.
+  // Word-wrapped to the terminal's width, so the terminal never breaks it mid-word.
   line(text: SafeText | string): boolean {
     const clean = text instanceof SafeText ? text.text : cleanBlock(text);
     return this.target.write(`${this.fit(clean)}\n`);
