@@ -250,8 +250,7 @@ export function buildProgram(io: IO, runner: Runner): Command {
   const build = (cmd: Command) => buildCommand(cmd, io, runner);
   program.hook('preSubcommand', (_program, sub) => build(sub));
 
-  // `imaging help referrals get` is `imaging referrals get --help` (commander's own help command reads one
-  // word only).
+  // `imaging help referrals get` is `imaging referrals get --help` (commander's help reads one word only).
   program
     .command('help')
     .argument('[command...]')
@@ -283,9 +282,8 @@ const USAGE = new WeakMap<Command, string>();
 /** Commander's help, fitted: the layout of every command's help. */
 const HELP_LAYOUT: Partial<Help> = {
   showGlobalOptions: true,
-  // Long terms (`api [options] <method-or-path> [path]`) would leave the descriptions under
-  // commander's 40 cells, which it then stops wrapping ("sign test e / vents" at 80 columns):
-  // the term column is capped, and a longer term gets a line of its own.
+  // The term column is capped (a long term gets a line of its own): commander stops wrapping descriptions
+  // it leaves under 40 cells.
   minWidthToWrap: 24,
   padWidth: (cmd, helper) => {
     const cap = Math.max(10, (helper.helpWidth ?? 80) - 44);

@@ -4,9 +4,8 @@ import type { ArgSpec, OptionSpec } from '../cli/options.js';
 import { selectableNames } from '../output/fields.js';
 import { COMMANDS, GROUPS } from '../registry.js';
 
-// The metadata shell completion answers from, taken from the command definitions the parser uses (registry,
-// every definition's options and arguments, the global options): built once when the CLI is built
-// (scripts/build.mjs writes dist/completion.json), so a TAB press loads no command.
+// What completion answers from, taken from the definitions the parser uses; written at build time
+// (dist/completion.json), so a TAB press loads no command.
 export interface CompletionOption {
   /** Every spelling: ['-o', '--output']. */
   flags: string[];

@@ -1,8 +1,7 @@
 import { statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
-// Help text that fits the terminal: prose wrapped at spaces, examples wrapped with shell line continuations
-// (` \`) so they still paste and run, and a pointer to documentation that exists where the tool is installed.
+// Examples are wrapped with shell line continuations (` \`), so they still paste and run.
 
 export { cells, wrapProse } from '../output/wrap.js';
 
@@ -43,8 +42,7 @@ export function fitExample(example: string, width: number, indent = '  '): strin
   return lines.join('\n');
 }
 
-// Where the full documentation is: the package's README.md, found beside the installed bundle (`dist/` -> the
-// package folder; npm always ships the README), when it is there.
+// The package's README.md beside the installed bundle, when it is there.
 export function readmePath(): string | undefined {
   // The bundle's folder (dist/); under the test runner, the source folder (src/help/).
   const here = typeof __dirname === 'string' ? __dirname : undefined;

@@ -40,7 +40,7 @@ export class ProgressBar {
     if (!this.enabled || this.finished) return;
     const now = Date.now();
     if (now - this.lastDraw < 100 && pages !== totalPages) {
-      // Dropped for now, not lost: drawn when the 100 ms are up unless another redraw comes first.
+      // Dropped for now, not lost: drawn when the interval is up unless another redraw comes first.
       this.pending ??= setTimeout(() => this.redraw(), 100 - (now - this.lastDraw)).unref();
       return;
     }
@@ -55,8 +55,7 @@ export class ProgressBar {
     this.draw();
   }
 
-  // The line, in at most `width` characters: the least useful parts go first (the bar shrinks, then goes;
-  // then the label, the record count, the page count), so the rate and the ETA stay.
+  // At most `width` characters: the least useful parts go first, so the rate and the ETA stay.
   line(width = Number.POSITIVE_INFINITY): string {
     const secs = (Date.now() - this.started) / 1000;
     const rate = `${num(secs > 0 ? Math.round(this.records / secs) : 0)}/s`;
@@ -92,8 +91,7 @@ export class ProgressBar {
   private draw(): void {
     const own = (this.stream.target as { columns?: unknown }).columns;
     const columns = typeof own === 'number' && own > 0 ? own : this.width;
-    // Three cells stay free: a terminal echoes Ctrl-C as "^C" at the cursor, and a line that ends in the last
-    // two columns wraps it onto a new line, below which `done()` could not clear the bar.
+    // Three cells stay free for the "^C" a terminal echoes, which would otherwise wrap below the bar.
     const text = columns < MIN_COLUMNS ? '' : this.line(columns - 3);
     if (text === '') {
       if (this.drawn) this.stream.write(safe`\r\u001b[2K`);

@@ -1,5 +1,4 @@
-// Word-wrapping of the tool's own prose (help, notes, hints, warnings, the error block) to the terminal's
-// width, so a line never breaks mid-word at the terminal's edge.
+// The tool's own prose wrapped to the terminal's width, so a line never breaks mid-word at its edge.
 
 const SGR = /\u001b\[[0-9;]*m/g;
 
@@ -52,9 +51,8 @@ function wrapLine(line: string, width: number, indent: string): string {
   return out.join('\n');
 }
 
-// A line whose text after its labels (`To continue: `, `hint: Run: `) is a command to copy (`imaging …`), too
-// wide for the terminal: the command is broken between shell words with a ` \` ending each broken line, as
-// help's examples are, so the lines pasted into a shell still run as one command.
+// A command to copy (`hint: Run: imaging …`) too wide for the terminal: broken between shell words with a
+// ` \` ending each line, so the lines pasted into a shell still run as one command.
 function wrapCommand(line: string, width: number, indent: string): string | undefined {
   if (cells(line) <= width || width < 20 || line.includes('\u001b')) return undefined;
   const m =
