@@ -20,8 +20,8 @@ import { runForcedExitTasks } from './util/cleanup.js';
 
 export type { GlobalOptions, IO, Prompter };
 
-export type TokenSource = 'IMAGING_TOKEN' | 'config' | 'emulator default' | 'none';
-export type ValueSource =
+type TokenSource = 'IMAGING_TOKEN' | 'config' | 'emulator default' | 'none';
+type ValueSource =
   | '--base-url'
   | 'IMAGING_BASE_URL'
   | 'config'
@@ -51,7 +51,7 @@ export interface ContextDeps {
   clientOverrides?: Partial<ConstructorParameters<typeof ApiClient>[0]>;
 }
 
-export const DEFAULT_TIMEOUT_MS = 30_000;
+const DEFAULT_TIMEOUT_MS = 30_000;
 
 // The Factory (as in gh): commands get streams, config and the API client from here, each built only when
 // first asked for, so `imaging --version` or `webhook sign` never read the config.

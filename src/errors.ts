@@ -172,7 +172,7 @@ export interface TokenOrigin {
 }
 
 /** The one hint for a refused token (401), in the words of where that token came from. */
-export function refusedTokenHint(code: string | undefined, token?: TokenOrigin): string {
+function refusedTokenHint(code: string | undefined, token?: TokenOrigin): string {
   const fromEnv = token?.source === 'IMAGING_TOKEN';
   const login = `imaging auth login${token && token.env !== 'sandbox' ? ` --env ${token.env}` : ''}`;
   if (code === 'api_token_expired')
@@ -185,7 +185,7 @@ export function refusedTokenHint(code: string | undefined, token?: TokenOrigin):
 }
 
 /** A feature the account has not been given, as a command names it (the referral's payments). */
-export interface GatedFeature {
+interface GatedFeature {
   /** "Reading a referral's payments ("payment read" in the API)" */
   what: string;
   /** The name to ask for: "payment read". */
@@ -292,6 +292,6 @@ export function exitCodeOf(err: unknown): number {
   return ExitCode.failure;
 }
 
-export function httpStatusText(status: number): string {
+function httpStatusText(status: number): string {
   return process.getBuiltinModule('node:http').STATUS_CODES[status] ?? '';
 }

@@ -15,7 +15,7 @@ import { COMMANDS, GROUPS } from './registry.js';
 import { VERSION } from './version.js';
 
 /** Runs a command's handler: main.ts builds the Context from the parsed global options. */
-export type Runner = (
+type Runner = (
   def: AnyCommand,
   args: unknown[],
   opts: Record<string, unknown>,

@@ -1,7 +1,7 @@
 import type { AnyCommand } from './cli/define.js';
 
 /** Every command, as metadata only: its words, a one-line summary and how to load its definition. */
-export interface CommandEntry {
+interface CommandEntry {
   readonly path: readonly string[];
   readonly summary: string;
   /** Top-level commands: what root help prints after the name ('[options] <code>'), as commander would. */
@@ -9,7 +9,7 @@ export interface CommandEntry {
   readonly load: () => Promise<{ default: AnyCommand }>;
 }
 
-export interface GroupEntry {
+interface GroupEntry {
   readonly name: string;
   readonly summary: string;
 }

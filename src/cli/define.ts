@@ -5,7 +5,7 @@ import type { ArgSpec, InferArgs, InferOptions, OptionSpecs } from './options.js
 
 // One command: its words, arguments and options beside the handler that uses them (as wrangler's
 // createCommand and gh's NewCmd…).
-export interface CommandDefinition<
+interface CommandDefinition<
   O extends OptionSpecs = OptionSpecs,
   A extends readonly ArgSpec[] = readonly ArgSpec[],
 > {

@@ -13,7 +13,7 @@ import { tuneHeapForStreaming } from '../util/streaming-heap.js';
 import { flag, int } from './options.js';
 import { checkRecords } from './read-list.js';
 
-export interface ListCommandOptions<T> {
+interface ListCommandOptions<T> {
   endpoint: ListEndpoint<T>;
   page?: number | undefined;
   perPage?: number | undefined;
@@ -89,7 +89,7 @@ function checker<T>(opts: ListCommandOptions<T>, format: OutputFormat) {
 }
 
 /** Pages fetched at once by --all unless --concurrency says otherwise (the export's default). */
-export const LIST_CONCURRENCY = 4;
+const LIST_CONCURRENCY = 4;
 
 // --all: pages 2..N are fetched `concurrency` at a time and written in the API's order.
 async function listAll<T>(
@@ -215,7 +215,7 @@ async function costOfAll<T>(
 }
 
 // "--page 99 is past the last page: ICD-10 codes have pages 1 to 2 (45 in all)." (numbers only, from meta)
-export function pastLastPage(
+function pastLastPage(
   opts: { page?: number | undefined; all?: boolean | undefined; noun: string },
   meta: PageMeta | undefined,
 ): string | undefined {
@@ -230,7 +230,7 @@ export function pastLastPage(
 }
 
 /** Records a page walk dropped because an earlier page had them (same id). */
-export function duplicatesNote(n: number): string {
+function duplicatesNote(n: number): string {
   return `warning: ${num(n)} record${n === 1 ? '' : 's'} came again on a later page (same id) and ${n === 1 ? 'is' : 'are'} listed once.`;
 }
 

@@ -2,7 +2,7 @@ import { num } from '../util/plural.js';
 
 /** Option specs: data that the parser (program.ts), the help and, later, shell completion read. */
 
-export type OptionKind = 'flag' | 'negate' | 'int' | 'port' | 'text' | 'file' | 'choice' | 'list' | 'pairs';
+type OptionKind = 'flag' | 'negate' | 'int' | 'port' | 'text' | 'file' | 'choice' | 'list' | 'pairs';
 
 export interface OptionSpec<T = unknown, Always extends boolean = boolean> {
   readonly kind: OptionKind;
@@ -47,7 +47,7 @@ export function negate(flags: `--no-${string}`, description: string): OptionSpec
   return { kind: 'negate', flags, description };
 }
 
-export interface IntOptions {
+interface IntOptions {
   /** 1 (default) or 0. */
   min?: 0 | 1;
   max?: number;

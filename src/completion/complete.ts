@@ -2,7 +2,7 @@ import type { CompletionCommand, CompletionOption, CompletionTable } from './tab
 
 // What a TAB press offers, from the table alone (no command is loaded): `words` are the words after the
 // program name, the last one being the word under the cursor (possibly empty).
-export interface Completion {
+interface Completion {
   candidates: Array<[value: string, description: string]>;
   files: boolean;
   /** A value of a comma list: the shell adds no space after it, so `,next` can follow. */

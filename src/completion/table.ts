@@ -21,7 +21,7 @@ export interface CompletionOption {
   repeatable?: boolean;
 }
 
-export interface CompletionArg {
+interface CompletionArg {
   name: string;
   values?: string[];
 }
@@ -46,7 +46,7 @@ export interface CompletionTable {
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: any spec
-export function optionEntry(spec: OptionSpec<any>): CompletionOption {
+function optionEntry(spec: OptionSpec<any>): CompletionOption {
   // An optional value (--json [fields]) is not waited for: the next word may be a command.
   const value = /</.test(spec.flags);
   const values = spec.values ?? spec.choices;

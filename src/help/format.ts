@@ -17,7 +17,7 @@ export function fitHelpText(text: string, width: number): string {
 }
 
 /** Splits `cmd   # comment` (two or more spaces before the #) into its parts. */
-export function splitComment(line: string): { command: string; comment?: string } {
+function splitComment(line: string): { command: string; comment?: string } {
   const m = /^(.*?\S) {2,}(# .*)$/.exec(line);
   return m ? { command: m[1]!, comment: m[2]! } : { command: line };
 }
@@ -43,7 +43,7 @@ export function fitExample(example: string, width: number, indent = '  '): strin
 }
 
 // The package's README.md beside the installed bundle, when it is there.
-export function readmePath(): string | undefined {
+function readmePath(): string | undefined {
   // The bundle's folder (dist/); under the test runner, the source folder (src/help/).
   const here = typeof __dirname === 'string' ? __dirname : undefined;
   if (!here) return undefined;

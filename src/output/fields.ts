@@ -17,7 +17,7 @@ export interface FieldChoice {
   readonly chosen: readonly string[] | undefined;
 }
 
-export interface SelectOptions {
+interface SelectOptions {
   /** Whether `+name` (a field the documentation does not list) is allowed: not for fixed flat rows. */
   extra?: boolean;
   /** Which set, when a command has several ("--rows visit"). */
@@ -25,7 +25,7 @@ export interface SelectOptions {
 }
 
 /** The names of a --fields value, trimmed, in order, each once. */
-export function parseFieldList(value: string): string[] {
+function parseFieldList(value: string): string[] {
   const names = [
     ...new Set(
       value

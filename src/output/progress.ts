@@ -4,7 +4,7 @@ import { num } from '../util/plural.js';
 import { HumanStream, safe } from './text.js';
 
 /** The narrowest terminal that gets a progress line. */
-export const MIN_COLUMNS = 20;
+const MIN_COLUMNS = 20;
 
 /** A one-line progress bar on stderr (only when stderr is a terminal): pages, records, rate, ETA. */
 export class ProgressBar {

@@ -5,7 +5,7 @@ import { clean, joinSafe, type SafeText, style } from './text.js';
 /** A cell: the server's text cleaned by the one sanitiser, on one line, trimmed. */
 const cellText = (v: unknown) => clean(cell(v)).trim();
 
-export interface TableOptions {
+interface TableOptions {
   color: boolean;
   /** Terminal width: columns are fitted to it only when this is set (stdout is a terminal and no --wide). */
   width: number | undefined;
@@ -19,7 +19,7 @@ export interface ColumnLayout {
   min?: number | undefined;
 }
 
-export interface TableLayout {
+interface TableLayout {
   text: SafeText;
   /** Headers of the columns left out to fit the width (in table order). */
   omitted: string[];

@@ -22,7 +22,7 @@ export interface Column<T> {
 /** Records: all at once, or in batches (pages) as they arrive. */
 export type Records<T> = readonly T[] | AsyncIterable<readonly T[]>;
 
-export interface WriteOptions<T> {
+interface WriteOptions<T> {
   format: OutputFormat;
   sink: Sink;
   /** The resource's documented fields (stable CSV columns) and the --fields choice. */
@@ -188,7 +188,7 @@ async function writeOne<T>(record: T, opts: WriteOptions<T>): Promise<void> {
 export type StreamFormat = Exclude<OutputFormat, 'table'>;
 
 /** How records become text in a stream format: what comes first, each record, what comes last. */
-export interface Encoder {
+interface Encoder {
   /** Before the first record (also when there is none). */
   readonly head: string;
   /** Appends the pieces of the record that has `index` records before it. */
@@ -197,7 +197,7 @@ export interface Encoder {
   tail(count: number): string;
 }
 
-export interface EncoderOptions {
+interface EncoderOptions {
   // JSON: `pretty` is one array as `JSON.stringify(records, null, 2)` writes it; `line` one record a line
   // inside `[` and `]` (the export's).
   json?: 'pretty' | 'line';

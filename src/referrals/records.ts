@@ -14,7 +14,7 @@ import { write } from '../output/write.js';
 import type { Resource } from '../resources/schema.js';
 
 /** What differs between `referrals payments` and `referrals notifications`. */
-export interface RecordView<T> {
+interface RecordView<T> {
   kind: RecordKind;
   /** "payment read": the spec's name of the gated endpoint. */
   endpoint: string;

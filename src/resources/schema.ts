@@ -8,7 +8,7 @@ type Known<T> = keyof { [K in keyof T as string extends K ? never : number exten
 
 // Every documented field of T, in the spec's order: `true` for a leaf (a list is one field), an object's own
 // fields for an object.
-export type FieldTree<T> = {
+type FieldTree<T> = {
   readonly [K in Known<T>]-?: NonNullable<T[K]> extends readonly unknown[]
     ? true
     : NonNullable<T[K]> extends object
@@ -26,7 +26,7 @@ type FieldColumn<T> = {
 /** A column made from the record; `reads`: the fields it shows as text (checked as a field column's). */
 type MadeColumn<T> = Layout<T> & { get: (record: T) => unknown; reads?: readonly Known<T>[] };
 
-export type ColumnSpec<T> = FieldColumn<T> | MadeColumn<T>;
+type ColumnSpec<T> = FieldColumn<T> | MadeColumn<T>;
 
 export interface Resource<T> {
   /** The documented fields as dotted paths, in the spec's order. */

@@ -11,7 +11,7 @@ class StatusSet extends Set<string> {
 }
 
 /** The known status nearest to `value`, when it is near enough to be a typo of it. */
-export function nearestStatus(value: string, known: readonly string[]): string | undefined {
+function nearestStatus(value: string, known: readonly string[]): string | undefined {
   // A typo, not another word: at most a third of the letters wrong (and at least one allowed).
   return nearest(value, known, (best) => Math.max(1, Math.floor(best.length / 3)));
 }
