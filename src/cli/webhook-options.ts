@@ -135,6 +135,12 @@ export function shellQuote(s: string): string {
   return `'${s.replace(/'/g, `'\\''`)}'`;
 }
 
+/** --encoding of the commands that check a signature: auto accepts either. */
+export const ENCODING_OPTION = completes(
+  text('--encoding <encoding>', 'digest text: auto (default), hex or base64'),
+  ['auto', 'hex', 'base64'],
+);
+
 /** The secret and header-name options every webhook command takes. */
 export const HEADER_OPTIONS = {
   secretFile: file(

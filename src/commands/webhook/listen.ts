@@ -1,7 +1,8 @@
 import { requireHttpUrl } from '../../cli/args.js';
 import { defineCommand } from '../../cli/define.js';
-import { completes, flag, list, port, text } from '../../cli/options.js';
+import { flag, list, port, text } from '../../cli/options.js';
 import {
+  ENCODING_OPTION,
   HEADER_OPTIONS,
   headerNames,
   MAX_WEBHOOK_BYTES,
@@ -28,11 +29,7 @@ export default defineCommand({
     path: text('--path <path>', 'only this path (default: any)'),
     forwardTo: text('--forward-to <url>', 'pass valid deliveries on to your endpoint, unchanged'),
     tolerance: text('--tolerance <seconds>', 'timestamp tolerance (default 300)'),
-    encoding: completes(text('--encoding <encoding>', 'digest text: auto (default), hex or base64'), [
-      'auto',
-      'hex',
-      'base64',
-    ]),
+    encoding: ENCODING_OPTION,
     allowUnsigned: flag('--allow-unsigned', 'accept unsigned referral.auto_book_completed deliveries'),
     allowHost: list(
       '--allow-host <name>',

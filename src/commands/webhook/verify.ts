@@ -1,7 +1,8 @@
 import { defineCommand } from '../../cli/define.js';
 import { readInput } from '../../cli/input.js';
-import { completes, file, flag, list, text } from '../../cli/options.js';
+import { file, flag, list, text } from '../../cli/options.js';
 import {
+  ENCODING_OPTION,
   HEADER_OPTIONS,
   headerNames,
   MAX_WEBHOOK_BYTES,
@@ -25,11 +26,7 @@ export default defineCommand({
     request: file('--request <file>', 'a raw HTTP request as captured, or - for standard input'),
     body: file('--body <file>', 'the body alone (with --header), or - for standard input'),
     header: list('--header <header>', '"Name: value" (repeatable, with --body)'),
-    encoding: completes(text('--encoding <encoding>', 'digest text: auto (default), hex or base64'), [
-      'auto',
-      'hex',
-      'base64',
-    ]),
+    encoding: ENCODING_OPTION,
     tolerance: text('--tolerance <seconds>', 'fail a timestamp further than this from now (past or future)'),
     allowUnsigned: flag(
       '--allow-unsigned',
