@@ -1,8 +1,7 @@
 import { selectableNames } from '../output/fields.js';
 import type { AnyCommand } from './define.js';
 
-// What the word after a bare `--json` is, where the parser meets it: a field list (`--json a,b` is `--json
-// --fields a,b`) or a word of the command line (`imaging cpt --json 73721`).
+// The word after a bare `--json`: a field list (`--json a,b`) or the command's own (`cpt --json 73721`).
 export function jsonTakes(
   word: string,
   rest: readonly string[],

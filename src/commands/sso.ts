@@ -47,8 +47,7 @@ export default defineCommand({
   },
 });
 
-// A one-time portal link we are willing to print or open: one line (no whitespace, control, escape, bidi or
-// format character anywhere), absolute, https, with a host.
+// A link we print or open: absolute https with a host, and no whitespace, control or format character.
 export function isPortalUrl(url: string): boolean {
   if (!/^https?:\/\//i.test(url) || /[\s\p{Cc}\p{Cf}\p{Cs}]/u.test(url)) return false;
   try {

@@ -1,5 +1,4 @@
-// Examples shown at the end of each command's `--help`, by command path (a definition's own `examples` come
-// first).
+// Examples after each command's `--help`, by command path (after the definition's own).
 export const HELP_EXAMPLES: Readonly<Record<string, readonly string[]>> = {
   'auth login': [
     'imaging auth login --base-url https://api.example.com   # prompts for the token',

@@ -12,8 +12,7 @@ const FROM: Record<string, string> = {
   default: 'the default',
 };
 
-// The value in use, as a request would use it (flag > environment variable > stored > default), on stdout;
-// where it comes from on stderr (and in --json).
+// The value a request would use (flag > environment > stored > default); its source on stderr.
 export default defineCommand({
   path: ['config', 'get'],
   formats: ['table', 'json'],

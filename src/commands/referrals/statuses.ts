@@ -2,8 +2,7 @@ import { VISIT_STATUSES } from '../../api/types.js';
 import { UsageError } from '../../errors.js';
 import { nearest } from '../../util/suggest.js';
 
-// A set of visit statuses that answers `has()` whatever the case of the value asked about: the user's
-// `BOOKED` and a server's `Booked` are the same status.
+// `has()` ignores case: the user's `BOOKED` and a server's `Booked` are the same status.
 class StatusSet extends Set<string> {
   override has(value: string): boolean {
     return super.has(value.toLowerCase());
