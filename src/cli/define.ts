@@ -3,8 +3,7 @@ import type { FieldSet } from '../output/fields.js';
 import type { OutputFormat } from '../output/format.js';
 import type { ArgSpec, InferArgs, InferOptions, OptionSpecs } from './options.js';
 
-// One command: its words, arguments and options beside the handler that uses them (as wrangler's
-// createCommand and gh's NewCmd…).
+/** One command: its words, arguments and options beside the handler that uses them. */
 interface CommandDefinition<
   O extends OptionSpecs = OptionSpecs,
   A extends readonly ArgSpec[] = readonly ArgSpec[],
@@ -20,8 +19,7 @@ interface CommandDefinition<
   readonly fields?: readonly FieldSet[];
   /** Whether it can write CSV (so takes --bom and --no-formula-guard). */
   readonly csv?: boolean;
-  // The output formats it takes, when not every one: narrows the global --format for this command
-  // (`ctx.format()` refuses the others, exit 2; shell completion offers only these).
+  /** The output formats it takes, when not every one (`ctx.format()` refuses the others). */
   readonly formats?: readonly OutputFormat[];
   run(
     ctx: Context,

@@ -30,8 +30,7 @@ export function terminalPrompter(io: IO, signal?: AbortSignal): Prompter {
       const { createInterface } = await import('node:readline/promises');
       const rl = createInterface({ input: io.stdin, output: io.stderr });
       try {
-        // Wrapped to stderr's width, words whole (a URL is never split at the terminal's edge):
-        // the lines above the last are written first, readline asks on the last.
+        // Wrapped to stderr's width, words whole; readline asks on the last line.
         const width = io.stderrIsTTY ? io.errColumns : undefined;
         const lines = (width ? wrapMessage(`${message} [y/N]`, width - 1) : `${message} [y/N]`).split('\n');
         const last = lines.pop() ?? '';
@@ -45,8 +44,7 @@ export function terminalPrompter(io: IO, signal?: AbortSignal): Prompter {
   };
 }
 
-// Ctrl-C at a prompt: inquirer throws ExitPromptError, readline an AbortError ("Aborted with Ctrl+C"); the
-// terminal is restored by then either way.
+/** Ctrl-C at a prompt (inquirer's ExitPromptError, readline's AbortError) is an interrupt. */
 export function interruptedIfCtrlC(err: unknown): unknown {
   const e = err as NodeJS.ErrnoException;
   if (

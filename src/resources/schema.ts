@@ -1,4 +1,4 @@
-import type { Column } from '../output/render.js';
+import type { Column } from '../output/write.js';
 
 /** A resource's one schema: its documented fields (the spec's table, in its order) and its table columns. */
 
@@ -6,8 +6,7 @@ import type { Column } from '../output/render.js';
 type Known<T> = keyof { [K in keyof T as string extends K ? never : number extends K ? never : K]: 0 } &
   string;
 
-// Every documented field of T, in the spec's order: `true` for a leaf (a list is one field), an object's own
-// fields for an object.
+/** Every documented field of T, in the spec's order: `true` for a leaf (a list is one). */
 type FieldTree<T> = {
   readonly [K in Known<T>]-?: NonNullable<T[K]> extends readonly unknown[]
     ? true

@@ -56,8 +56,6 @@ function loginBaseUrl(ctx: Context, env: EnvironmentName): string {
       `Give it once: imaging auth login --env ${env} --base-url https://…`,
     );
   }
-  // A base URL from the environment (a .envrc, a CI variable) is not enough to send a new token
-  // to another origin than the one stored for this environment: the user names it with --base-url.
   const storedBase = ctx.config.environment(env).base_url;
   if (!ctx.globals.baseUrl && storedBase && ctx.env.IMAGING_BASE_URL) {
     const stored = normaliseBaseUrl(storedBase, `config base-url (${env})`);

@@ -78,8 +78,7 @@ function statusRow(ctx: Context, env: EnvironmentName, isActive: boolean, check:
   // Compared as an origin, exactly as requests compare it (a hand-edited "HTTP://127.1:4451/").
   let origin = tok.source === 'config' ? (storedTokenOrigin(stored) ?? null) : null;
   let usable = true;
-  // --check sends the token: an old unbound one is bound first, as any request-making command
-  // does, and not at all when the base URL in use may not bind it.
+  // --check sends the token: an old unbound one is bound first, as any request binds it.
   if (!origin && check && tok.source === 'config' && base.value) {
     try {
       origin = ctx.tokenOrigin(env, normaliseBaseUrl(base.value));

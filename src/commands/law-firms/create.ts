@@ -38,8 +38,7 @@ export default defineCommand({
     const fields = selectFields(ctx.globals.fields, LAW_FIRM_FIELDS);
     const res = await createLawFirm(ctx.api(), lawFirm);
     const data = res.data as Record<string, unknown> | null;
-    // `{ law_firm: … }` as documented, or the firm itself; a law_firm member of the wrong kind is
-    // not read as a firm with no fields.
+    // `{ law_firm: … }` as documented, or the firm itself.
     const wrapped = typeof data === 'object' && data !== null && !Array.isArray(data) && 'law_firm' in data;
     const firm = (wrapped ? data.law_firm : data) as LawFirm;
     if (format === 'table' || format === 'csv')

@@ -8,8 +8,7 @@ import { selectFields } from '../../output/fields.js';
 import { write } from '../../output/write.js';
 import { CPT_FIELDS, CPT_TEXT, cptColumns } from '../../resources/cpt.js';
 
-// A procedure code is five letters or digits: CPT Category I (73721), Category II and III (0001F, 0042T),
-// HCPCS Level II (G0202).
+// Five letters or digits: CPT (73721, 0001F, 0042T) and HCPCS Level II (G0202).
 const CPT_RE = /^[A-Z0-9]{5}$/;
 
 export default defineCommand({

@@ -14,8 +14,7 @@ import { type DigestEncoding, signatureHeaderValue } from '../../webhook/sign.js
 /** Default target of --print (where `imaging webhook listen` listens). */
 const LISTEN_URL = 'http://127.0.0.1:4030/';
 
-// A test delivery: a realistic event of the spec's shape, the user's overrides applied, signed as the service
-// signs (same headers, HMAC-SHA256 over `{timestamp}.{body}`), POSTed to a receiver.
+// A realistic event, the user's overrides applied, signed as the service signs, POSTed to a receiver.
 export default defineCommand({
   path: ['webhook', 'send'],
   formats: ['table', 'json', 'ndjson'],
@@ -169,8 +168,7 @@ async function deliverAll(
 ): Promise<{ results: Array<Record<string, unknown>>; failed: string | undefined }> {
   const { deliver } = await import('../../webhook/deliver.js');
   const { name, event, url } = d;
-  // The id as sent, whatever --set made it (--set event_id=42 sends a number): JSON reports the
-  // value itself, the table its JSON text.
+  // The id as sent, whatever --set made it: JSON reports the value itself, the table its JSON text.
   const autoBook = name === 'referral.auto_book_completed';
   const request = event.auto_book_request;
   const sentId: unknown = autoBook
