@@ -2,7 +2,7 @@ import { fstatSync } from 'node:fs';
 import { ApiClient, tokenHeaderProblem } from './api/client.js';
 import { isLoopbackHost, normaliseBaseUrl } from './api/url.js';
 import { ReferenceCache } from './cache/reference.js';
-import type { GlobalOptions } from './commands/globals.js';
+import type { GlobalOptions } from './cli/globals.js';
 import {
   defaultBaseUrl,
   type EnvironmentName,
@@ -20,8 +20,8 @@ import { runForcedExitTasks } from './util/cleanup.js';
 
 export type { GlobalOptions, IO, Prompter };
 
-export type TokenSource = 'IMAGING_TOKEN' | 'config' | 'emulator default' | 'none';
-export type ValueSource =
+type TokenSource = 'IMAGING_TOKEN' | 'config' | 'emulator default' | 'none';
+type ValueSource =
   | '--base-url'
   | 'IMAGING_BASE_URL'
   | 'config'
@@ -51,12 +51,10 @@ export interface ContextDeps {
   clientOverrides?: Partial<ConstructorParameters<typeof ApiClient>[0]>;
 }
 
-export const DEFAULT_TIMEOUT_MS = 30_000;
+const DEFAULT_TIMEOUT_MS = 30_000;
 
-/**
- * The Factory (as in gh): commands get streams, config and the API client from here, each built
- * only when first asked for, so `imaging --version` or `webhook sign` never read the config.
- */
+// The Factory (as in gh): commands get streams, config and the API client from here, each built only when
+// first asked for, so `imaging --version` or `webhook sign` never read the config.
 export class Context {
   readonly io: IO;
   readonly env: NodeJS.ProcessEnv;
@@ -82,10 +80,7 @@ export class Context {
     this.argv = deps.argv ?? [];
   }
 
-  /**
-   * Human output on stdout (tables, detail views, verdicts): through the one sanitiser. Data
-   * formats (JSON, NDJSON, CSV, raw bodies) go to `io.stdout`, byte-exact.
-   */
+  /** Human output on stdout (tables, detail views, verdicts): through the one sanitiser. */
   get out(): HumanStream {
     this.humanOut ??= new HumanStream(this.io.stdout, this.io.stdoutIsTTY ? this.io.columns : undefined);
     return this.humanOut;
@@ -128,11 +123,6 @@ export class Context {
     return { value: undefined, source: 'none' };
   }
 
-  /**
-   * The token of `env`. IMAGING_TOKEN belongs to the active environment only. `local` (the
-   * emulator, on a port any local user may bind) is sent emulator tokens only (`mock-…`, from
-   * IMAGING_TOKEN or the store), else the emulator's default: never a real one.
-   */
   token(env: EnvironmentName = this.environment().value): Resolved<string | undefined, TokenSource> {
     const fromEnv = this.env.IMAGING_TOKEN?.trim() || undefined;
     const active = env === this.environment().value;
@@ -182,11 +172,7 @@ export class Context {
     return this.client;
   }
 
-  /**
-   * The token of `env` that may go to `baseUrl`, or an AuthError (exit 3, nothing sent) saying why
-   * none may: not logged in, not a header value, a stored token bound to another origin, or a
-   * real IMAGING_TOKEN for a loopback port this run did not name.
-   */
+  /** The token of `env` that may go to `baseUrl`, or an AuthError (exit 3, nothing sent) saying why none may. */
   sendableToken(env: EnvironmentName, baseUrl: string): string {
     const { value: token, source } = this.token(env);
     if (!token) {
@@ -209,10 +195,8 @@ export class Context {
     return token;
   }
 
-  /**
-   * Any local user can listen on a loopback port the emulator or a tunnel is not holding: a real
-   * token from IMAGING_TOKEN goes to one only when this run names it (--base-url, IMAGING_BASE_URL).
-   */
+  // Any local user can listen on a loopback port the emulator or a tunnel is not holding: a real token from
+  // IMAGING_TOKEN goes to one only when this run names it (--base-url, IMAGING_BASE_URL).
   private checkLoopbackNamed(env: EnvironmentName, baseUrl: string, token: string): void {
     if (isEmulatorToken(token) || !isLoopbackHost(new URL(baseUrl).hostname)) return;
     const from = this.baseUrl(env).source;
@@ -223,10 +207,7 @@ export class Context {
     );
   }
 
-  /**
-   * The API client with the reference-data cache on (modalities, body-parts, cpt, icd10 only; see
-   * src/cache/reference.ts): `--no-cache` leaves it off, `--refresh` fetches and stores anew.
-   */
+  /** The API client with the reference-data cache on: `--no-cache` leaves it off, `--refresh` stores anew. */
   referenceApi(): ApiClient {
     if (this.globals.cache === false && this.globals.refresh)
       throw new UsageError('--no-cache and --refresh cannot be used together');
@@ -250,13 +231,7 @@ export class Context {
     this.referenceCache?.commit();
   }
 
-  /**
-   * The origin the stored token of `env` is bound to. A token stored by an older version has none:
-   * it is bound now, silently, only to a base URL the user stored (the environment's base_url) or
-   * to the environment's built-in default, the binding is saved, and a note says so. A base URL
-   * from --base-url or IMAGING_BASE_URL never binds it (exit 3 before any request): a hostile
-   * value there would capture the token.
-   */
+  /** The origin the stored token of `env` is bound to. */
   tokenOrigin(env: EnvironmentName, baseUrl: string): string {
     const settings = this.config.environment(env);
     const recorded = storedTokenOrigin(settings);
@@ -305,10 +280,7 @@ export class Context {
     );
   }
 
-  /**
-   * A client for a given base URL and token (auth login verifies a token before storing it). In
-   * the sandbox (`env`, the active environment by default) its answers feed the allowance meter.
-   */
+  /** A client for a given base URL and token (auth login verifies a token before storing it). */
   buildClient(
     baseUrl: string,
     token: string | undefined,
@@ -358,19 +330,16 @@ export class Context {
     return f;
   }
 
-  /** Colour on stdout (or stderr): see io.ts. */
   colorLevel(stream: 'stdout' | 'stderr' = 'stdout'): 0 | 1 {
     return colorLevel(this.io, this.env, this.globals.color === false, stream);
   }
 
-  /** Where renderers write, with this run's colour and width. */
   sink(): Sink {
     const ctx = this;
     return {
       data: this.io.stdout,
       out: this.out,
-      // Made when a renderer writes a note: stderr's stream, and whether it is a terminal, are then
-      // asked of Node (a JSON answer asks neither).
+      // Made only when a renderer writes a note (a JSON answer never touches stderr).
       get err() {
         return ctx.err;
       },
@@ -382,7 +351,7 @@ export class Context {
 
   async prompter(): Promise<Prompter> {
     if (this.deps.prompter) return this.deps.prompter;
-    const { terminalPrompter } = await import('./util/prompt.js');
+    const { terminalPrompter } = await import('./cli/prompt.js');
     return terminalPrompter(this.io, this.signal);
   }
 
@@ -393,13 +362,10 @@ export class Context {
     return openInBrowser(url, this.env);
   }
 
-  /**
-   * Writes a hint or note to stderr (never to stdout, which carries data), through the sanitiser.
-   * Build a note that carries server text with safe`…`, so each value stays on one line.
-   */
   /** Said after "interrupted" when the run is stopped by a signal (main prints it there). */
   interruptNote: string | undefined;
 
+  /** A hint or note on stderr (never stdout, which carries data), through the sanitiser. */
   note(message: string | SafeText): void {
     this.err.line(message);
   }
@@ -423,17 +389,9 @@ function sameReader(a: number, b: number): boolean {
 
 const envFlag = (env: EnvironmentName) => (env === 'sandbox' ? '' : ` --env ${env}`);
 
-/**
- * The process's own streams. `stoppedBy` gives the exit code of a signal already received (a closed
- * terminal fails writes with EIO after SIGHUP: the signal's code wins).
- */
 export function processIO(stoppedBy: () => number | undefined = () => undefined): IO {
-  // Output that can no longer reach anyone stops the run at once. Temporary files are removed on
-  // the way out; work left unfinished (an -o export) exits 1, never 0. Otherwise a reader of the
-  // output that goes away (`imaging … | head`, `… 2>&1 | head`) is not an error: stop quietly, as
-  // Unix tools do. But when only stderr's reader went (`… 2>&1 >out.json | head -1`), stdout still
-  // expects the answer, which stopping now leaves unwritten: never exit 0 then (it did, with an
-  // empty out.json); as a tool killed by SIGPIPE, exit non-zero.
+  // Output that can no longer reach anyone stops the run: quietly (as Unix tools) on EPIPE, unless work is left
+  // unfinished or only stderr's reader went while stdout still expects the answer.
   const watch = (stream: NodeJS.WriteStream) => {
     stream.on('error', (err: NodeJS.ErrnoException) => {
       const unfinished = runForcedExitTasks();
@@ -459,8 +417,7 @@ export function processIO(stoppedBy: () => number | undefined = () => undefined)
     return stream;
   };
   watch(process.stdout);
-  // process.stderr builds a stream (~1 ms, a socket for a pipe) when first touched: only when
-  // something is written to it, and watched from then on.
+  // process.stderr builds a stream when first touched: only when something is written to it.
   let stderr: NodeJS.WriteStream | undefined;
   let stderrTTY: boolean | undefined;
   let stdinTTY: boolean | undefined;

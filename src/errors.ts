@@ -1,9 +1,6 @@
 import { clean } from './output/text.js';
 
-/**
- * Error classes and the one mapping from failures to exit codes (see the CLI contract).
- * Nothing here may carry a token or a request body: messages are shown to users as they are.
- */
+/** Error classes and the one mapping from failures to exit codes (see the CLI contract). */
 
 export const ExitCode = {
   ok: 0,
@@ -73,13 +70,8 @@ export class TimeoutError extends CliError {
   }
 }
 
-/**
- * The signals the CLI stops on, and their exit codes (128 + the signal's number): every signal whose
- * default action ends the process and that can be caught, except SIGUSR1 (Node's inspector),
- * SIGPROF (V8's profiler), SIGPIPE (ignored: a broken pipe is an EPIPE error), SIGXFSZ (a file too
- * large is an EFBIG error) and the faults (SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS).
- * SIGKILL and SIGSTOP cannot be caught. Those this platform lacks are left out.
- */
+// Every catchable signal whose default ends the process, but SIGUSR1 and SIGPROF (Node's and V8's), SIGPIPE
+// and SIGXFSZ (errors instead: EPIPE, EFBIG) and the faults.
 const STOPPING = [
   'SIGHUP',
   'SIGINT',
@@ -94,17 +86,10 @@ const STOPPING = [
   'SIGPWR',
 ] as const;
 export type StopSignal = (typeof STOPPING)[number];
-/**
- * The signals handled (a handler for one this system lacks is never called: Node then treats the
- * name as a plain event).
- */
+// A handler for a signal this system lacks is never called.
 export const STOP_SIGNALS: readonly StopSignal[] = STOPPING;
 
-/**
- * 128 + the signal's number on this system, the exit code of a run it stopped (130 for SIGINT).
- * node:os, which has the numbers, is loaded only when a signal came: at every start it was ~0.2 ms
- * and ~12 KB of the young heap that decides whether a lookup needs a garbage collection.
- */
+/** 128 + the signal's number on this system, the exit code of a run it stopped (130 for SIGINT). */
 export function stopExitCode(signal: StopSignal): number {
   const n = (process.getBuiltinModule('node:os').constants.signals as Record<string, number | undefined>)[
     signal
@@ -125,11 +110,8 @@ export class InterruptedError extends CliError {
   }
 }
 
-/**
- * A 2xx answer whose shape the tool cannot use (a list where text was expected, an object where a
- * list was, JSON nested absurdly deep). `where` names the place in our own words (field names and
- * positions, never the server's values), so the message is safe to show as it is.
- */
+// A 2xx answer whose shape the tool cannot use (a list where text was expected, an object where a list was,
+// JSON nested absurdly deep).
 export class UnreadableAnswerError extends CliError {
   readonly where: string;
   readonly requestId: string | undefined;
@@ -190,7 +172,7 @@ export interface TokenOrigin {
 }
 
 /** The one hint for a refused token (401), in the words of where that token came from. */
-export function refusedTokenHint(code: string | undefined, token?: TokenOrigin): string {
+function refusedTokenHint(code: string | undefined, token?: TokenOrigin): string {
   const fromEnv = token?.source === 'IMAGING_TOKEN';
   const login = `imaging auth login${token && token.env !== 'sandbox' ? ` --env ${token.env}` : ''}`;
   if (code === 'api_token_expired')
@@ -203,7 +185,7 @@ export function refusedTokenHint(code: string | undefined, token?: TokenOrigin):
 }
 
 /** A feature the account has not been given, as a command names it (the referral's payments). */
-export interface GatedFeature {
+interface GatedFeature {
   /** "Reading a referral's payments ("payment read" in the API)" */
   what: string;
   /** The name to ask for: "payment read". */
@@ -257,10 +239,7 @@ export class ApiError extends CliError {
   }
 }
 
-/**
- * The one readable block for any error. A stack trace only with --verbose, and only for
- * errors we did not anticipate.
- */
+/** The one readable block for any error. */
 export function formatError(err: unknown, opts: { verbose?: boolean } = {}): string {
   // Server text (message, code, errors, request id, links) and any message that quotes it are
   // cleaned value by value, so each stays on its line and no escape reaches the terminal.
@@ -313,10 +292,6 @@ export function exitCodeOf(err: unknown): number {
   return ExitCode.failure;
 }
 
-/**
- * The reason phrase of a status, from Node's own table. node:http is taken only here, when an
- * error is shown (a request was made, so it is loaded already); commands that make none never load it.
- */
-export function httpStatusText(status: number): string {
+function httpStatusText(status: number): string {
   return process.getBuiltinModule('node:http').STATUS_CODES[status] ?? '';
 }

@@ -21,11 +21,7 @@ export interface Prompter {
   confirm(message: string): Promise<boolean>;
 }
 
-/**
- * What a renderer writes to: the raw stdout for data (JSON, NDJSON, CSV, byte-exact), the
- * sanitised stdout for people, the sanitised stderr for notes, and the colour and width decided
- * for this run. Renderers take this, not the Context.
- */
+// Data goes to the raw stdout, byte-exact; people's output and notes through the sanitiser.
 export interface Sink {
   data: Writable;
   out: HumanStream;

@@ -16,10 +16,7 @@ import { HumanStream, joinSafe, paint, type SafeText, safe } from './output/text
 import { buildProgram, noColorGiven } from './program.js';
 import { runForcedExitTasks } from './util/cleanup.js';
 
-/**
- * argv -> Context -> handler -> exit code: the signals, the Context, and the one place an error
- * becomes its message and exit code. The commands come from the registry (program.ts).
- */
+// argv -> Context -> handler -> exit code; the one place an error becomes its message and exit code.
 
 export interface MainDeps extends Partial<Omit<ContextDeps, 'globals'>> {
   io?: IO;
@@ -46,8 +43,7 @@ export async function main(argv: string[], deps: MainDeps = {}): Promise<number>
     received = sig;
     controller.abort(new InterruptedError(sig));
   };
-  // SIGHUP (the terminal closed) and SIGQUIT are handled like SIGINT and SIGTERM: requests stop,
-  // temporary files go, exit 128 + the signal's number.
+  // Every stop signal: requests stop, temporary files go, exit 128 + the signal's number.
   const handlers = STOP_SIGNALS.map((sig) => [sig, () => onSignal(sig)] as const);
   const ownSignals = !deps.signal && !deps.io;
   if (ownSignals) for (const [sig, handler] of handlers) process.on(sig, handler);
@@ -111,10 +107,7 @@ function tokenOrigin(ctx: Context): TokenOrigin | undefined {
   }
 }
 
-/**
- * The tool's own colour on the error block (chalk, loaded only when colour is on); the block itself
- * is already cleaned by formatError.
- */
+// chalk is loaded only when colour is on; formatError has already cleaned the block.
 async function colourError(text: string, on: boolean): Promise<SafeText> {
   const chalk = on ? new (await import('chalk')).Chalk({ level: 1 }) : undefined;
   let hinted = false;

@@ -1,8 +1,8 @@
 import { Command, CommanderError, Help, Option } from 'commander';
-import type { AnyCommand } from './commands/define.js';
-import { CSV_OPTIONS, FIELDS_TWICE, formatDescription, GLOBAL_OPTIONS } from './commands/globals.js';
-import { jsonTakes } from './commands/json-fields.js';
-import { longName, type OptionSpec, type OptionSpecs, OptionValueError } from './commands/options.js';
+import type { AnyCommand } from './cli/define.js';
+import { CSV_OPTIONS, FIELDS_TWICE, formatDescription, GLOBAL_OPTIONS } from './cli/globals.js';
+import { jsonTakes } from './cli/json-fields.js';
+import { longName, type OptionSpec, type OptionSpecs, OptionValueError } from './cli/options.js';
 import { UsageError } from './errors.js';
 import { HELP_EXAMPLES } from './help/examples.js';
 import { docsLine, fitExample, fitHelpText, wrapProse } from './help/format.js';
@@ -15,7 +15,7 @@ import { COMMANDS, GROUPS } from './registry.js';
 import { VERSION } from './version.js';
 
 /** Runs a command's handler: main.ts builds the Context from the parsed global options. */
-export type Runner = (
+type Runner = (
   def: AnyCommand,
   args: unknown[],
   opts: Record<string, unknown>,
@@ -49,11 +49,7 @@ function afterHelp(io: IO, examples: readonly string[], extra = ''): string {
   return `\n${parts.join('\n\n')}`;
 }
 
-/**
- * The parser: commander's Command with this tool's words for what it refuses. Every refusal
- * goes through `error()` as a UsageError, so it is printed in the one error block with a
- * `hint:` (main.ts); an unknown option is named without the value written after it.
- */
+/** The parser: commander's Command with this tool's words for what it refuses. */
 class Parser extends Command {
   override createCommand(name?: string): Parser {
     return new Parser(name);
@@ -137,7 +133,6 @@ class Parser extends Command {
   }
 }
 
-/** The definition of each command built (the invoked one). */
 const DEFS = new WeakMap<Command, AnyCommand>();
 
 const rootOf = (cmd: Command): Command => (cmd.parent ? rootOf(cmd.parent) : cmd);
@@ -147,11 +142,8 @@ const commandPath = (cmd: Command): string => {
   return words.join(' ');
 };
 
-/**
- * The global options on a command: every command reads them (before or after its name) and the
- * program's help lists them; elsewhere they are hidden, but for the CSV ones on a command that
- * can write CSV.
- */
+// The global options on a command: every command reads them (before or after its name) and the program's help
+// lists them; elsewhere they are hidden, but for the CSV ones on a command that can write CSV.
 function addGlobals(cmd: Command, where: 'program' | 'command' | 'csv'): void {
   for (const [key, spec] of Object.entries(GLOBAL_OPTIONS)) {
     const option = toOption(spec);
@@ -168,10 +160,8 @@ function addGlobals(cmd: Command, where: 'program' | 'command' | 'csv'): void {
   });
 }
 
-/**
- * The global options as the command's handler gets them: each from the deepest command it was
- * given on (else its default), and `--json a,b` as `--json --fields a,b`.
- */
+// The global options as the command's handler gets them: each from the deepest command it was given on (else
+// its default), and `--json a,b` as `--json --fields a,b`.
 function resolveGlobals(cmd: Command, def: AnyCommand): Record<string, unknown> {
   const levels: Command[] = [];
   for (let c: Command | null = cmd; c; c = c.parent) levels.push(c);
@@ -221,17 +211,9 @@ function resolveGlobals(cmd: Command, def: AnyCommand): Record<string, unknown> 
 /** Whether a command can write CSV (and so takes --bom and --no-formula-guard). */
 const writesCsv = (def: AnyCommand) => def.csv ?? def.fields !== undefined;
 
-/**
- * The commander tree, from the registry. The commands are names and summaries until commander
- * dispatches to one: then only that group (or top-level command) loads its definitions and
- * gets its options. Defining every option of every command is a measurable part of start-up,
- * and a lookup needs none of them.
- */
 export function buildProgram(io: IO, runner: Runner): Command {
   const output = {
-    // Commander writes only help (and --version) here. Its own layout and our examples already fit;
-    // this wraps any other text added after a command's help so no line passes the width (the
-    // README's path aside: a path cut in two cannot be copied).
+    // Commander writes only help (and --version) here.
     writeOut: (s: string) => io.stdout.write(fitHelpText(s, helpWidth(io) ?? 80)),
     // Help shown for a mistake (a group without its verb): through the sanitiser like any stderr text.
     writeErr: (s: string) => new HumanStream(io.stderr).write(s),
@@ -268,9 +250,7 @@ export function buildProgram(io: IO, runner: Runner): Command {
   const build = (cmd: Command) => buildCommand(cmd, io, runner);
   program.hook('preSubcommand', (_program, sub) => build(sub));
 
-  // `imaging help referrals get` is `imaging referrals get --help` (commander's own help command
-  // reads one word only). An unknown command or verb is parsed without --help, so that it says so
-  // (with a suggestion) instead of showing the nearest help with exit 0.
+  // `imaging help referrals get` is `imaging referrals get --help` (commander's help reads one word only).
   program
     .command('help')
     .argument('[command...]')
@@ -302,9 +282,8 @@ const USAGE = new WeakMap<Command, string>();
 /** Commander's help, fitted: the layout of every command's help. */
 const HELP_LAYOUT: Partial<Help> = {
   showGlobalOptions: true,
-  // Long terms (`api [options] <method-or-path> [path]`) would leave the descriptions under
-  // commander's 40 cells, which it then stops wrapping ("sign test e / vents" at 80 columns):
-  // the term column is capped, and a longer term gets a line of its own.
+  // The term column is capped (a long term gets a line of its own): commander stops wrapping descriptions
+  // it leaves under 40 cells.
   minWidthToWrap: 24,
   padWidth: (cmd, helper) => {
     const cap = Math.max(10, (helper.helpWidth ?? 80) - 44);

@@ -1,11 +1,7 @@
-import type { AnyCommand } from './commands/define.js';
+import type { AnyCommand } from './cli/define.js';
 
-/**
- * Every command, as metadata only: its words, a one-line summary and how to load its definition.
- * The parser and help (program.ts), the "every command" tests and shell completion read this list;
- * no command file is loaded until its group (or the command itself) is invoked.
- */
-export interface CommandEntry {
+/** Every command, as metadata only: its words, a one-line summary and how to load its definition. */
+interface CommandEntry {
   readonly path: readonly string[];
   readonly summary: string;
   /** Top-level commands: what root help prints after the name ('[options] <code>'), as commander would. */
@@ -13,7 +9,7 @@ export interface CommandEntry {
   readonly load: () => Promise<{ default: AnyCommand }>;
 }
 
-export interface GroupEntry {
+interface GroupEntry {
   readonly name: string;
   readonly summary: string;
 }

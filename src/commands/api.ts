@@ -1,22 +1,19 @@
-import { MAX_JSON_DEPTH, nestedDeeperThan } from '../api/client.js';
+import { type ApiClient, MAX_JSON_DEPTH, nestedDeeperThan } from '../api/client.js';
 import { ALL_PER_PAGE, fetchPagesInOrder } from '../api/pages.js';
 import type { Query } from '../api/url.js';
+import { normaliseUuid, normaliseUuids } from '../cli/args.js';
+import { defineCommand } from '../cli/define.js';
+import { parseJsonInput, readInput } from '../cli/input.js';
+import { arg, file, flag, pairs } from '../cli/options.js';
+import type { Context } from '../context.js';
 import { ExitCode, UsageError } from '../errors.js';
+import type { OutputFormat } from '../output/format.js';
 import { write } from '../output/write.js';
-import { normaliseUuid, normaliseUuids } from '../util/args.js';
-import { parseJsonInput, readInput } from '../util/input.js';
 import { count } from '../util/plural.js';
-import { defineCommand } from './define.js';
-import { arg, file, flag, pairs } from './options.js';
 
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'];
 
-/**
- * `imaging api [METHOD] PATH`: the endpoints the spec names without shapes (patients, payments,
- * notifications, auto-book, FHIR, referral update), with the same auth, base URL, errors and exit
- * codes as every other command. Fields go in the query for GET/HEAD/DELETE (or with --input), in a
- * JSON body otherwise; `a[b]=1` nests and `a[]=1` appends, as Rails reads them.
- */
+// For the endpoints the spec names without shapes, with the auth, errors and exit codes of every command.
 export default defineCommand({
   path: ['api'],
   formats: ['json', 'ndjson'],
@@ -36,51 +33,13 @@ export default defineCommand({
     paginate: flag('--paginate', 'follow meta to the last page and print one JSON array of all items'),
   },
   async run(ctx, [first, second], opts) {
-    let method: string;
-    let path: string;
     // A UUID in upper case is the same id: every UUID-shaped value goes in lower case, as the API
     // stores and compares them (a field, a list of them in one field, the path and its query).
     const fields: Array<[string, unknown]> = [
       ...(opts.field ?? []).map(([k, v]) => [k, typed(normaliseUuids(v))] as [string, unknown]),
       ...(opts.rawField ?? []).map(([k, v]) => [k, normaliseUuids(v)] as [string, unknown]),
     ];
-    let why: string | undefined;
-    if (second !== undefined) {
-      method = first.toUpperCase();
-      if (!METHODS.includes(method))
-        throw new UsageError(`unknown HTTP method "${first}"`, `Use one of: ${METHODS.join(', ')}.`);
-      path = second;
-    } else {
-      // `imaging api GET`: a method with no path, not a request for /api/v2/GET.
-      if (METHODS.includes(first.toUpperCase()))
-        throw new UsageError(
-          `"${first}" is an HTTP method: give the path after it`,
-          `e.g. imaging api ${first.toUpperCase()} /referrals`,
-        );
-      path = first;
-      // As gh api: fields or a body make it a POST, unless paginating (which reads).
-      method = !opts.paginate && (fields.length > 0 || opts.input !== undefined) ? 'POST' : 'GET';
-      if (method === 'POST')
-        why =
-          opts.input !== undefined
-            ? 'Sending POST: --input sends a body (name the method to send another: imaging api PUT …).'
-            : `Sending POST: fields make a request a POST, as in gh api; to send them as a query instead: imaging api GET ${path} …`;
-    }
-    // Every UUID in the path's segments and its query's values goes as the API stores it.
-    path = lowerUuidsInPath(path);
-    if (/^[a-z][a-z0-9+.-]*:\/\//i.test(path) || path.startsWith('//')) {
-      throw new UsageError(
-        'give a path, not a full URL',
-        'The host comes from --env / --base-url, so your token only goes there.',
-      );
-    }
-    // As for path.*: a server may read an encoded slash or backslash as a separator (and so climb
-    // out of /api/v2 with the token); the query part may hold them.
-    if (/%(2f|5c)/i.test(path.split('?')[0] ?? ''))
-      throw new UsageError(
-        `the path "${path}" holds an encoded slash or backslash (%2f, %5c)`,
-        'Write the path with plain / separators; the token is sent only below the base URL.',
-      );
+    const { method, path, why } = methodAndPath(first, second, opts, fields.length > 0);
     if (opts.paginate && method !== 'GET') throw new UsageError('--paginate works with GET only');
     const format = ctx.format('json');
 
@@ -99,79 +58,151 @@ export default defineCommand({
 
     const client = ctx.api(); // token and base URL checked before anyone is asked anything
     if (why) ctx.note(why);
-    if (method !== 'GET' && ctx.environment().value === 'production' && !ctx.globals.yes) {
-      if (!ctx.io.stdinIsTTY || opts.input === '-')
-        throw new UsageError(
-          `imaging api ${method} in production needs confirmation`,
-          opts.input === '-'
-            ? 'The body came on standard input, so it cannot also answer a question: add --yes.'
-            : 'There is no terminal to ask on: add --yes to confirm.',
-        );
-      const ok = await (await ctx.prompter()).confirm(
-        `Send ${method} ${path} to PRODUCTION (${client.baseUrl})?`,
-      );
-      if (!ok) {
-        ctx.note('Nothing was sent.');
-        return ExitCode.failure;
-      }
+    if (!(await confirmed(ctx, client, method, path, opts.input))) {
+      ctx.note('Nothing was sent.');
+      return ExitCode.failure;
     }
-    const sink = ctx.sink();
-    if (opts.paginate) {
-      let duplicates = 0;
-      async function* pages() {
-        const walk = fetchPagesInOrder(
-          client,
-          {
-            path,
-            query,
-            perPage: perPageOf(query),
-            concurrency: 1,
-            requireIds: false,
-            parsed: true,
-            what: path,
-            listName: `the list at ${path}`,
-            onNote: (text) => ctx.note(text),
-          },
-          ctx.signal,
-        );
-        for await (const page of walk) {
-          duplicates = page.duplicates;
-          yield page.items;
-        }
-      }
-      await write(pages(), { sink, format, signal: ctx.signal });
-      if (duplicates > 0)
-        ctx.note(
-          `warning: ${count(duplicates, 'record')} came again on a later page (same id) and ${duplicates === 1 ? 'is' : 'are'} printed once.`,
-        );
-      return 0;
-    }
+    if (opts.paginate) return paginate(ctx, client, path, query, format);
     const res = await client.request({ method, path, query, body, raw: true });
-    if (res.raw.length === 0) return 0;
-    const type = String(res.headers['content-type'] ?? '');
-    let parsed: unknown;
-    let isJson = false;
-    if (/json/i.test(type) || /^\s*[[{]/.test(res.raw.subarray(0, 64).toString('utf8'))) {
-      try {
-        parsed = JSON.parse(res.raw.toString('utf8'));
-        isJson = true;
-      } catch {
-        isJson = false;
-      }
-    }
-    // Nested too deep to print again (JSON.stringify would overflow): the bytes as they came.
-    if (!isJson || nestedDeeperThan(parsed, MAX_JSON_DEPTH)) {
-      // On a terminal a person reads it: text through the one sanitiser (a server's escapes shown,
-      // not run). Piped or redirected, a PDF, an image, text: the bytes as they came.
-      if (ctx.io.stdoutIsTTY) ctx.out.write(res.raw.toString('utf8'));
-      else ctx.io.stdout.write(res.raw);
-      return 0;
-    }
-    // NDJSON: a list's items a line each; anything else is one record.
-    await write(format === 'ndjson' && Array.isArray(parsed) ? parsed : { one: parsed }, { sink, format });
-    return 0;
+    return printAnswer(ctx, res, format);
   },
 });
+
+/** METHOD and PATH as given, or the method the fields and --input imply (with a note saying why). */
+function methodAndPath(
+  first: string,
+  second: string | undefined,
+  opts: { input?: string | undefined; paginate?: boolean | undefined },
+  hasFields: boolean,
+): { method: string; path: string; why: string | undefined } {
+  let method: string;
+  let path: string;
+  let why: string | undefined;
+  if (second !== undefined) {
+    method = first.toUpperCase();
+    if (!METHODS.includes(method))
+      throw new UsageError(`unknown HTTP method "${first}"`, `Use one of: ${METHODS.join(', ')}.`);
+    path = second;
+  } else {
+    // `imaging api GET`: a method with no path, not a request for /api/v2/GET.
+    if (METHODS.includes(first.toUpperCase()))
+      throw new UsageError(
+        `"${first}" is an HTTP method: give the path after it`,
+        `e.g. imaging api ${first.toUpperCase()} /referrals`,
+      );
+    path = first;
+    // As gh api: fields or a body make it a POST, unless paginating (which reads).
+    method = !opts.paginate && (hasFields || opts.input !== undefined) ? 'POST' : 'GET';
+    if (method === 'POST')
+      why =
+        opts.input !== undefined
+          ? 'Sending POST: --input sends a body (name the method to send another: imaging api PUT …).'
+          : `Sending POST: fields make a request a POST, as in gh api; to send them as a query instead: imaging api GET ${path} …`;
+  }
+  path = lowerUuidsInPath(path);
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(path) || path.startsWith('//')) {
+    throw new UsageError(
+      'give a path, not a full URL',
+      'The host comes from --env / --base-url, so your token only goes there.',
+    );
+  }
+  // A server may read an encoded slash or backslash as a separator (and so climb out of /api/v2
+  // with the token); the query part may hold them.
+  if (/%(2f|5c)/i.test(path.split('?')[0] ?? ''))
+    throw new UsageError(
+      `the path "${path}" holds an encoded slash or backslash (%2f, %5c)`,
+      'Write the path with plain / separators; the token is sent only below the base URL.',
+    );
+  return { method, path, why };
+}
+
+/** In production, anything but GET is confirmed first (or with --yes); false when the user says no. */
+async function confirmed(
+  ctx: Context,
+  client: ApiClient,
+  method: string,
+  path: string,
+  input: string | undefined,
+): Promise<boolean> {
+  if (method === 'GET' || ctx.environment().value !== 'production' || ctx.globals.yes) return true;
+  if (!ctx.io.stdinIsTTY || input === '-')
+    throw new UsageError(
+      `imaging api ${method} in production needs confirmation`,
+      input === '-'
+        ? 'The body came on standard input, so it cannot also answer a question: add --yes.'
+        : 'There is no terminal to ask on: add --yes to confirm.',
+    );
+  return (await ctx.prompter()).confirm(`Send ${method} ${path} to PRODUCTION (${client.baseUrl})?`);
+}
+
+async function paginate(
+  ctx: Context,
+  client: ApiClient,
+  path: string,
+  query: Query,
+  format: OutputFormat,
+): Promise<number> {
+  let duplicates = 0;
+  async function* pages() {
+    const walk = fetchPagesInOrder(
+      client,
+      {
+        path,
+        query,
+        perPage: perPageOf(query),
+        concurrency: 1,
+        requireIds: false,
+        parsed: true,
+        what: path,
+        listName: `the list at ${path}`,
+        onNote: (text) => ctx.note(text),
+      },
+      ctx.signal,
+    );
+    for await (const page of walk) {
+      duplicates = page.duplicates;
+      yield page.items;
+    }
+  }
+  await write(pages(), { sink: ctx.sink(), format, signal: ctx.signal });
+  if (duplicates > 0)
+    ctx.note(
+      `warning: ${count(duplicates, 'record')} came again on a later page (same id) and ${duplicates === 1 ? 'is' : 'are'} printed once.`,
+    );
+  return 0;
+}
+
+/** JSON as records; anything else (or JSON nested too deep to print again) as the bytes that came. */
+async function printAnswer(
+  ctx: Context,
+  res: { raw: Buffer; headers: Record<string, unknown> },
+  format: OutputFormat,
+): Promise<number> {
+  if (res.raw.length === 0) return 0;
+  const type = String(res.headers['content-type'] ?? '');
+  let parsed: unknown;
+  let isJson = false;
+  if (/json/i.test(type) || /^\s*[[{]/.test(res.raw.subarray(0, 64).toString('utf8'))) {
+    try {
+      parsed = JSON.parse(res.raw.toString('utf8'));
+      isJson = true;
+    } catch {
+      isJson = false;
+    }
+  }
+  if (!isJson || nestedDeeperThan(parsed, MAX_JSON_DEPTH)) {
+    // On a terminal a person reads it: text through the one sanitiser. Piped: the bytes as they came.
+    if (ctx.io.stdoutIsTTY) ctx.out.write(res.raw.toString('utf8'));
+    else ctx.io.stdout.write(res.raw);
+    return 0;
+  }
+  // NDJSON: a list's items a line each; anything else is one record.
+  await write(format === 'ndjson' && Array.isArray(parsed) ? parsed : { one: parsed }, {
+    sink: ctx.sink(),
+    format,
+  });
+  return 0;
+}
 
 /** The per_page the fields ask for, else the one --all asks for. */
 function perPageOf(query: Query): number {
@@ -223,11 +254,7 @@ function toQuery(fields: Array<[string, unknown]>): Query {
   return q;
 }
 
-/**
- * Builds a JSON object from Rails-style keys: `a[b][c]=1` nests, `tags[]=x` appends. Every object
- * is made without a prototype, so `__proto__[x]=1` is a field named "__proto__", not a change to
- * Object.prototype; a key that would both hold a value and nest is a usage error.
- */
+/** Builds a JSON object from Rails-style keys: `a[b][c]=1` nests, `tags[]=x` appends. */
 export function nest(fields: Array<[string, unknown]>): Record<string, unknown> {
   const root = bare<unknown>();
   for (const [key, value] of fields) {

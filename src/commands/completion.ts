@@ -1,7 +1,7 @@
+import { defineCommand } from '../cli/define.js';
+import { arg } from '../cli/options.js';
 import { completionScript, INSTALL, SHELLS, type Shell } from '../completion/scripts.js';
 import { UsageError } from '../errors.js';
-import { defineCommand } from './define.js';
-import { arg } from './options.js';
 
 export default defineCommand({
   path: ['completion'],

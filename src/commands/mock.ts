@@ -1,8 +1,7 @@
+import { requireHttpUrl } from '../cli/args.js';
+import { defineCommand } from '../cli/define.js';
+import { choice, file, flag, int, list, port, text } from '../cli/options.js';
 import { CliError, InterruptedError, UsageError } from '../errors.js';
-import { requireHttpUrl } from '../util/args.js';
-
-import { defineCommand } from './define.js';
-import { choice, file, flag, int, list, port, text } from './options.js';
 
 /** Runs the emulator until Ctrl-C / SIGTERM. Prints its URL on stdout (one line) for scripts. */
 export default defineCommand({

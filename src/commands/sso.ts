@@ -1,13 +1,10 @@
 import { createSsoUrl } from '../api/endpoints/sso.js';
 import { isLoopbackHost } from '../api/url.js';
+import { defineCommand } from '../cli/define.js';
+import { flag } from '../cli/options.js';
 import { CliError, ExitCode } from '../errors.js';
-import { defineCommand } from './define.js';
-import { flag } from './options.js';
 
-/**
- * Prints the one-time portal URL on stdout and nothing else. The URL is a credential: it is never
- * traced, logged or stored (the --verbose trace shows the request, never the answer's body).
- */
+/** Prints the one-time portal URL on stdout and nothing else. */
 export default defineCommand({
   path: ['sso'],
   formats: ['table', 'json'],
@@ -50,11 +47,7 @@ export default defineCommand({
   },
 });
 
-/**
- * A one-time portal link we are willing to print or open: one line (no whitespace, control,
- * escape, bidi or format character anywhere), absolute, https, with a host. Plain http only for
- * this machine (the emulator), the same rule as for sending the token.
- */
+// A link we print or open: absolute https with a host, and no whitespace, control or format character.
 export function isPortalUrl(url: string): boolean {
   if (!/^https?:\/\//i.test(url) || /[\s\p{Cc}\p{Cf}\p{Cs}]/u.test(url)) return false;
   try {

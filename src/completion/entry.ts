@@ -3,12 +3,7 @@ import { join } from 'node:path';
 import { complete, formatCompletion } from './complete.js';
 import type { CompletionTable } from './table.js';
 
-/**
- * `imaging __complete WORD… =CURRENT`, answered by bin/imaging.cjs from dist/complete.cjs before
- * the CLI bundle loads: the table (dist/completion.json, written at build) and the matching logic
- * only. The word under the cursor comes with a leading `=`, so an empty one survives every shell
- * (PowerShell before 7.3 drops empty arguments). Never fails loudly: a TAB press prints nothing.
- */
+// `imaging __complete WORD… =CURRENT`, answered from dist/completion.json before the CLI bundle loads.
 export function answer(args: readonly string[], dir: string, write: (s: string) => void): void {
   try {
     const table = JSON.parse(readFileSync(join(dir, 'completion.json'), 'utf8')) as CompletionTable;

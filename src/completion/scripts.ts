@@ -1,9 +1,4 @@
-/**
- * The completion scripts. Each asks the program itself (`imaging __complete WORDS… =CURRENT`) and
- * shows what it answers: one `value<TAB>description` a line, `:files` for file names. So the
- * scripts hold no command, flag or value: those come from the command definitions (the table
- * written at build), and a new command completes without a new script.
- */
+/** The completion scripts. */
 export const SHELLS = ['bash', 'zsh', 'fish', 'powershell'] as const;
 export type Shell = (typeof SHELLS)[number];
 
@@ -26,7 +21,18 @@ export function completionScript(shell: Shell, name = 'imaging'): string {
   const fn = `_${name.replace(/[^A-Za-z0-9_]/g, '_')}`;
   switch (shell) {
     case 'bash':
-      return `${INSTALL.bash}
+      return bashScript(fn, name);
+    case 'zsh':
+      return zshScript(fn, name);
+    case 'fish':
+      return fishScript(fn, name);
+    case 'powershell':
+      return powershellScript(name);
+  }
+}
+
+function bashScript(fn: string, name: string): string {
+  return `${INSTALL.bash}
 ${fn}_complete() {
   # COMP_WORDS is cut at COMP_WORDBREAKS (--env=lo is --env, =, lo; a:b is a, :, b): words that
   # touch in the line are joined again, so the program sees the words as typed. Without COMP_LINE
@@ -73,8 +79,10 @@ ${fn}_complete() {
 }
 complete -F ${fn}_complete ${name}
 `;
-    case 'zsh':
-      return `#compdef ${name}
+}
+
+function zshScript(fn: string, name: string): string {
+  return `#compdef ${name}
 ${INSTALL.zsh}
 ${fn}() {
   local -a lines values shown
@@ -97,9 +105,11 @@ else
   compdef ${fn} ${name}
 fi
 `;
-    case 'fish':
-      return `${INSTALL.fish}
-function __${name.replace(/[^A-Za-z0-9_]/g, '_')}_complete
+}
+
+function fishScript(fn: string, name: string): string {
+  return `${INSTALL.fish}
+function __${fn.slice(1)}_complete
     set -l tokens (commandline -opc)
     set -l current (commandline -ct)
     for line in ($tokens[1] __complete $tokens[2..-1] "=$current" 2>/dev/null)
@@ -120,10 +130,12 @@ function __${name.replace(/[^A-Za-z0-9_]/g, '_')}_complete
         end
     end
 end
-complete -c ${name} -f -a '(__${name.replace(/[^A-Za-z0-9_]/g, '_')}_complete)'
+complete -c ${name} -f -a '(__${fn.slice(1)}_complete)'
 `;
-    case 'powershell':
-      return `${INSTALL.powershell}
+}
+
+function powershellScript(name: string): string {
+  return `${INSTALL.powershell}
 Register-ArgumentCompleter -Native -CommandName '${name}' -ScriptBlock {
     param($wordToComplete, $commandAst, $cursorPosition)
     $elements = @($commandAst.CommandElements | Where-Object { $_.Extent.EndOffset -lt $cursorPosition -or ($_.Extent.EndOffset -eq $cursorPosition -and $wordToComplete -eq '') })
@@ -146,5 +158,4 @@ Register-ArgumentCompleter -Native -CommandName '${name}' -ScriptBlock {
     }
 }
 `;
-  }
 }

@@ -1,14 +1,11 @@
-import type { AnyCommand } from '../commands/define.js';
-import { formatDescription, GLOBAL_OPTIONS } from '../commands/globals.js';
-import type { ArgSpec, OptionSpec } from '../commands/options.js';
+import type { AnyCommand } from '../cli/define.js';
+import { formatDescription, GLOBAL_OPTIONS } from '../cli/globals.js';
+import type { ArgSpec, OptionSpec } from '../cli/options.js';
 import { selectableNames } from '../output/fields.js';
 import { COMMANDS, GROUPS } from '../registry.js';
 
-/**
- * The metadata shell completion answers from, taken from the command definitions the parser uses
- * (registry, every definition's options and arguments, the global options): built once when the
- * CLI is built (scripts/build.mjs writes dist/completion.json), so a TAB press loads no command.
- */
+// What completion answers from, taken from the definitions the parser uses; written at build time
+// (dist/completion.json), so a TAB press loads no command.
 export interface CompletionOption {
   /** Every spelling: ['-o', '--output']. */
   flags: string[];
@@ -24,7 +21,7 @@ export interface CompletionOption {
   repeatable?: boolean;
 }
 
-export interface CompletionArg {
+interface CompletionArg {
   name: string;
   values?: string[];
 }
@@ -49,7 +46,7 @@ export interface CompletionTable {
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: any spec
-export function optionEntry(spec: OptionSpec<any>): CompletionOption {
+function optionEntry(spec: OptionSpec<any>): CompletionOption {
   // An optional value (--json [fields]) is not waited for: the next word may be a command.
   const value = /</.test(spec.flags);
   const values = spec.values ?? spec.choices;

@@ -32,7 +32,7 @@ interface ExportOptions {
   onPage?: ((mark: PageMark) => void) | undefined;
 }
 
-interface ExportSummary {
+export interface ExportSummary {
   referrals: number;
   rows: number;
   pages: number;

@@ -1,10 +1,5 @@
-/**
- * Examples shown at the end of each command's `--help`, by command path (a definition's own
- * `examples` come first). Every one runs against the emulator in test/guarantees/examples.test.ts
- * (`ID` stands for a referral id there), so help and tool cannot drift: an example that needs
- * something else (a real account, a browser, a server left running) is listed in that test with
- * the reason.
- */
+// Examples after each command's `--help`, by command path (after the definition's own); each runs
+// against the emulator in test/guarantees/examples.test.ts.
 export const HELP_EXAMPLES: Readonly<Record<string, readonly string[]>> = {
   'auth login': [
     'imaging auth login --base-url https://api.example.com   # prompts for the token',

@@ -1,11 +1,7 @@
 import { statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
-/**
- * Help text that fits the terminal: prose wrapped at spaces, examples wrapped with shell line
- * continuations (` \`) so they still paste and run, and a pointer to documentation that exists
- * where the tool is installed.
- */
+// Examples are wrapped with shell line continuations (` \`), so they still paste and run.
 
 export { cells, wrapProse } from '../output/wrap.js';
 
@@ -21,15 +17,13 @@ export function fitHelpText(text: string, width: number): string {
 }
 
 /** Splits `cmd   # comment` (two or more spaces before the #) into its parts. */
-export function splitComment(line: string): { command: string; comment?: string } {
+function splitComment(line: string): { command: string; comment?: string } {
   const m = /^(.*?\S) {2,}(# .*)$/.exec(line);
   return m ? { command: m[1]!, comment: m[2]! } : { command: line };
 }
 
-/**
- * One example at `indent`, fitted to `width`: as it is when it fits; else its comment on the line
- * above and the command continued over lines ending in ` \`, which a shell reads as one line.
- */
+// One example at `indent`, fitted to `width`: as it is when it fits; else its comment on the line above and
+// the command continued over lines ending in ` \`, which a shell reads as one line.
 export function fitExample(example: string, width: number, indent = '  '): string {
   if (cells(indent + example) <= width) return indent + example;
   const { command, comment } = splitComment(example);
@@ -48,11 +42,8 @@ export function fitExample(example: string, width: number, indent = '  '): strin
   return lines.join('\n');
 }
 
-/**
- * Where the full documentation is: the package's README.md, found beside the installed bundle
- * (`dist/` -> the package folder; npm always ships the README), when it is there.
- */
-export function readmePath(): string | undefined {
+// The package's README.md beside the installed bundle, when it is there.
+function readmePath(): string | undefined {
   // The bundle's folder (dist/); under the test runner, the source folder (src/help/).
   const here = typeof __dirname === 'string' ? __dirname : undefined;
   if (!here) return undefined;

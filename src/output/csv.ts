@@ -1,19 +1,8 @@
-/**
- * RFC 4180 CSV: CRLF line ends, a cell quoted when it holds a quote, comma, CR or LF, quotes
- * doubled. With the formula guard on (the default), a text cell that starts with = + - @ tab or
- * CR gets a leading ' so that a spreadsheet shows it instead of running it (OWASP "CSV injection").
- * Also guarded: those signs after leading white space or any invisible (default-ignorable)
- * characters (space, no-break space, line feed, zero-width space, BOM, bidi marks, soft hyphen,
- * variation selectors…), and their fullwidth and small forms (＝ ＋ － ＠ ﹦ ﹢ ﹣ ﹫) and the minus
- * sign U+2212, which some spreadsheets read as the ASCII ones.
- */
+/** RFC 4180 CSV: CRLF line ends, a cell quoted when it holds a quote, comma, CR or LF, quotes doubled. */
 
-// Made on first use: a Unicode-property regex costs ~0.5 ms to create, on the start-up path of
-// every command that imports this module (not only those writing CSV).
-let formulaStart: RegExp | undefined;
-const FORMULA_START = () =>
-  (formulaStart ??=
-    /^(?:[\t\r]|[\s\p{Default_Ignorable_Code_Point}]*[=+\-@\uff1d\uff0b\uff0d\uff20\ufe66\ufe62\ufe63\ufe6b\u2212])/u);
+// A cell a spreadsheet would run as a formula: a leading sign, after any blanks or invisible characters.
+const FORMULA_START =
+  /^(?:[\t\r]|[\s\p{Default_Ignorable_Code_Point}]*[=+\-@\uff1d\uff0b\uff0d\uff20\ufe66\ufe62\ufe63\ufe6b\u2212])/u;
 
 /** The UTF-8 byte-order mark --bom writes before CSV (Excel then reads the file as UTF-8). */
 export const BOM = '\ufeff';
@@ -22,12 +11,12 @@ export function csvCell(value: unknown, formulaGuard = true): string {
   let text: string;
   if (value === null || value === undefined) return '';
   if (typeof value === 'string') {
-    text = formulaGuard && FORMULA_START().test(value) ? `'${value}` : value;
+    text = formulaGuard && FORMULA_START.test(value) ? `'${value}` : value;
   } else if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') {
     text = String(value);
   } else {
     text = JSON.stringify(value);
-    if (formulaGuard && FORMULA_START().test(text)) text = `'${text}`;
+    if (formulaGuard && FORMULA_START.test(text)) text = `'${text}`;
   }
   return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
@@ -36,10 +25,7 @@ export function csvRow(values: readonly unknown[], formulaGuard = true): string 
   return `${values.map((v) => csvCell(v, formulaGuard)).join(',')}\r\n`;
 }
 
-/**
- * Flattens nested objects into dotted keys (`law_firm.name`); arrays stay whole (one JSON cell).
- * Used where CSV must carry every field the API sent, unknown ones included.
- */
+/** Flattens nested objects into dotted keys (`law_firm.name`); arrays stay whole (one JSON cell). */
 export function flatten(
   record: unknown,
   prefix = '',

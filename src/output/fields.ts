@@ -1,16 +1,7 @@
 import { UsageError } from '../errors.js';
 import { nearest } from '../util/suggest.js';
 
-/**
- * Field selection (`--fields a,b,c`, `--json a,b,c`) and the stable CSV columns of lists.
- *
- * A name is a documented dotted path (`patient.last_name`) or a documented object whole
- * (`patient`), checked before any request: an unknown one is a usage error listing what there
- * is. A field the API sends that this tool does not document yet is reached on purpose with a
- * leading `+` (`--fields id,+expires_at`): taken as typed, empty when absent. The output carries
- * exactly the chosen fields in the order given: table columns, CSV columns and JSON/NDJSON keys
- * named as typed (`"patient.last_name"`), a missing one as null.
- */
+/** Field selection (`--fields a,b,c`, `--json a,b,c`) and the stable CSV columns of lists. */
 
 /** A named set of fields, as a command's help lists it. */
 export interface FieldSet {
@@ -26,7 +17,7 @@ export interface FieldChoice {
   readonly chosen: readonly string[] | undefined;
 }
 
-export interface SelectOptions {
+interface SelectOptions {
   /** Whether `+name` (a field the documentation does not list) is allowed: not for fixed flat rows. */
   extra?: boolean;
   /** Which set, when a command has several ("--rows visit"). */
@@ -34,7 +25,7 @@ export interface SelectOptions {
 }
 
 /** The names of a --fields value, trimmed, in order, each once. */
-export function parseFieldList(value: string): string[] {
+function parseFieldList(value: string): string[] {
   const names = [
     ...new Set(
       value
@@ -125,13 +116,7 @@ export function pick(record: unknown, chosen: readonly string[]): Record<string,
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/**
- * The CSV columns of a list: the documented fields first, in their fixed order (present or not),
- * then every other field the records carry, as dotted paths, sorted. Documented objects are read
- * to their documented leaves, whatever the record holds (a null `auto_book_request` leaves its
- * columns empty; it is not a column of its own); arrays are one cell (JSON). A field that is null
- * in one record and an object in another is its object's leaves only.
- */
+// The documented fields first, in their fixed order (present or not), then the others as dotted paths, sorted.
 export function csvColumns(records: readonly unknown[], documented: readonly string[]): string[] {
   const leaves = new Set(documented);
   const objects = new Set<string>();

@@ -4,16 +4,9 @@ import { num } from '../util/plural.js';
 import { HumanStream, safe } from './text.js';
 
 /** The narrowest terminal that gets a progress line. */
-export const MIN_COLUMNS = 20;
+const MIN_COLUMNS = 20;
 
-/**
- * A one-line progress bar on stderr (only when stderr is a terminal): pages, records, rate, ETA.
- * Redrawn at most every 100 ms (a redraw dropped by that limit is drawn when the 100 ms are up, and
- * the line is redrawn every second while nothing arrives, so a stall shows), fitted to the terminal's width at each draw (see `line`); `done()`
- * clears the line and shows the cursor again, so the terminal is left as it was: on success, on an
- * error, on a signal (the command's abort handler), and on a forced exit (a broken stdout pipe, a
- * second Ctrl-C), through a task of util/cleanup.ts.
- */
+/** A one-line progress bar on stderr (only when stderr is a terminal): pages, records, rate, ETA. */
 export class ProgressBar {
   private pages = 0;
   /** Records counted so far (also read for the message of a failed run). */
@@ -30,11 +23,7 @@ export class ProgressBar {
   /** Redraws every second while nothing arrives, so the rate and ETA follow a stall. */
   private ticker: NodeJS.Timeout | undefined;
 
-  /**
-   * `stream` is stderr: a raw one is wrapped, so the bar too writes through the one sanitiser.
-   * `width` is used when the stream does not say its own (a terminal's `columns`, read at each draw
-   * so a resized window is followed).
-   */
+  /** `stream` is stderr: a raw one is wrapped, so the bar too writes through the one sanitiser. */
   constructor(
     stream: Writable | HumanStream,
     private readonly enabled: boolean,
@@ -51,7 +40,7 @@ export class ProgressBar {
     if (!this.enabled || this.finished) return;
     const now = Date.now();
     if (now - this.lastDraw < 100 && pages !== totalPages) {
-      // Dropped for now, not lost: drawn when the 100 ms are up unless another redraw comes first.
+      // Dropped for now, not lost: drawn when the interval is up unless another redraw comes first.
       this.pending ??= setTimeout(() => this.redraw(), 100 - (now - this.lastDraw)).unref();
       return;
     }
@@ -66,10 +55,7 @@ export class ProgressBar {
     this.draw();
   }
 
-  /**
-   * The line, in at most `width` characters: the least useful parts go first (the bar shrinks, then
-   * goes; then the label, the record count, the page count), so the rate and the ETA stay.
-   */
+  // At most `width` characters: the least useful parts go first, so the rate and the ETA stay.
   line(width = Number.POSITIVE_INFINITY): string {
     const secs = (Date.now() - this.started) / 1000;
     const rate = `${num(secs > 0 ? Math.round(this.records / secs) : 0)}/s`;
@@ -105,17 +91,13 @@ export class ProgressBar {
   private draw(): void {
     const own = (this.stream.target as { columns?: unknown }).columns;
     const columns = typeof own === 'number' && own > 0 ? own : this.width;
-    // Three cells stay free: a terminal echoes Ctrl-C as "^C" at the cursor, and a line that ends in
-    // the last two columns wraps it onto a new line, below which `done()` could not clear the bar.
-    // Below MIN_COLUMNS no line is drawn at all (one drawn before the window narrowed is cleared):
-    // a line there would be mostly cut, and one that reaches the last columns wraps "^C" below it.
+    // Three cells stay free for the "^C" a terminal echoes, which would otherwise wrap below the bar.
     const text = columns < MIN_COLUMNS ? '' : this.line(columns - 3);
     if (text === '') {
       if (this.drawn) this.stream.write(safe`\r\u001b[2K`);
       return;
     }
-    // \x1b[?25l hides the cursor while drawing; \x1b[2K clears the line. The escapes are literal
-    // parts of safe`…` (our own); the text is cleaned.
+    // \x1b[?25l hides the cursor while drawing; \x1b[2K clears the line.
     this.stream.write(this.drawn ? safe`\r\u001b[2K${text}` : safe`\u001b[?25l\r\u001b[2K${text}`);
     if (!this.drawn) {
       this.unregister = onForcedExit(() => this.done(), false);

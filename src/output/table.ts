@@ -1,30 +1,17 @@
 import { clean, joinSafe, type SafeText, style } from './text.js';
 
-/**
- * Aligned, borderless columns, as gh prints them. Our own rather than cli-table3: measured here,
- * cli-table3 took ~25 ms to load and render a 25-row table (a 20% slower `imaging icd10`),
- * for a layout this simple. Widths count terminal cells, so accented, CJK and emoji text lines up.
- */
+/** Aligned, borderless columns, as gh prints them. */
 
 /** A cell: the server's text cleaned by the one sanitiser, on one line, trimmed. */
 const cellText = (v: unknown) => clean(cell(v)).trim();
 
-export interface TableOptions {
+interface TableOptions {
   color: boolean;
-  /**
-   * Terminal width: columns are fitted to it only when this is set (stdout is a terminal and no
-   * --wide). Undefined: every column at its full width, nothing left out or wrapped.
-   */
+  /** Terminal width: columns are fitted to it only when this is set (stdout is a terminal and no --wide). */
   width: number | undefined;
 }
 
-/**
- * How a column gives way at a narrow terminal. `priority`: 1 is kept longest; columns are taken in
- * priority order while they fit, the others are left out. `fit`: `keep` (identifiers, codes, short
- * enumerations) is shown whole or not at all, never cut; `wrap` (names, descriptions) wraps onto
- * continuation lines under the column, never narrower than `min` cells (default 20, or the
- * column's own width when that is less; never narrower than its header).
- */
+/** How a column gives way at a narrow terminal. */
 export interface ColumnLayout {
   header: string;
   priority?: number | undefined;
@@ -32,7 +19,7 @@ export interface ColumnLayout {
   min?: number | undefined;
 }
 
-export interface TableLayout {
+interface TableLayout {
   text: SafeText;
   /** Headers of the columns left out to fit the width (in table order). */
   omitted: string[];
@@ -63,17 +50,11 @@ export function renderTable(
   ).text;
 }
 
-/**
- * Lays a table out: cells are cleaned (escapes made visible) before they are measured, widths
- * count terminal cells (CJK and emoji two, combining marks none, an escape as the text it shows).
- * With a width: the columns that fit by priority, `keep` ones whole, `wrap` ones wrapped; without:
- * every column whole on one line.
- */
+// Cells are cleaned before they are measured; widths count terminal cells (CJK two, combining marks none).
 export function layoutTable(columns: ColumnLayout[], rows: unknown[][], opts: TableOptions): TableLayout {
   const body = rows.map((r) => columns.map((_, i) => cellText(r[i])));
   const head = columns.map((c) => clean(c.header.toUpperCase()));
-  // Widest cell of each column, row by row: a list is never spread into arguments (the stack
-  // holds about 120,000 of them).
+  // Row by row: a list is never spread into arguments (the stack would overflow on a long one).
   const natural = head.map((h) => displayWidth(h));
   for (const r of body)
     for (let i = 0; i < r.length; i++) natural[i] = Math.max(natural[i] ?? 0, displayWidth(r[i] ?? ''));
@@ -122,12 +103,7 @@ export function omittedNote(headers: string[], width = Number.POSITIVE_INFINITY)
   return line(`${names.length} columns`);
 }
 
-/**
- * Which columns fit `total` cells and how wide each is: columns are taken in priority order
- * (ties: table order) while their narrowest form fits; the first is always taken. The cells left
- * over widen the `wrap` columns, in priority order: first so that no word of theirs is broken
- * (`words`: each column's longest word), then up to their full width.
- */
+// Columns are taken in priority order while their narrowest form fits; the first is always taken.
 export function fitColumns(
   columns: ColumnLayout[],
   head: string[],
@@ -136,12 +112,10 @@ export function fitColumns(
   words: number[] = natural,
   enums: number[] = [],
 ): { shown: number[]; widths: number[]; wraps: boolean[] } {
-  // A `keep` value wider than the whole terminal cannot be shown on one line anyway (a hostile
-  // server's "code"): it wraps like text rather than hide every other column.
+  // A `keep` value wider than the terminal wraps like text rather than hide every other column.
   const wraps = columns.map((c, i) => (c.fit ?? 'wrap') === 'wrap' || (natural[i] ?? 0) > total);
   const isWrap = (i: number) => wraps[i] === true;
-  // An enumerated value (`without_and_with_contrast`) is one word: a column holding one is never
-  // narrower than it, so another column is left out before such a value is broken.
+  // An enumerated value is one word: another column is left out before such a value is broken.
   const least = natural.map((n, i) => {
     if (!isWrap(i)) return n;
     const floor = Math.max(displayWidth(head[i] ?? ''), columns[i]?.min ?? WRAP_MIN);
@@ -260,22 +234,17 @@ export function renderPairs(pairs: Array<[string, unknown]>, opts: { color: bool
   );
 }
 
-// Both made on first use (a non-ASCII cell): Unicode-property regexes cost ~0.5 ms each to create.
-let zeroWidth: RegExp | undefined; // combining marks, variation selectors, zero-width space
-let wide: RegExp | undefined;
-const ZERO_WIDTH = () => (zeroWidth ??= /[\p{Mn}\p{Me}\p{Cf}]/u);
-const WIDE = () =>
-  (wide ??=
-    /[\u1100-\u115F\u2E80-\u303E\u3041-\u33FF\u3400-\u4DBF\u4E00-\u9FFF\uA000-\uA4CF\uAC00-\uD7A3\uF900-\uFAFF\uFE30-\uFE4F\uFF00-\uFF60\uFFE0-\uFFE6\p{Extended_Pictographic}\u{20000}-\u{3FFFD}]/u);
+const ZERO_WIDTH = /[\p{Mn}\p{Me}\p{Cf}]/u;
+const WIDE =
+  /[\u1100-\u115F\u2E80-\u303E\u3041-\u33FF\u3400-\u4DBF\u4E00-\u9FFF\uA000-\uA4CF\uAC00-\uD7A3\uF900-\uFAFF\uFE30-\uFE4F\uFF00-\uFF60\uFFE0-\uFFE6\p{Extended_Pictographic}\u{20000}-\u{3FFFD}]/u;
 
 /** Terminal cells a string takes: 0 for combining marks, 2 for wide (CJK, emoji), else 1. */
 export function displayWidth(s: string): number {
-  // Fast path: plain ASCII is one cell a character.
   if (/^[\x20-\x7e]*$/.test(s)) return s.length;
   let w = 0;
   for (const ch of s) {
-    if (ZERO_WIDTH().test(ch)) continue;
-    w += WIDE().test(ch) ? 2 : 1;
+    if (ZERO_WIDTH.test(ch)) continue;
+    w += WIDE.test(ch) ? 2 : 1;
   }
   return w;
 }

@@ -1,40 +1,14 @@
 import type { Writable } from 'node:stream';
 import { wrapMessage } from './wrap.js';
 
-/**
- * The one sanitiser: every human-readable sink (tables, detail views, hints, notes, error blocks,
- * traces, webhook verdicts and listener lines) writes through a HumanStream, which lets through
- * only two things:
- *
- * - a SafeText, which can only be built here: by the `safe` template tag (its literal parts are
- *   the tool's own source text, every interpolated value is cleaned) or by `style` (the tool's own
- *   SGR colour codes around cleaned text);
- * - a plain string, which is cleaned as a block: its newlines and tabs are kept, every other
- *   control, escape, bidi or format character is escaped visibly.
- *
- * So server text cannot reach a terminal with an escape sequence in it, even from a sink that
- * forgot to clean a value: the worst it can do is break a line. Data formats (JSON, NDJSON, CSV,
- * `imaging api` bodies) do not come through here; they are written to the raw stream, byte-exact.
- *
- * Escaping: C0 controls and DEL become their Unicode control pictures (ESC reads `␛`, BEL `␇`),
- * so a hostile sequence is visible rather than acted on; C1 controls, bidi controls, zero-width
- * and other format characters (Cf), the other default-ignorable characters (variation selectors,
- * fillers) and lone surrogates become `<U+202E>`; inside one value, line
- * breaks and tabs become one space, so a table cell or a line stays one line. No dependency, a few
- * regular expressions: this module is on the start-up path.
- */
+// The one sanitiser: human output goes through a HumanStream, which writes SafeText (built only by `safe`
+// and `style` here) as is and cleans any plain string (control, escape, bidi and format characters escaped).
 
 const SAFE_ASCII = /^[\x20-\x7e]*$/;
-// A block (a table, a note) of printable ASCII, newlines and tabs has nothing to escape: tested
-// first, so a lookup's output never compiles UNSAFE (a Unicode-property regex, ~1 ms to compile).
 const SAFE_ASCII_BLOCK = /^[\t\n\x20-\x7e]*$/;
 const BREAKS = /[\t\n\v\f\r\u0085\u2028\u2029]+/g;
-// Default_Ignorable_Code_Point adds what draws nothing yet is not Cf: variation selectors, the
-// combining grapheme joiner, Hangul fillers (two values that look alike must not be told apart only
-// by invisible characters). Made on first use: creating it costs ~0.1-1 ms (its Unicode property
-// sets), and a lookup's output (ASCII, or JSON) never needs it.
-let unsafe: RegExp | undefined;
-const UNSAFE = () => (unsafe ??= /[\p{Cc}\p{Cf}\p{Cs}\p{Default_Ignorable_Code_Point}\u2028\u2029]/gu);
+// Default_Ignorable_Code_Point: what draws nothing yet is not Cf, so two values never differ invisibly.
+const UNSAFE = /[\p{Cc}\p{Cf}\p{Cs}\p{Default_Ignorable_Code_Point}\u2028\u2029]/gu;
 
 function escapeChar(ch: string): string {
   const code = ch.codePointAt(0) ?? 0;
@@ -47,13 +21,13 @@ function escapeChar(ch: string): string {
 export function clean(value: unknown): string {
   const s = typeof value === 'string' ? value : String(value);
   if (SAFE_ASCII.test(s)) return s;
-  return s.replace(BREAKS, ' ').replace(UNSAFE(), escapeChar);
+  return s.replace(BREAKS, ' ').replace(UNSAFE, escapeChar);
 }
 
 /** A block of text: like `clean`, but its newlines and tabs are kept. */
 export function cleanBlock(text: string): string {
   if (SAFE_ASCII_BLOCK.test(text)) return text;
-  return text.replace(UNSAFE(), (ch) => (ch === '\n' || ch === '\t' ? ch : escapeChar(ch)));
+  return text.replace(UNSAFE, (ch) => (ch === '\n' || ch === '\t' ? ch : escapeChar(ch)));
 }
 
 const BRAND = Symbol('SafeText');
@@ -77,11 +51,7 @@ function piece(value: unknown): string {
   return value instanceof SafeText ? value.text : clean(value);
 }
 
-/**
- * The template tag for human output: the literal parts are the tool's own text (newlines, and
- * escape sequences written in the source, such as the progress bar's, are kept); every `${value}`
- * is cleaned to one line, unless it is already SafeText.
- */
+// The literal parts are the tool's own text, kept as written; every `${value}` is cleaned to one line.
 export function safe(strings: TemplateStringsArray, ...values: unknown[]): SafeText {
   let out = strings[0] ?? '';
   for (let i = 0; i < values.length; i++) out += piece(values[i]) + (strings[i + 1] ?? '');
@@ -111,10 +81,7 @@ export function style(name: Style, text: unknown, on: boolean): SafeText {
   return new SafeText(BRAND, `\u001b[${open}m${inner}\u001b[${close}m`);
 }
 
-/**
- * The tool's own colour from a styling function of ours (chalk's, for the error block): the text is
- * cleaned first, then wrapped. Only for functions that add SGR codes around what they are given.
- */
+// The text is cleaned first, then wrapped in a styling function of ours (chalk's, for the error block).
 export function paint(styler: (text: string) => string, text: unknown): SafeText {
   return new SafeText(BRAND, styler(piece(text)));
 }
@@ -129,11 +96,7 @@ export class HumanStream {
   write(text: SafeText | string): boolean {
     return this.target.write(text instanceof SafeText ? text.text : cleanBlock(text));
   }
-  /**
-   * One line (a note, hint, warning or message): the text then a newline, word-wrapped to the
-   * terminal's width when there is one, so the terminal never breaks it mid-word. Words longer than
-   * the width (a URL, a path, an id) are left whole.
-   */
+  // Word-wrapped to the terminal's width, so the terminal never breaks it mid-word.
   line(text: SafeText | string): boolean {
     const clean = text instanceof SafeText ? text.text : cleanBlock(text);
     return this.target.write(`${this.fit(clean)}\n`);

@@ -1,9 +1,4 @@
-/**
- * Word-wrapping of the tool's own prose (help, notes, hints, warnings, the error block) to the
- * terminal's width, so a line never breaks mid-word at the terminal's edge. Words longer than the
- * width (a URL, a path, an id) are never split: they stay whole on a line of their own, so they can
- * still be copied.
- */
+// The tool's own prose wrapped to the terminal's width, so a line never breaks mid-word at its edge.
 
 const SGR = /\u001b\[[0-9;]*m/g;
 
@@ -23,11 +18,8 @@ export function wrapProse(text: string, width: number): string {
     .join('\n');
 }
 
-/**
- * A message line wrapped to `width`: continuation lines are indented under the text that follows a
- * leading label (`error: `, `warning: `, `hint: `, `  Location: `), else under the line's own
- * indentation. Colour codes (the tool's own SGR) count no cells and are never split.
- */
+// A message line wrapped to `width`: continuation lines are indented under the text that follows a leading
+// label (`error: `, `warning: `, `hint: `, ` Location: `), else under the line's own indentation.
 export function wrapMessage(text: string, width: number): string {
   return text
     .split('\n')
@@ -59,14 +51,8 @@ function wrapLine(line: string, width: number, indent: string): string {
   return out.join('\n');
 }
 
-/**
- * A line whose text after its labels (`To continue: `, `hint: Run: `) is a command to copy
- * (`imaging …`), too wide for the terminal: the command is broken between shell words with a ` \`
- * ending each broken line, as help's examples are, so the lines pasted into a shell still run as
- * one command. What follows the command (after two spaces, ` (`, `; ` or `, `) is prose, wrapped
- * on lines of its own below it.
- * Undefined when the line is not such a command (or fits, or carries colour codes).
- */
+// A command to copy (`hint: Run: imaging …`) too wide for the terminal: broken between shell words with a
+// ` \` ending each line, so the lines pasted into a shell still run as one command.
 function wrapCommand(line: string, width: number, indent: string): string | undefined {
   if (cells(line) <= width || width < 20 || line.includes('\u001b')) return undefined;
   const m =

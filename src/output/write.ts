@@ -5,10 +5,8 @@ import { BOM, csvRow, flatten, unionKeys } from './csv.js';
 import { csvColumns, type FieldChoice, pick, valueAt } from './fields.js';
 import { assertNever, type OutputFormat } from './format.js';
 
-/**
- * The one output writer: every command prints records through `write`, in any format, from an
- * array or from pages as they come. Formats are told apart only here, one case each.
- */
+// The one output writer: every command prints records through `write`, in any format, from an array or from
+// pages as they come.
 
 export interface Column<T> {
   header: string;
@@ -24,12 +22,11 @@ export interface Column<T> {
 /** Records: all at once, or in batches (pages) as they arrive. */
 export type Records<T> = readonly T[] | AsyncIterable<readonly T[]>;
 
-export interface WriteOptions<T> {
+interface WriteOptions<T> {
   format: OutputFormat;
   sink: Sink;
   /** The resource's documented fields (stable CSV columns) and the --fields choice. */
   fields?: FieldChoice | undefined;
-  /** A list's table columns. */
   columns?: Column<T>[] | undefined;
   /** One record's label/value lines in a table. */
   pairs?: ((record: T) => Array<[string, unknown]>) | undefined;
@@ -44,97 +41,105 @@ export interface WriteOptions<T> {
 /** Field names whose values are identifiers or codes: shown whole in a table, never wrapped. */
 const KEEP_WHOLE = /(?:^|[._])(?:id|ids|code|codes|reference|accession_ids?|slug|status|number)$/;
 
-/**
- * Writes records: a table for people (through the one sanitiser, `sink.out`), or every field the
- * API sent for scripts (the raw stream, byte-faithful); with --fields, exactly those fields. JSON
- * and NDJSON are written batch by batch as they come; a table and CSV need every record first
- * (column widths, the union of fields). `{ one: record }` writes a single record (a `get`).
- * Returns how many records were written.
- */
+// Writes records: a table for people (through the one sanitiser, `sink.out`), or every field the API sent for
+// scripts (the raw stream, byte-faithful); with --fields, exactly those fields.
 export async function write<T>(input: Records<T> | { one: T }, opts: WriteOptions<T>): Promise<number> {
   if ('one' in input) {
     await writeOne(input.one, opts);
     return 1;
   }
-  const { format, sink } = opts;
-  const chosen = opts.fields?.chosen;
-  switch (format) {
+  switch (opts.format) {
     case 'json':
-    case 'ndjson': {
-      const enc = encoder(format, { json: 'pretty', chosen });
-      let count = 0;
-      for await (const batch of batches(input)) {
-        if (batch.length === 0) continue;
-        const pieces: string[] = count === 0 ? [enc.head] : [];
-        for (const r of batch) enc.record(pieces, r, count++);
-        await send(sink.data, utf8Of(pieces), opts.signal);
-        opts.onWritten?.(count);
-      }
-      await send(sink.data, utf8Of(count === 0 ? [enc.head, enc.tail(0)] : [enc.tail(count)]), opts.signal);
-      if (count === 0) sayEmpty(opts);
-      return count;
-    }
-    case 'csv': {
-      const records = await collect(input);
-      if (records.length === 0) {
-        sayEmpty(opts);
-        return 0;
-      }
-      const guard = sink.csv?.formulaGuard ?? true;
-      const pieces: string[] = sink.csv?.bom ? [BOM] : [];
-      if (opts.fields) {
-        // Stable: the documented fields first, in a fixed order, then the others sorted.
-        const keys = chosen ?? csvColumns(records, opts.fields.documented);
-        pieces.push(csvRow(keys, guard)); // server keys: guarded like cells
-        for (const r of records)
-          pieces.push(
-            csvRow(
-              keys.map((k) => valueAt(r, k)),
-              guard,
-            ),
-          );
-      } else {
-        const flat = records.map((r) => flatten(r));
-        const keys = unionKeys(flat);
-        pieces.push(csvRow(keys, guard)); // server keys: guarded like cells
-        for (const row of flat)
-          pieces.push(
-            csvRow(
-              keys.map((k) => row[k]),
-              guard,
-            ),
-          );
-      }
-      await send(sink.data, utf8Of(pieces), opts.signal);
-      return records.length;
-    }
-    case 'table': {
-      const records = await collect(input);
-      if (records.length === 0) {
-        sayEmpty(opts);
-        return 0;
-      }
-      const { layoutTable, omittedNote } = await import('./table.js');
-      // Fields the user picked: in the order given; identifiers and codes are never cut.
-      const columns: Column<T>[] = chosen
-        ? chosen.map((f) => ({
-            header: f,
-            get: (r: T) => valueAt(r, f),
-            ...(KEEP_WHOLE.test(f) ? { fit: 'keep' as const } : {}),
-          }))
-        : (opts.columns ?? []);
-      const table = layoutTable(
-        columns,
-        records.map((r) => columns.map((c) => c.get(r))),
-        { color: sink.color, width: sink.width },
-      );
-      sink.out.write(table.text);
-      if (table.omitted.length > 0 && sink.width) sink.err.line(omittedNote(table.omitted, sink.width));
-      return records.length;
-    }
+    case 'ndjson':
+      return writeStream(input, opts.format, opts);
+    case 'csv':
+      return writeCsv(await collect(input), opts);
+    case 'table':
+      return writeTable(await collect(input), opts);
     default:
-      return assertNever(format);
+      return assertNever(opts.format);
   }
+}
+
+async function writeStream<T>(
+  input: Records<T>,
+  format: 'json' | 'ndjson',
+  opts: WriteOptions<T>,
+): Promise<number> {
+  const { sink } = opts;
+  const enc = encoder(format, { json: 'pretty', chosen: opts.fields?.chosen });
+  let count = 0;
+  for await (const batch of batches(input)) {
+    if (batch.length === 0) continue;
+    const pieces: string[] = count === 0 ? [enc.head] : [];
+    for (const r of batch) enc.record(pieces, r, count++);
+    await send(sink.data, utf8Of(pieces), opts.signal);
+    opts.onWritten?.(count);
+  }
+  await send(sink.data, utf8Of(count === 0 ? [enc.head, enc.tail(0)] : [enc.tail(count)]), opts.signal);
+  if (count === 0) sayEmpty(opts);
+  return count;
+}
+
+async function writeCsv<T>(records: readonly T[], opts: WriteOptions<T>): Promise<number> {
+  const { sink } = opts;
+  if (records.length === 0) {
+    sayEmpty(opts);
+    return 0;
+  }
+  const guard = sink.csv?.formulaGuard ?? true;
+  const pieces: string[] = sink.csv?.bom ? [BOM] : [];
+  if (opts.fields) {
+    // Stable: the documented fields first, in a fixed order, then the others sorted.
+    const keys = opts.fields.chosen ?? csvColumns(records, opts.fields.documented);
+    pieces.push(csvRow(keys, guard)); // server keys: guarded like cells
+    for (const r of records)
+      pieces.push(
+        csvRow(
+          keys.map((k) => valueAt(r, k)),
+          guard,
+        ),
+      );
+  } else {
+    const flat = records.map((r) => flatten(r));
+    const keys = unionKeys(flat);
+    pieces.push(csvRow(keys, guard)); // server keys: guarded like cells
+    for (const row of flat)
+      pieces.push(
+        csvRow(
+          keys.map((k) => row[k]),
+          guard,
+        ),
+      );
+  }
+  await send(sink.data, utf8Of(pieces), opts.signal);
+  return records.length;
+}
+
+async function writeTable<T>(records: readonly T[], opts: WriteOptions<T>): Promise<number> {
+  const { sink } = opts;
+  const chosen = opts.fields?.chosen;
+  if (records.length === 0) {
+    sayEmpty(opts);
+    return 0;
+  }
+  const { layoutTable, omittedNote } = await import('./table.js');
+  // Fields the user picked: in the order given; identifiers and codes are never cut.
+  const columns: Column<T>[] = chosen
+    ? chosen.map((f) => ({
+        header: f,
+        get: (r: T) => valueAt(r, f),
+        ...(KEEP_WHOLE.test(f) ? { fit: 'keep' as const } : {}),
+      }))
+    : (opts.columns ?? []);
+  const table = layoutTable(
+    columns,
+    records.map((r) => columns.map((c) => c.get(r))),
+    { color: sink.color, width: sink.width },
+  );
+  sink.out.write(table.text);
+  if (table.omitted.length > 0 && sink.width) sink.err.line(omittedNote(table.omitted, sink.width));
+  return records.length;
 }
 
 /** One record: label/value lines for people, the object as sent (or its chosen fields) for scripts. */
@@ -183,7 +188,7 @@ async function writeOne<T>(record: T, opts: WriteOptions<T>): Promise<void> {
 export type StreamFormat = Exclude<OutputFormat, 'table'>;
 
 /** How records become text in a stream format: what comes first, each record, what comes last. */
-export interface Encoder {
+interface Encoder {
   /** Before the first record (also when there is none). */
   readonly head: string;
   /** Appends the pieces of the record that has `index` records before it. */
@@ -192,11 +197,9 @@ export interface Encoder {
   tail(count: number): string;
 }
 
-export interface EncoderOptions {
-  /**
-   * JSON: `pretty` is one array as `JSON.stringify(records, null, 2)` writes it; `line` one record
-   * a line inside `[` and `]` (the export's).
-   */
+interface EncoderOptions {
+  // JSON: `pretty` is one array as `JSON.stringify(records, null, 2)` writes it; `line` one record a line
+  // inside `[` and `]` (the export's).
   json?: 'pretty' | 'line';
   /** Only these fields of each record, named as given. */
   chosen?: readonly string[] | undefined;
@@ -209,10 +212,7 @@ export interface EncoderOptions {
   };
 }
 
-/**
- * The one framing of each stream format. Pieces stay separate: a `${json}\n` would be a cons
- * string, copied whole to be measured (`utf8Of`).
- */
+/** The one framing of each stream format. */
 export function encoder(format: StreamFormat, opts: EncoderOptions = {}): Encoder {
   const shape = opts.chosen ? (r: unknown) => pick(r, opts.chosen!) : (r: unknown) => r;
   switch (format) {
@@ -248,11 +248,6 @@ export function encoder(format: StreamFormat, opts: EncoderOptions = {}): Encode
   }
 }
 
-/**
- * Pieces of text as one UTF-8 buffer. Joining them into one string first makes V8 flatten a
- * page-sized string (two bytes a character once one name is outside Latin-1) only to encode it
- * again; each piece here is a small flat string, encoded once into its place.
- */
 export function utf8Of(pieces: readonly string[]): Buffer {
   let total = 0;
   for (const p of pieces) total += Buffer.byteLength(p);

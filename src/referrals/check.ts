@@ -1,12 +1,11 @@
 import { expectObject, expectRecords, expectString, expectTexts, kindOf } from '../api/shape.js';
 import { UnreadableAnswerError } from '../errors.js';
 
-/**
- * The shape the referral views rely on (detail view, list table, export rows), checked before
- * they read it, so a wrong shape is "an answer this tool cannot read: <where>" rather than a
- * crash or a silently empty column. `where` names the referral in our words ("the referral",
- * "referral item 3"); the server's own values never appear in it.
- */
+// The shape the referral views rely on (detail view, list table, export rows), checked before they read it,
+// so a wrong shape is "an answer this tool cannot read: <where>" rather than a crash or a silently empty
+// column.
+
+const ADDRESS = ['address_line_1', 'address_line_2', 'city', 'state', 'zip_code'];
 
 /** The structure: the referral is an object, its lists are lists of objects, its records are records. */
 export function checkReferralStructure(value: unknown, where: string): Record<string, unknown> {
@@ -60,11 +59,7 @@ export function checkReferral(value: unknown, where = 'the referral'): void {
     'gender',
     'phone_number',
     'email',
-    'address_line_1',
-    'address_line_2',
-    'city',
-    'state',
-    'zip_code',
+    ...ADDRESS,
   ]);
   expectRecords(r.visits, where, 'visits').forEach((visit, i) => {
     const w = `${where}, visit ${i + 1}`;
@@ -74,11 +69,7 @@ export function checkReferral(value: unknown, where = 'the referral'): void {
     expectTexts(expectObject(visit.location, w, 'location'), `${w}, location`, [
       'id',
       'name',
-      'address_line_1',
-      'address_line_2',
-      'city',
-      'state',
-      'zip_code',
+      ...ADDRESS,
       'npi',
     ]);
     expectRecords(visit.procedures, w, 'procedures').forEach((proc, j) => {

@@ -35,10 +35,7 @@ const name = (view: View, o: { name?: unknown; id?: unknown } | undefined) =>
 const joined = (parts: unknown[]) => parts.filter(Boolean).join(', ');
 const when = <T>(present: boolean, rows: T[]): T[] => (present ? rows : []);
 
-/**
- * The human view of one referral: header, patient, then each visit with its procedures, then
- * ICD-10 codes and call notes. Times in the user's time zone. Unknown statuses appear as they are.
- */
+/** The human view of one referral: header, patient, visits, ICD-10 codes and call notes. */
 export function renderReferral(
   r: Referral,
   opts: { color: boolean; timeZone: string | undefined },

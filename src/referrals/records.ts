@@ -5,37 +5,30 @@ import {
   type RecordKind,
   recordPath,
 } from '../api/endpoints/referral-records.js';
-import { readList } from '../commands/read-list.js';
+import { referralId } from '../cli/args.js';
+import { readList } from '../cli/read-list.js';
 import type { Context } from '../context.js';
 import { ApiError, notEnabledHint, UsageError } from '../errors.js';
 import type { FieldChoice } from '../output/fields.js';
-import type { Column } from '../output/render.js';
 import { write } from '../output/write.js';
-import { referralId } from '../util/args.js';
+import type { Resource } from '../resources/schema.js';
 
 /** What differs between `referrals payments` and `referrals notifications`. */
-export interface RecordView<T> {
+interface RecordView<T> {
   kind: RecordKind;
   /** "payment read": the spec's name of the gated endpoint. */
   endpoint: string;
   noun: string;
-  columns: Column<T>[];
-  text: readonly string[];
-  /** The documented fields (--fields checks against them). */
-  fields: readonly string[];
+  resource: Resource<T>;
 }
 
-/**
- * One referral's payments or notifications: a table for people, every field in JSON, NDJSON and
- * CSV. The path is the environment's `path.<kind>` or the default guess; a 403 explains that the
- * read is enabled per account, a 404 that the path may be another on this server.
- */
+/** One referral's payments or notifications: a table for people, every field in JSON, NDJSON and CSV. */
 export async function showReferralRecords<T>(ctx: Context, id: string, view: RecordView<T>): Promise<number> {
   // An id in upper case is the same id: sent as the API stores it.
   const rid = referralId(id);
   const format = ctx.format('table');
   const { selectFields } = await import('../output/fields.js');
-  const fields: FieldChoice = selectFields(ctx.globals.fields, view.fields);
+  const fields: FieldChoice = selectFields(ctx.globals.fields, view.resource.fields);
   const env = ctx.environment().value;
   const configured = ctx.config.environment(env).paths?.[view.kind];
   if (configured !== undefined) {
@@ -75,14 +68,14 @@ export async function showReferralRecords<T>(ctx: Context, id: string, view: Rec
     res,
     `${view.noun}`,
     format,
-    view.text,
+    view.resource.text,
     `If this server keeps ${view.kind} at another path (${configured ? `path.${view.kind} is set to ${configured}` : `the default, ${DEFAULT_RECORD_PATHS[view.kind]}, is a guess`}), set it: ${setIt}`,
   );
   await write(records, {
     sink: ctx.sink(),
     format,
     fields,
-    columns: view.columns,
+    columns: view.resource.columns,
     emptyHint: `No ${view.noun} for referral ${rid}.`,
   });
   return 0;

@@ -3,11 +3,7 @@ import { defineResource } from './schema.js';
 
 // At a narrow terminal (output/table.ts) every cell is whole (times, enumerations, ids); the
 // least read columns (created, the notification's id, then the visit) are left out first.
-export const {
-  fields: NOTIFICATION_FIELDS,
-  columns: notificationColumns,
-  text: NOTIFICATION_TEXT,
-} = defineResource<ReferralNotification>(
+export const NOTIFICATIONS = defineResource<ReferralNotification>(
   {
     id: true,
     channel: true,

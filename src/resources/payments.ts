@@ -20,11 +20,7 @@ const dollars = (amount: unknown) =>
 
 // At a narrow terminal (output/table.ts): date, amount and check number whole, what was paid for
 // wraps, the payment's id (no command takes it) is left out first; never cut.
-export const {
-  fields: PAYMENT_FIELDS,
-  columns: paymentColumns,
-  text: PAYMENT_TEXT,
-} = defineResource<ReferralPayment>(
+export const PAYMENTS = defineResource<ReferralPayment>(
   { id: true, amount: true, date: true, check_number: true, procedures: true },
   [
     { header: 'Date', field: 'date', show: (d) => d ?? 'no date', priority: 1, fit: 'keep' },

@@ -5,10 +5,7 @@ import { PROCEDURE_ROW, type V, VISIT_ROW } from './visits.js';
 const RANK = new Map<string, number>(VISIT_STATUSES.map((s, i) => [s, i]));
 RANK.set('canceled', -1);
 
-/**
- * The most advanced visit status of a referral: furthest along the spec's list, canceled counting
- * least; a status the tool does not know is shown as it is when nothing known is further along.
- */
+// Furthest along the spec's list, canceled least; an unknown status only when nothing known is further.
 export function latestVisitStatus(visits: readonly { status?: unknown }[] | undefined): string | null {
   let best: string | null = null;
   let bestRank = Number.NEGATIVE_INFINITY;
@@ -92,8 +89,7 @@ export const { fields: REFERRAL_FIELDS, columns: referralColumns } = defineResou
       completed_at: true,
     },
   },
-  // At a narrow terminal (output/table.ts): reference and id whole (the id is what `referrals get`
-  // takes), the patient's name wraps, the least read columns are left out first.
+  // At a narrow terminal the id stays whole (`referrals get` takes it); the least read columns go first.
   [
     { header: 'Reference', field: 'reference', priority: 1, fit: 'keep' },
     { header: 'Status', field: 'status', priority: 4, fit: 'keep' },
@@ -118,11 +114,7 @@ const joined = (xs: unknown[]): string | null => {
 };
 const patient = (r: R) => obj(r.patient);
 
-/**
- * The export's row per referral (README "Export columns"): changing a column is a breaking change
- * for users' spreadsheets. `REPEATED`: context every visit and procedure row carries too, so each
- * row stands alone in a spreadsheet.
- */
+// Changing a column breaks users' spreadsheets (README "Export columns").
 export const REFERRAL_ROW: readonly RowColumn<R>[] = [
   ['referral_id', (r) => str(r.id), REPEATED],
   ['reference', (r) => str(r.reference), REPEATED],

@@ -1,21 +1,13 @@
-import type { Column } from '../output/render.js';
+import type { Column } from '../output/write.js';
 
-/**
- * A resource's one schema: its documented fields (the spec's table, in its order) and its table
- * columns. Everything else is derived here: the dotted paths `--fields` takes (its help, shell
- * completion and the first CSV columns), the table columns, and the fields checked to be text
- * before a table is drawn (those a column shows as they are).
- */
+/** A resource's one schema: its documented fields (the spec's table, in its order) and its table columns. */
 
 /** The named keys of T (not an index signature's). */
 type Known<T> = keyof { [K in keyof T as string extends K ? never : number extends K ? never : K]: 0 } &
   string;
 
-/**
- * Every documented field of T, in the spec's order: `true` for a leaf (a list is one field), an
- * object's own fields for an object. The compiler holds it equal to the type in api/types.ts.
- */
-export type FieldTree<T> = {
+/** Every documented field of T, in the spec's order: `true` for a leaf (a list is one). */
+type FieldTree<T> = {
   readonly [K in Known<T>]-?: NonNullable<T[K]> extends readonly unknown[]
     ? true
     : NonNullable<T[K]> extends object
@@ -33,7 +25,7 @@ type FieldColumn<T> = {
 /** A column made from the record; `reads`: the fields it shows as text (checked as a field column's). */
 type MadeColumn<T> = Layout<T> & { get: (record: T) => unknown; reads?: readonly Known<T>[] };
 
-export type ColumnSpec<T> = FieldColumn<T> | MadeColumn<T>;
+type ColumnSpec<T> = FieldColumn<T> | MadeColumn<T>;
 
 export interface Resource<T> {
   /** The documented fields as dotted paths, in the spec's order. */

@@ -1,11 +1,7 @@
 import type { Procedure, Visit } from '../api/types.js';
 import { type Cell, list, obj, REPEATED, type RowColumn, str } from './schema.js';
 
-/**
- * Visits and their procedures as the export's flat rows have them (a visit row, a procedure row);
- * `REPEATED`: a visit column each of its procedure rows carries too. Absent (a referral with no
- * visit, a visit with no procedure): those columns empty.
- */
+// The export's visit and procedure rows; `REPEATED`: a visit column each procedure row carries too.
 
 export type V = Partial<Visit> & Record<string, unknown>;
 export type P = Partial<Procedure> & Record<string, unknown>;

@@ -1,4 +1,4 @@
-import { isUuid } from '../util/args.js';
+import { isUuid } from '../cli/args.js';
 import { count } from '../util/plural.js';
 
 /** What the spec's Events section requires of each event, checked after the signature. */

@@ -23,7 +23,7 @@ interface ListenerOptions {
   onRefusedHost?: (host: string) => void;
 }
 
-interface Delivery {
+export interface Delivery {
   receivedAt: string;
   path: string;
   verdict: Verdict;

@@ -6,7 +6,7 @@ import { count } from '../util/plural.js';
 import { EVENT_NAMES } from './events.js';
 
 /** Test events of the spec's shapes, synthetic, with fresh ids on every call. */
-type EventName = (typeof EVENT_NAMES)[number];
+export type EventName = (typeof EVENT_NAMES)[number];
 
 export function parseEventName(value: string): EventName {
   const v = value.trim().toLowerCase();

@@ -1,6 +1,6 @@
+import { readFileCapped } from '../cli/input.js';
 import type { Context } from '../context.js';
 import { UsageError } from '../errors.js';
-import { readFileCapped } from '../util/input.js';
 
 /** A signing secret is tens of bytes; a file bigger than this is not one (or is /dev/zero). */
 const MAX_SECRET_BYTES = 64 * 1024;

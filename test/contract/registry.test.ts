@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { GLOBAL_OPTIONS } from '../../src/commands/globals.js';
-import { takesValue } from '../../src/commands/options.js';
+import { GLOBAL_OPTIONS } from '../../src/cli/globals.js';
+import { takesValue } from '../../src/cli/options.js';
 import { COMMANDS } from '../../src/registry.js';
 import { mockFixture, ROOT, run } from '../helpers.js';
 

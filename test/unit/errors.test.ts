@@ -107,7 +107,7 @@ describe('formatError', () => {
 
 describe('Ctrl-C at a prompt', () => {
   it('is an interrupt (exit 130) whether inquirer or readline was asking', async () => {
-    const { interruptedIfCtrlC } = await import('../../src/util/prompt.js');
+    const { interruptedIfCtrlC } = await import('../../src/cli/prompt.js');
     const { InterruptedError } = await import('../../src/errors.js');
     const inquirer = Object.assign(new Error('User force closed the prompt'), { name: 'ExitPromptError' });
     const readline = Object.assign(new Error('Aborted with Ctrl+C'), {

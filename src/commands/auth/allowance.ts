@@ -1,3 +1,5 @@
+import { defineCommand } from '../../cli/define.js';
+import { int, text } from '../../cli/options.js';
 import { AuthError, CliError, ExitCode, UsageError } from '../../errors.js';
 import {
   appendRecords,
@@ -9,8 +11,6 @@ import {
 } from '../../meter/meter.js';
 import { allowanceOf } from '../../meter/view.js';
 import { num } from '../../util/plural.js';
-import { defineCommand } from '../define.js';
-import { int, text } from '../options.js';
 
 export default defineCommand({
   path: ['auth', 'allowance'],
@@ -102,8 +102,7 @@ function parseSince(value: string, now: number): number {
       `--since: "${value}" is not a date`,
       'Use YYYY-MM-DD (UTC) or an ISO 8601 time, e.g. 2026-11-20T09:30:00Z.',
     );
-  // Sandbox tokens are recent: a time before 2000 is a typo (and the meter's records hold no
-  // negative times).
+  // Sandbox tokens are recent: a time before 2000 is a typo.
   if (t < Date.UTC(2000, 0, 1))
     throw new UsageError(`--since: ${v} is before 2000: not when this token was first used`);
   // A minute of slack for clocks a little apart.

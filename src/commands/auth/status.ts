@@ -1,14 +1,14 @@
 import { MODALITIES_PATH } from '../../api/endpoints/reference.js';
 import { normaliseBaseUrl } from '../../api/url.js';
+import { defineCommand } from '../../cli/define.js';
+import { flag } from '../../cli/options.js';
 import { defaultBaseUrl, ENVIRONMENTS, type EnvironmentName } from '../../config/environments.js';
 import { maskToken, originOf, storedTokenOrigin } from '../../config/store.js';
 import type { Context } from '../../context.js';
 import { ApiError, AuthError, ExitCode, exitCodeOf } from '../../errors.js';
 import { type AllowanceView, describeView } from '../../meter/meter.js';
 import { allowanceOf } from '../../meter/view.js';
-import { write } from '../../output/write.js';
-import { defineCommand } from '../define.js';
-import { flag } from '../options.js';
+import { type Column, write } from '../../output/write.js';
 
 interface StatusRow {
   environment: EnvironmentName;
@@ -38,102 +38,12 @@ export default defineCommand({
   async run(ctx, _args, opts) {
     const active = ctx.environment();
     const envs: EnvironmentName[] = ctx.globals.env ? [active.value] : [...ENVIRONMENTS];
-    const rows: StatusRow[] = [];
-    for (const env of envs) {
-      const isActive = env === active.value;
-      // --base-url and IMAGING_BASE_URL apply to the active environment only.
-      const base = isActive ? ctx.baseUrl(env) : storedOrDefault(ctx, env);
-      let tok: { value: string | undefined; source: string };
-      try {
-        tok = ctx.token(env);
-      } catch (err) {
-        // A keychain that cannot be read: the row says so, the other environments still show.
-        if (!(err instanceof AuthError)) throw err;
-        tok = { value: undefined, source: `keychain: ${err.message}` };
-      }
-      const where = ctx.config.tokenStore(env) ?? null;
-      const stored = ctx.config.environment(env);
-      // Compared as an origin, exactly as requests compare it (a hand-edited "HTTP://127.1:4451/").
-      let origin = tok.source === 'config' ? (storedTokenOrigin(stored) ?? null) : null;
-      let usable = true;
-      // --check sends the token: an old unbound one is bound first, as any request-making command
-      // does, and not at all when the base URL in use may not bind it.
-      if (!origin && opts.check && tok.source === 'config' && base.value) {
-        try {
-          origin = ctx.tokenOrigin(env, normaliseBaseUrl(base.value));
-        } catch (err) {
-          if (!(err instanceof AuthError)) throw err;
-          usable = false;
-        }
-      }
-      // A real IMAGING_TOKEN is not sent to a loopback port this run did not name (see Context).
-      if (tok.source === 'IMAGING_TOKEN' && base.value) {
-        try {
-          ctx.sendableToken(env, normaliseBaseUrl(base.value));
-        } catch (err) {
-          if (!(err instanceof AuthError)) throw err;
-          usable = false;
-        }
-      }
-      if (origin && base.value) {
-        try {
-          usable = originOf(base.value) === origin;
-        } catch {
-          usable = false;
-        }
-      }
-      rows.push({
-        environment: env,
-        active: isActive,
-        base_url: base.value ?? null,
-        base_url_source: base.source,
-        token_source: tok.source,
-        token_store: tok.source === 'config' ? where : null,
-        token: tok.value ? maskToken(tok.value) : null,
-        token_origin: origin,
-        token_usable: usable,
-        allowance: null,
-      });
-    }
+    const rows = envs.map((env) => statusRow(ctx, env, env === active.value, opts.check === true));
     let exitCode = 0;
     if (opts.check) {
       for (const row of rows) {
-        const env = row.environment;
-        if (!row.base_url || !row.token) {
-          row.check = row.base_url ? 'no token' : 'no base URL';
-          continue;
-        }
-        if (!row.token_usable && row.token_source === 'config') {
-          row.check = row.token_origin
-            ? 'not sent: the token belongs to another origin'
-            : 'not sent: the token has no origin yet (imaging config set base-url URL binds it)';
-          row.check_code = ExitCode.auth;
-          if (exitCode === 0 || row.active) exitCode = ExitCode.auth;
-          continue;
-        }
-        // Only the token that belongs to this environment and may go to this base URL is sent.
-        let sendable: string;
-        try {
-          sendable = ctx.sendableToken(env, normaliseBaseUrl(row.base_url));
-        } catch (err) {
-          if (!(err instanceof AuthError)) throw err;
-          row.check = `not sent: ${err.message}`;
-          row.check_code = ExitCode.auth;
-          if (exitCode === 0 || row.active) exitCode = ExitCode.auth;
-          continue;
-        }
-        const client = ctx.buildClient(row.base_url, sendable, env);
-        try {
-          await client.request({ path: MODALITIES_PATH, retry: false });
-          row.check = 'ok';
-        } catch (err) {
-          row.check =
-            err instanceof ApiError ? `${err.status} ${err.code ?? ''}`.trim() : (err as Error).message;
-          row.check_code = exitCodeOf(err);
-          if (exitCode === 0 || row.active) exitCode = row.check_code;
-        } finally {
-          client.close();
-        }
+        const code = await checkRow(ctx, row);
+        if (code !== undefined && (exitCode === 0 || row.active)) exitCode = code;
       }
     }
     ctx.flushMeters();
@@ -141,37 +51,7 @@ export default defineCommand({
       if (row.environment === 'sandbox')
         row.allowance = allowanceOf(ctx, row.base_url ?? undefined, ctx.token('sandbox').value);
     const format = ctx.format('table');
-    await write(rows, {
-      sink: ctx.sink(),
-      format,
-      columns: [
-        // URLs and origins are never broken (they are copied); at a narrow terminal the token origin
-        // is left out first, with a note.
-        { header: '', get: (r) => (r.active ? '*' : ' '), priority: 1, fit: 'keep' },
-        { header: 'Environment', get: (r) => r.environment, priority: 2, fit: 'keep' },
-        {
-          header: 'Base URL',
-          get: (r) => (r.base_url ? `${r.base_url} (${r.base_url_source})` : 'not set'),
-          priority: 3,
-          fit: 'keep',
-        },
-        {
-          header: 'Token',
-          get: (r) =>
-            r.token
-              ? `${r.token} (${r.token_store === 'keychain' ? 'keychain' : r.token_source})`
-              : r.token_source.startsWith('keychain:')
-                ? r.token_source
-                : 'not logged in',
-          priority: 4,
-          min: 12,
-        },
-        { header: 'Token origin', get: tokenOriginCell, priority: 6, fit: 'keep' },
-        ...(opts.check
-          ? [{ header: 'Check', get: (r: StatusRow) => r.check ?? '', priority: 5, min: 12 }]
-          : []),
-      ],
-    });
+    await write(rows, { sink: ctx.sink(), format, columns: statusColumns(opts.check === true) });
     if (format === 'table') {
       ctx.note(`* active environment (${active.source === 'default' ? 'default' : `from ${active.source}`})`);
       const sandbox = rows.find((r) => r.environment === 'sandbox')?.allowance;
@@ -180,6 +60,127 @@ export default defineCommand({
     return exitCode;
   },
 });
+
+/** One environment's row: its base URL and token, and whether the token may go there. */
+function statusRow(ctx: Context, env: EnvironmentName, isActive: boolean, check: boolean): StatusRow {
+  // --base-url and IMAGING_BASE_URL apply to the active environment only.
+  const base = isActive ? ctx.baseUrl(env) : storedOrDefault(ctx, env);
+  let tok: { value: string | undefined; source: string };
+  try {
+    tok = ctx.token(env);
+  } catch (err) {
+    // A keychain that cannot be read: the row says so, the other environments still show.
+    if (!(err instanceof AuthError)) throw err;
+    tok = { value: undefined, source: `keychain: ${err.message}` };
+  }
+  const where = ctx.config.tokenStore(env) ?? null;
+  const stored = ctx.config.environment(env);
+  // Compared as an origin, exactly as requests compare it (a hand-edited "HTTP://127.1:4451/").
+  let origin = tok.source === 'config' ? (storedTokenOrigin(stored) ?? null) : null;
+  let usable = true;
+  // --check sends the token: an old unbound one is bound first, as any request binds it.
+  if (!origin && check && tok.source === 'config' && base.value) {
+    try {
+      origin = ctx.tokenOrigin(env, normaliseBaseUrl(base.value));
+    } catch (err) {
+      if (!(err instanceof AuthError)) throw err;
+      usable = false;
+    }
+  }
+  // A real IMAGING_TOKEN is not sent to a loopback port this run did not name (see Context).
+  if (tok.source === 'IMAGING_TOKEN' && base.value) {
+    try {
+      ctx.sendableToken(env, normaliseBaseUrl(base.value));
+    } catch (err) {
+      if (!(err instanceof AuthError)) throw err;
+      usable = false;
+    }
+  }
+  if (origin && base.value) {
+    try {
+      usable = originOf(base.value) === origin;
+    } catch {
+      usable = false;
+    }
+  }
+  return {
+    environment: env,
+    active: isActive,
+    base_url: base.value ?? null,
+    base_url_source: base.source,
+    token_source: tok.source,
+    token_store: tok.source === 'config' ? where : null,
+    token: tok.value ? maskToken(tok.value) : null,
+    token_origin: origin,
+    token_usable: usable,
+    allowance: null,
+  };
+}
+
+/** --check: one request with the token the row would send; the row's exit code when it fails. */
+async function checkRow(ctx: Context, row: StatusRow): Promise<number | undefined> {
+  const env = row.environment;
+  if (!row.base_url || !row.token) {
+    row.check = row.base_url ? 'no token' : 'no base URL';
+    return undefined;
+  }
+  if (!row.token_usable && row.token_source === 'config') {
+    row.check = row.token_origin
+      ? 'not sent: the token belongs to another origin'
+      : 'not sent: the token has no origin yet (imaging config set base-url URL binds it)';
+    row.check_code = ExitCode.auth;
+    return ExitCode.auth;
+  }
+  // Only the token that belongs to this environment and may go to this base URL is sent.
+  let sendable: string;
+  try {
+    sendable = ctx.sendableToken(env, normaliseBaseUrl(row.base_url));
+  } catch (err) {
+    if (!(err instanceof AuthError)) throw err;
+    row.check = `not sent: ${err.message}`;
+    row.check_code = ExitCode.auth;
+    return ExitCode.auth;
+  }
+  const client = ctx.buildClient(row.base_url, sendable, env);
+  try {
+    await client.request({ path: MODALITIES_PATH, retry: false });
+    row.check = 'ok';
+  } catch (err) {
+    row.check = err instanceof ApiError ? `${err.status} ${err.code ?? ''}`.trim() : (err as Error).message;
+    row.check_code = exitCodeOf(err);
+    return row.check_code;
+  } finally {
+    client.close();
+  }
+  return undefined;
+}
+
+// URLs and origins are never broken (they are copied); at a narrow terminal the token origin goes first.
+function statusColumns(check: boolean): Column<StatusRow>[] {
+  return [
+    { header: '', get: (r) => (r.active ? '*' : ' '), priority: 1, fit: 'keep' },
+    { header: 'Environment', get: (r) => r.environment, priority: 2, fit: 'keep' },
+    {
+      header: 'Base URL',
+      get: (r) => (r.base_url ? `${r.base_url} (${r.base_url_source})` : 'not set'),
+      priority: 3,
+      fit: 'keep',
+    },
+    {
+      header: 'Token',
+      get: (r) =>
+        r.token
+          ? `${r.token} (${r.token_store === 'keychain' ? 'keychain' : r.token_source})`
+          : r.token_source.startsWith('keychain:')
+            ? r.token_source
+            : 'not logged in',
+      priority: 4,
+      min: 12,
+    },
+    { header: 'Token origin', get: tokenOriginCell, priority: 6, fit: 'keep' },
+    ...(check ? [{ header: 'Check', get: (r: StatusRow) => r.check ?? '', priority: 5, min: 12 }] : []),
+  ];
+}
 
 function tokenOriginCell(r: StatusRow): string {
   if (!r.token) return '-';

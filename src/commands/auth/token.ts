@@ -1,11 +1,8 @@
 import { tokenHeaderProblem } from '../../api/client.js';
+import { defineCommand } from '../../cli/define.js';
 import { AuthError, UsageError } from '../../errors.js';
-import { defineCommand } from '../define.js';
 
-/**
- * The token the environment's requests would carry, for scripts (as `gh auth token`): only to a
- * pipe or a file, since a terminal's scrollback and screen-sharing keep what it shows.
- */
+// Only to a pipe or a file: a terminal's scrollback and screen-sharing keep what it shows.
 export default defineCommand({
   path: ['auth', 'token'],
   description:

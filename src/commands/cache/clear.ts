@@ -1,6 +1,6 @@
 import { clearCache } from '../../cache/reference.js';
+import { defineCommand } from '../../cli/define.js';
 import { CliError } from '../../errors.js';
-import { defineCommand } from '../define.js';
 
 /** Deletes every cached answer (every environment and token); the code cache beside it stays. */
 export default defineCommand({

@@ -1,12 +1,9 @@
 import { isAbsolute } from 'node:path';
 import { cacheLocation, displayPath, privateFolder } from '../../cache/folder.js';
+import { defineCommand } from '../../cli/define.js';
 import { CliError } from '../../errors.js';
-import { defineCommand } from '../define.js';
 
-/**
- * The folder of the reference-data cache. Nothing is made or read; a note on stderr says when the
- * folder cannot be used (then nothing is cached).
- */
+/** The folder of the reference-data cache. */
 export default defineCommand({
   path: ['cache', 'path'],
   async run(ctx) {

@@ -1,6 +1,6 @@
+import { defineCommand } from '../../cli/define.js';
+import { arg } from '../../cli/options.js';
 import { CliError, UsageError } from '../../errors.js';
-import { defineCommand } from '../define.js';
-import { arg } from '../options.js';
 import { KEYS, parseKey, pathKind } from './keys.js';
 
 const FROM: Record<string, string> = {
@@ -12,10 +12,7 @@ const FROM: Record<string, string> = {
   default: 'the default',
 };
 
-/**
- * The value in use, as a request would use it (flag > environment variable > stored > default),
- * on stdout; where it comes from on stderr (and in --json). `auth status` shows the same.
- */
+// The value a request would use (flag > environment > stored > default); its source on stderr.
 export default defineCommand({
   path: ['config', 'get'],
   formats: ['table', 'json'],

@@ -1,7 +1,7 @@
+import { defineCommand } from '../../cli/define.js';
 import { ENVIRONMENTS } from '../../config/environments.js';
 import { maskToken } from '../../config/store.js';
 import { write } from '../../output/write.js';
-import { defineCommand } from '../define.js';
 import type { Row } from './keys.js';
 
 export default defineCommand({

@@ -1,4 +1,4 @@
-import { defineCommand } from '../define.js';
+import { defineCommand } from '../../cli/define.js';
 
 export default defineCommand({
   path: ['config', 'path'],

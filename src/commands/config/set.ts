@@ -1,8 +1,8 @@
 import { normaliseBaseUrl } from '../../api/url.js';
+import { defineCommand } from '../../cli/define.js';
+import { arg } from '../../cli/options.js';
 import { type EnvironmentName, parseEnvironment } from '../../config/environments.js';
 import { originOf, storedTokenOrigin } from '../../config/store.js';
-import { defineCommand } from '../define.js';
-import { arg } from '../options.js';
 import { KEYS, oldBaseOrigin, parseKey, pathKind } from './keys.js';
 
 export default defineCommand({
@@ -37,8 +37,7 @@ export default defineCommand({
     }
     const url = normaliseBaseUrl(value, 'base-url');
     const before = ctx.config.environment(env);
-    // A token stored by an older version is bound to the base URL it was used with, before that
-    // changes; with no base URL stored, to the one the user types now (on purpose, and said so).
+    // An old unbound token is bound to its base URL before that changes (or to the one typed now).
     let bound = before.token ? storedTokenOrigin(before) : undefined;
     let newlyBound = false;
     if (before.token && !bound) {

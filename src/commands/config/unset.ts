@@ -1,6 +1,6 @@
+import { defineCommand } from '../../cli/define.js';
+import { arg } from '../../cli/options.js';
 import { storedTokenOrigin } from '../../config/store.js';
-import { defineCommand } from '../define.js';
-import { arg } from '../options.js';
 import { KEYS, oldBaseOrigin, parseKey, pathKind } from './keys.js';
 
 export default defineCommand({
@@ -22,8 +22,7 @@ export default defineCommand({
       ctx.note(`${k} for ${env} unset (the default /api/v2/referrals/{id}/${kind} is used).`);
       return 0;
     }
-    // The stored base URL is the only record of where an old, unbound token belongs: bind the token
-    // to it first, so that no base URL given later (IMAGING_BASE_URL) can capture it.
+    // Bind an old token to the stored base URL first: no base URL given later may capture it.
     const before = ctx.config.environment(env);
     const bind =
       k === 'base-url' && before.token && !storedTokenOrigin(before)

@@ -1,12 +1,12 @@
 import { createLawFirm, type NewLawFirm } from '../../api/endpoints/law-firms.js';
 import { expectTexts, kindOf, readingAnswer } from '../../api/shape.js';
 import type { LawFirm } from '../../api/types.js';
+import { defineCommand } from '../../cli/define.js';
+import { text } from '../../cli/options.js';
 import { UnreadableAnswerError, UsageError } from '../../errors.js';
 import { selectFields } from '../../output/fields.js';
 import { write } from '../../output/write.js';
 import { LAW_FIRM_FIELDS, LAW_FIRM_TEXT, lawFirmFields } from '../../resources/law-firms.js';
-import { defineCommand } from '../define.js';
-import { text } from '../options.js';
 
 export default defineCommand({
   path: ['law-firms', 'create'],
@@ -38,8 +38,7 @@ export default defineCommand({
     const fields = selectFields(ctx.globals.fields, LAW_FIRM_FIELDS);
     const res = await createLawFirm(ctx.api(), lawFirm);
     const data = res.data as Record<string, unknown> | null;
-    // `{ law_firm: … }` as documented, or the firm itself; a law_firm member of the wrong kind is
-    // not read as a firm with no fields.
+    // `{ law_firm: … }` as documented, or the firm itself.
     const wrapped = typeof data === 'object' && data !== null && !Array.isArray(data) && 'law_firm' in data;
     const firm = (wrapped ? data.law_firm : data) as LawFirm;
     if (format === 'table' || format === 'csv')

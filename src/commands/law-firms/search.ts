@@ -1,11 +1,11 @@
 import { lawFirms } from '../../api/endpoints/law-firms.js';
 import { expectTexts } from '../../api/shape.js';
+import { defineCommand } from '../../cli/define.js';
+import { checkPaging, listCommand, PAGING_OPTIONS } from '../../cli/list.js';
+import { arg } from '../../cli/options.js';
 import { UsageError } from '../../errors.js';
 import { selectFields } from '../../output/fields.js';
 import { LAW_FIRM_FIELDS, LAW_FIRM_TEXT, lawFirmColumns } from '../../resources/law-firms.js';
-import { defineCommand } from '../define.js';
-import { checkPaging, listCommand, PAGING_OPTIONS } from '../list.js';
-import { arg } from '../options.js';
 
 export default defineCommand({
   path: ['law-firms', 'search'],

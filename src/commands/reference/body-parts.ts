@@ -1,13 +1,13 @@
 import { listBodyParts } from '../../api/endpoints/reference.js';
 import type { BodyPart } from '../../api/types.js';
+import { normaliseUuid } from '../../cli/args.js';
+import { defineCommand } from '../../cli/define.js';
+import { text } from '../../cli/options.js';
+import { readList } from '../../cli/read-list.js';
 import { UsageError } from '../../errors.js';
 import { selectFields } from '../../output/fields.js';
 import { write } from '../../output/write.js';
 import { BODY_PART_FIELDS, BODY_PART_TEXT, bodyPartColumns } from '../../resources/body-parts.js';
-import { normaliseUuid } from '../../util/args.js';
-import { defineCommand } from '../define.js';
-import { text } from '../options.js';
-import { readList } from '../read-list.js';
 
 export default defineCommand({
   path: ['body-parts'],

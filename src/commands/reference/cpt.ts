@@ -1,18 +1,14 @@
 import { cptMappings } from '../../api/endpoints/reference.js';
 import type { CptMapping } from '../../api/types.js';
+import { defineCommand } from '../../cli/define.js';
+import { arg } from '../../cli/options.js';
+import { readList } from '../../cli/read-list.js';
 import { UsageError } from '../../errors.js';
 import { selectFields } from '../../output/fields.js';
 import { write } from '../../output/write.js';
 import { CPT_FIELDS, CPT_TEXT, cptColumns } from '../../resources/cpt.js';
-import { defineCommand } from '../define.js';
-import { arg } from '../options.js';
-import { readList } from '../read-list.js';
 
-/**
- * A procedure code is five letters or digits: CPT Category I (73721), Category II and III (0001F,
- * 0042T), HCPCS Level II (G0202). Which of them the API maps is its business: an unknown code is
- * an empty answer, not a usage error.
- */
+// Five letters or digits: CPT (73721, 0001F, 0042T) and HCPCS Level II (G0202).
 const CPT_RE = /^[A-Z0-9]{5}$/;
 
 export default defineCommand({

@@ -1,12 +1,12 @@
 import { icd10Codes } from '../../api/endpoints/reference.js';
 import { expectTexts } from '../../api/shape.js';
+import { isUuid, normaliseUuid } from '../../cli/args.js';
+import { defineCommand } from '../../cli/define.js';
+import { checkPaging, listCommand, PAGING_OPTIONS } from '../../cli/list.js';
+import { arg, text } from '../../cli/options.js';
 import { UsageError } from '../../errors.js';
 import { selectFields } from '../../output/fields.js';
 import { ICD10_FIELDS, ICD10_TEXT, icd10Columns } from '../../resources/icd10.js';
-import { isUuid, normaliseUuid } from '../../util/args.js';
-import { defineCommand } from '../define.js';
-import { checkPaging, listCommand, PAGING_OPTIONS } from '../list.js';
-import { arg, text } from '../options.js';
 
 export default defineCommand({
   path: ['icd10'],

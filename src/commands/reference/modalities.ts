@@ -1,10 +1,10 @@
 import { listModalities } from '../../api/endpoints/reference.js';
 import type { Modality } from '../../api/types.js';
+import { defineCommand } from '../../cli/define.js';
+import { readList } from '../../cli/read-list.js';
 import { selectFields } from '../../output/fields.js';
 import { write } from '../../output/write.js';
 import { MODALITY_FIELDS, MODALITY_TEXT, modalityColumns } from '../../resources/modalities.js';
-import { defineCommand } from '../define.js';
-import { readList } from '../read-list.js';
 
 export default defineCommand({
   path: ['modalities'],

@@ -1,15 +1,15 @@
 import { createReferral } from '../../api/endpoints/referrals.js';
 import { kindOf, readingAnswer } from '../../api/shape.js';
 import type { Referral } from '../../api/types.js';
+import { defineCommand } from '../../cli/define.js';
+import { parseJsonInput, readInput } from '../../cli/input.js';
+import { file } from '../../cli/options.js';
 import { ExitCode, UnreadableAnswerError, UsageError } from '../../errors.js';
 import { selectFields } from '../../output/fields.js';
 import { clean, safe } from '../../output/text.js';
 import { checkReferral } from '../../referrals/check.js';
 import { renderReferral } from '../../referrals/detail.js';
 import { REFERRAL_FIELDS } from '../../resources/referrals.js';
-import { parseJsonInput, readInput } from '../../util/input.js';
-import { defineCommand } from '../define.js';
-import { file } from '../options.js';
 
 export default defineCommand({
   path: ['referrals', 'create'],

@@ -1,16 +1,20 @@
+import type { ApiClient } from '../../api/client.js';
 import { VISIT_STATUSES } from '../../api/types.js';
 import type { Query } from '../../api/url.js';
+import { defineCommand } from '../../cli/define.js';
+import { choice, completes, file, flag, int, text } from '../../cli/options.js';
+import { PARAM_OPTION, type Params, paramsQuery } from '../../cli/params.js';
 import type { Context } from '../../context.js';
 import { UsageError } from '../../errors.js';
-import type { ExportFormat } from '../../export/pipeline.js';
+import type { Checkpoint, ResumePoint } from '../../export/checkpoint.js';
+import type { AtomicFile } from '../../export/output-file.js';
+import type { ExportFormat, ExportSummary } from '../../export/pipeline.js';
 import type { RowKind } from '../../export/rows.js';
 import { selectFields } from '../../output/fields.js';
+import type { ProgressBar } from '../../output/progress.js';
 import { EXPORT_COLUMNS, REFERRAL_FIELDS } from '../../resources/referrals.js';
 import { count, num } from '../../util/plural.js';
 import { tuneHeapForStreaming } from '../../util/streaming-heap.js';
-import { defineCommand } from '../define.js';
-import { choice, completes, file, flag, int, text } from '../options.js';
-import { PARAM_OPTION, paramsQuery } from './params.js';
 
 const ROW_KINDS = ['referral', 'visit', 'procedure'] as const satisfies readonly RowKind[];
 
@@ -56,212 +60,263 @@ export default defineCommand({
   },
   async run(ctx, _args, opts) {
     tuneHeapForStreaming();
-    const [
-      { exportReferrals },
-      { AtomicFile, fileInPath, isFolder },
-      { ProgressBar },
-      { exportFormat },
-      { parseVisitStatuses },
-    ] = await Promise.all([
-      import('../../export/pipeline.js'),
-      import('../../export/output-file.js'),
-      import('../../output/progress.js'),
-      import('../../export/target-format.js'),
-      import('./statuses.js'),
-    ]);
-    // Without --format, the format follows -o's extension (x.json is JSON); both given and
-    // disagreeing, --format wins with a warning.
-    // With --dry-run, --json is the report's format, not the export's (which --resume checks).
-    const explicit = ctx.globals.format !== undefined || (Boolean(ctx.globals.json) && !opts.dryRun);
-    const chosen = exportFormat(explicit ? (ctx.format('csv') as ExportFormat) : undefined, opts.output);
-    const format = chosen.format;
-    if (ctx.globals.bom && format !== 'csv')
-      throw new UsageError(
-        `--bom is for CSV output, not ${format}`,
-        'Write to a .csv file, or leave --bom out.',
-      );
-    const rows = opts.rows ?? 'referral';
-    // --fields: the flat columns of the rows, or (JSON/NDJSON referrals, as sent) the referral's fields.
-    const asSent = rows === 'referral' && format !== 'csv';
-    const { chosen: fields } = selectFields(
-      ctx.globals.fields,
-      asSent ? REFERRAL_FIELDS : EXPORT_COLUMNS[rows],
-      {
-        extra: asSent,
-        setLabel: asSent
-          ? `--rows referral, ${format}`
-          : `--rows ${rows}${rows === 'referral' ? ', csv' : ''}`,
-      },
-    );
-    const visitStatuses = opts.visitStatus === undefined ? undefined : parseVisitStatuses(opts.visitStatus);
-    if (chosen.warning) ctx.note(chosen.warning);
-    let query = paramsQuery(opts.param);
-    const client = ctx.api();
-    if (opts.output === '') throw new UsageError('--output needs a file name');
-    if (opts.output?.endsWith('/')) {
-      // A file name inside it only when it is a folder, never a path inside a file.
-      const inFile = fileInPath(`${opts.output}x`);
-      throw new UsageError(
-        inFile
-          ? `-o ${opts.output} ends in "/", but ${inFile} is not a folder`
-          : `-o ${opts.output} ends in "/", which names a folder`,
-        `Give a file name, e.g. -o ${isFolder(opts.output) ? opts.output : ''}referrals.csv`,
-      );
-    }
-    const toFile = Boolean(opts.output && opts.output !== '-');
-    if ((opts.resume || opts.resumable) && !toFile)
-      throw new UsageError(
-        `${opts.resume ? '--resume' : '--resumable'} needs -o FILE: only an export to a file keeps a checkpoint`,
-      );
-    if (opts.dryRun) {
-      const { dryRun } = await import('../../meter/dry-run.js');
-      // With --resume: the checkpoint is checked as --resume checks it (nothing removed), and the
-      // cost is that of the pages still to fetch.
-      const saved = opts.resume
-        ? await openCheckpoint(
-            ctx,
-            await checkpointTarget(opts.output as string),
-            opts,
-            { format, rows, query, visitStatuses, fields },
-            true,
-          )
-        : undefined;
-      const survey = await saved?.survey();
-      return dryRun(ctx, client, saved?.savedParams ?? query, opts.perPage ?? 100, survey);
-    }
-    const file = toFile
-      ? await AtomicFile.open(opts.output as string, {
-          stdout: ctx.io.stdout,
-          signal: ctx.signal,
-          onWait: () => ctx.note(`Waiting for a reader on ${opts.output} (a FIFO)…`),
-        })
-      : AtomicFile.stdout(ctx.io.stdout);
-    // Resumable exports (src/export/checkpoint.ts): checked before any request.
-    const checkpoint =
-      file.kind === 'atomic'
-        ? await openCheckpoint(ctx, file.target, opts, { format, rows, query, visitStatuses, fields }).catch(
-            (err: unknown) => {
-              file.discard();
-              throw err;
-            },
-          )
-        : undefined;
-    if (checkpoint?.savedParams) query = checkpoint.savedParams;
-    if (opts.resume && !checkpoint) {
-      file.discard();
-      throw new UsageError(`--resume: ${opts.output} is not a regular file, so it has no checkpoint`);
-    }
-    // Any export sweeps the expired checkpoints of earlier ones, wherever they were saved.
-    const swept = (await import('../../export/checkpoint.js')).sweepExpired(ctx.env, ctx.now());
-    if (swept > 0)
-      ctx.note(`Removed ${count(swept, 'expired checkpoint')} of earlier exports (kept 24 hours).`);
-    const resume = checkpoint?.resumePoint;
-    const progress = new ProgressBar(
-      ctx.io.stderr,
-      ctx.io.stderrIsTTY,
-      'Exporting referrals',
-      ctx.io.columns ?? 80,
-    );
-    // Referrals on the first page fetched, once it is in (before the cost check, before writing).
-    let firstPage: number | undefined;
-    const onAbort = () => {
-      progress.done();
-      // A checkpoint is taken in the catch below, from what is on disk by then.
-      if (!checkpoint?.keeping) file.discard();
-    };
-    ctx.signal.addEventListener('abort', onAbort, { once: true });
-    try {
-      const summary = await exportReferrals(
-        client,
-        file.stream,
-        {
-          format,
-          rows,
-          query,
-          perPage: opts.perPage ?? 100,
-          concurrency: opts.concurrency ?? 4,
-          visitStatuses,
-          formulaGuard: ctx.globals.formulaGuard !== false,
-          bom: ctx.globals.bom === true,
-          fields,
-          onNote: (text) => ctx.note(text),
-          afterFirstPage: async (pages, count, items) => {
-            firstPage ??= items;
-            const { checkCost, remainingAfterFirst } = await import('../../meter/cost.js');
-            await checkCost(ctx, remainingAfterFirst(pages, count, opts.perPage ?? 100), 'This export');
-          },
-          resume,
-          onPage: checkpoint?.keeping ? checkpoint.onPage : undefined,
-        },
-        progress,
-        // A write error (a full disk, a reader gone) stops the page requests too.
-        AbortSignal.any([ctx.signal, file.failed]),
-      );
-      // Every byte written and on disk (and renamed into place) before the summary says so.
-      await file.commit();
-      checkpoint?.finish();
-      progress.done();
-      if (resume)
-        ctx.note(
-          `Continued from the checkpoint: ${count(resume.page - 1, 'page')} saved earlier, ${num(summary.pages - resume.page + 1)} fetched now.`,
-        );
-      const where = toFile ? ` -> ${file.target}` : '';
-      // What was written comes first: the rows; then what was read to get them.
-      ctx.note(
-        `Exported ${count(summary.rows, `${rows} row`)} (${format}) from ${count(summary.referrals, 'referral')} read in ${count(summary.pages, 'page')}, ${count(summary.requests, 'request')}, ${summary.seconds.toFixed(1)} s${where}`,
-      );
-      if (summary.rows === 0 && summary.referrals > 0)
-        ctx.note(
-          `warning: ${count(summary.referrals, 'referral')} ${summary.referrals === 1 ? 'was' : 'were'} read but no row was written${visitStatuses ? ` (no visit has status ${[...visitStatuses].join(', ')})` : ''}${format === 'csv' && toFile ? ': the file holds only the header' : ''}.`,
-        );
-      if (summary.duplicates > 0)
-        ctx.note(
-          `warning: ${count(summary.duplicates, 'referral')} came again on a later page (same id) and ${summary.duplicates === 1 ? 'was' : 'were'} written once (records shifting between pages during the export?).`,
-        );
-      if (summary.expected !== undefined && summary.expected !== summary.referrals) {
-        ctx.note(
-          `warning: the API reported ${count(summary.expected, 'referral')} at the start but ${num(summary.referrals)} ${summary.referrals === 1 ? 'was' : 'were'} received (referrals created or removed during the export?).`,
-        );
-      }
-      return 0;
-    } catch (err) {
-      progress.done();
-      // Kept as a checkpoint when allowed (checkpoint.ts), else removed as always.
-      const kept = checkpoint ? await checkpoint.save(file) : undefined;
-      file.discard();
-      if (kept && checkpoint) {
-        ctx.note(
-          `Export stopped: ${count(kept.pages, 'complete page')} (${count(kept.referrals, 'referral')}) ${kept.pages === 1 ? 'is' : 'are'} kept in a checkpoint, ${checkpoint.dir} (owner-only; not continued after 24 hours, removed by the next export to ${opts.output}); no file was written at ${file.target}.`,
-        );
-        const { continueCommand } = await import('../../export/checkpoint.js');
-        ctx.note(`To continue: ${continueCommand(ctx.argv)}`);
-        throw file.writeFailure ?? err;
-      }
-      const done = progress.records;
-      if (ctx.signal.aborted) {
-        // Interrupted: only "interrupted" is said, and, where checkpoints are off, what would have kept them.
-        if (checkpoint && !checkpoint.wanted && !checkpoint.blocked && done > 0)
-          ctx.interruptNote =
-            '(Started with --resumable, its complete pages would have been kept for --resume.)';
-        throw err;
-      }
-      const stopped =
-        done === 0 && firstPage !== undefined
-          ? `Export stopped after page ${resume?.page ?? 1} was fetched (${count(firstPage, 'referral')} read), before any was written`
-          : `Export stopped after ${count(done, 'referral')}`;
-      ctx.note(
-        `${stopped}: ${file.kind === 'atomic' ? `no file was written at ${file.target}` : `the output ${toFile ? `written to ${file.target} ` : ctx.io.stdoutIsTTY ? 'above ' : 'sent to standard output '}is incomplete`}.`,
-      );
-      if (checkpoint?.blocked && done > 0)
-        ctx.note(`(No checkpoint was kept: ${checkpoint.dir} is in the way and was left alone.)`);
-      else if (checkpoint && !checkpoint.wanted && done > 0)
-        ctx.note('(Started with --resumable, its complete pages would have been kept for --resume.)');
-      throw file.writeFailure ?? err;
-    } finally {
-      ctx.signal.removeEventListener('abort', onAbort);
-    }
+    const plan = await planExport(ctx, opts);
+    if (opts.dryRun) return dryRunExport(ctx, opts, plan);
+    return runExport(ctx, opts, plan);
   },
 });
+
+interface ExportOptions {
+  output?: string | undefined;
+  rows?: RowKind | undefined;
+  param?: Params | undefined;
+  concurrency?: number | undefined;
+  perPage?: number | undefined;
+  visitStatus?: string | undefined;
+  dryRun?: boolean | undefined;
+  resume?: boolean | undefined;
+  resumable?: boolean | undefined;
+}
+
+interface ExportPlan {
+  format: ExportFormat;
+  rows: RowKind;
+  fields: readonly string[] | undefined;
+  visitStatuses: ReadonlySet<string> | undefined;
+  query: Query;
+  client: ApiClient;
+  toFile: boolean;
+}
+
+/** Everything checked before any request: format, rows, fields, statuses, the target. */
+async function planExport(ctx: Context, opts: ExportOptions): Promise<ExportPlan> {
+  const [{ fileInPath, isFolder }, { exportFormat }, { parseVisitStatuses }] = await Promise.all([
+    import('../../export/output-file.js'),
+    import('../../export/target-format.js'),
+    import('./statuses.js'),
+  ]);
+  // Without --format, the format follows -o's extension; both given and disagreeing, --format wins with a warning.
+  const explicit = ctx.globals.format !== undefined || (Boolean(ctx.globals.json) && !opts.dryRun);
+  const chosen = exportFormat(explicit ? (ctx.format('csv') as ExportFormat) : undefined, opts.output);
+  const format = chosen.format;
+  if (ctx.globals.bom && format !== 'csv')
+    throw new UsageError(
+      `--bom is for CSV output, not ${format}`,
+      'Write to a .csv file, or leave --bom out.',
+    );
+  const rows = opts.rows ?? 'referral';
+  // --fields: the flat columns of the rows, or (JSON/NDJSON referrals, as sent) the referral's fields.
+  const asSent = rows === 'referral' && format !== 'csv';
+  const { chosen: fields } = selectFields(
+    ctx.globals.fields,
+    asSent ? REFERRAL_FIELDS : EXPORT_COLUMNS[rows],
+    {
+      extra: asSent,
+      setLabel: asSent ? `--rows referral, ${format}` : `--rows ${rows}${rows === 'referral' ? ', csv' : ''}`,
+    },
+  );
+  const visitStatuses = opts.visitStatus === undefined ? undefined : parseVisitStatuses(opts.visitStatus);
+  if (chosen.warning) ctx.note(chosen.warning);
+  const query = paramsQuery(opts.param);
+  const client = ctx.api();
+  if (opts.output === '') throw new UsageError('--output needs a file name');
+  if (opts.output?.endsWith('/')) {
+    // A file name inside it only when it is a folder, never a path inside a file.
+    const inFile = fileInPath(`${opts.output}x`);
+    throw new UsageError(
+      inFile
+        ? `-o ${opts.output} ends in "/", but ${inFile} is not a folder`
+        : `-o ${opts.output} ends in "/", which names a folder`,
+      `Give a file name, e.g. -o ${isFolder(opts.output) ? opts.output : ''}referrals.csv`,
+    );
+  }
+  const toFile = Boolean(opts.output && opts.output !== '-');
+  if ((opts.resume || opts.resumable) && !toFile)
+    throw new UsageError(
+      `${opts.resume ? '--resume' : '--resumable'} needs -o FILE: only an export to a file keeps a checkpoint`,
+    );
+  return { format, rows, fields, visitStatuses, query, client, toFile };
+}
+
+/** --dry-run: the cost of the export, or with --resume of what is left after the checkpoint. */
+async function dryRunExport(ctx: Context, opts: ExportOptions, plan: ExportPlan): Promise<number> {
+  const { dryRun } = await import('../../meter/dry-run.js');
+  const saved = opts.resume
+    ? await openCheckpoint(ctx, await checkpointTarget(opts.output as string), opts, plan, true)
+    : undefined;
+  const survey = await saved?.survey();
+  return dryRun(ctx, plan.client, saved?.savedParams ?? plan.query, opts.perPage ?? 100, survey);
+}
+
+async function runExport(ctx: Context, opts: ExportOptions, plan: ExportPlan): Promise<number> {
+  const [{ exportReferrals }, { ProgressBar }] = await Promise.all([
+    import('../../export/pipeline.js'),
+    import('../../output/progress.js'),
+  ]);
+  const { file, checkpoint } = await openTarget(ctx, opts, plan);
+  const query = checkpoint?.savedParams ?? plan.query;
+  // Any export sweeps the expired checkpoints of earlier ones, wherever they were saved.
+  const swept = (await import('../../export/checkpoint.js')).sweepExpired(ctx.env, ctx.now());
+  if (swept > 0)
+    ctx.note(`Removed ${count(swept, 'expired checkpoint')} of earlier exports (kept 24 hours).`);
+  const resume = checkpoint?.resumePoint;
+  const progress = new ProgressBar(
+    ctx.io.stderr,
+    ctx.io.stderrIsTTY,
+    'Exporting referrals',
+    ctx.io.columns ?? 80,
+  );
+  const stop: StopState = { file, checkpoint, progress, resume, firstPage: undefined };
+  const onAbort = () => {
+    progress.done();
+    // A checkpoint is taken in the catch below, from what is on disk by then.
+    if (!checkpoint?.keeping) file.discard();
+  };
+  ctx.signal.addEventListener('abort', onAbort, { once: true });
+  try {
+    const summary = await exportReferrals(
+      plan.client,
+      file.stream,
+      {
+        format: plan.format,
+        rows: plan.rows,
+        query,
+        perPage: opts.perPage ?? 100,
+        concurrency: opts.concurrency ?? 4,
+        visitStatuses: plan.visitStatuses,
+        formulaGuard: ctx.globals.formulaGuard !== false,
+        bom: ctx.globals.bom === true,
+        fields: plan.fields,
+        onNote: (text) => ctx.note(text),
+        afterFirstPage: async (pages, count, items) => {
+          stop.firstPage ??= items;
+          const { checkCost, remainingAfterFirst } = await import('../../meter/cost.js');
+          await checkCost(ctx, remainingAfterFirst(pages, count, opts.perPage ?? 100), 'This export');
+        },
+        resume,
+        onPage: checkpoint?.keeping ? checkpoint.onPage : undefined,
+      },
+      progress,
+      // A write error (a full disk, a reader gone) stops the page requests too.
+      AbortSignal.any([ctx.signal, file.failed]),
+    );
+    // Every byte written and on disk (and renamed into place) before the summary says so.
+    await file.commit();
+    checkpoint?.finish();
+    progress.done();
+    reportDone(ctx, plan, summary, stop);
+    return 0;
+  } catch (err) {
+    throw await reportStop(ctx, opts, plan, stop, err);
+  } finally {
+    ctx.signal.removeEventListener('abort', onAbort);
+  }
+}
+
+/** The file written (atomically, or stdout) and its checkpoint; checked before any request. */
+async function openTarget(
+  ctx: Context,
+  opts: ExportOptions,
+  plan: ExportPlan,
+): Promise<{ file: AtomicFile; checkpoint: Checkpoint | undefined }> {
+  const { AtomicFile: Atomic } = await import('../../export/output-file.js');
+  const file = plan.toFile
+    ? await Atomic.open(opts.output as string, {
+        stdout: ctx.io.stdout,
+        signal: ctx.signal,
+        onWait: () => ctx.note(`Waiting for a reader on ${opts.output} (a FIFO)…`),
+      })
+    : Atomic.stdout(ctx.io.stdout);
+  const checkpoint =
+    file.kind === 'atomic'
+      ? await openCheckpoint(ctx, file.target, opts, plan).catch((err: unknown) => {
+          file.discard();
+          throw err;
+        })
+      : undefined;
+  if (opts.resume && !checkpoint) {
+    file.discard();
+    throw new UsageError(`--resume: ${opts.output} is not a regular file, so it has no checkpoint`);
+  }
+  return { file, checkpoint };
+}
+
+interface StopState {
+  file: AtomicFile;
+  checkpoint: Checkpoint | undefined;
+  progress: ProgressBar;
+  resume: ResumePoint | undefined;
+  /** Referrals on the first page fetched, once it is in (before the cost check, before writing). */
+  firstPage: number | undefined;
+}
+
+function reportDone(ctx: Context, plan: ExportPlan, summary: ExportSummary, stop: StopState): void {
+  const { resume, file } = stop;
+  const { rows, format, visitStatuses, toFile } = plan;
+  if (resume)
+    ctx.note(
+      `Continued from the checkpoint: ${count(resume.page - 1, 'page')} saved earlier, ${num(summary.pages - resume.page + 1)} fetched now.`,
+    );
+  const where = toFile ? ` -> ${file.target}` : '';
+  // What was written comes first: the rows; then what was read to get them.
+  ctx.note(
+    `Exported ${count(summary.rows, `${rows} row`)} (${format}) from ${count(summary.referrals, 'referral')} read in ${count(summary.pages, 'page')}, ${count(summary.requests, 'request')}, ${summary.seconds.toFixed(1)} s${where}`,
+  );
+  if (summary.rows === 0 && summary.referrals > 0)
+    ctx.note(
+      `warning: ${count(summary.referrals, 'referral')} ${summary.referrals === 1 ? 'was' : 'were'} read but no row was written${visitStatuses ? ` (no visit has status ${[...visitStatuses].join(', ')})` : ''}${format === 'csv' && toFile ? ': the file holds only the header' : ''}.`,
+    );
+  if (summary.duplicates > 0)
+    ctx.note(
+      `warning: ${count(summary.duplicates, 'referral')} came again on a later page (same id) and ${summary.duplicates === 1 ? 'was' : 'were'} written once (records shifting between pages during the export?).`,
+    );
+  if (summary.expected !== undefined && summary.expected !== summary.referrals) {
+    ctx.note(
+      `warning: the API reported ${count(summary.expected, 'referral')} at the start but ${num(summary.referrals)} ${summary.referrals === 1 ? 'was' : 'were'} received (referrals created or removed during the export?).`,
+    );
+  }
+}
+
+/** After a failed or interrupted export: keeps a checkpoint where allowed, says what was left; returns the error to throw. */
+async function reportStop(
+  ctx: Context,
+  opts: ExportOptions,
+  plan: ExportPlan,
+  stop: StopState,
+  err: unknown,
+): Promise<unknown> {
+  const { file, checkpoint, progress, resume, firstPage } = stop;
+  progress.done();
+  const kept = checkpoint ? await checkpoint.save(file) : undefined;
+  file.discard();
+  if (kept && checkpoint) {
+    ctx.note(
+      `Export stopped: ${count(kept.pages, 'complete page')} (${count(kept.referrals, 'referral')}) ${kept.pages === 1 ? 'is' : 'are'} kept in a checkpoint, ${checkpoint.dir} (owner-only; not continued after 24 hours, removed by the next export to ${opts.output}); no file was written at ${file.target}.`,
+    );
+    const { continueCommand } = await import('../../export/checkpoint.js');
+    ctx.note(`To continue: ${continueCommand(ctx.argv)}`);
+    return file.writeFailure ?? err;
+  }
+  const done = progress.records;
+  if (ctx.signal.aborted) {
+    // Interrupted: only "interrupted" is said, and, where checkpoints are off, what would have kept them.
+    if (checkpoint && !checkpoint.wanted && !checkpoint.blocked && done > 0)
+      ctx.interruptNote = '(Started with --resumable, its complete pages would have been kept for --resume.)';
+    return err;
+  }
+  const stopped =
+    done === 0 && firstPage !== undefined
+      ? `Export stopped after page ${resume?.page ?? 1} was fetched (${count(firstPage, 'referral')} read), before any was written`
+      : `Export stopped after ${count(done, 'referral')}`;
+  ctx.note(
+    `${stopped}: ${file.kind === 'atomic' ? `no file was written at ${file.target}` : `the output ${plan.toFile ? `written to ${file.target} ` : ctx.io.stdoutIsTTY ? 'above ' : 'sent to standard output '}is incomplete`}.`,
+  );
+  if (checkpoint?.blocked && done > 0)
+    ctx.note(`(No checkpoint was kept: ${checkpoint.dir} is in the way and was left alone.)`);
+  else if (checkpoint && !checkpoint.wanted && done > 0)
+    ctx.note('(Started with --resumable, its complete pages would have been kept for --resume.)');
+  return file.writeFailure ?? err;
+}
 
 /** The real path `--resume` would find the checkpoint beside, without creating anything (for --dry-run). */
 async function checkpointTarget(output: string): Promise<string> {
@@ -283,19 +338,8 @@ async function checkpointTarget(output: string): Promise<string> {
 async function openCheckpoint(
   ctx: Context,
   target: string,
-  opts: {
-    output?: string | undefined;
-    resume?: boolean | undefined;
-    resumable?: boolean | undefined;
-    perPage?: number | undefined;
-  },
-  what: {
-    format: ExportFormat;
-    rows: RowKind;
-    query: Query;
-    visitStatuses: ReadonlySet<string> | undefined;
-    fields: readonly string[] | undefined;
-  },
+  opts: ExportOptions,
+  what: Pick<ExportPlan, 'format' | 'rows' | 'query' | 'visitStatuses' | 'fields'>,
   look = false,
 ) {
   const { Checkpoint, keepsCheckpoints } = await import('../../export/checkpoint.js');

@@ -1,12 +1,12 @@
 import { getReferral } from '../../api/endpoints/referrals.js';
 import { readingAnswer } from '../../api/shape.js';
+import { referralId } from '../../cli/args.js';
+import { defineCommand } from '../../cli/define.js';
+import { arg } from '../../cli/options.js';
 import { selectFields } from '../../output/fields.js';
 import { checkReferral } from '../../referrals/check.js';
 import { renderReferral } from '../../referrals/detail.js';
 import { REFERRAL_FIELDS } from '../../resources/referrals.js';
-import { referralId } from '../../util/args.js';
-import { defineCommand } from '../define.js';
-import { arg } from '../options.js';
 
 export default defineCommand({
   path: ['referrals', 'get'],

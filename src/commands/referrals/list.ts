@@ -1,12 +1,12 @@
 import { referrals } from '../../api/endpoints/referrals.js';
+import { defineCommand } from '../../cli/define.js';
+import { checkPaging, listCommand, PAGING_OPTIONS } from '../../cli/list.js';
+import { int } from '../../cli/options.js';
+import { PARAM_OPTION, paramsQuery } from '../../cli/params.js';
 import { UsageError } from '../../errors.js';
 import { selectFields } from '../../output/fields.js';
 import { checkReferral } from '../../referrals/check.js';
 import { REFERRAL_FIELDS, referralColumns } from '../../resources/referrals.js';
-import { defineCommand } from '../define.js';
-import { checkPaging, listCommand, PAGING_OPTIONS } from '../list.js';
-import { int } from '../options.js';
-import { PARAM_OPTION, paramsQuery } from './params.js';
 
 export default defineCommand({
   path: ['referrals', 'list'],

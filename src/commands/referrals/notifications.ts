@@ -1,16 +1,12 @@
 import type { ReferralNotification } from '../../api/types.js';
+import { defineCommand } from '../../cli/define.js';
+import { arg } from '../../cli/options.js';
 import { showReferralRecords } from '../../referrals/records.js';
-import {
-  NOTIFICATION_FIELDS,
-  NOTIFICATION_TEXT,
-  notificationColumns,
-} from '../../resources/notifications.js';
-import { defineCommand } from '../define.js';
-import { arg } from '../options.js';
+import { NOTIFICATIONS } from '../../resources/notifications.js';
 
 export default defineCommand({
   path: ['referrals', 'notifications'],
-  fields: [{ fields: NOTIFICATION_FIELDS }],
+  fields: [{ fields: NOTIFICATIONS.fields }],
   description:
     "The API's ReferralNotification records, metadata only: a table for people; --json, --format ndjson or csv for every field. The read is enabled per account. Its path is not published: the default is /api/v2/referrals/{id}/notifications; set the real one per environment with imaging config set path.notifications '/api/v2/…/{id}/…'.",
   args: [arg('<id>', 'referral id (UUID)')],
@@ -20,9 +16,7 @@ export default defineCommand({
       kind: 'notifications',
       endpoint: 'notification read',
       noun: 'notifications',
-      columns: notificationColumns,
-      fields: NOTIFICATION_FIELDS,
-      text: NOTIFICATION_TEXT,
+      resource: NOTIFICATIONS,
     });
   },
 });

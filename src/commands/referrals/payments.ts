@@ -1,12 +1,12 @@
 import type { ReferralPayment } from '../../api/types.js';
+import { defineCommand } from '../../cli/define.js';
+import { arg } from '../../cli/options.js';
 import { showReferralRecords } from '../../referrals/records.js';
-import { PAYMENT_FIELDS, PAYMENT_TEXT, paymentColumns } from '../../resources/payments.js';
-import { defineCommand } from '../define.js';
-import { arg } from '../options.js';
+import { PAYMENTS } from '../../resources/payments.js';
 
 export default defineCommand({
   path: ['referrals', 'payments'],
-  fields: [{ fields: PAYMENT_FIELDS }],
+  fields: [{ fields: PAYMENTS.fields }],
   description:
     "The API's ReferralPayment records: a table for people; --json, --format ndjson or csv for every field. The read is enabled per account. Its path is not published: the default is /api/v2/referrals/{id}/payments; set the real one per environment with imaging config set path.payments '/api/v2/…/{id}/…'.",
   args: [arg('<id>', 'referral id (UUID)')],
@@ -19,9 +19,7 @@ export default defineCommand({
       kind: 'payments',
       endpoint: 'payment read',
       noun: 'payments',
-      columns: paymentColumns,
-      fields: PAYMENT_FIELDS,
-      text: PAYMENT_TEXT,
+      resource: PAYMENTS,
     });
   },
 });

@@ -2,10 +2,7 @@ import { VISIT_STATUSES } from '../../api/types.js';
 import { UsageError } from '../../errors.js';
 import { nearest } from '../../util/suggest.js';
 
-/**
- * A set of visit statuses that answers `has()` whatever the case of the value asked about: the
- * user's `BOOKED` and a server's `Booked` are the same status.
- */
+// `has()` ignores case: the user's `BOOKED` and a server's `Booked` are the same status.
 class StatusSet extends Set<string> {
   override has(value: string): boolean {
     return super.has(value.toLowerCase());
@@ -13,17 +10,12 @@ class StatusSet extends Set<string> {
 }
 
 /** The known status nearest to `value`, when it is near enough to be a typo of it. */
-export function nearestStatus(value: string, known: readonly string[]): string | undefined {
+function nearestStatus(value: string, known: readonly string[]): string | undefined {
   // A typo, not another word: at most a third of the letters wrong (and at least one allowed).
   return nearest(value, known, (best) => Math.max(1, Math.floor(best.length / 3)));
 }
 
-/**
- * `--visit-status` as typed: comma-separated, any case, `-` or a space for `_` (`Ready-To-Book`).
- * An unknown status is a usage error naming the nearest known one, before any request. A status
- * newer than this tool is passed on purpose with a leading `+` (`+awaiting_review`): taken as
- * given, compared without regard to case.
- */
+/** `--visit-status` as typed: comma-separated, any case, `-` or a space for `_` (`Ready-To-Book`). */
 export function parseVisitStatuses(value: string): Set<string> {
   const set = new StatusSet();
   for (const part of value.split(',')) {

@@ -1,12 +1,8 @@
-import { CliError, UsageError } from '../../errors.js';
-import { safe } from '../../output/text.js';
-import { requireHttpUrl } from '../../util/args.js';
-import { count } from '../../util/plural.js';
-import { peopleTime } from '../../util/time.js';
-import { loadSecret } from '../../webhook/secret.js';
-import { defineCommand } from '../define.js';
-import { completes, flag, list, port, text } from '../options.js';
+import { requireHttpUrl } from '../../cli/args.js';
+import { defineCommand } from '../../cli/define.js';
+import { flag, list, port, text } from '../../cli/options.js';
 import {
+  ENCODING_OPTION,
   HEADER_OPTIONS,
   headerNames,
   MAX_WEBHOOK_BYTES,
@@ -14,7 +10,15 @@ import {
   parseSeconds,
   summaryLine,
   verdictJson,
-} from './shared.js';
+} from '../../cli/webhook-options.js';
+import type { Context } from '../../context.js';
+import { CliError, UsageError } from '../../errors.js';
+import type { OutputFormat } from '../../output/format.js';
+import { safe } from '../../output/text.js';
+import { count } from '../../util/plural.js';
+import { peopleTime } from '../../util/time.js';
+import type { Delivery } from '../../webhook/listener.js';
+import { loadSecret } from '../../webhook/secret.js';
 
 /** Runs a local receiver until Ctrl-C / SIGTERM; one line per delivery on stdout (NDJSON with --json). */
 export default defineCommand({
@@ -25,11 +29,7 @@ export default defineCommand({
     path: text('--path <path>', 'only this path (default: any)'),
     forwardTo: text('--forward-to <url>', 'pass valid deliveries on to your endpoint, unchanged'),
     tolerance: text('--tolerance <seconds>', 'timestamp tolerance (default 300)'),
-    encoding: completes(text('--encoding <encoding>', 'digest text: auto (default), hex or base64'), [
-      'auto',
-      'hex',
-      'base64',
-    ]),
+    encoding: ENCODING_OPTION,
     allowUnsigned: flag('--allow-unsigned', 'accept unsigned referral.auto_book_completed deliveries'),
     allowHost: list(
       '--allow-host <name>',
@@ -42,15 +42,7 @@ export default defineCommand({
     const encoding = parseEncoding(opts.encoding, true);
     const tolerance = parseSeconds('--tolerance', opts.tolerance) ?? 300;
     const format = ctx.format('table');
-    if (opts.path !== undefined && !opts.path.startsWith('/'))
-      throw new UsageError(`--path must start with /, not "${opts.path}"`);
-    if (opts.forwardTo !== undefined) requireHttpUrl('--forward-to', opts.forwardTo);
-    for (const name of opts.allowHost ?? []) {
-      if (!/^(?:[a-z\d](?:[a-z\d-]*[a-z\d])?\.?)+(?::\d{1,5})?$/i.test(name))
-        throw new UsageError(
-          `--allow-host takes a host name as a client sends it (tunnel.example.com, or NAME:PORT), not "${name}"`,
-        );
-    }
+    checkListenOptions(opts);
     // Said once per host name: a tunnel without --allow-host would otherwise fail silently.
     const refused = new Set<string>();
     const secret = await loadSecret(ctx, opts);
@@ -80,25 +72,7 @@ export default defineCommand({
           );
         },
         now: () => ctx.now().getTime(),
-        onDelivery: (d) => {
-          if (format === 'table') {
-            const time = peopleTime(d.receivedAt, { timeZone: ctx.env.TZ, seconds: true });
-            const state = d.verdict.valid ? 'valid  ' : 'INVALID';
-            const detail = d.verdict.valid ? summaryLine(d.verdict) : invalidLine(d.verdict);
-            const extra = [
-              d.duplicate ? '(duplicate delivery)' : '',
-              d.forwarded !== undefined ? `-> ${d.forwarded}` : '',
-            ]
-              .filter(Boolean)
-              .join('  ');
-            // An unsigned request's event name is whatever anyone who reaches the port sent.
-            ctx.out.line(safe`${`${time}  ${state}  ${detail}${extra ? `  ${extra}` : ''}`}`);
-          } else {
-            ctx.io.stdout.write(
-              `${JSON.stringify({ received_at: d.receivedAt, path: d.path, ...verdictJson(d.verdict), duplicate: d.duplicate, forwarded_status: d.forwarded ?? null, response_status: d.status })}\n`,
-            );
-          }
-        },
+        onDelivery: deliveryPrinter(ctx, format),
       });
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') {
@@ -132,4 +106,43 @@ function invalidLine(v: { event: string | null; headline: string; problems: read
   const said = v.headline.toLowerCase();
   const more = v.problems.filter((p) => !said.includes(p.toLowerCase().replace(/^the /, '')));
   return `${v.event ?? '?'}  ${[v.headline, ...more].join('; ')}`;
+}
+
+function checkListenOptions(opts: {
+  path?: string | undefined;
+  forwardTo?: string | undefined;
+  allowHost?: string[] | undefined;
+}): void {
+  if (opts.path !== undefined && !opts.path.startsWith('/'))
+    throw new UsageError(`--path must start with /, not "${opts.path}"`);
+  if (opts.forwardTo !== undefined) requireHttpUrl('--forward-to', opts.forwardTo);
+  for (const name of opts.allowHost ?? []) {
+    if (!/^(?:[a-z\d](?:[a-z\d-]*[a-z\d])?\.?)+(?::\d{1,5})?$/i.test(name))
+      throw new UsageError(
+        `--allow-host takes a host name as a client sends it (tunnel.example.com, or NAME:PORT), not "${name}"`,
+      );
+  }
+}
+
+/** One line per delivery: a line for people, or an NDJSON record. */
+function deliveryPrinter(ctx: Context, format: OutputFormat): (d: Delivery) => void {
+  return (d) => {
+    if (format === 'table') {
+      const time = peopleTime(d.receivedAt, { timeZone: ctx.env.TZ, seconds: true });
+      const state = d.verdict.valid ? 'valid  ' : 'INVALID';
+      const detail = d.verdict.valid ? summaryLine(d.verdict) : invalidLine(d.verdict);
+      const extra = [
+        d.duplicate ? '(duplicate delivery)' : '',
+        d.forwarded !== undefined ? `-> ${d.forwarded}` : '',
+      ]
+        .filter(Boolean)
+        .join('  ');
+      // An unsigned request's event name is whatever anyone who reaches the port sent.
+      ctx.out.line(safe`${`${time}  ${state}  ${detail}${extra ? `  ${extra}` : ''}`}`);
+    } else {
+      ctx.io.stdout.write(
+        `${JSON.stringify({ received_at: d.receivedAt, path: d.path, ...verdictJson(d.verdict), duplicate: d.duplicate, forwarded_status: d.forwarded ?? null, response_status: d.status })}\n`,
+      );
+    }
+  };
 }

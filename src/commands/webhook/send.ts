@@ -1,20 +1,20 @@
+import { requireHttpUrl } from '../../cli/args.js';
+import { defineCommand } from '../../cli/define.js';
+import { arg, completes, flag, pairs, text } from '../../cli/options.js';
+import { HEADER_OPTIONS, headerNames, parseEncoding } from '../../cli/webhook-options.js';
+import type { Context } from '../../context.js';
 import { CliError, UsageError } from '../../errors.js';
+import type { OutputFormat } from '../../output/format.js';
 import { safe } from '../../output/text.js';
 import { write } from '../../output/write.js';
-import { requireHttpUrl } from '../../util/args.js';
 import { EVENT_NAMES } from '../../webhook/events.js';
+import type { EventName } from '../../webhook/sample.js';
 import { type DigestEncoding, signatureHeaderValue } from '../../webhook/sign.js';
-import { defineCommand } from '../define.js';
-import { arg, completes, flag, pairs, text } from '../options.js';
-import { HEADER_OPTIONS, headerNames, parseEncoding } from './shared.js';
 
 /** Default target of --print (where `imaging webhook listen` listens). */
 const LISTEN_URL = 'http://127.0.0.1:4030/';
 
-/**
- * A test delivery: a realistic event of the spec's shape, the user's overrides applied, signed as
- * the service signs (same headers, HMAC-SHA256 over `{timestamp}.{body}`), POSTed to a receiver.
- */
+// A realistic event, the user's overrides applied, signed as the service signs, POSTed to a receiver.
 export default defineCommand({
   path: ['webhook', 'send'],
   formats: ['table', 'json', 'ndjson'],
@@ -46,44 +46,13 @@ export default defineCommand({
     'imaging webhook send referral.auto_book_completed --print > delivery.http',
   ],
   async run(ctx, [eventArg], opts) {
-    const { parseEventName, sampleEvent, applySet, followStatus } = await import('../../webhook/sample.js');
+    const { parseEventName } = await import('../../webhook/sample.js');
     const name = parseEventName(eventArg);
     const names = headerNames(opts);
     const encoding = parseEncoding(opts.encoding, false) as DigestEncoding;
     const format = ctx.format('table');
-    if (opts.print && opts.duplicate)
-      throw new UsageError(
-        '--print writes the request and sends nothing; --duplicate sends it twice: pick one',
-      );
-    if (!opts.print && opts.to === undefined)
-      throw new UsageError(
-        '--to is required: the receiver URL',
-        `e.g. --to ${LISTEN_URL} (imaging webhook listen)`,
-      );
-    const url = requireHttpUrl('--to', opts.to ?? LISTEN_URL);
-    if (url.username || url.password) throw new UsageError('--to: credentials in the URL are not allowed');
-    if (opts.unsigned && (opts.secretFile !== undefined || opts.secretFormat !== undefined))
-      throw new UsageError('--unsigned sends no signature: leave out --secret-file and --secret-format');
-
-    const event = sampleEvent(name, ctx.now());
-    for (const [path, value] of opts.set ?? []) applySet(event, path, value);
-    followStatus(
-      event,
-      (opts.set ?? []).map(([path]) => path),
-    );
-    const body = Buffer.from(JSON.stringify(event), 'utf8');
-    // After the overrides: say so when the event no longer has the spec's shape (it is sent as
-    // asked, to test how the receiver copes).
-    const { checkEvent } = await import('../../webhook/events.js');
-    const shape = checkEvent(name, body);
-    for (const p of shape.problems) ctx.note(safe`warning: after --set, ${p} (sent as asked)`);
-    if (
-      name === 'notification.status_changed' &&
-      url.protocol !== 'https:' &&
-      !/^(127\.|localhost$|\[::1\]$)/.test(url.hostname)
-    )
-      ctx.note('Note: the service sends notification.status_changed only to https webhook URLs.');
-
+    const url = checkTarget(opts);
+    const { event, body } = await buildEvent(ctx, name, url, opts.set ?? []);
     const secret = opts.unsigned
       ? undefined
       : await (await import('../../webhook/secret.js')).loadSecret(ctx, opts);
@@ -104,66 +73,13 @@ export default defineCommand({
       }
       return headers;
     };
-    const { deliver, rawRequest } = await import('../../webhook/deliver.js');
     if (opts.print) {
+      const { rawRequest } = await import('../../webhook/deliver.js');
       ctx.io.stdout.write(rawRequest(url, signed(), body));
       return 0;
     }
-
-    // The id as sent, whatever --set made it (--set event_id=42 sends a number): JSON reports the
-    // value itself, the table its JSON text (through the sanitiser, as every line is).
-    const autoBook = name === 'referral.auto_book_completed';
-    const request = event.auto_book_request;
-    const sentId: unknown = autoBook
-      ? request !== null && typeof request === 'object' && !Array.isArray(request)
-        ? (request as { id?: unknown }).id
-        : undefined
-      : event.event_id;
-    const id =
-      sentId === undefined ? undefined : typeof sentId === 'string' ? sentId : JSON.stringify(sentId);
-    const idLabel = autoBook ? 'auto-book' : 'event';
-    const results: Array<Record<string, unknown>> = [];
-    let failed: string | undefined;
-    const times = opts.duplicate ? 2 : 1;
-    for (let n = 1; n <= times; n++) {
-      const r = await deliver(url, signed(), body, {
-        timeoutMs: ctx.globals.timeout ?? 30_000,
-        signal: ctx.signal,
-      });
-      const ok = r.status !== undefined && r.status >= 200 && r.status < 300;
-      results.push({
-        event: name,
-        event_id: event.event_id ?? null,
-        ...(autoBook ? { auto_book_request_id: sentId ?? null } : {}),
-        url: url.href,
-        delivery: n,
-        signed: Boolean(secret),
-        status: r.status ?? null,
-        status_text: r.statusText ?? null,
-        ms: r.ms,
-        ok,
-        error: r.error ?? null,
-        note: r.note ?? null,
-      });
-      if (format === 'table') {
-        const answer =
-          r.status !== undefined
-            ? `${r.status}${r.statusText ? ` ${r.statusText}` : ''}`
-            : `no answer: ${r.error}`;
-        const which =
-          times > 1
-            ? ` (delivery ${n} of ${times}, same ${idLabel === 'event' ? 'event_id' : 'auto_book_request.id'})`
-            : '';
-        ctx.out.line(
-          safe`${ok ? 'delivered' : 'FAILED   '}  ${name}  ${idLabel} ${id ?? '-'}  -> ${url.href}  ${answer}  in ${r.ms} ms${which}${r.note ? ` (note: ${r.note})` : ''}`,
-        );
-      }
-      if (!ok && !failed)
-        failed =
-          r.status !== undefined
-            ? `the receiver answered ${r.status}${r.statusText ? ` ${r.statusText}` : ''}, not a 2xx`
-            : `no answer from ${url.href}: ${r.error}`;
-    }
+    const delivery: Delivery = { name, event, body, url, signed, signedWithSecret: Boolean(secret) };
+    const { results, failed } = await deliverAll(ctx, delivery, opts.duplicate ? 2 : 1, format);
     // The table's lines went out as each delivery was made; data formats get the results whole.
     if (format !== 'table') await write(results, { sink: ctx.sink(), format });
     if (failed)
@@ -179,3 +95,129 @@ export default defineCommand({
     return 0;
   },
 });
+
+interface SendOptions {
+  to?: string | undefined;
+  print?: boolean | undefined;
+  duplicate?: boolean | undefined;
+  unsigned?: boolean | undefined;
+  secretFile?: string | undefined;
+  secretFormat?: string | undefined;
+}
+
+/** The receiver's URL, after the flags that cannot go together are refused. */
+function checkTarget(opts: SendOptions): URL {
+  if (opts.print && opts.duplicate)
+    throw new UsageError(
+      '--print writes the request and sends nothing; --duplicate sends it twice: pick one',
+    );
+  if (!opts.print && opts.to === undefined)
+    throw new UsageError(
+      '--to is required: the receiver URL',
+      `e.g. --to ${LISTEN_URL} (imaging webhook listen)`,
+    );
+  const url = requireHttpUrl('--to', opts.to ?? LISTEN_URL);
+  if (url.username || url.password) throw new UsageError('--to: credentials in the URL are not allowed');
+  if (opts.unsigned && (opts.secretFile !== undefined || opts.secretFormat !== undefined))
+    throw new UsageError('--unsigned sends no signature: leave out --secret-file and --secret-format');
+  return url;
+}
+
+/** The sample event with the --set overrides, warning when it has left the spec's shape (sent as asked). */
+async function buildEvent(
+  ctx: Context,
+  name: EventName,
+  url: URL,
+  set: ReadonlyArray<[string, string]>,
+): Promise<{ event: Record<string, unknown>; body: Buffer }> {
+  const { sampleEvent, applySet, followStatus } = await import('../../webhook/sample.js');
+  const event = sampleEvent(name, ctx.now());
+  for (const [path, value] of set) applySet(event, path, value);
+  followStatus(
+    event,
+    set.map(([path]) => path),
+  );
+  const body = Buffer.from(JSON.stringify(event), 'utf8');
+  const { checkEvent } = await import('../../webhook/events.js');
+  const shape = checkEvent(name, body);
+  for (const p of shape.problems) ctx.note(safe`warning: after --set, ${p} (sent as asked)`);
+  if (
+    name === 'notification.status_changed' &&
+    url.protocol !== 'https:' &&
+    !/^(127\.|localhost$|\[::1\]$)/.test(url.hostname)
+  )
+    ctx.note('Note: the service sends notification.status_changed only to https webhook URLs.');
+  return { event, body };
+}
+
+interface Delivery {
+  name: EventName;
+  event: Record<string, unknown>;
+  body: Buffer;
+  url: URL;
+  signed: () => Array<[string, string]>;
+  signedWithSecret: boolean;
+}
+
+/** Posts the delivery `times` times; a table line per delivery as it is made. */
+async function deliverAll(
+  ctx: Context,
+  d: Delivery,
+  times: number,
+  format: OutputFormat,
+): Promise<{ results: Array<Record<string, unknown>>; failed: string | undefined }> {
+  const { deliver } = await import('../../webhook/deliver.js');
+  const { name, event, url } = d;
+  // The id as sent, whatever --set made it: JSON reports the value itself, the table its JSON text.
+  const autoBook = name === 'referral.auto_book_completed';
+  const request = event.auto_book_request;
+  const sentId: unknown = autoBook
+    ? request !== null && typeof request === 'object' && !Array.isArray(request)
+      ? (request as { id?: unknown }).id
+      : undefined
+    : event.event_id;
+  const id = sentId === undefined ? undefined : typeof sentId === 'string' ? sentId : JSON.stringify(sentId);
+  const idLabel = autoBook ? 'auto-book' : 'event';
+  const results: Array<Record<string, unknown>> = [];
+  let failed: string | undefined;
+  for (let n = 1; n <= times; n++) {
+    const r = await deliver(url, d.signed(), d.body, {
+      timeoutMs: ctx.globals.timeout ?? 30_000,
+      signal: ctx.signal,
+    });
+    const ok = r.status !== undefined && r.status >= 200 && r.status < 300;
+    results.push({
+      event: name,
+      event_id: event.event_id ?? null,
+      ...(autoBook ? { auto_book_request_id: sentId ?? null } : {}),
+      url: url.href,
+      delivery: n,
+      signed: d.signedWithSecret,
+      status: r.status ?? null,
+      status_text: r.statusText ?? null,
+      ms: r.ms,
+      ok,
+      error: r.error ?? null,
+      note: r.note ?? null,
+    });
+    if (format === 'table') {
+      const answer =
+        r.status !== undefined
+          ? `${r.status}${r.statusText ? ` ${r.statusText}` : ''}`
+          : `no answer: ${r.error}`;
+      const which =
+        times > 1
+          ? ` (delivery ${n} of ${times}, same ${idLabel === 'event' ? 'event_id' : 'auto_book_request.id'})`
+          : '';
+      ctx.out.line(
+        safe`${ok ? 'delivered' : 'FAILED   '}  ${name}  ${idLabel} ${id ?? '-'}  -> ${url.href}  ${answer}  in ${r.ms} ms${which}${r.note ? ` (note: ${r.note})` : ''}`,
+      );
+    }
+    if (!ok && !failed)
+      failed =
+        r.status !== undefined
+          ? `the receiver answered ${r.status}${r.statusText ? ` ${r.statusText}` : ''}, not a 2xx`
+          : `no answer from ${url.href}: ${r.error}`;
+  }
+  return { results, failed };
+}

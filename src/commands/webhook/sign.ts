@@ -1,13 +1,19 @@
+import { requireHttpUrl } from '../../cli/args.js';
+import { defineCommand } from '../../cli/define.js';
+import { readInput } from '../../cli/input.js';
+import { completes, file, text } from '../../cli/options.js';
+import {
+  HEADER_OPTIONS,
+  headerNames,
+  MAX_WEBHOOK_BYTES,
+  parseEncoding,
+  shellQuote,
+} from '../../cli/webhook-options.js';
 import { CliError, UsageError } from '../../errors.js';
 import { safe } from '../../output/text.js';
 import { write } from '../../output/write.js';
-import { requireHttpUrl } from '../../util/args.js';
-import { readInput } from '../../util/input.js';
 import { loadSecret } from '../../webhook/secret.js';
 import { type DigestEncoding, signatureHeaderValue } from '../../webhook/sign.js';
-import { defineCommand } from '../define.js';
-import { completes, file, text } from '../options.js';
-import { HEADER_OPTIONS, headerNames, MAX_WEBHOOK_BYTES, parseEncoding, shellQuote } from './shared.js';
 
 /** Prints the three headers a signed delivery carries, for partners testing their receivers. */
 export default defineCommand({

@@ -1,13 +1,8 @@
-import { ExitCode, UsageError } from '../../errors.js';
-import { safe } from '../../output/text.js';
-import { write } from '../../output/write.js';
-import { readInput } from '../../util/input.js';
-import { CaptureError, parseCapture } from '../../webhook/capture.js';
-import { loadSecret } from '../../webhook/secret.js';
-import { verifyDelivery } from '../../webhook/verify.js';
-import { defineCommand } from '../define.js';
-import { completes, file, flag, list, text } from '../options.js';
+import { defineCommand } from '../../cli/define.js';
+import { readInput } from '../../cli/input.js';
+import { file, flag, list, text } from '../../cli/options.js';
 import {
+  ENCODING_OPTION,
   HEADER_OPTIONS,
   headerNames,
   MAX_WEBHOOK_BYTES,
@@ -16,7 +11,13 @@ import {
   parseSeconds,
   renderVerdict,
   verdictJson,
-} from './shared.js';
+} from '../../cli/webhook-options.js';
+import { ExitCode, UsageError } from '../../errors.js';
+import { safe } from '../../output/text.js';
+import { write } from '../../output/write.js';
+import { CaptureError, parseCapture } from '../../webhook/capture.js';
+import { loadSecret } from '../../webhook/secret.js';
+import { verifyDelivery } from '../../webhook/verify.js';
 
 export default defineCommand({
   path: ['webhook', 'verify'],
@@ -25,11 +26,7 @@ export default defineCommand({
     request: file('--request <file>', 'a raw HTTP request as captured, or - for standard input'),
     body: file('--body <file>', 'the body alone (with --header), or - for standard input'),
     header: list('--header <header>', '"Name: value" (repeatable, with --body)'),
-    encoding: completes(text('--encoding <encoding>', 'digest text: auto (default), hex or base64'), [
-      'auto',
-      'hex',
-      'base64',
-    ]),
+    encoding: ENCODING_OPTION,
     tolerance: text('--tolerance <seconds>', 'fail a timestamp further than this from now (past or future)'),
     allowUnsigned: flag(
       '--allow-unsigned',

@@ -1,11 +1,7 @@
 import type { Readable } from 'node:stream';
 import { UsageError } from '../errors.js';
 
-/**
- * Reads a whole stream as bytes, refusing more than `maxBytes`: it stops reading (and destroys the
- * stream) as soon as the cap is passed, so a pipe, a FIFO or /dev/zero costs at most the cap in
- * memory. With `signal`, an abort (Ctrl-C, SIGTERM) stops the read at once with the signal's reason.
- */
+// Stops (and destroys the stream) as soon as `maxBytes` is passed: /dev/zero costs at most the cap.
 export async function readAll(
   stream: Readable,
   maxBytes: number,

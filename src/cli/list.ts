@@ -13,7 +13,7 @@ import { tuneHeapForStreaming } from '../util/streaming-heap.js';
 import { flag, int } from './options.js';
 import { checkRecords } from './read-list.js';
 
-export interface ListCommandOptions<T> {
+interface ListCommandOptions<T> {
   endpoint: ListEndpoint<T>;
   page?: number | undefined;
   perPage?: number | undefined;
@@ -32,10 +32,6 @@ export interface ListCommandOptions<T> {
   concurrency?: number | undefined;
 }
 
-/**
- * A paginated list: one page, or every page with --all (`listAll`), written by the one writer as
- * the pages come.
- */
 export async function listCommand<T>(ctx: Context, opts: ListCommandOptions<T>): Promise<number> {
   const format = ctx.format('table');
   const client = opts.cached ? ctx.referenceApi() : ctx.api();
@@ -93,18 +89,9 @@ function checker<T>(opts: ListCommandOptions<T>, format: OutputFormat) {
 }
 
 /** Pages fetched at once by --all unless --concurrency says otherwise (the export's default). */
-export const LIST_CONCURRENCY = 4;
+const LIST_CONCURRENCY = 4;
 
-/**
- * Every page (--all), through the export's page pipeline (api/pages.ts `fetchPagesInOrder`): once
- * page 1 gives total_pages, pages 2..N are fetched `concurrency` at a time and written in the
- * API's order, under the one PageWalk policy (budget, duplicates, empty pages). The sandbox cost
- * check runs after page 1, before any other page is asked for. The next requests go out only as
- * the writer takes each page (a streamed format waits for the reader), so memory stays flat for
- * any number of records in NDJSON and JSON. A progress line shows on stderr when it is a terminal
- * (and the records are not being written to that same terminal), cleared on every way out. A
- * failure after records were written says the output is incomplete.
- */
+// --all: pages 2..N are fetched `concurrency` at a time and written in the API's order.
 async function listAll<T>(
   ctx: Context,
   opts: ListCommandOptions<T>,
@@ -112,13 +99,7 @@ async function listAll<T>(
   client: ApiClient,
 ): Promise<number> {
   const { ProgressBar } = await import('../output/progress.js');
-  const askedPerPage = opts.endpoint.query.per_page;
-  const perPage =
-    opts.perPage ??
-    (typeof askedPerPage === 'string' || typeof askedPerPage === 'number'
-      ? Number(askedPerPage)
-      : undefined) ??
-    ALL_PER_PAGE;
+  const perPage = allPerPage(opts);
   const sink = ctx.sink();
   const progress = new ProgressBar(
     ctx.io.stderr,
@@ -177,11 +158,7 @@ async function listAll<T>(
     });
   } catch (err) {
     progress.done();
-    // As export says it: "above" only when the records are on the terminal.
-    if (!ctx.signal.aborted && written > 0)
-      ctx.note(
-        `Listing stopped after ${num(written)} ${written === 1 ? 'record' : opts.noun}: the output ${ctx.io.stdoutIsTTY ? 'above' : 'sent to standard output'} is incomplete.`,
-      );
+    if (!ctx.signal.aborted && written > 0) ctx.note(stoppedNote(ctx, written, opts.noun));
     throw err;
   } finally {
     ctx.signal.removeEventListener('abort', onAbort);
@@ -190,15 +167,27 @@ async function listAll<T>(
   return 0;
 }
 
+// As export says it: "above" only when the records are on the terminal.
+function stoppedNote(ctx: Context, written: number, noun: string): string {
+  return `Listing stopped after ${num(written)} ${written === 1 ? 'record' : noun}: the output ${ctx.io.stdoutIsTTY ? 'above' : 'sent to standard output'} is incomplete.`;
+}
+
+/** --per-page, else the per_page of the endpoint's query, else the one --all asks for. */
+function allPerPage<T>(opts: ListCommandOptions<T>): number {
+  const asked = opts.endpoint.query.per_page;
+  return (
+    opts.perPage ??
+    (typeof asked === 'string' || typeof asked === 'number' ? Number(asked) : undefined) ??
+    ALL_PER_PAGE
+  );
+}
+
 /** Whether records reach standard output as they come (so a progress line there would mix in). */
 function streams(format: OutputFormat): boolean {
   return format === 'json' || format === 'ndjson';
 }
 
-/**
- * After page 1 of --all: what the remaining pages cost the sandbox allowance (meter/cost.ts). Pages
- * the reference-data cache will answer (ICD-10) send nothing, so they cost nothing.
- */
+/** After page 1 of --all: what the remaining pages cost the sandbox allowance (meter/cost.ts). */
 async function costOfAll<T>(
   ctx: Context,
   opts: ListCommandOptions<T>,
@@ -225,11 +214,8 @@ async function costOfAll<T>(
   return true;
 }
 
-/**
- * The note for an empty `--page N` beyond the server's `total_pages` (numbers only, from meta):
- * "--page 99 is past the last page: ICD-10 codes have pages 1 to 2 (45 in all)."
- */
-export function pastLastPage(
+// "--page 99 is past the last page: ICD-10 codes have pages 1 to 2 (45 in all)." (numbers only, from meta)
+function pastLastPage(
   opts: { page?: number | undefined; all?: boolean | undefined; noun: string },
   meta: PageMeta | undefined,
 ): string | undefined {
@@ -244,7 +230,7 @@ export function pastLastPage(
 }
 
 /** Records a page walk dropped because an earlier page had them (same id). */
-export function duplicatesNote(n: number): string {
+function duplicatesNote(n: number): string {
   return `warning: ${num(n)} record${n === 1 ? '' : 's'} came again on a later page (same id) and ${n === 1 ? 'is' : 'are'} listed once.`;
 }
 

@@ -4,12 +4,6 @@ import { checkListItems, expectTexts, kindOf, readingAnswer } from '../api/shape
 import { UnreadableAnswerError } from '../errors.js';
 import type { OutputFormat } from '../output/format.js';
 
-/**
- * A list answer (an array of records, unpaged) read by the one list reader (`extractList`): an array, or an object holding
- * one. Anything else is an answer this tool cannot read (never "nothing was returned"), named
- * after what was asked for. For a table or CSV each item must be an object; a table also needs
- * its `text` fields to be text. JSON and NDJSON print the items as sent.
- */
 export function readList<T>(
   res: Pick<ApiResponse, 'data' | 'requestId'> & { url?: string },
   noun: string,
@@ -24,8 +18,7 @@ export function readList<T>(
       items = extractList(res.data).items;
     } catch (err) {
       if (!(err instanceof UnreadableAnswerError)) throw err;
-      // Not a list: --json cannot print it either (it prints the items), so the hint names the
-      // command that shows the answer as sent.
+      // --json cannot print a non-list either: the hint names the command that shows it as sent.
       const path = res.url ? apiPath(res.url) : undefined;
       throw new UnreadableAnswerError(
         `the ${noun} answer is ${kindOf(res.data)}, not a list`,
@@ -46,10 +39,7 @@ export function readList<T>(
   });
 }
 
-/**
- * A table or CSV reads fields: each record must be an object; a table also checks each record
- * (`check`, its text fields text). JSON and NDJSON print the records as sent.
- */
+// A table or CSV reads fields: each record must be an object, and a table checks its text fields.
 export function checkRecords(
   items: readonly unknown[],
   noun: string,

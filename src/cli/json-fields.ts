@@ -1,17 +1,7 @@
 import { selectableNames } from '../output/fields.js';
 import type { AnyCommand } from './define.js';
 
-/**
- * What the word after a bare `--json` is, where the parser meets it: a field list (`--json a,b`
- * is `--json --fields a,b`) or a word of the command line (`imaging cpt --json 73721`).
- *
- * - on the program or a group, before the command's name: fields when the word names no command
- *   and a command follows (`imaging --json status referrals list` picks the field `status`);
- * - on a command: fields when it holds a comma (for a command without fields: when it reads as
- *   a list of names, a,b), when each of its names is a field of the command (or a `+name`), or
- *   when the command takes no argument at all. So `imaging icd10 --json code` is the field
- *   `code`; to search for "code", put the query first (`imaging icd10 code --json`).
- */
+// The word after a bare `--json`: a field list (`--json a,b`) or the command's own (`cpt --json 73721`).
 export function jsonTakes(
   word: string,
   rest: readonly string[],

@@ -1,8 +1,8 @@
-import { UsageError } from '../../errors.js';
-import { joinSafe, type SafeText, safe, style } from '../../output/text.js';
-import { DEFAULT_HEADERS, type DigestEncoding, type HeaderNames } from '../../webhook/sign.js';
-import type { Verdict } from '../../webhook/verify.js';
-import { completes, file, text } from '../options.js';
+import { UsageError } from '../errors.js';
+import { joinSafe, type SafeText, safe, style } from '../output/text.js';
+import { DEFAULT_HEADERS, type DigestEncoding, type HeaderNames } from '../webhook/sign.js';
+import type { Verdict } from '../webhook/verify.js';
+import { completes, file, text } from './options.js';
 
 /** The largest capture or body read (a webhook body is a referral snapshot: tens of KB). */
 export const MAX_WEBHOOK_BYTES = 5 * 1024 * 1024;
@@ -25,8 +25,7 @@ export function headerNames(opts: HeaderNameOpts): HeaderNames {
     timestamp: check('--timestamp-header', opts.timestampHeader, DEFAULT_HEADERS.timestamp),
     signature: check('--signature-header', opts.signatureHeader, DEFAULT_HEADERS.signature),
   };
-  // Header names are case-insensitive: two roles under one name, or a role under a header the
-  // HTTP message itself needs, would send (or read) one header for another.
+  // Header names are case-insensitive: two roles under one name would send one header for another.
   const flags = [
     ['--event-header', names.event],
     ['--timestamp-header', names.timestamp],
@@ -104,8 +103,7 @@ export function verdictJson(v: Verdict) {
 
 /** One-line verdict, the event summary, then one line per problem and the likely causes. */
 export function renderVerdict(v: Verdict, color: boolean): SafeText {
-  // Headline, summary, problems and causes quote the delivery (event names, ids, headers): each
-  // line is cleaned by safe`…` to one line with escapes visible.
+  // Every line quotes the delivery, so each is cleaned to one line by safe`…`.
   const verdict = v.valid ? style('green', 'valid', color) : style('red', 'NOT valid', color);
   const lines = [safe`${verdict}: ${v.headline}`];
   const summary = summaryLine(v);
@@ -134,6 +132,12 @@ export function summaryLine(v: Verdict): string {
 export function shellQuote(s: string): string {
   return `'${s.replace(/'/g, `'\\''`)}'`;
 }
+
+/** --encoding of the commands that check a signature: auto accepts either. */
+export const ENCODING_OPTION = completes(
+  text('--encoding <encoding>', 'digest text: auto (default), hex or base64'),
+  ['auto', 'hex', 'base64'],
+);
 
 /** The secret and header-name options every webhook command takes. */
 export const HEADER_OPTIONS = {

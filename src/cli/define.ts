@@ -3,14 +3,8 @@ import type { FieldSet } from '../output/fields.js';
 import type { OutputFormat } from '../output/format.js';
 import type { ArgSpec, InferArgs, InferOptions, OptionSpecs } from './options.js';
 
-/**
- * One command: its words, arguments and options beside the handler that uses them (as wrangler's
- * createCommand and gh's NewCmd…). `run` gets its positional arguments and its own options typed
- * from the specs; the global options are on `ctx.globals`. Its one-line summary lives in the
- * registry (root help lists commands without loading them). Keep heavy imports inside `run`
- * (`await import()`): building the invoked group loads every definition of that group.
- */
-export interface CommandDefinition<
+/** One command: its words, arguments and options beside the handler that uses them. */
+interface CommandDefinition<
   O extends OptionSpecs = OptionSpecs,
   A extends readonly ArgSpec[] = readonly ArgSpec[],
 > {
@@ -23,15 +17,9 @@ export interface CommandDefinition<
   readonly examples?: readonly string[];
   /** The fields `--fields` picks from (help lists them); a command without takes no --fields. */
   readonly fields?: readonly FieldSet[];
-  /**
-   * Whether it can write CSV (so takes --bom and --no-formula-guard). Default: a command that
-   * takes --fields can; one that never writes CSV refuses them (exit 2) before it runs.
-   */
+  /** Whether it can write CSV (so takes --bom and --no-formula-guard). */
   readonly csv?: boolean;
-  /**
-   * The output formats it takes, when not every one: narrows the global --format for this command
-   * (`ctx.format()` refuses the others, exit 2; shell completion offers only these).
-   */
+  /** The output formats it takes, when not every one (`ctx.format()` refuses the others). */
   readonly formats?: readonly OutputFormat[];
   run(
     ctx: Context,

@@ -1,15 +1,12 @@
 import { UsageError } from '../errors.js';
 
-export const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export function isUuid(value: string): boolean {
   return UUID_RE.test(value);
 }
 
-/**
- * A UUID as the API stores and compares it: lower case (RFC 4122 reads them case-insensitively,
- * the server does not). Anything that is not a UUID comes back unchanged.
- */
+/** A UUID as the API stores and compares it: lower case (the server is case-sensitive). */
 export function normaliseUuid(value: string): string {
   return UUID_RE.test(value) ? value.toLowerCase() : value;
 }
@@ -35,10 +32,7 @@ export function requireHttpUrl(flag: string, value: string): URL {
   return u;
 }
 
-/**
- * A referral id as typed (any case, spaces around it): lower-cased as the API stores it; anything
- * else is a usage error, a reference (R-240001) named as such.
- */
+/** A referral id as typed, lower-cased; anything else is a usage error (a reference named as such). */
 export function referralId(id: string): string {
   const rid = normaliseUuid(id.trim());
   if (isUuid(rid)) return rid;

@@ -3,11 +3,7 @@ import type { IO, Prompter } from '../io.js';
 import { HumanStream } from '../output/text.js';
 import { wrapMessage } from '../output/wrap.js';
 
-/**
- * Prompts on the terminal through inquirer; refuses (exit 2) when stdin is not a terminal. `signal`
- * is the run's: a stop signal (SIGINT, SIGHUP, SIGQUIT, SIGTERM sent with `kill`) ends a question
- * at once, as Ctrl-C typed at it does, with that signal's exit code.
- */
+/** Prompts on the terminal through inquirer; refuses (exit 2) when stdin is not a terminal. */
 export function terminalPrompter(io: IO, signal?: AbortSignal): Prompter {
   const ensureTty = (what: string) => {
     if (!io.stdinIsTTY) {
@@ -34,8 +30,7 @@ export function terminalPrompter(io: IO, signal?: AbortSignal): Prompter {
       const { createInterface } = await import('node:readline/promises');
       const rl = createInterface({ input: io.stdin, output: io.stderr });
       try {
-        // Wrapped to stderr's width, words whole (a URL is never split at the terminal's edge):
-        // the lines above the last are written first, readline asks on the last.
+        // Wrapped to stderr's width, words whole; readline asks on the last line.
         const width = io.stderrIsTTY ? io.errColumns : undefined;
         const lines = (width ? wrapMessage(`${message} [y/N]`, width - 1) : `${message} [y/N]`).split('\n');
         const last = lines.pop() ?? '';
@@ -49,10 +44,7 @@ export function terminalPrompter(io: IO, signal?: AbortSignal): Prompter {
   };
 }
 
-/**
- * Ctrl-C at a prompt: inquirer throws ExitPromptError, readline an AbortError ("Aborted with
- * Ctrl+C"); the terminal is restored by then either way. Both become an interrupt (exit 130).
- */
+/** Ctrl-C at a prompt (inquirer's ExitPromptError, readline's AbortError) is an interrupt. */
 export function interruptedIfCtrlC(err: unknown): unknown {
   const e = err as NodeJS.ErrnoException;
   if (

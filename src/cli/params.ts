@@ -1,7 +1,7 @@
-import type { Query } from '../../api/url.js';
-import { UsageError } from '../../errors.js';
-import { normaliseUuids } from '../../util/args.js';
-import { pairs } from '../options.js';
+import type { Query } from '../api/url.js';
+import { UsageError } from '../errors.js';
+import { normaliseUuids } from './args.js';
+import { pairs } from './options.js';
 
 export type Params = Array<[string, string]>;
 
@@ -15,8 +15,7 @@ export function paramsQuery(params: Params | undefined): Query {
   // No prototype: a --param named "__proto__" is a query key like any other.
   const q = Object.create(null) as Record<string, string | string[]>;
   for (const [k, given] of params ?? []) {
-    // A value that is a UUID, or a comma list of UUIDs (ids=A,B), goes in lower case, as the API
-    // stores ids (as `imaging api` sends them); anything else as given.
+    // UUIDs (or a comma list of them) go in lower case, as the API stores ids.
     const v = normaliseUuids(given);
     if (k === 'page' || k === 'per_page') throw new UsageError(`--param ${k}: use --page / --per-page`);
     const prev = q[k];

@@ -2,10 +2,7 @@ import { ENVIRONMENTS } from '../config/environments.js';
 import { FORMATS } from '../output/format.js';
 import { completes, flag, type InferOptions, int, negate, OptionValueError, text } from './options.js';
 
-/**
- * The options every command accepts, before or after the subcommand: the one list the parser
- * (program.ts), `GlobalOptions`, help and completion read. Adding a global option is one line here.
- */
+// The options every command accepts, before or after the subcommand: the one list everything reads.
 /** The --format option's description: every format, or the ones a command takes (help, completion). */
 export const formatDescription = (formats: readonly string[] = FORMATS): string =>
   `output format: ${formats.join(', ')}`;

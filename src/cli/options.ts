@@ -1,15 +1,8 @@
 import { num } from '../util/plural.js';
 
-/**
- * Option specs: data that the parser (program.ts), the help and, later, shell completion read.
- * A command declares its options as an object of these, keyed by the name commander gives the
- * value (`--per-page` -> `perPage`); `InferOptions` turns that object into the type `run()` gets,
- * so renaming an option is a type error in its handler. Pure checks (whole numbers, ranges,
- * choices) run here, while parsing: a usage error (exit 2) before any request. Nothing here
- * imports commander: program.ts turns an `OptionValueError` into a usage error naming the option.
- */
+/** Option specs: data that the parser (program.ts), the help and, later, shell completion read. */
 
-export type OptionKind = 'flag' | 'negate' | 'int' | 'port' | 'text' | 'file' | 'choice' | 'list' | 'pairs';
+type OptionKind = 'flag' | 'negate' | 'int' | 'port' | 'text' | 'file' | 'choice' | 'list' | 'pairs';
 
 export interface OptionSpec<T = unknown, Always extends boolean = boolean> {
   readonly kind: OptionKind;
@@ -35,21 +28,16 @@ export type OptionSpecs = Readonly<Record<string, OptionSpec<any, boolean>>>;
 
 type ValueOf<S> = S extends OptionSpec<infer T, infer A> ? (A extends true ? T : T | undefined) : never;
 
-/** The type of the options object a handler receives. */
 export type InferOptions<O extends OptionSpecs> = { -readonly [K in keyof O]: ValueOf<O[K]> };
 
 /** A bad option value: program.ts reports it as commander reports any invalid argument (exit 2). */
 export class OptionValueError extends Error {}
 
-/** Whether the option needs a value (`<x>` in its flags). */
 export const takesValue = (spec: Pick<OptionSpec, 'flags'>) => /</.test(spec.flags);
 
 /** The long name of the option: '--per-page' of '--per-page <n>'. */
 export const longName = (spec: Pick<OptionSpec, 'flags'>) => spec.flags.match(/--[\w-]+/)?.[0] ?? spec.flags;
 
-// ---- the helpers ----
-
-/** A switch: true when given. */
 export function flag(flags: string, description: string): OptionSpec<boolean, false> {
   return { kind: 'flag', flags, description };
 }
@@ -59,7 +47,7 @@ export function negate(flags: `--no-${string}`, description: string): OptionSpec
   return { kind: 'negate', flags, description };
 }
 
-export interface IntOptions {
+interface IntOptions {
   /** 1 (default) or 0. */
   min?: 0 | 1;
   max?: number;
@@ -149,10 +137,6 @@ export function file(
   return { kind: 'file', flags, description, required: opts.required };
 }
 
-/**
- * One of a fixed set of values. Without `parse`, commander checks it ("Allowed choices are …");
- * with it, the command's own check and message.
- */
 export function choice<const C extends string>(
   flags: string,
   choices: readonly C[],
@@ -188,10 +172,8 @@ export function pairs(flags: string, description: string): OptionSpec<Array<[str
   };
 }
 
-/**
- * The values shell completion offers for an option whose value its command checks itself (with its
- * own message): `completes(text('--env <name>', …), ENVIRONMENTS)`. Parsing is unchanged.
- */
+// The values shell completion offers for an option whose value its command checks itself (with its own
+// message): `completes(text('--env <name>', …), ENVIRONMENTS)`.
 // biome-ignore lint/suspicious/noExplicitAny: any spec, its value type kept
 export function completes<S extends OptionSpec<any, boolean>>(
   spec: S,
@@ -200,8 +182,6 @@ export function completes<S extends OptionSpec<any, boolean>>(
 ): S {
   return { ...spec, values, valueList: opts.list };
 }
-
-// ---- positional arguments ----
 
 export interface ArgSpec<Required extends boolean = boolean> {
   /** '<code>' (required) or '[query]' (optional). */

@@ -5,13 +5,9 @@ import { UsageError } from '../errors.js';
 import { formatBytes, readAll } from './stdin.js';
 
 /** The largest request body read from a file or stdin; anything bigger is refused before sending. */
-export const MAX_INPUT_BYTES = 10 * 1024 * 1024;
+const MAX_INPUT_BYTES = 10 * 1024 * 1024;
 
-/**
- * Reads FILE, or standard input for "-", as bytes, with a size cap and clear messages. Every source
- * (a file, stdin, a pipe, a FIFO, a device such as /dev/zero, process substitution /dev/fd/N) is
- * read as a stream that stops as soon as the cap is passed, and at once on Ctrl-C / SIGTERM.
- */
+/** Reads FILE, or standard input for "-", as bytes, with a size cap and clear messages. */
 export async function readInput(
   ctx: Context,
   source: string,
@@ -25,11 +21,7 @@ export async function readInput(
   return readFileCapped(source, flag, maxBytes, ctx.signal);
 }
 
-/**
- * One capped reader for a path, whatever it names. Opened non-blocking, so a FIFO with no writer
- * yet does not block a thread (which no signal could stop): a FIFO or socket is read through the
- * event loop, anything else as a file stream.
- */
+/** One capped reader for a path, whatever it names. */
 export async function readFileCapped(
   path: string,
   flag: string,
@@ -64,9 +56,7 @@ export async function readFileCapped(
       stream = new Socket({ fd, readable: true, writable: false });
       owned = false;
     } else if (s.isCharacterDevice()) {
-      // A terminal, /dev/ptmx or a serial line may block for ever. A blocking read would sit in
-      // Node's thread pool, which the process waits for even on process.exit, so a signal could
-      // not end it: keep the descriptor non-blocking and poll it (EAGAIN means "nothing yet").
+      // A terminal or serial line may block for ever: a blocking read would outlive any signal, so poll.
       stream = nonBlockingDeviceStream(fd);
       owned = false;
     } else {
@@ -86,11 +76,8 @@ export async function readFileCapped(
   }
 }
 
-/**
- * A stream over a non-blocking character device: each read is a non-blocking read(2) in the thread
- * pool (it returns at once), and "nothing yet" (EAGAIN) is retried on a timer, 5 ms growing to
- * 100 ms. Nothing ever blocks a thread, so destroying the stream (a signal) ends the read at once.
- */
+// A stream over a non-blocking character device: each read is a non-blocking read(2) in the thread pool (it
+// returns at once), and "nothing yet" (EAGAIN) is retried on a timer that backs off.
 function nonBlockingDeviceStream(fd: number): Readable {
   let timer: NodeJS.Timeout | undefined;
   let wait = 5;
