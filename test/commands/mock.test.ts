@@ -157,7 +157,9 @@ describe('imaging mock', () => {
   it('refuses bad options and secrets in argv before listening', async () => {
     expectUsageError(await piped(['mock', '--port', 'x']), /--port/, 0);
     expectUsageError(await piped(['mock', '--webhook-secret', 'abc']), /--webhook-secret-file FILE/, 0);
-    expectUsageError(await piped(['mock', '--list-shape', 'tree']), /tree/, 0);
+    const shape = await piped(['mock', '--list-shape', 'tree']);
+    expectUsageError(shape, /--list-shape[\s\S]*object, bare/, 0);
+    expect(shape.stderr).not.toContain('tree');
   });
 });
 

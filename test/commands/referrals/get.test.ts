@@ -21,7 +21,7 @@ describe('imaging referrals get', () => {
     // The same view, the escapes aside, up to the free-text notes, which wrap at 80 columns.
     const [head, notes] = plain(terminal.stdout).split('\nCall notes (2)\n');
     expect(head).toBe(p.stdout.split('\nCall notes (2)\n')[0]);
-    expect(notes).toMatch(/Spoke with paralegal; authorization pending\. Follow\n +up Friday\.\n$/);
+    expect(notes).toMatch(/Spoke with paralegal; authorization pending\. Follow\s+up\s+Friday\.\n$/);
     expect(p.stdout).toMatch(/Spoke with paralegal; authorization pending\. Follow up Friday\.\n$/);
     expect(p.stdout.startsWith(`Referral R-240001  ${ID}\nStatus: `)).toBe(true);
     expect(p.stdout).toMatch(/^Status: +closed$/m);
