@@ -41,6 +41,8 @@ export default defineConfig({
       IMAGING_CONFIG_DIR: '/nonexistent/imaging-test-config',
       // Never the developer's own keychain: the keychain tests start their own Secret Service.
       IMAGING_KEYCHAIN: 'off',
+      // Times for people are in the user's zone: one zone for every run of the suite.
+      TZ: 'UTC',
       IMAGING_TOKEN: '',
       IMAGING_ENV: '',
       IMAGING_BASE_URL: '',

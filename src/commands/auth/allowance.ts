@@ -11,6 +11,7 @@ import {
 } from '../../meter/meter.js';
 import { allowanceOf } from '../../meter/view.js';
 import { num } from '../../util/plural.js';
+import { peopleTime } from '../../util/time.js';
 
 export default defineCommand({
   path: ['auth', 'allowance'],
@@ -73,7 +74,7 @@ export default defineCommand({
       );
       return 0;
     }
-    if (view.since) ctx.out.line(`First request: ${view.since}`);
+    if (view.since) ctx.out.line(`First request: ${peopleTime(view.since, { timeZone: ctx.env.TZ })}`);
     ctx.note(
       `Counted on this machine only (${num(SANDBOX_LIMIT)} successful requests or 7 days per sandbox token). If the token was also used elsewhere: imaging auth allowance --used N --since DATE`,
     );

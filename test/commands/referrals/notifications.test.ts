@@ -76,7 +76,7 @@ describe('referrals notifications', () => {
     const [head, row] = r.stdout.split('\n');
     expect(head).toMatch(/^UPDATED\s+CHANNEL\s+TYPE\s+STATUS\s+VISIT\s+CREATED\s+ID$/);
     expect(row).toMatch(
-      /^2026-01-05T14:00:05.000Z\s+sms\s+appointment_reminder\s+delivered\s+[0-9a-f-]{36}\s+/,
+      /^2026-01-05 14:00 UTC\s+sms\s+appointment_reminder\s+delivered\s+[0-9a-f-]{36}\s+/,
     );
     const j = await run(['referrals', 'notifications', id, '--json'], { env: fx.env() });
     expect(Object.keys(JSON.parse(j.stdout)[0])).toEqual([
