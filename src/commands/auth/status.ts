@@ -99,6 +99,12 @@ export default defineCommand({
     if (opts.check) {
       for (const row of rows) {
         const env = row.environment;
+        if (row.token_source.startsWith('keychain:')) {
+          row.check = 'not sent: the keychain could not be read';
+          row.check_code = ExitCode.auth;
+          if (exitCode === 0 || row.active) exitCode = ExitCode.auth;
+          continue;
+        }
         if (!row.base_url || !row.token) {
           row.check = row.base_url ? 'no token' : 'no base URL';
           continue;
