@@ -345,6 +345,7 @@ export class Context {
       },
       color: this.colorLevel() > 0,
       width: this.io.stdoutIsTTY && !this.globals.wide ? this.io.columns : undefined,
+      tty: this.io.stdoutIsTTY,
       csv: { bom: this.globals.bom === true, formulaGuard: this.globals.formulaGuard !== false },
     };
   }

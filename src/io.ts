@@ -29,6 +29,8 @@ export interface Sink {
   color: boolean;
   /** Fit tables to this many cells (stdout is a terminal, no --wide); undefined: every column, nothing cut. */
   width: number | undefined;
+  /** Standard output is a terminal: data formats carry nothing it acts on (output/write.ts). */
+  tty?: boolean;
   /** CSV: --bom and --no-formula-guard (defaults: no BOM, guarded). */
   csv?: { bom: boolean; formulaGuard: boolean };
 }

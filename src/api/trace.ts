@@ -54,13 +54,33 @@ export function traceUrl(url: string): string {
 const REDACTED_TOKEN = '[redacted token]';
 
 /**
- * Server text with the token replaced, as sent and percent-encoded. A token under 8 characters is
- * no real token, and replacing it would mangle ordinary words.
+ * `text` (server text to be shown: an error body, a reason phrase, a request id) with the token
+ * replaced: each of its characters as itself or percent-encoded, with any controls, invisible
+ * characters or escape sequences between them. A token shorter than 8 characters is no real
+ * token, and replacing it would mangle ordinary words.
  */
 export function redactToken(text: string, token: string | undefined): string {
   if (!token || token.length < 8) return text;
-  let out = text.split(token).join(REDACTED_TOKEN);
-  const encoded = encodeURIComponent(token);
-  if (encoded !== token) out = out.split(encoded).join(REDACTED_TOKEN);
-  return out;
+  if (tokenPattern?.token !== token) tokenPattern = { token, re: patternOf(token) };
+  return text.replace(tokenPattern.re, REDACTED_TOKEN);
+}
+
+let tokenPattern: { token: string; re: RegExp } | undefined;
+// What a terminal hides between two characters, raw or as the sanitiser shows it (`␛`, `<U+200B>`,
+// a space): an escape sequence (CSI, OSC, other), a control, a format or default-ignorable character.
+const E = String.raw`(?:[\x1b\u241b]|<U\+001B>)`;
+const GAP = String.raw`(?:(?:${E}\[|\x9b|<U\+009B>)[0-?]*[ -/]*[@-~]|(?:${E}\]|\x9d|<U\+009D>)[^\x07\u2407\x1b\u241b\x9c]*(?:[\x07\u2407]|${E}\\|\x9c|<U\+009C>)|${E}[ -/]*[0-Z^-~]|[\p{Cc}\p{Cf}\p{Default_Ignorable_Code_Point}\u2028\u2029\u2400-\u2421 ]|<U\+[0-9A-F]{4,6}>)*`;
+
+function patternOf(token: string): RegExp {
+  const one = (ch: string) => {
+    const hex = [...Buffer.from(ch)].map(
+      (b) =>
+        `%${b
+          .toString(16)
+          .padStart(2, '0')
+          .replace(/[a-f]/g, (h) => `[${h}${h.toUpperCase()}]`)}`,
+    );
+    return `(?:${ch.replace(/[\\^$.*+?()[\]{}|/]/g, '\\$&')}|${hex.join('')})`;
+  };
+  return new RegExp([...token].map(one).join(GAP), 'gu');
 }

@@ -173,8 +173,9 @@ export class AtomicFile {
   }
 }
 
-const othersMayWrite = (folder: Stats): boolean =>
-  (folder.mode & 0o002) !== 0 || ((folder.mode & 0o020) !== 0 && folder.gid !== process.getegid?.());
+/** Whether users other than me may create or remove names here: writable by group or others, or owned by another user but root. */
+export const othersMayWrite = (folder: Stats): boolean =>
+  (folder.mode & 0o022) !== 0 || (folder.uid !== 0 && !mine(folder));
 
 /** An existing name in a folder others can write to that belongs to someone else: never used. */
 class ForeignEntry extends Error {
@@ -265,7 +266,7 @@ function refuseForeign(target: string, err: ForeignEntry): CliError {
       ? 'protected_fifos'
       : 'protected_regular';
   return new CliError(
-    `cannot write ${target}: ${err.path} is ${what(err.st)} owned by ${userName(err.st.uid)}, in ${dirname(err.path)}, a folder others can write to; it is not used (the shell's > refuses it too: fs.${rule})`,
+    `cannot write ${target}: ${err.path} is ${what(err.st)} owned by ${userName(err.st.uid)}, in ${dirname(err.path)}, a folder others can write to; it is not used, following the kernel's fs.${rule} rule`,
     2,
     `Write somewhere only you can write (e.g. a folder in your home), or have ${userName(err.st.uid)} remove it.`,
   );

@@ -4,6 +4,7 @@ import type { Sink } from '../io.js';
 import { BOM, csvRow, flatten, unionKeys } from './csv.js';
 import { csvColumns, type FieldChoice, pick, valueAt } from './fields.js';
 import { assertNever, type OutputFormat } from './format.js';
+import { cleanBlock } from './text.js';
 
 // The one output writer: every command prints records through `write`, in any format, from an array or from
 // pages as they come.
@@ -73,7 +74,7 @@ async function writeStream<T>(
     if (batch.length === 0) continue;
     const pieces: string[] = count === 0 ? [enc.head] : [];
     for (const r of batch) enc.record(pieces, r, count++);
-    await send(sink.data, utf8Of(pieces), opts.signal);
+    await send(sink.data, utf8Of(onTerminal(sink, format, pieces)), opts.signal);
     opts.onWritten?.(count);
   }
   await send(sink.data, utf8Of(count === 0 ? [enc.head, enc.tail(0)] : [enc.tail(count)]), opts.signal);
@@ -112,7 +113,7 @@ async function writeCsv<T>(records: readonly T[], opts: WriteOptions<T>): Promis
         ),
       );
   }
-  await send(sink.data, utf8Of(pieces), opts.signal);
+  await send(sink.data, utf8Of(onTerminal(sink, 'csv', pieces)), opts.signal);
   return records.length;
 }
 
@@ -147,7 +148,7 @@ async function writeOne<T>(record: T, opts: WriteOptions<T>): Promise<void> {
   const { format, sink } = opts;
   const choice = opts.fields;
   const chosen = choice?.chosen;
-  const out = sink.data;
+  const out = { write: (text: string) => sink.data.write(onTerminal(sink, format, [text]).join('')) };
   switch (format) {
     case 'json':
       out.write(`${JSON.stringify(chosen ? pick(record, chosen) : record, null, 2)}\n`);
@@ -279,4 +280,24 @@ async function collect<T>(input: Records<T>): Promise<readonly T[]> {
 function sayEmpty<T>(opts: WriteOptions<T>): void {
   const hint = typeof opts.emptyHint === 'function' ? opts.emptyHint() : opts.emptyHint;
   if (hint) opts.sink.err.line(hint);
+}
+
+// Characters a terminal acts on or hides that JSON.stringify leaves raw: DEL, C1, bidi and format.
+const JSON_UNSAFE = /[\x7f-\x9f\p{Cf}\p{Default_Ignorable_Code_Point}\u2028\u2029]/gu;
+
+/**
+ * Data for a terminal carries nothing it acts on: JSON escapes those characters as \uXXXX (the
+ * same data for a parser), CSV rows go through the one sanitiser. Piped, the bytes are as sent.
+ */
+function onTerminal(sink: Sink, format: OutputFormat, pieces: string[]): string[] {
+  if (!sink.tty) return pieces;
+  const hex = (ch: string) =>
+    ch.replace(/[\s\S]/g, (u) => `\\u${u.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  // A CSV row's CRLF and a --bom mark are the tool's own: only the text between goes through.
+  const csv = (p: string) =>
+    p
+      .split('\r\n')
+      .map((l) => (l.startsWith(BOM) ? BOM + cleanBlock(l.slice(1)) : cleanBlock(l)))
+      .join('\r\n');
+  return pieces.map(format === 'csv' ? csv : (p) => p.replace(JSON_UNSAFE, hex));
 }

@@ -150,8 +150,12 @@ describe('imaging mock --hostile: no control, escape, bidi or format character r
     expect(raw.status).toBe(200);
     expect(JSON.parse(raw.body.toString('utf8')).reference).toBe(referral.reference + HOSTILE);
     expect(raw.body.toString('utf8')).toContain('\u009b31m\u202eevil'); // C1 and bidi as raw bytes
-    const get = await run(['referrals', 'get', referral.id, '--json'], { env: fx.env(), stdoutIsTTY: true });
+    const get = await run(['referrals', 'get', referral.id, '--json'], { env: fx.env() });
     expect(Buffer.from(get.stdout)).toEqual(Buffer.concat([raw.body, Buffer.from('\n')]));
+    // On a terminal: the same data, with C1 and bidi characters as JSON escapes.
+    const tty = await run(['referrals', 'get', referral.id, '--json'], { env: fx.env(), stdoutIsTTY: true });
+    expect(JSON.parse(tty.stdout)).toEqual(JSON.parse(raw.body.toString('utf8')));
+    expect(tty.stdout).not.toMatch(/[\u009b\u202e]/);
 
     const cpt = JSON.parse(
       (await rawGet(`${fx.mock.url}/api/v2/cpt_codes?code=73721`)).body.toString('utf8'),

@@ -1,4 +1,5 @@
 import { defineCommand } from '../../cli/define.js';
+import { CliError } from '../../errors.js';
 
 export default defineCommand({
   path: ['auth', 'logout'],
@@ -8,13 +9,15 @@ export default defineCommand({
     const where = ctx.config.tokenStore(env);
     if (where) {
       const { leftInKeychain } = await ctx.config.setToken(env, undefined);
+      if (leftInKeychain)
+        throw new CliError(
+          `the OS keychain could not be reached: ${env} no longer uses its token, but the keychain entry "imaging" for ${env} may still hold it`,
+          1,
+          'Remove that entry from the OS keychain by hand.',
+        );
       ctx.note(
         `Logged out of ${env}: the stored token was removed${where === 'keychain' ? ' from the OS keychain' : ''}.`,
       );
-      if (leftInKeychain)
-        ctx.note(
-          `warning: the OS keychain could not be reached, so its entry "imaging" for ${env} may still hold the token; remove it there by hand.`,
-        );
     } else if (
       ctx.config.unusable.some(
         (k) => k === `environments.${env}.token` || k === `environments.${env}.token_origin`,

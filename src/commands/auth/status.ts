@@ -120,6 +120,11 @@ function statusRow(ctx: Context, env: EnvironmentName, isActive: boolean, check:
 /** --check: one request with the token the row would send; the row's exit code when it fails. */
 async function checkRow(ctx: Context, row: StatusRow): Promise<number | undefined> {
   const env = row.environment;
+  if (row.token_source.startsWith('keychain:')) {
+    row.check = 'not sent: the keychain could not be read';
+    row.check_code = ExitCode.auth;
+    return ExitCode.auth;
+  }
   if (!row.base_url || !row.token) {
     row.check = row.base_url ? 'no token' : 'no base URL';
     return undefined;

@@ -1,4 +1,4 @@
-import { normaliseBaseUrl } from '../../api/url.js';
+import { isLoopbackHost, normaliseBaseUrl } from '../../api/url.js';
 import { defineCommand } from '../../cli/define.js';
 import { arg } from '../../cli/options.js';
 import { type EnvironmentName, parseEnvironment } from '../../config/environments.js';
@@ -60,7 +60,7 @@ export default defineCommand({
         `Note: the stored ${env} token belongs to ${bound} and will not be sent to ${originOf(url)}. Log in for the new base URL: imaging auth login${env === 'sandbox' ? '' : ` --env ${env}`}`,
       );
     }
-    if (url.startsWith('http://') && !/^http:\/\/(127\.|localhost|\[::1\])/.test(url)) {
+    if (url.startsWith('http://') && !isLoopbackHost(new URL(url).hostname)) {
       ctx.note('warning: plain http. The token will not be sent to this host; use https.');
     }
     return 0;

@@ -18,8 +18,8 @@ export default defineCommand({
     const format = ctx.format('table');
     const { chosen } = selectFields(ctx.globals.fields, REFERRAL_FIELDS);
     const res = await getReferral(ctx.api(), rid);
-    if (chosen) {
-      // Only the chosen fields: a table of them, or an object keyed as typed.
+    if (chosen || (format === 'json' && ctx.io.stdoutIsTTY)) {
+      // Only the chosen fields: a table of them, or an object keyed as typed (JSON for a terminal: escaped).
       const { write } = await import('../../output/write.js');
       await write(
         { one: res.data },

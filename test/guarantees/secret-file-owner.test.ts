@@ -1,0 +1,95 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { chmodSync, chownSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { spawnCli, tempDir, testServer } from '../helpers.js';
+
+/**
+ * A webhook signing secret is read only from a file that is the user's alone, as ssh reads a key
+ * file: another user's file, a file others may write, or another user's symlink is refused
+ * (exit 2, naming the owner and the fix) before anything is signed or sent.
+ */
+
+const NOBODY = 65534;
+const isRoot = process.getuid?.() === 0;
+const hasSetpriv = spawnSync('setpriv', ['--version']).status === 0;
+const ok = isRoot && hasSetpriv;
+const skipNote = ok ? '' : ' (skipped: needs root and setpriv to act as nobody)';
+
+let receiver: Awaited<ReturnType<typeof testServer>>;
+let dir: ReturnType<typeof tempDir>;
+beforeAll(async () => {
+  receiver = await testServer((_req, res) => res.end('ok'));
+});
+afterAll(() => receiver.close());
+beforeEach(() => {
+  receiver.seen.length = 0;
+  dir = tempDir();
+  chmodSync(dir.path, 0o755);
+  return () => dir.cleanup();
+});
+
+const send = (secretFile: string) =>
+  spawnCli([
+    'webhook',
+    'send',
+    'visit.status_changed',
+    '--to',
+    `${receiver.url}/hook`,
+    '--secret-file',
+    secretFile,
+  ]);
+
+function mySecret(mode = 0o600): string {
+  const file = join(dir.path, 'secret');
+  writeFileSync(file, 'whsec_test_secret\n', { mode });
+  chmodSync(file, mode);
+  return file;
+}
+
+describe.skipIf(!ok)(`--secret-file trusted as ssh trusts a key file${skipNote}`, () => {
+  it('my own 0600 file is used', async () => {
+    const r = await send(mySecret());
+    expect(r.exitCode, String(r.stderr)).toBe(0);
+    expect(receiver.seen).toHaveLength(1);
+  });
+
+  it("another user's file: exit 2, naming the owner and the fix, nothing sent", async () => {
+    const file = mySecret();
+    chownSync(file, NOBODY, NOBODY);
+    const r = await send(file);
+    expect(r.exitCode).toBe(2);
+    expect(String(r.stderr)).toContain(`--secret-file ${file} is owned by nobody`);
+    expect(String(r.stderr)).toContain('chmod 600');
+    expect(receiver.seen).toEqual([]);
+  });
+
+  it('a file others may write: exit 2, nothing sent', async () => {
+    const file = mySecret(0o666);
+    const r = await send(file);
+    expect(r.exitCode).toBe(2);
+    expect(String(r.stderr)).toContain('is writable by other users');
+    expect(receiver.seen).toEqual([]);
+  });
+
+  it("another user's symlink to my secret: exit 2, nothing sent", async () => {
+    const file = mySecret();
+    const shared = join(dir.path, 'shared');
+    mkdirSync(shared);
+    chmodSync(shared, 0o1777);
+    const link = join(shared, 'secret');
+    execFileSync('setpriv', [
+      `--reuid=${NOBODY}`,
+      `--regid=${NOBODY}`,
+      '--clear-groups',
+      'ln',
+      '-s',
+      file,
+      link,
+    ]);
+    const r = await send(link);
+    expect(r.exitCode).toBe(2);
+    expect(String(r.stderr)).toContain('is a symlink owned by nobody');
+    expect(receiver.seen).toEqual([]);
+  });
+});

@@ -1,0 +1,73 @@
+import { spawnSync } from 'node:child_process';
+import { execa } from 'execa';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BIN, mockFixture, spawnCli } from '../helpers.js';
+
+/**
+ * CSV, JSON and NDJSON printed to a real terminal (`script`) from a hostile server carry nothing
+ * the terminal acts on: no ESC, no C1 control, no bidi or format character. JSON says the same
+ * data through \uXXXX escapes; piped, the bytes are exactly the server's.
+ */
+
+const hasScript = spawnSync('script', ['--version']).status === 0;
+const skipNote = hasScript ? '' : ' (skipped: needs script(1) for a real terminal)';
+/** Any C0 but CR, LF and tab, DEL, C1, a line/paragraph separator, a format character (bidi, zero-width). */
+const FORBIDDEN = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u2028\u2029\p{Cf}]/u;
+
+const fx = mockFixture({ hostile: true, referrals: 5 });
+beforeAll(() => fx.start());
+afterAll(() => fx.stop());
+
+const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+
+/** The CLI with stdout and stderr on a terminal; what the terminal received. */
+async function onTerminal(args: string[]): Promise<string> {
+  const cmd = [process.execPath, BIN, ...args].map(quote).join(' ');
+  const r = await execa('script', ['-qec', cmd, '/dev/null'], {
+    reject: false,
+    extendEnv: false,
+    env: { ...fx.env(), PATH: process.env.PATH, NO_COLOR: '1', IMAGING_KEYCHAIN: 'off', TERM: 'dumb' },
+    timeout: 20_000,
+  });
+  expect(r.exitCode).toBe(0);
+  return String(r.stdout);
+}
+
+const found = (text: string) =>
+  [...new Set([...text].filter((ch) => FORBIDDEN.test(ch)))].map(
+    (ch) => `U+${ch.codePointAt(0)!.toString(16).padStart(4, '0')}`,
+  );
+
+describe.skipIf(!hasScript)(`data formats on a terminal, from a hostile server${skipNote}`, () => {
+  for (const format of ['csv', 'json', 'ndjson']) {
+    it(`referrals list --format ${format}: nothing a terminal acts on`, async () => {
+      const text = await onTerminal(['referrals', 'list', '--format', format]);
+      expect(text.length).toBeGreaterThan(100);
+      expect(found(text)).toEqual([]);
+    });
+  }
+
+  it('referrals get --json: nothing a terminal acts on', async () => {
+    const id = fx.mock.referrals.at(0).id;
+    expect(found(await onTerminal(['referrals', 'get', id, '--json']))).toEqual([]);
+  });
+
+  it('JSON on a terminal is the same data as piped JSON', async () => {
+    const tty = await onTerminal(['referrals', 'list', '--format', 'ndjson']);
+    const piped = await spawnCli(['referrals', 'list', '--format', 'ndjson'], { env: fx.env() });
+    const parse = (s: string) =>
+      s
+        .split(/\r?\n/)
+        .filter((l) => l.trim() !== '')
+        .map((l) => JSON.parse(l));
+    expect(parse(tty)).toEqual(parse(String(piped.stdout)));
+  });
+
+  it('piped, the bytes stay as the server sent them (escapes included)', async () => {
+    for (const format of ['csv', 'json']) {
+      const piped = await spawnCli(['referrals', 'list', '--format', format], { env: fx.env() });
+      expect(piped.exitCode).toBe(0);
+      expect(found(String(piped.stdout)).length).toBeGreaterThan(0);
+    }
+  });
+});
