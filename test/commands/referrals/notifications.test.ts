@@ -75,9 +75,7 @@ describe('referrals notifications', () => {
     expect(r.code, r.stderr).toBe(0);
     const [head, row] = r.stdout.split('\n');
     expect(head).toMatch(/^UPDATED\s+CHANNEL\s+TYPE\s+STATUS\s+VISIT\s+CREATED\s+ID$/);
-    expect(row).toMatch(
-      /^2026-01-05 14:00 UTC\s+sms\s+appointment_reminder\s+delivered\s+[0-9a-f-]{36}\s+/,
-    );
+    expect(row).toMatch(/^2026-01-05 14:00 UTC\s+sms\s+appointment_reminder\s+delivered\s+[0-9a-f-]{36}\s+/);
     const j = await run(['referrals', 'notifications', id, '--json'], { env: fx.env() });
     expect(Object.keys(JSON.parse(j.stdout)[0])).toEqual([
       'id',

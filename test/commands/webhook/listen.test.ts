@@ -147,9 +147,13 @@ describe('imaging webhook listen', () => {
       expect(r.code).toBe(130);
       const out = plain(r.stdout);
       // One delivery per entry, each starting with its time; at 80 columns an entry may wrap.
-      const entries = out.split(/\n(?=\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \S+ {2})/).map((e) => e.replace(/\s+/g, ' ').trim());
+      const entries = out
+        .split(/\n(?=\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \S+ {2})/)
+        .map((e) => e.replace(/\s+/g, ' ').trim());
       expect(entries).toHaveLength(2);
-      expect(entries[0]).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \S+ valid visit\.status_changed event [0-9a-f-]{36} /);
+      expect(entries[0]).toMatch(
+        /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \S+ valid visit\.status_changed event [0-9a-f-]{36} /,
+      );
       expect(entries[1]).toContain(
         'INVALID visit.status_changed unsigned delivery; there is no X-Service-Signature or X-Service-Timestamp header',
       );
