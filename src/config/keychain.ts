@@ -11,6 +11,12 @@ import { join } from 'node:path';
 const SERVICE = 'imaging';
 export const KEYCHAIN_TIMEOUT_MS = 3000;
 
+/** How long a keychain call may take: IMAGING_KEYCHAIN_TIMEOUT (seconds) for a slow unlock prompt. */
+export function keychainTimeoutMs(env: NodeJS.ProcessEnv): number {
+  const s = Number(env.IMAGING_KEYCHAIN_TIMEOUT);
+  return Number.isFinite(s) && s > 0 && s <= 600 ? Math.round(s * 1000) : KEYCHAIN_TIMEOUT_MS;
+}
+
 export class KeychainUnavailable extends Error {
   constructor(
     readonly reason: string,
@@ -53,13 +59,13 @@ function call(op: 'get' | 'set' | 'delete', account: string, env: NodeJS.Process
     env,
     input: secret,
     stdio: ['pipe', 'pipe', 'ignore'],
-    timeout: KEYCHAIN_TIMEOUT_MS,
+    timeout: keychainTimeoutMs(env),
     killSignal: 'SIGKILL',
     maxBuffer: 1024 * 1024,
   });
   if ((child.error as NodeJS.ErrnoException | undefined)?.code === 'ETIMEDOUT')
     throw new KeychainUnavailable(
-      `the OS keychain did not answer within ${KEYCHAIN_TIMEOUT_MS / 1000} s`,
+      `the OS keychain did not answer within ${keychainTimeoutMs(env) / 1000} s`,
       true,
     );
   let answer: { value?: unknown; error?: string };

@@ -49,7 +49,11 @@ describe.skipIf(missing)(`a keychain that does not answer${skipNote}`, () => {
       env: { ...service.env, IMAGING_CONFIG_DIR: cfg.path, IMAGING_KEYCHAIN: '', ...extra },
       ...(input !== undefined ? { input } : {}),
     });
-  const noKeychain = () => ({ DBUS_SESSION_BUS_ADDRESS: `unix:path=${join(busDir, 'bus')}` });
+  // A short limit: the 3 s default is proved in keychain.test.ts.
+  const noKeychain = () => ({
+    DBUS_SESSION_BUS_ADDRESS: `unix:path=${join(busDir, 'bus')}`,
+    IMAGING_KEYCHAIN_TIMEOUT: '0.5',
+  });
 
   it('auth logout: no claim that the token was removed, exit 1, naming the entry left behind', async () => {
     const r = await imaging(['auth', 'logout'], noKeychain());
