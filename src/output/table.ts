@@ -150,7 +150,9 @@ export function fitColumns(
 }
 
 /** Where a line may break: after spaces, and after - _ / , (so `without_contrast`, `Rodríguez-Hernández`). */
-const SEGMENT = /[^\s\-_/,]*[-_/,]*\s*/gu;
+const BREAKS = /[^\s\-_/,]*[-_/,]*\s*/gu;
+/** As BREAKS, but an enumerated value or a name (`IMAGING_TOKEN`) is broken only when it cannot fit. */
+const SEGMENT = /\(?[A-Za-z0-9]+(?:_[A-Za-z0-9]+)+\)?,?\s*|[^\s\-_/,]*[-_/,]*\s*/gu;
 /** One unit of text: a visible escape of the sanitiser (`<U+202E>`) is never split. */
 const UNIT = /<U\+[0-9A-F]{4,6}>|[\s\S]/gu;
 
@@ -167,8 +169,8 @@ function longestWords(head: string[], body: string[][]): number[] {
   return out;
 }
 
-/** An enumerated value: lower-case words joined by underscores (`without_and_with_contrast`). */
-const ENUM = /^[a-z0-9]+(?:_[a-z0-9]+)+$/;
+/** An enumerated value or a name: words joined by underscores (`without_and_with_contrast`, `(IMAGING_TOKEN)`). */
+const ENUM = /^\(?[A-Za-z0-9]+(?:_[A-Za-z0-9]+)+\)?$/;
 
 /** Each column's longest enumerated value, as a whole cell or a word of one. */
 function longestEnums(body: string[][]): number[] {
@@ -182,11 +184,11 @@ function longestEnums(body: string[][]): number[] {
 }
 
 /** Wraps one cleaned cell into lines of at most `width` cells; a word longer than that is broken. */
-export function wrapText(text: string, width: number): string[] {
+export function wrapText(text: string, width: number, breaks = SEGMENT): string[] {
   if (displayWidth(text) <= width) return [text];
   const lines: string[] = [];
   let line = '';
-  for (const seg of text.match(SEGMENT) ?? []) {
+  for (const seg of text.match(breaks) ?? []) {
     if (seg === '') continue;
     const word = seg.trimEnd();
     if (line !== '' && displayWidth(line) + displayWidth(word) <= width) {
@@ -197,6 +199,12 @@ export function wrapText(text: string, width: number): string[] {
     line = '';
     if (displayWidth(word) <= width) {
       line = seg;
+      continue;
+    }
+    if (breaks === SEGMENT && /_/.test(word)) {
+      const parts = wrapText(seg, width, BREAKS);
+      lines.push(...parts.slice(0, -1));
+      line = (parts.at(-1) ?? '') + (/\s*$/.exec(seg)?.[0] ?? '');
       continue;
     }
     // Longer than the column: broken by cells, wide characters and escapes kept whole.

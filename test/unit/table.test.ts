@@ -203,6 +203,9 @@ describe('wrapText', () => {
   it.each<[string, number, string[]]>([
     ['Tear of unspecified meniscus', 12, ['Tear of', 'unspecified', 'meniscus']],
     ['without_and_with_contrast', 10, ['without_', 'and_with_', 'contrast']],
+    ['without_and_with_contrast more words', 10, ['without_', 'and_with_', 'contrast', 'more words']],
+    ['****oken (IMAGING_TOKEN)', 22, ['****oken', '(IMAGING_TOKEN)']], // a name fits whole: not broken at _
+    ['MRI Knee without_contrast', 20, ['MRI Knee', 'without_contrast']],
     ['Johnson, Ana-Lucía', 12, ['Johnson,', 'Ana-Lucía']],
     ['abcdefghij', 4, ['abcd', 'efgh', 'ij']],
     ['張王李趙', 5, ['張王', '李趙']],

@@ -180,10 +180,11 @@ function statusColumns(check: boolean): Column<StatusRow>[] {
             ? r.token_source
             : 'not logged in',
       priority: 4,
-      min: 12,
+      min: 16,
     },
     { header: 'Token origin', get: tokenOriginCell, priority: 6, fit: 'keep' },
-    ...(check ? [{ header: 'Check', get: (r: StatusRow) => r.check ?? '', priority: 5, min: 12 }] : []),
+    // With --check, its result is what the person came for: kept before the base URL.
+    ...(check ? [{ header: 'Check', get: (r: StatusRow) => r.check ?? '', priority: 2.5, min: 12 }] : []),
   ];
 }
 
