@@ -1,3 +1,4 @@
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -6,6 +7,7 @@ import { join } from 'node:path';
 import { PassThrough, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
+import { afterEach } from 'vitest';
 import type { IO } from '../src/context.js';
 import { type MockOptions, type MockServer, startMockServer } from '../src/emulator/server.js';
 import { type MainDeps, main } from '../src/main.js';
@@ -215,4 +217,49 @@ export async function cli(
   });
   const chomp = (s: string) => s.replace(/\r?\n$/, '');
   return { exitCode: r.code, stdout: chomp(r.stdout), stderr: chomp(r.stderr) };
+}
+
+/**
+ * Starts the real binary with its own stdio (0-2 only, unless `extra` hands over more); children
+ * still running when a test ends are killed (a regressed build could hang). Call in a describe block.
+ */
+export function launcher() {
+  const launched = new Set<ChildProcess>();
+  afterEach(() => {
+    for (const c of launched) c.kill('SIGKILL');
+    launched.clear();
+  });
+  return function launch(args: string[], env: NodeJS.ProcessEnv, extra: number[] = []) {
+    const child = spawn(process.execPath, [BIN, ...args], {
+      env: { ...env, PATH: process.env.PATH },
+      stdio: ['ignore', 'pipe', 'pipe', ...extra],
+    });
+    let out = '';
+    let err = '';
+    child.stdout!.on('data', (d) => (out += d));
+    child.stderr!.on('data', (d) => (err += d));
+    const done = new Promise<{
+      code: number | null;
+      signal: NodeJS.Signals | null;
+      stdout: string;
+      stderr: string;
+    }>((resolve) =>
+      child.on('close', (code, signal) => {
+        launched.delete(child);
+        resolve({ code, signal, stdout: out, stderr: err });
+      }),
+    );
+    launched.add(child);
+    return { child, done };
+  };
+}
+
+/** Waits for a real condition (a file appearing), polling. */
+export async function until<T>(probe: () => T | undefined, what = 'a condition'): Promise<T> {
+  for (let i = 0; i < 1000; i++) {
+    const v = probe();
+    if (v !== undefined) return v;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error(`timed out waiting for ${what}`);
 }

@@ -17,7 +17,7 @@ import {
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { AtomicFile } from '../../src/export/output-file.js';
-import { BIN, mockFixture, run, spawnCli, tempDir } from '../helpers.js';
+import { BIN, launcher, mockFixture, run, spawnCli, tempDir } from '../helpers.js';
 import '../reliability.js';
 import { execa } from 'execa';
 import { parseFault } from '../../src/emulator/faults.js';
@@ -341,38 +341,7 @@ describe('a reader that goes away', () => {
   });
 });
 
-/** Children still running when a test ends (a regressed build hangs on /dev/fd/5): killed. */
-const launched = new Set<ReturnType<typeof spawn>>();
-
-afterEach(() => {
-  for (const c of launched) c.kill('SIGKILL');
-  launched.clear();
-});
-
-/** Starts the real binary with its own stdio (0–2 only, unless `extra` hands over more). */
-function launch(args: string[], env: NodeJS.ProcessEnv, extra: number[] = []) {
-  const child = spawn(process.execPath, [BIN, ...args], {
-    env: { ...env, PATH: process.env.PATH },
-    stdio: ['ignore', 'pipe', 'pipe', ...extra],
-  });
-  let out = '';
-  let err = '';
-  child.stdout!.on('data', (d) => (out += d));
-  child.stderr!.on('data', (d) => (err += d));
-  const done = new Promise<{
-    code: number | null;
-    signal: NodeJS.Signals | null;
-    stdout: string;
-    stderr: string;
-  }>((resolve) =>
-    child.on('close', (code, signal) => {
-      launched.delete(child);
-      resolve({ code, signal, stdout: out, stderr: err });
-    }),
-  );
-  launched.add(child);
-  return { child, done };
-}
+const launch = launcher();
 
 describe('-o a descriptor the caller never handed over', () => {
   it.for(['/dev/fd/4', '/dev/fd/5', '/dev/fd/7', '/proc/self/fd/6', 'link'])(

@@ -15,9 +15,9 @@ import {
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { gunzipSync } from 'node:zlib';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { main } from '../../src/main.js';
-import { BIN, fakeIO, mockFixture, run, spawnCli, tempDir } from '../helpers.js';
+import { BIN, fakeIO, launcher, mockFixture, run, spawnCli, tempDir, until } from '../helpers.js';
 import '../reliability.js';
 
 /**
@@ -274,15 +274,6 @@ describe('concurrent config writes', () => {
   });
 });
 
-async function until<T>(probe: () => T | undefined): Promise<T> {
-  for (let i = 0; i < 500; i++) {
-    const v = probe();
-    if (v !== undefined) return v;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  throw new Error('timed out');
-}
-
 describe.skipIf(!isRoot)('another user swaps the temporary file for a symlink', () => {
   // still running when the folder is swapped
   const slow = mockFixture({ referrals: 3000, latencyMs: 100 });
@@ -304,48 +295,7 @@ describe.skipIf(!isRoot)('another user swaps the temporary file for a symlink', 
     };
   });
 
-  /** Children still running when a test ends (a regressed build hangs on /dev/fd/5): killed. */
-  const launched = new Set<ReturnType<typeof spawn>>();
-
-  afterEach(() => {
-    for (const c of launched) c.kill('SIGKILL');
-    launched.clear();
-  });
-
-  /** Starts the real binary with its own stdio (0–2 only, unless `extra` hands over more). */
-  function launch(args: string[], env: NodeJS.ProcessEnv, extra: number[] = []) {
-    const child = spawn(process.execPath, [BIN, ...args], {
-      env: { ...env, PATH: process.env.PATH },
-      stdio: ['ignore', 'pipe', 'pipe', ...extra],
-    });
-    let out = '';
-    let err = '';
-    child.stdout!.on('data', (d) => (out += d));
-    child.stderr!.on('data', (d) => (err += d));
-    const done = new Promise<{
-      code: number | null;
-      signal: NodeJS.Signals | null;
-      stdout: string;
-      stderr: string;
-    }>((resolve) =>
-      child.on('close', (code, signal) => {
-        launched.delete(child);
-        resolve({ code, signal, stdout: out, stderr: err });
-      }),
-    );
-    launched.add(child);
-    return { child, done };
-  }
-
-  /** Waits for a real condition (a file appearing), polling. */
-  async function until<T>(probe: () => T | undefined, what: string): Promise<T> {
-    for (let i = 0; i < 1000; i++) {
-      const v = probe();
-      if (v !== undefined) return v;
-      await new Promise((r) => setTimeout(r, 10));
-    }
-    throw new Error(`timed out waiting for ${what}`);
-  }
+  const launch = launcher();
 
   const partialIn = (folder: string) => () => readdirSync(folder).find((f) => f.endsWith('.partial'));
 
