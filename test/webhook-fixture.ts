@@ -1,4 +1,5 @@
 import { writeFileSync } from 'node:fs';
+import { createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
 import { tempDir } from './helpers.js';
@@ -29,3 +30,49 @@ export function secretFileFixture(secret: string) {
   afterAll(() => fx.dir.cleanup());
   return fx;
 }
+
+/** A receiver that reads a request head and then behaves as `onRequest` says (for slow answers). */
+export async function rawReceiver(onRequest: (socket: Socket, timers: NodeJS.Timeout[]) => void) {
+  const sockets = new Set<Socket>();
+  const timers: NodeJS.Timeout[] = [];
+  const server: Server = createServer((socket) => {
+    sockets.add(socket);
+    socket.on('error', () => {});
+    socket.on('close', () => sockets.delete(socket));
+    let seen = '';
+    let started = false;
+    socket.on('data', (c) => {
+      seen += c.toString('latin1');
+      if (started || !seen.includes('\r\n\r\n')) return;
+      started = true;
+      onRequest(socket, timers);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  const port = (server.address() as import('node:net').AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}/`,
+    port,
+    open: () => sockets.size,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const t of timers) clearInterval(t);
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** Often, for ever: well inside the idle timer, so only the deadline ends the wait. */
+export const DRIPS: Record<string, (socket: Socket, timers: NodeJS.Timeout[]) => void> = {
+  'a header one byte at a time': (socket, timers) => {
+    socket.write('HTTP/1.1 200 OK\r\nX-A: ');
+    timers.push(setInterval(() => socket.destroyed || socket.write('a'), 50));
+  },
+  '100 Continue for ever': (socket, timers) => {
+    timers.push(setInterval(() => socket.destroyed || socket.write('HTTP/1.1 100 Continue\r\n\r\n'), 50));
+  },
+  '102 Processing for ever': (socket, timers) => {
+    timers.push(setInterval(() => socket.destroyed || socket.write('HTTP/1.1 102 Processing\r\n\r\n'), 50));
+  },
+};

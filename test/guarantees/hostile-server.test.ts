@@ -1,14 +1,14 @@
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
-import { createServer, type Server, type Socket } from 'node:net';
+import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Referral } from '../../src/api/types.js';
 import { HOSTILE } from '../../src/emulator/hostile.js';
 import { BIN, fakeIO, mockFixture, type RunOptions, run, spawnCli, tempDir, testServer } from '../helpers.js';
 import '../reliability.js';
-import { secretFileFixture } from '../webhook-fixture.js';
+import { DRIPS, rawReceiver, secretFileFixture } from '../webhook-fixture.js';
 
 /**
  * `imaging mock --hostile` serves terminal escapes (ESC [, OSC 52, OSC 0, CSI 2J),
@@ -824,58 +824,13 @@ describe('webhook listen --forward-to: a target that never finishes answering', 
   const sf = secretFileFixture(SECRET);
 
   /** A raw receiver: once a request's head has come, `onRequest` drives the socket. */
-  async function rawReceiver(onRequest: (socket: Socket, timers: NodeJS.Timeout[]) => void) {
-    const sockets = new Set<Socket>();
-    const timers: NodeJS.Timeout[] = [];
-    const server: Server = createServer((socket) => {
-      sockets.add(socket);
-      socket.on('error', () => {});
-      socket.on('close', () => sockets.delete(socket));
-      let seen = '';
-      let started = false;
-      socket.on('data', (c) => {
-        seen += c.toString('latin1');
-        if (started || !seen.includes('\r\n\r\n')) return;
-        started = true;
-        onRequest(socket, timers);
-      });
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-    const port = (server.address() as import('node:net').AddressInfo).port;
-    return {
-      url: `http://127.0.0.1:${port}/`,
-      port,
-      open: () => sockets.size,
-      close: () =>
-        new Promise<void>((resolve) => {
-          for (const t of timers) clearInterval(t);
-          for (const s of sockets) s.destroy();
-          server.close(() => resolve());
-        }),
-    };
-  }
-
-  /** Often, for ever: well inside the idle timer, so only the deadline ends the wait. */
-  const drips: Record<string, (socket: Socket, timers: NodeJS.Timeout[]) => void> = {
-    'a header one byte at a time': (socket, timers) => {
-      socket.write('HTTP/1.1 200 OK\r\nX-A: ');
-      timers.push(setInterval(() => socket.destroyed || socket.write('a'), 50));
-    },
-    '100 Continue for ever': (socket, timers) => {
-      timers.push(setInterval(() => socket.destroyed || socket.write('HTTP/1.1 100 Continue\r\n\r\n'), 50));
-    },
-    '102 Processing for ever': (socket, timers) => {
-      timers.push(setInterval(() => socket.destroyed || socket.write('HTTP/1.1 102 Processing\r\n\r\n'), 50));
-    },
-  };
-
   let listener: ChildProcessWithoutNullStreams | undefined;
   afterAll(() => {
     listener?.kill('SIGKILL');
   });
 
   it('the sender gets 504 once --timeout has passed, and the listener says so', async () => {
-    const target = await rawReceiver(drips['102 Processing for ever']!);
+    const target = await rawReceiver(DRIPS['102 Processing for ever']!);
     try {
       listener = spawn(
         process.execPath,

@@ -1,10 +1,10 @@
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { createHmac } from 'node:crypto';
-import { createServer, type Server, type Socket } from 'node:net';
+import { createServer, type Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bothForms, expectUsageError, hasEscapes, piped, plain } from '../../fake-io.js';
 import { BIN, cli, run, spawnCli, testServer } from '../../helpers.js';
-import { secretFileFixture } from '../../webhook-fixture.js';
+import { DRIPS, rawReceiver, secretFileFixture } from '../../webhook-fixture.js';
 import '../../reliability.js';
 import { applySet, sampleEvent } from '../../../src/webhook/sample.js';
 
@@ -760,51 +760,6 @@ describe('webhook send: deadlines, ports and --set', () => {
   const SECRET = 'whsec-deadline-test-41d9';
 
   /** A raw receiver: once a request's head has come, `onRequest` drives the socket. */
-  async function rawReceiver(onRequest: (socket: Socket, timers: NodeJS.Timeout[]) => void) {
-    const sockets = new Set<Socket>();
-    const timers: NodeJS.Timeout[] = [];
-    const server: Server = createServer((socket) => {
-      sockets.add(socket);
-      socket.on('error', () => {});
-      socket.on('close', () => sockets.delete(socket));
-      let seen = '';
-      let started = false;
-      socket.on('data', (c) => {
-        seen += c.toString('latin1');
-        if (started || !seen.includes('\r\n\r\n')) return;
-        started = true;
-        onRequest(socket, timers);
-      });
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-    const port = (server.address() as import('node:net').AddressInfo).port;
-    return {
-      url: `http://127.0.0.1:${port}/`,
-      port,
-      open: () => sockets.size,
-      close: () =>
-        new Promise<void>((resolve) => {
-          for (const t of timers) clearInterval(t);
-          for (const s of sockets) s.destroy();
-          server.close(() => resolve());
-        }),
-    };
-  }
-
-  /** Often, for ever: well inside the idle timer, so only the deadline ends the wait. */
-  const drips: Record<string, (socket: Socket, timers: NodeJS.Timeout[]) => void> = {
-    'a header one byte at a time': (socket, timers) => {
-      socket.write('HTTP/1.1 200 OK\r\nX-A: ');
-      timers.push(setInterval(() => socket.destroyed || socket.write('a'), 50));
-    },
-    '100 Continue for ever': (socket, timers) => {
-      timers.push(setInterval(() => socket.destroyed || socket.write('HTTP/1.1 100 Continue\r\n\r\n'), 50));
-    },
-    '102 Processing for ever': (socket, timers) => {
-      timers.push(setInterval(() => socket.destroyed || socket.write('HTTP/1.1 102 Processing\r\n\r\n'), 50));
-    },
-  };
-
   // Concurrently: each case has its own receiver and process, and mostly waits out its --timeout.
   describe.concurrent('webhook send: --timeout bounds the whole answer', () => {
     it.for([
@@ -814,7 +769,7 @@ describe('webhook send: deadlines, ports and --set', () => {
     ] as const)(
       'a receiver sending %s: exit 1 soon after --timeout 300, saying why',
       async ([drip, message], { expect }) => {
-        const receiver = await rawReceiver(drips[drip]!);
+        const receiver = await rawReceiver(DRIPS[drip]!);
         try {
           const started = Date.now();
           const r = await spawnCli([
