@@ -4,7 +4,7 @@ import { normaliseBaseUrl } from '../../api/url.js';
 import { defineCommand } from '../../cli/define.js';
 import { flag, negate } from '../../cli/options.js';
 import { readAll } from '../../cli/stdin.js';
-import type { EnvironmentName } from '../../config/environments.js';
+import { type EnvironmentName, isEmulatorToken } from '../../config/environments.js';
 import { maskToken, originOf } from '../../config/store.js';
 import type { Context } from '../../context.js';
 import { ApiError, AuthError, CliError, ExitCode, exitCodeOf, UsageError } from '../../errors.js';
@@ -39,7 +39,12 @@ export default defineCommand({
     ctx.note(
       `Logged in to ${env} (${baseUrl}) with token ${maskToken(token)}${opts.verify === false ? ' (not verified)' : ''}, kept in ${saved.store === 'keychain' ? 'the OS keychain' : 'the config file'}; it is sent only to ${originOf(baseUrl)}.`,
     );
-    if (ctx.env.IMAGING_TOKEN)
+    const fromEnv = ctx.env.IMAGING_TOKEN?.trim();
+    if (env === 'local' && !isEmulatorToken(token))
+      ctx.note(
+        "Note: local is the emulator, which is sent only the emulator's tokens (mock-…): this one is kept, never sent.",
+      );
+    else if (fromEnv && (env !== 'local' || isEmulatorToken(fromEnv)))
       ctx.note('Note: IMAGING_TOKEN is set in this shell and wins over the stored token.');
     return 0;
   },

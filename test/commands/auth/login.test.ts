@@ -60,6 +60,17 @@ describe('imaging auth login', () => {
     expect(stored()).toMatchObject({ token: TOKEN, base_url: fx.mock.url });
   });
 
+  it('for local, says a real token is kept but never sent (the emulator gets only its own tokens)', async () => {
+    const real = await piped([...args(), '--with-token', '--no-verify'], {
+      env: env(),
+      stdin: 'prod-abc123def456\n',
+    });
+    expect(real.code).toBe(0);
+    expect(real.stderr).toContain('this one is kept, never sent');
+    const mock = await piped([...args(), '--with-token'], { env: env(), stdin: `${TOKEN}\n` });
+    expect(mock.stderr).not.toContain('never sent');
+  });
+
   it('a token the API refuses is not stored (exit 3)', async () => {
     const r = await piped([...args(), '--with-token'], { env: env(), stdin: 'mock-expired\n' });
     expect(r.code).toBe(3);
