@@ -3,7 +3,8 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { BIN } from './helpers.js';
+import { afterEach, beforeEach } from 'vitest';
+import { BIN, tempDir } from './helpers.js';
 
 /**
  * A real terminal for a test: a tmux pane of a given size (its own tmux server, on a socket in a
@@ -206,4 +207,39 @@ export async function openPane(opts: {
     },
   };
   return pane;
+}
+
+const quoteArg = (a: string) => `'${a.replace(/'/g, `'\\''`)}'`;
+
+/**
+ * A describe block's scratch folder and tmux panes: a fresh folder before each test, every pane
+ * closed and the folder removed after it.
+ */
+export function paneFixture() {
+  let open: Pane[] = [];
+  let dir: ReturnType<typeof tempDir> | undefined;
+  beforeEach(() => {
+    dir = tempDir();
+  });
+  afterEach(async () => {
+    await Promise.all(open.map((p) => p.close()));
+    open = [];
+    dir?.cleanup();
+  });
+  const fixture = {
+    get dir() {
+      if (!dir) throw new Error('no folder outside a test');
+      return dir;
+    },
+    track(pane: Pane): Pane {
+      open.push(pane);
+      return pane;
+    },
+    /** The real binary run with `args` in a pane of `cols` columns, in the scratch folder. */
+    async run(args: string[], env: NodeJS.ProcessEnv, cols = 80): Promise<Pane> {
+      const command = `cd ${quoteArg(fixture.dir.path)} && ${CLI} ${args.map(quoteArg).join(' ')}`;
+      return fixture.track(await openPane({ cols, command, env }));
+    },
+  };
+  return fixture;
 }

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { bothForms, expectUsageError, hasEscapes, piped } from '../fake-io.js';
 import { json, mockFixture, run, tempDir, testServer } from '../helpers.js';
-import { CLI, openPane, type Pane } from '../terminal.js';
+import { paneFixture } from '../terminal.js';
 
 const fx = mockFixture({ referrals: 60 });
 beforeAll(() => fx.start());
@@ -310,33 +310,14 @@ describe('imaging api: the production question and UUIDs', () => {
 
   afterAll(() => fx.stop());
 
-  let panes: Pane[] = [];
-
-  let dir: ReturnType<typeof tempDir>;
+  const term = paneFixture();
 
   beforeEach(() => {
     fx.reset();
     fx.mock.faults.clear();
-    dir = tempDir();
   });
 
-  afterEach(async () => {
-    await Promise.all(panes.map((p) => p.close()));
-    panes = [];
-    dir.cleanup();
-  });
-
-  const quote = (a: string) => `'${a.replace(/'/g, `'\\''`)}'`;
-
-  async function inPane(args: string[], env: NodeJS.ProcessEnv, cols = 80): Promise<Pane> {
-    const pane = await openPane({
-      cols,
-      command: `cd ${quote(dir.path)} && ${CLI} ${args.map(quote).join(' ')}`,
-      env,
-    });
-    panes.push(pane);
-    return pane;
-  }
+  const inPane = (args: string[], env: NodeJS.ProcessEnv, cols = 80) => term.run(args, env, cols);
 
   describe("imaging api's production question at an 80-column terminal", () => {
     it('is wrapped to the width, words whole: the URL on one line, answered on the last', async () => {
@@ -371,7 +352,7 @@ describe('imaging api: the production question and UUIDs', () => {
           IMAGING_ENV: 'sandbox',
           IMAGING_BASE_URL: server.url,
           IMAGING_TOKEN: 'mock-uuids',
-          IMAGING_CONFIG_DIR: dir.path,
+          IMAGING_CONFIG_DIR: term.dir.path,
         };
         const post = await run(
           [

@@ -22,7 +22,6 @@ import '../reliability.js';
 import { execa } from 'execa';
 import { parseFault } from '../../src/emulator/faults.js';
 import { hiddenName, NAME_MAX } from '../../src/util/hidden-name.js';
-import type { Pane } from '../terminal.js';
 
 /**
  * Exports to every kind of target: a device that fails every write (/dev/full), a FIFO whose
@@ -609,20 +608,13 @@ describe('a target that cannot be written says why', () => {
 
   afterAll(() => fx.stop());
 
-  let panes: Pane[] = [];
-
   let dir: ReturnType<typeof tempDir>;
 
   beforeEach(() => {
     fx.reset();
     fx.mock.faults.clear();
     dir = tempDir();
-  });
-
-  afterEach(async () => {
-    await Promise.all(panes.map((p) => p.close()));
-    panes = [];
-    dir.cleanup();
+    return () => dir.cleanup();
   });
 
   const exportTo = (target: string) => run(['referrals', 'export', '-o', target], { env: fx.env() });

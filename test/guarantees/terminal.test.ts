@@ -6,7 +6,7 @@ import { ExitCode } from '../../src/errors.js';
 import { cells, fitExample } from '../../src/help/format.js';
 import { COMMANDS as COMMAND_DEFS, GROUPS } from '../../src/registry.js';
 import { mockFixture, run, tempDir } from '../helpers.js';
-import { CLI, openPane, type Pane } from '../terminal.js';
+import { CLI, openPane, type Pane, paneFixture } from '../terminal.js';
 
 /**
  * At a real terminal: tables and the export's progress line in a tmux pane of
@@ -542,33 +542,14 @@ describe('copy-and-paste and the Left out note at 80 columns', () => {
 
   afterAll(() => fx.stop());
 
-  let panes: Pane[] = [];
-
-  let dir: ReturnType<typeof tempDir>;
+  const term = paneFixture();
 
   beforeEach(() => {
     fx.reset();
     fx.mock.faults.clear();
-    dir = tempDir();
   });
 
-  afterEach(async () => {
-    await Promise.all(panes.map((p) => p.close()));
-    panes = [];
-    dir.cleanup();
-  });
-
-  const quote = (a: string) => `'${a.replace(/'/g, `'\\''`)}'`;
-
-  async function inPane(args: string[], env: NodeJS.ProcessEnv, cols = 80): Promise<Pane> {
-    const pane = await openPane({
-      cols,
-      command: `cd ${quote(dir.path)} && ${CLI} ${args.map(quote).join(' ')}`,
-      env,
-    });
-    panes.push(pane);
-    return pane;
-  }
+  const inPane = (args: string[], env: NodeJS.ProcessEnv, cols = 80) => term.run(args, env, cols);
 
   /** The words a shell reads from `text`, `imaging` standing for a function that prints its arguments. */
   function shellRead(text: string): string[] {
@@ -620,7 +601,7 @@ describe('copy-and-paste and the Left out note at 80 columns', () => {
   describe('the "Left out" note names as many columns as fit', () => {
     it('referrals list at 64 columns: "Left out: Status, Line of business and 2 more", one line', async () => {
       const pane = await openPane({ cols: 64, command: `${CLI} referrals list`, env: fx.env() });
-      panes.push(pane);
+      term.track(pane);
       expect(await pane.exited()).toBe(0);
       const notes = (await pane.screen()).filter((l) => l.startsWith('Left out'));
       expect(notes).toEqual(['Left out: Status, Line of business and 2 more (--wide shows all)']);

@@ -4,7 +4,6 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import '../reliability.js';
 import { COMMANDS } from '../../src/registry.js';
 import { mockFixture, run, tempDir, testServer } from '../helpers.js';
-import type { Pane } from '../terminal.js';
 
 /**
  * Bad arguments for every command: each is a usage error (exit 2) with one clear message, before
@@ -291,20 +290,13 @@ describe('a verb without its group', () => {
 
   afterAll(() => fx.stop());
 
-  let panes: Pane[] = [];
-
   let dir: ReturnType<typeof tempDir>;
 
   beforeEach(() => {
     fx.reset();
     fx.mock.faults.clear();
     dir = tempDir();
-  });
-
-  afterEach(async () => {
-    await Promise.all(panes.map((p) => p.close()));
-    panes = [];
-    dir.cleanup();
+    return () => dir.cleanup();
   });
 
   const verbs = [...new Set(COMMANDS.filter((c) => c.path.length === 2).map((c) => c.path[1]!))].filter(
