@@ -2,6 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
+import { signatureHeaderValue } from '../src/webhook/sign.js';
 import { tempDir } from './helpers.js';
 
 /** A visit.status_changed event of the spec's shape, shared by the webhook test files. */
@@ -76,3 +77,49 @@ export const DRIPS: Record<string, (socket: Socket, timers: NodeJS.Timeout[]) =>
     timers.push(setInterval(() => socket.destroyed || socket.write('HTTP/1.1 102 Processing\r\n\r\n'), 50));
   },
 };
+
+/** A signed capture of VISIT_EVENT as a receiver saves it, and files to keep it in (one per test file). */
+export function captureFixture() {
+  const SECRET = 'whsec_test_SECRET_value_9f8e7d';
+
+  const NOW = new Date('2026-11-21T19:00:12Z');
+
+  const TS = String(Math.floor(NOW.getTime() / 1000) - 12);
+
+  const files = secretFileFixture(SECRET);
+
+  const event = VISIT_EVENT;
+
+  const BODY = Buffer.from(JSON.stringify(event));
+
+  const sig = (body: Buffer = BODY, ts = TS, secret = SECRET) =>
+    signatureHeaderValue(Buffer.from(secret), ts, body, 'hex');
+
+  const capture = (body: Buffer = BODY, ts = TS, signature = sig(body, ts), eol = '\r\n') =>
+    Buffer.concat([
+      Buffer.from(
+        [
+          'POST /webhooks/imaging HTTP/1.1',
+          'Host: partner.example',
+          'Content-Type: application/json',
+          'User-Agent: Service-Webhook/1.0',
+          'X-Service-Event: visit.status_changed',
+          `X-Service-Timestamp: ${ts}`,
+          `X-Service-Signature: ${signature}`,
+          `Content-Length: ${body.length}`,
+          '',
+          '',
+        ].join(eol),
+      ),
+      body,
+    ]);
+
+  const write = (name: string, data: Buffer | string) => {
+    const p = join(files.dir.path, name);
+    writeFileSync(p, data);
+    return p;
+  };
+
+  const now = () => NOW;
+  return { SECRET, NOW, TS, files, event, BODY, sig, capture, write, now };
+}

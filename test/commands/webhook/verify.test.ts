@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { signatureHeaderValue } from '../../../src/webhook/sign.js';
 import { bothForms, expectUsageError, hasEscapes, piped, plain, widest } from '../../fake-io.js';
 import { run } from '../../helpers.js';
-import { secretFileFixture, VISIT_EVENT } from '../../webhook-fixture.js';
+import { captureFixture, secretFileFixture, VISIT_EVENT } from '../../webhook-fixture.js';
 
 const sf = secretFileFixture('whsec_command_verify');
 const TS = 1_800_000_000;
@@ -226,47 +226,7 @@ describe('webhook verify', () => {
 });
 
 describe('webhook verify', () => {
-  const SECRET = 'whsec_test_SECRET_value_9f8e7d';
-
-  const NOW = new Date('2026-11-21T19:00:12Z');
-
-  const TS = String(Math.floor(NOW.getTime() / 1000) - 12);
-
-  const files = secretFileFixture(SECRET);
-
-  const event = VISIT_EVENT;
-
-  const BODY = Buffer.from(JSON.stringify(event));
-
-  const sig = (body: Buffer = BODY, ts = TS, secret = SECRET) =>
-    signatureHeaderValue(Buffer.from(secret), ts, body, 'hex');
-
-  const capture = (body: Buffer = BODY, ts = TS, signature = sig(body, ts), eol = '\r\n') =>
-    Buffer.concat([
-      Buffer.from(
-        [
-          'POST /webhooks/imaging HTTP/1.1',
-          'Host: partner.example',
-          'Content-Type: application/json',
-          'User-Agent: Service-Webhook/1.0',
-          'X-Service-Event: visit.status_changed',
-          `X-Service-Timestamp: ${ts}`,
-          `X-Service-Signature: ${signature}`,
-          `Content-Length: ${body.length}`,
-          '',
-          '',
-        ].join(eol),
-      ),
-      body,
-    ]);
-
-  const write = (name: string, data: Buffer | string) => {
-    const p = join(files.dir.path, name);
-    writeFileSync(p, data);
-    return p;
-  };
-
-  const now = () => NOW;
+  const { SECRET, TS, files, event, BODY, sig, capture, write, now } = captureFixture();
 
   it('verifies a captured request: exit 0, one-line verdict and the event summary', async () => {
     const r = await run(
