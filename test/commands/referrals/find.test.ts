@@ -2,9 +2,12 @@ import { mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Referral } from '../../../src/api/types.js';
+import type { GlobalOptions } from '../../../src/cli/globals.js';
+import { Context } from '../../../src/context.js';
 import type { Prompter } from '../../../src/io.js';
+import { resolveReferrals } from '../../../src/referrals/resolve.js';
 import { bothForms, expectTableForms, lines, piped, plain } from '../../fake-io.js';
-import { json, mockFixture, run, spawnCli, tempDir, testServer } from '../../helpers.js';
+import { fakeIO, json, mockFixture, run, spawnCli, tempDir, testServer } from '../../helpers.js';
 
 /**
  * `referrals find TEXT` and references in place of ids, against the emulator: its `q` search (the
@@ -169,6 +172,72 @@ describe('a reference that names several referrals', () => {
     expect(server.seen.map((s) => s.url)).toEqual([Q('r-240000')]);
     const f = await piped(['referrals', 'find', 'R-240000', '--fields', 'id'], { env });
     expect(lines(f.stdout).slice(1)).toEqual(twins.map((t) => t.id));
+  });
+});
+
+describe('resolveReferrals: many at once', () => {
+  const context = (m: typeof fx) =>
+    new Context({
+      io: fakeIO().io,
+      env: { ...m.env(), IMAGING_KEYCHAIN: 'off' },
+      globals: {} as GlobalOptions,
+    });
+  const texts = ['R-240210', '3212C76A-C27E-4CA2-9E90-BB9C865C1630', 'r-240007', 'R-240007', 'R-240120'];
+
+  it('in the order given: ids as they are (no request), each reference once, with its list record', async () => {
+    for (const m of [fx, deaf]) {
+      const got = await resolveReferrals(context(m), texts);
+      expect(got.map((g) => g.reference)).toEqual([
+        'R-240210',
+        undefined,
+        'R-240007',
+        'R-240007',
+        'R-240120',
+      ]);
+      expect(got[1]).toEqual({ id: '3212c76a-c27e-4ca2-9e90-bb9c865c1630' });
+      for (const g of got.filter((x) => x.referral)) expect(g.referral!.id).toBe(g.id);
+    }
+    // q honoured: one request per distinct reference; ignored: one q request, then one walk (3 pages).
+    expect(fx.apiRequests()).toHaveLength(3);
+    expect(deaf.apiRequests().map((r) => r.path)).toEqual([
+      Q('R-240210'),
+      '/api/v2/referrals?page=1&per_page=100',
+      '/api/v2/referrals?page=2&per_page=100',
+      '/api/v2/referrals?page=3&per_page=100',
+    ]);
+  });
+
+  it('a server that refuses q (422) is scanned instead', async () => {
+    const [a] = all(fx);
+    const server = await testServer((req, res) =>
+      req.url!.includes('q=')
+        ? json(res, 422, { error: { code: 'validation_error', message: 'unknown parameter q' } })
+        : json(res, 200, { referrals: [a], meta: { total_pages: 1 } }),
+    );
+    try {
+      const ctx = new Context({
+        io: fakeIO().io,
+        env: { ...fx.env(), IMAGING_BASE_URL: server.url, IMAGING_KEYCHAIN: 'off' },
+        globals: {} as GlobalOptions,
+      });
+      expect((await resolveReferrals(ctx, [a!.reference]))[0]!.id).toBe(a!.id);
+      expect(server.seen.map((x) => x.url)).toEqual([
+        Q(a!.reference),
+        '/api/v2/referrals?page=1&per_page=100',
+      ]);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('every reference not found is named in one exit 4', async () => {
+    for (const m of [fx, deaf]) {
+      const err = await resolveReferrals(context(m), ['R-240001', 'R-1', 'r-2']).catch((e: unknown) => e);
+      expect(err).toMatchObject({
+        exitCode: 4,
+        message: expect.stringMatching(/^no referral has the reference "R-1", "r-2": searched /),
+      });
+    }
   });
 });
 
