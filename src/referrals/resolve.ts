@@ -19,7 +19,7 @@ export interface ResolvedReferral {
   referral?: Referral;
 }
 
-/** How a search went, for the not-found message: "the list's q search (1 page)". */
+/** What a search found, and what it read for the not-found message ("the referral list with q (1 page)"). */
 export interface SearchOutcome {
   records: Referral[];
   searched: string;

@@ -129,7 +129,9 @@ describe('imaging mock', () => {
       url = fake.stdout().trim();
       if (!url) await new Promise((r) => setTimeout(r, 5));
     }
-    const res = await fetch(`${url}/api/v2/referrals${query}`, { headers: { authorization: 'Bearer mock-token' } });
+    const res = await fetch(`${url}/api/v2/referrals${query}`, {
+      headers: { authorization: 'Bearer mock-token' },
+    });
     const body = (await res.json()) as { referrals: unknown[] };
     ac.abort(new InterruptedError('SIGINT'));
     return {
