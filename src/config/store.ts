@@ -5,12 +5,11 @@ import {
   lstatSync,
   mkdirSync,
   openSync,
-  readSync,
+  readFileSync,
   type Stats,
 } from 'node:fs';
 import { AuthError, CliError, ExitCode } from '../errors.js';
-import { reasonOf } from '../fs/reason.js';
-import { mine, userName, withLock, writeFileAtomic } from '../fs/write-file.js';
+import { describeFile, mine, reasonOf, userName, withLock, writeFileAtomic } from '../fs/write-file.js';
 import { num } from '../util/plural.js';
 import type { EnvironmentName } from './environments.js';
 import {
@@ -77,16 +76,12 @@ function readConfigText(dir: string, path: string): string | undefined {
   }
   try {
     const st = fstatSync(fd);
-    if (!st.isFile()) {
-      const what = st.isDirectory()
-        ? 'a folder'
-        : st.isFIFO()
-          ? 'a named pipe (FIFO)'
-          : st.isCharacterDevice() || st.isBlockDevice()
-            ? 'a device'
-            : 'not a regular file';
-      throw new CliError(`the config file ${path} is ${what}, not a file`, ExitCode.failure, moveAside);
-    }
+    if (!st.isFile())
+      throw new CliError(
+        `the config file ${path} is ${describeFile(st)}, not a file`,
+        ExitCode.failure,
+        moveAside,
+      );
     checkOwned(path, st, 'file');
     if (st.size > MAX_CONFIG_BYTES)
       throw new CliError(
@@ -94,15 +89,7 @@ function readConfigText(dir: string, path: string): string | undefined {
         ExitCode.failure,
         moveAside,
       );
-    const buf = Buffer.alloc(Math.min(st.size, MAX_CONFIG_BYTES) + 1);
-    let got = 0;
-    for (;;) {
-      const n = readSync(fd, buf, got, buf.length - got, null);
-      if (n === 0) break;
-      got += n;
-      if (got === buf.length) break; // grew while read: what fits (the JSON check refuses a cut file)
-    }
-    return buf.toString('utf8', 0, got);
+    return readFileSync(fd, 'utf8');
   } finally {
     closeSync(fd);
   }

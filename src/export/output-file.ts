@@ -15,8 +15,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import type { Writable } from 'node:stream';
 import { isatty } from 'node:tty';
 import { CliError } from '../errors.js';
-import { reasonOf } from '../fs/reason.js';
-import { FdWriter, mine, TempFile, userName } from '../fs/write-file.js';
+import { describeFile, FdWriter, mine, reasonOf, statIfAny, TempFile, userName } from '../fs/write-file.js';
 import { NAME_MAX } from '../util/hidden-name.js';
 
 type Kind = 'atomic' | 'direct' | 'stdout';
@@ -174,7 +173,7 @@ export class AtomicFile {
 }
 
 /** Whether users other than me may create or remove names here: writable by group or others, or owned by another user but root. */
-export const othersMayWrite = (folder: Stats): boolean =>
+const othersMayWrite = (folder: Stats): boolean =>
   (folder.mode & 0o022) !== 0 || (folder.uid !== 0 && !mine(folder));
 
 /** An existing name in a folder others can write to that belongs to someone else: never used. */
@@ -203,10 +202,10 @@ function locate(
   try {
     where = resolveTarget(abs);
     if (where.fd === undefined) {
-      const own = statOrUndefined(where.path, true);
+      const own = statIfAny(where.path);
       if (own) checkShared(where.path, own);
     }
-    st = statOrUndefined(where.path, false);
+    st = statIfAny(where.path, true);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'EACCES')
       throw new CliError(
@@ -266,7 +265,7 @@ function refuseForeign(target: string, err: ForeignEntry): CliError {
       ? 'protected_fifos'
       : 'protected_regular';
   return new CliError(
-    `cannot write ${target}: ${err.path} is ${what(err.st)} owned by ${userName(err.st.uid)}, in ${dirname(err.path)}, a folder others can write to; it is not used, following the kernel's fs.${rule} rule`,
+    `cannot write ${target}: ${err.path} is ${describeFile(err.st)} owned by ${userName(err.st.uid)}, in ${dirname(err.path)}, a folder others can write to; it is not used, following the kernel's fs.${rule} rule`,
     2,
     `Write somewhere only you can write (e.g. a folder in your home), or have ${userName(err.st.uid)} remove it.`,
   );
@@ -278,15 +277,6 @@ const notOpen = (target: string, fd: number) =>
     2,
     'Write to standard output instead: leave out -o, or use -o /dev/stdout',
   );
-
-function statOrUndefined(path: string, link: boolean): Stats | undefined {
-  try {
-    return link ? lstatSync(path) : statSync(path);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw err;
-  }
-}
 
 function sameAsStdout(st: Stats): boolean {
   try {
@@ -399,19 +389,6 @@ export function resolveTarget(abs: string): Resolved {
   }
   return { path: done };
 }
-
-export const what = (st: Stats): string =>
-  st.isSymbolicLink()
-    ? 'a symlink'
-    : st.isFIFO()
-      ? 'a named pipe (FIFO)'
-      : st.isDirectory()
-        ? 'a folder'
-        : st.isFile()
-          ? 'a file'
-          : st.isSocket()
-            ? 'a socket'
-            : 'a device';
 
 const PSEUDO_FS: Record<number, string> = {
   40864: 'proc',
