@@ -2,6 +2,7 @@ import { defineCommand } from '../../cli/define.js';
 import { int, text } from '../../cli/options.js';
 import { AuthError, CliError, ExitCode, UsageError } from '../../errors.js';
 import {
+  allowanceOf,
   appendRecords,
   describeView,
   MeterUnusable,
@@ -9,7 +10,6 @@ import {
   meterPath,
   SANDBOX_LIMIT,
 } from '../../meter/meter.js';
-import { allowanceOf } from '../../meter/view.js';
 import { num } from '../../util/plural.js';
 import { peopleTime } from '../../util/time.js';
 

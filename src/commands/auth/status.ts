@@ -6,8 +6,7 @@ import { defaultBaseUrl, ENVIRONMENTS, type EnvironmentName } from '../../config
 import { maskToken, originOf, storedTokenOrigin } from '../../config/store.js';
 import type { Context } from '../../context.js';
 import { ApiError, AuthError, ExitCode, exitCodeOf } from '../../errors.js';
-import { type AllowanceView, describeView } from '../../meter/meter.js';
-import { allowanceOf } from '../../meter/view.js';
+import { type AllowanceView, allowanceOf, describeView } from '../../meter/meter.js';
 import { type Column, write } from '../../output/write.js';
 
 interface StatusRow {
