@@ -5,7 +5,7 @@ import {
   lstatSync,
   openSync,
   readdirSync,
-  readSync,
+  readFileSync,
   renameSync,
   rmSync,
   writeSync,
@@ -81,8 +81,8 @@ interface Header {
   url: string;
   token: string;
   stored: number;
-  type?: string;
-  rid?: string;
+  type?: string | undefined;
+  rid?: string | undefined;
   size: number;
   crc: number;
 }
@@ -93,7 +93,12 @@ export function cacheable(apiPath: string): boolean {
 
 export class ReferenceCache implements AnswerCache {
   private dir: string | undefined | null = null;
-  private readonly staged: Array<{ url: string; bytes: Buffer; type?: string; rid?: string }> = [];
+  private readonly staged: Array<{
+    url: string;
+    bytes: Buffer;
+    type: string | undefined;
+    rid: string | undefined;
+  }> = [];
   private readonly now: () => number;
 
   constructor(private readonly opts: CacheOptions) {
@@ -144,14 +149,7 @@ export class ReferenceCache implements AnswerCache {
     if (res.status !== 200 || !cacheable(apiPath)) return;
     const bytes = res.raw;
     if (bytes.length > MAX_ENTRY_BYTES) return;
-    const type = headerValue(res.headers, 'content-type');
-    const rid = res.requestId;
-    this.staged.push({
-      url,
-      bytes,
-      ...(type !== undefined ? { type } : {}),
-      ...(rid !== undefined ? { rid } : {}),
-    });
+    this.staged.push({ url, bytes, type: headerValue(res.headers, 'content-type'), rid: res.requestId });
   }
 
   /** Writes the staged answers, only after the command exited 0: an answer it refused is never kept. */
@@ -160,19 +158,20 @@ export class ReferenceCache implements AnswerCache {
     try {
       const dir = this.folder();
       if (!dir) return;
-      for (const s of this.staged.splice(0)) {
-        const token = this.tokenHash(s.url);
+      for (const { url, type, rid, bytes } of this.staged.splice(0)) {
+        const token = this.tokenHash(url);
+        // JSON leaves out a type or request id that is undefined.
         const header: Header = {
           v: 1,
-          url: s.url,
+          url,
           token,
           stored: this.now(),
-          ...(s.type !== undefined ? { type: s.type } : {}),
-          ...(s.rid !== undefined ? { rid: s.rid } : {}),
-          size: s.bytes.length,
-          crc: crc32(s.bytes),
+          type,
+          rid,
+          size: bytes.length,
+          crc: crc32(bytes),
         };
-        writeEntry(dir, this.fileOf(dir, s.url, token), header, s.bytes);
+        writeEntry(dir, this.fileOf(dir, url, token), header, bytes);
       }
       sweep(dir, Date.now());
     } catch {}
@@ -192,13 +191,7 @@ function readEntry(file: string): { header: Header; body: Buffer } | undefined {
     const uid = (process.getuid as () => number)();
     if (!st.isFile() || st.uid !== uid || (st.mode & 0o7777) !== 0o600) return undefined;
     if (st.size > MAX_ENTRY_BYTES + 4096) return undefined;
-    const buf = Buffer.allocUnsafe(st.size);
-    let got = 0;
-    while (got < buf.length) {
-      const n = readSync(fd, buf, got, buf.length - got, got);
-      if (n === 0) return undefined;
-      got += n;
-    }
+    const buf = readFileSync(fd);
     const nl = buf.indexOf(0x0a);
     if (nl < 0) return undefined;
     const header = JSON.parse(buf.subarray(0, nl).toString('utf8')) as Partial<Header>;
