@@ -79,21 +79,15 @@ function statusRow(ctx: Context, env: EnvironmentName, isActive: boolean, check:
   let usable = true;
   // --check sends the token: an old unbound one is bound first, as any request binds it.
   if (!origin && check && tok.source === 'config' && base.value) {
-    try {
-      origin = ctx.tokenOrigin(env, normaliseBaseUrl(base.value));
-    } catch (err) {
-      if (!(err instanceof AuthError)) throw err;
-      usable = false;
-    }
+    const url = normaliseBaseUrl(base.value);
+    usable = !refused(() => {
+      origin = ctx.tokenOrigin(env, url);
+    });
   }
   // A real IMAGING_TOKEN is not sent to a loopback port this run did not name (see Context).
   if (tok.source === 'IMAGING_TOKEN' && base.value) {
-    try {
-      ctx.sendableToken(env, normaliseBaseUrl(base.value));
-    } catch (err) {
-      if (!(err instanceof AuthError)) throw err;
-      usable = false;
-    }
+    const url = normaliseBaseUrl(base.value);
+    if (refused(() => ctx.sendableToken(env, url))) usable = false;
   }
   if (origin && base.value) {
     try {
@@ -114,6 +108,17 @@ function statusRow(ctx: Context, env: EnvironmentName, isActive: boolean, check:
     token_usable: usable,
     allowance: null,
   };
+}
+
+/** Whether `send` refused the token (an AuthError); any other error is thrown. */
+function refused(send: () => unknown): boolean {
+  try {
+    send();
+    return false;
+  } catch (err) {
+    if (!(err instanceof AuthError)) throw err;
+    return true;
+  }
 }
 
 /** --check: one request with the token the row would send; the row's exit code when it fails. */
