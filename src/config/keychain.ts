@@ -12,7 +12,7 @@ const SERVICE = 'imaging';
 export const KEYCHAIN_TIMEOUT_MS = 3000;
 
 /** How long a keychain call may take: IMAGING_KEYCHAIN_TIMEOUT (seconds) for a slow unlock prompt. */
-export function keychainTimeoutMs(env: NodeJS.ProcessEnv): number {
+function keychainTimeoutMs(env: NodeJS.ProcessEnv): number {
   const s = Number(env.IMAGING_KEYCHAIN_TIMEOUT);
   return Number.isFinite(s) && s > 0 && s <= 600 ? Math.round(s * 1000) : KEYCHAIN_TIMEOUT_MS;
 }

@@ -107,8 +107,7 @@ export class ConfigStore {
   }
 
   read(): StoredConfig {
-    if (this.cache) return this.cache;
-    this.cache = this.load();
+    this.cache ??= this.load();
     return this.cache;
   }
 
