@@ -6,6 +6,8 @@ import {
   recordPath,
 } from '../api/endpoints/referral-records.js';
 import { referralId } from '../cli/args.js';
+import { defineCommand } from '../cli/define.js';
+import { arg } from '../cli/options.js';
 import { readList } from '../cli/read-list.js';
 import type { Context } from '../context.js';
 import { ApiError, notEnabledHint, UsageError } from '../errors.js';
@@ -18,12 +20,25 @@ interface RecordView<T> {
   kind: RecordKind;
   /** "payment read": the spec's name of the gated endpoint. */
   endpoint: string;
-  noun: string;
   resource: Resource<T>;
+  description: string;
+  examples: string[];
+}
+
+/** `referrals payments` or `referrals notifications`. */
+export function recordsCommand<T>(view: RecordView<T>) {
+  return defineCommand({
+    path: ['referrals', view.kind],
+    fields: [{ fields: view.resource.fields }],
+    description: view.description,
+    args: [arg('<id>', 'referral id (UUID)')],
+    examples: view.examples,
+    run: (ctx, [id]) => showReferralRecords(ctx, id, view),
+  });
 }
 
 /** One referral's payments or notifications: a table for people, every field in JSON, NDJSON and CSV. */
-export async function showReferralRecords<T>(ctx: Context, id: string, view: RecordView<T>): Promise<number> {
+async function showReferralRecords<T>(ctx: Context, id: string, view: RecordView<T>): Promise<number> {
   // An id in upper case is the same id: sent as the API stores it.
   const rid = referralId(id);
   const format = ctx.format('table');
@@ -66,7 +81,7 @@ export async function showReferralRecords<T>(ctx: Context, id: string, view: Rec
   }
   const records = readList<T>(
     res,
-    `${view.noun}`,
+    view.kind,
     format,
     view.resource.text,
     `If this server keeps ${view.kind} at another path (${configured ? `path.${view.kind} is set to ${configured}` : `the default, ${DEFAULT_RECORD_PATHS[view.kind]}, is a guess`}), set it: ${setIt}`,
@@ -76,7 +91,7 @@ export async function showReferralRecords<T>(ctx: Context, id: string, view: Rec
     format,
     fields,
     columns: view.resource.columns,
-    emptyHint: `No ${view.noun} for referral ${rid}.`,
+    emptyHint: `No ${view.kind} for referral ${rid}.`,
   });
   return 0;
 }
