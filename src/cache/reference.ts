@@ -1,19 +1,9 @@
-import {
-  closeSync,
-  constants,
-  fstatSync,
-  lstatSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  writeSync,
-} from 'node:fs';
+import { closeSync, lstatSync, openSync, readdirSync, renameSync, rmSync, writeSync } from 'node:fs';
 import type { IncomingHttpHeaders } from 'node:http';
 import { join } from 'node:path';
 import type { AnswerCache, ApiResponse } from '../api/client.js';
 import { headerValue } from '../api/transport.js';
+import { readNoFollow } from '../fs/write-file.js';
 import { privateFolder } from './folder.js';
 
 const sha256Hex = (text: string) =>
@@ -179,19 +169,12 @@ export class ReferenceCache implements AnswerCache {
 }
 
 function readEntry(file: string): { header: Header; body: Buffer } | undefined {
-  const c = constants;
-  let fd: number;
   try {
-    fd = openSync(file, c.O_RDONLY | c.O_NOFOLLOW | c.O_NONBLOCK);
-  } catch {
-    return undefined;
-  }
-  try {
-    const st = fstatSync(fd);
-    const uid = (process.getuid as () => number)();
-    if (!st.isFile() || st.uid !== uid || (st.mode & 0o7777) !== 0o600) return undefined;
-    if (st.size > MAX_ENTRY_BYTES + 4096) return undefined;
-    const buf = readFileSync(fd);
+    const buf = readNoFollow(file, (st) => {
+      const uid = (process.getuid as () => number)();
+      if (!st.isFile() || st.uid !== uid || (st.mode & 0o7777) !== 0o600 || st.size > MAX_ENTRY_BYTES + 4096)
+        throw new Error('not an entry of ours');
+    });
     const nl = buf.indexOf(0x0a);
     if (nl < 0) return undefined;
     const header = JSON.parse(buf.subarray(0, nl).toString('utf8')) as Partial<Header>;
@@ -213,8 +196,6 @@ function readEntry(file: string): { header: Header; body: Buffer } | undefined {
     return { header: header as Header, body };
   } catch {
     return undefined;
-  } finally {
-    closeSync(fd);
   }
 }
 

@@ -1,15 +1,14 @@
-import {
-  closeSync,
-  constants,
-  fstatSync,
-  lstatSync,
-  mkdirSync,
-  openSync,
-  readFileSync,
-  type Stats,
-} from 'node:fs';
+import { lstatSync, mkdirSync, type Stats } from 'node:fs';
 import { AuthError, CliError, ExitCode } from '../errors.js';
-import { describeFile, mine, reasonOf, userName, withLock, writeFileAtomic } from '../fs/write-file.js';
+import {
+  describeFile,
+  mine,
+  readNoFollow,
+  reasonOf,
+  userName,
+  withLock,
+  writeFileAtomic,
+} from '../fs/write-file.js';
 import { num } from '../util/plural.js';
 import type { EnvironmentName } from './environments.js';
 import {
@@ -65,33 +64,28 @@ function readConfigText(dir: string, path: string): string | undefined {
   }
   if (!folder.isDirectory() && !folder.isSymbolicLink()) return undefined;
   checkOwned(dir, folder, 'folder');
-  let fd: number;
   try {
-    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
+    const bytes = readNoFollow(path, (st) => {
+      if (!st.isFile())
+        throw new CliError(
+          `the config file ${path} is ${describeFile(st)}, not a file`,
+          ExitCode.failure,
+          moveAside,
+        );
+      checkOwned(path, st, 'file');
+      if (st.size > MAX_CONFIG_BYTES)
+        throw new CliError(
+          `the config file ${path} is ${num(st.size)} bytes: no config is that large`,
+          ExitCode.failure,
+          moveAside,
+        );
+    });
+    return bytes.toString('utf8');
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return undefined;
     if (code === 'ELOOP') checkOwned(path, lstatSync(path), 'file');
     throw err;
-  }
-  try {
-    const st = fstatSync(fd);
-    if (!st.isFile())
-      throw new CliError(
-        `the config file ${path} is ${describeFile(st)}, not a file`,
-        ExitCode.failure,
-        moveAside,
-      );
-    checkOwned(path, st, 'file');
-    if (st.size > MAX_CONFIG_BYTES)
-      throw new CliError(
-        `the config file ${path} is ${num(st.size)} bytes: no config is that large`,
-        ExitCode.failure,
-        moveAside,
-      );
-    return readFileSync(fd, 'utf8');
-  } finally {
-    closeSync(fd);
   }
 }
 

@@ -8,7 +8,6 @@ import {
   lstatSync,
   mkdirSync,
   openSync,
-  readFileSync,
   readSync,
   renameSync,
   rmdirSync,
@@ -22,7 +21,7 @@ import type { PageMeta, WrittenIds } from '../api/pages.js';
 import { normaliseBaseUrl } from '../api/url.js';
 import { privateFolder } from '../cache/folder.js';
 import { CliError, UsageError } from '../errors.js';
-import { mine, sameFile, statIfAny, withLock, writeFileAtomic } from '../fs/write-file.js';
+import { mine, readNoFollow, sameFile, statIfAny, withLock, writeFileAtomic } from '../fs/write-file.js';
 import { onForcedExit } from '../util/cleanup.js';
 import { hiddenName } from '../util/hidden-name.js';
 import { num, count as plural } from '../util/plural.js';
@@ -216,15 +215,10 @@ function inspect(dir: string): Found {
 }
 
 function readPrivate(path: string, max: number): Buffer {
-  const fd = openSync(path, C.O_RDONLY | C.O_NOFOLLOW);
-  try {
-    const st = fstatSync(fd);
+  return readNoFollow(path, (st) => {
     if (!st.isFile() || !isPrivate(st)) throw new Error('not a private file of yours');
     if (st.size > max) throw new Error('too large');
-    return readFileSync(fd);
-  } finally {
-    closeSync(fd);
-  }
+  });
 }
 
 function removeFiles(dir: string): void {

@@ -57,6 +57,20 @@ export function statIfAny(path: string, follow = false): Stats | undefined {
   }
 }
 
+/**
+ * The bytes at `path`, opened never through a symlink nor waiting on a FIFO; `check` sees what was
+ * opened before anything is read, and throws to refuse it.
+ */
+export function readNoFollow(path: string, check: (st: Stats) => void): Buffer {
+  const fd = openSync(path, C.O_RDONLY | C.O_NOFOLLOW | C.O_NONBLOCK);
+  try {
+    check(fstatSync(fd));
+    return readFileSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /** What a file system entry is, in words. */
 export const describeFile = (st: Stats): string =>
   st.isSymbolicLink()
