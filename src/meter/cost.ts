@@ -18,9 +18,11 @@ export async function checkCost(ctx: Context, remaining: number | undefined, wha
     return;
   }
   const left = leftOf(view);
+  // `what` starts a sentence ("This export"): lower-cased after a "warning: " or "error: " prefix.
+  const lower = (text: string) => text.charAt(0).toLowerCase() + text.slice(1);
   if (remaining === undefined) {
     // Page 1 carried no totals (a bare array, no meta): the cost is not known before it is spent.
-    const unknown = `${what.charAt(0).toLowerCase()}${what.slice(1)} will take as many requests as there are pages, which the server did not say`;
+    const unknown = `${lower(what)} will take as many requests as there are pages, which the server did not say`;
     if (left <= 0 && !ctx.globals.yes)
       throw new CliError(
         `${unknown}, and the meter says the sandbox allowance is used up: stopped before sending more (sandbox allowance: ${describeView(view, ctx.now().getTime())})`,
@@ -31,9 +33,8 @@ export async function checkCost(ctx: Context, remaining: number | undefined, wha
       ctx.note(`warning: ${unknown}; ≈${num(left)} left in the sandbox allowance (counted on this machine).`);
     return;
   }
-  // `what` starts a sentence ("This export"): lower-cased after a "warning: " or "error: " prefix.
   const sentence = `${what} needs ${num(remaining)} more request${remaining === 1 ? '' : 's'}`;
-  const needs = sentence.charAt(0).toLowerCase() + sentence.slice(1);
+  const needs = lower(sentence);
   const meterSays = `sandbox allowance: ${describeView(view, ctx.now().getTime())}`;
   if (remaining > left) {
     if (ctx.globals.yes) {
