@@ -1,6 +1,6 @@
 import { checkRecordPath, RECORD_KINDS } from '../api/endpoints/referral-records.js';
 import { normaliseBaseUrl } from '../api/url.js';
-import { ENVIRONMENTS, type EnvironmentName } from './environments.js';
+import { ENVIRONMENTS, type EnvironmentName, envFlag } from './environments.js';
 
 export interface EnvironmentSettings {
   base_url?: string;
@@ -91,7 +91,7 @@ function checkEnvironment(
   settings: unknown,
   problems: ConfigProblem[],
 ): Record<string, unknown> | undefined {
-  const flag = name === 'sandbox' ? '' : ` --env ${name}`;
+  const flag = envFlag(name);
   const login = (why: string) => `Run: imaging auth login${flag}   (${why})`;
   const problem = (key: string, text: string, fix: string) =>
     problems.push({ key: `environments.${name}${key}`, problem: text, fix });

@@ -9,6 +9,7 @@ import { referralId } from '../cli/args.js';
 import { defineCommand } from '../cli/define.js';
 import { arg } from '../cli/options.js';
 import { readList } from '../cli/read-list.js';
+import { envFlag } from '../config/environments.js';
 import type { Context } from '../context.js';
 import { ApiError, notEnabledHint, UsageError } from '../errors.js';
 import type { FieldChoice } from '../output/fields.js';
@@ -46,18 +47,18 @@ async function showReferralRecords<T>(ctx: Context, id: string, view: RecordView
   const fields: FieldChoice = selectFields(ctx.globals.fields, view.resource.fields);
   const env = ctx.environment().value;
   const configured = ctx.config.environment(env).paths?.[view.kind];
+  const setIt = `imaging config set path.${view.kind} '/api/v2/…/{id}/…'${envFlag(env)}`;
   if (configured !== undefined) {
     try {
       checkRecordPath(view.kind, configured);
     } catch (err) {
       throw new UsageError(
         `the stored path.${view.kind} of ${env} is not usable: ${(err as Error).message}`,
-        `Set it again: imaging config set path.${view.kind} '/api/v2/…/{id}/…'${env === 'sandbox' ? '' : ` --env ${env}`} (or config unset path.${view.kind} for the default)`,
+        `Set it again: ${setIt} (or config unset path.${view.kind} for the default)`,
       );
     }
   }
   const path = recordPath(view.kind, rid, configured);
-  const setIt = `imaging config set path.${view.kind} '/api/v2/…/{id}/…'${env === 'sandbox' ? '' : ` --env ${env}`}`;
   let res: Awaited<ReturnType<typeof getReferralRecords>>;
   try {
     res = await getReferralRecords(ctx.api(), path);
