@@ -15,7 +15,16 @@ import { basename, dirname, join, resolve } from 'node:path';
 import type { Writable } from 'node:stream';
 import { isatty } from 'node:tty';
 import { CliError } from '../errors.js';
-import { describeFile, FdWriter, mine, reasonOf, statIfAny, TempFile, userName } from '../fs/write-file.js';
+import {
+  describeFile,
+  FdWriter,
+  mine,
+  reasonOf,
+  sameFile,
+  statIfAny,
+  TempFile,
+  userName,
+} from '../fs/write-file.js';
 import { NAME_MAX } from '../util/hidden-name.js';
 
 type Kind = 'atomic' | 'direct' | 'stdout';
@@ -241,9 +250,7 @@ async function openDirect(
     fd = st.isFIFO()
       ? await openFifo(where.path, flags, opts.signal, opts.onWait)
       : openSync(where.path, flags | C.O_APPEND);
-    const opened = fstatSync(fd);
-    if (where.fd === undefined && !mine(opened) && othersMayWrite(statSync(dirname(where.path))))
-      throw new ForeignEntry(where.path, opened);
+    if (where.fd === undefined) checkShared(where.path, fstatSync(fd));
   } catch (err) {
     if (opts.signal?.aborted) throw opts.signal.reason;
     if ((err as NodeJS.ErrnoException).code === 'ENXIO' && st.isSocket())
@@ -271,17 +278,13 @@ function refuseForeign(target: string, err: ForeignEntry): CliError {
   );
 }
 
+const USE_STDOUT = 'Write to standard output instead: leave out -o, or use -o /dev/stdout';
 const notOpen = (target: string, fd: number) =>
-  new CliError(
-    `cannot write ${target}: descriptor ${fd} is not open`,
-    2,
-    'Write to standard output instead: leave out -o, or use -o /dev/stdout',
-  );
+  new CliError(`cannot write ${target}: descriptor ${fd} is not open`, 2, USE_STDOUT);
 
 function sameAsStdout(st: Stats): boolean {
   try {
-    const out = fstatSync(1);
-    return out.dev === st.dev && out.ino === st.ino;
+    return sameFile(fstatSync(1), st);
   } catch {
     return false;
   }
@@ -342,7 +345,7 @@ function checkDescriptor(target: string, fd: number, st: Stats): void {
   throw new CliError(
     `cannot write ${target}: descriptor ${fd} is ${kind} (it may be one of the program's own)`,
     2,
-    'Write to standard output instead: leave out -o, or use -o /dev/stdout',
+    USE_STDOUT,
   );
 }
 
