@@ -1,6 +1,6 @@
 import type { Context } from '../context.js';
 import { CliError, ExitCode, InterruptedError } from '../errors.js';
-import { num } from '../util/plural.js';
+import { count, num } from '../util/plural.js';
 import { describeView, leftOf, SANDBOX_LIMIT } from './meter.js';
 
 /**
@@ -33,7 +33,7 @@ export async function checkCost(ctx: Context, remaining: number | undefined, wha
       ctx.note(`warning: ${unknown}; ≈${num(left)} left in the sandbox allowance (counted on this machine).`);
     return;
   }
-  const sentence = `${what} needs ${num(remaining)} more request${remaining === 1 ? '' : 's'}`;
+  const sentence = `${what} needs ${count(remaining, 'more request')}`;
   const needs = lower(sentence);
   const meterSays = `sandbox allowance: ${describeView(view, ctx.now().getTime())}`;
   if (remaining > left) {
@@ -64,7 +64,7 @@ export async function checkCost(ctx: Context, remaining: number | undefined, wha
   }
   if (!ok)
     throw new CliError(
-      `stopped at your answer: the ${num(remaining)} request${remaining === 1 ? '' : 's'} were not sent`,
+      `stopped at your answer: the ${count(remaining, 'request')} were not sent`,
       ExitCode.failure,
       'Add --yes to skip the question.',
     );
