@@ -10,13 +10,9 @@ const sha256Hex = (text: string) =>
   process.getBuiltinModule('node:crypto').createHash('sha256').update(text).digest('hex');
 const crc32 = (bytes: Uint8Array) => process.getBuiltinModule('node:zlib').crc32(bytes);
 
-/**
- * Reference answers kept on disk, so a lookup made again sends no request and costs no allowance.
- * Only the allow-listed paths below, only for the reference commands. An entry is trusted only if it
- * is a regular file of ours, 0600, opened without following a symlink or blocking on a FIFO, whose
- * header names this URL and token hash and whose body has the recorded length and CRC; anything
- * else is a miss. No error here ever fails a command.
- */
+// Reference answers kept on disk (allow-listed paths only), so a lookup made again costs nothing. An
+// entry counts only as a 0600 regular file of ours whose header names this URL and token hash and
+// whose body has the recorded length and CRC; anything else is a miss, and no error fails a command.
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;

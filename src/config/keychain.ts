@@ -2,11 +2,8 @@ import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 
-/**
- * Tokens in the OS credential store through @napi-rs/keyring, each call in a child process: the
- * library talks to D-Bus synchronously, and only a child can be killed when the bus never answers.
- * The token travels through the child's pipes, never its argv.
- */
+// Tokens in the OS keychain through @napi-rs/keyring, each call in a child process (the library
+// blocks on D-Bus; only a child can be killed when it never answers); the token goes by pipe, never argv.
 
 const SERVICE = 'imaging';
 export const KEYCHAIN_TIMEOUT_MS = 3000;

@@ -37,9 +37,8 @@ const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
- * Checks the shape of the config file as read (a file anyone may edit by hand) and returns what is
- * usable (the keys with a wrong shape left out) with the problems found. Keys this version does not
- * know are kept unchecked: a newer version may have written them. A token is never quoted.
+ * The usable part of a hand-editable config (keys of a wrong shape left out) and its problems. Keys
+ * this version does not know are kept as they are (a newer one may have written them); no token is quoted.
  */
 export function validateConfig(
   parsed: unknown,

@@ -27,12 +27,9 @@ import { hiddenName } from '../util/hidden-name.js';
 import { num, count as plural } from '../util/plural.js';
 import type { AtomicFile } from './output-file.js';
 
-/**
- * Resumable exports: when an `-o` export stops after some complete pages, those bytes are kept
- * beside the target in a private folder (`data.partial` and `state.json`); `--resume` copies them
- * and fetches only the rest, refusing a list that shifted at the seam. The state file's blocks are
- * reserved at the start, so a full disk can still take the checkpoint.
- */
+// A stopped `-o` export keeps its complete pages beside the target in a private folder (data.partial,
+// state.json); --resume continues them, refusing a list that shifted at the seam. The state's blocks
+// are reserved at the start, so a full disk can still take the checkpoint.
 
 const MAX_AGE_MS = 24 * 3600 * 1000;
 /** A checkpoint saved more than this after now is refused (the clock went back). */

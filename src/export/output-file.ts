@@ -30,9 +30,8 @@ import { NAME_MAX } from '../util/hidden-name.js';
 type Kind = 'atomic' | 'direct' | 'stdout';
 
 /**
- * Where an export goes, complete and on disk or not there at all: a regular file through TempFile,
- * a device, FIFO or handed-over descriptor as it is, or standard output. A write error is kept and
- * `commit()` throws it naming the target.
+ * Where an export goes, whole or not at all: a regular file through TempFile; a device, FIFO or
+ * handed-over descriptor as it is; or stdout. `commit()` throws a kept write error naming the target.
  */
 export class AtomicFile {
   readonly failed: AbortSignal;

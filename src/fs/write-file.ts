@@ -23,10 +23,8 @@ import { promisify } from 'node:util';
 import { onForcedExit } from '../util/cleanup.js';
 import { hiddenName, NAME_MAX } from '../util/hidden-name.js';
 
-/**
- * The one way files are written: a temporary file opened O_CREAT|O_EXCL|O_NOFOLLOW (0600) in the
- * target's folder, flushed, then renamed over the target; no symlink is followed.
- */
+// The one way files are written: a 0600 temporary file opened O_CREAT|O_EXCL|O_NOFOLLOW beside the
+// target, flushed, then renamed over it; no symlink is followed.
 
 const writeAsync = promisify(write);
 const fsyncAsync = promisify(fsync);

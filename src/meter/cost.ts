@@ -4,9 +4,8 @@ import { count, num } from '../util/plural.js';
 import { describeView, leftOf, SANDBOX_LIMIT } from './meter.js';
 
 /**
- * Costs before big runs in the sandbox, once page 1 tells how many requests are to come: more than
- * is left stops with exit 6 (unless --yes); more than a quarter of it asks on a terminal, or warns
- * with none (refusing would break unattended runs that fit).
+ * The cost check once page 1 tells how many requests are to come: more than is left stops (exit 6,
+ * unless --yes); more than a quarter asks on a terminal, else warns (unattended runs that fit go on).
  */
 export async function checkCost(ctx: Context, remaining: number | undefined, what: string): Promise<void> {
   const meter = ctx.meter();

@@ -8,10 +8,7 @@ import type { Checkpoint } from '../export/checkpoint.js';
 import { count, num, whole } from '../util/plural.js';
 import { describeView, leftOf } from './meter.js';
 
-/**
- * `referrals export --dry-run`: page 1 only, and what the whole export (or, with --resume, the rest
- * of it) would take in referrals, pages and requests. Nothing is removed.
- */
+/** `referrals export --dry-run`: page 1 only, and what the export (or the rest of it) would take. */
 export async function dryRun(
   ctx: Context,
   client: ApiClient,
