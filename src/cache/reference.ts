@@ -30,15 +30,18 @@ const SWEEP_AFTER = DAY + HOUR;
 /** The names this cache makes: only these are swept or cleared; anything else there is left alone. */
 const ENTRY_NAME = /^[0-9a-f]{64}\.json$/;
 const TEMP_NAME = /^\.tmp-\d+-[0-9a-z]*$/;
-function ownName(dir: string, name: string): 'entry' | 'temp' | undefined {
-  const kind = ENTRY_NAME.test(name) ? 'entry' : TEMP_NAME.test(name) ? 'temp' : undefined;
-  if (!kind) return undefined;
-  try {
-    const st = lstatSync(join(dir, name));
-    return st.isFile() || st.isSymbolicLink() ? kind : undefined;
-  } catch {
-    return undefined;
+function ownFiles(dir: string): Array<{ path: string; temp: boolean; mtimeMs: number }> {
+  const own = [];
+  for (const name of readdirSync(dir)) {
+    const temp = TEMP_NAME.test(name);
+    if (!temp && !ENTRY_NAME.test(name)) continue;
+    const path = join(dir, name);
+    try {
+      const st = lstatSync(path);
+      if (st.isFile() || st.isSymbolicLink()) own.push({ path, temp, mtimeMs: st.mtimeMs });
+    } catch {}
   }
+  return own;
 }
 /** Larger answers are not kept. */
 const MAX_ENTRY_BYTES = 8 * 1024 * 1024;
@@ -213,14 +216,9 @@ function writeEntry(dir: string, file: string, header: Header, body: Buffer): vo
 }
 
 function sweep(dir: string, now: number): void {
-  for (const name of readdirSync(dir)) {
-    const kind = ownName(dir, name);
-    if (!kind) continue;
-    const tmp = kind === 'temp';
-    const full = join(dir, name);
+  for (const { path, temp, mtimeMs } of ownFiles(dir)) {
     try {
-      const age = now - lstatSync(full).mtimeMs;
-      if (age > (tmp ? HOUR : SWEEP_AFTER)) rmSync(full, { force: true });
+      if (now - mtimeMs > (temp ? HOUR : SWEEP_AFTER)) rmSync(path, { force: true });
     } catch {}
   }
 }
@@ -229,12 +227,7 @@ function sweep(dir: string, now: number): void {
 export function clearCache(env: NodeJS.ProcessEnv): { removed: number; problem?: string } {
   const f = privateFolder(env, false);
   if (!('dir' in f)) return f.missing ? { removed: 0 } : { removed: 0, problem: f.problem };
-  let removed = 0;
-  for (const name of readdirSync(f.dir)) {
-    const kind = ownName(f.dir, name);
-    if (!kind) continue;
-    rmSync(join(f.dir, name), { force: true });
-    if (kind === 'entry') removed++;
-  }
-  return { removed };
+  const own = ownFiles(f.dir);
+  for (const { path } of own) rmSync(path, { force: true });
+  return { removed: own.filter((file) => !file.temp).length };
 }
