@@ -1,3 +1,5 @@
+import { lstat } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import type { ApiClient } from '../../api/client.js';
 import { VISIT_STATUSES } from '../../api/types.js';
 import type { Query } from '../../api/url.js';
@@ -268,6 +270,8 @@ function reportDone(ctx: Context, plan: ExportPlan, summary: ExportSummary, stop
   }
 }
 
+const WOULD_HAVE_KEPT = '(Started with --resumable, its complete pages would have been kept for --resume.)';
+
 /** After a failed or interrupted export: keeps a checkpoint where allowed, says what was left; returns the error to throw. */
 async function reportStop(
   ctx: Context,
@@ -292,7 +296,7 @@ async function reportStop(
   if (ctx.signal.aborted) {
     // Interrupted: only "interrupted" is said, and, where checkpoints are off, what would have kept them.
     if (checkpoint && !checkpoint.wanted && !checkpoint.blocked && done > 0)
-      ctx.interruptNote = '(Started with --resumable, its complete pages would have been kept for --resume.)';
+      ctx.interruptNote = WOULD_HAVE_KEPT;
     return err;
   }
   const stopped =
@@ -304,18 +308,13 @@ async function reportStop(
   );
   if (checkpoint?.blocked && done > 0)
     ctx.note(`(No checkpoint was kept: ${checkpoint.dir} is in the way and was left alone.)`);
-  else if (checkpoint && !checkpoint.wanted && done > 0)
-    ctx.note('(Started with --resumable, its complete pages would have been kept for --resume.)');
+  else if (checkpoint && !checkpoint.wanted && done > 0) ctx.note(WOULD_HAVE_KEPT);
   return file.writeFailure ?? err;
 }
 
 /** The real path `--resume` would find the checkpoint beside, without creating anything (for --dry-run). */
 async function checkpointTarget(output: string): Promise<string> {
-  const [{ resolve }, { lstat }, { resolveTarget }] = await Promise.all([
-    import('node:path'),
-    import('node:fs/promises'),
-    import('../../export/output-file.js'),
-  ]);
+  const { resolveTarget } = await import('../../export/output-file.js');
   let where: { path: string; fd?: number | undefined } = { path: resolve(output) };
   try {
     where = resolveTarget(where.path);
