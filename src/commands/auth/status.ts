@@ -124,31 +124,29 @@ function refused(send: () => unknown): boolean {
 /** --check: one request with the token the row would send; the row's exit code when it fails. */
 async function checkRow(ctx: Context, row: StatusRow): Promise<number | undefined> {
   const env = row.environment;
-  if (row.token_source.startsWith('keychain:')) {
-    row.check = 'not sent: the keychain could not be read';
+  const notSent = (why: string) => {
+    row.check = `not sent: ${why}`;
     row.check_code = ExitCode.auth;
     return ExitCode.auth;
-  }
+  };
+  if (row.token_source.startsWith('keychain:')) return notSent('the keychain could not be read');
   if (!row.base_url || !row.token) {
     row.check = row.base_url ? 'no token' : 'no base URL';
     return undefined;
   }
-  if (!row.token_usable && row.token_source === 'config') {
-    row.check = row.token_origin
-      ? 'not sent: the token belongs to another origin'
-      : 'not sent: the token has no origin yet (imaging config set base-url URL binds it)';
-    row.check_code = ExitCode.auth;
-    return ExitCode.auth;
-  }
+  if (!row.token_usable && row.token_source === 'config')
+    return notSent(
+      row.token_origin
+        ? 'the token belongs to another origin'
+        : 'the token has no origin yet (imaging config set base-url URL binds it)',
+    );
   // Only the token that belongs to this environment and may go to this base URL is sent.
   let sendable: string;
   try {
     sendable = ctx.sendableToken(env, normaliseBaseUrl(row.base_url));
   } catch (err) {
     if (!(err instanceof AuthError)) throw err;
-    row.check = `not sent: ${err.message}`;
-    row.check_code = ExitCode.auth;
-    return ExitCode.auth;
+    return notSent(err.message);
   }
   const client = ctx.buildClient(row.base_url, sendable, env);
   try {
