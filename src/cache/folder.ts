@@ -1,12 +1,9 @@
 import { lstatSync, mkdirSync, realpathSync, type Stats } from 'node:fs';
 import { basename, dirname, isAbsolute, join, normalize, sep } from 'node:path';
 
-/**
- * The private cache folders (`reference`, `compile-cache`) under IMAGING_CACHE_DIR, else the XDG or
- * OS cache folder. A folder someone else could write to is never used: every folder above must be
- * owned by root or the user and writable by no one else (a sticky /tmp aside), and the levels made
- * here are made one at a time, 0700, each checked with lstat.
- */
+// The private cache folders under IMAGING_CACHE_DIR, else the XDG or OS cache folder. Never one
+// another user could write to: every folder above is root's or ours and closed to others (a sticky
+// /tmp aside); the levels made here are made one at a time, 0700, each checked with lstat.
 
 const CACHE_LEAF = 'reference';
 

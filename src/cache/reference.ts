@@ -1,32 +1,18 @@
-import {
-  closeSync,
-  constants,
-  fstatSync,
-  lstatSync,
-  openSync,
-  readdirSync,
-  readSync,
-  renameSync,
-  rmSync,
-  writeSync,
-} from 'node:fs';
+import { closeSync, lstatSync, openSync, readdirSync, renameSync, rmSync, writeSync } from 'node:fs';
 import type { IncomingHttpHeaders } from 'node:http';
 import { join } from 'node:path';
 import type { AnswerCache, ApiResponse } from '../api/client.js';
 import { headerValue } from '../api/transport.js';
+import { readNoFollow } from '../fs/write-file.js';
 import { privateFolder } from './folder.js';
 
 const sha256Hex = (text: string) =>
   process.getBuiltinModule('node:crypto').createHash('sha256').update(text).digest('hex');
 const crc32 = (bytes: Uint8Array) => process.getBuiltinModule('node:zlib').crc32(bytes);
 
-/**
- * Reference answers kept on disk, so a lookup made again sends no request and costs no allowance.
- * Only the allow-listed paths below, only for the reference commands. An entry is trusted only if it
- * is a regular file of ours, 0600, opened without following a symlink or blocking on a FIFO, whose
- * header names this URL and token hash and whose body has the recorded length and CRC; anything
- * else is a miss. No error here ever fails a command.
- */
+// Reference answers kept on disk (allow-listed paths only), so a lookup made again costs nothing. An
+// entry counts only as a 0600 regular file of ours whose header names this URL and token hash and
+// whose body has the recorded length and CRC; anything else is a miss, and no error fails a command.
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -44,15 +30,18 @@ const SWEEP_AFTER = DAY + HOUR;
 /** The names this cache makes: only these are swept or cleared; anything else there is left alone. */
 const ENTRY_NAME = /^[0-9a-f]{64}\.json$/;
 const TEMP_NAME = /^\.tmp-\d+-[0-9a-z]*$/;
-function ownName(dir: string, name: string): 'entry' | 'temp' | undefined {
-  const kind = ENTRY_NAME.test(name) ? 'entry' : TEMP_NAME.test(name) ? 'temp' : undefined;
-  if (!kind) return undefined;
-  try {
-    const st = lstatSync(join(dir, name));
-    return st.isFile() || st.isSymbolicLink() ? kind : undefined;
-  } catch {
-    return undefined;
+function ownFiles(dir: string): Array<{ path: string; temp: boolean; mtimeMs: number }> {
+  const own = [];
+  for (const name of readdirSync(dir)) {
+    const temp = TEMP_NAME.test(name);
+    if (!temp && !ENTRY_NAME.test(name)) continue;
+    const path = join(dir, name);
+    try {
+      const st = lstatSync(path);
+      if (st.isFile() || st.isSymbolicLink()) own.push({ path, temp, mtimeMs: st.mtimeMs });
+    } catch {}
   }
+  return own;
 }
 /** Larger answers are not kept. */
 const MAX_ENTRY_BYTES = 8 * 1024 * 1024;
@@ -81,8 +70,8 @@ interface Header {
   url: string;
   token: string;
   stored: number;
-  type?: string;
-  rid?: string;
+  type?: string | undefined;
+  rid?: string | undefined;
   size: number;
   crc: number;
 }
@@ -93,7 +82,12 @@ export function cacheable(apiPath: string): boolean {
 
 export class ReferenceCache implements AnswerCache {
   private dir: string | undefined | null = null;
-  private readonly staged: Array<{ url: string; bytes: Buffer; type?: string; rid?: string }> = [];
+  private readonly staged: Array<{
+    url: string;
+    bytes: Buffer;
+    type: string | undefined;
+    rid: string | undefined;
+  }> = [];
   private readonly now: () => number;
 
   constructor(private readonly opts: CacheOptions) {
@@ -144,14 +138,7 @@ export class ReferenceCache implements AnswerCache {
     if (res.status !== 200 || !cacheable(apiPath)) return;
     const bytes = res.raw;
     if (bytes.length > MAX_ENTRY_BYTES) return;
-    const type = headerValue(res.headers, 'content-type');
-    const rid = res.requestId;
-    this.staged.push({
-      url,
-      bytes,
-      ...(type !== undefined ? { type } : {}),
-      ...(rid !== undefined ? { rid } : {}),
-    });
+    this.staged.push({ url, bytes, type: headerValue(res.headers, 'content-type'), rid: res.requestId });
   }
 
   /** Writes the staged answers, only after the command exited 0: an answer it refused is never kept. */
@@ -160,19 +147,20 @@ export class ReferenceCache implements AnswerCache {
     try {
       const dir = this.folder();
       if (!dir) return;
-      for (const s of this.staged.splice(0)) {
-        const token = this.tokenHash(s.url);
+      for (const { url, type, rid, bytes } of this.staged.splice(0)) {
+        const token = this.tokenHash(url);
+        // JSON leaves out a type or request id that is undefined.
         const header: Header = {
           v: 1,
-          url: s.url,
+          url,
           token,
           stored: this.now(),
-          ...(s.type !== undefined ? { type: s.type } : {}),
-          ...(s.rid !== undefined ? { rid: s.rid } : {}),
-          size: s.bytes.length,
-          crc: crc32(s.bytes),
+          type,
+          rid,
+          size: bytes.length,
+          crc: crc32(bytes),
         };
-        writeEntry(dir, this.fileOf(dir, s.url, token), header, s.bytes);
+        writeEntry(dir, this.fileOf(dir, url, token), header, bytes);
       }
       sweep(dir, Date.now());
     } catch {}
@@ -180,25 +168,12 @@ export class ReferenceCache implements AnswerCache {
 }
 
 function readEntry(file: string): { header: Header; body: Buffer } | undefined {
-  const c = constants;
-  let fd: number;
   try {
-    fd = openSync(file, c.O_RDONLY | c.O_NOFOLLOW | c.O_NONBLOCK);
-  } catch {
-    return undefined;
-  }
-  try {
-    const st = fstatSync(fd);
-    const uid = (process.getuid as () => number)();
-    if (!st.isFile() || st.uid !== uid || (st.mode & 0o7777) !== 0o600) return undefined;
-    if (st.size > MAX_ENTRY_BYTES + 4096) return undefined;
-    const buf = Buffer.allocUnsafe(st.size);
-    let got = 0;
-    while (got < buf.length) {
-      const n = readSync(fd, buf, got, buf.length - got, got);
-      if (n === 0) return undefined;
-      got += n;
-    }
+    const buf = readNoFollow(file, (st) => {
+      const uid = (process.getuid as () => number)();
+      if (!st.isFile() || st.uid !== uid || (st.mode & 0o7777) !== 0o600 || st.size > MAX_ENTRY_BYTES + 4096)
+        throw new Error('not an entry of ours');
+    });
     const nl = buf.indexOf(0x0a);
     if (nl < 0) return undefined;
     const header = JSON.parse(buf.subarray(0, nl).toString('utf8')) as Partial<Header>;
@@ -220,8 +195,6 @@ function readEntry(file: string): { header: Header; body: Buffer } | undefined {
     return { header: header as Header, body };
   } catch {
     return undefined;
-  } finally {
-    closeSync(fd);
   }
 }
 
@@ -243,14 +216,9 @@ function writeEntry(dir: string, file: string, header: Header, body: Buffer): vo
 }
 
 function sweep(dir: string, now: number): void {
-  for (const name of readdirSync(dir)) {
-    const kind = ownName(dir, name);
-    if (!kind) continue;
-    const tmp = kind === 'temp';
-    const full = join(dir, name);
+  for (const { path, temp, mtimeMs } of ownFiles(dir)) {
     try {
-      const age = now - lstatSync(full).mtimeMs;
-      if (age > (tmp ? HOUR : SWEEP_AFTER)) rmSync(full, { force: true });
+      if (now - mtimeMs > (temp ? HOUR : SWEEP_AFTER)) rmSync(path, { force: true });
     } catch {}
   }
 }
@@ -259,12 +227,7 @@ function sweep(dir: string, now: number): void {
 export function clearCache(env: NodeJS.ProcessEnv): { removed: number; problem?: string } {
   const f = privateFolder(env, false);
   if (!('dir' in f)) return f.missing ? { removed: 0 } : { removed: 0, problem: f.problem };
-  let removed = 0;
-  for (const name of readdirSync(f.dir)) {
-    const kind = ownName(f.dir, name);
-    if (!kind) continue;
-    rmSync(join(f.dir, name), { force: true });
-    if (kind === 'entry') removed++;
-  }
-  return { removed };
+  const own = ownFiles(f.dir);
+  for (const { path } of own) rmSync(path, { force: true });
+  return { removed: own.filter((file) => !file.temp).length };
 }

@@ -15,6 +15,9 @@ export function isEmulatorToken(token: string): boolean {
   return token.startsWith(EMULATOR_TOKEN_PREFIX);
 }
 
+/** The words that name `env` in a suggested command: none for the default, sandbox. */
+export const envFlag = (env: string): string => (env === 'sandbox' ? '' : ` --env ${env}`);
+
 export function defaultBaseUrl(env: EnvironmentName): string | undefined {
   return env === 'local' ? LOCAL_BASE_URL : undefined;
 }

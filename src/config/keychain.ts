@@ -2,17 +2,14 @@ import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 
-/**
- * Tokens in the OS credential store through @napi-rs/keyring, each call in a child process: the
- * library talks to D-Bus synchronously, and only a child can be killed when the bus never answers.
- * The token travels through the child's pipes, never its argv.
- */
+// Tokens in the OS keychain through @napi-rs/keyring, each call in a child process (the library
+// blocks on D-Bus; only a child can be killed when it never answers); the token goes by pipe, never argv.
 
 const SERVICE = 'imaging';
 export const KEYCHAIN_TIMEOUT_MS = 3000;
 
 /** How long a keychain call may take: IMAGING_KEYCHAIN_TIMEOUT (seconds) for a slow unlock prompt. */
-export function keychainTimeoutMs(env: NodeJS.ProcessEnv): number {
+function keychainTimeoutMs(env: NodeJS.ProcessEnv): number {
   const s = Number(env.IMAGING_KEYCHAIN_TIMEOUT);
   return Number.isFinite(s) && s > 0 && s <= 600 ? Math.round(s * 1000) : KEYCHAIN_TIMEOUT_MS;
 }

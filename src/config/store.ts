@@ -1,18 +1,16 @@
-import {
-  closeSync,
-  constants,
-  fstatSync,
-  lstatSync,
-  mkdirSync,
-  openSync,
-  readSync,
-  type Stats,
-} from 'node:fs';
+import { lstatSync, mkdirSync, type Stats } from 'node:fs';
 import { AuthError, CliError, ExitCode } from '../errors.js';
-import { reasonOf } from '../fs/reason.js';
-import { mine, userName, withLock, writeFileAtomic } from '../fs/write-file.js';
+import {
+  describeFile,
+  mine,
+  readNoFollow,
+  reasonOf,
+  userName,
+  withLock,
+  writeFileAtomic,
+} from '../fs/write-file.js';
 import { num } from '../util/plural.js';
-import type { EnvironmentName } from './environments.js';
+import { type EnvironmentName, envFlag } from './environments.js';
 import {
   KeychainUnavailable,
   keychainAccount,
@@ -66,45 +64,28 @@ function readConfigText(dir: string, path: string): string | undefined {
   }
   if (!folder.isDirectory() && !folder.isSymbolicLink()) return undefined;
   checkOwned(dir, folder, 'folder');
-  let fd: number;
   try {
-    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
+    const bytes = readNoFollow(path, (st) => {
+      if (!st.isFile())
+        throw new CliError(
+          `the config file ${path} is ${describeFile(st)}, not a file`,
+          ExitCode.failure,
+          moveAside,
+        );
+      checkOwned(path, st, 'file');
+      if (st.size > MAX_CONFIG_BYTES)
+        throw new CliError(
+          `the config file ${path} is ${num(st.size)} bytes: no config is that large`,
+          ExitCode.failure,
+          moveAside,
+        );
+    });
+    return bytes.toString('utf8');
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return undefined;
     if (code === 'ELOOP') checkOwned(path, lstatSync(path), 'file');
     throw err;
-  }
-  try {
-    const st = fstatSync(fd);
-    if (!st.isFile()) {
-      const what = st.isDirectory()
-        ? 'a folder'
-        : st.isFIFO()
-          ? 'a named pipe (FIFO)'
-          : st.isCharacterDevice() || st.isBlockDevice()
-            ? 'a device'
-            : 'not a regular file';
-      throw new CliError(`the config file ${path} is ${what}, not a file`, ExitCode.failure, moveAside);
-    }
-    checkOwned(path, st, 'file');
-    if (st.size > MAX_CONFIG_BYTES)
-      throw new CliError(
-        `the config file ${path} is ${num(st.size)} bytes: no config is that large`,
-        ExitCode.failure,
-        moveAside,
-      );
-    const buf = Buffer.alloc(Math.min(st.size, MAX_CONFIG_BYTES) + 1);
-    let got = 0;
-    for (;;) {
-      const n = readSync(fd, buf, got, buf.length - got, null);
-      if (n === 0) break;
-      got += n;
-      if (got === buf.length) break; // grew while read: what fits (the JSON check refuses a cut file)
-    }
-    return buf.toString('utf8', 0, got);
-  } finally {
-    closeSync(fd);
   }
 }
 
@@ -120,8 +101,7 @@ export class ConfigStore {
   }
 
   read(): StoredConfig {
-    if (this.cache) return this.cache;
-    this.cache = this.load();
+    this.cache ??= this.load();
     return this.cache;
   }
 
@@ -246,7 +226,7 @@ export class ConfigStore {
     if (s.token_store !== 'keychain') return undefined;
     const known = this.keychainTokens.get(env);
     if (known) return known;
-    const login = `imaging auth login${env === 'sandbox' ? '' : ` --env ${env}`}`;
+    const login = `imaging auth login${envFlag(env)}`;
     let value: string | null;
     try {
       value = keychainRead(keychainAccount(env, s.token_origin), this.env);

@@ -1,6 +1,6 @@
 import { checkRecordPath, RECORD_KINDS } from '../api/endpoints/referral-records.js';
 import { normaliseBaseUrl } from '../api/url.js';
-import { ENVIRONMENTS, type EnvironmentName } from './environments.js';
+import { ENVIRONMENTS, type EnvironmentName, envFlag } from './environments.js';
 
 export interface EnvironmentSettings {
   base_url?: string;
@@ -37,9 +37,8 @@ const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
- * Checks the shape of the config file as read (a file anyone may edit by hand) and returns what is
- * usable (the keys with a wrong shape left out) with the problems found. Keys this version does not
- * know are kept unchecked: a newer version may have written them. A token is never quoted.
+ * The usable part of a hand-editable config (keys of a wrong shape left out) and its problems. Keys
+ * this version does not know are kept as they are (a newer one may have written them); no token is quoted.
  */
 export function validateConfig(
   parsed: unknown,
@@ -91,61 +90,49 @@ function checkEnvironment(
   settings: unknown,
   problems: ConfigProblem[],
 ): Record<string, unknown> | undefined {
-  const flag = name === 'sandbox' ? '' : ` --env ${name}`;
+  const flag = envFlag(name);
+  const login = (why: string) => `Run: imaging auth login${flag}   (${why})`;
   const problem = (key: string, text: string, fix: string) =>
     problems.push({ key: `environments.${name}${key}`, problem: text, fix });
   if (!isObject(settings)) {
-    problem(
-      '',
-      `is ${kind(settings)}, not an object`,
-      `Run: imaging auth login${flag}   (it stores the ${name} settings again)`,
-    );
+    problem('', `is ${kind(settings)}, not an object`, login(`it stores the ${name} settings again`));
     return undefined;
   }
   const s: Record<string, unknown> = { ...settings };
-  if ('token' in s && (typeof s.token !== 'string' || s.token.trim() === '')) {
+  const token = s.token;
+  // A token without its origin, or an origin without its token, is no usable pair: both go.
+  if ('token' in s && (typeof token !== 'string' || token.trim() === '')) {
     problem(
       '.token',
-      typeof s.token === 'string' ? 'is empty' : `is ${kind(s.token)}, not text`,
-      `Run: imaging auth login${flag}   (it replaces the stored token)`,
+      typeof token === 'string' ? 'is empty' : `is ${kind(token)}, not text`,
+      login('it replaces the stored token'),
     );
     delete s.token;
     delete s.token_origin;
-  }
-  if ('token_origin' in s && typeof s.token_origin !== 'string') {
+  } else if ('token_origin' in s && typeof s.token_origin !== 'string') {
     problem(
       '.token_origin',
       `is ${kind(s.token_origin)}, not a URL`,
-      `Run: imaging auth login${flag}   (it records the token's origin again)`,
+      login("it records the token's origin again"),
     );
     delete s.token;
     delete s.token_origin;
   }
   if ('token_store' in s && s.token_store !== 'keychain') {
-    problem(
-      '.token_store',
-      `is ${typeof s.token_store === 'string' ? JSON.stringify(s.token_store) : kind(s.token_store)}, not "keychain"`,
-      `Run: imaging auth login${flag}   (it stores the token again)`,
-    );
+    const value = typeof s.token_store === 'string' ? JSON.stringify(s.token_store) : kind(s.token_store);
+    problem('.token_store', `is ${value}, not "keychain"`, login('it stores the token again'));
     delete s.token_store;
   }
-  if ('base_url' in s) {
-    const bad = textProblem(s.base_url, 'a URL', (v) => {
-      try {
-        normaliseBaseUrl(v);
-        return undefined;
-      } catch {
-        return `is ${JSON.stringify(v)}, not an http(s) URL`;
-      }
-    });
-    if (bad) {
-      problem(
-        '.base_url',
-        bad,
-        `Run: imaging config set base-url https://…${flag}   (or: imaging config unset base-url${flag})`,
-      );
-      delete s.base_url;
-    }
+  const badUrl =
+    'base_url' in s &&
+    textProblem(s.base_url, 'a URL', normaliseBaseUrl, (v) => `is ${JSON.stringify(v)}, not an http(s) URL`);
+  if (badUrl) {
+    problem(
+      '.base_url',
+      badUrl,
+      `Run: imaging config set base-url https://…${flag}   (or: imaging config unset base-url${flag})`,
+    );
+    delete s.base_url;
   }
   if ('paths' in s) {
     if (isObject(s.paths)) s.paths = checkPaths(s.paths, flag, problem);
@@ -168,31 +155,37 @@ function checkPaths(
 ): Record<string, unknown> {
   const paths: Record<string, unknown> = { ...given };
   for (const k of RECORD_KINDS) {
-    if (!(k in paths)) continue;
-    const bad = textProblem(paths[k], 'text', (v) => {
-      try {
-        checkRecordPath(k, v);
-        return undefined;
-      } catch (err) {
-        return (err as Error).message.replace(`path.${k}: "${v}" `, '');
-      }
-    });
-    if (bad) {
-      problem(
-        `.paths.${k}`,
-        bad,
-        `Run: imaging config set path.${k} '/api/v2/…/{id}/…'${flag}   (or: imaging config unset path.${k}${flag})`,
+    const bad =
+      k in paths &&
+      textProblem(
+        paths[k],
+        'text',
+        (v) => checkRecordPath(k, v),
+        (v, err) => err.message.replace(`path.${k}: "${v}" `, ''),
       );
-      delete paths[k];
-    }
+    if (!bad) continue;
+    problem(
+      `.paths.${k}`,
+      bad,
+      `Run: imaging config set path.${k} '/api/v2/…/{id}/…'${flag}   (or: imaging config unset path.${k}${flag})`,
+    );
+    delete paths[k];
   }
   return paths;
 }
 
+/** Why `v` is not text that `check` accepts (it throws what `why` words), or undefined. */
 function textProblem(
   v: unknown,
   what: string,
-  check: (text: string) => string | undefined,
+  check: (text: string) => unknown,
+  why: (text: string, err: Error) => string,
 ): string | undefined {
-  return typeof v === 'string' ? check(v) : `is ${kind(v)}, not ${what}`;
+  if (typeof v !== 'string') return `is ${kind(v)}, not ${what}`;
+  try {
+    check(v);
+    return undefined;
+  } catch (err) {
+    return why(v, err as Error);
+  }
 }

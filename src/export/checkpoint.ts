@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import {
+  constants as C,
   closeSync,
-  constants,
   existsSync,
   fstatSync,
   fsyncSync,
@@ -21,21 +21,17 @@ import type { PageMeta, WrittenIds } from '../api/pages.js';
 import { normaliseBaseUrl } from '../api/url.js';
 import { privateFolder } from '../cache/folder.js';
 import { CliError, UsageError } from '../errors.js';
-import { withLock, writeFileAtomic } from '../fs/write-file.js';
+import { mine, readNoFollow, sameFile, statIfAny, withLock, writeFileAtomic } from '../fs/write-file.js';
 import { onForcedExit } from '../util/cleanup.js';
 import { hiddenName } from '../util/hidden-name.js';
 import { num, count as plural } from '../util/plural.js';
 import type { AtomicFile } from './output-file.js';
 
-/**
- * Resumable exports: when an `-o` export stops after some complete pages, those bytes are kept
- * beside the target in a private folder (`data.partial` and `state.json`); `--resume` copies them
- * and fetches only the rest, refusing a list that shifted at the seam (the file would silently miss
- * or repeat referrals). The state file's blocks are reserved at the start, so a full disk can still
- * take the checkpoint.
- */
+// A stopped `-o` export keeps its complete pages beside the target in a private folder (data.partial,
+// state.json); --resume continues them, refusing a list that shifted at the seam. The state's blocks
+// are reserved at the start, so a full disk can still take the checkpoint.
 
-const CHECKPOINT_MAX_AGE_MS = 24 * 3600 * 1000;
+const MAX_AGE_MS = 24 * 3600 * 1000;
 /** A checkpoint saved more than this after now is refused (the clock went back). */
 const FUTURE_SLACK_MS = 60_000;
 const STATE = 'state.json';
@@ -44,6 +40,7 @@ const DATA = 'data.partial';
 const STATE_RESERVE = 16 * 1024;
 /** Page marks kept in memory: the last complete page on disk is always among the last few. */
 const MARKS_KEPT = 64;
+const CHUNK = 1 << 20;
 
 type Identity = Record<string, unknown>;
 
@@ -85,7 +82,7 @@ interface State {
   pages: number;
   bytes: number;
   sha256: string;
-  summary: { referrals: number; rows: number; pages: number; duplicates: number; expected: number | null };
+  summary: Omit<SummarySeed, 'expected'> & { expected: number | null };
   wroteRecord: boolean;
   lastIds: string[];
   totalPages: number | null;
@@ -93,9 +90,8 @@ interface State {
   saved: string;
 }
 
-function checkpointDir(target: string): string {
-  return join(dirname(target), hiddenName(basename(target), '.checkpoint'));
-}
+/** This user's, and closed to everyone else (0700 folder, 0600 file). */
+const isPrivate = (st: Stats) => mine(st) && (st.mode & 0o077) === 0;
 
 /**
  * Sandbox data is synthetic: checkpoints are kept by default, but only for the sandbox's configured
@@ -134,35 +130,28 @@ export function continueCommand(argv: readonly string[]): string {
   return ['imaging', ...args].map(quote).join(' ');
 }
 
-/** The saved checkpoints, listed in the private cache folder so any export can sweep expired ones. */
-function registry(env: NodeJS.ProcessEnv, create: boolean): string | undefined {
-  const folder = privateFolder(env, create);
-  return 'dir' in folder ? join(folder.dir, 'checkpoints') : undefined;
-}
-
-function listed(path: string): string[] {
-  try {
-    return readPrivate(path, 1 << 20)
-      .toString('utf8')
-      .split('\n')
-      .filter((l) => l.startsWith('/'));
-  } catch {
-    return [];
-  }
-}
-
+/** The saved checkpoints are listed in the private cache folder, so any export can sweep expired ones. */
 function changeRegistry(env: NodeJS.ProcessEnv, create: boolean, change: (dirs: string[]) => string[]): void {
-  const path = registry(env, create);
-  if (!path || (!create && !existsSync(path))) return;
+  const folder = privateFolder(env, create);
+  if (!('dir' in folder)) return;
+  const path = join(folder.dir, 'checkpoints');
+  if (!create && !existsSync(path)) return;
   try {
-    withLock(`${path}.lock`, () =>
+    withLock(`${path}.lock`, () => {
+      let dirs: string[] = [];
+      try {
+        dirs = readPrivate(path, 1 << 20)
+          .toString('utf8')
+          .split('\n')
+          .filter((l) => l.startsWith('/'));
+      } catch {}
       writeFileAtomic(
         path,
-        change(listed(path))
+        change(dirs)
           .map((d) => `${d}\n`)
           .join(''),
-      ),
-    );
+      );
+    });
   } catch {}
 }
 
@@ -173,7 +162,7 @@ export function sweepExpired(env: NodeJS.ProcessEnv, now: Date): number {
       const found = inspect(dir);
       if (found === undefined || 'problem' in found) return false;
       const age = now.getTime() - Date.parse(found.state.saved);
-      if (age <= CHECKPOINT_MAX_AGE_MS && age >= -FUTURE_SLACK_MS) return true;
+      if (age <= MAX_AGE_MS && age >= -FUTURE_SLACK_MS) return true;
       if (removeCheckpoint(dir)) removed++;
       return false;
     }),
@@ -181,31 +170,17 @@ export function sweepExpired(env: NodeJS.ProcessEnv, now: Date): number {
   return removed;
 }
 
-const ours = (st: Stats) => {
-  const uid = process.geteuid?.();
-  return uid === undefined || st.uid === uid;
-};
-
-const lstatOrUndefined = (path: string): Stats | undefined => {
-  try {
-    return lstatSync(path);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw err;
-  }
-};
-
 type Found = { state: State } | { problem: string } | undefined;
 
 function inspect(dir: string): Found {
   let st: Stats | undefined;
   try {
-    st = lstatOrUndefined(dir);
+    st = statIfAny(dir);
   } catch (err) {
     return { problem: `cannot read it (${(err as Error).message})` };
   }
   if (!st) return undefined;
-  if (!st.isDirectory() || !ours(st) || (st.mode & 0o077) !== 0)
+  if (!st.isDirectory() || !isPrivate(st))
     return { problem: 'it is not a private folder of yours (0700), so it is left alone' };
   let text: string;
   try {
@@ -230,41 +205,33 @@ function inspect(dir: string): Found {
     Number.isNaN(Date.parse(state.saved))
   )
     return { problem: 'its state is not one this version of imaging wrote' };
-  const data = lstatOrUndefined(join(dir, DATA));
-  if (!data?.isFile() || !ours(data) || (data.mode & 0o077) !== 0 || data.size !== state.bytes)
+  const data = statIfAny(join(dir, DATA));
+  if (!data?.isFile() || !isPrivate(data) || data.size !== state.bytes)
     return { problem: `its data is missing or is not the ${state.bytes} bytes its state records` };
   return { state };
 }
 
 function readPrivate(path: string, max: number): Buffer {
-  const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
-  try {
-    const st = fstatSync(fd);
-    if (!st.isFile() || !ours(st) || (st.mode & 0o077) !== 0) throw new Error('not a private file of yours');
+  return readNoFollow(path, (st) => {
+    if (!st.isFile() || !isPrivate(st)) throw new Error('not a private file of yours');
     if (st.size > max) throw new Error('too large');
-    const buf = Buffer.alloc(st.size);
-    let off = 0;
-    while (off < buf.length) {
-      const n = readSync(fd, buf, off, buf.length - off, off);
-      if (n <= 0) break;
-      off += n;
-    }
-    return buf.subarray(0, off);
-  } finally {
-    closeSync(fd);
+  });
+}
+
+function removeFiles(dir: string): void {
+  for (const name of [STATE, DATA]) {
+    try {
+      unlinkSync(join(dir, name));
+    } catch {}
   }
 }
 
 /** Removes a checkpoint folder of ours; anything else is left alone. */
 function removeCheckpoint(dir: string): boolean {
   try {
-    const st = lstatOrUndefined(dir);
-    if (!st?.isDirectory() || !ours(st)) return false;
-    for (const name of [STATE, DATA]) {
-      try {
-        unlinkSync(join(dir, name));
-      } catch {}
-    }
+    const st = statIfAny(dir);
+    if (!st?.isDirectory() || !mine(st)) return false;
+    removeFiles(dir);
     rmdirSync(dir);
     return true;
   } catch {
@@ -277,30 +244,31 @@ const ago = (ms: number) => {
   return min < 90 ? `${min} min ago` : `${Math.round(min / 60)} h ago`;
 };
 
+const OPTION_NAMES: Record<string, string> = {
+  env: 'environment',
+  baseUrl: 'base URL',
+  format: 'format',
+  rows: '--rows',
+  perPage: '--per-page',
+  params: '--param',
+  visitStatuses: '--visit-status',
+  formulaGuard: '--no-formula-guard',
+  bom: '--bom',
+  fields: '--fields',
+};
+/** Options whose values are shown when they differ (the others may hold patient data or be long). */
+const SHOWN = ['env', 'format', 'rows', 'perPage'];
+
 function describeDifference(saved: Identity, now: Identity): string {
-  const names: Record<string, string> = {
-    env: 'environment',
-    baseUrl: 'base URL',
-    format: 'format',
-    rows: '--rows',
-    perPage: '--per-page',
-    params: '--param',
-    visitStatuses: '--visit-status',
-    formulaGuard: '--no-formula-guard',
-    bom: '--bom',
-    fields: '--fields',
-  };
   const keys = [...new Set([...Object.keys(saved), ...Object.keys(now)])];
   const differ = keys.filter((k) => JSON.stringify(saved[k]) !== JSON.stringify(now[k]));
-  const shown = (k: string, v: unknown) =>
-    ['env', 'format', 'rows', 'perPage'].includes(k) && v !== undefined ? ` ${String(v)}` : '';
-  return differ
-    .map(
-      (k) =>
-        `${names[k] ?? k}${shown(k, saved[k]) ? ` (${shown(k, saved[k]).trim()} there,${shown(k, now[k]) || ' none'} here)` : ''}`,
-    )
-    .join(', ')
-    .concat(differ.length === 1 ? ' differs' : ' differ');
+  const shown = (k: string, v: unknown) => (SHOWN.includes(k) && v !== undefined ? String(v) : undefined);
+  const parts = differ.map((k) => {
+    const there = shown(k, saved[k]);
+    const name = OPTION_NAMES[k] ?? k;
+    return there === undefined ? name : `${name} (${there} there, ${shown(k, now[k]) ?? 'none'} here)`;
+  });
+  return `${parts.join(', ')} ${differ.length === 1 ? 'differs' : 'differ'}`;
 }
 
 interface CheckpointOptions {
@@ -326,74 +294,68 @@ export class Checkpoint {
   savedParams: Record<string, string> | undefined;
 
   private constructor(private readonly opts: CheckpointOptions) {
-    this.dir = checkpointDir(opts.target);
+    this.dir = join(dirname(opts.target), hiddenName(basename(opts.target), '.checkpoint'));
     this.started = opts.now().toISOString();
   }
 
   static open(opts: CheckpointOptions): Checkpoint {
     const cp = new Checkpoint(opts);
     const found = inspect(cp.dir);
-    const where = `${opts.name} (${cp.dir})`;
-    if (opts.resume) {
-      if (found === undefined)
-        throw new UsageError(
-          `--resume: there is no checkpoint of an export to ${opts.name}`,
-          'Run the export without --resume.',
-        );
-      if ('problem' in found)
-        throw new UsageError(`--resume: the checkpoint of ${where} cannot be used: ${found.problem}`);
-      const { state } = found;
-      const age = opts.now().getTime() - Date.parse(state.saved);
-      // Saved in the future, its age cannot be known: refused like an expired one (a minute of slack).
-      const removed = opts.look ? '--resume would remove it' : 'it was removed';
-      if (age < -FUTURE_SLACK_MS) {
-        if (!opts.look) removeCheckpoint(cp.dir);
-        throw new UsageError(
-          `--resume: the checkpoint of ${opts.name} says it was saved in the future (${state.saved}; was the clock changed?), so its age is not known; ${removed}`,
-          'Run the export without --resume.',
-        );
-      }
-      if (age > CHECKPOINT_MAX_AGE_MS) {
-        if (!opts.look) removeCheckpoint(cp.dir);
-        throw new UsageError(
-          `--resume: the checkpoint of ${opts.name} expired (saved ${ago(age)}; checkpoints are kept 24 hours)${opts.look ? '; --resume would remove it' : ' and was removed'}`,
-          'Run the export without --resume.',
-        );
-      }
-      const given = opts.identity.params;
-      if (given && typeof given === 'object' && Object.keys(given).length === 0 && state.identity.params) {
-        opts.identity.params = state.identity.params;
-        cp.savedParams = state.identity.params as Record<string, string>;
-      }
-      if (JSON.stringify(state.identity) !== JSON.stringify(opts.identity))
-        throw new UsageError(
-          `--resume: the checkpoint of ${opts.name} is of another export: ${describeDifference(state.identity, opts.identity)}`,
-          'Give the same options as the export that saved it, or run without --resume to start over (which removes it).',
-        );
-      cp.resumed = state;
-    } else if (found !== undefined) {
-      if ('problem' in found) {
-        // Left alone, so no checkpoint is kept: this export never takes its place.
-        cp.blockedBy = found.problem;
-        opts.note(
-          `warning: ${cp.dir} is in the way of a checkpoint: ${found.problem}${opts.keep ? '; this export keeps no checkpoint if it stops' : ''}.`,
-        );
-      } else if (removeCheckpoint(cp.dir))
-        opts.note(
-          `Removed the checkpoint of an earlier export to ${opts.name} (${plural(found.state.pages, 'page')}, saved ${ago(opts.now().getTime() - Date.parse(found.state.saved))}); --resume would have continued it.`,
-        );
-    }
+    if (opts.resume) cp.resumed = cp.resumable(found);
+    else if (found && 'problem' in found) {
+      // Left alone, so no checkpoint is kept: this export never takes its place.
+      cp.blockedBy = found.problem;
+      opts.note(
+        `warning: ${cp.dir} is in the way of a checkpoint: ${found.problem}${opts.keep ? '; this export keeps no checkpoint if it stops' : ''}.`,
+      );
+    } else if (found && removeCheckpoint(cp.dir))
+      opts.note(
+        `Removed the checkpoint of an earlier export to ${opts.name} (${plural(found.state.pages, 'page')}, saved ${ago(opts.now().getTime() - Date.parse(found.state.saved))}); --resume would have continued it.`,
+      );
     if ((opts.keep || cp.resumed) && cp.blockedBy === undefined && !opts.look) cp.reserve();
     return cp;
   }
 
-  /** For `--dry-run --resume`: the same checks as --resume, as reasons (empty: it lines up). */
+  /** The state `--resume` continues from, or the usage error that says why it cannot. */
+  private resumable(found: Found): State {
+    const { opts } = this;
+    const again = 'Run the export without --resume.';
+    if (found === undefined)
+      throw new UsageError(`--resume: there is no checkpoint of an export to ${opts.name}`, again);
+    if ('problem' in found)
+      throw new UsageError(
+        `--resume: the checkpoint of ${opts.name} (${this.dir}) cannot be used: ${found.problem}`,
+      );
+    const { state } = found;
+    const age = opts.now().getTime() - Date.parse(state.saved);
+    // Saved in the future, its age cannot be known: refused like an expired one.
+    if (age < -FUTURE_SLACK_MS || age > MAX_AGE_MS) {
+      if (!opts.look) removeCheckpoint(this.dir);
+      throw new UsageError(
+        age < 0
+          ? `--resume: the checkpoint of ${opts.name} says it was saved in the future (${state.saved}; was the clock changed?), so its age is not known; ${opts.look ? '--resume would remove it' : 'it was removed'}`
+          : `--resume: the checkpoint of ${opts.name} expired (saved ${ago(age)}; checkpoints are kept 24 hours)${opts.look ? '; --resume would remove it' : ' and was removed'}`,
+        again,
+      );
+    }
+    const given = opts.identity.params;
+    if (given && typeof given === 'object' && Object.keys(given).length === 0 && state.identity.params) {
+      opts.identity.params = state.identity.params;
+      this.savedParams = state.identity.params as Record<string, string>;
+    }
+    if (JSON.stringify(state.identity) !== JSON.stringify(opts.identity))
+      throw new UsageError(
+        `--resume: the checkpoint of ${opts.name} is of another export: ${describeDifference(state.identity, opts.identity)}`,
+        'Give the same options as the export that saved it, or run without --resume to start over (which removes it).',
+      );
+    return state;
+  }
+
+  /** For `--dry-run --resume`: the saved bytes checked, and the seam check as reasons (empty: it lines up). */
   async survey(): Promise<{
     page: number;
     pages: number;
     referrals: number;
-    expected: number | null;
-    totalPages: number | null;
     saved: string;
     seam: (items: unknown[], meta: PageMeta | undefined) => string[];
   }> {
@@ -406,10 +368,8 @@ export class Checkpoint {
       page: point.page,
       pages: state.pages,
       referrals: state.summary.referrals,
-      expected: state.summary.expected,
-      totalPages: state.totalPages,
       saved: state.saved,
-      seam: (items, meta) => this.seamReasons(state, items, meta, point.start.written),
+      seam: (items, meta) => seamReasons(state, items, meta, point.start.written),
     };
   }
 
@@ -424,19 +384,18 @@ export class Checkpoint {
   get resumePoint(): ResumePoint | undefined {
     const state = this.resumed;
     if (!state) return undefined;
-    const dataPath = join(this.dir, DATA);
-    const summary: SummarySeed = { ...state.summary, expected: state.summary.expected ?? undefined };
     // Ids in the saved bytes: the walk drops any that comes again, and the seam check sees them.
     const scanner = new WrittenIdScanner(String(state.identity.format), String(state.identity.rows));
     for (const id of state.lastIds) scanner.add(id);
+    const page = state.pages + 1;
     return {
-      page: state.pages + 1,
-      summary,
+      page,
+      summary: { ...state.summary, expected: state.summary.expected ?? undefined },
       wroteRecord: state.wroteRecord,
       lastIds: state.lastIds,
-      prefix: () => readChecked(dataPath, state, scanner),
+      prefix: () => readChecked(join(this.dir, DATA), state, scanner),
       start: {
-        page: state.pages + 1,
+        page,
         received: state.summary.referrals + state.summary.duplicates,
         written: scanner.written,
         check: (items, meta) => this.checkSeam(state, items, meta, scanner.written),
@@ -446,7 +405,7 @@ export class Checkpoint {
 
   /** The first page after the checkpoint must continue the list it was cut from, or the checkpoint goes. */
   private checkSeam(state: State, items: unknown[], meta: PageMeta | undefined, written: WrittenIds): void {
-    const reasons = this.seamReasons(state, items, meta, written);
+    const reasons = seamReasons(state, items, meta, written);
     if (reasons.length === 0) return;
     removeCheckpoint(this.dir);
     throw new CliError(
@@ -454,38 +413,6 @@ export class Checkpoint {
       1,
       'Referrals were added or removed since the checkpoint was saved; the tool cannot tell whether before or after the point where it stopped, so the saved part may no longer line up. The checkpoint was removed; run the export again without --resume.',
     );
-  }
-
-  private seamReasons(
-    state: State,
-    items: unknown[],
-    meta: PageMeta | undefined,
-    written: WrittenIds,
-  ): string[] {
-    const again = items.filter((r) => {
-      const id = (r as { id?: unknown } | null)?.id;
-      return typeof id === 'number' ? written.numeric.has(id) : typeof id === 'string' && written.ids.has(id);
-    }).length;
-    const count = typeof meta?.total_count === 'number' ? meta.total_count : undefined;
-    const pages = typeof meta?.total_pages === 'number' ? meta.total_pages : undefined;
-    const reasons: string[] = [];
-    if (again > 0)
-      reasons.push(
-        `page ${state.pages + 1} holds ${again} referral${again === 1 ? '' : 's'} already written`,
-      );
-    if (count !== undefined && state.summary.expected !== null && count !== state.summary.expected)
-      reasons.push(
-        `the API now reports ${plural(count, 'referral')}, not ${num(state.summary.expected ?? 0)}`,
-      );
-    else if (pages !== undefined && state.totalPages !== null && pages !== state.totalPages)
-      reasons.push(`the API now reports ${plural(pages, 'page')}, not ${num(state.totalPages ?? 0)}`);
-    if (
-      items.length === 0 &&
-      state.summary.expected !== null &&
-      state.summary.referrals < state.summary.expected
-    )
-      reasons.push(`page ${state.pages + 1} is empty`);
-    return reasons;
   }
 
   get keeping(): boolean {
@@ -499,10 +426,9 @@ export class Checkpoint {
 
   /** Reserves the staging folder and the state file's blocks while the disk still has room. */
   private reserve(): void {
-    const path = join(
-      dirname(this.opts.target),
-      hiddenName(basename(this.opts.target), `.checkpoint-${randomBytes(6).toString('hex')}.tmp`),
-    );
+    const { target } = this.opts;
+    const suffix = `.checkpoint-${randomBytes(6).toString('hex')}.tmp`;
+    const path = join(dirname(target), hiddenName(basename(target), suffix));
     try {
       mkdirSync(path, { mode: 0o700 });
     } catch {
@@ -510,15 +436,11 @@ export class Checkpoint {
     }
     let fd: number | undefined;
     try {
-      fd = openSync(path, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+      fd = openSync(path, C.O_RDONLY | C.O_DIRECTORY | C.O_NOFOLLOW);
       const d = fstatSync(fd);
-      if (!d.isDirectory() || (d.mode & 0o077) !== 0 || !ours(d)) throw new Error('replaced');
+      if (!d.isDirectory() || !isPrivate(d)) throw new Error('replaced');
       const base = existsSync(`/proc/self/fd/${fd}`) ? `/proc/self/fd/${fd}` : path;
-      const sfd = openSync(
-        join(base, STATE),
-        constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
-        0o600,
-      );
+      const sfd = openSync(join(base, STATE), C.O_WRONLY | C.O_CREAT | C.O_EXCL | C.O_NOFOLLOW, 0o600);
       try {
         writeSync(sfd, Buffer.alloc(STATE_RESERVE, 0x20));
       } finally {
@@ -528,9 +450,7 @@ export class Checkpoint {
       this.staging = { path, fd, base, unregister };
     } catch {
       if (fd !== undefined) closeSync(fd);
-      try {
-        unlinkSync(join(path, STATE));
-      } catch {}
+      removeFiles(path);
       try {
         rmdirSync(path);
       } catch {}
@@ -542,15 +462,10 @@ export class Checkpoint {
     if (!s) return;
     this.staging = undefined;
     s.unregister();
-    for (const name of [STATE, DATA]) {
-      try {
-        unlinkSync(join(s.base, name));
-      } catch {}
-    }
+    removeFiles(s.base);
     try {
-      const here = lstatSync(s.path);
-      const pinned = fstatSync(s.fd);
-      if (here.isDirectory() && here.ino === pinned.ino && here.dev === pinned.dev) rmdirSync(s.path);
+      const here = statIfAny(s.path);
+      if (here?.isDirectory() && sameFile(here, fstatSync(s.fd))) rmdirSync(s.path);
     } catch {}
     closeSync(s.fd);
   }
@@ -563,40 +478,33 @@ export class Checkpoint {
   /** Keeps what is on disk up to the last complete page as the checkpoint; returns what was kept. */
   async save(file: AtomicFile): Promise<{ pages: number; referrals: number } | undefined> {
     const staging = this.staging;
-    const fresh = this.marks.filter((m) => m.page > (this.resumed?.pages ?? 0));
-    if (!staging || fresh.length === 0) {
+    const done = this.resumed?.pages ?? 0;
+    if (!staging || !this.marks.some((m) => m.page > done)) {
       file.discard();
       this.dropStaging();
       return this.keptAsItWas();
     }
+    // The last page wholly on disk: the latest mark within the bytes written.
     let chosen: PageMark | undefined;
     const length = await file.keepAs(join(staging.base, DATA), (size) => {
-      for (let i = this.marks.length - 1; i >= 0; i--) {
-        const m = this.marks[i]!;
-        if (m.bytes <= size) {
-          chosen = m;
-          return m.page > (this.resumed?.pages ?? 0) && m.page > 0 ? m.bytes : undefined;
-        }
-      }
-      return undefined;
+      chosen = this.marks.findLast((m) => m.bytes <= size);
+      return chosen && chosen.page > done && chosen.page > 0 ? chosen.bytes : undefined;
     });
-    if (length === undefined || !chosen) {
+    const m = chosen;
+    if (length === undefined || !m) {
       this.dropStaging();
       return this.keptAsItWas();
     }
-    const m = chosen;
     try {
       const sha256 = syncedSha256(join(staging.base, DATA));
       writeOver(join(staging.base, STATE), this.stateAt(m, sha256));
       // Takes the place of an older checkpoint of ours; anything else there is left alone.
-      if (lstatOrUndefined(this.dir) && !removeCheckpoint(this.dir)) {
+      if (statIfAny(this.dir) && !removeCheckpoint(this.dir)) {
         this.blockedBy = 'something that is not a checkpoint of yours appeared there, and it is left alone';
         throw new Error('in the way');
       }
       renameSync(staging.path, this.dir);
-      const moved = lstatSync(this.dir);
-      const pinned = fstatSync(staging.fd);
-      if (moved.ino !== pinned.ino || moved.dev !== pinned.dev)
+      if (!sameFile(fstatSync(staging.fd), lstatSync(this.dir)))
         throw new Error('the staging folder was replaced');
       staging.unregister();
       closeSync(staging.fd);
@@ -617,19 +525,14 @@ export class Checkpoint {
   }
 
   private stateAt(m: PageMark, sha256: string): State {
+    const { referrals, rows, pages, duplicates, expected } = m.summary;
     return {
       version: 1,
       identity: this.opts.identity,
       pages: m.page,
       bytes: m.bytes,
       sha256,
-      summary: {
-        referrals: m.summary.referrals,
-        rows: m.summary.rows,
-        pages: m.summary.pages,
-        duplicates: m.summary.duplicates,
-        expected: m.summary.expected ?? null,
-      },
+      summary: { referrals, rows, pages, duplicates, expected: expected ?? null },
       wroteRecord: m.wroteRecord,
       lastIds: m.lastIds.slice(-100),
       totalPages: m.totalPages ?? this.resumed?.totalPages ?? null,
@@ -639,22 +542,52 @@ export class Checkpoint {
   }
 }
 
+function seamReasons(
+  state: State,
+  items: unknown[],
+  meta: PageMeta | undefined,
+  written: WrittenIds,
+): string[] {
+  const again = items.filter((r) => {
+    const id = (r as { id?: unknown } | null)?.id;
+    return typeof id === 'number' ? written.numeric.has(id) : typeof id === 'string' && written.ids.has(id);
+  }).length;
+  const count = typeof meta?.total_count === 'number' ? meta.total_count : undefined;
+  const pages = typeof meta?.total_pages === 'number' ? meta.total_pages : undefined;
+  const { expected, referrals } = state.summary;
+  const reasons: string[] = [];
+  if (again > 0)
+    reasons.push(`page ${state.pages + 1} holds ${again} referral${again === 1 ? '' : 's'} already written`);
+  if (count !== undefined && expected !== null && count !== expected)
+    reasons.push(`the API now reports ${plural(count, 'referral')}, not ${num(expected)}`);
+  else if (pages !== undefined && state.totalPages !== null && pages !== state.totalPages)
+    reasons.push(`the API now reports ${plural(pages, 'page')}, not ${num(state.totalPages)}`);
+  if (items.length === 0 && expected !== null && referrals < expected)
+    reasons.push(`page ${state.pages + 1} is empty`);
+  return reasons;
+}
+
+/** The bytes of the file at `path` in chunks of one reused buffer, up to `length`. */
+function* chunksOf(fd: number, length = Number.POSITIVE_INFINITY): Generator<Buffer> {
+  const buf = Buffer.alloc(CHUNK);
+  for (let off = 0; off < length; ) {
+    const n = readSync(fd, buf, 0, Math.min(buf.length, length - off), off);
+    if (n <= 0) return;
+    off += n;
+    yield buf.subarray(0, n);
+  }
+}
+
 function syncedSha256(path: string): string {
-  const data = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+  const fd = openSync(path, C.O_RDONLY | C.O_NOFOLLOW);
   const hash = createHash('sha256');
   try {
-    const buf = Buffer.alloc(1 << 20);
-    for (let off = 0; ; ) {
-      const n = readSync(data, buf, 0, buf.length, off);
-      if (n <= 0) break;
-      hash.update(buf.subarray(0, n));
-      off += n;
-    }
+    for (const chunk of chunksOf(fd)) hash.update(chunk);
     try {
-      fsyncSync(data);
+      fsyncSync(fd);
     } catch {}
   } finally {
-    closeSync(data);
+    closeSync(fd);
   }
   return hash.digest('hex');
 }
@@ -664,15 +597,14 @@ function writeOver(path: string, state: State): void {
   const json = Buffer.from(`${JSON.stringify(state, null, 1)}\n`);
   const out = Buffer.alloc(Math.max(json.length, STATE_RESERVE), 0x20);
   json.copy(out);
-  const sfd = openSync(path, constants.O_WRONLY | constants.O_NOFOLLOW);
+  const fd = openSync(path, C.O_WRONLY | C.O_NOFOLLOW);
   try {
-    let off = 0;
-    while (off < out.length) off += writeSync(sfd, out, off, out.length - off, off);
+    for (let off = 0; off < out.length; ) off += writeSync(fd, out, off, out.length - off, off);
     try {
-      fsyncSync(sfd);
+      fsyncSync(fd);
     } catch {}
   } finally {
-    closeSync(sfd);
+    closeSync(fd);
   }
 }
 
@@ -759,25 +691,22 @@ export class WrittenIdScanner {
   }
 }
 
-/** The checkpoint's bytes in 1 MiB chunks; fails before the last chunk is used if they changed. */
+/** The checkpoint's bytes; fails before the last chunk is used if they are not the bytes saved. */
 async function* readChecked(path: string, state: State, scanner: WrittenIdScanner): AsyncGenerator<Buffer> {
-  const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+  const fd = openSync(path, C.O_RDONLY | C.O_NOFOLLOW);
   try {
     const st = fstatSync(fd);
     if (!st.isFile() || st.size !== state.bytes) throw damaged();
     const hash = createHash('sha256');
-    const buf = Buffer.alloc(1 << 20);
     let pending: Buffer | undefined;
-    for (let off = 0; off < state.bytes; ) {
-      const n = readSync(fd, buf, 0, Math.min(buf.length, state.bytes - off), off);
-      if (n <= 0) throw damaged();
-      const chunk = Buffer.from(buf.subarray(0, n));
+    for (const read of chunksOf(fd, state.bytes)) {
+      const chunk = Buffer.from(read);
       hash.update(chunk);
       scanner.push(chunk);
-      off += n;
       if (pending) yield pending;
       pending = chunk;
     }
+    // A short read leaves the hash different too.
     if (hash.digest('hex') !== state.sha256) throw damaged();
     scanner.end();
     if (pending) yield pending;

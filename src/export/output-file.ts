@@ -15,16 +15,23 @@ import { basename, dirname, join, resolve } from 'node:path';
 import type { Writable } from 'node:stream';
 import { isatty } from 'node:tty';
 import { CliError } from '../errors.js';
-import { reasonOf } from '../fs/reason.js';
-import { FdWriter, mine, TempFile, userName } from '../fs/write-file.js';
+import {
+  describeFile,
+  FdWriter,
+  mine,
+  reasonOf,
+  sameFile,
+  statIfAny,
+  TempFile,
+  userName,
+} from '../fs/write-file.js';
 import { NAME_MAX } from '../util/hidden-name.js';
 
 type Kind = 'atomic' | 'direct' | 'stdout';
 
 /**
- * Where an export goes, complete and on disk or not there at all: a regular file through TempFile,
- * a device, FIFO or handed-over descriptor as it is, or standard output. A write error is kept and
- * `commit()` throws it naming the target.
+ * Where an export goes, whole or not at all: a regular file through TempFile; a device, FIFO or
+ * handed-over descriptor as it is; or stdout. `commit()` throws a kept write error naming the target.
  */
 export class AtomicFile {
   readonly failed: AbortSignal;
@@ -174,7 +181,7 @@ export class AtomicFile {
 }
 
 /** Whether users other than me may create or remove names here: writable by group or others, or owned by another user but root. */
-export const othersMayWrite = (folder: Stats): boolean =>
+const othersMayWrite = (folder: Stats): boolean =>
   (folder.mode & 0o022) !== 0 || (folder.uid !== 0 && !mine(folder));
 
 /** An existing name in a folder others can write to that belongs to someone else: never used. */
@@ -203,10 +210,10 @@ function locate(
   try {
     where = resolveTarget(abs);
     if (where.fd === undefined) {
-      const own = statOrUndefined(where.path, true);
+      const own = statIfAny(where.path);
       if (own) checkShared(where.path, own);
     }
-    st = statOrUndefined(where.path, false);
+    st = statIfAny(where.path, true);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'EACCES')
       throw new CliError(
@@ -242,9 +249,7 @@ async function openDirect(
     fd = st.isFIFO()
       ? await openFifo(where.path, flags, opts.signal, opts.onWait)
       : openSync(where.path, flags | C.O_APPEND);
-    const opened = fstatSync(fd);
-    if (where.fd === undefined && !mine(opened) && othersMayWrite(statSync(dirname(where.path))))
-      throw new ForeignEntry(where.path, opened);
+    if (where.fd === undefined) checkShared(where.path, fstatSync(fd));
   } catch (err) {
     if (opts.signal?.aborted) throw opts.signal.reason;
     if ((err as NodeJS.ErrnoException).code === 'ENXIO' && st.isSocket())
@@ -266,32 +271,19 @@ function refuseForeign(target: string, err: ForeignEntry): CliError {
       ? 'protected_fifos'
       : 'protected_regular';
   return new CliError(
-    `cannot write ${target}: ${err.path} is ${what(err.st)} owned by ${userName(err.st.uid)}, in ${dirname(err.path)}, a folder others can write to; it is not used, following the kernel's fs.${rule} rule`,
+    `cannot write ${target}: ${err.path} is ${describeFile(err.st)} owned by ${userName(err.st.uid)}, in ${dirname(err.path)}, a folder others can write to; it is not used, following the kernel's fs.${rule} rule`,
     2,
     `Write somewhere only you can write (e.g. a folder in your home), or have ${userName(err.st.uid)} remove it.`,
   );
 }
 
+const USE_STDOUT = 'Write to standard output instead: leave out -o, or use -o /dev/stdout';
 const notOpen = (target: string, fd: number) =>
-  new CliError(
-    `cannot write ${target}: descriptor ${fd} is not open`,
-    2,
-    'Write to standard output instead: leave out -o, or use -o /dev/stdout',
-  );
-
-function statOrUndefined(path: string, link: boolean): Stats | undefined {
-  try {
-    return link ? lstatSync(path) : statSync(path);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw err;
-  }
-}
+  new CliError(`cannot write ${target}: descriptor ${fd} is not open`, 2, USE_STDOUT);
 
 function sameAsStdout(st: Stats): boolean {
   try {
-    const out = fstatSync(1);
-    return out.dev === st.dev && out.ino === st.ino;
+    return sameFile(fstatSync(1), st);
   } catch {
     return false;
   }
@@ -352,7 +344,7 @@ function checkDescriptor(target: string, fd: number, st: Stats): void {
   throw new CliError(
     `cannot write ${target}: descriptor ${fd} is ${kind} (it may be one of the program's own)`,
     2,
-    'Write to standard output instead: leave out -o, or use -o /dev/stdout',
+    USE_STDOUT,
   );
 }
 
@@ -399,19 +391,6 @@ export function resolveTarget(abs: string): Resolved {
   }
   return { path: done };
 }
-
-export const what = (st: Stats): string =>
-  st.isSymbolicLink()
-    ? 'a symlink'
-    : st.isFIFO()
-      ? 'a named pipe (FIFO)'
-      : st.isDirectory()
-        ? 'a folder'
-        : st.isFile()
-          ? 'a file'
-          : st.isSocket()
-            ? 'a socket'
-            : 'a device';
 
 const PSEUDO_FS: Record<number, string> = {
   40864: 'proc',

@@ -42,10 +42,7 @@ export interface ExportSummary {
   duplicates: number;
 }
 
-/**
- * Every referral of every page, written as it arrives, in the API's order. A page is held only until
- * the pages before it are written, so memory stays flat however many referrals there are.
- */
+/** Every referral of every page in the API's order; a page is held only until those before it are written. */
 export async function exportReferrals(
   client: ApiClient,
   out: Writable,

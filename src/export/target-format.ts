@@ -1,20 +1,12 @@
 import { extname } from 'node:path';
 import type { ExportFormat } from './pipeline.js';
 
-function formatOfPath(path: string | undefined): ExportFormat | undefined {
-  if (!path || path === '-') return undefined;
-  switch (extname(path).toLowerCase()) {
-    case '.csv':
-      return 'csv';
-    case '.json':
-      return 'json';
-    case '.ndjson':
-    case '.jsonl':
-      return 'ndjson';
-    default:
-      return undefined;
-  }
-}
+const BY_EXTENSION = new Map<string, ExportFormat>([
+  ['.csv', 'csv'],
+  ['.json', 'json'],
+  ['.ndjson', 'ndjson'],
+  ['.jsonl', 'ndjson'],
+]);
 
 /**
  * An export's format: `--format` (or `--json`) when given, else what `-o`'s extension names, else
@@ -24,7 +16,7 @@ export function exportFormat(
   given: ExportFormat | undefined,
   output: string | undefined,
 ): { format: ExportFormat; warning?: string } {
-  const named = formatOfPath(output);
+  const named = output && output !== '-' ? BY_EXTENSION.get(extname(output).toLowerCase()) : undefined;
   if (given === undefined) return { format: named ?? 'csv' };
   if (named === undefined || named === given) return { format: given };
   return {

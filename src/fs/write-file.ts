@@ -11,22 +11,30 @@ import {
   readFileSync,
   renameSync,
   type Stats,
+  statSync,
   unlinkSync,
   write,
   writeSync,
 } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { finished, Writable } from 'node:stream';
+import { Writable } from 'node:stream';
+import { finished } from 'node:stream/promises';
+import { promisify } from 'node:util';
 import { onForcedExit } from '../util/cleanup.js';
-import { hiddenName } from '../util/hidden-name.js';
+import { hiddenName, NAME_MAX } from '../util/hidden-name.js';
 
-/**
- * The one way files are written: a temporary file opened O_CREAT|O_EXCL|O_NOFOLLOW (0600) in the
- * target's folder, flushed, then renamed over the target; no symlink is followed.
- */
+// The one way files are written: a 0600 temporary file opened O_CREAT|O_EXCL|O_NOFOLLOW beside the
+// target, flushed, then renamed over it; no symlink is followed.
 
-const euid = () => process.geteuid?.();
-export const mine = (st: Stats): boolean => euid() === undefined || st.uid === euid();
+const writeAsync = promisify(write);
+const fsyncAsync = promisify(fsync);
+
+export const mine = (st: Stats): boolean => {
+  const euid = process.geteuid?.();
+  return euid === undefined || st.uid === euid;
+};
+export const sameFile = (a: Stats, b: Stats): boolean => a.ino === b.ino && a.dev === b.dev;
+
 export function userName(uid: number): string {
   try {
     const line = readFileSync('/etc/passwd', 'utf8')
@@ -37,10 +45,65 @@ export function userName(uid: number): string {
   return `uid ${uid}`;
 }
 
-const randomHex = () => process.getBuiltinModule('node:crypto').randomBytes(6).toString('hex');
-const same = (a: Stats, b: Stats) => a.ino === b.ino && a.dev === b.dev;
-const fsCall = <T>(fn: (cb: (err: NodeJS.ErrnoException | null, value: T) => void) => void) =>
-  new Promise<T>((ok, fail) => fn((err, value) => (err ? fail(err) : ok(value))));
+/** lstat (stat with `follow`), or undefined when nothing is there. */
+export function statIfAny(path: string, follow = false): Stats | undefined {
+  try {
+    return follow ? statSync(path) : lstatSync(path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+}
+
+/**
+ * The bytes at `path`, opened never through a symlink nor waiting on a FIFO; `check` sees what was
+ * opened before anything is read, and throws to refuse it.
+ */
+export function readNoFollow(path: string, check: (st: Stats) => void): Buffer {
+  const fd = openSync(path, C.O_RDONLY | C.O_NOFOLLOW | C.O_NONBLOCK);
+  try {
+    check(fstatSync(fd));
+    return readFileSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** What a file system entry is, in words. */
+export const describeFile = (st: Stats): string =>
+  st.isSymbolicLink()
+    ? 'a symlink'
+    : st.isFIFO()
+      ? 'a named pipe (FIFO)'
+      : st.isDirectory()
+        ? 'a folder'
+        : st.isFile()
+          ? 'a file'
+          : st.isSocket()
+            ? 'a socket'
+            : 'a device';
+
+const REASONS: Record<string, string> = {
+  ENOSPC: 'no space left on the device',
+  EDQUOT: 'disk quota exceeded',
+  EFBIG: 'file too large for this file system',
+  EIO: 'input/output error (the disk or device failed)',
+  EPIPE: 'the reader went away (broken pipe)',
+  EACCES: 'permission denied',
+  EPERM: 'permission denied',
+  EROFS: 'read-only file system',
+  ENOENT: 'no such folder',
+  ENOTDIR: 'no such folder',
+  ENXIO: 'nothing is reading it (no such device or address)',
+  ENAMETOOLONG: `the name is too long (a file name can be at most ${NAME_MAX} bytes, a whole path 4096)`,
+};
+
+/** Why a write failed, in words, without the temporary path Node puts in its messages. */
+export function reasonOf(err: unknown): string {
+  const e = err as NodeJS.ErrnoException;
+  return REASONS[e?.code ?? ''] ?? String(e?.message ?? err).replace(/, \w+ '[^']*'(?: -> '[^']*')?$/, '');
+}
+
 /** A file system that cannot sync has nothing more to flush; any other error means data may be lost. */
 const syncUnsupported = (err: unknown) =>
   ['EINVAL', 'ENOTSUP', 'EBADF'].includes((err as NodeJS.ErrnoException)?.code ?? '');
@@ -57,9 +120,9 @@ export class FdWriter extends Writable {
   }
   private async writeAll(buf: Buffer): Promise<void> {
     for (let off = 0; off < buf.length; ) {
-      const n = await fsCall<number>((cb) => write(this.fd, buf, off, buf.length - off, null, cb));
-      if (n <= 0) throw Object.assign(new Error('the device accepted no data'), { code: 'EIO' });
-      off += n;
+      const { bytesWritten } = await writeAsync(this.fd, buf, off, buf.length - off, null);
+      if (bytesWritten <= 0) throw Object.assign(new Error('the device accepted no data'), { code: 'EIO' });
+      off += bytesWritten;
     }
   }
   private run(work: Promise<void>, cb: (err?: Error | null) => void): void {
@@ -70,12 +133,11 @@ export class FdWriter extends Writable {
     this.run(this.writeAll(chunk), cb);
   }
   override _final(cb: (err?: Error | null) => void): void {
-    if (!this.sync) {
-      cb();
-      return;
-    }
+    const flushed = this.sync ? fsyncAsync(this.fd) : Promise.resolve();
     this.run(
-      fsCall<void>((done) => fsync(this.fd, (err) => done(syncUnsupported(err) ? null : err, undefined))),
+      flushed.catch((err) => {
+        if (!syncUnsupported(err)) throw err;
+      }),
       cb,
     );
   }
@@ -107,7 +169,8 @@ export class TempFile {
   private readonly unregister: () => void;
 
   constructor(readonly target: string) {
-    this.path = join(dirname(target), hiddenName(basename(target), `.${randomHex()}.partial`));
+    const random = process.getBuiltinModule('node:crypto').randomBytes(6).toString('hex');
+    this.path = join(dirname(target), hiddenName(basename(target), `.${random}.partial`));
     this.fd = openSync(this.path, C.O_WRONLY | C.O_CREAT | C.O_EXCL | C.O_NOFOLLOW, 0o600);
     this.inode = fstatSync(this.fd);
     this.stream = new FdWriter(this.fd, true, true);
@@ -115,19 +178,18 @@ export class TempFile {
   }
 
   /** Whether the temporary name still holds our file (someone may rename it in a shared folder). */
-  stillOurs(): boolean {
+  private stillOurs(): boolean {
     try {
-      return same(lstatSync(this.path), this.inode);
+      return sameFile(lstatSync(this.path), this.inode);
     } catch {
       return false;
     }
   }
 
   end(): Promise<void> {
-    return new Promise<void>((ok, fail) => {
-      finished(this.stream, { readable: false }, (err) => (err ? fail(err) : ok()));
-      this.stream.end();
-    });
+    const done = finished(this.stream, { readable: false });
+    this.stream.end();
+    return done;
   }
 
   async commit(): Promise<void> {
@@ -202,7 +264,7 @@ export function withLock<T>(path: string, fn: () => T, timeoutMs = 10_000): T {
 
 function unlock(path: string, held: Stats): void {
   try {
-    if (same(lstatSync(path), held)) unlinkSync(path);
+    if (sameFile(lstatSync(path), held)) unlinkSync(path);
   } catch {}
 }
 

@@ -10,10 +10,7 @@ interface MeterHost {
   note(line: string): void;
 }
 
-/**
- * The meter of a client, or undefined: only the sandbox has the request allowance. The environment's
- * name decides, not the server, so tests can stand the emulator in for a sandbox.
- */
+/** The meter of a sandbox client (by environment name, so the emulator can stand in), else undefined. */
 export function sandboxMeter(
   ctx: MeterHost,
   env: EnvironmentName,

@@ -1,12 +1,11 @@
 import type { Context } from '../context.js';
 import { CliError, ExitCode, InterruptedError } from '../errors.js';
-import { num } from '../util/plural.js';
+import { count, num } from '../util/plural.js';
 import { describeView, leftOf, SANDBOX_LIMIT } from './meter.js';
 
 /**
- * Costs before big runs in the sandbox, once page 1 tells how many requests are to come: more than
- * is left stops with exit 6 (unless --yes); more than a quarter of it asks on a terminal, or warns
- * with none (refusing would break unattended runs that fit).
+ * The cost check once page 1 tells how many requests are to come: more than is left stops (exit 6,
+ * unless --yes); more than a quarter asks on a terminal, else warns (unattended runs that fit go on).
  */
 export async function checkCost(ctx: Context, remaining: number | undefined, what: string): Promise<void> {
   const meter = ctx.meter();
@@ -18,9 +17,11 @@ export async function checkCost(ctx: Context, remaining: number | undefined, wha
     return;
   }
   const left = leftOf(view);
+  // `what` starts a sentence ("This export"): lower-cased after a "warning: " or "error: " prefix.
+  const lower = (text: string) => text.charAt(0).toLowerCase() + text.slice(1);
   if (remaining === undefined) {
     // Page 1 carried no totals (a bare array, no meta): the cost is not known before it is spent.
-    const unknown = `${what.charAt(0).toLowerCase()}${what.slice(1)} will take as many requests as there are pages, which the server did not say`;
+    const unknown = `${lower(what)} will take as many requests as there are pages, which the server did not say`;
     if (left <= 0 && !ctx.globals.yes)
       throw new CliError(
         `${unknown}, and the meter says the sandbox allowance is used up: stopped before sending more (sandbox allowance: ${describeView(view, ctx.now().getTime())})`,
@@ -31,9 +32,8 @@ export async function checkCost(ctx: Context, remaining: number | undefined, wha
       ctx.note(`warning: ${unknown}; ≈${num(left)} left in the sandbox allowance (counted on this machine).`);
     return;
   }
-  // `what` starts a sentence ("This export"): lower-cased after a "warning: " or "error: " prefix.
-  const sentence = `${what} needs ${num(remaining)} more request${remaining === 1 ? '' : 's'}`;
-  const needs = sentence.charAt(0).toLowerCase() + sentence.slice(1);
+  const sentence = `${what} needs ${count(remaining, 'more request')}`;
+  const needs = lower(sentence);
   const meterSays = `sandbox allowance: ${describeView(view, ctx.now().getTime())}`;
   if (remaining > left) {
     if (ctx.globals.yes) {
@@ -63,7 +63,7 @@ export async function checkCost(ctx: Context, remaining: number | undefined, wha
   }
   if (!ok)
     throw new CliError(
-      `stopped at your answer: the ${num(remaining)} request${remaining === 1 ? '' : 's'} were not sent`,
+      `stopped at your answer: the ${count(remaining, 'request')} were not sent`,
       ExitCode.failure,
       'Add --yes to skip the question.',
     );

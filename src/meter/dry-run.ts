@@ -5,13 +5,10 @@ import { readingAnswer } from '../api/shape.js';
 import type { Query } from '../api/url.js';
 import type { Context } from '../context.js';
 import type { Checkpoint } from '../export/checkpoint.js';
-import { num, whole } from '../util/plural.js';
+import { count, num, whole } from '../util/plural.js';
 import { describeView, leftOf } from './meter.js';
 
-/**
- * `referrals export --dry-run`: page 1 only, and what the whole export (or, with --resume, the rest
- * of it) would take in referrals, pages and requests. Nothing is removed.
- */
+/** `referrals export --dry-run`: page 1 only, and what the export (or the rest of it) would take. */
 export async function dryRun(
   ctx: Context,
   client: ApiClient,
@@ -61,7 +58,7 @@ export async function dryRun(
     return 0;
   }
   const n = (v: number | undefined, unit: string) =>
-    v === undefined ? `an unknown number of ${unit}s` : `${num(v)} ${unit}${v === 1 ? '' : 's'}`;
+    v === undefined ? `an unknown number of ${unit}s` : count(v, unit);
   if (survey)
     ctx.out.line(
       `Dry run: the checkpoint holds ${n(survey.pages, 'page')} (${n(survey.referrals, 'referral')}); --resume would fetch ${referrals === undefined ? 'the remaining referrals' : n(referrals, 'more referral')} in ${n(pages, 'page')} of ${perPage}${pages ? ` (from page ${first})` : ''}, taking ${n(requests, 'request')} (retries aside).`,

@@ -1,16 +1,18 @@
 import {
+  constants as C,
   closeSync,
-  constants,
   fstatSync,
   lstatSync,
   mkdirSync,
   openSync,
-  readSync,
+  readFileSync,
   type Stats,
   writeSync,
 } from 'node:fs';
 import { join } from 'node:path';
+import { normaliseBaseUrl } from '../api/url.js';
 import { configDir } from '../config/paths.js';
+import { describeFile, mine } from '../fs/write-file.js';
 import { num } from '../util/plural.js';
 import { peopleTime } from '../util/time.js';
 
@@ -29,7 +31,6 @@ import { peopleTime } from '../util/time.js';
 
 export const SANDBOX_LIMIT = 2000;
 const WINDOW_MS = 7 * 24 * 60 * 60 * 1000;
-const METER_FILE = 'allowance.log';
 /** Successes kept in memory before they are appended (and always at the end of the command). */
 const FLUSH_EVERY = 25;
 
@@ -48,75 +49,54 @@ export class MeterUnusable extends Error {
   override name = 'MeterUnusable';
 }
 
-const uid = () => process.geteuid?.();
+const codeOf = (err: unknown) => (err as NodeJS.ErrnoException).code ?? (err as Error).message;
 
 function whatIs(st: Stats): string | undefined {
   if (st.isSymbolicLink()) return 'is a symbolic link (the meter never follows one)';
-  if (st.isFIFO()) return 'is a named pipe (FIFO), not a file';
-  if (st.isDirectory()) return 'is a folder, not a file';
-  if (st.isCharacterDevice() || st.isBlockDevice()) return 'is a device, not a file';
-  if (st.isSocket()) return 'is a socket, not a file';
-  if (!st.isFile()) return 'is not a regular file';
-  const me = uid();
-  if (me !== undefined && st.uid !== me) return `belongs to another user (uid ${st.uid}), not to you`;
+  if (!st.isFile()) return `is ${describeFile(st)}, not a file`;
+  if (!mine(st)) return `belongs to another user (uid ${st.uid}), not to you`;
   return undefined;
 }
 
 /** Opens the meter file, never through a symlink or waiting on a FIFO: a regular file of this user's, else MeterUnusable. */
 function openMeter(path: string, flags: number): number {
-  const c = constants;
   let fd: number;
   try {
-    fd = openSync(path, flags | c.O_NOFOLLOW | c.O_NONBLOCK, 0o600);
+    fd = openSync(path, flags | C.O_NOFOLLOW | C.O_NONBLOCK, 0o600);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     // ELOOP: a symlink (O_NOFOLLOW); EISDIR: a folder; ENXIO: a FIFO with no reader, or a socket.
-    if (code === 'ELOOP' || code === 'EISDIR' || code === 'ENXIO' || code === 'EOPNOTSUPP') {
-      let why: string | undefined;
-      try {
-        why = whatIs(lstatSync(path));
-      } catch {}
-      throw new MeterUnusable(`${path} ${why ?? `cannot be opened (${code})`}`);
-    }
-    throw err;
+    if (code !== 'ELOOP' && code !== 'EISDIR' && code !== 'ENXIO' && code !== 'EOPNOTSUPP') throw err;
+    let why: string | undefined;
+    try {
+      why = whatIs(lstatSync(path));
+    } catch {}
+    throw new MeterUnusable(`${path} ${why ?? `cannot be opened (${code})`}`);
   }
   let why: string | undefined;
   try {
     why = whatIs(fstatSync(fd));
   } catch (err) {
-    why = `cannot be examined (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`;
+    why = `cannot be examined (${codeOf(err)})`;
   }
-  if (why !== undefined) {
-    closeSync(fd);
-    throw new MeterUnusable(`${path} ${why}`);
-  }
-  return fd;
+  if (why === undefined) return fd;
+  closeSync(fd);
+  throw new MeterUnusable(`${path} ${why}`);
 }
 
 function readMeterText(path: string): string {
   let fd: number;
   try {
-    fd = openMeter(path, constants.O_RDONLY);
+    fd = openMeter(path, C.O_RDONLY);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return '';
     if (err instanceof MeterUnusable) throw err;
-    throw new MeterUnusable(
-      `${path} cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
-    );
+    throw new MeterUnusable(`${path} cannot be read (${codeOf(err)})`);
   }
   try {
-    const chunks: Buffer[] = [];
-    const buf = Buffer.alloc(1 << 16);
-    for (;;) {
-      const n = readSync(fd, buf, 0, buf.length, null);
-      if (n <= 0) break;
-      chunks.push(Buffer.from(buf.subarray(0, n)));
-    }
-    return Buffer.concat(chunks).toString('latin1');
+    return readFileSync(fd, 'latin1');
   } catch (err) {
-    throw new MeterUnusable(
-      `${path} cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
-    );
+    throw new MeterUnusable(`${path} cannot be read (${codeOf(err)})`);
   } finally {
     closeSync(fd);
   }
@@ -132,7 +112,7 @@ interface MeterState {
 }
 
 export function meterPath(env: NodeJS.ProcessEnv): string {
-  return join(configDir(env), METER_FILE);
+  return join(configDir(env), 'allowance.log');
 }
 
 /** 32 hex digits of SHA-256, from which no token can be read back. */
@@ -158,49 +138,24 @@ function foldState(text: string, key: string): MeterState {
     exhaustedAt: undefined,
     expiredAt: undefined,
   };
-  const max = (a: number | undefined, b: number) => (a === undefined || b > a ? b : a);
-  const prefix = `${key} `;
+  const latest = (a: number | undefined, b: number) => (a === undefined || b > a ? b : a);
   for (const line of text.split('\n')) {
-    if (!line.startsWith(prefix)) continue;
-    const f = line.slice(prefix.length).split(' ');
-    const num = (i: number) => {
-      const v = f[i];
-      return v !== undefined && /^\d{1,15}$/.test(v) ? Number(v) : undefined;
-    };
-    switch (f[0]) {
-      case 's': {
-        const n = num(1);
-        const first = num(2);
-        const last = num(3);
-        if (n === undefined || first === undefined || last === undefined) break;
-        // A batch that ended before a later correction was already in the number the user gave.
-        if (state.setAt !== undefined && last <= state.setAt) break;
-        state.used += n;
-        if (state.since === undefined || first < state.since) state.since = first;
-        state.lastSuccess = max(state.lastSuccess, last);
-        break;
-      }
-      case 'set': {
-        const at = num(3);
-        if (at === undefined) break;
-        const n = num(1);
-        const since = num(2);
-        if (n !== undefined) state.used = n;
-        if (since !== undefined) state.since = since;
-        state.setAt = at;
-        break;
-      }
-      case 'x': {
-        const at = num(1);
-        if (at !== undefined) state.exhaustedAt = max(state.exhaustedAt, at);
-        break;
-      }
-      case 'e': {
-        const at = num(1);
-        if (at !== undefined) state.expiredAt = max(state.expiredAt, at);
-        break;
-      }
-    }
+    if (!line.startsWith(`${key} `)) continue;
+    const f = line.slice(key.length + 1).split(' ');
+    const n = (i: number) => (/^\d{1,15}$/.test(f[i] ?? '') ? Number(f[i]) : undefined);
+    const [a, b, c] = [n(1), n(2), n(3)];
+    if (f[0] === 's' && a !== undefined && b !== undefined && c !== undefined) {
+      // A batch that ended before a later correction was already in the number the user gave.
+      if (state.setAt !== undefined && c <= state.setAt) continue;
+      state.used += a;
+      if (state.since === undefined || b < state.since) state.since = b;
+      state.lastSuccess = latest(state.lastSuccess, c);
+    } else if (f[0] === 'set' && c !== undefined) {
+      if (a !== undefined) state.used = a;
+      if (b !== undefined) state.since = b;
+      state.setAt = c;
+    } else if (f[0] === 'x' && a !== undefined) state.exhaustedAt = latest(state.exhaustedAt, a);
+    else if (f[0] === 'e' && a !== undefined) state.expiredAt = latest(state.expiredAt, a);
   }
   return state;
 }
@@ -222,8 +177,7 @@ export function viewOf(state: MeterState, now: number, pending = 0): AllowanceVi
 /** Appends records in one write (the file made 0600), only to a regular file of this user's. */
 export function appendRecords(path: string, text: string): void {
   mkdirSync(join(path, '..'), { recursive: true, mode: 0o700 });
-  const c = constants;
-  const fd = openMeter(path, c.O_WRONLY | c.O_APPEND | c.O_CREAT);
+  const fd = openMeter(path, C.O_WRONLY | C.O_APPEND | C.O_CREAT);
   try {
     const buf = Buffer.from(text, 'latin1');
     const n = writeSync(fd, buf);
@@ -233,13 +187,31 @@ export function appendRecords(path: string, text: string): void {
   }
 }
 
-export function readView(path: string, key: string, now: number): AllowanceView {
+/** The meter's view, or where the file cannot be read, an empty view that says why. */
+function viewOrWhy(read: () => AllowanceView, key: string, now: number): AllowanceView {
   try {
-    return viewOf(readState(path, key), now);
+    return read();
   } catch (err) {
     if (!(err instanceof MeterUnusable)) throw err;
     return { ...viewOf(foldState('', key), now), unreadable: err.message };
   }
+}
+
+/** The allowance of a sandbox token at `baseUrl`, as this machine counted it; null without either. */
+export function allowanceOf(
+  ctx: { readonly env: NodeJS.ProcessEnv; now(): Date },
+  baseUrl: string | undefined,
+  token: string | undefined,
+): AllowanceView | null {
+  if (!baseUrl || !token) return null;
+  let origin: string;
+  try {
+    origin = new URL(normaliseBaseUrl(baseUrl)).origin;
+  } catch {
+    return null;
+  }
+  const [path, key, now] = [meterPath(ctx.env), meterKey(origin, token), ctx.now().getTime()];
+  return viewOrWhy(() => viewOf(readState(path, key), now), key, now);
 }
 
 export function describeView(v: AllowanceView, now: number = Date.now()): string {
@@ -284,7 +256,7 @@ export class Meter {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** Returns the meter's view for a 429/401 error block. */
+  /** Counts a success; after a 429 or 401 that ends the allowance, returns the meter's view for the error block. */
   answer(status: number, code: string | undefined): string | undefined {
     if (status >= 200 && status < 300) {
       if (this.offReason !== undefined) return undefined;
@@ -296,23 +268,19 @@ export class Meter {
       if (this.pending >= FLUSH_EVERY) this.flush();
       return undefined;
     }
-    const mark =
-      status === 429 && code === 'sandbox_request_limit_reached'
-        ? 'x'
-        : status === 401 && code === 'api_token_expired'
-          ? 'e'
-          : undefined;
-    if (!mark) return undefined;
+    const exhausted = status === 429 && code === 'sandbox_request_limit_reached';
+    const expired = status === 401 && code === 'api_token_expired';
+    if (!exhausted && !expired) return undefined;
     this.flush();
-    this.write(`${this.key} ${mark} ${this.now()}\n`);
-    let view: AllowanceView;
+    this.write(`${this.key} ${exhausted ? 'x' : 'e'} ${this.now()}\n`);
     try {
-      view = this.view();
-    } catch (err) {
-      if (!(err instanceof MeterUnusable)) return undefined;
-      view = { ...viewOf(foldState('', this.key), this.now()), unreadable: err.message };
+      return describeView(
+        viewOrWhy(() => this.view(), this.key, this.now()),
+        this.now(),
+      );
+    } catch {
+      return undefined;
     }
-    return describeView(view, this.now());
   }
 
   view(): AllowanceView {
@@ -383,7 +351,7 @@ export class Meter {
       return true;
     } catch (err) {
       if (err instanceof MeterUnusable) this.offReason ??= err.message;
-      else this.problem ??= `${this.path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`;
+      else this.problem ??= `${this.path}: ${codeOf(err)}`;
       return false;
     }
   }

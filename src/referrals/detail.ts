@@ -33,7 +33,15 @@ class View {
 const name = (view: View, o: { name?: unknown; id?: unknown } | undefined) =>
   o && (o.name || o.id) ? view.v(o.name ?? o.id) : '-';
 const joined = (parts: unknown[]) => parts.filter(Boolean).join(', ');
-const when = <T>(present: boolean, rows: T[]): T[] => (present ? rows : []);
+type Address = {
+  address_line_1?: unknown;
+  address_line_2?: unknown;
+  city?: unknown;
+  state?: unknown;
+  zip_code?: unknown;
+};
+const address = (a: Address) =>
+  joined([a.address_line_1, a.address_line_2, joined([a.city, a.state]), a.zip_code]);
 
 /** The human view of one referral: header, patient, visits, ICD-10 codes and call notes. */
 export function renderReferral(
@@ -67,9 +75,9 @@ function renderSummary(view: View, r: Referral): void {
     ['Incident state', r.incident_state],
     ['Law firm', name(view, r.law_firm)],
     ['Practice', name(view, r.practice)],
-    ...when<Pairs[number]>(Boolean(r.payor), [['Payor', name(view, r.payor)]]),
-    ...when<Pairs[number]>(r.insurance_number !== undefined, [['Insurance number', r.insurance_number]]),
-    ...when<Pairs[number]>(r.wc_number !== undefined, [['WC number', r.wc_number]]),
+    ['Payor', r.payor ? name(view, r.payor) : undefined],
+    ['Insurance number', r.insurance_number],
+    ['WC number', r.wc_number],
     [
       'Provider',
       joined([r.provider?.name ?? r.referring_provider, r.provider?.npi ? `NPI ${r.provider.npi}` : null]),
@@ -107,15 +115,7 @@ function renderPatient(view: View, p: Referral['patient']): void {
       ['Gender', p.gender],
       ['Phone', p.phone_number],
       ['Email', p.email],
-      [
-        'Address',
-        joined([
-          p.address_line_1,
-          p.address_line_2,
-          [p.city, p.state].filter(Boolean).join(', '),
-          p.zip_code,
-        ]),
-      ],
+      ['Address', address(p)],
     ],
     '  ',
   );
@@ -131,16 +131,7 @@ function renderVisits(view: View, visits: Referral['visits']): void {
     view.pairs(
       [
         ['Start', view.when(visit.start_time)],
-        [
-          'Location',
-          joined([
-            loc.name,
-            loc.address_line_1,
-            loc.address_line_2,
-            [loc.city, loc.state].filter(Boolean).join(', '),
-            loc.zip_code,
-          ]),
-        ],
+        ['Location', joined([loc.name, address(loc)])],
         ['Radiologists', visit.radiologist_group_name],
       ],
       '     ',
@@ -159,8 +150,8 @@ function renderVisits(view: View, visits: Referral['visits']): void {
         [
           ['CPT', proc.cpt_code],
           ['Accession', proc.accession_id],
-          ...when<Pairs[number]>(Boolean(proc.report_link), [['Report', proc.report_link]]),
-          ...when<Pairs[number]>(Boolean(proc.image_link), [['Images', proc.image_link]]),
+          ['Report', proc.report_link || undefined],
+          ['Images', proc.image_link || undefined],
         ],
         '       ',
       );

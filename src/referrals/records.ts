@@ -5,7 +5,10 @@ import {
   type RecordKind,
   recordPath,
 } from '../api/endpoints/referral-records.js';
+import { defineCommand } from '../cli/define.js';
+import { arg } from '../cli/options.js';
 import { readList } from '../cli/read-list.js';
+import { envFlag } from '../config/environments.js';
 import type { Context } from '../context.js';
 import { ApiError, notEnabledHint, UsageError } from '../errors.js';
 import type { FieldChoice } from '../output/fields.js';
@@ -18,31 +21,44 @@ interface RecordView<T> {
   kind: RecordKind;
   /** "payment read": the spec's name of the gated endpoint. */
   endpoint: string;
-  noun: string;
   resource: Resource<T>;
+  description: string;
+  examples: string[];
+}
+
+/** `referrals payments` or `referrals notifications`. */
+export function recordsCommand<T>(view: RecordView<T>) {
+  return defineCommand({
+    path: ['referrals', view.kind],
+    fields: [{ fields: view.resource.fields }],
+    description: view.description,
+    args: [arg('<id>', 'ID or reference')],
+    examples: view.examples,
+    run: (ctx, [id]) => showReferralRecords(ctx, id, view),
+  });
 }
 
 /** One referral's payments or notifications: a table for people, every field in JSON, NDJSON and CSV. */
-export async function showReferralRecords<T>(ctx: Context, id: string, view: RecordView<T>): Promise<number> {
+async function showReferralRecords<T>(ctx: Context, id: string, view: RecordView<T>): Promise<number> {
   const format = ctx.format('table');
   const { selectFields } = await import('../output/fields.js');
   const fields: FieldChoice = selectFields(ctx.globals.fields, view.resource.fields);
   const env = ctx.environment().value;
   const configured = ctx.config.environment(env).paths?.[view.kind];
+  const setIt = `imaging config set path.${view.kind} '/api/v2/…/{id}/…'${envFlag(env)}`;
   if (configured !== undefined) {
     try {
       checkRecordPath(view.kind, configured);
     } catch (err) {
       throw new UsageError(
         `the stored path.${view.kind} of ${env} is not usable: ${(err as Error).message}`,
-        `Set it again: imaging config set path.${view.kind} '/api/v2/…/{id}/…'${env === 'sandbox' ? '' : ` --env ${env}`} (or config unset path.${view.kind} for the default)`,
+        `Set it again: ${setIt} (or config unset path.${view.kind} for the default)`,
       );
     }
   }
   // An id in upper case is the same id: sent as the API stores it; a reference is looked up.
   const { id: rid } = await resolveReferral(ctx, id);
   const path = recordPath(view.kind, rid, configured);
-  const setIt = `imaging config set path.${view.kind} '/api/v2/…/{id}/…'${env === 'sandbox' ? '' : ` --env ${env}`}`;
   let res: Awaited<ReturnType<typeof getReferralRecords>>;
   try {
     res = await getReferralRecords(ctx.api(), path);
@@ -66,7 +82,7 @@ export async function showReferralRecords<T>(ctx: Context, id: string, view: Rec
   }
   const records = readList<T>(
     res,
-    `${view.noun}`,
+    view.kind,
     format,
     view.resource.text,
     `If this server keeps ${view.kind} at another path (${configured ? `path.${view.kind} is set to ${configured}` : `the default, ${DEFAULT_RECORD_PATHS[view.kind]}, is a guess`}), set it: ${setIt}`,
@@ -76,7 +92,7 @@ export async function showReferralRecords<T>(ctx: Context, id: string, view: Rec
     format,
     fields,
     columns: view.resource.columns,
-    emptyHint: `No ${view.noun} for referral ${rid}.`,
+    emptyHint: `No ${view.kind} for referral ${rid}.`,
   });
   return 0;
 }

@@ -2,6 +2,7 @@ import { defineCommand } from '../../cli/define.js';
 import { int, text } from '../../cli/options.js';
 import { AuthError, CliError, ExitCode, UsageError } from '../../errors.js';
 import {
+  allowanceOf,
   appendRecords,
   describeView,
   MeterUnusable,
@@ -9,7 +10,6 @@ import {
   meterPath,
   SANDBOX_LIMIT,
 } from '../../meter/meter.js';
-import { allowanceOf } from '../../meter/view.js';
 import { num } from '../../util/plural.js';
 import { peopleTime } from '../../util/time.js';
 
@@ -84,20 +84,12 @@ export default defineCommand({
 
 function parseSince(value: string, now: number): number {
   const v = value.trim();
-  const t = /^\d{4}-\d{2}-\d{2}$/.test(v)
-    ? Date.parse(`${v}T00:00:00Z`)
-    : /^\d{4}-\d{2}-\d{2}T/.test(v)
-      ? Date.parse(v)
-      : Number.NaN;
+  const ymd = /^(\d{4})-(\d{2})-(\d{2})(T|$)/.exec(v);
+  const t = ymd ? Date.parse(ymd[4] ? v : `${v}T00:00:00Z`) : Number.NaN;
   // A day the calendar does not have (2026-02-30) is no date: Date.parse would roll it over.
-  const ymd = /^(\d{4})-(\d{2})-(\d{2})/.exec(v);
-  const real =
-    Number.isFinite(t) &&
-    ymd !== null &&
-    (() => {
-      const d = new Date(Date.UTC(Number(ymd[1]), Number(ymd[2]) - 1, Number(ymd[3])));
-      return d.getUTCMonth() === Number(ymd[2]) - 1 && d.getUTCDate() === Number(ymd[3]);
-    })();
+  const [year, month, day] = [Number(ymd?.[1]), Number(ymd?.[2]) - 1, Number(ymd?.[3])];
+  const date = new Date(Date.UTC(year, month, day));
+  const real = Number.isFinite(t) && date.getUTCMonth() === month && date.getUTCDate() === day;
   if (!real)
     throw new UsageError(
       `--since: "${value}" is not a date`,

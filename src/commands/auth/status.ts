@@ -6,8 +6,7 @@ import { defaultBaseUrl, ENVIRONMENTS, type EnvironmentName } from '../../config
 import { maskToken, originOf, storedTokenOrigin } from '../../config/store.js';
 import type { Context } from '../../context.js';
 import { ApiError, AuthError, ExitCode, exitCodeOf } from '../../errors.js';
-import { type AllowanceView, describeView } from '../../meter/meter.js';
-import { allowanceOf } from '../../meter/view.js';
+import { type AllowanceView, allowanceOf, describeView } from '../../meter/meter.js';
 import { type Column, write } from '../../output/write.js';
 
 interface StatusRow {
@@ -80,21 +79,15 @@ function statusRow(ctx: Context, env: EnvironmentName, isActive: boolean, check:
   let usable = true;
   // --check sends the token: an old unbound one is bound first, as any request binds it.
   if (!origin && check && tok.source === 'config' && base.value) {
-    try {
-      origin = ctx.tokenOrigin(env, normaliseBaseUrl(base.value));
-    } catch (err) {
-      if (!(err instanceof AuthError)) throw err;
-      usable = false;
-    }
+    const url = normaliseBaseUrl(base.value);
+    usable = !refused(() => {
+      origin = ctx.tokenOrigin(env, url);
+    });
   }
   // A real IMAGING_TOKEN is not sent to a loopback port this run did not name (see Context).
   if (tok.source === 'IMAGING_TOKEN' && base.value) {
-    try {
-      ctx.sendableToken(env, normaliseBaseUrl(base.value));
-    } catch (err) {
-      if (!(err instanceof AuthError)) throw err;
-      usable = false;
-    }
+    const url = normaliseBaseUrl(base.value);
+    if (refused(() => ctx.sendableToken(env, url))) usable = false;
   }
   if (origin && base.value) {
     try {
@@ -117,34 +110,43 @@ function statusRow(ctx: Context, env: EnvironmentName, isActive: boolean, check:
   };
 }
 
+/** Whether `send` refused the token (an AuthError); any other error is thrown. */
+function refused(send: () => unknown): boolean {
+  try {
+    send();
+    return false;
+  } catch (err) {
+    if (!(err instanceof AuthError)) throw err;
+    return true;
+  }
+}
+
 /** --check: one request with the token the row would send; the row's exit code when it fails. */
 async function checkRow(ctx: Context, row: StatusRow): Promise<number | undefined> {
   const env = row.environment;
-  if (row.token_source.startsWith('keychain:')) {
-    row.check = 'not sent: the keychain could not be read';
+  const notSent = (why: string) => {
+    row.check = `not sent: ${why}`;
     row.check_code = ExitCode.auth;
     return ExitCode.auth;
-  }
+  };
+  if (row.token_source.startsWith('keychain:')) return notSent('the keychain could not be read');
   if (!row.base_url || !row.token) {
     row.check = row.base_url ? 'no token' : 'no base URL';
     return undefined;
   }
-  if (!row.token_usable && row.token_source === 'config') {
-    row.check = row.token_origin
-      ? 'not sent: the token belongs to another origin'
-      : 'not sent: the token has no origin yet (imaging config set base-url URL binds it)';
-    row.check_code = ExitCode.auth;
-    return ExitCode.auth;
-  }
+  if (!row.token_usable && row.token_source === 'config')
+    return notSent(
+      row.token_origin
+        ? 'the token belongs to another origin'
+        : 'the token has no origin yet (imaging config set base-url URL binds it)',
+    );
   // Only the token that belongs to this environment and may go to this base URL is sent.
   let sendable: string;
   try {
     sendable = ctx.sendableToken(env, normaliseBaseUrl(row.base_url));
   } catch (err) {
     if (!(err instanceof AuthError)) throw err;
-    row.check = `not sent: ${err.message}`;
-    row.check_code = ExitCode.auth;
-    return ExitCode.auth;
+    return notSent(err.message);
   }
   const client = ctx.buildClient(row.base_url, sendable, env);
   try {

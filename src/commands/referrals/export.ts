@@ -1,9 +1,11 @@
+import { lstat } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import type { ApiClient } from '../../api/client.js';
 import { VISIT_STATUSES } from '../../api/types.js';
 import type { Query } from '../../api/url.js';
 import { defineCommand } from '../../cli/define.js';
-import { choice, completes, file, flag, int, text } from '../../cli/options.js';
-import { PARAM_OPTION, type Params, paramsQuery } from '../../cli/params.js';
+import { choice, completes, file, flag, type InferOptions, int, text } from '../../cli/options.js';
+import { PARAM_OPTION, paramsQuery } from '../../cli/params.js';
 import type { Context } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import type { Checkpoint, ResumePoint } from '../../export/checkpoint.js';
@@ -18,6 +20,38 @@ import { tuneHeapForStreaming } from '../../util/streaming-heap.js';
 
 const ROW_KINDS = ['referral', 'visit', 'procedure'] as const satisfies readonly RowKind[];
 
+const OPTIONS = {
+  rows: choice('--rows <kind>', ROW_KINDS, 'one row per referral (default), visit or procedure', {
+    parse: (value) => {
+      const v = value.trim().toLowerCase() as RowKind;
+      if (!ROW_KINDS.includes(v))
+        throw new UsageError(`--rows: unknown row kind "${value}"`, `Use one of: ${ROW_KINDS.join(', ')}.`);
+      return v;
+    },
+  }),
+  output: file(
+    '-o, --output <file>',
+    'write to this file (0600, renamed into place when complete; .csv/.json/.ndjson/.jsonl set the format); default stdout',
+  ),
+  param: PARAM_OPTION,
+  concurrency: int('--concurrency <n>', 'pages fetched at once (default 4)', { max: 16 }),
+  perPage: int('--per-page <n>', 'referrals per page (default 100)', { max: 1000 }),
+  visitStatus: completes(
+    text(
+      '--visit-status <statuses>',
+      'only visits with these statuses (comma-separated, any case; +NAME passes a status newer than this tool)',
+    ),
+    VISIT_STATUSES,
+    { list: true },
+  ),
+  dryRun: flag(
+    '--dry-run',
+    'fetch page 1 only and report the referrals, pages and requests the export needs (with --resume: what is left after the checkpoint)',
+  ),
+  resume: flag('--resume', 'continue the checkpoint a failed or interrupted -o export kept'),
+  resumable: flag('--resumable', 'keep a checkpoint if this -o export stops (default in the sandbox only)'),
+};
+
 export default defineCommand({
   path: ['referrals', 'export'],
   formats: ['csv', 'ndjson', 'json'],
@@ -27,37 +61,7 @@ export default defineCommand({
     { label: '--rows visit', fields: EXPORT_COLUMNS.visit },
     { label: '--rows procedure', fields: EXPORT_COLUMNS.procedure },
   ],
-  options: {
-    rows: choice('--rows <kind>', ROW_KINDS, 'one row per referral (default), visit or procedure', {
-      parse: (value) => {
-        const v = value.trim().toLowerCase() as RowKind;
-        if (!ROW_KINDS.includes(v))
-          throw new UsageError(`--rows: unknown row kind "${value}"`, `Use one of: ${ROW_KINDS.join(', ')}.`);
-        return v;
-      },
-    }),
-    output: file(
-      '-o, --output <file>',
-      'write to this file (0600, renamed into place when complete; .csv/.json/.ndjson/.jsonl set the format); default stdout',
-    ),
-    param: PARAM_OPTION,
-    concurrency: int('--concurrency <n>', 'pages fetched at once (default 4)', { max: 16 }),
-    perPage: int('--per-page <n>', 'referrals per page (default 100)', { max: 1000 }),
-    visitStatus: completes(
-      text(
-        '--visit-status <statuses>',
-        'only visits with these statuses (comma-separated, any case; +NAME passes a status newer than this tool)',
-      ),
-      VISIT_STATUSES,
-      { list: true },
-    ),
-    dryRun: flag(
-      '--dry-run',
-      'fetch page 1 only and report the referrals, pages and requests the export needs (with --resume: what is left after the checkpoint)',
-    ),
-    resume: flag('--resume', 'continue the checkpoint a failed or interrupted -o export kept'),
-    resumable: flag('--resumable', 'keep a checkpoint if this -o export stops (default in the sandbox only)'),
-  },
+  options: OPTIONS,
   async run(ctx, _args, opts) {
     tuneHeapForStreaming();
     const plan = await planExport(ctx, opts);
@@ -66,18 +70,7 @@ export default defineCommand({
   },
 });
 
-interface ExportOptions {
-  output?: string | undefined;
-  rows?: RowKind | undefined;
-  param?: Params | undefined;
-  concurrency?: number | undefined;
-  perPage?: number | undefined;
-  visitStatus?: string | undefined;
-  dryRun?: boolean | undefined;
-  resume?: boolean | undefined;
-  resumable?: boolean | undefined;
-}
-
+type ExportOptions = InferOptions<typeof OPTIONS>;
 interface ExportPlan {
   format: ExportFormat;
   rows: RowKind;
@@ -277,6 +270,8 @@ function reportDone(ctx: Context, plan: ExportPlan, summary: ExportSummary, stop
   }
 }
 
+const WOULD_HAVE_KEPT = '(Started with --resumable, its complete pages would have been kept for --resume.)';
+
 /** After a failed or interrupted export: keeps a checkpoint where allowed, says what was left; returns the error to throw. */
 async function reportStop(
   ctx: Context,
@@ -301,7 +296,7 @@ async function reportStop(
   if (ctx.signal.aborted) {
     // Interrupted: only "interrupted" is said, and, where checkpoints are off, what would have kept them.
     if (checkpoint && !checkpoint.wanted && !checkpoint.blocked && done > 0)
-      ctx.interruptNote = '(Started with --resumable, its complete pages would have been kept for --resume.)';
+      ctx.interruptNote = WOULD_HAVE_KEPT;
     return err;
   }
   const stopped =
@@ -313,18 +308,13 @@ async function reportStop(
   );
   if (checkpoint?.blocked && done > 0)
     ctx.note(`(No checkpoint was kept: ${checkpoint.dir} is in the way and was left alone.)`);
-  else if (checkpoint && !checkpoint.wanted && done > 0)
-    ctx.note('(Started with --resumable, its complete pages would have been kept for --resume.)');
+  else if (checkpoint && !checkpoint.wanted && done > 0) ctx.note(WOULD_HAVE_KEPT);
   return file.writeFailure ?? err;
 }
 
 /** The real path `--resume` would find the checkpoint beside, without creating anything (for --dry-run). */
 async function checkpointTarget(output: string): Promise<string> {
-  const [{ resolve }, { lstat }, { resolveTarget }] = await Promise.all([
-    import('node:path'),
-    import('node:fs/promises'),
-    import('../../export/output-file.js'),
-  ]);
+  const { resolveTarget } = await import('../../export/output-file.js');
   let where: { path: string; fd?: number | undefined } = { path: resolve(output) };
   try {
     where = resolveTarget(where.path);

@@ -9,12 +9,6 @@ class StatusSet extends Set<string> {
   }
 }
 
-/** The known status nearest to `value`, when it is near enough to be a typo of it. */
-function nearestStatus(value: string, known: readonly string[]): string | undefined {
-  // A typo, not another word: at most a third of the letters wrong (and at least one allowed).
-  return nearest(value, known, (best) => Math.max(1, Math.floor(best.length / 3)));
-}
-
 /** `--visit-status` as typed: comma-separated, any case, `-` or a space for `_` (`Ready-To-Book`). */
 export function parseVisitStatuses(value: string): Set<string> {
   const set = new StatusSet();
@@ -32,7 +26,8 @@ export function parseVisitStatuses(value: string): Set<string> {
       set.add(s);
       continue;
     }
-    const near = nearestStatus(s, VISIT_STATUSES);
+    // A typo, not another word: at most a third of the letters wrong (and at least one allowed).
+    const near = nearest(s, VISIT_STATUSES, (best) => Math.max(1, Math.floor(best.length / 3)));
     throw new UsageError(
       `--visit-status: unknown visit status "${raw}"${near ? `; did you mean "${near}"?` : ''}`,
       `Known statuses: ${VISIT_STATUSES.join(', ')}. A status newer than this tool: prefix it with + (--visit-status +${s}).`,
