@@ -1,7 +1,7 @@
 import type { LawFirm } from '../../api/types.js';
 import { uuidFrom } from '../data/random.js';
 import { paginated } from '../pagination.js';
-import { envelope, gate, invalid, jsonBody } from '../reply.js';
+import { gate, invalid, jsonBody } from '../reply.js';
 import { route } from '../router.js';
 
 export const routes = [
@@ -9,9 +9,7 @@ export const routes = [
     gate(c, 'law firm search');
     const q = c.url.searchParams.get('q');
     if (q === null || q.trim() === '') {
-      return envelope(422, 'validation_error', 'unprocessable_entity', 'q is required', c.requestId, [
-        "q can't be blank",
-      ]);
+      return invalid(c, ["q can't be blank"], 'q is required');
     }
     const needle = q.trim().toLowerCase();
     const hits = s.lawFirms.filter((f) =>
@@ -25,9 +23,7 @@ export const routes = [
     const body = jsonBody(c);
     const firm = (body as { law_firm?: unknown } | undefined)?.law_firm;
     if (typeof firm !== 'object' || firm === null) {
-      return envelope(422, 'validation_error', 'unprocessable_entity', 'law_firm is required', c.requestId, [
-        "law_firm can't be blank",
-      ]);
+      return invalid(c, ["law_firm can't be blank"], 'law_firm is required');
     }
     const f = firm as Record<string, unknown>;
     const errors: string[] = [];
@@ -46,9 +42,7 @@ export const routes = [
     ) {
       errors.push('Name has already been taken in this city');
     }
-    if (errors.length > 0) {
-      return invalid(c, errors);
-    }
+    if (errors.length > 0) return invalid(c, errors);
     const created: LawFirm = {
       id: uuidFrom(s.idRand),
       name: text('name'),

@@ -8,7 +8,7 @@ import {
   updatedReferral,
 } from '../data/referral-input.js';
 import { pageOf } from '../pagination.js';
-import { envelope, invalid, jsonBody, notFound } from '../reply.js';
+import { invalid, jsonBody, notFound } from '../reply.js';
 import { route } from '../router.js';
 import type { Ctx, EmulatorState, Reply } from '../types.js';
 
@@ -43,9 +43,7 @@ export const routes = [
     const { referrals } = s;
     const body = jsonBody(c);
     if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-      return envelope(422, 'validation_error', 'unprocessable_entity', 'Validation failed', c.requestId, [
-        'Body must be a JSON object',
-      ]);
+      return invalid(c, ['Body must be a JSON object']);
     }
     const inner = referralFields(body)!;
     const errors: string[] = [];
