@@ -4,50 +4,17 @@ import type { ReferenceData } from './reference-data.js';
 
 /** Synthetic referrals, each a pure function of (seed, index), so none is held in memory. */
 
-const FIRST = [
-  'Maria',
-  'James',
-  'Aisha',
-  'Wei',
-  'José',
-  'Olivia',
-  'Liam',
-  'Zoë',
-  'Mohammed',
-  'Siobhán',
-  'Nguyễn Thị',
-  'Ana-Lucía',
-  'Chloé',
-  'Björn',
-  'Priya',
-  "D'Andre",
-  'Mary "Molly"',
-  'Jean-Luc',
-  'Noah',
-  'Emma',
-];
-const LAST = [
-  'Garcia',
-  'Smith',
-  'Okafor',
-  'Chen',
-  "O'Connor",
-  'Müller',
-  'Nguyen',
-  'Johnson',
-  'Patel',
-  'Kowalski',
-  'Smith, Jr.',
-  'Rodríguez-López',
-  'Lee',
-  'Hernández',
-  'Brown',
-  'Ødegaard',
-  '=Hyperlink',
-  'Williams',
-  'Kim',
-  'Davis',
-];
+/** The items of a table written as text: separated by ` | ` or a new line. */
+const items = (text: string) => text.trim().split(/ \| |\n\s*/);
+
+const FIRST = items(`
+  Maria | James | Aisha | Wei | José | Olivia | Liam | Zoë | Mohammed | Siobhán | Nguyễn Thị
+  Ana-Lucía | Chloé | Björn | Priya | D'Andre | Mary "Molly" | Jean-Luc | Noah | Emma
+`);
+const LAST = items(`
+  Garcia | Smith | Okafor | Chen | O'Connor | Müller | Nguyen | Johnson | Patel | Kowalski
+  Smith, Jr. | Rodríguez-López | Lee | Hernández | Brown | Ødegaard | =Hyperlink | Williams | Kim | Davis
+`);
 const CITIES: Array<[string, string, string]> = [
   ['Philadelphia', 'PA', '19103'],
   ['Chicago', 'IL', '60601'],
@@ -58,14 +25,10 @@ const CITIES: Array<[string, string, string]> = [
   ['Phoenix', 'AZ', '85004'],
   ['Atlanta', 'GA', '30303'],
 ];
-const CENTERS = [
-  'Downtown Imaging Center',
-  'Northside MRI & CT',
-  "St. Luke's Radiology, East Campus",
-  'Advanced "Open" MRI',
-  'Clínica de Imágenes del Sur',
-  'Lakeside Diagnostic Imaging',
-];
+const CENTERS = items(`
+  Downtown Imaging Center | Northside MRI & CT | St. Luke's Radiology, East Campus
+  Advanced "Open" MRI | Clínica de Imágenes del Sur | Lakeside Diagnostic Imaging
+`);
 const RAD_GROUPS = ['Metro Radiology Associates', 'Premier Reading Group, P.A.', 'TeleRad Partners', null];
 const NOTES = [
   'Left voicemail for patient, will call back tomorrow.',
@@ -84,58 +47,28 @@ const PAYMENT: Record<(typeof LINES)[number], string[]> = {
   health_plan: ['insurance', 'outside_servicing'],
   patient_direct: ['cash_pay'],
 };
-const REFERRAL_STATUSES = [
-  'pending',
-  'pending',
-  'pending',
-  'invoice_ready',
-  'invoice_sent',
-  'closed',
-  'canceled',
-  'ar_collections',
-];
+const REFERRAL_STATUSES = items(`
+  pending | pending | pending | invoice_ready | invoice_sent | closed | canceled | ar_collections
+`);
 const SCHEDULING = [
-  'anytime_anywhere',
-  'time_preferences',
-  'existing_appointment',
-  'needs_other_location',
+  ...items('anytime_anywhere | time_preferences | existing_appointment | needs_other_location'),
   null,
 ];
-const PAYORS = [
-  'Liberty Mutual',
-  'Travelers',
-  'The Hartford',
-  'Blue Cross, Blue Shield',
-  'Aetna',
-  'Zenith Insurance Co.',
-];
+const PAYORS = items(`
+  Liberty Mutual | Travelers | The Hartford | Blue Cross, Blue Shield | Aetna | Zenith Insurance Co.
+`);
 const PROVIDERS = ['Dr. Sarah Connor', 'Dr. Raj Patel, MD', "Dr. Emily O'Neil", 'Dr. José Álvarez', null];
 /** Statuses the spec lists, weighted toward the middle, plus one it does not (clients must show it as is). */
-const VISIT_STATUS_POOL = [
-  'pending',
-  'pending_auth',
-  'co_signed',
-  'intake_sent',
-  'ready_to_book',
-  'contacted_for_booking',
-  'booked',
-  'booked',
-  'complete',
-  'exam_not_completed',
-  'sent_to_rad',
-  'report_uploaded',
-  'report_uploaded',
-  'qc_report_ready',
-  'invoice_ready',
-  'sent_to_rp',
-  'canceled',
-  'awaiting_records',
-];
+const VISIT_STATUS_POOL = items(`
+  pending | pending_auth | co_signed | intake_sent | ready_to_book | contacted_for_booking
+  booked | booked | complete | exam_not_completed | sent_to_rad | report_uploaded
+  report_uploaded | qc_report_ready | invoice_ready | sent_to_rp | canceled | awaiting_records
+`);
 
 const BOOKED = VISIT_STATUSES.indexOf('booked');
-const CPT_SYSTEM = 'http://www.ama-assn.org/go/cpt';
-const ICD_SYSTEM = 'http://hl7.org/fhir/sid/icd-10-cm';
-const PATIENT_SYSTEM = 'urn:partner-imaging:patient-id';
+export const CPT_SYSTEM = 'http://www.ama-assn.org/go/cpt';
+export const ICD_SYSTEM = 'http://hl7.org/fhir/sid/icd-10-cm';
+export const PATIENT_SYSTEM = 'urn:partner-imaging:patient-id';
 
 export class ReferralStore {
   private readonly ids: string[] = [];

@@ -1,6 +1,6 @@
 import type { Patient, Procedure, Referral, Visit } from '../../api/types.js';
 import type { ReferenceData } from './reference-data.js';
-import { noLocation } from './referral-data.js';
+import { CPT_SYSTEM, ICD_SYSTEM, noLocation, PATIENT_SYSTEM } from './referral-data.js';
 
 /**
  * What the emulator makes of a create or update payload (neither shape is published): a created
@@ -8,9 +8,6 @@ import { noLocation } from './referral-data.js';
  * any other, so a typo in a field name is a 422, not a no-op.
  */
 
-const CPT_SYSTEM = 'http://www.ama-assn.org/go/cpt';
-const ICD_SYSTEM = 'http://hl7.org/fhir/sid/icd-10-cm';
-const PATIENT_SYSTEM = 'urn:partner-imaging:patient-id';
 /** The read side's payment types (the create request's legacy `payment_type`, `pi`, is not one). */
 const PAYMENT_TYPES = [
   'lien',

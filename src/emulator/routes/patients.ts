@@ -1,4 +1,5 @@
 import { uuidFrom } from '../data/random.js';
+import { PATIENT_SYSTEM } from '../data/referral-data.js';
 import { invalid, jsonBody } from '../reply.js';
 import { route } from '../router.js';
 
@@ -25,7 +26,7 @@ export const routes = [
         phone_number: p.phone_number ?? '',
         date_of_birth: usDate(p.date_of_birth_iso) ?? p.date_of_birth ?? null,
         date_of_birth_iso: p.date_of_birth_iso ?? null,
-        identifier: { system: 'urn:partner-imaging:patient-id', value: uuidFrom(s.idRand) },
+        identifier: { system: PATIENT_SYSTEM, value: uuidFrom(s.idRand) },
         address_line_1: p.address_line_1 ?? null,
         address_line_2: p.address_line_2 ?? null,
         city: p.city ?? null,
