@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { VISIT_STATUSES } from '../api/types.js';
@@ -136,5 +135,3 @@ export function nextVisitStatus(current: string): string {
   if (i < 0) return 'booked';
   return PATH[Math.min(i + 1, PATH.length - 1)]!;
 }
-
-export const newEventId = (): string => randomUUID();

@@ -1,9 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { nestedDeeperThan } from '../api/client.js';
-import type { AutoBookRequest, Referral } from '../api/types.js';
+import type { Referral } from '../api/types.js';
 import { UsageError } from '../errors.js';
 import { count } from '../util/plural.js';
-import { EVENT_NAMES } from './events.js';
+import {
+  autoBookEvent,
+  autoBookRequest,
+  EVENT_NAMES,
+  notificationEvent,
+  visitStatusEvent,
+} from './events.js';
 
 /** Test events of the spec's shapes, synthetic, with fresh ids on every call. */
 export type EventName = (typeof EVENT_NAMES)[number];
@@ -113,49 +119,20 @@ export function sampleEvent(name: EventName, now: Date): Record<string, unknown>
     case 'visit.status_changed': {
       const previous = visit.status;
       visit.status = 'booked';
-      return {
-        event_id: randomUUID(),
-        event_name: name,
-        status: visit.status,
-        changes: { status: [previous, visit.status] },
-        visit_id: visit.id,
-        occurred_at: at,
+      return visitStatusEvent(referral, visit, previous, at);
+    }
+    case 'notification.status_changed': {
+      const createdAt = new Date(now.getTime() - 60_000).toISOString();
+      return notificationEvent(
         referral,
-      };
+        { channel: 'sms', previous: 'sent', status: 'delivered', createdAt },
+        at,
+      );
     }
-    case 'notification.status_changed':
-      return {
-        event_id: randomUUID(),
-        event_name: name,
-        referral_id: referral.id,
-        status: 'delivered',
-        changes: { status: ['sent', 'delivered'] },
-        notification: {
-          id: randomUUID(),
-          channel: 'sms',
-          notification_type: 'appointment_reminder',
-          status: 'delivered',
-          created_at: new Date(now.getTime() - 60_000).toISOString(),
-          updated_at: at,
-          visit_id: visit.id,
-        },
-        occurred_at: at,
-      };
-    case 'referral.auto_book_completed': {
-      const request: AutoBookRequest = {
-        id: randomUUID(),
-        status: 'completed',
-        strategy: 'closest_soonest',
-        radius: 25,
-        address: null,
-        outcome: 'booked',
-        error: null,
-        completed_at: at,
-      };
+    case 'referral.auto_book_completed':
       visit.status = 'booked';
-      referral.auto_book_request = request;
-      return { event_name: name, occurred_at: at, auto_book_request: request, referral };
-    }
+      referral.auto_book_request = autoBookRequest('booked', at);
+      return autoBookEvent(referral, at);
   }
 }
 

@@ -10,7 +10,7 @@ import {
 import { pageOf } from '../pagination.js';
 import { invalid, jsonBody, notFound } from '../reply.js';
 import { route } from '../router.js';
-import type { Ctx, EmulatorState, Reply } from '../types.js';
+import type { EmulatorState } from '../types.js';
 
 export const routes = [
   route('GET', '/api/v2/referrals', (c, s) => {
@@ -23,7 +23,9 @@ export const routes = [
         const r = referrals.at(i);
         if ((!status || r.status === status) && (!lob || r.line_of_business === lob)) all.push(r);
       }
-      return listReply(c, s, all.length, (a, b) => all.slice(a, b));
+      const { page, perPage, meta } = pageOf(c.url, all.length);
+      const items = all.slice((page - 1) * perPage, page * perPage);
+      return { status: 200, body: options.referralListShape === 'bare' ? items : { referrals: items, meta } };
     }
     const { page, perPage, meta } = pageOf(c.url, referrals.total);
     const items = referrals.sliceJson((page - 1) * perPage, page * perPage).join(',');
@@ -84,15 +86,4 @@ export const routes = [
 
 function sources(s: EmulatorState): Sources {
   return { ref: s.data, lawFirms: s.lawFirms, newId: () => uuidFrom(s.idRand) };
-}
-
-function listReply(
-  c: Ctx,
-  s: EmulatorState,
-  total: number,
-  slice: (a: number, b: number) => Referral[],
-): Reply {
-  const { page, perPage, meta } = pageOf(c.url, total);
-  const items = slice((page - 1) * perPage, page * perPage);
-  return { status: 200, body: s.options.referralListShape === 'bare' ? items : { referrals: items, meta } };
 }
