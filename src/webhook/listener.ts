@@ -1,5 +1,6 @@
-import { createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { deliver } from './deliver.js';
 import type { Secret } from './secret.js';
 import type { DigestEncoding, HeaderNames } from './sign.js';
 import { type Verdict, verifyDelivery } from './verify.js';
@@ -228,48 +229,22 @@ async function forward(
   timeoutMs: number,
 ): Promise<{ forwarded: number | string; status: number }> {
   const url = new URL(target);
-  const mod = url.protocol === 'https:' ? await import('node:https') : { request: httpRequest };
   const out: Record<string, string | string[]> = {};
   for (const [k, v] of headers) {
-    const lk = k.toLowerCase();
-    if (HOP_BY_HOP.has(lk)) continue;
+    if (HOP_BY_HOP.has(k.toLowerCase())) continue;
     const prev = out[k];
     out[k] = prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [prev, v];
   }
-  out['Content-Length'] = String(body.length);
-  const started = performance.now();
-  return new Promise((resolve) => {
-    let answered = false;
-    const deadline = setTimeout(() => {
-      if (answered) return;
-      const s = timeoutMs % 1000 === 0 ? `${timeoutMs / 1000} s` : `${timeoutMs} ms`;
-      resolve({ forwarded: `no answer from ${url.origin} within ${s}`, status: 504 });
-      req.destroy();
-    }, timeoutMs);
-    const req = mod.request(url, { method: 'POST', headers: out, agent: false }, (res) => {
-      // Settled when the head arrives; the body is read briefly and dropped, so a target that
-      // streams forever cannot hold the delivery.
-      answered = true;
-      clearTimeout(deadline);
-      const code = res.statusCode ?? 0;
-      resolve({ forwarded: code, status: code });
-      let got = 0;
-      const left = timeoutMs - (performance.now() - started);
-      const stop = setTimeout(() => req.destroy(), Math.max(0, Math.min(left, 2000)));
-      res.on('data', (chunk: Buffer) => {
-        got += chunk.length;
-        if (got > 64 * 1024) req.destroy();
-      });
-      res.on('close', () => clearTimeout(stop));
-      res.on('error', () => {});
-    });
-    req.on('error', (err: NodeJS.ErrnoException) => {
-      clearTimeout(deadline);
-      resolve({
-        forwarded: err.code === 'ECONNREFUSED' ? `connection refused by ${url.origin}` : err.message,
-        status: 502,
-      });
-    });
-    req.end(body);
-  });
+  // Settled when the head arrives: a target that streams its body forever cannot hold the delivery.
+  const r = await deliver(url, out, body, { timeoutMs, settleAtHead: true });
+  if (r.status !== undefined) return { forwarded: r.status, status: r.status };
+  if (r.timedOut) {
+    const s = timeoutMs % 1000 === 0 ? `${timeoutMs / 1000} s` : `${timeoutMs} ms`;
+    return { forwarded: `no answer from ${url.origin} within ${s}`, status: 504 };
+  }
+  const refused = r.failure?.code === 'ECONNREFUSED';
+  return {
+    forwarded: refused ? `connection refused by ${url.origin}` : String(r.failure?.message),
+    status: 502,
+  };
 }

@@ -175,7 +175,7 @@ async function deliverAll(
   const results: Array<Record<string, unknown>> = [];
   let failed: string | undefined;
   for (let n = 1; n <= times; n++) {
-    const r = await deliver(url, d.signed(), d.body, {
+    const r = await deliver(url, Object.fromEntries(d.signed()), d.body, {
       timeoutMs: ctx.globals.timeout ?? 30_000,
       signal: ctx.signal,
     });
