@@ -1,4 +1,5 @@
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { once } from 'node:events';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { deliver } from './deliver.js';
 import type { Secret } from './secret.js';
@@ -51,19 +52,13 @@ const HOP_BY_HOP = new Set([
  * A local receiver on 127.0.0.1: verifies each delivery, notes a repeated event_id, and with
  * --forward-to passes the exact bytes on, answering with the target's status.
  */
-export async function startListener(
-  opts: ListenerOptions,
-): Promise<{ url: string; server: Server; close: () => Promise<void>; counts: Counts }> {
+export async function startListener(opts: ListenerOptions) {
   const seen = new Set<string>();
-  const counts: Counts = { received: 0, valid: 0, invalid: 0, duplicates: 0 };
+  const counts = { received: 0, valid: 0, invalid: 0, duplicates: 0 };
   let port = 0;
   const server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0] ?? '/';
-    const refused = refusal(req, path, port, opts);
-    if (refused) {
-      res.writeHead(refused.status, refused.headers).end(refused.text);
-      return;
-    }
+    if (refused(req, res, path, port, opts)) return;
     readBody(req, opts.maxBodyBytes).then(
       async (body) => {
         if (body === undefined) {
@@ -80,10 +75,8 @@ export async function startListener(
       },
     );
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(opts.port, '127.0.0.1', () => resolve());
-  });
+  server.listen(opts.port, '127.0.0.1');
+  await once(server, 'listening');
   port = (server.address() as AddressInfo).port;
   return {
     url: `http://127.0.0.1:${port}${opts.path ?? '/'}`,
@@ -97,32 +90,31 @@ export async function startListener(
   };
 }
 
-function refusal(
+/** Answers a request that is not a delivery to this listener, and says so. */
+function refused(
   req: IncomingMessage,
+  res: ServerResponse,
   path: string,
   port: number,
   opts: ListenerOptions,
-): { status: number; headers: Record<string, string>; text: string } | undefined {
-  const plain = { 'content-type': 'text/plain' };
+): boolean {
+  const answer = (status: number, text: string, headers = {}) => {
+    res.writeHead(status, { ...headers, 'content-type': 'text/plain' }).end(text);
+    return true;
+  };
   const host = req.headers.host ?? '';
   if (!hostAllowed(host, port, opts.allowHosts ?? [])) {
     opts.onRefusedHost?.(host);
     const name = host.replace(/:\d+$/, '') || 'NAME';
-    return {
-      status: 421,
-      headers: plain,
-      text: `this listener accepts deliveries addressed to 127.0.0.1:${port} or localhost:${port}; for a tunnel's host name, start it with: imaging webhook listen --allow-host ${name}\n`,
-    };
+    return answer(
+      421,
+      `this listener accepts deliveries addressed to 127.0.0.1:${port} or localhost:${port}; for a tunnel's host name, start it with: imaging webhook listen --allow-host ${name}\n`,
+    );
   }
   if (opts.path !== undefined && path !== opts.path)
-    return { status: 404, headers: plain, text: `not found: this listener receives on ${opts.path}\n` };
-  if (req.method !== 'POST')
-    return {
-      status: 405,
-      headers: { allow: 'POST', ...plain },
-      text: 'webhook deliveries are POST requests\n',
-    };
-  return undefined;
+    return answer(404, `not found: this listener receives on ${opts.path}\n`);
+  if (req.method !== 'POST') return answer(405, 'webhook deliveries are POST requests\n', { allow: 'POST' });
+  return false;
 }
 
 async function receive(
@@ -131,7 +123,7 @@ async function receive(
   path: string,
   body: Buffer,
   seen: Set<string>,
-  counts: Counts,
+  counts: Record<'received' | 'valid' | 'invalid' | 'duplicates', number>,
 ): Promise<{ status: number; reply: unknown }> {
   const headers = pairs(req.rawHeaders);
   const verdict = verifyDelivery({
@@ -186,13 +178,6 @@ function hostAllowed(host: string, port: number, allowed: readonly string[]): bo
     const want = a.toLowerCase();
     return /:\d+$/.test(want) ? want === h : want === name;
   });
-}
-
-interface Counts {
-  received: number;
-  valid: number;
-  invalid: number;
-  duplicates: number;
 }
 
 function pairs(raw: string[]): Array<[string, string]> {
