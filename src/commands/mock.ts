@@ -56,16 +56,7 @@ export default defineCommand({
     const encoding = (opts.webhookEncoding ?? 'hex').toLowerCase();
     if (encoding !== 'hex' && encoding !== 'base64')
       throw new UsageError(`--webhook-encoding: use hex or base64, not "${opts.webhookEncoding}"`);
-    const { parseFault, FaultSpecError } = await import('../emulator/faults.js');
-    for (const spec of opts.fault ?? []) {
-      try {
-        parseFault(spec);
-      } catch (err) {
-        if (err instanceof FaultSpecError) throw new UsageError(`--fault: ${err.message}`);
-        throw err;
-      }
-    }
-    const { startMockServer } = await import('../emulator/server.js');
+    const { startMockServer, FaultSpecError } = await import('../emulator/server.js');
     const server = await startMockServer({
       port: opts.port,
       seed: opts.seed,
@@ -81,6 +72,7 @@ export default defineCommand({
       faultDelayMs: opts.faultDelayMs,
       hostile: Boolean(opts.hostile),
     }).catch((err: NodeJS.ErrnoException) => {
+      if (err instanceof FaultSpecError) throw new UsageError(`--fault: ${err.message}`);
       if (err.code !== 'EADDRINUSE') throw err;
       const hint = 'Pick another with --port, or 0 for any free port.';
       throw new CliError(`port ${opts.port} is already in use on 127.0.0.1`, 1, hint);

@@ -17,7 +17,8 @@ import { WebhookSender } from './webhooks.js';
 
 /** `imaging mock`: the one pipeline every request takes (log, faults, Bearer, allowance, latency, hostile). */
 
-export { DEFAULT_PER_PAGE, MAX_PER_PAGE, paginated } from './pagination.js';
+export { FaultSpecError } from './faults.js';
+export { paginated } from './pagination.js';
 export { MOCK_TOKENS } from './tokens.js';
 export type { MockOptions, RequestLogEntry } from './types.js';
 
