@@ -1,14 +1,5 @@
 import { spawn } from 'node:child_process';
-import {
-  closeSync,
-  constants,
-  mkdtempSync,
-  openSync,
-  rmdirSync,
-  statSync,
-  unlinkSync,
-  writeSync,
-} from 'node:fs';
+import { closeSync, constants, mkdtempSync, openSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -75,21 +66,15 @@ function redirectPage(url: string): RedirectPage {
     removed = true;
     unregister();
     try {
-      unlinkSync(file);
-    } catch {}
-    try {
-      rmdirSync(dir);
+      rmSync(dir, { recursive: true, force: true });
     } catch {}
   };
   const unregister = onForcedExit(remove, false);
+  const { O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW } = constants;
   try {
-    const fd = openSync(
-      file,
-      constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
-      0o600,
-    );
+    const fd = openSync(file, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600);
     try {
-      writeSync(fd, html);
+      writeFileSync(fd, html);
     } finally {
       closeSync(fd);
     }
@@ -123,7 +108,7 @@ function runOpener(command: string, args: string[]): Promise<OpenResult> {
   return new Promise((resolve) => {
     let timer: NodeJS.Timeout | undefined;
     const settle = (result: OpenResult) => {
-      if (timer) clearTimeout(timer);
+      clearTimeout(timer);
       resolve(result);
     };
     try {
