@@ -70,45 +70,42 @@ export const CPT_SYSTEM = 'http://www.ama-assn.org/go/cpt';
 export const ICD_SYSTEM = 'http://hl7.org/fhir/sid/icd-10-cm';
 export const PATIENT_SYSTEM = 'urn:partner-imaging:patient-id';
 
+/** The generated referrals (by index), then the created ones; an update replaces one by id. */
 export class ReferralStore {
   private readonly ids: string[] = [];
   private readonly index = new Map<string, number>();
-  private readonly overrides = new Map<string, Referral>();
-  private readonly created: Referral[] = [];
+  /** Updated and created referrals, by id. */
+  private readonly stored = new Map<string, Referral>();
+  /** Serialised referrals, kept so that serving a page costs a join, not a build (bounded). */
+  private readonly jsonCache = new Map<number, string>();
 
   constructor(
     private readonly seed: number,
-    readonly count: number,
+    count: number,
     private readonly ref: ReferenceData,
   ) {
     const rand = rng(seed * 7 + 3);
-    for (let i = 0; i < count; i++) {
-      const id = uuidFrom(rand);
-      this.ids.push(id);
-      this.index.set(id, i);
-    }
+    for (let i = 0; i < count; i++) this.remember(uuidFrom(rand));
+  }
+
+  private remember(id: string): void {
+    this.index.set(id, this.ids.length);
+    this.ids.push(id);
   }
 
   get total(): number {
-    return this.count + this.created.length;
+    return this.ids.length;
   }
 
   at(i: number): Referral {
-    if (i < this.count) {
-      const id = this.ids[i]!;
-      return this.overrides.get(id) ?? generateReferral(this.seed, i, id, this.ref);
-    }
-    return this.created[i - this.count]!;
+    const id = this.ids[i]!;
+    return this.stored.get(id) ?? generateReferral(this.seed, i, id, this.ref);
   }
 
   get(id: string): Referral | undefined {
     const i = this.index.get(id);
-    if (i !== undefined) return this.at(i);
-    return this.created.find((r) => r.id === id);
+    return i === undefined ? undefined : this.at(i);
   }
-
-  /** Serialised referrals, kept so that serving a page costs a join, not a build (bounded). */
-  private readonly jsonCache = new Map<number, string>();
 
   json(i: number): string {
     let text = this.jsonCache.get(i);
@@ -132,21 +129,15 @@ export class ReferralStore {
   }
 
   add(referral: Referral): void {
-    this.created.push(referral);
+    this.remember(referral.id);
+    this.stored.set(referral.id, referral);
   }
 
   put(referral: Referral): void {
     const i = this.index.get(referral.id);
-    if (i !== undefined) {
-      this.overrides.set(referral.id, referral);
-      this.jsonCache.delete(i);
-      return;
-    }
-    const j = this.created.findIndex((r) => r.id === referral.id);
-    if (j >= 0) {
-      this.created[j] = referral;
-      this.jsonCache.delete(this.count + j);
-    }
+    if (i === undefined) return;
+    this.stored.set(referral.id, referral);
+    this.jsonCache.delete(i);
   }
 }
 
@@ -214,14 +205,9 @@ function generateProcedures(
   at: { i: number; v: number; procCount: number; scheduled: boolean; reported: boolean },
 ): Procedure[] {
   const procedures: Procedure[] = [];
+  const sameModality = () => ref.cpt.filter((c) => c.modality_name === mapping.modality_name);
   for (let p = 0; p < at.procCount; p++) {
-    const m =
-      p === 0
-        ? mapping
-        : pick(
-            rand,
-            ref.cpt.filter((c) => c.modality_name === mapping.modality_name),
-          );
+    const m = p === 0 ? mapping : pick(rand, sameModality());
     const accession = `ACC-${(at.i * 10 + at.v) * 10 + p + 100000}`;
     procedures.push({
       body_part: m.body_part_name,
@@ -245,16 +231,7 @@ function generatePatient(
   rand: () => number,
   u: () => string,
   i: number,
-  p: {
-    first: string;
-    last: string;
-    year: number;
-    mm: string;
-    dd: string;
-    city: string;
-    state: string;
-    zip: string;
-  },
+  p: Record<'first' | 'last' | 'mm' | 'dd' | 'city' | 'state' | 'zip', string> & { year: number },
 ): Referral['patient'] {
   const { first, last, year, mm, dd, city, state, zip } = p;
   return {
