@@ -48,6 +48,9 @@ export function notFound(c: Ctx, what: string): Reply {
   return envelope(404, 'not_found', `${what} not found`, c.requestId);
 }
 
+/** Missing, not text, or only white space. */
+export const blank = (v: unknown): boolean => typeof v !== 'string' || v.trim() === '';
+
 export function jsonBody(c: Ctx): unknown {
   if (c.body.length === 0) return undefined;
   try {

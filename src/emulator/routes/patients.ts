@@ -1,6 +1,6 @@
 import { uuidFrom } from '../data/random.js';
 import { PATIENT_SYSTEM } from '../data/referral-data.js';
-import { invalid, jsonBody } from '../reply.js';
+import { blank, invalid, jsonBody } from '../reply.js';
 import { route } from '../router.js';
 
 // The spec names POST /api/v2/patients without shapes: every field the payload sets is echoed, the rest null.
@@ -11,9 +11,8 @@ export const routes = [
       typeof body === 'object' && body !== null ? ((body as Record<string, unknown>).patient ?? body) : {}
     ) as Record<string, unknown>;
     const errors: string[] = [];
-    if (typeof p.first_name !== 'string' || p.first_name.trim() === '')
-      errors.push("First name can't be blank");
-    if (typeof p.last_name !== 'string' || p.last_name.trim() === '') errors.push("Last name can't be blank");
+    if (blank(p.first_name)) errors.push("First name can't be blank");
+    if (blank(p.last_name)) errors.push("Last name can't be blank");
     if (errors.length > 0) return invalid(c, errors);
     return {
       status: 201,

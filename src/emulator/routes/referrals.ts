@@ -8,7 +8,7 @@ import {
   updatedReferral,
 } from '../data/referral-input.js';
 import { pageOf } from '../pagination.js';
-import { invalid, jsonBody, notFound } from '../reply.js';
+import { blank, invalid, jsonBody, notFound } from '../reply.js';
 import { route } from '../router.js';
 import type { EmulatorState } from '../types.js';
 
@@ -43,24 +43,18 @@ export const routes = [
 
   route('POST', '/api/v2/referrals', (c, s) => {
     const { referrals } = s;
-    const body = jsonBody(c);
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-      return invalid(c, ['Body must be a JSON object']);
-    }
-    const inner = referralFields(body)!;
+    const inner = referralFields(jsonBody(c));
+    if (!inner) return invalid(c, ['Body must be a JSON object']);
     const errors: string[] = [];
     const patient = inner.patient as Record<string, unknown> | undefined;
     if (typeof patient !== 'object' || patient === null) errors.push("Patient can't be blank");
     else {
-      if (typeof patient.first_name !== 'string' || patient.first_name.trim() === '')
-        errors.push("Patient first name can't be blank");
-      if (typeof patient.last_name !== 'string' || patient.last_name.trim() === '')
-        errors.push("Patient last name can't be blank");
+      if (blank(patient.first_name)) errors.push("Patient first name can't be blank");
+      if (blank(patient.last_name)) errors.push("Patient last name can't be blank");
     }
     const lob = inner.line_of_business;
-    if (lob !== undefined && !['personal_injury', 'workers_comp', 'health_plan'].includes(String(lob))) {
+    if (lob !== undefined && !['personal_injury', 'workers_comp', 'health_plan'].includes(String(lob)))
       errors.push(`Line of business ${String(lob)} cannot be selected on referral creation`);
-    }
     if (errors.length === 0) errors.push(...checkReferences(inner, sources(s)));
     if (errors.length > 0) return invalid(c, errors);
     const reference = `R-${String(900000 + referrals.total).padStart(6, '0')}`;
