@@ -119,22 +119,11 @@ export function checkEvent(headerEvent: string | undefined, body: Buffer): Event
   else if (name !== undefined && headerEvent !== name)
     problems.push(`the event header says "${headerEvent}" but event_name is "${name}"`);
 
-  const c: Checker = { data, problems, warnings, summary };
-  switch (name) {
-    case 'visit.status_changed':
-      checkVisitEvent(c);
-      break;
-    case 'notification.status_changed':
-      checkNotificationEvent(c);
-      break;
-    case 'referral.auto_book_completed':
-      checkAutoBookEvent(c);
-      break;
-    case undefined:
-      break;
-    default:
-      warnings.push(`"${name}" is not an event this tool knows; its fields were not checked`);
-      if (typeof data.event_id === 'string') summary.eventId = data.event_id;
+  const check = name === undefined ? undefined : CHECKS.get(name);
+  if (check) check({ data, problems, warnings, summary });
+  else if (name !== undefined) {
+    warnings.push(`"${name}" is not an event this tool knows; its fields were not checked`);
+    if (typeof data.event_id === 'string') summary.eventId = data.event_id;
   }
   summary.id ??= summary.eventId;
   return { summary, problems, warnings };
@@ -230,3 +219,9 @@ function checkAutoBookEvent(c: Checker): void {
   }
   c.summary.reference = referralRef(need(c, 'referral', isObj, 'an object'));
 }
+
+const CHECKS = new Map<string, (c: Checker) => void>([
+  ['visit.status_changed', checkVisitEvent],
+  ['notification.status_changed', checkNotificationEvent],
+  ['referral.auto_book_completed', checkAutoBookEvent],
+]);
