@@ -111,36 +111,23 @@ function runOpener(command: string, args: string[]): Promise<OpenResult> {
       clearTimeout(timer);
       resolve(result);
     };
+    const failed = (reason: string) => settle({ opened: false, reason });
     try {
       const child = spawn(command, args, { stdio: 'ignore', detached: true });
-      child.once('error', (err: NodeJS.ErrnoException) =>
-        settle({
-          opened: false,
-          reason:
-            err.code === 'ENOENT'
-              ? `${name} was not found`
-              : `${name} could not start (${err.code ?? err.message})`,
-        }),
-      );
-      child.once('exit', (code, signal) =>
-        settle(
-          code === 0
-            ? { opened: true }
-            : {
-                opened: false,
-                reason: signal ? `${name} was stopped by ${signal}` : `${name} exited with status ${code}`,
-              },
-        ),
-      );
+      child.once('error', (err: NodeJS.ErrnoException) => {
+        if (err.code === 'ENOENT') failed(`${name} was not found`);
+        else failed(`${name} could not start (${err.code ?? err.message})`);
+      });
+      child.once('exit', (code, signal) => {
+        if (code === 0) settle({ opened: true });
+        else failed(signal ? `${name} was stopped by ${signal}` : `${name} exited with status ${code}`);
+      });
       child.once('spawn', () => {
         child.unref();
-        timer = setTimeout(
-          () => settle({ opened: false, reason: `${name} did not confirm within ${CONFIRM_MS / 1000} s` }),
-          CONFIRM_MS,
-        );
+        timer = setTimeout(() => failed(`${name} did not confirm within ${CONFIRM_MS / 1000} s`), CONFIRM_MS);
       });
     } catch (err) {
-      settle({ opened: false, reason: `${name} could not start (${(err as Error).message})` });
+      failed(`${name} could not start (${(err as Error).message})`);
     }
   });
 }
