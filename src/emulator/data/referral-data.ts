@@ -262,10 +262,8 @@ function generateReferral(seed: number, i: number, id: string, ref: ReferenceDat
   const first = pick(rand, FIRST);
   const last = pick(rand, LAST);
   const year = 1950 + Math.floor(rand() * 50);
-  const month = 1 + Math.floor(rand() * 12);
-  const day = 1 + Math.floor(rand() * 28);
-  const mm = String(month).padStart(2, '0');
-  const dd = String(day).padStart(2, '0');
+  const mm = String(1 + Math.floor(rand() * 12)).padStart(2, '0');
+  const dd = String(1 + Math.floor(rand() * 28)).padStart(2, '0');
   const firm = pick(rand, ref.lawFirms);
   const base = Date.UTC(2026, 0, 5) + i * 3_600_000 * 5;
   const visits = generateVisits(rand, u, i, ref, base);
