@@ -172,6 +172,8 @@ async function paginate(
   return 0;
 }
 
+const NOT_JSON = Symbol('not JSON');
+
 /** JSON as records; anything else (or JSON nested too deep to print again) as the bytes that came. */
 async function printAnswer(
   ctx: Context,
@@ -180,17 +182,13 @@ async function printAnswer(
 ): Promise<number> {
   if (res.raw.length === 0) return 0;
   const type = String(res.headers['content-type'] ?? '');
-  let parsed: unknown;
-  let isJson = false;
+  let parsed: unknown = NOT_JSON;
   if (/json/i.test(type) || /^\s*[[{]/.test(res.raw.subarray(0, 64).toString('utf8'))) {
     try {
       parsed = JSON.parse(res.raw.toString('utf8'));
-      isJson = true;
-    } catch {
-      isJson = false;
-    }
+    } catch {}
   }
-  if (!isJson || nestedDeeperThan(parsed, MAX_JSON_DEPTH)) {
+  if (parsed === NOT_JSON || nestedDeeperThan(parsed, MAX_JSON_DEPTH)) {
     // On a terminal a person reads it: text through the one sanitiser. Piped: the bytes as they came.
     if (ctx.io.stdoutIsTTY) ctx.out.write(res.raw.toString('utf8'));
     else ctx.io.stdout.write(res.raw);

@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import { requireHttpUrl } from '../cli/args.js';
 import { defineCommand } from '../cli/define.js';
 import { choice, file, flag, int, list, port, text } from '../cli/options.js';
@@ -56,44 +57,28 @@ export default defineCommand({
     const encoding = (opts.webhookEncoding ?? 'hex').toLowerCase();
     if (encoding !== 'hex' && encoding !== 'base64')
       throw new UsageError(`--webhook-encoding: use hex or base64, not "${opts.webhookEncoding}"`);
-    const { parseFault, FaultSpecError } = await import('../emulator/faults.js');
-    for (const spec of opts.fault ?? []) {
-      try {
-        parseFault(spec);
-      } catch (err) {
-        if (err instanceof FaultSpecError) throw new UsageError(`--fault: ${err.message}`);
-        throw err;
-      }
-    }
-    let server: Awaited<ReturnType<typeof import('../emulator/server.js').startMockServer>>;
-    try {
-      server = await (await import('../emulator/server.js')).startMockServer({
-        port: opts.port,
-        seed: opts.seed,
-        referrals: opts.referrals,
-        allowance: opts.allowance,
-        latencyMs: opts.latency,
-        referralListShape: opts.listShape === 'bare' ? 'bare' : 'object',
-        ignoreSearch: Boolean(opts.ignoreSearch),
-        webhookUrl: opts.webhookUrl,
-        webhookKey,
-        webhookEncoding: encoding,
-        webhookRetryDelayMs: opts.webhookRetryMs,
-        faults: opts.fault,
-        faultDelayMs: opts.faultDelayMs,
-        hostile: Boolean(opts.hostile),
-      });
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      if (code === 'EADDRINUSE') {
-        throw new CliError(
-          `port ${opts.port} is already in use on 127.0.0.1`,
-          1,
-          'Pick another with --port, or 0 for any free port.',
-        );
-      }
-      throw err;
-    }
+    const { startMockServer, FaultSpecError } = await import('../emulator/server.js');
+    const server = await startMockServer({
+      port: opts.port,
+      seed: opts.seed,
+      referrals: opts.referrals,
+      allowance: opts.allowance,
+      latencyMs: opts.latency,
+      referralListShape: opts.listShape === 'bare' ? 'bare' : 'object',
+      ignoreSearch: Boolean(opts.ignoreSearch),
+      webhookUrl: opts.webhookUrl,
+      webhookKey,
+      webhookEncoding: encoding,
+      webhookRetryDelayMs: opts.webhookRetryMs,
+      faults: opts.fault,
+      faultDelayMs: opts.faultDelayMs,
+      hostile: Boolean(opts.hostile),
+    }).catch((err: NodeJS.ErrnoException) => {
+      if (err instanceof FaultSpecError) throw new UsageError(`--fault: ${err.message}`);
+      if (err.code !== 'EADDRINUSE') throw err;
+      const hint = 'Pick another with --port, or 0 for any free port.';
+      throw new CliError(`port ${opts.port} is already in use on 127.0.0.1`, 1, hint);
+    });
     ctx.io.stdout.write(`${server.url}\n`);
     ctx.note(`imaging mock: emulator listening on ${server.url} (synthetic data; Ctrl-C stops it)`);
     if (opts.hostile)
@@ -101,10 +86,7 @@ export default defineCommand({
     if (opts.port === 4010)
       ctx.note('Use it with: imaging --env local <command>   e.g. imaging --env local cpt 73721');
     else ctx.note(`Use it with: imaging --env local --base-url ${server.url} <command>`);
-    await new Promise<void>((resolve) => {
-      if (ctx.signal.aborted) return resolve();
-      ctx.signal.addEventListener('abort', () => resolve(), { once: true });
-    });
+    if (!ctx.signal.aborted) await once(ctx.signal, 'abort');
     await server.close();
     ctx.note('imaging mock: stopped');
     const reason = ctx.signal.reason;

@@ -145,8 +145,9 @@ function valuesOf(opt: CompletionOption, cur: string, prefix: string): Completio
     const given = new Set(
       cur
         .slice(0, cut)
+        .toLowerCase()
         .split(',')
-        .map((s) => s.trim().toLowerCase()),
+        .map((s) => s.trim()),
     );
     return {
       list: true,

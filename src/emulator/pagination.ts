@@ -1,5 +1,5 @@
-export const DEFAULT_PER_PAGE = 25;
-export const MAX_PER_PAGE = 100;
+const DEFAULT_PER_PAGE = 25;
+const MAX_PER_PAGE = 100;
 
 export function paginated<T>(key: string, all: T[], url: URL): Record<string, unknown> {
   const { page, perPage, meta } = pageOf(url, all.length);

@@ -6,30 +6,20 @@ interface Match {
 }
 
 /** Method + path pattern (`:name` parameters, URI-decoded) -> handler; trailing slashes ignored. */
-export class Router {
-  private readonly routes: Array<{ route: Route; segments: string[] }> = [];
-
-  add(...routes: Route[]): this {
-    for (const route of routes) this.routes.push({ route, segments: split(route.path) });
-    return this;
-  }
-
-  match(method: string, pathname: string): Match | undefined {
+export function router(routes: readonly Route[]): (method: string, pathname: string) => Match | undefined {
+  const table = routes.map((route) => ({ route, segments: split(route.path) }));
+  return (method, pathname) => {
     const parts = split(pathname);
-    for (const { route, segments } of this.routes) {
+    for (const { route, segments } of table) {
       if (route.method !== method || segments.length !== parts.length) continue;
-      const raw: Array<[string, string]> = [];
-      const ok = segments.every((seg, i) => {
-        const part = parts[i]!;
-        if (!seg.startsWith(':')) return seg === part;
-        raw.push([seg.slice(1), part]);
-        return part !== '';
-      });
+      const ok = segments.every((seg, i) => (seg.startsWith(':') ? parts[i] !== '' : seg === parts[i]));
+      if (!ok) continue;
       // A malformed %-escape throws here, as a 500, like any other fault of a handler.
-      if (ok) return { route, params: Object.fromEntries(raw.map(([k, v]) => [k, decodeURIComponent(v)])) };
+      const params = segments.flatMap((seg, i) => (seg.startsWith(':') ? [[seg.slice(1), parts[i]!]] : []));
+      return { route, params: Object.fromEntries(params.map(([k, v]) => [k, decodeURIComponent(v!)])) };
     }
     return undefined;
-  }
+  };
 }
 
 function split(path: string): string[] {

@@ -61,7 +61,9 @@ export interface EmulatorState {
   webhooks: WebhookSender;
   faults: FaultPlan;
   requests: RequestLogEntry[];
-  baseUrl(): string;
+  /** Successful API requests by token, for --allowance. */
+  used: Map<string, number>;
+  port: number;
 }
 
 export type Handler = (c: Ctx, s: EmulatorState) => Promise<Reply> | Reply;

@@ -1,5 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import { VISIT_STATUSES } from '../api/types.js';
 import { DEFAULT_HEADERS, type DigestEncoding, signatureHeaderValue } from '../webhook/sign.js';
 
@@ -11,6 +11,14 @@ interface WebhookConfig {
   encoding: DigestEncoding;
   retryDelayMs: number;
   maxAttempts: number;
+}
+
+interface Delivery {
+  url: string;
+  body: Buffer;
+  name: string;
+  eventId: string | null;
+  signed: boolean;
 }
 
 interface DeliveryLog {
@@ -44,58 +52,46 @@ export class WebhookSender {
     const url = perRequestUrl ?? this.config.url;
     if (!url) throw new Error('no webhook URL');
     const signed = perRequestUrl === undefined && this.config.key !== undefined;
-    const body = Buffer.from(JSON.stringify(event));
     const eventId = typeof event.event_id === 'string' ? event.event_id : null;
+    const body = Buffer.from(JSON.stringify(event));
     this.pending++;
-    void this.attempt(url, body, String(event.event_name), eventId, signed, 1);
+    void this.attempt({ url, body, name: String(event.event_name), eventId, signed }, 1);
     return { event_id: eventId, url, signed };
   }
 
-  private async attempt(
-    url: string,
-    body: Buffer,
-    name: string,
-    eventId: string | null,
-    signed: boolean,
-    n: number,
-  ): Promise<void> {
+  private async attempt(d: Delivery, n: number): Promise<void> {
     const headers: Record<string, string> = {
       'Content-Type': 'application/json',
       'User-Agent': 'Service-Webhook/1.0',
-      [DEFAULT_HEADERS.event]: name,
-      'Content-Length': String(body.length),
+      [DEFAULT_HEADERS.event]: d.name,
+      'Content-Length': String(d.body.length),
     };
-    if (signed && this.config.key) {
+    const { key, encoding } = this.config;
+    if (d.signed && key) {
       // Signed afresh on every attempt, so a late retry still passes a receiver's tolerance.
       const ts = String(Math.floor(Date.now() / 1000));
       headers[DEFAULT_HEADERS.timestamp] = ts;
-      headers[DEFAULT_HEADERS.signature] = signatureHeaderValue(
-        this.config.key,
-        ts,
-        body,
-        this.config.encoding,
-      );
+      headers[DEFAULT_HEADERS.signature] = signatureHeaderValue(key, ts, d.body, encoding);
     }
-    const result = await post(url, headers, body);
+    const result = await post(d.url, headers, d.body);
+    const status = typeof result === 'number' ? result : null;
     this.log.push({
-      event_name: name,
-      event_id: eventId,
-      url,
+      event_name: d.name,
+      event_id: d.eventId,
+      url: d.url,
       attempt: n,
-      signed,
-      status: typeof result === 'number' ? result : null,
+      signed: d.signed,
+      status,
       error: typeof result === 'string' ? result : null,
       at: new Date().toISOString(),
     });
-    const ok = typeof result === 'number' && result >= 200 && result < 300;
+    const ok = status !== null && status >= 200 && status < 300;
     if (!ok && n < this.config.maxAttempts) {
-      const t = setTimeout(
-        () => {
-          this.timers.delete(t);
-          void this.attempt(url, body, name, eventId, signed, n + 1);
-        },
-        this.config.retryDelayMs * 2 ** (n - 1),
-      );
+      const retry = () => {
+        this.timers.delete(t);
+        void this.attempt(d, n + 1);
+      };
+      const t = setTimeout(retry, this.config.retryDelayMs * 2 ** (n - 1));
       this.timers.add(t);
       return;
     }
@@ -113,32 +109,21 @@ export class WebhookSender {
   }
 }
 
+/** The status of the answer, or why there was none. */
 function post(url: string, headers: Record<string, string>, body: Buffer): Promise<number | string> {
   return new Promise((resolve) => {
-    let u: URL;
-    try {
-      u = new URL(url);
-    } catch {
-      resolve(`bad URL ${url}`);
-      return;
-    }
+    const u = URL.canParse(url) ? new URL(url) : undefined;
+    if (!u) return resolve(`bad URL ${url}`);
     // Node would send to port 80/443 for :0.
-    if (u.port === '0') {
-      resolve(`bad URL ${url} (port 0)`);
-      return;
-    }
-    const send = (mod: { request: typeof httpRequest }) => {
-      const req = mod.request(u, { method: 'POST', headers, timeout: 10_000 }, (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode ?? 0));
-      });
-      req.on('timeout', () => req.destroy(new Error('timed out')));
-      req.on('error', (err) => resolve(err.message));
-      req.end(body);
-    };
-    if (u.protocol === 'https:')
-      void import('node:https').then((m) => send(m as unknown as { request: typeof httpRequest }));
-    else send({ request: httpRequest });
+    if (u.port === '0') return resolve(`bad URL ${url} (port 0)`);
+    const request = u.protocol === 'https:' ? httpsRequest : httpRequest;
+    const req = request(u, { method: 'POST', headers, timeout: 10_000 }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('timeout', () => req.destroy(new Error('timed out')));
+    req.on('error', (err) => resolve(err.message));
+    req.end(body);
   });
 }
 
@@ -150,5 +135,3 @@ export function nextVisitStatus(current: string): string {
   if (i < 0) return 'booked';
   return PATH[Math.min(i + 1, PATH.length - 1)]!;
 }
-
-export const newEventId = (): string => randomUUID();

@@ -47,14 +47,8 @@ function readmePath(): string | undefined {
   // The bundle's folder (dist/); under the test runner, the source folder (src/help/).
   const here = typeof __dirname === 'string' ? __dirname : undefined;
   if (!here) return undefined;
-  for (const candidate of [join(dirname(here), 'README.md'), join(dirname(dirname(here)), 'README.md')]) {
-    try {
-      if (statSync(candidate).isFile()) return candidate;
-    } catch {
-      // not there
-    }
-  }
-  return undefined;
+  const candidates = [join(dirname(here), 'README.md'), join(dirname(dirname(here)), 'README.md')];
+  return candidates.find((candidate) => statSync(candidate, { throwIfNoEntry: false })?.isFile());
 }
 
 /** The help's last lines: the README where it is installed, and help on one command. */

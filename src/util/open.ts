@@ -1,14 +1,5 @@
 import { spawn } from 'node:child_process';
-import {
-  closeSync,
-  constants,
-  mkdtempSync,
-  openSync,
-  rmdirSync,
-  statSync,
-  unlinkSync,
-  writeSync,
-} from 'node:fs';
+import { closeSync, constants, mkdtempSync, openSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -75,21 +66,15 @@ function redirectPage(url: string): RedirectPage {
     removed = true;
     unregister();
     try {
-      unlinkSync(file);
-    } catch {}
-    try {
-      rmdirSync(dir);
+      rmSync(dir, { recursive: true, force: true });
     } catch {}
   };
   const unregister = onForcedExit(remove, false);
+  const { O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW } = constants;
   try {
-    const fd = openSync(
-      file,
-      constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
-      0o600,
-    );
+    const fd = openSync(file, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600);
     try {
-      writeSync(fd, html);
+      writeFileSync(fd, html);
     } finally {
       closeSync(fd);
     }
@@ -123,39 +108,26 @@ function runOpener(command: string, args: string[]): Promise<OpenResult> {
   return new Promise((resolve) => {
     let timer: NodeJS.Timeout | undefined;
     const settle = (result: OpenResult) => {
-      if (timer) clearTimeout(timer);
+      clearTimeout(timer);
       resolve(result);
     };
+    const failed = (reason: string) => settle({ opened: false, reason });
     try {
       const child = spawn(command, args, { stdio: 'ignore', detached: true });
-      child.once('error', (err: NodeJS.ErrnoException) =>
-        settle({
-          opened: false,
-          reason:
-            err.code === 'ENOENT'
-              ? `${name} was not found`
-              : `${name} could not start (${err.code ?? err.message})`,
-        }),
-      );
-      child.once('exit', (code, signal) =>
-        settle(
-          code === 0
-            ? { opened: true }
-            : {
-                opened: false,
-                reason: signal ? `${name} was stopped by ${signal}` : `${name} exited with status ${code}`,
-              },
-        ),
-      );
+      child.once('error', (err: NodeJS.ErrnoException) => {
+        if (err.code === 'ENOENT') failed(`${name} was not found`);
+        else failed(`${name} could not start (${err.code ?? err.message})`);
+      });
+      child.once('exit', (code, signal) => {
+        if (code === 0) settle({ opened: true });
+        else failed(signal ? `${name} was stopped by ${signal}` : `${name} exited with status ${code}`);
+      });
       child.once('spawn', () => {
         child.unref();
-        timer = setTimeout(
-          () => settle({ opened: false, reason: `${name} did not confirm within ${CONFIRM_MS / 1000} s` }),
-          CONFIRM_MS,
-        );
+        timer = setTimeout(() => failed(`${name} did not confirm within ${CONFIRM_MS / 1000} s`), CONFIRM_MS);
       });
     } catch (err) {
-      settle({ opened: false, reason: `${name} could not start (${(err as Error).message})` });
+      failed(`${name} could not start (${(err as Error).message})`);
     }
   });
 }

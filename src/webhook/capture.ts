@@ -92,17 +92,16 @@ function parseHeaders(headerLines: string[]): Array<[string, string]> {
 }
 
 function bodyOf(rest: Buffer, headers: Array<[string, string]>, notes: string[]): Buffer {
-  const get = (name: string) => headers.filter(([k]) => k.toLowerCase() === name).map(([, v]) => v);
-  const te = get('transfer-encoding').join(',').toLowerCase();
-  if (te.includes('chunked')) {
+  if (headerOf(headers, 'transfer-encoding')?.toLowerCase().includes('chunked')) {
     notes.push('chunked transfer encoding decoded');
     return decodeChunked(rest);
   }
   // Several Content-Length headers (or a list in one) must agree, else the body's end is
   // ambiguous (the request-smuggling case): refused, not the first one picked.
-  const lengths = get('content-length')
-    .flatMap((v) => v.split(','))
-    .map((v) => v.trim());
+  const lengths =
+    headerOf(headers, 'content-length')
+      ?.split(',')
+      .map((v) => v.trim()) ?? [];
   if (new Set(lengths).size > 1)
     throw new CaptureError(
       `Content-Length is ambiguous: the capture gives ${lengths.map((v) => `"${v.slice(0, 20)}"`).join(' and ')}, so where the body ends cannot be told`,

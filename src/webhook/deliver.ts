@@ -1,4 +1,4 @@
-import type { ClientRequest, IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import type { ClientRequest, IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders } from 'node:http';
 import { count } from '../util/plural.js';
 
 interface DeliveryResult {
@@ -6,6 +6,9 @@ interface DeliveryResult {
   statusText?: string;
   ms: number;
   error?: string;
+  /** Why there was no answer: the deadline passed, or the request failed. */
+  timedOut?: boolean;
+  failure?: NodeJS.ErrnoException;
   headers?: IncomingHttpHeaders;
   /** Something odd about the answer's body (cut short, endless): the status stands. */
   note?: string;
@@ -21,19 +24,20 @@ const MAX_ANSWER_BODY_MS = 2000;
  */
 export async function deliver(
   url: URL,
-  headers: Array<[string, string]>,
+  headers: OutgoingHttpHeaders,
   body: Buffer,
-  opts: { timeoutMs: number; signal: AbortSignal },
+  opts: { timeoutMs: number; signal?: AbortSignal; settleAtHead?: boolean },
 ): Promise<DeliveryResult> {
   const mod = url.protocol === 'https:' ? await import('node:https') : await import('node:http');
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
   return new Promise((resolve, reject) => {
     let answered = false;
+    let timedOut = false;
     let interim = 0;
     const req = mod.request(url, {
       method: 'POST',
-      headers: Object.fromEntries([...headers, ['Content-Length', String(body.length)]]),
+      headers: { ...headers, 'Content-Length': String(body.length) },
       signal: opts.signal,
       agent: false,
     });
@@ -46,6 +50,7 @@ export async function deliver(
           : got > 0
             ? `no complete answer within ${opts.timeoutMs} ms (${count(got, 'byte')} of a status and headers that never ended)`
             : `no answer within ${opts.timeoutMs} ms`;
+      timedOut = true;
       req.destroy(new Error(why));
     }, opts.timeoutMs);
     req.on('information', () => {
@@ -61,13 +66,17 @@ export async function deliver(
         headers: res.headers,
       };
       const waitMs = Math.max(0, Math.min(opts.timeoutMs - elapsed(), MAX_ANSWER_BODY_MS));
-      drainBody(req, res, waitMs).then((note) => resolve(note ? { ...result, note } : result));
+      // With settleAtHead the body is still read and dropped, but nothing waits for it.
+      const drained = drainBody(req, res, waitMs);
+      if (opts.settleAtHead) resolve(result);
+      else drained.then((note) => resolve(note ? { ...result, note } : result));
     });
     req.on('error', (err: NodeJS.ErrnoException) => {
       clearTimeout(deadline);
       if (answered) return; // the answer's own handlers settle it
-      if (opts.signal.aborted) return reject(opts.signal.reason);
-      resolve({ ms: elapsed(), error: err.code ? `${err.code} (${err.message})` : err.message });
+      if (opts.signal?.aborted) return reject(opts.signal.reason);
+      const error = err.code ? `${err.code} (${err.message})` : err.message;
+      resolve({ ms: elapsed(), error, failure: err, ...(timedOut ? { timedOut } : {}) });
     });
     req.end(body);
   });

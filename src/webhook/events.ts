@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto';
+import type { AutoBookRequest, Referral, Visit } from '../api/types.js';
 import { isUuid } from '../cli/args.js';
 import { count } from '../util/plural.js';
 
@@ -9,6 +11,62 @@ export const EVENT_NAMES = [
   'referral.auto_book_completed',
 ] as const;
 export const UNSIGNED_BY_DESIGN = 'referral.auto_book_completed';
+
+/** The events as the service sends them (the emulator's and `webhook send`'s). */
+export function visitStatusEvent(referral: Referral, visit: Visit, previous: string, at: string) {
+  return {
+    event_id: randomUUID(),
+    event_name: 'visit.status_changed',
+    status: visit.status,
+    changes: { status: [previous, visit.status] },
+    visit_id: visit.id,
+    occurred_at: at,
+    referral,
+  };
+}
+
+export function notificationEvent(
+  referral: Referral,
+  n: { channel: string; previous: string | null; status: string; createdAt: string },
+  at: string,
+) {
+  return {
+    event_id: randomUUID(),
+    event_name: 'notification.status_changed',
+    referral_id: referral.id,
+    status: n.status,
+    changes: { status: [n.previous, n.status] },
+    notification: {
+      id: randomUUID(),
+      channel: n.channel,
+      notification_type: 'appointment_reminder',
+      status: n.status,
+      created_at: n.createdAt,
+      updated_at: at,
+      visit_id: referral.visits[0]?.id ?? null,
+    },
+    occurred_at: at,
+  };
+}
+
+export function autoBookRequest(outcome: string, at: string): AutoBookRequest {
+  return {
+    id: randomUUID(),
+    status: 'completed',
+    strategy: 'closest_soonest',
+    radius: 25,
+    address: null,
+    outcome,
+    error: null,
+    completed_at: at,
+  };
+}
+
+/** Sent unsigned, without an event_id: the request's id is the delivery's. */
+export function autoBookEvent(referral: Referral, at: string) {
+  const request = referral.auto_book_request;
+  return { event_name: UNSIGNED_BY_DESIGN, occurred_at: at, auto_book_request: request, referral };
+}
 
 export interface EventSummary {
   event: string | undefined;
@@ -61,22 +119,11 @@ export function checkEvent(headerEvent: string | undefined, body: Buffer): Event
   else if (name !== undefined && headerEvent !== name)
     problems.push(`the event header says "${headerEvent}" but event_name is "${name}"`);
 
-  const c: Checker = { data, problems, warnings, summary };
-  switch (name) {
-    case 'visit.status_changed':
-      checkVisitEvent(c);
-      break;
-    case 'notification.status_changed':
-      checkNotificationEvent(c);
-      break;
-    case 'referral.auto_book_completed':
-      checkAutoBookEvent(c);
-      break;
-    case undefined:
-      break;
-    default:
-      warnings.push(`"${name}" is not an event this tool knows; its fields were not checked`);
-      if (typeof data.event_id === 'string') summary.eventId = data.event_id;
+  const check = name === undefined ? undefined : CHECKS.get(name);
+  if (check) check({ data, problems, warnings, summary });
+  else if (name !== undefined) {
+    warnings.push(`"${name}" is not an event this tool knows; its fields were not checked`);
+    if (typeof data.event_id === 'string') summary.eventId = data.event_id;
   }
   summary.id ??= summary.eventId;
   return { summary, problems, warnings };
@@ -172,3 +219,9 @@ function checkAutoBookEvent(c: Checker): void {
   }
   c.summary.reference = referralRef(need(c, 'referral', isObj, 'an object'));
 }
+
+const CHECKS = new Map<string, (c: Checker) => void>([
+  ['visit.status_changed', checkVisitEvent],
+  ['notification.status_changed', checkNotificationEvent],
+  ['referral.auto_book_completed', checkAutoBookEvent],
+]);

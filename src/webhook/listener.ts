@@ -1,5 +1,7 @@
-import { createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http';
+import { once } from 'node:events';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { deliver } from './deliver.js';
 import type { Secret } from './secret.js';
 import type { DigestEncoding, HeaderNames } from './sign.js';
 import { type Verdict, verifyDelivery } from './verify.js';
@@ -50,19 +52,13 @@ const HOP_BY_HOP = new Set([
  * A local receiver on 127.0.0.1: verifies each delivery, notes a repeated event_id, and with
  * --forward-to passes the exact bytes on, answering with the target's status.
  */
-export async function startListener(
-  opts: ListenerOptions,
-): Promise<{ url: string; server: Server; close: () => Promise<void>; counts: Counts }> {
+export async function startListener(opts: ListenerOptions) {
   const seen = new Set<string>();
-  const counts: Counts = { received: 0, valid: 0, invalid: 0, duplicates: 0 };
+  const counts = { received: 0, valid: 0, invalid: 0, duplicates: 0 };
   let port = 0;
   const server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0] ?? '/';
-    const refused = refusal(req, path, port, opts);
-    if (refused) {
-      res.writeHead(refused.status, refused.headers).end(refused.text);
-      return;
-    }
+    if (refused(req, res, path, port, opts)) return;
     readBody(req, opts.maxBodyBytes).then(
       async (body) => {
         if (body === undefined) {
@@ -79,10 +75,8 @@ export async function startListener(
       },
     );
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(opts.port, '127.0.0.1', () => resolve());
-  });
+  server.listen(opts.port, '127.0.0.1');
+  await once(server, 'listening');
   port = (server.address() as AddressInfo).port;
   return {
     url: `http://127.0.0.1:${port}${opts.path ?? '/'}`,
@@ -96,32 +90,31 @@ export async function startListener(
   };
 }
 
-function refusal(
+/** Answers a request that is not a delivery to this listener, and says so. */
+function refused(
   req: IncomingMessage,
+  res: ServerResponse,
   path: string,
   port: number,
   opts: ListenerOptions,
-): { status: number; headers: Record<string, string>; text: string } | undefined {
-  const plain = { 'content-type': 'text/plain' };
+): boolean {
+  const answer = (status: number, text: string, headers = {}) => {
+    res.writeHead(status, { ...headers, 'content-type': 'text/plain' }).end(text);
+    return true;
+  };
   const host = req.headers.host ?? '';
   if (!hostAllowed(host, port, opts.allowHosts ?? [])) {
     opts.onRefusedHost?.(host);
     const name = host.replace(/:\d+$/, '') || 'NAME';
-    return {
-      status: 421,
-      headers: plain,
-      text: `this listener accepts deliveries addressed to 127.0.0.1:${port} or localhost:${port}; for a tunnel's host name, start it with: imaging webhook listen --allow-host ${name}\n`,
-    };
+    return answer(
+      421,
+      `this listener accepts deliveries addressed to 127.0.0.1:${port} or localhost:${port}; for a tunnel's host name, start it with: imaging webhook listen --allow-host ${name}\n`,
+    );
   }
   if (opts.path !== undefined && path !== opts.path)
-    return { status: 404, headers: plain, text: `not found: this listener receives on ${opts.path}\n` };
-  if (req.method !== 'POST')
-    return {
-      status: 405,
-      headers: { allow: 'POST', ...plain },
-      text: 'webhook deliveries are POST requests\n',
-    };
-  return undefined;
+    return answer(404, `not found: this listener receives on ${opts.path}\n`);
+  if (req.method !== 'POST') return answer(405, 'webhook deliveries are POST requests\n', { allow: 'POST' });
+  return false;
 }
 
 async function receive(
@@ -130,7 +123,7 @@ async function receive(
   path: string,
   body: Buffer,
   seen: Set<string>,
-  counts: Counts,
+  counts: Record<'received' | 'valid' | 'invalid' | 'duplicates', number>,
 ): Promise<{ status: number; reply: unknown }> {
   const headers = pairs(req.rawHeaders);
   const verdict = verifyDelivery({
@@ -187,13 +180,6 @@ function hostAllowed(host: string, port: number, allowed: readonly string[]): bo
   });
 }
 
-interface Counts {
-  received: number;
-  valid: number;
-  invalid: number;
-  duplicates: number;
-}
-
 function pairs(raw: string[]): Array<[string, string]> {
   const out: Array<[string, string]> = [];
   for (let i = 0; i + 1 < raw.length; i += 2) out.push([raw[i]!, raw[i + 1]!]);
@@ -228,48 +214,22 @@ async function forward(
   timeoutMs: number,
 ): Promise<{ forwarded: number | string; status: number }> {
   const url = new URL(target);
-  const mod = url.protocol === 'https:' ? await import('node:https') : { request: httpRequest };
   const out: Record<string, string | string[]> = {};
   for (const [k, v] of headers) {
-    const lk = k.toLowerCase();
-    if (HOP_BY_HOP.has(lk)) continue;
+    if (HOP_BY_HOP.has(k.toLowerCase())) continue;
     const prev = out[k];
     out[k] = prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [prev, v];
   }
-  out['Content-Length'] = String(body.length);
-  const started = performance.now();
-  return new Promise((resolve) => {
-    let answered = false;
-    const deadline = setTimeout(() => {
-      if (answered) return;
-      const s = timeoutMs % 1000 === 0 ? `${timeoutMs / 1000} s` : `${timeoutMs} ms`;
-      resolve({ forwarded: `no answer from ${url.origin} within ${s}`, status: 504 });
-      req.destroy();
-    }, timeoutMs);
-    const req = mod.request(url, { method: 'POST', headers: out, agent: false }, (res) => {
-      // Settled when the head arrives; the body is read briefly and dropped, so a target that
-      // streams forever cannot hold the delivery.
-      answered = true;
-      clearTimeout(deadline);
-      const code = res.statusCode ?? 0;
-      resolve({ forwarded: code, status: code });
-      let got = 0;
-      const left = timeoutMs - (performance.now() - started);
-      const stop = setTimeout(() => req.destroy(), Math.max(0, Math.min(left, 2000)));
-      res.on('data', (chunk: Buffer) => {
-        got += chunk.length;
-        if (got > 64 * 1024) req.destroy();
-      });
-      res.on('close', () => clearTimeout(stop));
-      res.on('error', () => {});
-    });
-    req.on('error', (err: NodeJS.ErrnoException) => {
-      clearTimeout(deadline);
-      resolve({
-        forwarded: err.code === 'ECONNREFUSED' ? `connection refused by ${url.origin}` : err.message,
-        status: 502,
-      });
-    });
-    req.end(body);
-  });
+  // Settled when the head arrives: a target that streams its body forever cannot hold the delivery.
+  const r = await deliver(url, out, body, { timeoutMs, settleAtHead: true });
+  if (r.status !== undefined) return { forwarded: r.status, status: r.status };
+  if (r.timedOut) {
+    const s = timeoutMs % 1000 === 0 ? `${timeoutMs / 1000} s` : `${timeoutMs} ms`;
+    return { forwarded: `no answer from ${url.origin} within ${s}`, status: 504 };
+  }
+  const refused = r.failure?.code === 'ECONNREFUSED';
+  return {
+    forwarded: refused ? `connection refused by ${url.origin}` : String(r.failure?.message),
+    status: 502,
+  };
 }

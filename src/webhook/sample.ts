@@ -1,9 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { nestedDeeperThan } from '../api/client.js';
-import type { AutoBookRequest, Referral } from '../api/types.js';
+import type { Referral } from '../api/types.js';
 import { UsageError } from '../errors.js';
 import { count } from '../util/plural.js';
-import { EVENT_NAMES } from './events.js';
+import {
+  autoBookEvent,
+  autoBookRequest,
+  EVENT_NAMES,
+  notificationEvent,
+  visitStatusEvent,
+} from './events.js';
 
 /** Test events of the spec's shapes, synthetic, with fresh ids on every call. */
 export type EventName = (typeof EVENT_NAMES)[number];
@@ -113,54 +119,26 @@ export function sampleEvent(name: EventName, now: Date): Record<string, unknown>
     case 'visit.status_changed': {
       const previous = visit.status;
       visit.status = 'booked';
-      return {
-        event_id: randomUUID(),
-        event_name: name,
-        status: visit.status,
-        changes: { status: [previous, visit.status] },
-        visit_id: visit.id,
-        occurred_at: at,
+      return visitStatusEvent(referral, visit, previous, at);
+    }
+    case 'notification.status_changed': {
+      const createdAt = new Date(now.getTime() - 60_000).toISOString();
+      return notificationEvent(
         referral,
-      };
+        { channel: 'sms', previous: 'sent', status: 'delivered', createdAt },
+        at,
+      );
     }
-    case 'notification.status_changed':
-      return {
-        event_id: randomUUID(),
-        event_name: name,
-        referral_id: referral.id,
-        status: 'delivered',
-        changes: { status: ['sent', 'delivered'] },
-        notification: {
-          id: randomUUID(),
-          channel: 'sms',
-          notification_type: 'appointment_reminder',
-          status: 'delivered',
-          created_at: new Date(now.getTime() - 60_000).toISOString(),
-          updated_at: at,
-          visit_id: visit.id,
-        },
-        occurred_at: at,
-      };
-    case 'referral.auto_book_completed': {
-      const request: AutoBookRequest = {
-        id: randomUUID(),
-        status: 'completed',
-        strategy: 'closest_soonest',
-        radius: 25,
-        address: null,
-        outcome: 'booked',
-        error: null,
-        completed_at: at,
-      };
+    case 'referral.auto_book_completed':
       visit.status = 'booked';
-      referral.auto_book_request = request;
-      return { event_name: name, occurred_at: at, auto_book_request: request, referral };
-    }
+      referral.auto_book_request = autoBookRequest('booked', at);
+      return autoBookEvent(referral, at);
   }
 }
 
 /** How deep a `--set` path (segments) or JSON value (levels of lists and objects) may go. */
 const MAX_SET_DEPTH = 64;
+const DOTTED = 'Use dotted names: --set referral.visits.0.status=booked';
 
 /**
  * `--set PATH=VALUE`: a dotted path; the value is JSON when it reads as JSON, else the text. Missing
@@ -172,16 +150,10 @@ export function applySet(event: Record<string, unknown>, path: string, raw: stri
   if (parts.length > MAX_SET_DEPTH)
     throw new UsageError(
       `--set: the path has ${parts.length} segments; at most ${MAX_SET_DEPTH} are allowed`,
-      'Use dotted names: --set referral.visits.0.status=booked',
+      DOTTED,
     );
-  if (
-    parts.some((p) => p === '') ||
-    parts.some((p) => p === '__proto__' || p === 'constructor' || p === 'prototype')
-  )
-    throw new UsageError(
-      `--set: "${path}" is not a field path`,
-      'Use dotted names: --set referral.visits.0.status=booked',
-    );
+  if (parts.some((p) => p === '' || p === '__proto__' || p === 'constructor' || p === 'prototype'))
+    throw new UsageError(`--set: "${path}" is not a field path`, DOTTED);
   let value: unknown;
   try {
     value = JSON.parse(raw);
@@ -197,28 +169,22 @@ export function applySet(event: Record<string, unknown>, path: string, raw: stri
   for (const [i, key] of parts.entries()) {
     const last = i === parts.length - 1;
     const where = parts.slice(0, i).join('.') || 'the event';
+    let k: string | number = key;
     if (Array.isArray(node)) {
       if (!/^\d+$/.test(key))
         throw new UsageError(`--set ${path}: ${where} is a list; give an index (0, 1, …), not "${key}"`);
-      const n = Number(key);
-      if (n > node.length)
+      k = Number(key);
+      if (k > node.length)
         throw new UsageError(
-          `--set ${path}: ${where} has ${count(node.length, 'item')}; index ${n} is past the end`,
+          `--set ${path}: ${where} has ${count(node.length, 'item')}; index ${k} is past the end`,
         );
-      if (last) node[n] = value;
-      else node = node[n] ??= {};
-      continue;
-    }
-    if (typeof node !== 'object' || node === null)
+    } else if (typeof node !== 'object' || node === null)
       throw new UsageError(
         `--set ${path}: ${where} is ${node === null ? 'null' : typeof node}, not an object`,
       );
-    const obj = node as Record<string, unknown>;
-    if (last) obj[key] = value;
-    else {
-      if (obj[key] === undefined || obj[key] === null) obj[key] = {};
-      node = obj[key];
-    }
+    const container = node as Record<string | number, unknown>;
+    if (last) container[k] = value;
+    else node = container[k] ??= {};
   }
 }
 

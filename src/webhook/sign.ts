@@ -9,19 +9,13 @@ export const DEFAULT_HEADERS = {
   signature: 'X-Service-Signature',
 } as const;
 
-export interface HeaderNames {
-  event: string;
-  timestamp: string;
-  signature: string;
-}
+export type HeaderNames = Record<keyof typeof DEFAULT_HEADERS, string>;
 
 export function computeDigest(key: Buffer, timestamp: string, body: Buffer): Buffer {
   return createHmac('sha256', key).update(`${timestamp}.`, 'utf8').update(body).digest();
 }
 
-export function encodeDigest(digest: Buffer, encoding: DigestEncoding): string {
-  return encoding === 'hex' ? digest.toString('hex') : digest.toString('base64');
-}
+export const encodeDigest = (digest: Buffer, encoding: DigestEncoding): string => digest.toString(encoding);
 
 export function signatureHeaderValue(
   key: Buffer,
@@ -51,14 +45,12 @@ function safeEqual(a: string, b: string): boolean {
   return timingSafeEqual(ab, bb);
 }
 
+/** The encoding in which `candidate` is the digest, if any. */
 export function matchDigest(
   candidate: string,
   digest: Buffer,
   encoding: DigestEncoding | 'auto',
 ): DigestEncoding | undefined {
-  if ((encoding === 'auto' || encoding === 'hex') && safeEqual(candidate, digest.toString('hex')))
-    return 'hex';
-  if ((encoding === 'auto' || encoding === 'base64') && safeEqual(candidate, digest.toString('base64')))
-    return 'base64';
-  return undefined;
+  const encodings = encoding === 'auto' ? (['hex', 'base64'] as const) : [encoding];
+  return encodings.find((e) => safeEqual(candidate, digest.toString(e)));
 }

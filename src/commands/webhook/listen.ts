@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import { requireHttpUrl } from '../../cli/args.js';
 import { defineCommand } from '../../cli/define.js';
 import { flag, list, port, text } from '../../cli/options.js';
@@ -49,48 +50,37 @@ export default defineCommand({
     for (const w of secret.warnings) ctx.note(safe`warning: ${w}`);
     const { startListener } = await import('../../webhook/listener.js');
     const { InterruptedError } = await import('../../errors.js');
-    let listener: Awaited<ReturnType<typeof startListener>>;
-    try {
-      listener = await startListener({
-        port: opts.port ?? 4030,
-        path: opts.path,
-        forwardTo: opts.forwardTo,
-        tolerance,
-        secret,
-        encoding,
-        names,
-        allowUnsigned: Boolean(opts.allowUnsigned),
-        maxBodyBytes: MAX_WEBHOOK_BYTES,
-        ...(ctx.globals.timeout !== undefined ? { forwardTimeoutMs: ctx.globals.timeout } : {}),
-        allowHosts: opts.allowHost ?? [],
-        onRefusedHost: (host) => {
-          const name = host.replace(/:\d+$/, '');
-          if (refused.has(name) || refused.size >= 10) return;
-          refused.add(name);
-          ctx.note(
-            safe`refused a request addressed to "${host}", not to this listener; if that is your tunnel, add --allow-host ${name || 'NAME'}`,
-          );
-        },
-        now: () => ctx.now().getTime(),
-        onDelivery: deliveryPrinter(ctx, format),
-      });
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') {
-        throw new CliError(
-          `port ${opts.port ?? 4030} is already in use on 127.0.0.1`,
-          1,
-          'Pick another with --port, or 0 for any free port.',
+    const listener = await startListener({
+      port: opts.port ?? 4030,
+      path: opts.path,
+      forwardTo: opts.forwardTo,
+      tolerance,
+      secret,
+      encoding,
+      names,
+      allowUnsigned: Boolean(opts.allowUnsigned),
+      maxBodyBytes: MAX_WEBHOOK_BYTES,
+      ...(ctx.globals.timeout !== undefined ? { forwardTimeoutMs: ctx.globals.timeout } : {}),
+      allowHosts: opts.allowHost ?? [],
+      onRefusedHost: (host) => {
+        const name = host.replace(/:\d+$/, '');
+        if (refused.has(name) || refused.size >= 10) return;
+        refused.add(name);
+        ctx.note(
+          safe`refused a request addressed to "${host}", not to this listener; if that is your tunnel, add --allow-host ${name || 'NAME'}`,
         );
-      }
-      throw err;
-    }
+      },
+      now: () => ctx.now().getTime(),
+      onDelivery: deliveryPrinter(ctx, format),
+    }).catch((err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EADDRINUSE') throw err;
+      const hint = 'Pick another with --port, or 0 for any free port.';
+      throw new CliError(`port ${opts.port ?? 4030} is already in use on 127.0.0.1`, 1, hint);
+    });
     ctx.note(
       `Listening for webhooks on ${listener.url} (tolerance ${tolerance} s${opts.forwardTo ? `, forwarding to ${opts.forwardTo}` : ''}; Ctrl-C stops)`,
     );
-    await new Promise<void>((resolve) => {
-      if (ctx.signal.aborted) return resolve();
-      ctx.signal.addEventListener('abort', () => resolve(), { once: true });
-    });
+    if (!ctx.signal.aborted) await once(ctx.signal, 'abort');
     await listener.close();
     const c = listener.counts;
     ctx.note(

@@ -170,22 +170,17 @@ async function deliverAll(
   const { name, event, url } = d;
   // The id as sent, whatever --set made it: JSON reports the value itself, the table its JSON text.
   const autoBook = name === 'referral.auto_book_completed';
-  const request = event.auto_book_request;
-  const sentId: unknown = autoBook
-    ? request !== null && typeof request === 'object' && !Array.isArray(request)
-      ? (request as { id?: unknown }).id
-      : undefined
-    : event.event_id;
+  const sentId = autoBook ? (event.auto_book_request as { id?: unknown } | null)?.id : event.event_id;
   const id = sentId === undefined ? undefined : typeof sentId === 'string' ? sentId : JSON.stringify(sentId);
-  const idLabel = autoBook ? 'auto-book' : 'event';
   const results: Array<Record<string, unknown>> = [];
   let failed: string | undefined;
   for (let n = 1; n <= times; n++) {
-    const r = await deliver(url, d.signed(), d.body, {
+    const r = await deliver(url, Object.fromEntries(d.signed()), d.body, {
       timeoutMs: ctx.globals.timeout ?? 30_000,
       signal: ctx.signal,
     });
     const ok = r.status !== undefined && r.status >= 200 && r.status < 300;
+    const head = r.status === undefined ? undefined : `${r.status}${r.statusText ? ` ${r.statusText}` : ''}`;
     results.push({
       event: name,
       event_id: event.event_id ?? null,
@@ -201,23 +196,18 @@ async function deliverAll(
       note: r.note ?? null,
     });
     if (format === 'table') {
-      const answer =
-        r.status !== undefined
-          ? `${r.status}${r.statusText ? ` ${r.statusText}` : ''}`
-          : `no answer: ${r.error}`;
+      const answer = head ?? `no answer: ${r.error}`;
       const which =
         times > 1
-          ? ` (delivery ${n} of ${times}, same ${idLabel === 'event' ? 'event_id' : 'auto_book_request.id'})`
+          ? ` (delivery ${n} of ${times}, same ${autoBook ? 'auto_book_request.id' : 'event_id'})`
           : '';
+      const note = r.note ? ` (note: ${r.note})` : '';
       ctx.out.line(
-        safe`${ok ? 'delivered' : 'FAILED   '}  ${name}  ${idLabel} ${id ?? '-'}  -> ${url.href}  ${answer}  in ${r.ms} ms${which}${r.note ? ` (note: ${r.note})` : ''}`,
+        safe`${ok ? 'delivered' : 'FAILED   '}  ${name}  ${autoBook ? 'auto-book' : 'event'} ${id ?? '-'}  -> ${url.href}  ${answer}  in ${r.ms} ms${which}${note}`,
       );
     }
     if (!ok && !failed)
-      failed =
-        r.status !== undefined
-          ? `the receiver answered ${r.status}${r.statusText ? ` ${r.statusText}` : ''}, not a 2xx`
-          : `no answer from ${url.href}: ${r.error}`;
+      failed = head ? `the receiver answered ${head}, not a 2xx` : `no answer from ${url.href}: ${r.error}`;
   }
   return { results, failed };
 }

@@ -4,50 +4,17 @@ import type { ReferenceData } from './reference-data.js';
 
 /** Synthetic referrals, each a pure function of (seed, index), so none is held in memory. */
 
-const FIRST = [
-  'Maria',
-  'James',
-  'Aisha',
-  'Wei',
-  'José',
-  'Olivia',
-  'Liam',
-  'Zoë',
-  'Mohammed',
-  'Siobhán',
-  'Nguyễn Thị',
-  'Ana-Lucía',
-  'Chloé',
-  'Björn',
-  'Priya',
-  "D'Andre",
-  'Mary "Molly"',
-  'Jean-Luc',
-  'Noah',
-  'Emma',
-];
-const LAST = [
-  'Garcia',
-  'Smith',
-  'Okafor',
-  'Chen',
-  "O'Connor",
-  'Müller',
-  'Nguyen',
-  'Johnson',
-  'Patel',
-  'Kowalski',
-  'Smith, Jr.',
-  'Rodríguez-López',
-  'Lee',
-  'Hernández',
-  'Brown',
-  'Ødegaard',
-  '=Hyperlink',
-  'Williams',
-  'Kim',
-  'Davis',
-];
+/** The items of a table written as text: separated by ` | ` or a new line. */
+const items = (text: string) => text.trim().split(/ \| |\n\s*/);
+
+const FIRST = items(`
+  Maria | James | Aisha | Wei | José | Olivia | Liam | Zoë | Mohammed | Siobhán | Nguyễn Thị
+  Ana-Lucía | Chloé | Björn | Priya | D'Andre | Mary "Molly" | Jean-Luc | Noah | Emma
+`);
+const LAST = items(`
+  Garcia | Smith | Okafor | Chen | O'Connor | Müller | Nguyen | Johnson | Patel | Kowalski
+  Smith, Jr. | Rodríguez-López | Lee | Hernández | Brown | Ødegaard | =Hyperlink | Williams | Kim | Davis
+`);
 const CITIES: Array<[string, string, string]> = [
   ['Philadelphia', 'PA', '19103'],
   ['Chicago', 'IL', '60601'],
@@ -58,14 +25,10 @@ const CITIES: Array<[string, string, string]> = [
   ['Phoenix', 'AZ', '85004'],
   ['Atlanta', 'GA', '30303'],
 ];
-const CENTERS = [
-  'Downtown Imaging Center',
-  'Northside MRI & CT',
-  "St. Luke's Radiology, East Campus",
-  'Advanced "Open" MRI',
-  'Clínica de Imágenes del Sur',
-  'Lakeside Diagnostic Imaging',
-];
+const CENTERS = items(`
+  Downtown Imaging Center | Northside MRI & CT | St. Luke's Radiology, East Campus
+  Advanced "Open" MRI | Clínica de Imágenes del Sur | Lakeside Diagnostic Imaging
+`);
 const RAD_GROUPS = ['Metro Radiology Associates', 'Premier Reading Group, P.A.', 'TeleRad Partners', null];
 const NOTES = [
   'Left voicemail for patient, will call back tomorrow.',
@@ -84,98 +47,65 @@ const PAYMENT: Record<(typeof LINES)[number], string[]> = {
   health_plan: ['insurance', 'outside_servicing'],
   patient_direct: ['cash_pay'],
 };
-const REFERRAL_STATUSES = [
-  'pending',
-  'pending',
-  'pending',
-  'invoice_ready',
-  'invoice_sent',
-  'closed',
-  'canceled',
-  'ar_collections',
-];
+const REFERRAL_STATUSES = items(`
+  pending | pending | pending | invoice_ready | invoice_sent | closed | canceled | ar_collections
+`);
 const SCHEDULING = [
-  'anytime_anywhere',
-  'time_preferences',
-  'existing_appointment',
-  'needs_other_location',
+  ...items('anytime_anywhere | time_preferences | existing_appointment | needs_other_location'),
   null,
 ];
-const PAYORS = [
-  'Liberty Mutual',
-  'Travelers',
-  'The Hartford',
-  'Blue Cross, Blue Shield',
-  'Aetna',
-  'Zenith Insurance Co.',
-];
+const PAYORS = items(`
+  Liberty Mutual | Travelers | The Hartford | Blue Cross, Blue Shield | Aetna | Zenith Insurance Co.
+`);
 const PROVIDERS = ['Dr. Sarah Connor', 'Dr. Raj Patel, MD', "Dr. Emily O'Neil", 'Dr. José Álvarez', null];
 /** Statuses the spec lists, weighted toward the middle, plus one it does not (clients must show it as is). */
-const VISIT_STATUS_POOL = [
-  'pending',
-  'pending_auth',
-  'co_signed',
-  'intake_sent',
-  'ready_to_book',
-  'contacted_for_booking',
-  'booked',
-  'booked',
-  'complete',
-  'exam_not_completed',
-  'sent_to_rad',
-  'report_uploaded',
-  'report_uploaded',
-  'qc_report_ready',
-  'invoice_ready',
-  'sent_to_rp',
-  'canceled',
-  'awaiting_records',
-];
+const VISIT_STATUS_POOL = items(`
+  pending | pending_auth | co_signed | intake_sent | ready_to_book | contacted_for_booking
+  booked | booked | complete | exam_not_completed | sent_to_rad | report_uploaded
+  report_uploaded | qc_report_ready | invoice_ready | sent_to_rp | canceled | awaiting_records
+`);
 
 const BOOKED = VISIT_STATUSES.indexOf('booked');
-const CPT_SYSTEM = 'http://www.ama-assn.org/go/cpt';
-const ICD_SYSTEM = 'http://hl7.org/fhir/sid/icd-10-cm';
-const PATIENT_SYSTEM = 'urn:partner-imaging:patient-id';
+export const CPT_SYSTEM = 'http://www.ama-assn.org/go/cpt';
+export const ICD_SYSTEM = 'http://hl7.org/fhir/sid/icd-10-cm';
+export const PATIENT_SYSTEM = 'urn:partner-imaging:patient-id';
 
+/** The generated referrals (by index), then the created ones; an update replaces one by id. */
 export class ReferralStore {
   private readonly ids: string[] = [];
   private readonly index = new Map<string, number>();
-  private readonly overrides = new Map<string, Referral>();
-  private readonly created: Referral[] = [];
+  /** Updated and created referrals, by id. */
+  private readonly stored = new Map<string, Referral>();
+  /** Serialised referrals, kept so that serving a page costs a join, not a build (bounded). */
+  private readonly jsonCache = new Map<number, string>();
 
   constructor(
     private readonly seed: number,
-    readonly count: number,
+    count: number,
     private readonly ref: ReferenceData,
   ) {
     const rand = rng(seed * 7 + 3);
-    for (let i = 0; i < count; i++) {
-      const id = uuidFrom(rand);
-      this.ids.push(id);
-      this.index.set(id, i);
-    }
+    for (let i = 0; i < count; i++) this.remember(uuidFrom(rand));
+  }
+
+  private remember(id: string): void {
+    this.index.set(id, this.ids.length);
+    this.ids.push(id);
   }
 
   get total(): number {
-    return this.count + this.created.length;
+    return this.ids.length;
   }
 
   at(i: number): Referral {
-    if (i < this.count) {
-      const id = this.ids[i]!;
-      return this.overrides.get(id) ?? generateReferral(this.seed, i, id, this.ref);
-    }
-    return this.created[i - this.count]!;
+    const id = this.ids[i]!;
+    return this.stored.get(id) ?? generateReferral(this.seed, i, id, this.ref);
   }
 
   get(id: string): Referral | undefined {
     const i = this.index.get(id);
-    if (i !== undefined) return this.at(i);
-    return this.created.find((r) => r.id === id);
+    return i === undefined ? undefined : this.at(i);
   }
-
-  /** Serialised referrals, kept so that serving a page costs a join, not a build (bounded). */
-  private readonly jsonCache = new Map<number, string>();
 
   json(i: number): string {
     let text = this.jsonCache.get(i);
@@ -199,21 +129,15 @@ export class ReferralStore {
   }
 
   add(referral: Referral): void {
-    this.created.push(referral);
+    this.remember(referral.id);
+    this.stored.set(referral.id, referral);
   }
 
   put(referral: Referral): void {
     const i = this.index.get(referral.id);
-    if (i !== undefined) {
-      this.overrides.set(referral.id, referral);
-      this.jsonCache.delete(i);
-      return;
-    }
-    const j = this.created.findIndex((r) => r.id === referral.id);
-    if (j >= 0) {
-      this.created[j] = referral;
-      this.jsonCache.delete(this.count + j);
-    }
+    if (i === undefined) return;
+    this.stored.set(referral.id, referral);
+    this.jsonCache.delete(i);
   }
 }
 
@@ -281,14 +205,9 @@ function generateProcedures(
   at: { i: number; v: number; procCount: number; scheduled: boolean; reported: boolean },
 ): Procedure[] {
   const procedures: Procedure[] = [];
+  const sameModality = () => ref.cpt.filter((c) => c.modality_name === mapping.modality_name);
   for (let p = 0; p < at.procCount; p++) {
-    const m =
-      p === 0
-        ? mapping
-        : pick(
-            rand,
-            ref.cpt.filter((c) => c.modality_name === mapping.modality_name),
-          );
+    const m = p === 0 ? mapping : pick(rand, sameModality());
     const accession = `ACC-${(at.i * 10 + at.v) * 10 + p + 100000}`;
     procedures.push({
       body_part: m.body_part_name,
@@ -312,16 +231,7 @@ function generatePatient(
   rand: () => number,
   u: () => string,
   i: number,
-  p: {
-    first: string;
-    last: string;
-    year: number;
-    mm: string;
-    dd: string;
-    city: string;
-    state: string;
-    zip: string;
-  },
+  p: Record<'first' | 'last' | 'mm' | 'dd' | 'city' | 'state' | 'zip', string> & { year: number },
 ): Referral['patient'] {
   const { first, last, year, mm, dd, city, state, zip } = p;
   return {
@@ -352,10 +262,8 @@ function generateReferral(seed: number, i: number, id: string, ref: ReferenceDat
   const first = pick(rand, FIRST);
   const last = pick(rand, LAST);
   const year = 1950 + Math.floor(rand() * 50);
-  const month = 1 + Math.floor(rand() * 12);
-  const day = 1 + Math.floor(rand() * 28);
-  const mm = String(month).padStart(2, '0');
-  const dd = String(day).padStart(2, '0');
+  const mm = String(1 + Math.floor(rand() * 12)).padStart(2, '0');
+  const dd = String(1 + Math.floor(rand() * 28)).padStart(2, '0');
   const firm = pick(rand, ref.lawFirms);
   const base = Date.UTC(2026, 0, 5) + i * 3_600_000 * 5;
   const visits = generateVisits(rand, u, i, ref, base);

@@ -1,6 +1,6 @@
 import type { Patient, Procedure, Referral, Visit } from '../../api/types.js';
 import type { ReferenceData } from './reference-data.js';
-import { noLocation } from './referral-data.js';
+import { CPT_SYSTEM, ICD_SYSTEM, noLocation, PATIENT_SYSTEM } from './referral-data.js';
 
 /**
  * What the emulator makes of a create or update payload (neither shape is published): a created
@@ -8,9 +8,6 @@ import { noLocation } from './referral-data.js';
  * any other, so a typo in a field name is a 422, not a no-op.
  */
 
-const CPT_SYSTEM = 'http://www.ama-assn.org/go/cpt';
-const ICD_SYSTEM = 'http://hl7.org/fhir/sid/icd-10-cm';
-const PATIENT_SYSTEM = 'urn:partner-imaging:patient-id';
 /** The read side's payment types (the create request's legacy `payment_type`, `pi`, is not one). */
 const PAYMENT_TYPES = [
   'lien',
@@ -196,6 +193,7 @@ const UPDATABLE = [
   'wc_number',
   'insurance_number',
 ] as const;
+const TEXT_FIELDS = ['referring_provider', 'incident_state', 'wc_number', 'insurance_number'] as const;
 
 function typeOf(v: unknown): string {
   if (v === null) return 'null';
@@ -209,7 +207,7 @@ function typeOf(v: unknown): string {
  */
 function wrongTypes(fields: Obj): string[] {
   const errors: string[] = [];
-  for (const key of ['law_firm_id', 'referring_provider', 'incident_state', 'wc_number', 'insurance_number'])
+  for (const key of ['law_firm_id', ...TEXT_FIELDS])
     if (key in fields && fields[key] !== null && typeof fields[key] !== 'string')
       errors.push(`${key} must be a string or null, not ${typeOf(fields[key])}`);
   for (const key of ['icd10_code_ids', 'icd10_codes']) {
@@ -233,10 +231,7 @@ export function updatedReferral(referral: Referral, fields: Obj, src: Sources): 
   if (errors.length > 0) return errors;
   const out = structuredClone(referral);
   if ('law_firm_id' in fields) out.law_firm = lawFirm(fields, src);
-  if ('referring_provider' in fields) out.referring_provider = str(fields.referring_provider);
   if ('icd10_code_ids' in fields || 'icd10_codes' in fields) out.icd10_codes = icdCodes(fields, src);
-  if ('incident_state' in fields) out.incident_state = str(fields.incident_state);
-  if ('wc_number' in fields) out.wc_number = str(fields.wc_number);
-  if ('insurance_number' in fields) out.insurance_number = str(fields.insurance_number);
+  for (const key of TEXT_FIELDS) if (key in fields) out[key] = str(fields[key]);
   return out;
 }

@@ -1,5 +1,6 @@
 import { uuidFrom } from '../data/random.js';
-import { invalid, jsonBody } from '../reply.js';
+import { PATIENT_SYSTEM } from '../data/referral-data.js';
+import { blank, invalid, jsonBody } from '../reply.js';
 import { route } from '../router.js';
 
 // The spec names POST /api/v2/patients without shapes: every field the payload sets is echoed, the rest null.
@@ -10,9 +11,8 @@ export const routes = [
       typeof body === 'object' && body !== null ? ((body as Record<string, unknown>).patient ?? body) : {}
     ) as Record<string, unknown>;
     const errors: string[] = [];
-    if (typeof p.first_name !== 'string' || p.first_name.trim() === '')
-      errors.push("First name can't be blank");
-    if (typeof p.last_name !== 'string' || p.last_name.trim() === '') errors.push("Last name can't be blank");
+    if (blank(p.first_name)) errors.push("First name can't be blank");
+    if (blank(p.last_name)) errors.push("Last name can't be blank");
     if (errors.length > 0) return invalid(c, errors);
     return {
       status: 201,
@@ -25,7 +25,7 @@ export const routes = [
         phone_number: p.phone_number ?? '',
         date_of_birth: usDate(p.date_of_birth_iso) ?? p.date_of_birth ?? null,
         date_of_birth_iso: p.date_of_birth_iso ?? null,
-        identifier: { system: 'urn:partner-imaging:patient-id', value: uuidFrom(s.idRand) },
+        identifier: { system: PATIENT_SYSTEM, value: uuidFrom(s.idRand) },
         address_line_1: p.address_line_1 ?? null,
         address_line_2: p.address_line_2 ?? null,
         city: p.city ?? null,

@@ -4,20 +4,18 @@ import { route } from '../router.js';
 
 // The spec names these reads without paths or shapes: the emulator's guesses, gated.
 export const routes = [
-  route('GET', '/api/v2/referrals/:id/payments', (c, s) => {
-    const r = s.referrals.get(c.params.id!);
-    if (!r) return notFound(c, 'Referral');
-    gate(c, 'payment read');
-    return { status: 200, body: payments(r) };
-  }),
-
-  route('GET', '/api/v2/referrals/:id/notifications', (c, s) => {
-    const r = s.referrals.get(c.params.id!);
-    if (!r) return notFound(c, 'Referral');
-    gate(c, 'notification read');
-    return { status: 200, body: notifications(r) };
-  }),
+  referralRead('payments', 'payment read', payments),
+  referralRead('notifications', 'notification read', notifications),
 ];
+
+function referralRead(what: string, gated: string, answer: (r: Referral) => Record<string, unknown>) {
+  return route('GET', `/api/v2/referrals/:id/${what}`, (c, s) => {
+    const r = s.referrals.get(c.params.id!);
+    if (!r) return notFound(c, 'Referral');
+    gate(c, gated);
+    return { status: 200, body: answer(r) };
+  });
+}
 
 function payments(r: Referral): Record<string, unknown> {
   const procs = r.visits.flatMap((v) => v.procedures);

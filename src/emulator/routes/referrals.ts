@@ -8,9 +8,9 @@ import {
   updatedReferral,
 } from '../data/referral-input.js';
 import { pageOf } from '../pagination.js';
-import { envelope, invalid, jsonBody, notFound } from '../reply.js';
+import { blank, invalid, jsonBody, notFound } from '../reply.js';
 import { route } from '../router.js';
-import type { Ctx, EmulatorState, Reply } from '../types.js';
+import type { EmulatorState } from '../types.js';
 import { searchMatcher } from './referral-search.js';
 
 export const routes = [
@@ -27,7 +27,9 @@ export const routes = [
         if ((!status || r.status === status) && (!lob || r.line_of_business === lob) && (!found || found(r)))
           all.push(r);
       }
-      return listReply(c, s, all.length, (a, b) => all.slice(a, b));
+      const { page, perPage, meta } = pageOf(c.url, all.length);
+      const items = all.slice((page - 1) * perPage, page * perPage);
+      return { status: 200, body: options.referralListShape === 'bare' ? items : { referrals: items, meta } };
     }
     const { page, perPage, meta } = pageOf(c.url, referrals.total);
     const items = referrals.sliceJson((page - 1) * perPage, page * perPage).join(',');
@@ -45,26 +47,18 @@ export const routes = [
 
   route('POST', '/api/v2/referrals', (c, s) => {
     const { referrals } = s;
-    const body = jsonBody(c);
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-      return envelope(422, 'validation_error', 'unprocessable_entity', 'Validation failed', c.requestId, [
-        'Body must be a JSON object',
-      ]);
-    }
-    const inner = referralFields(body)!;
+    const inner = referralFields(jsonBody(c));
+    if (!inner) return invalid(c, ['Body must be a JSON object']);
     const errors: string[] = [];
     const patient = inner.patient as Record<string, unknown> | undefined;
     if (typeof patient !== 'object' || patient === null) errors.push("Patient can't be blank");
     else {
-      if (typeof patient.first_name !== 'string' || patient.first_name.trim() === '')
-        errors.push("Patient first name can't be blank");
-      if (typeof patient.last_name !== 'string' || patient.last_name.trim() === '')
-        errors.push("Patient last name can't be blank");
+      if (blank(patient.first_name)) errors.push("Patient first name can't be blank");
+      if (blank(patient.last_name)) errors.push("Patient last name can't be blank");
     }
     const lob = inner.line_of_business;
-    if (lob !== undefined && !['personal_injury', 'workers_comp', 'health_plan'].includes(String(lob))) {
+    if (lob !== undefined && !['personal_injury', 'workers_comp', 'health_plan'].includes(String(lob)))
       errors.push(`Line of business ${String(lob)} cannot be selected on referral creation`);
-    }
     if (errors.length === 0) errors.push(...checkReferences(inner, sources(s)));
     if (errors.length > 0) return invalid(c, errors);
     const reference = `R-${String(900000 + referrals.total).padStart(6, '0')}`;
@@ -90,15 +84,4 @@ export const routes = [
 
 function sources(s: EmulatorState): Sources {
   return { ref: s.data, lawFirms: s.lawFirms, newId: () => uuidFrom(s.idRand) };
-}
-
-function listReply(
-  c: Ctx,
-  s: EmulatorState,
-  total: number,
-  slice: (a: number, b: number) => Referral[],
-): Reply {
-  const { page, perPage, meta } = pageOf(c.url, total);
-  const items = slice((page - 1) * perPage, page * perPage);
-  return { status: 200, body: s.options.referralListShape === 'bare' ? items : { referrals: items, meta } };
 }

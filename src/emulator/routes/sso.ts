@@ -9,7 +9,7 @@ export const routes = [
   route('POST', '/api/v2/auth/sso', (_c, s) => {
     const token = randomBytes(24).toString('base64url');
     s.ssoTokens.set(token, true);
-    return { status: 200, body: { url: `${s.baseUrl()}/portal/sso/${token}` } };
+    return { status: 200, body: { url: `http://127.0.0.1:${s.port}/portal/sso/${token}` } };
   }),
 
   route('GET', '/portal/sso/:token', (c, s) => {

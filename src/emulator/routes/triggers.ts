@@ -1,9 +1,10 @@
 import type { Referral } from '../../api/types.js';
 import { isLoopbackHost } from '../../api/url.js';
+import { autoBookEvent, autoBookRequest, notificationEvent, visitStatusEvent } from '../../webhook/events.js';
 import { jsonBody, notFound } from '../reply.js';
 import { route } from '../router.js';
 import type { Ctx, EmulatorState, Reply } from '../types.js';
-import { newEventId, nextVisitStatus } from '../webhooks.js';
+import { nextVisitStatus } from '../webhooks.js';
 
 /**
  * Mock-only event triggers: each changes a referral as the service would and sends the signed event.
@@ -21,15 +22,7 @@ export const routes = [
       const status = [previous, visit.status];
       if (!s.webhooks.configured)
         return { status: 200, body: { event_id: null, url: null, signed: false, status } };
-      const sent = s.webhooks.send({
-        event_id: newEventId(),
-        event_name: 'visit.status_changed',
-        status: visit.status,
-        changes: { status },
-        visit_id: visit.id,
-        occurred_at: now,
-        referral: updated,
-      });
+      const sent = s.webhooks.send(visitStatusEvent(updated, visit, previous, now));
       return { status: 202, body: { ...sent, status } };
     }),
   ),
@@ -40,23 +33,9 @@ export const routes = [
       const status = typeof input.status === 'string' ? input.status : 'delivered';
       const previous =
         typeof input.previous === 'string' ? input.previous : input.previous === null ? null : 'dispatched';
-      const sent = s.webhooks.send({
-        event_id: newEventId(),
-        event_name: 'notification.status_changed',
-        referral_id: referral.id,
-        status,
-        changes: { status: [previous, status] },
-        notification: {
-          id: newEventId(),
-          channel,
-          notification_type: 'appointment_reminder',
-          status,
-          created_at: now,
-          updated_at: now,
-          visit_id: referral.visits[0]?.id ?? null,
-        },
-        occurred_at: now,
-      });
+      const sent = s.webhooks.send(
+        notificationEvent(referral, { channel, previous, status, createdAt: now }, now),
+      );
       return { status: 202, body: sent };
     }),
   ),
@@ -64,26 +43,10 @@ export const routes = [
   route('POST', '/__mock/referrals/:id/auto_book', (c, s) =>
     withReferral(c, s, 'per-request', (referral, input, now, perRequest) => {
       const updated = structuredClone(referral);
-      updated.auto_book_request = {
-        id: newEventId(),
-        status: 'completed',
-        strategy: 'closest_soonest',
-        radius: 25,
-        address: null,
-        outcome: typeof input.outcome === 'string' ? input.outcome : 'booked',
-        error: null,
-        completed_at: now,
-      };
+      const outcome = typeof input.outcome === 'string' ? input.outcome : 'booked';
+      updated.auto_book_request = autoBookRequest(outcome, now);
       s.referrals.put(updated);
-      const sent = s.webhooks.send(
-        {
-          event_name: 'referral.auto_book_completed',
-          occurred_at: now,
-          auto_book_request: updated.auto_book_request,
-          referral: updated,
-        },
-        perRequest,
-      );
+      const sent = s.webhooks.send(autoBookEvent(updated, now), perRequest);
       return { status: 202, body: sent };
     }),
   ),
