@@ -22,7 +22,7 @@ import {
 } from './retry.js';
 import { cacheHitLine, redactToken, retryLine, type Trace, traceUrl } from './trace.js';
 import { abortError, Body, headerValue, type RawResponse, Transport } from './transport.js';
-import { apiScope, apiUrl, isLoopbackHost, type Query } from './url.js';
+import { apiScope, apiUrl, isLoopbackHost, outsideScope, type Query } from './url.js';
 
 /** What a command talks to: URL join, auth, the JSON answer, the error envelope -> ApiError. */
 
@@ -314,6 +314,38 @@ export class ApiClient {
     if (extraSignal?.aborted) throw abortError(extraSignal);
     await this.sleep(d.delayMs);
     if (extraSignal?.aborted) throw abortError(extraSignal);
+  }
+
+  /**
+   * A link's answer, whatever its status (a report, a document): the token goes only to a link
+   * below the base URL, and plain http only to this machine.
+   */
+  async fetchLink(
+    url: string,
+    opts: {
+      maxBytes: number;
+      onData?: (received: number, total: number | undefined) => void;
+      signal?: AbortSignal;
+    },
+  ): Promise<RawResponse> {
+    const u = new URL(url);
+    if (u.protocol !== 'https:' && u.protocol !== 'http:')
+      throw new CliError(`not an http(s) link (${u.protocol}); not fetched`);
+    if (u.protocol === 'http:' && !isLoopbackHost(u.hostname))
+      throw new CliError(`a plain http link (${u.host}); imaging fetches links only over https`);
+    const headers: Record<string, string> = { accept: '*/*', 'user-agent': userAgent() };
+    const scope = scopeOf(this.baseUrl);
+    const below = scope !== undefined && !outsideScope(u, scope);
+    if (below && this.token && !tokenHeaderProblem(this.token))
+      headers.authorization = `Bearer ${this.token}`;
+    return this.transport.send({
+      method: 'GET',
+      url,
+      headers,
+      body: undefined,
+      signal: opts.signal,
+      link: { maxBytes: opts.maxBytes, metered: below, onData: opts.onData },
+    });
   }
 
   close(): void {

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { DocumentLinks } from './data/documents.js';
 import { rng } from './data/random.js';
 import { buildReferenceData, type ReferenceData } from './data/reference-data.js';
 import { ReferralStore } from './data/referral-data.js';
@@ -8,6 +9,7 @@ import { type FaultMode, FaultPlan, PROXY_502_PAGE, parseFault } from './faults.
 import { envelope, HttpReply, noRoute } from './reply.js';
 import { Router } from './router.js';
 import { ROUTES } from './routes/index.js';
+import { type Storage, startStorage } from './storage.js';
 import { MOCK_TOKEN_PREFIX, MOCK_TOKENS } from './tokens.js';
 import type { Ctx, EmulatorState, MockOptions, Reply, RequestLogEntry } from './types.js';
 import { WebhookSender } from './webhooks.js';
@@ -27,6 +29,8 @@ export interface MockServer {
   webhooks: WebhookSender;
   faults: FaultPlan;
   requests: RequestLogEntry[];
+  /** The second origin, where some referrals' reports are served by signed links. */
+  storage: Storage;
   close(): Promise<void>;
 }
 
@@ -75,6 +79,8 @@ export async function startMockServer(options: MockOptions = {}): Promise<MockSe
     http.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve());
   });
   port = (http.address() as AddressInfo).port;
+  const storage = await startStorage(state.referrals, options.storagePort ?? 0, options.host ?? '127.0.0.1');
+  state.referrals.links = new DocumentLinks(`http://127.0.0.1:${port}`, storage.url);
   return {
     url: `http://127.0.0.1:${port}`,
     port,
@@ -84,9 +90,11 @@ export async function startMockServer(options: MockOptions = {}): Promise<MockSe
     webhooks: state.webhooks,
     faults,
     requests: state.requests,
+    storage,
     close: () =>
       new Promise<void>((resolve) => {
         state.webhooks.stop();
+        void storage.close();
         http.closeAllConnections?.();
         http.close(() => resolve());
       }),

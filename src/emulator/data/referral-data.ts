@@ -1,4 +1,5 @@
 import { type Procedure, type Referral, VISIT_STATUSES, type Visit } from '../../api/types.js';
+import type { DocumentLinks } from './documents.js';
 import { pick, rng, uuidFrom } from './random.js';
 import type { ReferenceData } from './reference-data.js';
 
@@ -142,6 +143,8 @@ export class ReferralStore {
   private readonly index = new Map<string, number>();
   private readonly overrides = new Map<string, Referral>();
   private readonly created: Referral[] = [];
+  /** Sets report links and document URLs on every referral served (once the server has its ports). */
+  links: DocumentLinks | undefined;
 
   constructor(
     private readonly seed: number,
@@ -163,7 +166,7 @@ export class ReferralStore {
   at(i: number): Referral {
     if (i < this.count) {
       const id = this.ids[i]!;
-      return this.overrides.get(id) ?? generateReferral(this.seed, i, id, this.ref);
+      return this.overrides.get(id) ?? this.decorated(generateReferral(this.seed, i, id, this.ref));
     }
     return this.created[i - this.count]!;
   }
@@ -202,7 +205,13 @@ export class ReferralStore {
     this.created.push(referral);
   }
 
-  put(referral: Referral): void {
+  private decorated(referral: Referral): Referral {
+    return this.links ? this.links.decorate(referral) : referral;
+  }
+
+  /** A changed referral: a visit that has reached report_uploaded gets its report link here. */
+  put(changed: Referral): void {
+    const referral = this.decorated(changed);
     const i = this.index.get(referral.id);
     if (i !== undefined) {
       this.overrides.set(referral.id, referral);
