@@ -156,6 +156,11 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: () => import('./commands/referrals/watch.js'),
   },
   {
+    path: ['referrals', 'download'],
+    summary: 'save the report PDFs (and --documents) of referrals into a folder',
+    load: () => import('./commands/referrals/download.js'),
+  },
+  {
     path: ['webhook', 'verify'],
     summary: "check a delivery's signature, timestamp and event shape offline",
     load: () => import('./commands/webhook/verify.js'),

@@ -1,5 +1,4 @@
 import { VISIT_STATUSES } from '../../api/types.js';
-import { referralId } from '../../cli/args.js';
 import { defineCommand } from '../../cli/define.js';
 import { duration, formatDuration } from '../../cli/duration.js';
 import { arg, completes, file, int, text } from '../../cli/options.js';
@@ -137,8 +136,8 @@ async function named(ctx: Context, args: readonly string[], from: string | undef
 }
 
 /** IDs as given; references through the list (their snapshot counts as the first read). */
-async function resolve(_ctx: Context, texts: readonly string[]): Promise<WatchTarget[]> {
-  return texts.map((t) => ({ id: referralId(t) }));
+async function resolve(ctx: Context, texts: readonly string[]): Promise<WatchTarget[]> {
+  return (await import('../../referrals/resolve.js')).resolveReferrals(ctx, texts);
 }
 
 /**
