@@ -59,12 +59,12 @@ export function wantedOf(referral: Referral, reports: boolean, documents: boolea
       for (const [p, proc] of (visit.procedures ?? []).entries()) {
         const accession = typeof proc.accession_id === 'string' ? proc.accession_id : null;
         const part = accession ? safeName(accession) : `visit-${v + 1}-procedure-${p + 1}`;
-        const which = accession ?? `visit ${v + 1} ${proc.procedure ?? visit.modality ?? ''}`.trim();
+        const which = accession ?? `visit ${v + 1}${visit.modality ? `, ${visit.modality}` : ''}`;
         out.push({
           ...base,
           kind: 'report',
           accession,
-          label: `${referral.reference ?? referral.id} ${which} report`,
+          label: `${referral.reference ?? referral.id} ${which}`,
           name: `${ref}_${part}_report.pdf`,
           url: typeof proc.report_link === 'string' && proc.report_link !== '' ? proc.report_link : null,
           visitStatus: visit.status,
@@ -155,9 +155,7 @@ export async function saveOne(
   if (res.status < 200 || res.status >= 300)
     throw new NotSaved(`HTTP ${res.status} from ${shown}; not saved`);
   if (isHtml(res))
-    throw new NotSaved(
-      `the link answered an HTML page, not the ${w.kind} (an expired link or a sign-in page); not saved`,
-    );
+    throw new NotSaved('the link answered an HTML page (an expired link or a sign-in page?); not saved');
   const name = w.kind === 'report' ? w.name : `${w.name}.${documentExtension(w.url, res)}`;
   if (name.endsWith('.pdf') && !startsPdf(res))
     throw new NotSaved(

@@ -17,7 +17,7 @@ const DEFAULT_MAX = 100 * 1024 * 1024;
 export default defineCommand({
   path: ['referrals', 'download'],
   description:
-    'Saves the report PDFs (the default; --documents for the documents that have a URL, both for both) into DIR, named <reference>_<accession>_report.pdf and <reference>_document-<n>.<ext>. Files are patient data: written 0600, whole or not at all, never cached; an existing file is left alone (exit 1) unless --force. The token goes only to links below the base URL. A report not in yet is listed with its visit status. Exit 1 when any file was not saved, 4 when nothing asked for is available.',
+    'Saves the report PDFs (the default; --documents: the documents that have a URL instead, both flags: both) into DIR, named <reference>_<accession>_report.pdf and <reference>_document-<n>.<ext>. Files are patient data: written 0600, whole or not at all, never cached; an existing file is left alone (exit 1) unless --force. The token goes only to links below the base URL. A report not in yet is listed with its visit status. Exit 1 when any file was not saved, 4 when nothing asked for is available.',
   formats: ['table', 'json', 'ndjson'],
   args: [arg('[ids...]', 'referral ids or references')],
   options: {
@@ -34,7 +34,7 @@ export default defineCommand({
   examples: [
     'imaging referrals download R-240002',
     'imaging referrals download R-240002 R-240007 --documents --reports -D case-files',
-    'imaging referrals download --from case-referrals.txt -D case-files   # or an export (CSV, NDJSON, JSON)',
+    'imaging referrals download --from case-referrals.txt -D case-files   # or an export',
   ],
   async run(ctx, [given], opts) {
     const ids = (given as unknown as string[] | undefined) ?? [];
@@ -102,13 +102,17 @@ async function wantedAll(ctx: Context, named: readonly Named[], reports: boolean
 
 /** Reports not in yet: in the list a person reads, or on stderr beside data. */
 function listUnavailable(to: Context['out'], wanted: readonly Wanted[]): void {
+  const lines = new Set<string>();
   for (const w of wanted) {
     if (w.url !== null) continue;
-    const canceled = w.visitStatus === 'canceled';
-    to.line(
-      safe`${canceled ? 'no report         ' : 'not available yet '} ${w.label} (visit ${w.visitStatus ?? 'status unknown'})`,
+    const status = w.visitStatus ?? 'status unknown';
+    lines.add(
+      status === 'canceled'
+        ? `${w.label}: no report, visit canceled`
+        : `${w.label}: not available yet (${status})`,
     );
   }
+  for (const line of lines) to.line(safe`${line}`);
 }
 
 function nothingAvailable(
@@ -150,7 +154,7 @@ async function saveAll(
       bar.done();
       bytes += s.bytes;
       saved.push(s);
-      if (opts.human) ctx.out.line(safe`saved  ${s.file}  (${formatBytes(s.bytes)})`);
+      if (opts.human) ctx.out.line(safe`saved ${s.file} (${formatBytes(s.bytes)})`);
     } catch (err) {
       bar.done();
       if (!(err instanceof NotSaved)) throw err;

@@ -55,10 +55,13 @@ describe('imaging referrals download', () => {
       const path = join(dir.path, name);
       expect(statSync(path).mode & 0o777).toBe(0o600);
       expect(readFileSync(path).subarray(0, 5).toString()).toBe('%PDF-');
-      expect(p.stdout).toContain(`saved  ${name}  (`);
+      expect(p.stdout).toContain(`saved ${name} (`);
     }
     const pending = r.visits.filter((v) => !links({ ...r, visits: [v] }).length);
-    for (const v of pending) expect(p.stdout).toContain(`(visit ${v.status})`);
+    for (const v of pending)
+      expect(p.stdout).toMatch(
+        new RegExp(`: (not available yet \\(${v.status}\\)|no report, visit canceled)\n`),
+      );
     // Piped: lines, no escapes, nothing on stderr; on a terminal, a progress bar cleared after.
     expect(hasEscapes(p.stdout + p.stderr)).toBe(false);
     expect(p.stderr).toBe('');
@@ -92,9 +95,7 @@ describe('imaging referrals download', () => {
     expect(res.code).toBe(1);
     expect(files()).toEqual([]);
     const n = links(r).length;
-    expect(
-      res.stderr.match(/the link answered an HTML page, not the report \(an expired link/g),
-    ).toHaveLength(n);
+    expect(res.stderr.match(/the link answered an HTML page \(an expired link/g)).toHaveLength(n);
     expect(res.stderr).toMatch(new RegExp(`error: ${n} files? not saved \\(0 saved\\)\\n$`));
     expect(res.stderr).not.toMatch(/signature=|expires=/);
   });
@@ -164,6 +165,24 @@ describe('imaging referrals download', () => {
     );
     expect(stdin.code).toBe(0);
     expect(JSON.parse(stdin.stdout)).toHaveLength(links(a).length);
+  });
+
+  it('a visit advanced to report_uploaded gets its report link, and the report downloads', async () => {
+    const r = all().find(
+      (x) => placementOf(x.id) === 'api' && x.visits.length === 1 && x.visits[0]!.status === 'booked',
+    )!;
+    const before = await piped(['referrals', 'download', r.id, '-D', dir.path], { env: fx.env() });
+    expect(before.code).toBe(4);
+    expect(before.stdout).toContain(': not available yet (booked)\n');
+    const res = await fetch(`${fx.mock.url}/__mock/referrals/${r.id}/visits/${r.visits[0]!.id}/advance`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ status: 'report_uploaded' }),
+    });
+    expect(res.status).toBe(200);
+    const after = await piped(['referrals', 'download', r.id, '-D', dir.path], { env: fx.env() });
+    expect(after.code).toBe(0);
+    expect(files()).toHaveLength(r.visits[0]!.procedures.length);
   });
 
   it('documents with a URL: <reference>_document-<n>.<ext>', async () => {
@@ -320,7 +339,7 @@ describe('the token goes only below the base URL', () => {
         env: { IMAGING_ENV: 'local', IMAGING_BASE_URL: api.url, IMAGING_CONFIG_DIR: d.path },
       });
       expect(r.code).toBe(1);
-      expect(r.stderr).toContain('error: R-1 B1 report: the link answered something that is not a PDF');
+      expect(r.stderr).toContain('error: R-1 B1: the link answered something that is not a PDF');
       expect(readdirSync(d.path).filter((f) => f.endsWith('.pdf'))).toEqual([]);
     } finally {
       d.cleanup();
@@ -413,7 +432,7 @@ describe('a download stopped part-way', () => {
           const r = await piped(['referrals', 'download', ID, '-D', disk.path], { env: envFor(d.path) });
           expect(r.code).toBe(1);
           expect(r.stderr).toContain(
-            'error: R-9 C1 report: could not save R-9_C1_report.pdf: no space left on the device',
+            'error: R-9 C1: could not save R-9_C1_report.pdf: no space left on the device',
           );
           expect(readdirSync(disk.path)).toEqual([]);
         } finally {
