@@ -6,6 +6,7 @@ import type { Referral } from '../../../src/api/types.js';
 import { minimalPdf, placementOf } from '../../../src/emulator/data/documents.js';
 import { bothForms, expectUsageError, hasEscapes, onTerminal, piped, widest } from '../../fake-io.js';
 import { BIN, json, mockFixture, tempDir, testServer, tmpfsFolder, until } from '../../helpers.js';
+import { paneFixture } from '../../terminal.js';
 
 const fx = mockFixture();
 const dir = tempDir('imaging-download-');
@@ -389,20 +390,39 @@ describe('a download stopped part-way', () => {
     IMAGING_CONFIG_DIR: config,
   });
 
+  const term = paneFixture();
+  it('at an 80-column terminal: a progress bar while it downloads; Ctrl-C: exit 130, cursor back, no file', async () => {
+    stall = true;
+    try {
+      const pane = await term.run(['referrals', 'download', ID, '-D', 'out'], {
+        ...envFor(term.dir.path),
+        IMAGING_KEYCHAIN: 'off',
+      });
+      const lines = await pane.waitForScreen((l) => l.some((x) => /downloading .*0\/1 files {2}\d/.test(x)));
+      for (const l of lines) expect(l.length).toBeLessThanOrEqual(80);
+      await pane.keys('C-c');
+      expect(await pane.exited()).toBe(130);
+      expect(await pane.cursorVisible()).toBe(true);
+      expect(readdirSync(join(term.dir.path, 'out'))).toEqual([]);
+    } finally {
+      stall = false;
+    }
+  });
+
   it('a real SIGINT mid-download: exit 130, no file and no partial file', async () => {
     stall = true;
     const d = tempDir();
     const out = join(d.path, 'out');
     mkdirSync(out);
     try {
+      const asked = () => api.seen.filter((s) => s.url === '/api/v2/C1.pdf').length;
+      const earlier = asked();
       const child = spawn(process.execPath, [BIN, 'referrals', 'download', ID, '-D', out], {
         env: { ...envFor(d.path), PATH: process.env.PATH, IMAGING_KEYCHAIN: 'off' },
       });
       const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
-      await until(
-        () => (api.seen.some((s) => s.url === '/api/v2/C1.pdf') ? true : undefined),
-        'the download',
-      );
+      // The report's request has arrived and its first half been sent: the download is under way.
+      await until(() => (asked() > earlier ? true : undefined), 'the download');
       child.kill('SIGINT');
       expect(await exited).toBe(130);
       expect(readdirSync(out)).toEqual([]);
