@@ -10,7 +10,7 @@ import {
   UsageError,
 } from '../errors.js';
 import { userAgent } from '../version.js';
-import { type Clean, parseErrorBody } from './errors.js';
+import { type Clean, parseErrorBody, parseRetryAfter } from './errors.js';
 import {
   type Decision,
   decide,
@@ -338,14 +338,32 @@ export class ApiClient {
     const below = scope !== undefined && !outsideScope(u, scope);
     if (below && this.token && !tokenHeaderProblem(this.token))
       headers.authorization = `Bearer ${this.token}`;
-    return this.transport.send({
-      method: 'GET',
-      url,
-      headers,
-      body: undefined,
-      signal: opts.signal,
-      link: { maxBytes: opts.maxBytes, metered: below, onData: opts.onData },
-    });
+    const p: Prepared = { method: 'GET', url, headers, body: undefined, retry: true };
+    // The API's retry policy: a dropped connection, a timeout or a 5xx is tried again.
+    for (let attempt = 1; ; attempt++) {
+      let res: RawResponse;
+      try {
+        res = await this.transport.send({
+          ...p,
+          signal: opts.signal,
+          link: { maxBytes: opts.maxBytes, metered: below, onData: opts.onData },
+        });
+      } catch (err) {
+        const outcome = networkOutcome(err);
+        const d = outcome && this.decide(p, attempt, outcome);
+        if (!d?.retry) throw err;
+        await this.wait(d, attempt, p, opts.signal);
+        continue;
+      }
+      const after = parseRetryAfter(headerValue(res.headers, 'retry-after'));
+      const d = this.decide(p, attempt, {
+        kind: 'status',
+        status: res.status,
+        retryAfterMs: after === undefined ? undefined : after * 1000,
+      });
+      if (res.status < 400 || !d.retry) return res;
+      await this.wait(d, attempt, p, opts.signal);
+    }
   }
 
   close(): void {

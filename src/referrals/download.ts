@@ -96,13 +96,14 @@ export function wantedOf(referral: Referral, reports: boolean, documents: boolea
   return out;
 }
 
+/** The extension a link's path ends in (`pdf` of `/files/1-aob.pdf?sig=…`). */
+function urlExtension(url: string): string | undefined {
+  return /\.([A-Za-z0-9]{1,8})$/.exec(new URL(url).pathname)?.[1]?.toLowerCase();
+}
+
 /** A document's extension: its URL's, else what the answer is (a PDF), else `bin`. */
 function documentExtension(url: string, res: RawResponse): string {
-  const path = new URL(url).pathname;
-  const m = /\.([A-Za-z0-9]{1,8})$/.exec(path);
-  if (m) return m[1]!.toLowerCase();
-  if (startsPdf(res)) return 'pdf';
-  return 'bin';
+  return urlExtension(url) ?? (startsPdf(res) ? 'pdf' : 'bin');
 }
 
 const startsPdf = (res: RawResponse) =>
@@ -141,7 +142,9 @@ export async function saveOne(
   const refuseExisting = (name: string) => {
     if (!opts.force && exists(target(name))) throw new NotSaved(`exists: ${name} (use --force)`);
   };
-  if (w.kind === 'report') refuseExisting(w.name);
+  // Known before the request, so an existing file costs none.
+  const known = w.kind === 'report' ? w.name : urlExtension(w.url) && `${w.name}.${urlExtension(w.url)}`;
+  if (known) refuseExisting(known);
   let res: RawResponse;
   try {
     res = await client.fetchLink(w.url, { maxBytes: opts.maxBytes, onData: opts.onData });

@@ -193,6 +193,14 @@ describe('imaging referrals download', () => {
     });
     expect(res.code).toBe(0);
     expect(files()).toEqual([`${r.reference}_document-1.pdf`]);
+    // Again: the file is there, so the link is not even asked for.
+    fx.reset();
+    const again = await piped(['referrals', 'download', r.id, '-D', dir.path, '--documents'], {
+      env: fx.env(),
+    });
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain(`exists: ${r.reference}_document-1.pdf (use --force)\n`);
+    expect(fx.apiRequests().filter((q) => q.path.includes('/documents/'))).toEqual([]);
   });
 
   it('--verbose shows neither a signed query string nor the token', async () => {
@@ -280,6 +288,11 @@ describe('the token goes only below the base URL', () => {
           ],
         });
       }
+      // A 503 first: tried again, as an API request would be.
+      if (path === '/api/v2/files/A1.pdf' && api.seen.filter((s) => s.url === path).length === 1) {
+        res.writeHead(503);
+        return res.end();
+      }
       if (path === '/api/v2/files/A2.pdf') {
         res.writeHead(302, { location: `${other.url}/bucket/A2.pdf?signature=s3cr3t` });
         return res.end();
@@ -302,6 +315,7 @@ describe('the token goes only below the base URL', () => {
       ).toEqual(['A1', 'A2', 'A3', 'A4'].map((a) => `R-1_${a}_report.pdf`));
       const auth = (path: string) => api.seen.find((s) => s.url === path)?.headers.authorization;
       expect(auth(`/api/v2/referrals/${ID}`)).toBe('Bearer mock-token');
+      expect(api.seen.filter((s) => s.url === '/api/v2/files/A1.pdf')).toHaveLength(2);
       expect(auth('/api/v2/files/A1.pdf')).toBe('Bearer mock-token');
       expect(auth('/api/v2/files/A2.pdf')).toBe('Bearer mock-token');
       expect(api.seen.find((s) => s.url === '/outside/A4.pdf')!.headers.authorization).toBeUndefined();
