@@ -47,7 +47,7 @@ export default defineCommand({
         'name the referrals to download from: ids or references, or --from FILE',
         'e.g. imaging referrals download R-240002',
       );
-    prepareDir(dir, opts.dir !== undefined);
+    const makeDir = checkDir(dir, opts.dir !== undefined);
     const reports = opts.reports === true || opts.documents !== true;
     const documents = opts.documents === true;
     const human = format === 'table';
@@ -59,6 +59,7 @@ export default defineCommand({
     const available = wanted.filter((w): w is Available => w.url !== null);
     if (available.length === 0)
       nothingAvailable(named.length, wanted.length, failures.length, reports, documents);
+    makeDir();
     const saved = await saveAll(ctx, available, {
       dir,
       force: opts.force === true,
@@ -184,21 +185,26 @@ async function fromFile(ctx: Context, source: string): Promise<string[]> {
   return referralsInFile(bytes.toString('utf8'), source === '-' ? 'standard input' : source);
 }
 
-/** The folder exists or is made (0700: it holds patient data); a file in its place is a usage error. */
-function prepareDir(dir: string, named: boolean): void {
+/**
+ * The folder is a folder, or is missing and named with -D: made (0700: it holds patient data) only
+ * once there is something to save in it.
+ */
+function checkDir(dir: string, named: boolean): () => void {
   try {
     if (!statSync(dir).isDirectory()) throw new UsageError(`--dir: ${dir} is not a folder`);
-    return;
+    return () => {};
   } catch (err) {
     if (err instanceof UsageError) throw err;
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || !named)
       throw new UsageError(`--dir: cannot use ${dir}: ${reasonOf(err)}`);
   }
-  try {
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-  } catch (err) {
-    throw new UsageError(`--dir: cannot make ${dir}: ${reasonOf(err)}`);
-  }
+  return () => {
+    try {
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
+    } catch (err) {
+      throw new CliError(`--dir: cannot make ${dir}: ${reasonOf(err)}`);
+    }
+  };
 }
 
 function dedupe<T extends { id: string }>(list: readonly T[]): T[] {
