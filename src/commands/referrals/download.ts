@@ -80,23 +80,37 @@ export default defineCommand({
 type Available = Wanted & { url: string };
 type Named = { id: string; reference?: string | undefined; referral?: Referral | undefined };
 
+/** Referrals read at once: many arguments or a long --from list are read a few at a time. */
+const CONCURRENCY = 4;
+
 /** What each referral offers; with several referrals, one not found is a line and a failure. */
 async function wantedAll(ctx: Context, named: readonly Named[], reports: boolean, documents: boolean) {
   const client = ctx.api();
+  const read: Array<Referral | undefined> = new Array(named.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < named.length) {
+      const i = next++;
+      const n = named[i]!;
+      try {
+        // A reference's list record is the referral already: no second request.
+        read[i] = n.referral ?? (await getReferral(client, n.id)).data;
+      } catch (err) {
+        if (named.length === 1 || !(err instanceof ApiError) || err.exitCode !== ExitCode.notFound) throw err;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(CONCURRENCY, named.length) }, worker));
   const failures: string[] = [];
   const wanted: Wanted[] = [];
-  for (const n of named) {
-    let referral: Referral;
-    try {
-      // A reference's list record is the referral already: no second request.
-      referral = n.referral ?? (await getReferral(client, n.id)).data;
-    } catch (err) {
-      if (named.length === 1 || !(err instanceof ApiError) || err.exitCode !== ExitCode.notFound) throw err;
-      failures.push(`${n.reference ?? n.id}: not found`);
-      ctx.err.line(safe`error: ${n.reference ?? n.id}: referral not found`);
+  for (const [i, referral] of read.entries()) {
+    if (referral) {
+      wanted.push(...wantedOf(referral, reports, documents));
       continue;
     }
-    wanted.push(...wantedOf(referral, reports, documents));
+    const n = named[i]!;
+    failures.push(`${n.reference ?? n.id}: not found`);
+    ctx.err.line(safe`error: ${n.reference ?? n.id}: referral not found`);
   }
   return { wanted, failures };
 }

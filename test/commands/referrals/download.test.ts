@@ -133,6 +133,18 @@ describe('imaging referrals download', () => {
     expect(j.stdout).not.toContain('http');
   });
 
+  it('several referrals: one not found is a line and a failure, the others are saved', async () => {
+    const a = placed('api');
+    const b = placed('storage');
+    const missing = '00000000-0000-4000-8000-000000000000';
+    const res = await piped(['referrals', 'download', a.id, missing, b.id, '-D', dir.path], {
+      env: fx.env(),
+    });
+    expect(res.code).toBe(1);
+    expect(res.stderr).toContain(`error: ${missing}: referral not found\n`);
+    expect(files()).toHaveLength(links(a).length + links(b).length);
+  });
+
   it('takes a reference as well as an id', async () => {
     const r = placed('api');
     const res = await piped(['referrals', 'download', r.reference.toLowerCase(), '-D', dir.path], {
