@@ -12,6 +12,8 @@ export const ExitCode = {
   limit: 6,
   rejected: 7,
   webhook: 8,
+  notYet: 9,
+  cannotHappen: 10,
   interrupted: 130,
   terminated: 143,
 } as const;

@@ -31,7 +31,7 @@ const ROOT_EXAMPLES = [
 ];
 
 const EXIT_CODES =
-  'Exit codes: 0 ok, 1 failure, 2 usage, 3 auth, 4 not found, 5 forbidden, 6 limit, 7 rejected, 8 webhook not valid, 130 interrupted.';
+  'Exit codes: 0 ok, 1 failure, 2 usage, 3 auth, 4 not found, 5 forbidden, 6 limit, 7 rejected, 8 webhook not valid, 9 not yet, 10 cannot happen, 130 interrupted.';
 
 /** Help is as wide as the terminal it is shown on; piped, commander's 80. */
 function helpWidth(io: IO): number | undefined {

@@ -151,6 +151,16 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: () => import('./commands/referrals/export.js'),
   },
   {
+    path: ['referrals', 'watch'],
+    summary: 'wait until referrals reach a visit status (report_uploaded by default)',
+    load: () => import('./commands/referrals/watch.js'),
+  },
+  {
+    path: ['referrals', 'download'],
+    summary: 'save the report PDFs (and --documents) of referrals into a folder',
+    load: () => import('./commands/referrals/download.js'),
+  },
+  {
     path: ['webhook', 'verify'],
     summary: "check a delivery's signature, timestamp and event shape offline",
     load: () => import('./commands/webhook/verify.js'),

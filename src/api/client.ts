@@ -10,7 +10,7 @@ import {
   UsageError,
 } from '../errors.js';
 import { userAgent } from '../version.js';
-import { type Clean, parseErrorBody } from './errors.js';
+import { type Clean, parseErrorBody, parseRetryAfter } from './errors.js';
 import {
   type Decision,
   decide,
@@ -22,7 +22,7 @@ import {
 } from './retry.js';
 import { cacheHitLine, redactToken, retryLine, type Trace, traceUrl } from './trace.js';
 import { abortError, Body, headerValue, type RawResponse, Transport } from './transport.js';
-import { apiScope, apiUrl, isLoopbackHost, type Query } from './url.js';
+import { apiScope, apiUrl, isLoopbackHost, outsideScope, type Query } from './url.js';
 
 /** What a command talks to: URL join, auth, the JSON answer, the error envelope -> ApiError. */
 
@@ -314,6 +314,56 @@ export class ApiClient {
     if (extraSignal?.aborted) throw abortError(extraSignal);
     await this.sleep(d.delayMs);
     if (extraSignal?.aborted) throw abortError(extraSignal);
+  }
+
+  /**
+   * A link's answer, whatever its status (a report, a document): the token goes only to a link
+   * below the base URL, and plain http only to this machine.
+   */
+  async fetchLink(
+    url: string,
+    opts: {
+      maxBytes: number;
+      onData?: (received: number, total: number | undefined) => void;
+      signal?: AbortSignal;
+    },
+  ): Promise<RawResponse> {
+    const u = new URL(url);
+    if (u.protocol !== 'https:' && u.protocol !== 'http:')
+      throw new CliError(`not an http(s) link (${u.protocol}); not fetched`);
+    if (u.protocol === 'http:' && !isLoopbackHost(u.hostname))
+      throw new CliError(`a plain http link (${u.host}); imaging fetches links only over https`);
+    const headers: Record<string, string> = { accept: '*/*', 'user-agent': userAgent() };
+    const scope = scopeOf(this.baseUrl);
+    const below = scope !== undefined && !outsideScope(u, scope);
+    if (below && this.token && !tokenHeaderProblem(this.token))
+      headers.authorization = `Bearer ${this.token}`;
+    const p: Prepared = { method: 'GET', url, headers, body: undefined, retry: true };
+    // The API's retry policy: a dropped connection, a timeout or a 5xx is tried again.
+    for (let attempt = 1; ; attempt++) {
+      let res: RawResponse;
+      try {
+        res = await this.transport.send({
+          ...p,
+          signal: opts.signal,
+          link: { maxBytes: opts.maxBytes, metered: below, onData: opts.onData },
+        });
+      } catch (err) {
+        const outcome = networkOutcome(err);
+        const d = outcome && this.decide(p, attempt, outcome);
+        if (!d?.retry) throw err;
+        await this.wait(d, attempt, p, opts.signal);
+        continue;
+      }
+      const after = parseRetryAfter(headerValue(res.headers, 'retry-after'));
+      const d = this.decide(p, attempt, {
+        kind: 'status',
+        status: res.status,
+        retryAfterMs: after === undefined ? undefined : after * 1000,
+      });
+      if (res.status < 400 || !d.retry) return res;
+      await this.wait(d, attempt, p, opts.signal);
+    }
   }
 
   close(): void {

@@ -120,6 +120,19 @@ interface Outgoing {
   headers: Record<string, string>;
   body: Buffer | undefined;
   signal: AbortSignal | undefined;
+  /**
+   * A link to fetch (a report, a document): a redirect may go to any http(s) origin, leaving the
+   * base URL drops Authorization, the query string is never traced, and the size cap and progress
+   * are its own.
+   */
+  link?:
+    | {
+        maxBytes: number;
+        /** Whether the answer counts against the allowance (a link below the base URL). */
+        metered: boolean;
+        onData?: ((received: number, total: number | undefined) => void) | undefined;
+      }
+    | undefined;
 }
 
 const MAX_REDIRECTS = 5;
@@ -130,7 +143,8 @@ export class Transport {
 
   constructor(private readonly opts: TransportOptions) {}
 
-  async send(out: Outgoing): Promise<RawResponse> {
+  async send(first: Outgoing): Promise<RawResponse> {
+    let out = first;
     const { method, url } = out;
     let current = url;
     for (let hop = 0; ; hop++) {
@@ -146,6 +160,12 @@ export class Transport {
           ExitCode.failure,
           'Check the base URL: imaging config get base-url',
         );
+      }
+      if (out.link) {
+        out = { ...out, headers: linkHop(next, out.headers, this.opts.scope) };
+        if (hop + 1 >= MAX_REDIRECTS) throw new CliError(`too many redirects from ${linkUrl(url)}`);
+        current = next.toString();
+        continue;
       }
       if (next.origin !== new URL(current).origin) {
         throw new CliError(
@@ -187,8 +207,10 @@ export class Transport {
     const { method, url, headers, body } = out;
     const { signal, u, mod, agent } = await this.route(url, out.signal);
     const started = Date.now();
-    const shown = traceUrl(u.href);
-    this.opts.trace?.(requestLine(method, u.href));
+    const link = out.link;
+    const shown = link ? linkUrl(u.href) : traceUrl(u.href);
+    this.opts.trace?.(link ? `> ${method} ${shown}` : requestLine(method, u.href));
+    const maxBytes = link?.maxBytes ?? this.opts.maxBodyBytes;
     this.requestCount++;
     const timeoutMs = this.opts.timeoutMs;
 
@@ -209,18 +231,20 @@ export class Transport {
         rejectUnauthorized: true,
       };
       const req = mod.request(u, options, (res: IncomingMessage) => {
-        const collected = new Collected(headerValue(res.headers, 'content-length'), this.opts.maxBodyBytes);
+        const announced = headerValue(res.headers, 'content-length');
+        const collected = new Collected(announced, maxBytes);
+        const total = Number(announced) >= 0 && announced !== undefined ? Number(announced) : undefined;
+        let received = 0;
         res.on('data', (chunk: Buffer) => {
-          if (collected.add(chunk)) return;
+          received += chunk.length;
+          if (collected.add(chunk)) return void link?.onData?.(received, total);
           req.destroy();
-          finish(() =>
-            reject(new CliError(`response larger than ${this.opts.maxBodyBytes} bytes from ${shown}`)),
-          );
+          finish(() => reject(new CliError(`response larger than ${maxBytes} bytes from ${shown}`)));
         });
         res.on('end', () => {
           const ms = Math.round(Date.now() - started);
           const rid = headerValue(res.headers, 'x-request-id');
-          this.opts.answered?.(res.statusCode ?? 0);
+          if (!link || link.metered) this.opts.answered?.(res.statusCode ?? 0);
           this.opts.trace?.(responseLine(res.statusCode ?? 0, res.statusMessage ?? '', ms, rid));
           finish(() =>
             resolve({
@@ -231,7 +255,7 @@ export class Transport {
             }),
           );
         });
-        res.on('error', (err) => finish(() => reject(toNetworkError(err, url))));
+        res.on('error', (err) => finish(() => reject(toNetworkError(err, url, shown))));
         res.on('aborted', () =>
           finish(() =>
             reject(new NetworkError(`connection closed mid-response: ${shown}`, url, 'ECONNRESET')),
@@ -248,7 +272,7 @@ export class Transport {
         finish(() => reject(abortError(signal)));
       };
       signal?.addEventListener('abort', onAbort, { once: true });
-      req.on('error', (err) => finish(() => reject(toNetworkError(err, url))));
+      req.on('error', (err) => finish(() => reject(toNetworkError(err, url, shown))));
       if (body !== undefined) req.end(body);
       else req.end();
     });
@@ -276,6 +300,32 @@ export class Transport {
   }
 }
 
+/** A link as a trace or an error shows it: a signed link's query string is a credential, never shown. */
+export function linkUrl(url: string): string {
+  const u = new URL(url);
+  return `${u.origin}${u.pathname}${u.search ? '?[redacted]' : ''}`;
+}
+
+/**
+ * The headers of a link's next hop: plain http only to this machine, and Authorization only below
+ * the base URL (`scope`), dropped for good once a redirect leaves it.
+ */
+function linkHop(
+  next: URL,
+  headers: Record<string, string>,
+  scope: string | undefined,
+): Record<string, string> {
+  if (next.protocol !== 'https:' && next.protocol !== 'http:')
+    throw new CliError(`the link redirected to a ${next.protocol} address; imaging fetches only http(s)`);
+  if (next.protocol === 'http:' && !isLoopbackHost(next.hostname))
+    throw new CliError(
+      `the link redirected to plain http (${next.host}); imaging fetches links only over https`,
+    );
+  if (!headers.authorization || (scope && !outsideScope(next, scope))) return headers;
+  const { authorization: _, ...rest } = headers;
+  return rest;
+}
+
 export function headerValue(headers: IncomingHttpHeaders, name: string): string | undefined {
   const v = headers[name.toLowerCase()];
   if (Array.isArray(v)) return v[0];
@@ -285,11 +335,10 @@ export function headerValue(headers: IncomingHttpHeaders, name: string): string 
 const PROXY_HINT =
   'Check the base URL (imaging config get base-url). If this network goes out only through a proxy, set HTTPS_PROXY=http://HOST:PORT.';
 
-function toNetworkError(err: unknown, url: string): CliError {
+function toNetworkError(err: unknown, url: string, shown = traceUrl(url)): CliError {
   if (err instanceof CliError) return err;
   const e = err as NodeJS.ErrnoException;
   const code = e.code;
-  const shown = traceUrl(url);
   const origin = new URL(url).origin;
   switch (code) {
     case 'ECONNREFUSED': {

@@ -4,6 +4,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { buffer } from 'node:stream/consumers';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { DocumentLinks } from './data/documents.js';
 import { rng } from './data/random.js';
 import { buildReferenceData } from './data/reference-data.js';
 import { ReferralStore } from './data/referral-data.js';
@@ -11,6 +12,7 @@ import { type FaultMode, FaultPlan, PROXY_502_PAGE, parseFault } from './faults.
 import { envelope, HttpReply, internalError, noRoute } from './reply.js';
 import { router } from './router.js';
 import { ROUTES } from './routes/index.js';
+import { startStorage } from './storage.js';
 import { MOCK_TOKEN_PREFIX, MOCK_TOKENS } from './tokens.js';
 import type { Ctx, EmulatorState, MockOptions, Reply, RequestLogEntry } from './types.js';
 import { WebhookSender } from './webhooks.js';
@@ -62,6 +64,9 @@ export async function startMockServer(options: MockOptions = {}) {
   await once(server, 'listening');
   const { referrals, webhooks, requests } = state;
   state.port = (server.address() as AddressInfo).port;
+  // The second origin, where some referrals' reports are served by signed links.
+  const storage = await startStorage(referrals, options.storagePort ?? 0, options.host ?? '127.0.0.1');
+  referrals.links = new DocumentLinks(`http://127.0.0.1:${state.port}`, storage.url);
   return {
     url: `http://127.0.0.1:${state.port}`,
     port: state.port,
@@ -71,9 +76,11 @@ export async function startMockServer(options: MockOptions = {}) {
     webhooks,
     faults,
     requests,
+    storage,
     close: () =>
       new Promise<void>((resolve) => {
         webhooks.stop();
+        void storage.close();
         server.closeAllConnections();
         server.close(() => resolve());
       }),

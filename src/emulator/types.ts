@@ -8,6 +8,8 @@ import type { WebhookSender } from './webhooks.js';
 
 export interface MockOptions {
   port?: number;
+  /** The port of the second, "storage" origin (0, the default, picks a free one). */
+  storagePort?: number;
   host?: string;
   seed?: number;
   referrals?: number;

@@ -29,6 +29,8 @@ export class ProgressBar {
     private readonly enabled: boolean,
     private readonly label: string,
     private readonly width: number = 80,
+    /** What is counted: pages of records (a walk), or files of bytes (a download). */
+    private readonly units = { pages: 'pages', records: 'records' },
   ) {
     this.stream = stream instanceof HumanStream ? stream : new HumanStream(stream);
   }
@@ -70,8 +72,9 @@ export class ProgressBar {
       total && frac !== undefined && this.pages > 0 && frac < 1
         ? `ETA ${formatSeconds((secs / this.pages) * (total - this.pages))}`
         : '';
-    const pages = total ? `${num(this.pages)}/${num(total)} pages` : `${num(this.pages)} pages`;
-    const records = `${num(this.records)} records`;
+    const { pages: unit, records: counted } = this.units;
+    const pages = total ? `${num(this.pages)}/${num(total)} ${unit}` : `${num(this.pages)} ${unit}`;
+    const records = `${num(this.records)} ${counted}`;
     const join = (head: string[], tail: string[]) =>
       [head.filter(Boolean).join(' '), ...tail].filter(Boolean).join('  ');
     const candidates = [

@@ -226,6 +226,7 @@ beforeAll(async () => {
   writeFileSync(join(files, 'event.json'), body);
   writeFileSync(join(files, 'body.json'), body);
   writeFileSync(join(files, 'token.txt'), 'mock-token\n');
+  writeFileSync(join(files, 'case-referrals.txt'), 'R-240002\nR-240004\n');
   writeFileSync(join(files, 'update.json'), JSON.stringify({ referral: { wc_number: 'WCB-2026-00042' } }));
   // The documents' own sample payload (the block after <!-- referral.json -->), so it cannot rot.
   const sample = DOCUMENTS.map((d) => readFileSync(join(ROOT, d), 'utf8'))

@@ -121,6 +121,20 @@ describe('no secret in any output, trace, error or file', () => {
     [['referrals', 'create', '--file', '-'], JSON.stringify({ patient: { first_name: PATIENT.first_name } })],
     [['referrals', 'export', '-o', exportFile, '--param', `patient_name=${PATIENT.first_name}`]],
     [['referrals', 'export', '--format', 'json', '-o', exportJson, '--rows', 'visit']],
+    [['referrals', 'download', '__ID__', '--reports', '--documents', '-D', join(work.path, 'downloads')]],
+    // Reports by a signed storage link and on the API's origin, and a document.
+    [
+      [
+        'referrals',
+        'download',
+        'R-240004',
+        'R-240002',
+        '--reports',
+        '--documents',
+        '-D',
+        join(work.path, 'downloads'),
+      ],
+    ],
     [['api', '/referrals/__ID__']],
     [
       [
@@ -196,7 +210,10 @@ describe('no secret in any output, trace, error or file', () => {
   }) => {
     const cached = readdirSync(join(cacheDir, 'reference')).map((f) => join(cacheDir, 'reference', f));
     expect(cached.length).toBeGreaterThanOrEqual(4); // modalities, body parts, CPT, ICD-10 pages
-    const files = [exportFile, exportJson, ...cached];
+    const downloads = join(work.path, 'downloads');
+    const saved = readdirSync(downloads).map((f) => join(downloads, f));
+    expect(saved.length).toBeGreaterThanOrEqual(3);
+    const files = [exportFile, exportJson, ...cached, ...saved];
     for (const f of files) {
       expect(statSync(f).mode & 0o777).toBe(0o600);
       expect(leaks(readFileSync(f, 'utf8'))).toEqual([]);
@@ -212,6 +229,7 @@ describe('no secret in any output, trace, error or file', () => {
     expect(readdirSync(work.path).sort()).toEqual([
       'body.json',
       'capture.http',
+      'downloads',
       'export.csv',
       'export.json',
       'secret.txt',

@@ -1,4 +1,5 @@
 import { type Procedure, type Referral, VISIT_STATUSES, type Visit } from '../../api/types.js';
+import type { DocumentLinks } from './documents.js';
 import { pick, rng, uuidFrom } from './random.js';
 import type { ReferenceData } from './reference-data.js';
 
@@ -78,6 +79,8 @@ export class ReferralStore {
   private readonly stored = new Map<string, Referral>();
   /** Serialised referrals, kept so that serving a page costs a join, not a build (bounded). */
   private readonly jsonCache = new Map<number, string>();
+  /** Sets report links and document URLs on every referral served (once the server has its ports). */
+  links: DocumentLinks | undefined;
 
   constructor(
     private readonly seed: number,
@@ -99,7 +102,7 @@ export class ReferralStore {
 
   at(i: number): Referral {
     const id = this.ids[i]!;
-    return this.stored.get(id) ?? generateReferral(this.seed, i, id, this.ref);
+    return this.stored.get(id) ?? this.decorated(generateReferral(this.seed, i, id, this.ref));
   }
 
   get(id: string): Referral | undefined {
@@ -133,7 +136,13 @@ export class ReferralStore {
     this.stored.set(referral.id, referral);
   }
 
-  put(referral: Referral): void {
+  private decorated(referral: Referral): Referral {
+    return this.links ? this.links.decorate(referral) : referral;
+  }
+
+  /** A changed referral: a visit that has reached report_uploaded gets its report link here. */
+  put(changed: Referral): void {
+    const referral = this.decorated(changed);
     const i = this.index.get(referral.id);
     if (i === undefined) return;
     this.stored.set(referral.id, referral);

@@ -1,5 +1,6 @@
 import type { Route } from '../types.js';
 import { routes as admin } from './admin.js';
+import { routes as documents } from './documents.js';
 import { routes as lawFirms } from './law-firms.js';
 import { routes as patients } from './patients.js';
 import { routes as payments } from './payments.js';
@@ -13,6 +14,7 @@ export const ROUTES: readonly Route[] = [
   ...reference,
   ...lawFirms,
   ...referrals,
+  ...documents,
   ...payments,
   ...patients,
   ...sso,

@@ -1,0 +1,298 @@
+import { VISIT_STATUSES } from '../../api/types.js';
+import { defineCommand } from '../../cli/define.js';
+import { duration, formatDuration } from '../../cli/duration.js';
+import { arg, completes, file, int, text } from '../../cli/options.js';
+import type { Context } from '../../context.js';
+import { CliError, ExitCode, InterruptedError, UsageError } from '../../errors.js';
+import type { safe } from '../../output/text.js';
+import { PROGRESS, parseStatusList } from '../../referrals/progress.js';
+import type { Watched, WatchHooks, WatchTarget } from '../../referrals/watch.js';
+import { count, num } from '../../util/plural.js';
+
+const DEFAULT_INTERVAL_MS = 60_000;
+/** The shortest interval: a sandbox or production server is polled no more than this often. */
+const FLOOR_MS = 10_000;
+/** Against the emulator (--env local), where nothing is counted. */
+const LOCAL_FLOOR_MS = 1_000;
+const DEFAULT_CONCURRENCY = 8;
+
+const RULE = `Polls each referral (GET /referrals/{id}, one request a referral each interval) and reports every visit status change: on a terminal a table updated in place, piped a line per change and the last state at the end, with --format ndjson one visit.status_changed event per change.
+
+Progress follows the spec's visit statuses in order, without exam_not_completed and canceled: ${PROGRESS.join(', ')}. A visit has reached a status when it is at it or later. A visit at exam_not_completed has reached booked and earlier, never complete or later. Canceled visits are left out unless all are. A referral is done when each of its counted visits has reached one of the --until statuses; it cannot get there when all its visits are canceled or a visit stopped at exam_not_completed before the awaited status. A referral with no visit yet is waited for.
+
+Exit 0 when every referral is done; 10 when one cannot get there; 9 when --within passes first. Ctrl-C prints the last state and exits 130.`;
+
+export default defineCommand({
+  path: ['referrals', 'watch'],
+  description: RULE,
+  formats: ['table', 'ndjson'],
+  csv: false,
+  args: [arg('[referrals...]', 'referral ids (UUIDs) or references')],
+  options: {
+    until: completes(
+      text(
+        '--until <statuses>',
+        'visit statuses to wait for (comma-separated, any case; +NAME for a status newer than this tool; default report_uploaded)',
+      ),
+      VISIT_STATUSES,
+      { list: true },
+    ),
+    interval: duration(
+      '--interval <duration>',
+      'time between two reads of a referral: 90s, 15m, 1h (default 60s; at least 10s, 1s with --env local)',
+    ),
+    within: duration(
+      '--within <duration>',
+      'give up after this long (24h, 2d): exit 9 if a referral is not done by then (default: until done)',
+    ),
+    from: file(
+      '--from <file>',
+      'referrals to watch from a file (- for stdin): an export (CSV, NDJSON, JSON) or one ID or reference a line',
+    ),
+    concurrency: int('--concurrency <n>', `referrals read at once (default ${DEFAULT_CONCURRENCY})`, {
+      max: 16,
+    }),
+  },
+  async run(ctx, args, opts) {
+    const format = ctx.format('table');
+    const until = parseStatusList(opts.until ?? 'report_uploaded', '--until');
+    const local = ctx.environment().value === 'local';
+    const floor = local ? LOCAL_FLOOR_MS : FLOOR_MS;
+    const intervalMs = opts.interval ?? DEFAULT_INTERVAL_MS;
+    if (intervalMs < floor)
+      throw new UsageError(
+        `--interval: ${formatDuration(intervalMs)} is too short (at least ${formatDuration(floor)})`,
+        local ? undefined : 'Each read is a request; against the emulator (--env local) the floor is 1s.',
+      );
+    const texts = await named(ctx, (args[0] as unknown as string[] | undefined) ?? [], opts.from);
+    const targets = await resolve(ctx, texts);
+    checkAllowance(ctx, targets.length, intervalMs, opts.within);
+    const { watchReferrals } = await import('../../referrals/watch.js');
+    const view = await makeView(ctx, format, {
+      count: targets.length,
+      until: [...until],
+      intervalMs,
+      withinMs: opts.within,
+    });
+    const deadline = opts.within === undefined ? undefined : Date.now() + opts.within;
+    let last: Watched[] = [];
+    try {
+      last = await watchReferrals(
+        ctx,
+        targets,
+        { until, intervalMs, deadline, concurrency: opts.concurrency ?? DEFAULT_CONCURRENCY },
+        view.hooks((all) => {
+          last = all;
+        }),
+      );
+    } catch (err) {
+      if (err instanceof InterruptedError || ctx.signal.aborted) view.end(last, 'interrupted');
+      throw err;
+    }
+    view.end(last, 'over');
+    const cannot = last.filter((w) => w.standing === 'cannot');
+    const waiting = last.filter((w) => w.standing !== 'done' && w.standing !== 'cannot');
+    if (cannot.length > 0) {
+      ctx.note(
+        `cannot happen: ${list(cannot)} cannot reach ${[...until].join(' or ')} (canceled, or stopped at exam_not_completed)`,
+      );
+      return ExitCode.cannotHappen;
+    }
+    if (waiting.length > 0) {
+      ctx.note(
+        `not yet: ${list(waiting)} ${waiting.length === 1 ? 'has' : 'have'} not reached ${[...until].join(' or ')} within ${formatDuration(opts.within ?? 0)}`,
+      );
+      return ExitCode.notYet;
+    }
+    ctx.note(
+      `done: ${targets.length === 1 ? (last[0]?.reference ?? last[0]?.id ?? 'the referral') : `all ${num(targets.length)} referrals`} reached ${[...until].join(' or ')}`,
+    );
+    return ExitCode.ok;
+  },
+});
+
+function list(ws: readonly Watched[]): string {
+  const names = ws.slice(0, 5).map((w) => w.reference ?? w.id);
+  return ws.length > 5 ? `${names.join(', ')} and ${num(ws.length - 5)} more` : names.join(', ');
+}
+
+/** The IDs and references given: arguments, then the --from file's, each once. */
+async function named(ctx: Context, args: readonly string[], from: string | undefined): Promise<string[]> {
+  const texts = [...args];
+  if (from !== undefined) {
+    const [{ readInput }, { referralsInFile }] = await Promise.all([
+      import('../../cli/input.js'),
+      import('../../referrals/from-file.js'),
+    ]);
+    const bytes = await readInput(ctx, from, '--from');
+    texts.push(...referralsInFile(bytes.toString('utf8'), from === '-' ? 'standard input' : from));
+  }
+  if (texts.length === 0)
+    throw new UsageError(
+      'name the referrals to watch: IDs or references, or --from FILE',
+      'e.g. imaging referrals watch R-240004, or imaging referrals watch --from referrals.csv',
+    );
+  return [...new Set(texts.map((t) => t.trim()))];
+}
+
+/** IDs as given; references through the list (their snapshot counts as the first read). */
+async function resolve(ctx: Context, texts: readonly string[]): Promise<WatchTarget[]> {
+  return (await import('../../referrals/resolve.js')).resolveReferrals(ctx, texts);
+}
+
+/**
+ * In the sandbox, the requests an hour before starting, and a refusal (exit 6, unless --yes) when the
+ * meter says the run would use up what is left before --within ends (or within a day without it).
+ */
+function checkAllowance(
+  ctx: Context,
+  referrals: number,
+  intervalMs: number,
+  withinMs: number | undefined,
+): void {
+  const meter = ctx.meter();
+  if (!meter) return;
+  let view: ReturnType<typeof meter.view>;
+  try {
+    view = meter.view();
+  } catch {
+    return;
+  }
+  const perHour = Math.ceil((referrals * 3_600_000) / intervalMs);
+  const horizon = withinMs ?? 86_400_000;
+  const needed = referrals * (Math.floor(horizon / intervalMs) + 1);
+  const left = view.exhausted ? 0 : Math.max(0, view.limit - view.used);
+  const span = withinMs === undefined ? 'a day' : formatDuration(withinMs);
+  ctx.note(
+    `This watch reads ${count(referrals, 'referral')} every ${formatDuration(intervalMs)}: ≈${num(perHour)} requests an hour, up to ${num(needed)} in ${span}; ≈${num(left)} left in the sandbox allowance (counted on this machine).`,
+  );
+  if (needed <= left) return;
+  if (ctx.globals.yes) {
+    ctx.note('warning: that is more than is left; going ahead (--yes).');
+    return;
+  }
+  throw new CliError(
+    `this watch would use up the sandbox allowance within ${span} (${num(needed)} requests, ≈${num(left)} left): stopped before sending any`,
+    ExitCode.limit,
+    'Watch fewer referrals, give a longer --interval or a shorter --within, correct the meter (imaging auth allowance --used N), or add --yes to go ahead anyway.',
+  );
+}
+
+interface ViewSetup {
+  count: number;
+  until: string[];
+  intervalMs: number;
+  withinMs: number | undefined;
+}
+
+interface View {
+  hooks(track: (all: Watched[]) => void): WatchHooks;
+  end(all: readonly Watched[], how: 'over' | 'interrupted'): void;
+}
+
+/** The view for the output: a live table (terminal), lines (pipe), or events (NDJSON). */
+async function makeView(
+  ctx: Context,
+  format: 'table' | 'json' | 'ndjson' | 'csv',
+  setup: ViewSetup,
+): Promise<View> {
+  const v = await import('../../referrals/watch-view.js');
+  const timeZone = ctx.env.TZ || undefined;
+  const color = ctx.colorLevel() > 0;
+  const head = `Watching ${count(setup.count, 'referral')} until ${setup.until.join(' or ')}, every ${formatDuration(setup.intervalMs)}${setup.withinMs !== undefined ? `, within ${formatDuration(setup.withinMs)}` : ''}`;
+  let all: readonly Watched[] = [];
+  const problems = (failed: readonly Watched[]) =>
+    failed.length === 0
+      ? undefined
+      : `${count(failed.length, 'referral')} not read: ${failed[0]?.problem ?? 'no answer'}; trying again next interval`;
+
+  if (format === 'ndjson' || !ctx.io.stdoutIsTTY) {
+    const ndjson = format === 'ndjson';
+    ctx.note(`${head}; Ctrl-C stops.`);
+    return {
+      hooks: (track) => ({
+        change(c) {
+          if (ndjson) ctx.io.stdout.write(`${JSON.stringify(v.changeEvent(c))}\n`);
+          else ctx.out.line(v.changeLine(c, timeZone));
+        },
+        finished() {},
+        polled(failed) {
+          const note = problems(failed);
+          if (note) ctx.note(`warning: ${note}`);
+        },
+        waiting() {},
+        start(list) {
+          all = list;
+          track(list);
+        },
+      }),
+      end(last, how) {
+        const state = v.stateTable(last.length > 0 ? last : all, {
+          width: undefined,
+          color: false,
+          timeZone,
+        });
+        // The last state: after the lines on stdout; beside the events, on stderr.
+        if (ndjson || how === 'interrupted') ctx.err.write(state);
+        else ctx.out.write(state);
+      },
+    };
+  }
+
+  const live = new v.LiveTable(
+    ctx.io.stdout,
+    Math.max(20, ctx.io.columns ?? 80),
+    rowsOf(ctx),
+    color,
+    timeZone,
+  );
+  const recent: ReturnType<typeof safe>[] = [];
+  let next: number | undefined;
+  let note: string | undefined;
+  let ticker: NodeJS.Timeout | undefined;
+  const draw = (foot?: string) =>
+    live.draw(
+      all,
+      head,
+      foot ??
+        [v.tally(all), note, v.nextPollIn(next, Date.now()) || undefined, 'Ctrl-C stops']
+          .filter(Boolean)
+          .join(' · '),
+      recent,
+    );
+  return {
+    hooks: (track) => ({
+      change(c) {
+        recent.push(v.changeLine(c, timeZone));
+        if (recent.length > 3) recent.shift();
+      },
+      finished() {},
+      polled(failed) {
+        note = problems(failed);
+        draw();
+      },
+      waiting(at) {
+        next = at;
+        draw();
+        clearInterval(ticker);
+        ticker = setInterval(() => draw(), 1000);
+        ticker.unref();
+      },
+      start(list) {
+        all = list;
+        track(list);
+      },
+    }),
+    end(last, how) {
+      clearInterval(ticker);
+      all = last.length > 0 ? last : all;
+      next = undefined;
+      draw(`${v.tally(all)}${how === 'interrupted' ? ' · stopped' : ''}`);
+    },
+  };
+}
+
+function rowsOf(ctx: Context): number {
+  const rows = (ctx.io.stdout as { rows?: unknown }).rows;
+  return typeof rows === 'number' && rows > 5 ? rows : 24;
+}

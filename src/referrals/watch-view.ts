@@ -1,0 +1,139 @@
+import type { Writable } from 'node:stream';
+import { formatSeconds } from '../output/progress.js';
+import { displayWidth, renderTable } from '../output/table.js';
+import { HumanStream, joinSafe, type SafeText, safe, style } from '../output/text.js';
+import { peopleTime } from '../util/time.js';
+import { type Change, isFinished, type Watched } from './watch.js';
+
+// What `referrals watch` shows: a line per change (piped), an event per change (NDJSON), the table of every
+// watched referral (the live view on a terminal, and the last state). Server text passes the one sanitiser.
+
+const ref = (w: Watched) => w.reference ?? w.id;
+
+/** One line per change, for a pipe: time, reference, visit, modality, previous → new. */
+export function changeLine(c: Change, timeZone: string | undefined): SafeText {
+  const when = peopleTime(c.at.toISOString(), { timeZone, seconds: true });
+  const modality = c.visit.modality ? ` ${c.visit.modality}` : '';
+  return safe`${when}  ${ref(c.watched)}  visit ${c.visit.n}${modality}  ${c.previous ?? '(new)'} → ${c.visit.status}`;
+}
+
+/** One event per change, shaped like the webhook's visit.status_changed (with the referral's reference and id). */
+export function changeEvent(c: Change): Record<string, unknown> {
+  return {
+    event_name: 'visit.status_changed',
+    reference: c.watched.reference ?? null,
+    referral_id: c.watched.id,
+    visit_id: c.visit.id,
+    modality: c.visit.modality,
+    status: c.visit.status,
+    changes: { status: [c.previous, c.visit.status] },
+    occurred_at: c.at.toISOString(),
+  };
+}
+
+const STANDING_TEXT = { done: 'done', waiting: 'waiting', cannot: 'cannot happen' } as const;
+
+function stateOf(w: Watched): string {
+  if (w.problem && !isFinished(w)) return 'retrying';
+  return w.standing ? STANDING_TEXT[w.standing] : 'reading';
+}
+
+const visitsOf = (w: Watched) =>
+  w.visits.length === 0
+    ? 'no visits yet'
+    : w.visits.map((v) => `${v.modality ?? `visit ${v.n}`} ${v.status || '?'}`).join(', ');
+
+// Not done first (the ones still awaited), then by reference: a long watch keeps its open rows on screen.
+const ORDER = (w: Watched) => (w.standing === 'done' ? 2 : w.standing === 'cannot' ? 1 : 0);
+
+/** The table of the watched referrals: at most `maxRows` rows (then a line saying how many more). */
+export function stateTable(
+  all: readonly Watched[],
+  opts: { width: number | undefined; color: boolean; timeZone: string | undefined; maxRows?: number },
+): SafeText {
+  const rows = [...all].sort((a, b) => ORDER(a) - ORDER(b));
+  const shown = opts.maxRows !== undefined && rows.length > opts.maxRows ? rows.slice(0, opts.maxRows) : rows;
+  const table = renderTable(
+    [
+      { header: 'Reference', priority: 1, fit: 'keep' },
+      { header: 'State', priority: 2, fit: 'keep' },
+      { header: 'Visits', priority: 3 },
+      { header: 'Changed', priority: 4, fit: 'keep' },
+      { header: 'Patient', priority: 6 },
+      { header: 'ID', priority: 7, fit: 'keep' },
+    ],
+    shown.map((w) => [
+      ref(w),
+      stateOf(w),
+      visitsOf(w),
+      w.changedAt ? peopleTime(w.changedAt.toISOString(), { timeZone: opts.timeZone }) : '-',
+      w.patient,
+      w.id,
+    ]),
+    { color: opts.color, width: opts.width },
+  );
+  if (shown.length === rows.length) return table;
+  return joinSafe([table, `… and ${rows.length - shown.length} more (done last)\n`]);
+}
+
+/** "2 done, 1 waiting, 1 cannot happen" */
+export function tally(all: readonly Watched[]): string {
+  const n = { done: 0, waiting: 0, cannot: 0 };
+  for (const w of all) n[w.standing ?? 'waiting']++;
+  const parts = [`${n.done} done`, `${n.waiting} waiting`];
+  if (n.cannot) parts.push(`${n.cannot} cannot happen`);
+  return parts.join(', ');
+}
+
+/**
+ * The live table on a terminal, redrawn in place: each frame moves the cursor back over the last one
+ * and clears below it. Lines are cut to the width, so none wraps and the count of lines to go back over
+ * stays right.
+ */
+export class LiveTable {
+  private lines = 0;
+  private readonly out: HumanStream;
+  constructor(
+    stream: Writable,
+    private readonly width: number,
+    private readonly height: number,
+    private readonly color: boolean,
+    private readonly timeZone: string | undefined,
+  ) {
+    this.out = new HumanStream(stream);
+  }
+
+  draw(all: readonly Watched[], head: string, foot: string, recent: readonly SafeText[]): void {
+    // The frame fits the screen (a row may take two lines), or the cursor could not get back to its top.
+    const room = Math.max(3, this.height - 3 - recent.length);
+    const lines = (t: SafeText) => t.text.match(/\n/g)?.length ?? 0;
+    let rows = room;
+    let table = this.table(all, rows);
+    while (lines(table) > room && rows > 1) table = this.table(all, --rows);
+    // Back to the first line of the last frame, and clear from there down: a shorter frame leaves nothing.
+    const back = this.lines > 0 ? safe`\u001b[${this.lines}F\u001b[J` : safe``;
+    const frame = joinSafe([
+      back,
+      style('bold', this.cut(head), this.color),
+      safe`\n`,
+      table,
+      ...recent.map((r) => safe`${this.cut(r.text)}\n`),
+      style('dim', this.cut(foot), this.color),
+      safe`\n`,
+    ]);
+    this.out.write(frame);
+    this.lines = 2 + recent.length + lines(table);
+  }
+
+  private table(all: readonly Watched[], maxRows: number): SafeText {
+    return stateTable(all, { width: this.width, color: this.color, timeZone: this.timeZone, maxRows });
+  }
+
+  /** Cut to the width (the text is the tool's or already cleaned), so that no line wraps. */
+  private cut(text: string): string {
+    return displayWidth(text) <= this.width ? text : `${text.slice(0, Math.max(0, this.width - 1))}…`;
+  }
+}
+
+export const nextPollIn = (next: number | undefined, now: number) =>
+  next === undefined ? '' : `next poll in ${formatSeconds(Math.max(0, (next - now) / 1000))}`;

@@ -1,0 +1,500 @@
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { Referral } from '../../../src/api/types.js';
+import { minimalPdf, placementOf } from '../../../src/emulator/data/documents.js';
+import { bothForms, expectUsageError, hasEscapes, onTerminal, piped, widest } from '../../fake-io.js';
+import { BIN, json, mockFixture, tempDir, testServer, tmpfsFolder, until } from '../../helpers.js';
+import { paneFixture } from '../../terminal.js';
+
+const fx = mockFixture();
+const dir = tempDir('imaging-download-');
+beforeAll(() => fx.start());
+afterAll(async () => {
+  await fx.stop();
+  dir.cleanup();
+});
+beforeEach(() => {
+  fx.reset();
+  fx.mock.storage.requests.length = 0;
+  for (const f of readdirSync(dir.path)) rmSync(join(dir.path, f), { recursive: true, force: true });
+});
+
+const all = (): Referral[] => fx.mock.referrals.slice(0, fx.mock.referrals.total);
+const links = (r: Referral) =>
+  r.visits.flatMap((v) => v.procedures.map((p) => p.report_link)).filter(Boolean);
+const placed = (p: ReturnType<typeof placementOf>) =>
+  all().find((r) => placementOf(r.id) === p && links(r).length > 0)!;
+const files = () => readdirSync(dir.path).sort();
+
+let pdftotext: boolean;
+try {
+  execFileSync('pdftotext', ['-v'], { stdio: 'pipe' });
+  pdftotext = true;
+} catch {
+  pdftotext = false;
+}
+
+describe('imaging referrals download', () => {
+  it('saves each report PDF, 0600, named <reference>_<accession>_report.pdf; a report not in yet is listed', async () => {
+    const r = placed('api');
+    const { terminal, piped: p } = await bothForms(
+      ['referrals', 'download', r.id, '-D', dir.path, '--force'],
+      {
+        env: fx.env(),
+      },
+    );
+    expect(p.code).toBe(0);
+    expect(terminal.code).toBe(0);
+    const accessions = r.visits
+      .flatMap((v) => v.procedures)
+      .filter((x) => x.report_link)
+      .map((x) => `${r.reference}_${x.accession_id}_report.pdf`);
+    expect(files()).toEqual([...accessions].sort());
+    for (const name of accessions) {
+      const path = join(dir.path, name);
+      expect(statSync(path).mode & 0o777).toBe(0o600);
+      expect(readFileSync(path).subarray(0, 5).toString()).toBe('%PDF-');
+      expect(p.stdout).toContain(`saved ${name} (`);
+    }
+    const pending = r.visits.filter((v) => !links({ ...r, visits: [v] }).length);
+    for (const v of pending)
+      expect(p.stdout).toMatch(
+        new RegExp(`: (not available yet \\(${v.status}\\)|no report, visit canceled)\n`),
+      );
+    // Piped: lines, no escapes, nothing on stderr; on a terminal, a progress bar cleared after.
+    expect(hasEscapes(p.stdout + p.stderr)).toBe(false);
+    expect(p.stderr).toBe('');
+    expect(terminal.stderr).toContain('\u001b[?25h');
+    expect(widest(terminal.stdout)).toBeLessThanOrEqual(80);
+  });
+
+  it.skipIf(!pdftotext)('the reports are real PDFs: pdftotext reads the accession', async () => {
+    const r = placed('api');
+    expect((await piped(['referrals', 'download', r.id, '-D', dir.path], { env: fx.env() })).code).toBe(0);
+    const accession = r.visits.flatMap((v) => v.procedures).find((x) => x.report_link)!.accession_id!;
+    const text = execFileSync('pdftotext', [join(dir.path, `${r.reference}_${accession}_report.pdf`), '-']);
+    expect(text.toString()).toContain(`Accession: ${accession}`);
+  });
+  if (!pdftotext) it.skip('pdftotext reads the reports: skipped, pdftotext is not installed', () => {});
+
+  it('storage links (direct, and by a redirect from the API) are fetched without the token', async () => {
+    for (const p of ['storage', 'api-redirect'] as const) {
+      const r = placed(p);
+      const res = await piped(['referrals', 'download', r.id, '-D', dir.path, '--force'], { env: fx.env() });
+      expect(res.code).toBe(0);
+      expect(files().filter((f) => f.startsWith(`${r.reference}_`))).toHaveLength(links(r).length);
+    }
+    expect(fx.mock.storage.requests.length).toBeGreaterThan(1);
+    expect(fx.mock.storage.requests.every((q) => !q.authorization && q.status === 200)).toBe(true);
+  });
+
+  it('an expired link answers an HTML page: not saved, one line each, exit 1 with the count', async () => {
+    const r = placed('storage-expired');
+    const res = await piped(['referrals', 'download', r.id, '-D', dir.path], { env: fx.env() });
+    expect(res.code).toBe(1);
+    expect(files()).toEqual([]);
+    const n = links(r).length;
+    expect(res.stderr.match(/the link answered an HTML page \(an expired link/g)).toHaveLength(n);
+    expect(res.stderr).toMatch(new RegExp(`error: ${n} files? not saved \\(0 saved\\)\\n$`));
+    expect(res.stderr).not.toMatch(/signature=|expires=/);
+  });
+
+  it('an existing file is skipped (exit 1) and replaced with --force', async () => {
+    const r = placed('api');
+    const name = `${r.reference}_${r.visits.flatMap((v) => v.procedures).find((x) => x.report_link)!.accession_id}_report.pdf`;
+    writeFileSync(join(dir.path, name), 'mine\n');
+    const res = await piped(['referrals', 'download', r.id, '-D', dir.path], { env: fx.env() });
+    expect(res.code).toBe(1);
+    expect(res.stderr).toContain(`exists: ${name} (use --force)\n`);
+    expect(readFileSync(join(dir.path, name), 'utf8')).toBe('mine\n');
+    const forced = await piped(['referrals', 'download', r.id, '-D', dir.path, '--force'], { env: fx.env() });
+    expect(forced.code).toBe(0);
+    expect(readFileSync(join(dir.path, name)).subarray(0, 5).toString()).toBe('%PDF-');
+  });
+
+  it('nothing available is exit 4, with the visits listed; --json prints what was saved', async () => {
+    const none = all().find((r) => r.visits.length > 0 && links(r).length === 0 && !r.documents.length)!;
+    const res = await piped(['referrals', 'download', none.id, '-D', dir.path, '--documents'], {
+      env: fx.env(),
+    });
+    expect(res.code).toBe(4);
+    expect(res.stderr).toMatch(/nothing to download: no document with a URL for 1 referral/);
+    const reports = await piped(['referrals', 'download', none.id, '-D', dir.path], { env: fx.env() });
+    expect(reports.code).toBe(4);
+    expect(reports.stdout).toContain(`${none.reference} `);
+    const r = placed('api');
+    const j = await piped(['referrals', 'download', r.id, '-D', dir.path, '--json'], { env: fx.env() });
+    expect(j.code).toBe(0);
+    const saved = JSON.parse(j.stdout) as Array<Record<string, unknown>>;
+    expect(saved).toHaveLength(links(r).length);
+    expect(saved[0]).toMatchObject({ referral_id: r.id, reference: r.reference, kind: 'report' });
+    expect(j.stdout).not.toContain('http');
+  });
+
+  it('several referrals: one not found is a line and a failure, the others are saved', async () => {
+    const a = placed('api');
+    const b = placed('storage');
+    const missing = '00000000-0000-4000-8000-000000000000';
+    const res = await piped(['referrals', 'download', a.id, missing, b.id, '-D', dir.path], {
+      env: fx.env(),
+    });
+    expect(res.code).toBe(1);
+    expect(res.stderr).toContain(`error: ${missing}: referral not found\n`);
+    expect(files()).toHaveLength(links(a).length + links(b).length);
+  });
+
+  it('takes a reference as well as an id', async () => {
+    const r = placed('api');
+    const res = await piped(['referrals', 'download', r.reference.toLowerCase(), '-D', dir.path], {
+      env: fx.env(),
+    });
+    expect(res.code).toBe(0);
+    expect(files()).toHaveLength(links(r).length);
+  });
+
+  it('--from reads an export (CSV) or one id or reference a line, - for stdin', async () => {
+    const a = placed('api');
+    const b = placed('storage');
+    writeFileSync(
+      join(dir.path, 'list.csv'),
+      `referral_id,reference\n${a.id},${a.reference}\n${b.id},${b.reference}\n`,
+    );
+    const res = await piped(
+      ['referrals', 'download', '--from', join(dir.path, 'list.csv'), '-D', join(dir.path, 'out')],
+      {
+        env: fx.env(),
+      },
+    );
+    expect(res.code).toBe(0);
+    expect(readdirSync(join(dir.path, 'out'))).toHaveLength(links(a).length + links(b).length);
+    const stdin = await piped(
+      ['referrals', 'download', '--from', '-', '-D', join(dir.path, 'in'), '--json'],
+      {
+        env: fx.env(),
+        stdin: `${a.reference}\n`,
+      },
+    );
+    expect(stdin.code).toBe(0);
+    expect(JSON.parse(stdin.stdout)).toHaveLength(links(a).length);
+  });
+
+  it('a visit advanced to report_uploaded gets its report link, and the report downloads', async () => {
+    const r = all().find(
+      (x) => placementOf(x.id) === 'api' && x.visits.length === 1 && x.visits[0]!.status === 'booked',
+    )!;
+    const before = await piped(['referrals', 'download', r.id, '-D', dir.path], { env: fx.env() });
+    expect(before.code).toBe(4);
+    expect(before.stdout).toContain(': not available yet (booked)\n');
+    const res = await fetch(`${fx.mock.url}/__mock/referrals/${r.id}/visits/${r.visits[0]!.id}/advance`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ status: 'report_uploaded' }),
+    });
+    expect(res.status).toBe(200);
+    const after = await piped(['referrals', 'download', r.id, '-D', dir.path], { env: fx.env() });
+    expect(after.code).toBe(0);
+    expect(files()).toHaveLength(r.visits[0]!.procedures.length);
+  });
+
+  it('documents with a URL: <reference>_document-<n>.<ext>', async () => {
+    const r = all().find((x) => placementOf(x.id) === 'api' && x.documents.length > 0)!;
+    const res = await piped(['referrals', 'download', r.id, '-D', dir.path, '--documents'], {
+      env: fx.env(),
+    });
+    expect(res.code).toBe(0);
+    expect(files()).toEqual([`${r.reference}_document-1.pdf`]);
+    // Again: the file is there, so the link is not even asked for.
+    fx.reset();
+    const again = await piped(['referrals', 'download', r.id, '-D', dir.path, '--documents'], {
+      env: fx.env(),
+    });
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain(`exists: ${r.reference}_document-1.pdf (use --force)\n`);
+    expect(fx.apiRequests().filter((q) => q.path.includes('/documents/'))).toEqual([]);
+  });
+
+  it('--verbose shows neither a signed query string nor the token', async () => {
+    const r = placed('storage');
+    const res = await piped(['referrals', 'download', r.id, '-D', dir.path, '--verbose'], { env: fx.env() });
+    expect(res.code).toBe(0);
+    expect(res.stderr).toContain(`${fx.mock.storage.url}/files/${r.id}/reports/`);
+    expect(res.stderr).toContain('?[redacted]');
+    expect(res.stderr).not.toMatch(/signature|expires=|mock-token/);
+  });
+
+  it('--max-size: a larger file is not saved', async () => {
+    const r = placed('api');
+    const res = await piped(['referrals', 'download', r.id, '-D', dir.path, '--max-size', '100B'], {
+      env: fx.env(),
+    });
+    expect(res.code).toBe(1);
+    expect(res.stderr).toContain('larger than --max-size (100 bytes); not saved');
+    expect(files()).toEqual([]);
+  });
+
+  it('usage errors before any request', async () => {
+    const env = fx.env();
+    expectUsageError(
+      await piped(['referrals', 'download'], { env }),
+      /name the referrals/,
+      fx.apiRequests().length,
+    );
+    expectUsageError(
+      await piped(['referrals', 'download', placed('api').id, '--max-size', 'lots'], { env }),
+      /--max-size must be a size such as 20MiB/,
+      fx.apiRequests().length,
+    );
+    writeFileSync(join(dir.path, 'file'), '');
+    expectUsageError(
+      await piped(['referrals', 'download', placed('api').id, '-D', join(dir.path, 'file')], { env }),
+      /--dir: .* is not a folder/,
+      fx.apiRequests().length,
+    );
+    expectUsageError(
+      await piped(['referrals', 'download', placed('api').id, '-o', 'x.pdf'], { env }),
+      /unknown option '-o'/,
+      fx.apiRequests().length,
+    );
+  });
+});
+
+/** An API of our own: one referral whose report links go below the base URL, out of it, and elsewhere. */
+describe('the token goes only below the base URL', () => {
+  const ID = '0b7e1f7a-5a0e-4f43-9a4c-2d1b6f0a9e11';
+  const pdf = minimalPdf(['Accession: X']);
+  const servers: Array<Awaited<ReturnType<typeof testServer>>> = [];
+  afterEach(async () => {
+    for (const s of servers.splice(0)) await s.close();
+  });
+
+  it('sends Authorization to the base URL only: never to another origin, a path outside /api/v2, or after a redirect out', async () => {
+    const other = await testServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/pdf' });
+      res.end(pdf);
+    });
+    let base = '';
+    const api = await testServer((req, res) => {
+      const path = req.url ?? '';
+      if (path === `/api/v2/referrals/${ID}`) {
+        const proc = (acc: string, link: string) => ({
+          accession_id: acc,
+          report_link: link,
+          procedure: 'MRI',
+        });
+        return json(res, 200, {
+          id: ID,
+          reference: 'R-1',
+          documents: [],
+          visits: [
+            {
+              status: 'report_uploaded',
+              procedures: [
+                proc('A1', `${base}/api/v2/files/A1.pdf`),
+                proc('A2', `${base}/api/v2/files/A2.pdf`),
+                proc('A3', `${other.url}/bucket/A3.pdf?signature=s3cr3t`),
+                proc('A4', `${base}/outside/A4.pdf`),
+              ],
+            },
+          ],
+        });
+      }
+      // A 503 first: tried again, as an API request would be.
+      if (path === '/api/v2/files/A1.pdf' && api.seen.filter((s) => s.url === path).length === 1) {
+        res.writeHead(503);
+        return res.end();
+      }
+      if (path === '/api/v2/files/A2.pdf') {
+        res.writeHead(302, { location: `${other.url}/bucket/A2.pdf?signature=s3cr3t` });
+        return res.end();
+      }
+      res.writeHead(200, { 'content-type': 'application/pdf' });
+      res.end(pdf);
+    });
+    base = api.url;
+    servers.push(other, api);
+    const d = tempDir();
+    try {
+      const r = await piped(['referrals', 'download', ID, '-D', d.path, '--verbose'], {
+        env: { IMAGING_ENV: 'local', IMAGING_BASE_URL: api.url, IMAGING_CONFIG_DIR: d.path },
+      });
+      expect(r.code).toBe(0);
+      expect(
+        readdirSync(d.path)
+          .filter((f) => f.endsWith('.pdf'))
+          .sort(),
+      ).toEqual(['A1', 'A2', 'A3', 'A4'].map((a) => `R-1_${a}_report.pdf`));
+      const auth = (path: string) => api.seen.find((s) => s.url === path)?.headers.authorization;
+      expect(auth(`/api/v2/referrals/${ID}`)).toBe('Bearer mock-token');
+      expect(api.seen.filter((s) => s.url === '/api/v2/files/A1.pdf')).toHaveLength(2);
+      expect(auth('/api/v2/files/A1.pdf')).toBe('Bearer mock-token');
+      expect(auth('/api/v2/files/A2.pdf')).toBe('Bearer mock-token');
+      expect(api.seen.find((s) => s.url === '/outside/A4.pdf')!.headers.authorization).toBeUndefined();
+      expect(other.seen.map((s) => s.url).sort()).toEqual([
+        '/bucket/A2.pdf?signature=s3cr3t',
+        '/bucket/A3.pdf?signature=s3cr3t',
+      ]);
+      expect(other.seen.every((s) => s.headers.authorization === undefined)).toBe(true);
+      expect(r.stderr).not.toMatch(/s3cr3t|mock-token/);
+    } finally {
+      d.cleanup();
+    }
+  });
+
+  it('a report link that answers something other than a PDF is not saved as .pdf', async () => {
+    const api = await testServer((req, res) => {
+      if (req.url === `/api/v2/referrals/${ID}`)
+        return json(res, 200, {
+          id: ID,
+          reference: 'R-1',
+          documents: [],
+          visits: [
+            {
+              status: 'sent_to_rp',
+              procedures: [{ accession_id: 'B1', report_link: `${api.url}/api/v2/B1` }],
+            },
+          ],
+        });
+      res.writeHead(200, { 'content-type': 'application/octet-stream' });
+      res.end('PK\u0003\u0004 not a pdf');
+    });
+    servers.push(api);
+    const d = tempDir();
+    try {
+      const r = await piped(['referrals', 'download', ID, '-D', d.path], {
+        env: { IMAGING_ENV: 'local', IMAGING_BASE_URL: api.url, IMAGING_CONFIG_DIR: d.path },
+      });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain('error: R-1 B1: the link answered something that is not a PDF');
+      expect(readdirSync(d.path).filter((f) => f.endsWith('.pdf'))).toEqual([]);
+    } finally {
+      d.cleanup();
+    }
+  });
+});
+
+describe('a download stopped part-way', () => {
+  const ID = '0b7e1f7a-5a0e-4f43-9a4c-2d1b6f0a9e12';
+  // Bigger than the 64 KiB disk below.
+  const big = Buffer.concat([
+    Buffer.from('%PDF-1.4\n%'),
+    Buffer.alloc(200 * 1024, 0x41),
+    Buffer.from('\n%%EOF\n'),
+  ]);
+  let stall = false;
+  let api: Awaited<ReturnType<typeof testServer>>;
+  beforeAll(async () => {
+    api = await testServer((req, res) => {
+      if (req.url === `/api/v2/referrals/${ID}`)
+        return json(res, 200, {
+          id: ID,
+          reference: 'R-9',
+          documents: [],
+          visits: [
+            {
+              status: 'report_uploaded',
+              procedures: [{ accession_id: 'C1', report_link: `${api.url}/api/v2/C1.pdf` }],
+            },
+          ],
+        });
+      res.writeHead(200, { 'content-type': 'application/pdf', 'content-length': String(big.length) });
+      // Half the file, then nothing: the download is under way when the signal comes.
+      if (stall) res.write(big.subarray(0, big.length / 2));
+      else res.end(big);
+    });
+  });
+  afterAll(async () => {
+    await api.close();
+    if (disk.error !== undefined) return;
+    execFileSync('umount', [disk.path]);
+    rmSync(join(disk.path, '..'), { recursive: true, force: true });
+  });
+  const envFor = (config: string) => ({
+    IMAGING_ENV: 'local',
+    IMAGING_BASE_URL: api.url,
+    IMAGING_CONFIG_DIR: config,
+  });
+
+  const term = paneFixture();
+  it('at an 80-column terminal: a progress bar while it downloads; Ctrl-C: exit 130, cursor back, no file', async () => {
+    stall = true;
+    try {
+      const pane = await term.run(['referrals', 'download', ID, '-D', 'out'], {
+        ...envFor(term.dir.path),
+        IMAGING_KEYCHAIN: 'off',
+      });
+      const lines = await pane.waitForScreen((l) => l.some((x) => /downloading .*0\/1 files {2}\d/.test(x)));
+      for (const l of lines) expect(l.length).toBeLessThanOrEqual(80);
+      await pane.keys('C-c');
+      expect(await pane.exited()).toBe(130);
+      expect(await pane.cursorVisible()).toBe(true);
+      expect(readdirSync(join(term.dir.path, 'out'))).toEqual([]);
+    } finally {
+      stall = false;
+    }
+  });
+
+  it('a real SIGINT mid-download: exit 130, no file and no partial file', async () => {
+    stall = true;
+    const d = tempDir();
+    const out = join(d.path, 'out');
+    mkdirSync(out);
+    try {
+      const asked = () => api.seen.filter((s) => s.url === '/api/v2/C1.pdf').length;
+      const earlier = asked();
+      const child = spawn(process.execPath, [BIN, 'referrals', 'download', ID, '-D', out], {
+        env: { ...envFor(d.path), PATH: process.env.PATH, IMAGING_KEYCHAIN: 'off' },
+      });
+      const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+      // The report's request has arrived and its first half been sent: the download is under way.
+      await until(() => (asked() > earlier ? true : undefined), 'the download');
+      child.kill('SIGINT');
+      expect(await exited).toBe(130);
+      expect(readdirSync(out)).toEqual([]);
+    } finally {
+      stall = false;
+      d.cleanup();
+    }
+  });
+
+  const disk = (() => {
+    const path = join(tmpfsFolder('download').path, 'disk');
+    mkdirSync(path);
+    try {
+      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=64k,mode=0700', 'tmpfs', path], { stdio: 'pipe' });
+      return { path };
+    } catch (err) {
+      rmSync(join(path, '..'), { recursive: true, force: true });
+      return { path, error: String((err as { stderr?: Buffer }).stderr ?? err).trim() };
+    }
+  })();
+  describe.skipIf(disk.error !== undefined)(
+    `a full disk (a real 64 KiB tmpfs${disk.error ? `; skipped: cannot mount one: ${disk.error}` : ''})`,
+    () => {
+      it('a report larger than the room left: one clear line, exit 1, no partial file', async () => {
+        const d = tempDir();
+        try {
+          const r = await piped(['referrals', 'download', ID, '-D', disk.path], { env: envFor(d.path) });
+          expect(r.code).toBe(1);
+          expect(r.stderr).toContain(
+            'error: R-9 C1: could not save R-9_C1_report.pdf: no space left on the device',
+          );
+          expect(readdirSync(disk.path)).toEqual([]);
+        } finally {
+          d.cleanup();
+        }
+      });
+    },
+  );
+});
+
+describe('on a terminal', () => {
+  it('shows progress on stderr while it downloads and leaves the line clear', async () => {
+    const r = placed('api');
+    const t = await onTerminal(['referrals', 'download', r.id, '-D', dir.path], { env: fx.env() });
+    expect(t.code).toBe(0);
+    expect(t.stderr).toMatch(/downloading .*files/);
+    expect(t.stderr.endsWith('\r\u001b[2K\u001b[?25h')).toBe(true);
+  });
+});
