@@ -1,7 +1,10 @@
 import type { Referral } from '../api/types.js';
 import { clean, joinSafe, type SafeText, safe, style } from '../output/text.js';
+import { type DocumentRow, documentFields, linkCell } from '../resources/documents.js';
 import { latestVisitStatus, patientDob } from '../resources/referrals.js';
+import { bareLink } from '../util/link.js';
 import { peopleTime } from '../util/time.js';
+import { documentRows } from './documents.js';
 
 type Pairs = Array<[string, unknown]>;
 
@@ -44,6 +47,7 @@ export function renderReferral(
   renderSummary(view, r);
   renderPatient(view, r.patient);
   renderVisits(view, Array.isArray(r.visits) ? r.visits : []);
+  renderDocuments(view, documentRows(r));
   const codes = Array.isArray(r.icd10_codes) ? r.icd10_codes : [];
   view.section(`ICD-10 codes (${codes.length})`);
   for (const c of codes) view.out.push(safe`  ${view.v(c.code).padEnd(9)} ${view.v(c.short_description)}`);
@@ -121,6 +125,34 @@ function renderPatient(view: View, p: Referral['patient']): void {
   );
 }
 
+/** Why a procedure has no report: not in yet, with the visit's status (none ever, once canceled). */
+const notYet = (status: unknown) =>
+  status === 'canceled'
+    ? 'none (visit: canceled)'
+    : `not yet (visit: ${typeof status === 'string' ? status : 'unknown'})`;
+
+/** The report and image links and documents, one line each; links without their query string. */
+function renderDocuments(view: View, rows: DocumentRow[]): void {
+  const { dim, v } = view;
+  view.section(`Documents (${rows.length})`);
+  if (rows.length === 0) view.out.push('  none yet');
+  const labels = rows.map((row) =>
+    (row.kind === 'document'
+      ? [`document ${row.document_index}`, documentFields(row)]
+      : [row.kind, row.accession_id, row.cpt_code, row.body_part]
+    )
+      .filter(Boolean)
+      .map((part, k) => (k === 0 ? v(part).padEnd(10) : v(part)))
+      .join('  ')
+      .trimEnd(),
+  );
+  const w = Math.min(48, Math.max(0, ...labels.map((l) => l.length)));
+  rows.forEach((row, i) => {
+    const link = v(linkCell(row));
+    view.out.push(safe`  ${labels[i]!.padEnd(w)}  ${row.link ? link : dim(link)}`);
+  });
+}
+
 function renderVisits(view: View, visits: Referral['visits']): void {
   const { b, dim, v } = view;
   view.section(`Visits (${visits.length})`);
@@ -159,8 +191,8 @@ function renderVisits(view: View, visits: Referral['visits']): void {
         [
           ['CPT', proc.cpt_code],
           ['Accession', proc.accession_id],
-          ...when<Pairs[number]>(Boolean(proc.report_link), [['Report', proc.report_link]]),
-          ...when<Pairs[number]>(Boolean(proc.image_link), [['Images', proc.image_link]]),
+          ['Report', proc.report_link ? bareLink(proc.report_link).url : notYet(visit.status)],
+          ...when<Pairs[number]>(Boolean(proc.image_link), [['Images', bareLink(proc.image_link ?? '').url]]),
         ],
         '       ',
       );

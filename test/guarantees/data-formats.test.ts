@@ -164,6 +164,7 @@ const CALLS: Record<string, () => string[]> = {
   'law-firms create': () => ['law-firms', 'create', '--name', 'N', '--city', 'C', '--state', 'NY'],
   'referrals list': () => ['referrals', 'list'],
   'referrals get': () => ['referrals', 'get', referralId],
+  'referrals documents': () => ['referrals', 'documents', referralId],
   'referrals create': () => {
     const file = join(dir.path, 'new.json');
     writeFileSync(file, '{"patient":{"first_name":"A","last_name":"B"}}');

@@ -106,6 +106,7 @@ const CASES: Array<[string[], RegExp, string?]> = [
   ],
   [['referrals', 'get', `${UUID}/../../admin`], /is not a referral id/],
   [['referrals', 'payments', 'R-240001'], /is not a referral id/],
+  [['referrals', 'documents', `${UUID}/../../admin`], /is not a referral id/],
   [['referrals', 'notifications', `${UUID}/../../admin`], /is not a referral id/],
   [['config', 'set', 'path.payments', 'https://evil.example/{id}'], /path.payments: .* is a URL/],
   [['config', 'set', 'path.notifications', '/api/v2/notifications'], /must hold \{id\} exactly once/],

@@ -1,4 +1,3 @@
-import { getReferral } from '../../api/endpoints/referrals.js';
 import { readingAnswer } from '../../api/shape.js';
 import { referralId } from '../../cli/args.js';
 import { defineCommand } from '../../cli/define.js';
@@ -6,6 +5,7 @@ import { arg } from '../../cli/options.js';
 import { selectFields } from '../../output/fields.js';
 import { checkReferral } from '../../referrals/check.js';
 import { renderReferral } from '../../referrals/detail.js';
+import { fetchReferral } from '../../referrals/fetch.js';
 import { REFERRAL_FIELDS } from '../../resources/referrals.js';
 
 export default defineCommand({
@@ -17,7 +17,7 @@ export default defineCommand({
     const rid = referralId(id);
     const format = ctx.format('table');
     const { chosen } = selectFields(ctx.globals.fields, REFERRAL_FIELDS);
-    const res = await getReferral(ctx.api(), rid);
+    const res = await fetchReferral(ctx, rid);
     if (chosen || (format === 'json' && ctx.io.stdoutIsTTY)) {
       // Only the chosen fields: a table of them, or an object keyed as typed (JSON for a terminal: escaped).
       const { write } = await import('../../output/write.js');
