@@ -93,7 +93,7 @@ async function planExport(ctx: Context, opts: ExportOptions): Promise<ExportPlan
   const [{ fileInPath, isFolder }, { exportFormat }, { parseVisitStatuses }] = await Promise.all([
     import('../../export/output-file.js'),
     import('../../export/target-format.js'),
-    import('./statuses.js'),
+    import('../../referrals/progress.js'),
   ]);
   // Without --format, the format follows -o's extension; both given and disagreeing, --format wins with a warning.
   const explicit = ctx.globals.format !== undefined || (Boolean(ctx.globals.json) && !opts.dryRun);

@@ -1,0 +1,53 @@
+import { UsageError } from '../errors.js';
+import type { OptionSpec } from './options.js';
+
+const UNIT_MS = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+type Unit = keyof typeof UNIT_MS;
+
+// The longest a duration may be: a year is far beyond any wait, and keeps timers well inside setTimeout's range
+// once they are split.
+const MAX_MS = 366 * UNIT_MS.d;
+
+/**
+ * A duration as people write it, in milliseconds: a whole number and a unit, `90s`, `15m`, `24h`, `2d`, or
+ * several of them, largest first (`1h30m`). Any case, spaces allowed around and between the parts. Anything
+ * else (`60` without a unit, `1.5h`, `-5m`, `90x`) is a usage error naming `flag`.
+ */
+export function parseDuration(value: string, flag = 'duration'): number {
+  const text = value.trim().toLowerCase();
+  const parts = [...text.matchAll(/(\d+)\s*([smhd])\s*/g)];
+  const whole = parts.map((p) => p[0]).join('');
+  const order = parts.map((p) => 'smhd'.indexOf(p[2] as Unit));
+  const descending = order.every((o, i) => i === 0 || o < (order[i - 1] as number));
+  if (text === '' || whole !== text || !descending) {
+    const bare = /^\d+$/.test(text);
+    throw new UsageError(
+      `${flag}: "${value.trim()}" is not a duration`,
+      bare
+        ? `Add a unit: ${text}s, ${text}m, ${text}h or ${text}d.`
+        : 'Write a whole number and a unit: 90s, 15m, 24h, 2d (or 1h30m).',
+    );
+  }
+  const ms = parts.reduce((sum, p) => sum + Number(p[1]) * UNIT_MS[p[2] as Unit], 0);
+  if (!Number.isSafeInteger(ms) || ms > MAX_MS)
+    throw new UsageError(`${flag}: ${value.trim()} is too long (at most 366d)`);
+  return ms;
+}
+
+/** A duration for people, the largest units that fit: `1m 30s`, `24h`, `2d 1h`, `0s`. */
+export function formatDuration(ms: number): string {
+  let left = Math.max(0, Math.round(ms / 1000)) * 1000;
+  const out: string[] = [];
+  for (const unit of ['d', 'h', 'm', 's'] as const) {
+    const n = Math.floor(left / UNIT_MS[unit]);
+    if (n > 0) out.push(`${n}${unit}`);
+    left -= n * UNIT_MS[unit];
+  }
+  return out.length > 0 ? out.join(' ') : '0s';
+}
+
+/** An option that takes a duration (`--within <duration>`): its value is in milliseconds. */
+export function duration(flags: string, description: string): OptionSpec<number, false> {
+  const name = flags.match(/--[\w-]+/)?.[0] ?? flags;
+  return { kind: 'text', flags, description, parse: (value) => parseDuration(value, name) };
+}
