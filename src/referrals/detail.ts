@@ -1,7 +1,7 @@
 import type { Referral } from '../api/types.js';
 import { clean, joinSafe, type SafeText, safe, style } from '../output/text.js';
 import { type DocumentRow, documentFields, linkCell } from '../resources/documents.js';
-import { latestVisitStatus, patientDob } from '../resources/referrals.js';
+import { mostAdvancedVisit, patientDob } from '../resources/referrals.js';
 import { bareLink } from '../util/link.js';
 import { peopleTime } from '../util/time.js';
 import { documentRows } from './documents.js';
@@ -65,7 +65,7 @@ function renderSummary(view: View, r: Referral): void {
   view.out.push(safe`${b(`Referral ${v(r.reference)}`)}  ${dim(v(r.id))}`);
   view.pairs([
     ['Status', r.status],
-    ['Most advanced visit', latestVisitStatus(r.visits)],
+    ['Most advanced visit', mostAdvancedVisit(r.visits)],
     ['Line of business', r.line_of_business],
     ['Payment type', r.payment_type],
     ['Incident state', r.incident_state],
