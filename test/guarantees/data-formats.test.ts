@@ -165,6 +165,7 @@ const CALLS: Record<string, () => string[]> = {
   'referrals list': () => ['referrals', 'list'],
   'referrals get': () => ['referrals', 'get', referralId],
   'referrals documents': () => ['referrals', 'documents', referralId],
+  'referrals find': () => ['referrals', 'find', 'Garcia'],
   'referrals create': () => {
     const file = join(dir.path, 'new.json');
     writeFileSync(file, '{"patient":{"first_name":"A","last_name":"B"}}');

@@ -1,5 +1,4 @@
 import { readingAnswer } from '../../api/shape.js';
-import { referralId } from '../../cli/args.js';
 import { defineCommand } from '../../cli/define.js';
 import { arg } from '../../cli/options.js';
 import { selectFields } from '../../output/fields.js';
@@ -7,6 +6,7 @@ import { write } from '../../output/write.js';
 import { checkReferral } from '../../referrals/check.js';
 import { documentRows } from '../../referrals/documents.js';
 import { fetchReferral } from '../../referrals/fetch.js';
+import { resolveReferral } from '../../referrals/resolve.js';
 import { DOCUMENTS } from '../../resources/documents.js';
 
 export default defineCommand({
@@ -14,18 +14,22 @@ export default defineCommand({
   fields: [{ fields: DOCUMENTS.fields }],
   description:
     "One row per document: each procedure's report (in or not yet, with the visit's status) and images, then each entry of the referral's documents (AOB, invoice: their own fields, as document.<name> in CSV). Links are shown without their query string, in every format: a signed storage link is a credential, and a file or a pipe would keep it; signed says yes where one was taken off. imaging referrals download fetches the files.",
-  args: [arg('<id>', 'referral id (UUID)')],
+  args: [arg('<id>', 'ID or reference')],
   examples: [
-    'imaging referrals documents 3212c76a-c27e-4ca2-9e90-bb9c865c1630',
+    'imaging referrals documents R-240004',
     'imaging referrals documents 3212c76a-c27e-4ca2-9e90-bb9c865c1630 --format csv > documents.csv',
   ],
   async run(ctx, [id]) {
-    const rid = referralId(id);
     const format = ctx.format('table');
     const fields = selectFields(ctx.globals.fields, DOCUMENTS.fields);
-    const res = await fetchReferral(ctx, rid);
-    readingAnswer(res.requestId, () => checkReferral(res.data));
-    await write(documentRows(res.data), {
+    const resolved = await resolveReferral(ctx, id);
+    const rid = resolved.id;
+    // A reference found through the list brings the referral with it: no second request.
+    const { data, requestId } = resolved.referral
+      ? { data: resolved.referral, requestId: undefined }
+      : await fetchReferral(ctx, rid);
+    readingAnswer(requestId, () => checkReferral(data));
+    await write(documentRows(data), {
       sink: ctx.sink(),
       format,
       fields,

@@ -119,10 +119,19 @@ describe('imaging referrals documents', () => {
     expect(fx.apiRequests()).toHaveLength(2);
   });
 
-  it('takes a referral id, checked before any request', async () => {
+  it('takes the reference, any case: the list answer that finds it is the one request', async () => {
+    const byId = await piped(['referrals', 'documents', ID, '--json'], { env: fx.env() });
+    fx.reset();
+    const r = await piped(['referrals', 'documents', 'r-240004', '--json'], { env: fx.env() });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe(byId.stdout);
+    expect(fx.apiRequests().map((q) => q.path.split('?')[0])).toEqual(['/api/v2/referrals']);
+  });
+
+  it('an empty argument is a usage error before any request', async () => {
     expectUsageError(
-      await piped(['referrals', 'documents', 'not-an-id/..'], { env: fx.env() }),
-      /is not a referral id/,
+      await piped(['referrals', 'documents', ' '], { env: fx.env() }),
+      /the referral id or reference is empty/,
       fx.apiRequests().length,
     );
   });
