@@ -14,6 +14,21 @@ beforeEach(() => fx.reset());
 const ID = '2c7aac08-4814-4ecd-a35c-e3374be252de';
 const HEADER = 'KIND      ACCESSION   CPT    BODY PART     VISIT STATUS     LINK';
 
+// The links as the emulator sends them (its origin, or signed on its storage origin), and as shown: bare.
+let sent: Referral;
+beforeAll(async () => {
+  sent = JSON.parse((await run(['referrals', 'get', ID, '--json'], { env: fx.env() })).stdout);
+});
+const bare = (link: unknown) => {
+  const u = new URL(String(link));
+  u.search = '';
+  u.hash = '';
+  return u.href;
+};
+const REPORT = () => bare(sent.visits[0]!.procedures[0]!.report_link);
+const IMAGES = () => bare(sent.visits[0]!.procedures[0]!.image_link);
+const DOC = () => bare(sent.documents[0]!.url);
+
 describe('imaging referrals documents', () => {
   it('a row per report (in or not yet), images and document; piped, every column; at 80, the links whole', async () => {
     const { terminal, piped: p } = await bothForms(['referrals', 'documents', ID], { env: fx.env() });
@@ -21,27 +36,11 @@ describe('imaging referrals documents', () => {
     const rows = p.stdout.trimEnd().split('\n');
     expect(rows[0]).toMatch(/^KIND +ACCESSION +CPT +BODY PART +VISIT STATUS +LINK +DETAILS$/);
     expect(rows.slice(1).map((l) => l.split(/ {2,}/))).toEqual([
-      [
-        'report',
-        'ACC-100400',
-        '72158',
-        'Lumbar Spine',
-        'report_uploaded',
-        'https://reports.example.invalid/ACC-100400.pdf',
-        '-',
-      ],
-      [
-        'images',
-        'ACC-100400',
-        '72158',
-        'Lumbar Spine',
-        'report_uploaded',
-        'https://images.example.invalid/studies/ACC-100400',
-        '-',
-      ],
+      ['report', 'ACC-100400', '72158', 'Lumbar Spine', 'report_uploaded', REPORT(), '-'],
+      ['images', 'ACC-100400', '72158', 'Lumbar Spine', 'report_uploaded', IMAGES(), '-'],
       ['report', 'ACC-100410', '73223', 'Shoulder', 'booked', 'not yet (visit: booked)', '-'],
       ['report', '-', '72195', 'Pelvis', 'intake_sent', 'not yet (visit: intake_sent)', '-'],
-      ['document', '-', '-', '-', '-', `https://docs.example.invalid/aob/${ID}.pdf`, 'kind: aob'],
+      ['document', '-', '-', '-', '-', DOC(), 'kind: aob'],
     ]);
     expect(p.stderr).toBe('');
     expect(terminal.code).toBe(0);
@@ -69,8 +68,8 @@ describe('imaging referrals documents', () => {
       cpt_code: '72158',
       body_part: 'Lumbar Spine',
       available: 'yes',
-      link: 'https://reports.example.invalid/ACC-100400.pdf',
-      signed: 'no',
+      link: REPORT(),
+      signed: new URL(sent.visits[0]!.procedures[0]!.report_link!).search ? 'yes' : 'no',
       document: null,
     });
     expect(j[2]).toMatchObject({ kind: 'report', available: 'no', link: null, visit_status: 'booked' });
@@ -100,7 +99,7 @@ describe('imaging referrals documents', () => {
     });
     expect(JSON.parse(f.stdout)[4]).toEqual({
       kind: 'document',
-      link: `https://docs.example.invalid/aob/${ID}.pdf`,
+      link: DOC(),
       'document.kind': 'aob',
     });
   });
@@ -224,7 +223,7 @@ describe('at a real terminal of 80 columns', () => {
       .slice(1, -1)
       .map((l) => l.slice(at).split(/ {2,}/)[0]!.trim())
       .join('');
-    expect(column).toContain('https://reports.example.invalid/ACC-100400.pdf');
-    expect(column).toContain(`https://docs.example.invalid/aob/${ID}.pdf`);
+    expect(column).toContain(REPORT());
+    expect(column).toContain(DOC());
   });
 });
