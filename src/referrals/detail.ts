@@ -47,7 +47,7 @@ export function renderReferral(
   renderSummary(view, r);
   renderPatient(view, r.patient);
   renderVisits(view, Array.isArray(r.visits) ? r.visits : []);
-  renderDocuments(view, documentRows(r));
+  renderDocuments(view, documentRows(r), r.reference, r.id);
   const codes = Array.isArray(r.icd10_codes) ? r.icd10_codes : [];
   view.section(`ICD-10 codes (${codes.length})`);
   for (const c of codes) view.out.push(safe`  ${view.v(c.code).padEnd(9)} ${view.v(c.short_description)}`);
@@ -132,7 +132,9 @@ const notYet = (status: unknown) =>
     : `not yet (visit: ${typeof status === 'string' ? status : 'unknown'})`;
 
 /** The report and image links and documents, one line each; links without their query string. */
-function renderDocuments(view: View, rows: DocumentRow[]): void {
+// Whether each report and document is in; the links themselves are in the visits above and in
+// `referrals documents`, which a line here names.
+function renderDocuments(view: View, rows: DocumentRow[], reference: unknown, id: unknown): void {
   const { dim, v } = view;
   view.section(`Documents (${rows.length})`);
   if (rows.length === 0) view.out.push('  none yet');
@@ -148,9 +150,12 @@ function renderDocuments(view: View, rows: DocumentRow[]): void {
   );
   const w = Math.min(48, Math.max(0, ...labels.map((l) => l.length)));
   rows.forEach((row, i) => {
-    const link = v(linkCell(row));
-    view.out.push(safe`  ${labels[i]!.padEnd(w)}  ${row.link ? link : dim(link)}`);
+    view.out.push(safe`  ${labels[i]!.padEnd(w)}  ${row.link ? 'available' : dim(v(linkCell(row)))}`);
   });
+  // A reference a shell would read as one word, else the id.
+  const name = typeof reference === 'string' && /^[\w.-]+$/.test(reference) ? reference : v(id);
+  if (rows.some((row) => row.link))
+    view.out.push(safe`  ${dim(`Links: imaging referrals documents ${name}`)}`);
 }
 
 function renderVisits(view: View, visits: Referral['visits']): void {

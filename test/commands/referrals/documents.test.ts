@@ -190,16 +190,13 @@ describe('signed links: never their query string, in any format', () => {
     expect(r.stdout).toMatch(/^ {7}Report: +not yet \(visit: booked\)$/m);
     const docs = r.stdout.slice(r.stdout.indexOf('\nDocuments (6)\n')).split('\n\n')[0]!.split('\n').slice(2);
     expect(docs.map((l) => l.trim().split(/ {2,}/))).toEqual([
-      ['report', 'ACC-100400', '72158', 'Lumbar Spine', 'https://storage.example.invalid/r/ACC-100400.pdf'],
-      ['images', 'ACC-100400', '72158', 'Lumbar Spine', 'https://images.example.invalid/s/ACC-100400'],
+      ['report', 'ACC-100400', '72158', 'Lumbar Spine', 'available'],
+      ['images', 'ACC-100400', '72158', 'Lumbar Spine', 'available'],
       ['report', 'ACC-100410', '73223', 'Shoulder', 'not yet (visit: booked)'],
       ['report', '72195', 'Pelvis', 'not yet (visit: intake_sent)'],
-      [
-        'document 1',
-        'type: invoice; preview: https://p.example.invalid/x',
-        'https://storage.example.invalid/inv.pdf',
-      ],
+      ['document 1', 'type: invoice; preview: https://p.example.invalid/x', 'available'],
       ['document 2', 'type: note; pages: 2', 'no link'],
+      ['Links: imaging referrals documents R-240004'],
     ]);
   });
 });
