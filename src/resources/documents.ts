@@ -64,11 +64,11 @@ export const DOCUMENTS = defineResource<DocumentRow>(
   },
   [
     { header: 'Kind', field: 'kind', priority: 1, fit: 'keep' },
-    { header: 'Accession', field: 'accession_id', priority: 3, fit: 'keep' },
+    { header: 'Accession', field: 'accession_id', priority: 4, fit: 'keep' },
     { header: 'CPT', field: 'cpt_code', priority: 6, fit: 'keep' },
     { header: 'Body part', field: 'body_part', priority: 7, min: 10 },
     { header: 'Visit status', field: 'visit_status', priority: 5, fit: 'keep' },
-    { header: 'Link', get: linkCell, reads: ['link'], priority: 2, min: 24 },
-    { header: 'Details', get: documentFields, priority: 4, min: 12 },
+    { header: 'Link', get: linkCell, reads: ['link'], priority: 2, min: 34 },
+    { header: 'Details', get: documentFields, priority: 3, min: 12 },
   ],
 );

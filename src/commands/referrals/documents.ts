@@ -7,7 +7,7 @@ import { checkReferral } from '../../referrals/check.js';
 import { documentRows } from '../../referrals/documents.js';
 import { fetchReferral } from '../../referrals/fetch.js';
 import { resolveReferral } from '../../referrals/resolve.js';
-import { DOCUMENTS } from '../../resources/documents.js';
+import { DOCUMENTS, documentFields } from '../../resources/documents.js';
 
 export default defineCommand({
   path: ['referrals', 'documents'],
@@ -29,11 +29,14 @@ export default defineCommand({
       ? { data: resolved.referral, requestId: undefined }
       : await fetchReferral(ctx, rid);
     readingAnswer(requestId, () => checkReferral(data));
-    await write(documentRows(data), {
+    const rows = documentRows(data);
+    // The Details column is for documents' own fields: left out of a table with none.
+    const details = rows.some((r) => documentFields(r) !== null);
+    await write(rows, {
       sink: ctx.sink(),
       format,
       fields,
-      columns: DOCUMENTS.columns,
+      columns: details ? DOCUMENTS.columns : DOCUMENTS.columns.filter((c) => c.header !== 'Details'),
       emptyHint: `Referral ${rid} has no procedures and no documents yet.`,
     });
     return 0;
