@@ -6,7 +6,7 @@ import type { Context } from '../context.js';
 import { ApiError, CliError, ExitCode, UsageError } from '../errors.js';
 import { clean } from '../output/text.js';
 import { num } from '../util/plural.js';
-import { type ReferralSearch, referralSearch } from './match.js';
+import { fold, type ReferralSearch, referralSearch } from './match.js';
 
 /**
  * A referral named by its id or its reference. A UUID costs no request; any other text is a
@@ -19,7 +19,7 @@ export interface ResolvedReferral {
   referral?: Referral;
 }
 
-/** How a search went, for the not-found message: "the list's q search (1 page)". */
+/** What a search found, and what it read for the not-found message ("the referral list with q (1 page)"). */
 export interface SearchOutcome {
   records: Referral[];
   searched: string;
@@ -38,8 +38,9 @@ export async function resolveReferral(ctx: Context, text: string): Promise<Resol
 }
 
 /**
- * Many referrals, in the order given: references are looked up with the list's q one by one while
- * the server honours it, and all those left by one page scan at most.
+ * Many referrals, in the order given: references are looked up with the list's q (a few at a time)
+ * while the server honours it, and all those left by one page scan at most. Every reference not
+ * found is named in one exit 4; a reference naming several referrals is exit 2.
  */
 export async function resolveReferrals(ctx: Context, texts: readonly string[]): Promise<ResolvedReferral[]> {
   const out: Array<ResolvedReferral | undefined> = texts.map((t) => {
@@ -51,65 +52,99 @@ export async function resolveReferrals(ctx: Context, texts: readonly string[]): 
       );
     return isUuid(id) ? { id: id.toLowerCase() } : undefined;
   });
+  // Keyed by the folded reference: "r-240001" and "R-240001" are one lookup.
   const wanted = new Map<string, ReferralSearch>();
   for (const [i, t] of texts.entries())
     if (!out[i]) {
       const search = referralSearch(t);
-      wanted.set(search.text, search);
+      if (!wanted.has(fold(search.text))) wanted.set(fold(search.text), search);
     }
   if (wanted.size === 0) return out as ResolvedReferral[];
-  const found = new Map<string, Referral[]>();
-  const how = new Map<string, string>();
+  const found = new Map<string, { records: Referral[]; searched: string }>();
   let honoured = true;
-  for (const [text, search] of wanted) {
-    if (!honoured) break;
-    const q = await viaQ(ctx, search);
-    if (!q) honoured = false;
-    else {
-      found.set(text, q.records.filter(search.isReference));
-      how.set(text, q.searched);
+  const step = async ([key, search]: [string, ReferralSearch]): Promise<void> => {
+    try {
+      const q = await viaQ(ctx, search);
+      if (!q) honoured = false;
+      else found.set(key, { records: q.records.filter(search.isReference), searched: q.searched });
+    } catch (err) {
+      honoured = false; // the other lookups stop too
+      throw err;
     }
-  }
-  const left = [...wanted.values()].filter((s) => !found.has(s.text));
-  if (left.length > 0) {
+  };
+  // The first alone: whether the server honours q decides how the rest are looked up.
+  const [head, ...rest] = [...wanted];
+  await step(head!);
+  let next = 0;
+  const worker = async () => {
+    while (honoured && next < rest.length) await step(rest[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(CONCURRENCY, rest.length) }, worker));
+  const left = new Set([...wanted.keys()].filter((k) => !found.has(k)));
+  if (left.size > 0) {
+    const refOf = (r: unknown) => {
+      const ref = (r as { reference?: unknown } | null)?.reference;
+      return typeof ref === 'string' ? fold(ref) : undefined;
+    };
+    const seen = new Set<string>();
     const scanned = await scan(
       ctx,
-      (r) => left.some((s) => s.isReference(r)),
-      (seen) => left.every((s) => seen.some(s.isReference)),
+      (r) => left.has(refOf(r) ?? ''),
+      (records) => {
+        seen.add(refOf(records[records.length - 1])!);
+        return seen.size === left.size;
+      },
     );
-    for (const s of left) {
-      found.set(s.text, scanned.records.filter(s.isReference));
-      how.set(s.text, scanned.searched);
-    }
+    for (const key of left)
+      found.set(key, {
+        records: scanned.records.filter((r) => refOf(r) === key),
+        searched: scanned.searched,
+      });
   }
-  return texts.map((t, i) => {
-    const given = out[i];
-    if (given) return given;
-    const text = t.trim();
-    return one(ctx, text, found.get(text) ?? [], how.get(text) ?? 'the referral list');
-  });
+  return settle(ctx, texts, out, found);
 }
 
-/** The one record a reference names, or exit 4 (none) / exit 2 (several, listed). */
-function one(ctx: Context, text: string, records: Referral[], searched: string): ResolvedReferral {
-  if (records.length === 1) {
-    const r = records[0]!;
-    return { id: String(r.id), reference: r.reference, referral: r };
+/** The records each reference names: one each, or exit 2 (several, listed) / exit 4 (every one missing). */
+function settle(
+  ctx: Context,
+  texts: readonly string[],
+  given: ReadonlyArray<ResolvedReferral | undefined>,
+  found: ReadonlyMap<string, { records: Referral[]; searched: string }>,
+): ResolvedReferral[] {
+  const missing: string[] = [];
+  let searched = '';
+  for (const [i, t] of texts.entries()) {
+    if (given[i]) continue;
+    const text = t.trim();
+    const f = found.get(fold(text));
+    const records = f?.records ?? [];
+    if (records.length > 1) {
+      ctx.note(`"${text}" is the reference of ${num(records.length)} referrals:`);
+      for (const r of records)
+        ctx.note(`  ${clean(r.id)}  ${clean(r.reference)}  ${clean(r.patient?.name ?? '')}`);
+      throw new CliError(
+        `"${text}" matches ${num(records.length)} referrals`,
+        ExitCode.usage,
+        'Give the id (UUID) of the one meant, from the list above.',
+      );
+    }
+    if (records.length === 0 && !missing.includes(text)) {
+      missing.push(text);
+      searched = f?.searched ?? 'the referral list';
+    }
   }
-  if (records.length === 0)
+  if (missing.length > 0)
     throw new CliError(
-      `no referral has the reference "${text}": searched ${searched}`,
+      `no referral has the reference ${missing.map((m) => `"${m}"`).join(', ')}: searched ${searched}`,
       ExitCode.notFound,
       'Check the reference, or search more widely with: imaging referrals find TEXT',
     );
-  ctx.note(`"${text}" is the reference of ${num(records.length)} referrals:`);
-  for (const r of records)
-    ctx.note(`  ${clean(r.id)}  ${clean(r.reference)}  ${clean(r.patient?.name ?? '')}`);
-  throw new CliError(
-    `"${text}" matches ${num(records.length)} referrals`,
-    ExitCode.usage,
-    'Give the id (UUID) of the one meant, from the list above.',
-  );
+  return texts.map((_, i) => {
+    const r = given[i];
+    if (r) return r;
+    const record = found.get(fold(texts[i]!.trim()))!.records[0]!;
+    return { id: String(record.id), reference: record.reference, referral: record };
+  });
 }
 
 /** Every referral `search` matches: the list's q when the server honours it, else a scan. */

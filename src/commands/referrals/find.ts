@@ -20,7 +20,7 @@ export default defineCommand({
     'imaging referrals find R-240001',
     "imaging referrals find 'garcia, mary'",
     'imaging referrals find 03/10/1992 --json',
-    'imaging referrals find WCB-2026-00001 --format csv',
+    'imaging referrals find MBR100002 --format csv',
   ],
   async run(ctx, [typed]) {
     const format = ctx.format('table');

@@ -42,6 +42,12 @@ describe('imaging referrals notifications', () => {
   });
 
   it("takes a reference in any case, looked up with the list's q; an unknown one is exit 4", async () => {
+    const byId = await bothForms(['referrals', 'notifications', ID], { env: fx.env() });
+    const byRef = await bothForms(['referrals', 'notifications', 'r-240001'], { env: fx.env() });
+    expect(byRef.terminal.stdout).toBe(byId.terminal.stdout);
+    expect(byRef.piped.stdout).toBe(byId.piped.stdout);
+    expect(byRef.terminal.code + byRef.piped.code).toBe(0);
+    fx.reset();
     const r = await piped(['referrals', 'notifications', 'r-240001', '--json'], { env: fx.env() });
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout)).toHaveLength(1);
