@@ -15,7 +15,7 @@ export function renamedFields(
       const name = part.trim();
       const now = Object.hasOwn(renamed, name) ? renamed[name] : undefined;
       if (!now || !documented.includes(now)) return part;
-      note(`note: --fields ${name} is now ${now}; the old name will stop being accepted in a later release`);
+      note(`Note: --fields ${name} is now ${now}; the old name will stop being accepted in a later release`);
       return now;
     })
     .join(',');

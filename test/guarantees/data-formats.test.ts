@@ -166,7 +166,6 @@ const CALLS: Record<string, () => string[]> = {
   'referrals find': () => ['referrals', 'find', 'R-240001'],
   'referrals get': () => ['referrals', 'get', referralId],
   'referrals documents': () => ['referrals', 'documents', referralId],
-  'referrals find': () => ['referrals', 'find', 'Garcia'],
   'referrals create': () => {
     const file = join(dir.path, 'new.json');
     writeFileSync(file, '{"patient":{"first_name":"A","last_name":"B"}}');

@@ -80,7 +80,7 @@ describe('imaging referrals export', () => {
     expect(r.stdout.split('\r\n')[0]).toBe('reference,most_advanced_visit');
     expect(r.stdout).toMatch(/\r\nR-240001,contacted_for_booking\r\n/);
     expect(r.stderr.split('\n').filter((l) => l.includes('latest_visit_status'))).toEqual([
-      'note: --fields latest_visit_status is now most_advanced_visit; the old name will stop being accepted in a later release',
+      'Note: --fields latest_visit_status is now most_advanced_visit; the old name will stop being accepted in a later release',
     ]);
     // Where the new name is no column either, the old one is unknown as before.
     const v = await piped(['referrals', 'export', '--rows', 'visit', '--fields', 'latest_visit_status'], {
