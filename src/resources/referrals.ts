@@ -97,7 +97,7 @@ export const { fields: REFERRAL_FIELDS, columns: referralColumns } = defineResou
     { header: 'Reference', field: 'reference', priority: 1, fit: 'keep' },
     { header: 'Status', field: 'status', priority: 3, fit: 'keep' },
     { header: 'Line of business', field: 'line_of_business', priority: 6, fit: 'keep' },
-    { header: 'Patient', get: patientName, priority: 2, min: 10 },
+    { header: 'Patient', get: patientName, priority: 2, min: 18 },
     {
       header: 'Visits',
       get: (r) => (Array.isArray(r.visits) ? r.visits.length : null),
