@@ -131,6 +131,11 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: () => import('./commands/referrals/get.js'),
   },
   {
+    path: ['referrals', 'documents'],
+    summary: "a referral's report and image links and its documents, one row each",
+    load: () => import('./commands/referrals/documents.js'),
+  },
+  {
     path: ['referrals', 'payments'],
     summary: 'payments logged against a referral (enabled per account)',
     load: () => import('./commands/referrals/payments.js'),

@@ -1,7 +1,10 @@
 import type { Referral } from '../api/types.js';
 import { clean, joinSafe, type SafeText, safe, style } from '../output/text.js';
-import { latestVisitStatus, patientDob } from '../resources/referrals.js';
+import { type DocumentRow, documentFields, linkCell } from '../resources/documents.js';
+import { mostAdvancedVisit, patientDob } from '../resources/referrals.js';
+import { bareLink } from '../util/link.js';
 import { peopleTime } from '../util/time.js';
+import { documentRows } from './documents.js';
 
 type Pairs = Array<[string, unknown]>;
 
@@ -52,6 +55,7 @@ export function renderReferral(
   renderSummary(view, r);
   renderPatient(view, r.patient);
   renderVisits(view, Array.isArray(r.visits) ? r.visits : []);
+  renderDocuments(view, documentRows(r), r.reference, r.id);
   const codes = Array.isArray(r.icd10_codes) ? r.icd10_codes : [];
   view.section(`ICD-10 codes (${codes.length})`);
   for (const c of codes) view.out.push(safe`  ${view.v(c.code).padEnd(9)} ${view.v(c.short_description)}`);
@@ -69,7 +73,7 @@ function renderSummary(view: View, r: Referral): void {
   view.out.push(safe`${b(`Referral ${v(r.reference)}`)}  ${dim(v(r.id))}`);
   view.pairs([
     ['Status', r.status],
-    ['Most advanced visit', latestVisitStatus(r.visits)],
+    ['Most advanced visit', mostAdvancedVisit(r.visits)],
     ['Line of business', r.line_of_business],
     ['Payment type', r.payment_type],
     ['Incident state', r.incident_state],
@@ -121,6 +125,39 @@ function renderPatient(view: View, p: Referral['patient']): void {
   );
 }
 
+/** Why a procedure has no report: not in yet, with the visit's status (none ever, once canceled). */
+const notYet = (status: unknown) =>
+  status === 'canceled'
+    ? 'none (visit: canceled)'
+    : `not yet (visit: ${typeof status === 'string' ? status : 'unknown'})`;
+
+/** The report and image links and documents, one line each; links without their query string. */
+// Whether each report and document is in; the links themselves are in the visits above and in
+// `referrals documents`, which a line here names.
+function renderDocuments(view: View, rows: DocumentRow[], reference: unknown, id: unknown): void {
+  const { dim, v } = view;
+  view.section(`Documents (${rows.length})`);
+  if (rows.length === 0) view.out.push('  none yet');
+  const labels = rows.map((row) =>
+    (row.kind === 'document'
+      ? [`document ${row.document_index}`, documentFields(row)]
+      : [row.kind, row.accession_id, row.cpt_code, row.body_part]
+    )
+      .filter(Boolean)
+      .map((part, k) => (k === 0 ? v(part).padEnd(10) : v(part)))
+      .join('  ')
+      .trimEnd(),
+  );
+  const w = Math.min(48, Math.max(0, ...labels.map((l) => l.length)));
+  rows.forEach((row, i) => {
+    view.out.push(safe`  ${labels[i]!.padEnd(w)}  ${row.link ? 'available' : dim(v(linkCell(row)))}`);
+  });
+  // A reference a shell would read as one word, else the id.
+  const name = typeof reference === 'string' && /^[\w.-]+$/.test(reference) ? reference : v(id);
+  if (rows.some((row) => row.link))
+    view.out.push(safe`  ${dim(`Links: imaging referrals documents ${name}`)}`);
+}
+
 function renderVisits(view: View, visits: Referral['visits']): void {
   const { b, dim, v } = view;
   view.section(`Visits (${visits.length})`);
@@ -150,8 +187,8 @@ function renderVisits(view: View, visits: Referral['visits']): void {
         [
           ['CPT', proc.cpt_code],
           ['Accession', proc.accession_id],
-          ['Report', proc.report_link || undefined],
-          ['Images', proc.image_link || undefined],
+          ['Report', proc.report_link ? bareLink(proc.report_link).url : notYet(visit.status)],
+          ['Images', proc.image_link ? bareLink(proc.image_link).url : undefined],
         ],
         '       ',
       );

@@ -1,17 +1,19 @@
-import { type Referral, VISIT_STATUSES } from '../api/types.js';
+import type { Referral } from '../api/types.js';
+import { visitRank } from '../referrals/progress.js';
 import { defineResource, list, obj, REPEATED, type RowColumn, rowNames, str } from './schema.js';
 import { PROCEDURE_ROW, type V, VISIT_ROW } from './visits.js';
 
-const RANK = new Map<string, number>(VISIT_STATUSES.map((s, i) => [s, i]));
-RANK.set('canceled', -1);
-
-// Furthest along the spec's list, canceled least; an unknown status only when nothing known is further.
-export function latestVisitStatus(visits: readonly { status?: unknown }[] | undefined): string | null {
+/**
+ * The status of the referral's most advanced visit, ranked by the progress rule (referrals/progress.ts):
+ * exam_not_completed never above complete, canceled below every progress status, an unknown status only when
+ * nothing known is further. The first of equals wins.
+ */
+export function mostAdvancedVisit(visits: readonly { status?: unknown }[] | undefined): string | null {
   let best: string | null = null;
   let bestRank = Number.NEGATIVE_INFINITY;
   for (const v of Array.isArray(visits) ? visits : []) {
     if (typeof v?.status !== 'string') continue;
-    const rank = RANK.get(v.status) ?? -0.5; // unknown: above canceled, below any known progress
+    const rank = visitRank(v.status);
     if (rank > bestRank) {
       best = v.status;
       bestRank = rank;
@@ -89,20 +91,21 @@ export const { fields: REFERRAL_FIELDS, columns: referralColumns } = defineResou
       completed_at: true,
     },
   },
-  // At a narrow terminal the id stays whole (`referrals get` takes it); the least read columns go first.
+  // At a narrow terminal the reference (every command takes it), patient, status and the visit's progress
+  // stay; the 36-character id goes first (--wide and every data format keep it), then the least read columns.
   [
     { header: 'Reference', field: 'reference', priority: 1, fit: 'keep' },
-    { header: 'Status', field: 'status', priority: 4, fit: 'keep' },
-    { header: 'Line of business', field: 'line_of_business', priority: 7, fit: 'keep' },
-    { header: 'Patient', get: patientName, priority: 3, min: 10 },
+    { header: 'Status', field: 'status', priority: 3, fit: 'keep' },
+    { header: 'Line of business', field: 'line_of_business', priority: 6, fit: 'keep' },
+    { header: 'Patient', get: patientName, priority: 2, min: 18 },
     {
       header: 'Visits',
       get: (r) => (Array.isArray(r.visits) ? r.visits.length : null),
-      priority: 6,
+      priority: 5,
       fit: 'keep',
     },
-    { header: 'Most advanced visit', get: (r) => latestVisitStatus(r.visits), priority: 5, fit: 'keep' },
-    { header: 'ID', field: 'id', priority: 2, fit: 'keep' },
+    { header: 'Most advanced visit', get: (r) => mostAdvancedVisit(r.visits), priority: 4, fit: 'keep' },
+    { header: 'ID', field: 'id', priority: 7, fit: 'keep' },
   ],
 );
 
@@ -140,10 +143,15 @@ export const REFERRAL_ROW: readonly RowColumn<R>[] = [
   ['scheduling_mode', (r) => str(r.scheduling_mode)],
   ['icd10_codes', (r) => joined(list<Record<string, unknown>>(r.icd10_codes).map((c) => c.code))],
   ['visit_count', (r) => list(r.visits).length],
-  ['latest_visit_status', (r) => latestVisitStatus(list<V>(r.visits))],
+  ['most_advanced_visit', (r) => mostAdvancedVisit(list<V>(r.visits))],
   ['auto_book_status', (r) => str(obj(r.auto_book_request).status)],
   ['auto_book_outcome', (r) => str(obj(r.auto_book_request).outcome)],
 ];
+
+/** Export columns renamed: the old name, still taken by --fields for now, and the new. */
+export const RENAMED_COLUMNS: Readonly<Record<string, string>> = {
+  latest_visit_status: 'most_advanced_visit',
+};
 
 /** The export's columns of each row kind, in order: a visit or procedure row repeats its parents' context. */
 export const EXPORT_COLUMNS = {

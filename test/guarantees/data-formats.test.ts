@@ -165,6 +165,7 @@ const CALLS: Record<string, () => string[]> = {
   'referrals list': () => ['referrals', 'list'],
   'referrals find': () => ['referrals', 'find', 'R-240001'],
   'referrals get': () => ['referrals', 'get', referralId],
+  'referrals documents': () => ['referrals', 'documents', referralId],
   'referrals create': () => {
     const file = join(dir.path, 'new.json');
     writeFileSync(file, '{"patient":{"first_name":"A","last_name":"B"}}');

@@ -132,13 +132,19 @@ describe.concurrent('tables: what 80 columns shows', () => {
     }
   });
 
-  it('referrals list: ids whole, so one can be copied into `referrals get`', async () => {
+  it('referrals list: reference, patient, status and the visit status kept; the id left out first', async () => {
     const { lines } = await screenOf(80, ['referrals', 'list', '--per-page', '5']);
-    const ids = lines.join('\n').match(UUID) ?? [];
-    expect(ids).toHaveLength(5);
-    const got = await run(['referrals', 'get', ids[2]!], { env: fx.env() });
-    expect(got.code).toBe(0);
-    expect(lines).toContain('Left out: Line of business, Visits, Most advanced visit (--wide shows all)');
+    expect(lines[0]).toMatch(/^REFERENCE +STATUS +PATIENT +VISITS +MOST ADVANCED VISIT$/);
+    expect(lines.join('\n').match(UUID)).toBeNull();
+    expect(lines).toContainEqual(
+      expect.stringMatching(/^R-240001 +closed +Hernández, Emma +2 +contacted_for_booking$/),
+    );
+    expect(lines).toContain('Left out: Line of business, ID (--wide shows all)');
+    const wide = await screenOf(200, ['referrals', 'list', '--per-page', '5']);
+    expect(wide.lines[0]).toMatch(
+      /^REFERENCE +STATUS +LINE OF BUSINESS +PATIENT +VISITS +MOST ADVANCED VISIT +ID$/,
+    );
+    expect(wide.lines.join('\n').match(UUID)).toHaveLength(5);
   });
 
   it('cpt 73721: the contrast whole (was "without_c…"), the id named as left out', async () => {
@@ -599,12 +605,12 @@ describe('copy-and-paste and the Left out note at 80 columns', () => {
   });
 
   describe('the "Left out" note names as many columns as fit', () => {
-    it('referrals list at 64 columns: "Left out: Status, Line of business and 2 more", one line', async () => {
-      const pane = await openPane({ cols: 64, command: `${CLI} referrals list`, env: fx.env() });
+    it('referrals list at 56 columns: "Left out: Line of business and 2 more", one line', async () => {
+      const pane = await openPane({ cols: 56, command: `${CLI} referrals list`, env: fx.env() });
       term.track(pane);
       expect(await pane.exited()).toBe(0);
       const notes = (await pane.screen()).filter((l) => l.startsWith('Left out'));
-      expect(notes).toEqual(['Left out: Status, Line of business and 2 more (--wide shows all)']);
+      expect(notes).toEqual(['Left out: Line of business and 2 more (--wide shows all)']);
     });
   });
 });

@@ -107,6 +107,7 @@ const CASES: Array<[string[], RegExp, string?]> = [
     ['referrals', 'search', 'Garcia'],
     /unknown command 'search'\nhint: Did you mean imaging referrals find\?/,
   ],
+  [['referrals', 'documents', ' '], /the referral id or reference is empty/],
   [['config', 'set', 'path.payments', 'https://evil.example/{id}'], /path.payments: .* is a URL/],
   [['config', 'set', 'path.notifications', '/api/v2/notifications'], /must hold \{id\} exactly once/],
   [['referrals', 'list', '--param', 'oops'], /expected KEY=VALUE/],

@@ -6,6 +6,7 @@ import type { Query } from '../../api/url.js';
 import { defineCommand } from '../../cli/define.js';
 import { choice, completes, file, flag, type InferOptions, int, text } from '../../cli/options.js';
 import { PARAM_OPTION, paramsQuery } from '../../cli/params.js';
+import { renamedFields } from '../../cli/renamed-fields.js';
 import type { Context } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import type { Checkpoint, ResumePoint } from '../../export/checkpoint.js';
@@ -14,7 +15,7 @@ import type { ExportFormat, ExportSummary } from '../../export/pipeline.js';
 import type { RowKind } from '../../export/rows.js';
 import { selectFields } from '../../output/fields.js';
 import type { ProgressBar } from '../../output/progress.js';
-import { EXPORT_COLUMNS, REFERRAL_FIELDS } from '../../resources/referrals.js';
+import { EXPORT_COLUMNS, REFERRAL_FIELDS, RENAMED_COLUMNS } from '../../resources/referrals.js';
 import { count, num } from '../../util/plural.js';
 import { tuneHeapForStreaming } from '../../util/streaming-heap.js';
 
@@ -100,9 +101,10 @@ async function planExport(ctx: Context, opts: ExportOptions): Promise<ExportPlan
   const rows = opts.rows ?? 'referral';
   // --fields: the flat columns of the rows, or (JSON/NDJSON referrals, as sent) the referral's fields.
   const asSent = rows === 'referral' && format !== 'csv';
+  const columns = asSent ? REFERRAL_FIELDS : EXPORT_COLUMNS[rows];
   const { chosen: fields } = selectFields(
-    ctx.globals.fields,
-    asSent ? REFERRAL_FIELDS : EXPORT_COLUMNS[rows],
+    renamedFields(ctx.globals.fields, RENAMED_COLUMNS, columns, (line) => ctx.note(line)),
+    columns,
     {
       extra: asSent,
       setLabel: asSent ? `--rows referral, ${format}` : `--rows ${rows}${rows === 'referral' ? ', csv' : ''}`,

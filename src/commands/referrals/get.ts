@@ -1,10 +1,10 @@
-import { getReferral } from '../../api/endpoints/referrals.js';
 import { readingAnswer } from '../../api/shape.js';
 import { defineCommand } from '../../cli/define.js';
 import { arg } from '../../cli/options.js';
 import { selectFields } from '../../output/fields.js';
 import { checkReferral } from '../../referrals/check.js';
 import { renderReferral } from '../../referrals/detail.js';
+import { fetchReferral } from '../../referrals/fetch.js';
 import { resolveReferral } from '../../referrals/resolve.js';
 import { REFERRAL_FIELDS } from '../../resources/referrals.js';
 
@@ -17,7 +17,7 @@ export default defineCommand({
     const format = ctx.format('table');
     const { chosen } = selectFields(ctx.globals.fields, REFERRAL_FIELDS);
     const { id: rid } = await resolveReferral(ctx, id);
-    const res = await getReferral(ctx.api(), rid);
+    const res = await fetchReferral(ctx, rid);
     if (chosen || (format === 'json' && ctx.io.stdoutIsTTY)) {
       // Only the chosen fields: a table of them, or an object keyed as typed (JSON for a terminal: escaped).
       const { write } = await import('../../output/write.js');

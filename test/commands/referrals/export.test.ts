@@ -20,7 +20,7 @@ afterAll(() => fx.stop());
 beforeEach(() => fx.reset());
 
 const HEADER =
-  'referral_id,reference,referral_status,line_of_business,payment_type,incident_state,patient_id,patient_first_name,patient_last_name,patient_date_of_birth,law_firm_id,law_firm_name,practice_id,practice_name,payor_id,payor_name,insurance_number,wc_number,referring_provider,provider_name,provider_npi,scheduling_mode,icd10_codes,visit_count,latest_visit_status,auto_book_status,auto_book_outcome';
+  'referral_id,reference,referral_status,line_of_business,payment_type,incident_state,patient_id,patient_first_name,patient_last_name,patient_date_of_birth,law_firm_id,law_firm_name,practice_id,practice_name,payor_id,payor_name,insurance_number,wc_number,referring_provider,provider_name,provider_npi,scheduling_mode,icd10_codes,visit_count,most_advanced_visit,auto_book_status,auto_book_outcome';
 
 describe('imaging referrals export', () => {
   it('writes the same CSV on a terminal and into a pipe; progress only on a terminal', async () => {
@@ -67,6 +67,27 @@ describe('imaging referrals export', () => {
     const r = await piped(['referrals', 'export', '--rows', 'visit', '--format', 'csv'], { env: fx.env() });
     expect(r.code).toBe(0);
     expect(r.stderr).toMatch(/^Exported \d+ visit rows \(csv\) from 60 referrals/);
+  });
+
+  it('--fields latest_visit_status, the old name of most_advanced_visit, still works, with one note', async () => {
+    const r = await piped(
+      ['referrals', 'export', '--fields', 'reference,latest_visit_status', '--per-page', '60'],
+      {
+        env: fx.env(),
+      },
+    );
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout.split('\r\n')[0]).toBe('reference,most_advanced_visit');
+    expect(r.stdout).toMatch(/\r\nR-240001,contacted_for_booking\r\n/);
+    expect(r.stderr.split('\n').filter((l) => l.includes('latest_visit_status'))).toEqual([
+      'Note: --fields latest_visit_status is now most_advanced_visit; the old name will stop being accepted in a later release',
+    ]);
+    // Where the new name is no column either, the old one is unknown as before.
+    const v = await piped(['referrals', 'export', '--rows', 'visit', '--fields', 'latest_visit_status'], {
+      env: fx.env(),
+    });
+    expect(v.code).toBe(2);
+    expect(v.stderr).toMatch(/unknown field "latest_visit_status"/);
   });
 
   it('refuses bad options before any request, and writes no file', async () => {
@@ -253,7 +274,7 @@ describe('referrals export: rows, columns and a server failure', () => {
     'scheduling_mode',
     'icd10_codes',
     'visit_count',
-    'latest_visit_status',
+    'most_advanced_visit',
     'auto_book_status',
     'auto_book_outcome',
   ];

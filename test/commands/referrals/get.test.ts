@@ -18,9 +18,11 @@ describe('imaging referrals get', () => {
     expect(widest(terminal.stdout)).toBeLessThanOrEqual(80);
     expect(p.code).toBe(0);
     expect(hasEscapes(p.stdout)).toBe(false);
-    // The same view, the escapes aside, up to the free-text notes, which wrap at 80 columns.
+    // The same view, the escapes aside, up to the documents' links and the free-text notes, which wrap at 80 columns.
     const [head, notes] = plain(terminal.stdout).split('\nCall notes (2)\n');
-    expect(head).toBe(p.stdout.split('\nCall notes (2)\n')[0]);
+    expect(head!.split('\nDocuments (')[0]).toBe(p.stdout.split('\nDocuments (')[0]);
+    const words = (s: string) => s.replace(/\s+/g, ' ');
+    expect(words(plain(terminal.stdout))).toBe(words(p.stdout));
     expect(notes).toMatch(/Spoke with paralegal; authorization pending\. Follow\s+up\s+Friday\.\n$/);
     expect(p.stdout).toMatch(/Spoke with paralegal; authorization pending\. Follow up Friday\.\n$/);
     expect(p.stdout.startsWith(`Referral R-240001  ${ID}\nStatus: `)).toBe(true);

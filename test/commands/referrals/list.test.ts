@@ -3,6 +3,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import type { Referral } from '../../../src/api/types.js';
 import { parseFault } from '../../../src/emulator/faults.js';
 import { ExitCode } from '../../../src/errors.js';
+import { mostAdvancedVisit } from '../../../src/resources/referrals.js';
 import {
   bothForms,
   expectTableForms,
@@ -246,6 +247,61 @@ describe('the most advanced visit status is named for what it is', () => {
       const get = await run(['referrals', 'get', r.id], { env: fx.env(), stdoutIsTTY: tty, columns: 200 });
       expect(get.stdout.replace(/\x1b\[[0-9;]*m/g, '')).toMatch(/Most advanced visit:\s+booked/);
       expect(get.stdout).not.toMatch(/Latest visit/i);
+    }
+  });
+});
+
+describe('the most advanced visit is ranked by the progress rule', () => {
+  // The spec's list position put exam_not_completed (the exam did not happen) above complete.
+  it.for([
+    [['exam_not_completed', 'complete'], 'complete'],
+    [['complete', 'exam_not_completed'], 'complete'],
+    [['exam_not_completed', 'booked'], 'exam_not_completed'],
+    [['exam_not_completed', 'sent_to_rad'], 'sent_to_rad'],
+    [['canceled', 'pending'], 'pending'],
+    [['canceled', 'awaiting_records'], 'awaiting_records'],
+    [['canceled'], 'canceled'],
+    [['awaiting_records', 'pending'], 'pending'],
+    [[], null],
+  ] as const)('%j -> %s', ([statuses, best]) => {
+    expect(mostAdvancedVisit(statuses.map((status) => ({ status })))).toBe(best);
+  });
+
+  it('the table, the detail view and the export agree: complete above exam_not_completed, canceled last', async () => {
+    const base = fx.mock.referrals.slice(1, 3) as Referral[]; // R-240001, R-240002: each has visits
+    const shaped = (r: Referral, statuses: string[]) => ({
+      ...r,
+      visits: statuses.map((status, i) => ({ ...r.visits[0]!, id: `${r.id.slice(0, 35)}${i}`, status })),
+    });
+    const referrals = [
+      shaped(base[0]!, ['exam_not_completed', 'complete']),
+      shaped(base[1]!, ['canceled', 'pending']),
+    ];
+    const server = await testServer((req, res) =>
+      req.url?.includes(`/referrals/${referrals[0]!.id}`)
+        ? json(res, 200, referrals[0] as unknown as Record<string, unknown>)
+        : json(res, 200, {
+            referrals,
+            meta: { current_page: 1, next_page: null, total_pages: 1, total_count: 2 },
+          }),
+    );
+    try {
+      const env = { ...fx.env(), IMAGING_BASE_URL: server.url };
+      const list = await run(['referrals', 'list'], { env });
+      expect(list.code, list.stderr).toBe(0);
+      const [head, ...rows] = list.stdout.trimEnd().split('\n');
+      const col = head!.split(/ {2,}/).indexOf('MOST ADVANCED VISIT');
+      expect(rows.map((l) => l.split(/ {2,}/)[col])).toEqual(['complete', 'pending']);
+      const get = await run(['referrals', 'get', referrals[0]!.id], { env });
+      expect(get.stdout).toMatch(/^Most advanced visit: +complete$/m);
+      const csv = await run(['referrals', 'export', '--fields', 'reference,most_advanced_visit'], { env });
+      expect(csv.stdout.split('\r\n').slice(0, 3)).toEqual([
+        'reference,most_advanced_visit',
+        `${referrals[0]!.reference},complete`,
+        `${referrals[1]!.reference},pending`,
+      ]);
+    } finally {
+      await server.close();
     }
   });
 });

@@ -1,0 +1,44 @@
+import { readingAnswer } from '../../api/shape.js';
+import { defineCommand } from '../../cli/define.js';
+import { arg } from '../../cli/options.js';
+import { selectFields } from '../../output/fields.js';
+import { write } from '../../output/write.js';
+import { checkReferral } from '../../referrals/check.js';
+import { documentRows } from '../../referrals/documents.js';
+import { fetchReferral } from '../../referrals/fetch.js';
+import { resolveReferral } from '../../referrals/resolve.js';
+import { DOCUMENTS, documentFields } from '../../resources/documents.js';
+
+export default defineCommand({
+  path: ['referrals', 'documents'],
+  fields: [{ fields: DOCUMENTS.fields }],
+  description:
+    "One row per document: each procedure's report (in, or not yet with the visit's status) and images, then each entry of the referral's documents (AOB, invoice), with its own fields: document.<name> columns in CSV, --fields +document.<name> to pick one. Links are shown and written without their query string, in every format: a signed storage link is a credential, and a file or a pipe would keep it. signed is yes where one was taken off; imaging referrals download fetches the files.",
+  args: [arg('<id>', 'ID or reference')],
+  examples: [
+    'imaging referrals documents R-240004',
+    'imaging referrals documents 3212c76a-c27e-4ca2-9e90-bb9c865c1630 --format csv > documents.csv',
+  ],
+  async run(ctx, [id]) {
+    const format = ctx.format('table');
+    const fields = selectFields(ctx.globals.fields, DOCUMENTS.fields);
+    const resolved = await resolveReferral(ctx, id);
+    const rid = resolved.id;
+    // A reference found through the list brings the referral with it: no second request.
+    const { data, requestId } = resolved.referral
+      ? { data: resolved.referral, requestId: undefined }
+      : await fetchReferral(ctx, rid);
+    readingAnswer(requestId, () => checkReferral(data));
+    const rows = documentRows(data);
+    // The Details column is for documents' own fields: left out of a table with none.
+    const details = rows.some((r) => documentFields(r) !== null);
+    await write(rows, {
+      sink: ctx.sink(),
+      format,
+      fields,
+      columns: details ? DOCUMENTS.columns : DOCUMENTS.columns.filter((c) => c.header !== 'Details'),
+      emptyHint: `Referral ${rid} has no procedures and no documents yet.`,
+    });
+    return 0;
+  },
+});
