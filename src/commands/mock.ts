@@ -1,5 +1,6 @@
 import { requireHttpUrl } from '../cli/args.js';
 import { defineCommand } from '../cli/define.js';
+import { duration } from '../cli/duration.js';
 import { choice, file, flag, int, list, port, text } from '../cli/options.js';
 import { CliError, InterruptedError, UsageError } from '../errors.js';
 
@@ -35,6 +36,10 @@ export default defineCommand({
     webhookRetryMs: int(
       '--webhook-retry-ms <ms>',
       'first retry delay of a failed delivery (default 1000, doubling)',
+    ),
+    advanceEvery: duration(
+      '--advance-every <duration>',
+      'every visit under way takes a step this often (5s, 1m), some stopping at exam_not_completed or canceled',
     ),
     hostile: flag(
       '--hostile',
@@ -80,6 +85,7 @@ export default defineCommand({
         faults: opts.fault,
         faultDelayMs: opts.faultDelayMs,
         hostile: Boolean(opts.hostile),
+        advanceEveryMs: opts.advanceEvery,
       });
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;

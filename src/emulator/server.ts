@@ -75,6 +75,9 @@ export async function startMockServer(options: MockOptions = {}): Promise<MockSe
     http.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve());
   });
   port = (http.address() as AddressInfo).port;
+  const stopAdvancing = options.advanceEveryMs
+    ? (await import('./advance.js')).startAdvancing(state, options.advanceEveryMs)
+    : undefined;
   return {
     url: `http://127.0.0.1:${port}`,
     port,
@@ -86,6 +89,7 @@ export async function startMockServer(options: MockOptions = {}): Promise<MockSe
     requests: state.requests,
     close: () =>
       new Promise<void>((resolve) => {
+        stopAdvancing?.();
         state.webhooks.stop();
         http.closeAllConnections?.();
         http.close(() => resolve());

@@ -73,7 +73,7 @@ export function stateTable(
     { color: opts.color, width: opts.width },
   );
   if (shown.length === rows.length) return table;
-  return joinSafe([table, `… and ${rows.length - shown.length} more (done last)\n`]);
+  return joinSafe([table, safe`… and ${rows.length - shown.length} more (done last)\n`]);
 }
 
 /** "2 done, 1 waiting, 1 cannot happen" */

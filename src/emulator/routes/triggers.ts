@@ -1,9 +1,10 @@
 import type { Referral } from '../../api/types.js';
 import { isLoopbackHost } from '../../api/url.js';
+import { moveVisit } from '../advance.js';
 import { jsonBody, notFound } from '../reply.js';
 import { route } from '../router.js';
 import type { Ctx, EmulatorState, Reply } from '../types.js';
-import { newEventId, nextVisitStatus } from '../webhooks.js';
+import { newEventId } from '../webhooks.js';
 
 /**
  * Mock-only event triggers: each changes a referral as the service would and sends the signed event.
@@ -12,24 +13,11 @@ import { newEventId, nextVisitStatus } from '../webhooks.js';
 export const routes = [
   route('POST', '/__mock/referrals/:id/visits/:visitId/advance', (c, s) =>
     withReferral(c, s, 'optional', (referral, input, now) => {
-      const updated = structuredClone(referral);
-      const visit = updated.visits.find((v) => v.id === c.params.visitId);
-      if (!visit) return notFound(c, 'Visit');
-      const previous = visit.status;
-      visit.status = typeof input.status === 'string' ? input.status : nextVisitStatus(previous);
-      s.referrals.put(updated);
-      const status = [previous, visit.status];
-      if (!s.webhooks.configured)
-        return { status: 200, body: { event_id: null, url: null, signed: false, status } };
-      const sent = s.webhooks.send({
-        event_id: newEventId(),
-        event_name: 'visit.status_changed',
-        status: visit.status,
-        changes: { status },
-        visit_id: visit.id,
-        occurred_at: now,
-        referral: updated,
-      });
+      const to = typeof input.status === 'string' ? input.status : undefined;
+      const moved = moveVisit(s, referral, c.params.visitId!, to, now);
+      if (!moved) return notFound(c, 'Visit');
+      const { sent, status } = moved;
+      if (!sent) return { status: 200, body: { event_id: null, url: null, signed: false, status } };
       return { status: 202, body: { ...sent, status } };
     }),
   ),
