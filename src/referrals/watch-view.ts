@@ -1,7 +1,7 @@
 import type { Writable } from 'node:stream';
 import { formatSeconds } from '../output/progress.js';
 import { displayWidth, renderTable } from '../output/table.js';
-import { HumanStream, joinSafe, type SafeText, safe, style } from '../output/text.js';
+import { HumanStream, joinSafe, paint, type SafeText, safe, style } from '../output/text.js';
 import { peopleTime } from '../util/time.js';
 import { type Change, isFinished, type Watched } from './watch.js';
 
@@ -110,10 +110,10 @@ export class LiveTable {
     let rows = room;
     let table = this.table(all, rows);
     while (lines(table) > room && rows > 1) table = this.table(all, --rows);
-    // Back to the first line of the last frame, and clear from there down: a shorter frame leaves nothing.
-    const back = this.lines > 0 ? safe`\u001b[${this.lines}F\u001b[J` : safe``;
+    // Back to the first line of the last frame; each line is cleared to its end as it is rewritten and
+    // what is below the new frame after it (never the whole screen, which a terminal may keep in history).
+    const back = this.lines > 0 ? safe`\r\u001b[${this.lines}A` : safe``;
     const frame = joinSafe([
-      back,
       style('bold', this.cut(head), this.color),
       safe`\n`,
       table,
@@ -121,7 +121,8 @@ export class LiveTable {
       style('dim', this.cut(foot), this.color),
       safe`\n`,
     ]);
-    this.out.write(frame);
+    const cleared = paint((text) => text.replace(/\n/g, '\u001b[K\n'), frame);
+    this.out.write(joinSafe([back, cleared, safe`\u001b[J`]));
     this.lines = 2 + recent.length + lines(table);
   }
 

@@ -113,6 +113,12 @@ const CASES: Array<[string[], RegExp, string?]> = [
   [['referrals', 'list', '--param', 'page=2'], /--param page: use --page/],
   [['referrals', 'list', '--all', '--page', '3'], /--all and --page/],
   [['referrals', 'create'], /required option '--file <file>'/],
+  [['referrals', 'watch'], /name the referrals to watch/],
+  [
+    ['referrals', 'watch', UUID, '--until', 'boked'],
+    /--until: unknown visit status "boked"; did you mean "booked"\?/,
+  ],
+  [['referrals', 'watch', UUID, '--interval', '60'], /--interval: "60" is not a duration/],
   [
     ['referrals', 'create', '--file', '/nonexistent/r.json'],
     /cannot read \/nonexistent\/r.json: no such file/,

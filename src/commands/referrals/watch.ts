@@ -151,6 +151,7 @@ function checkAllowance(
   intervalMs: number,
   withinMs: number | undefined,
 ): void {
+  ctx.api(); // the meter is the API client's
   const meter = ctx.meter();
   if (!meter) return;
   let view: ReturnType<typeof meter.view>;
@@ -227,14 +228,14 @@ async function makeView(
           track(list);
         },
       }),
-      end(last, how) {
+      end(last) {
         const state = v.stateTable(last.length > 0 ? last : all, {
           width: undefined,
           color: false,
           timeZone,
         });
         // The last state: after the lines on stdout; beside the events, on stderr.
-        if (ndjson || how === 'interrupted') ctx.err.write(state);
+        if (ndjson) ctx.err.write(state);
         else ctx.out.write(state);
       },
     };
