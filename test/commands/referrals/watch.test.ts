@@ -159,10 +159,10 @@ describe('imaging referrals watch: visits that move', () => {
       (r) =>
         r.visits.length > 0 &&
         !r.visits.some((v) => reached(v.status, 'report_uploaded')) &&
-        r.visits.every((v) => reached(after(v, steps), 'report_uploaded')) &&
-        !r.visits.every((v) => reached(after(v, steps - 1), 'report_uploaded')),
+        r.visits.every((v) => reached(stepped(v, steps), 'report_uploaded')) &&
+        !r.visits.every((v) => reached(stepped(v, steps - 1), 'report_uploaded')),
     );
-  const after = (v: Referral['visits'][number], steps: number) => {
+  const stepped = (v: Referral['visits'][number], steps: number) => {
     let s = v.status;
     for (let i = 0; i < steps; i++) s = stepOf(v.id, s);
     return s;
