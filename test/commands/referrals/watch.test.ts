@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Referral } from '../../../src/api/types.js';
 import { stepOf } from '../../../src/emulator/advance.js';
+import { parseFault } from '../../../src/emulator/faults.js';
 import { PROGRESS, reached, type Standing, standing } from '../../../src/referrals/progress.js';
 import { expectUsageError, hasEscapes, lines, piped, plain } from '../../fake-io.js';
 import { launcher, mockFixture, run, tempDir } from '../../helpers.js';
@@ -97,6 +98,26 @@ describe('imaging referrals watch: the outcome', () => {
     expect(polls(waiting!.id)).toBeGreaterThanOrEqual(2);
     expect(polls(waiting!.id)).toBeLessThanOrEqual(3);
     expect(fx.apiRequests()).toHaveLength(polls(waiting!.id));
+  });
+});
+
+describe('imaging referrals watch: a server that fails for a while', () => {
+  it('a dropped connection and a 500 are retried and shown, never fatal', async () => {
+    const [done] = standingAs('done');
+    for (const mode of ['reset', '500']) {
+      fx.reset();
+      // Every send of the first read fails (the client's own retries too); the next interval's read answers.
+      fx.mock.faults.add(parseFault(`${mode}:3`));
+      try {
+        const r = await piped(['referrals', 'watch', done!.id, '--interval', '1s'], { env: fx.env() });
+        expect(r.code).toBe(0);
+        expect(r.stderr).toMatch(/warning: 1 referral not read: .+; trying again next interval/);
+        expect(r.stderr).not.toMatch(/^error:/m);
+        expect(polls(done!.id)).toBe(4);
+      } finally {
+        fx.mock.faults.clear();
+      }
+    }
   });
 });
 
