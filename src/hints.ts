@@ -49,3 +49,15 @@ export function verbWithoutGroup(word: string): string | undefined {
     meant.length === 1 ? meant[0] : `${meant.slice(0, -1).join(', ')} or ${meant[meant.length - 1]}`;
   return `Did you mean ${list}? (${word} is a verb of a group)`;
 }
+
+/** Verbs people reach for that this tool spells another way: `referrals search` is `referrals find`. */
+const VERB_SYNONYMS: Readonly<Record<string, Readonly<Record<string, string>>>> = {
+  referrals: { search: 'find', lookup: 'find' },
+};
+
+/** The command meant by a group's verb this tool spells another way, as a hint; undefined for none. */
+export function verbSynonym(group: string, word: string): string | undefined {
+  const verbs = Object.hasOwn(VERB_SYNONYMS, group) ? VERB_SYNONYMS[group] : undefined;
+  const w = word.toLowerCase();
+  return verbs && Object.hasOwn(verbs, w) ? `Did you mean imaging ${group} ${verbs[w]}?` : undefined;
+}

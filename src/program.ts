@@ -6,7 +6,7 @@ import { longName, type OptionSpec, type OptionSpecs, OptionValueError } from '.
 import { UsageError } from './errors.js';
 import { HELP_EXAMPLES } from './help/examples.js';
 import { docsLine, fitExample, fitHelpText, wrapProse } from './help/format.js';
-import { secretFlagMisuse, verbWithoutGroup } from './hints.js';
+import { secretFlagMisuse, verbSynonym, verbWithoutGroup } from './hints.js';
 import type { IO } from './io.js';
 import { fieldsHelp } from './output/fields.js';
 import { FORMATS, parseFormat } from './output/format.js';
@@ -97,7 +97,7 @@ class Parser extends Command {
       const word = String(this.args[0]);
       const verbs = this.commands.filter((c) => c.name() !== 'help').map((c) => c.name());
       hint =
-        (this.parent ? undefined : verbWithoutGroup(word)) ??
+        (this.parent ? verbSynonym(this.name(), word) : verbWithoutGroup(word)) ??
         hint ??
         `The ${this.parent ? `verbs of imaging ${this.name()}` : 'commands'}: ${verbs.join(', ')}.`;
     }

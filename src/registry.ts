@@ -121,6 +121,11 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: () => import('./commands/referrals/list.js'),
   },
   {
+    path: ['referrals', 'find'],
+    summary: 'find referrals by reference, patient name, date of birth or claim number',
+    load: () => import('./commands/referrals/find.js'),
+  },
+  {
     path: ['referrals', 'get'],
     summary: 'show one referral with its visits',
     load: () => import('./commands/referrals/get.js'),

@@ -31,15 +31,3 @@ export function requireHttpUrl(flag: string, value: string): URL {
   if (u.port === '0') throw new UsageError(`${flag}: port 0 is not a port anything listens on ("${value}")`);
   return u;
 }
-
-/** A referral id as typed, lower-cased; anything else is a usage error (a reference named as such). */
-export function referralId(id: string): string {
-  const rid = normaliseUuid(id.trim());
-  if (isUuid(rid)) return rid;
-  throw new UsageError(
-    `"${id}" is not a referral id (a UUID)`,
-    /^\s*R-/i.test(id)
-      ? `${id.trim()} is a referral's reference; this takes its id, the ID column of: imaging referrals list`
-      : 'List them with: imaging referrals list',
-  );
-}

@@ -15,6 +15,8 @@ export interface MockOptions {
   latencyMs?: number | undefined;
   /** Shape of GET /referrals (not published): `{ referrals, meta }` (default) or a bare array. */
   referralListShape?: 'object' | 'bare';
+  /** GET /referrals answers as if `q` were not there (to try a client's fallback). */
+  ignoreSearch?: boolean;
   webhookUrl?: string | undefined;
   webhookKey?: Buffer | undefined;
   webhookEncoding?: DigestEncoding;

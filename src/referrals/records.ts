@@ -5,13 +5,13 @@ import {
   type RecordKind,
   recordPath,
 } from '../api/endpoints/referral-records.js';
-import { referralId } from '../cli/args.js';
 import { readList } from '../cli/read-list.js';
 import type { Context } from '../context.js';
 import { ApiError, notEnabledHint, UsageError } from '../errors.js';
 import type { FieldChoice } from '../output/fields.js';
 import { write } from '../output/write.js';
 import type { Resource } from '../resources/schema.js';
+import { resolveReferral } from './resolve.js';
 
 /** What differs between `referrals payments` and `referrals notifications`. */
 interface RecordView<T> {
@@ -24,8 +24,6 @@ interface RecordView<T> {
 
 /** One referral's payments or notifications: a table for people, every field in JSON, NDJSON and CSV. */
 export async function showReferralRecords<T>(ctx: Context, id: string, view: RecordView<T>): Promise<number> {
-  // An id in upper case is the same id: sent as the API stores it.
-  const rid = referralId(id);
   const format = ctx.format('table');
   const { selectFields } = await import('../output/fields.js');
   const fields: FieldChoice = selectFields(ctx.globals.fields, view.resource.fields);
@@ -41,6 +39,8 @@ export async function showReferralRecords<T>(ctx: Context, id: string, view: Rec
       );
     }
   }
+  // An id in upper case is the same id: sent as the API stores it; a reference is looked up.
+  const { id: rid } = await resolveReferral(ctx, id);
   const path = recordPath(view.kind, rid, configured);
   const setIt = `imaging config set path.${view.kind} '/api/v2/…/{id}/…'${env === 'sandbox' ? '' : ` --env ${env}`}`;
   let res: Awaited<ReturnType<typeof getReferralRecords>>;

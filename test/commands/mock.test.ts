@@ -116,10 +116,10 @@ describe('imaging mock: the /__mock/ routes answer only this machine', () => {
 
 describe('imaging mock', () => {
   /** Runs `imaging mock` in-process until it prints its URL, asks it for modalities, then stops it as Ctrl-C would. */
-  async function emulator(form: typeof TERMINAL | typeof PIPED) {
+  async function emulator(form: typeof TERMINAL | typeof PIPED, extra: string[] = [], query = '') {
     const ac = new AbortController();
     const fake = fakeIO(form);
-    const done = main(['mock', '--port', '0', '--referrals', '30'], {
+    const done = main(['mock', '--port', '0', '--referrals', '30', ...extra], {
       io: fake.io,
       env: {},
       signal: ac.signal,
@@ -129,7 +129,9 @@ describe('imaging mock', () => {
       url = fake.stdout().trim();
       if (!url) await new Promise((r) => setTimeout(r, 5));
     }
-    const res = await fetch(`${url}/api/v2/referrals`, { headers: { authorization: 'Bearer mock-token' } });
+    const res = await fetch(`${url}/api/v2/referrals${query}`, {
+      headers: { authorization: 'Bearer mock-token' },
+    });
     const body = (await res.json()) as { referrals: unknown[] };
     ac.abort(new InterruptedError('SIGINT'));
     return {
@@ -152,6 +154,11 @@ describe('imaging mock', () => {
       expect(plain(r.stderr)).toContain('emulator listening on');
       expect(r.code).toBe(130);
     }
+  });
+
+  it('searches the referral list with q, and answers as if q were not there with --ignore-search', async () => {
+    expect((await emulator(PIPED, [], '?q=r-240001')).referrals).toBe(1);
+    expect((await emulator(PIPED, ['--ignore-search'], '?q=r-240001')).referrals).toBe(25);
   });
 
   it('refuses bad options and secrets in argv before listening', async () => {

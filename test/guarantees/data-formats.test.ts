@@ -163,6 +163,7 @@ const CALLS: Record<string, () => string[]> = {
   'law-firms search': () => ['law-firms', 'search', 'partners'],
   'law-firms create': () => ['law-firms', 'create', '--name', 'N', '--city', 'C', '--state', 'NY'],
   'referrals list': () => ['referrals', 'list'],
+  'referrals find': () => ['referrals', 'find', 'R-240001'],
   'referrals get': () => ['referrals', 'get', referralId],
   'referrals create': () => {
     const file = join(dir.path, 'new.json');

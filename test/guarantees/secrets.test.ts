@@ -109,6 +109,8 @@ describe('no secret in any output, trace, error or file', () => {
     [['sso']],
     [['referrals', 'list', '--all', '--param', `q=${PATIENT.last_name}`]],
     [['referrals', 'list', '--json']],
+    [['referrals', 'find', PATIENT.last_name]],
+    [['referrals', 'find', `${PATIENT.last_name}, ${PATIENT.first_name}`, '--format', 'csv']],
     [['referrals', 'get', '__ID__']],
     [['referrals', 'get', '__ID__', '--json']],
     [['referrals', 'payments', '__ID__']],

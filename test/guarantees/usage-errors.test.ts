@@ -28,8 +28,6 @@ afterAll(async () => {
 
 beforeEach(() => fx.reset());
 
-const UUID = '3212c76a-c27e-4ca2-9e90-bb9c865c1630';
-
 const S = () => join(dir.path, 'secret');
 
 const B = () => join(dir.path, 'body.json');
@@ -100,13 +98,15 @@ const CASES: Array<[string[], RegExp, string?]> = [
   ],
   [['sso', '--format', 'csv'], /--format csv is not available here/],
   // referrals
+  [['referrals', 'get', ' '], /the referral id or reference is empty/],
+  [['referrals', 'payments', ''], /the referral id or reference is empty/],
+  [['referrals', 'notifications', '\t'], /the referral id or reference is empty/],
+  [['referrals', 'find', ' '], /the search text is empty/],
+  [['referrals', 'find', '02/30/1990'], /"02\/30\/1990" is not a date/],
   [
-    ['referrals', 'get', 'R-240001'],
-    /is not a referral id[\s\S]*is a referral's reference; this takes its id/,
+    ['referrals', 'search', 'Garcia'],
+    /unknown command 'search'\nhint: Did you mean imaging referrals find\?/,
   ],
-  [['referrals', 'get', `${UUID}/../../admin`], /is not a referral id/],
-  [['referrals', 'payments', 'R-240001'], /is not a referral id/],
-  [['referrals', 'notifications', `${UUID}/../../admin`], /is not a referral id/],
   [['config', 'set', 'path.payments', 'https://evil.example/{id}'], /path.payments: .* is a URL/],
   [['config', 'set', 'path.notifications', '/api/v2/notifications'], /must hold \{id\} exactly once/],
   [['referrals', 'list', '--param', 'oops'], /expected KEY=VALUE/],

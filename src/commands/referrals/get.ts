@@ -1,22 +1,22 @@
 import { getReferral } from '../../api/endpoints/referrals.js';
 import { readingAnswer } from '../../api/shape.js';
-import { referralId } from '../../cli/args.js';
 import { defineCommand } from '../../cli/define.js';
 import { arg } from '../../cli/options.js';
 import { selectFields } from '../../output/fields.js';
 import { checkReferral } from '../../referrals/check.js';
 import { renderReferral } from '../../referrals/detail.js';
+import { resolveReferral } from '../../referrals/resolve.js';
 import { REFERRAL_FIELDS } from '../../resources/referrals.js';
 
 export default defineCommand({
   path: ['referrals', 'get'],
   formats: ['table', 'json'],
   fields: [{ fields: REFERRAL_FIELDS }],
-  args: [arg('<id>', 'referral id (UUID)')],
+  args: [arg('<id>', 'ID or reference')],
   async run(ctx, [id]) {
-    const rid = referralId(id);
     const format = ctx.format('table');
     const { chosen } = selectFields(ctx.globals.fields, REFERRAL_FIELDS);
+    const { id: rid } = await resolveReferral(ctx, id);
     const res = await getReferral(ctx.api(), rid);
     if (chosen || (format === 'json' && ctx.io.stdoutIsTTY)) {
       // Only the chosen fields: a table of them, or an object keyed as typed (JSON for a terminal: escaped).

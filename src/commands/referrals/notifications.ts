@@ -9,7 +9,7 @@ export default defineCommand({
   fields: [{ fields: NOTIFICATIONS.fields }],
   description:
     "The API's ReferralNotification records, metadata only: a table for people; --json, --format ndjson or csv for every field. The read is enabled per account. Its path is not published: the default is /api/v2/referrals/{id}/notifications; set the real one per environment with imaging config set path.notifications '/api/v2/…/{id}/…'.",
-  args: [arg('<id>', 'referral id (UUID)')],
+  args: [arg('<id>', 'ID or reference')],
   examples: ['imaging referrals notifications 3212c76a-c27e-4ca2-9e90-bb9c865c1630 --json'],
   run(ctx, [id]) {
     return showReferralRecords<ReferralNotification>(ctx, id, {

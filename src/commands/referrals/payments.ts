@@ -9,7 +9,7 @@ export default defineCommand({
   fields: [{ fields: PAYMENTS.fields }],
   description:
     "The API's ReferralPayment records: a table for people; --json, --format ndjson or csv for every field. The read is enabled per account. Its path is not published: the default is /api/v2/referrals/{id}/payments; set the real one per environment with imaging config set path.payments '/api/v2/…/{id}/…'.",
-  args: [arg('<id>', 'referral id (UUID)')],
+  args: [arg('<id>', 'ID or reference')],
   examples: [
     'imaging referrals payments 3212c76a-c27e-4ca2-9e90-bb9c865c1630',
     'imaging referrals payments 3212c76a-c27e-4ca2-9e90-bb9c865c1630 --format csv > payments.csv',

@@ -11,17 +11,21 @@ import { pageOf } from '../pagination.js';
 import { envelope, invalid, jsonBody, notFound } from '../reply.js';
 import { route } from '../router.js';
 import type { Ctx, EmulatorState, Reply } from '../types.js';
+import { searchMatcher } from './referral-search.js';
 
 export const routes = [
   route('GET', '/api/v2/referrals', (c, s) => {
     const { referrals, options } = s;
     const status = c.url.searchParams.get('status');
     const lob = c.url.searchParams.get('line_of_business');
-    if (status || lob) {
+    const q = options.ignoreSearch ? null : c.url.searchParams.get('q');
+    const found = q ? searchMatcher(q) : undefined;
+    if (status || lob || found) {
       const all: Referral[] = [];
       for (let i = 0; i < referrals.total; i++) {
         const r = referrals.at(i);
-        if ((!status || r.status === status) && (!lob || r.line_of_business === lob)) all.push(r);
+        if ((!status || r.status === status) && (!lob || r.line_of_business === lob) && (!found || found(r)))
+          all.push(r);
       }
       return listReply(c, s, all.length, (a, b) => all.slice(a, b));
     }

@@ -49,12 +49,30 @@ describe('imaging referrals get', () => {
     expect(r.stderr).toMatch(/^error: /);
   });
 
-  it('takes an id, not a reference, and says which column has it, before any request', async () => {
-    const r = await piped(['referrals', 'get', 'R-240001'], { env: fx.env() });
-    expectUsageError(r, /"R-240001" is not a referral id \(a UUID\)/, fx.apiRequests().length);
+  it("takes a reference in any case: looked up with the list's q, then read by its id", async () => {
+    const byId = await piped(['referrals', 'get', ID], { env: fx.env() });
+    fx.reset();
+    const { terminal, piped: p } = await bothForms(['referrals', 'get', 'r-240001'], { env: fx.env() });
+    expect(p.code).toBe(0);
+    expect(p.stdout).toBe(byId.stdout);
+    expect(terminal.code).toBe(0);
+    expect(plain(terminal.stdout).startsWith(`Referral R-240001  ${ID}\n`)).toBe(true);
+    expect(fx.apiRequests().map((q) => q.path)).toEqual([
+      '/api/v2/referrals?q=r-240001&page=1&per_page=100',
+      `/api/v2/referrals/${ID}`,
+      '/api/v2/referrals?q=r-240001&page=1&per_page=100',
+      `/api/v2/referrals/${ID}`,
+    ]);
+  });
+
+  it('an unknown reference is not found, exit 4, saying what was searched; no argument is a usage error', async () => {
+    const r = await piped(['referrals', 'get', 'R-999999'], { env: fx.env() });
+    expect(r.code).toBe(4);
+    expect(r.stdout).toBe('');
     expect(r.stderr).toContain(
-      "hint: R-240001 is a referral's reference; this takes its id, the ID column of: imaging referrals list",
+      `error: no referral has the reference "R-999999": searched the referral list with q (1 page)`,
     );
+    fx.reset();
     expectUsageError(
       await piped(['referrals', 'get'], { env: fx.env() }),
       /missing required argument/,
@@ -118,9 +136,10 @@ describe('referrals get', () => {
     expect(r.stdout).toBe(`${JSON.stringify(ref)}\n`);
   });
 
-  it('rejects a non-UUID before any request, and an unknown id is exit 4 with the request id', async () => {
-    const bad = await run(['referrals', 'get', 'R-240001'], { env: fx.env() });
+  it('rejects a blank argument before any request, and an unknown id is exit 4 with the request id', async () => {
+    const bad = await run(['referrals', 'get', '  '], { env: fx.env() });
     expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('error: the referral id or reference is empty');
     expect(fx.apiRequests()).toHaveLength(0);
     const missing = await run(['referrals', 'get', '00000000-0000-4000-8000-000000000000'], {
       env: fx.env(),

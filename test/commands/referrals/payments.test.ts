@@ -41,12 +41,24 @@ describe('imaging referrals payments', () => {
     expect(r.stderr.match(/^hint:/gm)).toHaveLength(1);
   });
 
-  it('takes a referral id, checked before any request', async () => {
-    expectUsageError(
-      await piped(['referrals', 'payments', 'R-240001'], { env: fx.env() }),
-      /is not a referral id/,
-      fx.apiRequests().length,
-    );
+  it("takes a reference in any case, looked up with the list's q; an unknown one is exit 4", async () => {
+    const byId = await bothForms(['referrals', 'payments', ID], { env: fx.env() });
+    const byRef = await bothForms(['referrals', 'payments', 'r-240001'], { env: fx.env() });
+    expect(byRef.terminal.stdout).toBe(byId.terminal.stdout);
+    expect(byRef.piped.stdout).toBe(byId.piped.stdout);
+    expect(byRef.terminal.code + byRef.piped.code).toBe(0);
+    fx.reset();
+    const r = await piped(['referrals', 'payments', 'r-240001', '--json'], { env: fx.env() });
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toHaveLength(1);
+    expect(fx.apiRequests().map((q) => q.path)).toEqual([
+      '/api/v2/referrals?q=r-240001&page=1&per_page=100',
+      `/api/v2/referrals/${ID}/payments`,
+    ]);
+    const none = await piped(['referrals', 'payments', 'R-000000'], { env: fx.env() });
+    expect(none.code).toBe(4);
+    expect(none.stderr).toContain('no referral has the reference "R-000000"');
+    fx.reset();
     expectUsageError(
       await piped(['referrals', 'payments'], { env: fx.env() }),
       /missing required argument/,

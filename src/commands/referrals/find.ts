@@ -1,0 +1,52 @@
+import { readingAnswer } from '../../api/shape.js';
+import { defineCommand } from '../../cli/define.js';
+import { arg } from '../../cli/options.js';
+import { checkRecords } from '../../cli/read-list.js';
+import { CliError, ExitCode } from '../../errors.js';
+import { selectFields } from '../../output/fields.js';
+import { write } from '../../output/write.js';
+import { checkReferral } from '../../referrals/check.js';
+import { dateOfBirth, referralSearch, searchText } from '../../referrals/match.js';
+import { searchReferrals } from '../../referrals/resolve.js';
+import { REFERRAL_FIELDS, referralColumns } from '../../resources/referrals.js';
+
+export default defineCommand({
+  path: ['referrals', 'find'],
+  fields: [{ fields: REFERRAL_FIELDS }],
+  description:
+    'Finds referrals by reference, patient name (the last name, or "last, first", or first and last), date of birth (YYYY-MM-DD or MM/DD/YYYY) or claim number (wc_number, insurance_number); case and accents do not matter. Asks the list with q first and trusts the answer only when every record matches it; otherwise reads the list page by page, and stops at the referral whose reference is the text. Prints the referral list\'s table and formats. Nothing found is exit 4. Nothing is cached or written to disk; --verbose shows q as [redacted].',
+  args: [arg('<text>', 'reference, patient name, date of birth or claim number')],
+  examples: [
+    'imaging referrals find R-240001',
+    "imaging referrals find 'garcia, mary'",
+    'imaging referrals find 03/10/1992 --json',
+    'imaging referrals find MBR100002 --format csv',
+  ],
+  async run(ctx, [typed]) {
+    const format = ctx.format('table');
+    const fields = selectFields(ctx.globals.fields, REFERRAL_FIELDS);
+    // A date that is none ("02/30/1990") is a usage error here, before any request.
+    dateOfBirth(searchText(typed));
+    const search = referralSearch(typed);
+    const found = await searchReferrals(ctx, search);
+    if (found.records.length === 0)
+      throw new CliError(
+        `no referral matches "${search.text}": searched ${found.searched}`,
+        ExitCode.notFound,
+        'Search by reference, last name ("Garcia" or "Garcia, Mary"), date of birth (YYYY-MM-DD or MM/DD/YYYY) or claim number.',
+      );
+    readingAnswer(undefined, () =>
+      checkRecords(found.records, 'referrals', format, 0, (r, i) =>
+        checkReferral(r, `referral item ${i + 1}`),
+      ),
+    );
+    await write(found.records, {
+      sink: ctx.sink(),
+      format,
+      columns: referralColumns,
+      fields,
+      signal: ctx.signal,
+    });
+    return 0;
+  },
+});

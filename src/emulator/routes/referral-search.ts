@@ -1,0 +1,57 @@
+import type { Referral } from '../../api/types.js';
+
+/**
+ * The emulator's `q` on GET /referrals, written apart from the CLI's matcher so each checks the
+ * other: the reference or a claim number (wc_number, insurance_number), the patient's date of birth
+ * (YYYY-MM-DD or MM/DD/YYYY) or name ("Garcia", "Garcia, Mary", "Mary Garcia"); case and accents
+ * aside. `imaging mock --ignore-search` answers as if q were not there.
+ */
+export function searchMatcher(q: string): (r: Referral) => boolean {
+  const want = plain(q);
+  const iso = /^(\d{4})-(\d{2})-(\d{2})$/.exec(q.trim());
+  const us = /^(\d{1,2})\/(\d{1,2})\/(\d{4})$/.exec(q.trim());
+  const dob = iso
+    ? iso[0]
+    : us
+      ? `${us[3]}-${us[1]!.padStart(2, '0')}-${us[2]!.padStart(2, '0')}`
+      : undefined;
+  return (r) => {
+    if (
+      [r.reference, r.wc_number, r.insurance_number].some(
+        (v) => typeof v === 'string' && v && plain(v) === want,
+      )
+    )
+      return true;
+    const p = r.patient;
+    if (!p) return false;
+    if (dob) return p.date_of_birth_iso === dob || usToIso(p.date_of_birth) === dob;
+    // Names as space-joined words: "Smith, Jr." is also "smith"; Mary "Molly" also "mary".
+    const first = nameWords(p.first_name ?? '');
+    const full = nameWords(p.last_name ?? '');
+    const lasts = [full, full.replace(/ (jr|sr|ii|iii|iv)$/, '')];
+    const firsts = first.split(' ').map((_, i, all) => all.slice(0, i + 1).join(' '));
+    const comma = want.indexOf(',');
+    if (comma >= 0)
+      return (
+        lasts.includes(nameWords(want.slice(0, comma))) && firsts.includes(nameWords(want.slice(comma + 1)))
+      );
+    const w = nameWords(want);
+    return lasts.includes(w) || firsts.some((f) => lasts.some((l) => w === `${f} ${l}` || w === `${l} ${f}`));
+  };
+}
+
+function nameWords(s: string): string {
+  return plain(s)
+    .replace(/['\u2019]/g, '')
+    .replace(/[^\p{L}\p{N}-]+/gu, ' ')
+    .trim();
+}
+
+function plain(s: string): string {
+  return s.normalize('NFD').replace(/\p{M}/gu, '').toLowerCase().replace(/\s+/g, ' ').trim();
+}
+
+function usToIso(s: string | null | undefined): string | undefined {
+  const m = s ? /^(\d{2})\/(\d{2})\/(\d{4})$/.exec(s) : null;
+  return m ? `${m[3]}-${m[1]}-${m[2]}` : undefined;
+}

@@ -1,0 +1,246 @@
+import { REFERRALS_PATH } from '../api/endpoints/referrals.js';
+import { fetchPagesInOrder, type OrderedPage } from '../api/pages.js';
+import type { Referral } from '../api/types.js';
+import { isUuid } from '../cli/args.js';
+import type { Context } from '../context.js';
+import { ApiError, CliError, ExitCode, UsageError } from '../errors.js';
+import { clean } from '../output/text.js';
+import { num } from '../util/plural.js';
+import { fold, type ReferralSearch, referralSearch } from './match.js';
+
+/**
+ * A referral named by its id or its reference. A UUID costs no request; any other text is a
+ * reference (any case, any shape), looked up through the list: `referral` is the list's record.
+ * Nothing found or read here is written anywhere: no cache, no temporary file.
+ */
+export interface ResolvedReferral {
+  id: string;
+  reference?: string;
+  referral?: Referral;
+}
+
+/** What a search found, and what it read for the not-found message ("the referral list with q (1 page)"). */
+export interface SearchOutcome {
+  records: Referral[];
+  searched: string;
+  pages: number;
+}
+
+const PER_PAGE = 100;
+const CONCURRENCY = 4;
+/** A scan of more pages than this shows its cost in the sandbox first. */
+const SCAN_SHOWN_OVER = 10;
+
+/** One referral: a UUID as is (lower case), a reference through the list; exit 4 / exit 2 otherwise. */
+export async function resolveReferral(ctx: Context, text: string): Promise<ResolvedReferral> {
+  const [one] = await resolveReferrals(ctx, [text]);
+  return one!;
+}
+
+/**
+ * Many referrals, in the order given: references are looked up with the list's q (a few at a time)
+ * while the server honours it, and all those left by one page scan at most. Every reference not
+ * found is named in one exit 4; a reference naming several referrals is exit 2.
+ */
+export async function resolveReferrals(ctx: Context, texts: readonly string[]): Promise<ResolvedReferral[]> {
+  const out: Array<ResolvedReferral | undefined> = texts.map((t) => {
+    const id = t.trim();
+    if (id === '')
+      throw new UsageError(
+        'the referral id or reference is empty',
+        'Give a referral id (UUID) or its reference.',
+      );
+    return isUuid(id) ? { id: id.toLowerCase() } : undefined;
+  });
+  // Keyed by the folded reference: "r-240001" and "R-240001" are one lookup.
+  const wanted = new Map<string, ReferralSearch>();
+  for (const [i, t] of texts.entries())
+    if (!out[i]) {
+      const search = referralSearch(t);
+      if (!wanted.has(fold(search.text))) wanted.set(fold(search.text), search);
+    }
+  if (wanted.size === 0) return out as ResolvedReferral[];
+  const found = new Map<string, { records: Referral[]; searched: string }>();
+  let honoured = true;
+  const step = async ([key, search]: [string, ReferralSearch]): Promise<void> => {
+    try {
+      const q = await viaQ(ctx, search);
+      if (!q) honoured = false;
+      else found.set(key, { records: q.records.filter(search.isReference), searched: q.searched });
+    } catch (err) {
+      honoured = false; // the other lookups stop too
+      throw err;
+    }
+  };
+  // The first alone: whether the server honours q decides how the rest are looked up.
+  const [head, ...rest] = [...wanted];
+  await step(head!);
+  let next = 0;
+  const worker = async () => {
+    while (honoured && next < rest.length) await step(rest[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(CONCURRENCY, rest.length) }, worker));
+  const left = new Set([...wanted.keys()].filter((k) => !found.has(k)));
+  if (left.size > 0) {
+    const refOf = (r: unknown) => {
+      const ref = (r as { reference?: unknown } | null)?.reference;
+      return typeof ref === 'string' ? fold(ref) : undefined;
+    };
+    const seen = new Set<string>();
+    const scanned = await scan(
+      ctx,
+      (r) => left.has(refOf(r) ?? ''),
+      (records) => {
+        seen.add(refOf(records[records.length - 1])!);
+        return seen.size === left.size;
+      },
+    );
+    for (const key of left)
+      found.set(key, {
+        records: scanned.records.filter((r) => refOf(r) === key),
+        searched: scanned.searched,
+      });
+  }
+  return settle(ctx, texts, out, found);
+}
+
+/** The records each reference names: one each, or exit 2 (several, listed) / exit 4 (every one missing). */
+function settle(
+  ctx: Context,
+  texts: readonly string[],
+  given: ReadonlyArray<ResolvedReferral | undefined>,
+  found: ReadonlyMap<string, { records: Referral[]; searched: string }>,
+): ResolvedReferral[] {
+  const missing: string[] = [];
+  let searched = '';
+  for (const [i, t] of texts.entries()) {
+    if (given[i]) continue;
+    const text = t.trim();
+    const f = found.get(fold(text));
+    const records = f?.records ?? [];
+    if (records.length > 1) {
+      ctx.note(`"${text}" is the reference of ${num(records.length)} referrals:`);
+      for (const r of records)
+        ctx.note(`  ${clean(r.id)}  ${clean(r.reference)}  ${clean(r.patient?.name ?? '')}`);
+      throw new CliError(
+        `"${text}" matches ${num(records.length)} referrals`,
+        ExitCode.usage,
+        'Give the id (UUID) of the one meant, from the list above.',
+      );
+    }
+    if (records.length === 0 && !missing.includes(text)) {
+      missing.push(text);
+      searched = f?.searched ?? 'the referral list';
+    }
+  }
+  if (missing.length > 0)
+    throw new CliError(
+      `no referral has the reference ${missing.map((m) => `"${m}"`).join(', ')}: searched ${searched}`,
+      ExitCode.notFound,
+      'Check the reference, or search more widely with: imaging referrals find TEXT',
+    );
+  return texts.map((_, i) => {
+    const r = given[i];
+    if (r) return r;
+    const record = found.get(fold(texts[i]!.trim()))!.records[0]!;
+    return { id: String(record.id), reference: record.reference, referral: record };
+  });
+}
+
+/** Every referral `search` matches: the list's q when the server honours it, else a scan. */
+export async function searchReferrals(ctx: Context, search: ReferralSearch): Promise<SearchOutcome> {
+  const q = await viaQ(ctx, search);
+  if (q) return q;
+  let exact = false;
+  return scan(ctx, search.matches, (seen) => {
+    exact ||= seen.length > 0 && search.isReference(seen[seen.length - 1]);
+    return exact;
+  });
+}
+
+function walk(ctx: Context, query: Record<string, string>) {
+  return fetchPagesInOrder(
+    ctx.api(),
+    {
+      path: REFERRALS_PATH,
+      key: 'referrals',
+      query,
+      perPage: PER_PAGE,
+      concurrency: CONCURRENCY,
+      what: 'the referrals',
+      listName: 'the list of referrals',
+      parsed: true,
+      onNote: (text) => ctx.note(text),
+    },
+    ctx.signal,
+  );
+}
+
+/**
+ * The list with `q=TEXT`. Its query parameters are not published, so the answer is trusted only
+ * when every record on its first page matches; undefined when it does not (or q is refused).
+ */
+async function viaQ(ctx: Context, search: ReferralSearch): Promise<SearchOutcome | undefined> {
+  const records: Referral[] = [];
+  let pages = 0;
+  try {
+    for await (const page of walk(ctx, { q: search.text })) {
+      pages++;
+      if (pages === 1 && !page.items.every(search.matches)) return undefined;
+      for (const r of page.items) if (search.matches(r)) records.push(r as Referral);
+    }
+  } catch (err) {
+    if (err instanceof ApiError && (err.details.status === 400 || err.details.status === 422))
+      return undefined;
+    throw err;
+  }
+  return {
+    records,
+    pages,
+    searched: `the referral list with q (${num(pages)} page${pages === 1 ? '' : 's'})`,
+  };
+}
+
+/**
+ * Every page of the list, `matches` kept, until `done` says the records so far are enough (a
+ * reference found). In the sandbox, a scan of more than 10 pages shows its cost first.
+ */
+async function scan(
+  ctx: Context,
+  matches: (record: unknown) => boolean,
+  done: (seen: Referral[]) => boolean,
+): Promise<SearchOutcome> {
+  const records: Referral[] = [];
+  let pages = 0;
+  let read = 0;
+  for await (const page of walk(ctx, {})) {
+    pages++;
+    if (pages === 1) await scanCost(ctx, page);
+    let stop = false;
+    for (const r of page.items) {
+      read++;
+      if (!matches(r)) continue;
+      records.push(r as Referral);
+      if (done(records)) stop = true;
+    }
+    if (stop) break;
+  }
+  return {
+    records,
+    pages,
+    searched: `${num(pages)} page${pages === 1 ? '' : 's'} of the referral list (${num(read)} referral${read === 1 ? '' : 's'}), as q did not narrow it`,
+  };
+}
+
+async function scanCost(ctx: Context, first: OrderedPage): Promise<void> {
+  if (!ctx.meter()) return;
+  const { checkCost, remainingAfterFirst } = await import('../meter/cost.js');
+  const remaining = remainingAfterFirst(first.meta?.total_pages, first.meta?.total_count, first.items.length);
+  if (remaining !== undefined && remaining + 1 <= SCAN_SHOWN_OVER) return;
+  ctx.note(
+    remaining === undefined
+      ? 'The server did not narrow the referral list with q: searching it page by page, as many requests as there are pages.'
+      : `The server did not narrow the referral list with q: searching it page by page, up to ${num(remaining)} more request${remaining === 1 ? '' : 's'}.`,
+  );
+  await checkCost(ctx, remaining, 'This search');
+}

@@ -1,0 +1,337 @@
+import { mkdirSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { Referral } from '../../../src/api/types.js';
+import type { GlobalOptions } from '../../../src/cli/globals.js';
+import { Context } from '../../../src/context.js';
+import type { Prompter } from '../../../src/io.js';
+import { resolveReferrals } from '../../../src/referrals/resolve.js';
+import { bothForms, expectTableForms, lines, piped, plain } from '../../fake-io.js';
+import { fakeIO, json, mockFixture, run, spawnCli, tempDir, testServer } from '../../helpers.js';
+
+/**
+ * `referrals find TEXT` and references in place of ids, against the emulator: its `q` search (the
+ * answer trusted when every record matches) and, with `ignoreSearch`, the page scan that replaces it.
+ */
+
+const fx = mockFixture();
+/** A server whose list ignores q: every lookup is a scan (250 referrals, 3 pages of 100). */
+const deaf = mockFixture({ referrals: 250, ignoreSearch: true });
+beforeAll(() => Promise.all([fx.start(), deaf.start()]));
+afterAll(() => Promise.all([fx.stop(), deaf.stop()]));
+beforeEach(() => {
+  fx.reset();
+  deaf.reset();
+});
+
+const all = (m: typeof fx): Referral[] => m.mock.referrals.slice(0, m.mock.referrals.total);
+const refs = (stdout: string) => lines(stdout).map((l) => l.split(/ {2,}/)[0]);
+const HEADERS = ['REFERENCE', 'STATUS', 'LINE OF BUSINESS', 'PATIENT', 'VISITS', 'MOST ADVANCED VISIT', 'ID'];
+const Q = (text: string) => `/api/v2/referrals?q=${encodeURIComponent(text)}&page=1&per_page=100`;
+
+describe('imaging referrals find', () => {
+  it('finds by reference in any case, one q request, as the list table in both forms', async () => {
+    const forms = await bothForms(['referrals', 'find', 'r-240001'], { env: fx.env() });
+    expectTableForms(forms, HEADERS, ['R-240001']);
+    // At 80 columns, the list's own choice of columns; piped, every one.
+    expect(plain(forms.terminal.stdout)).toMatch(/^R-240001 +closed +.*Hernández, Emma/m);
+    expect(forms.terminal.stderr).toMatch(/^Left out: .*\(--wide shows all\)\n$/);
+    expect(forms.piped.stdout).toMatch(
+      /^R-240001 +closed +workers_comp +Hernández, Emma +2 +\S+ +3212c76a-/m,
+    );
+    expect(forms.piped.stderr).toBe('');
+    expect(fx.apiRequests().map((r) => r.path)).toEqual([Q('r-240001'), Q('r-240001')]);
+  });
+
+  it('finds by last name, "last, first" and "first last"; case and accents aside', async () => {
+    const garcias = all(fx)
+      .filter((r) => r.patient.last_name === 'Garcia')
+      .map((r) => r.reference);
+    expect(garcias.length).toBeGreaterThan(2);
+    const last = await piped(['referrals', 'find', 'GARCIA'], { env: fx.env() });
+    expect(last.code).toBe(0);
+    expect(refs(last.stdout).slice(1)).toEqual(garcias);
+    // R-240006 is Mary "Molly" Garcia: the first name may stop at its first word.
+    for (const name of ['garcia, mary', 'Mary Garcia', 'garcia mary']) {
+      const r = await piped(['referrals', 'find', name], { env: fx.env() });
+      expect(r.code, name).toBe(0);
+      expect(refs(r.stdout), name).toEqual(['REFERENCE', 'R-240006']);
+    }
+    const accents = await piped(['referrals', 'find', 'hernandez, emma', '--fields', 'reference'], {
+      env: fx.env(),
+    });
+    expect(lines(accents.stdout)).toContain('R-240001');
+  });
+
+  it('finds by date of birth as YYYY-MM-DD or MM/DD/YYYY (also where only the MM/DD/YYYY field is set)', async () => {
+    const r6 = all(fx).find((r) => r.reference === 'R-240006')!;
+    expect(r6.patient.date_of_birth_iso).toBeNull();
+    const born = all(fx)
+      .filter((r) => r.patient.date_of_birth === '09/24/1972')
+      .map((r) => r.reference);
+    for (const dob of ['1972-09-24', '09/24/1972', '9/24/1972']) {
+      const r = await piped(['referrals', 'find', dob, '--json'], { env: fx.env() });
+      expect(r.code, dob).toBe(0);
+      expect(JSON.parse(r.stdout).map((x: Referral) => x.reference)).toEqual(born);
+    }
+    expect(born).toContain('R-240006');
+  });
+
+  it('finds by claim number: wc_number or insurance_number, in every format', async () => {
+    const wc = await piped(
+      ['referrals', 'find', 'wcb-2026-00001', '--format', 'csv', '--fields', 'reference'],
+      {
+        env: fx.env(),
+      },
+    );
+    expect(wc.stdout).toBe('reference\r\nR-240001\r\n');
+    const member = await piped(['referrals', 'find', 'MBR100002', '--format', 'ndjson'], { env: fx.env() });
+    expect(lines(member.stdout).map((l) => JSON.parse(l).reference)).toEqual(['R-240002']);
+  });
+
+  it('nothing found: exit 4 saying what was searched and how many pages', async () => {
+    const r = await piped(['referrals', 'find', 'Nobody'], { env: fx.env() });
+    expect(r.code).toBe(4);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toContain(
+      'error: no referral matches "Nobody": searched the referral list with q (1 page)',
+    );
+    const scan = await piped(['referrals', 'find', 'Nobody'], { env: deaf.env() });
+    expect(scan.code).toBe(4);
+    expect(scan.stderr).toContain(
+      'error: no referral matches "Nobody": searched 3 pages of the referral list (250 referrals), as q did not narrow it',
+    );
+  });
+
+  it('a server that ignores q: its answer is not trusted, the pages are scanned and the scan stops at the reference', async () => {
+    const r = await piped(['referrals', 'find', 'R-240150', '--fields', 'reference'], { env: deaf.env() });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe('REFERENCE\nR-240150\n');
+    const paths = deaf.apiRequests().map((q) => q.path);
+    expect(paths.slice(0, 3)).toEqual([
+      Q('R-240150'),
+      '/api/v2/referrals?page=1&per_page=100',
+      '/api/v2/referrals?page=2&per_page=100',
+    ]);
+    // Page 3 may have been asked for while page 2 was read; nothing after it.
+    expect(paths.length).toBeLessThanOrEqual(4);
+    // A name reads every page: the same records as a server that honours q would give.
+    const garcias = all(deaf)
+      .filter((x) => x.patient.last_name === 'Garcia')
+      .map((x) => x.reference);
+    const g = await piped(['referrals', 'find', 'garcia', '--fields', 'reference'], { env: deaf.env() });
+    expect(lines(g.stdout).slice(1)).toEqual(garcias);
+  });
+
+  it('--verbose shows q redacted: no name, no date of birth in the trace', async () => {
+    for (const m of [fx, deaf])
+      for (const text of ['Garcia, Mary', '09/24/1972']) {
+        const r = await piped(['referrals', 'find', text, '--verbose', '--fields', 'reference'], {
+          env: m.env(),
+        });
+        expect(r.code).toBe(0);
+        expect(r.stderr).toContain('referrals?q=[redacted]&page=1&per_page=100');
+        expect(r.stderr).not.toMatch(/garcia|mary|1972|09%2F24/i);
+      }
+  });
+
+  it('imaging referrals search is exit 2, pointing to find', async () => {
+    const r = await piped(['referrals', 'search', 'Garcia'], { env: fx.env() });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe("error: unknown command 'search'\nhint: Did you mean imaging referrals find?\n");
+    expect(fx.apiRequests()).toHaveLength(0);
+  });
+});
+
+describe('a reference that names several referrals', () => {
+  let server: Awaited<ReturnType<typeof testServer>>;
+  let twins: Referral[];
+  beforeAll(async () => {
+    const [a, b] = all(fx);
+    twins = [a!, { ...b!, reference: a!.reference }];
+    server = await testServer((_req, res) => json(res, 200, { referrals: twins, meta: { total_pages: 1 } }));
+  });
+  afterAll(() => server.close());
+
+  it('get lists them and exits 2; find shows both', async () => {
+    const env = { ...fx.env(), IMAGING_BASE_URL: server.url };
+    const r = await piped(['referrals', 'get', 'r-240000'], { env });
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toBe(
+      [
+        '"r-240000" is the reference of 2 referrals:',
+        `  ${twins[0]!.id}  R-240000  ${twins[0]!.patient.name}`,
+        `  ${twins[1]!.id}  R-240000  ${twins[1]!.patient.name}`,
+        'error: "r-240000" matches 2 referrals',
+        'hint: Give the id (UUID) of the one meant, from the list above.',
+        '',
+      ].join('\n'),
+    );
+    // No second request: the referral is not read until one is chosen.
+    expect(server.seen.map((s) => s.url)).toEqual([Q('r-240000')]);
+    const f = await piped(['referrals', 'find', 'R-240000', '--fields', 'id'], { env });
+    expect(lines(f.stdout).slice(1)).toEqual(twins.map((t) => t.id));
+  });
+});
+
+describe('resolveReferrals: many at once', () => {
+  const context = (m: typeof fx) =>
+    new Context({
+      io: fakeIO().io,
+      env: { ...m.env(), IMAGING_KEYCHAIN: 'off' },
+      globals: {} as GlobalOptions,
+    });
+  const texts = ['R-240210', '3212C76A-C27E-4CA2-9E90-BB9C865C1630', 'r-240007', 'R-240007', 'R-240120'];
+
+  it('in the order given: ids as they are (no request), each reference once, with its list record', async () => {
+    for (const m of [fx, deaf]) {
+      const got = await resolveReferrals(context(m), texts);
+      expect(got.map((g) => g.reference)).toEqual([
+        'R-240210',
+        undefined,
+        'R-240007',
+        'R-240007',
+        'R-240120',
+      ]);
+      expect(got[1]).toEqual({ id: '3212c76a-c27e-4ca2-9e90-bb9c865c1630' });
+      for (const g of got.filter((x) => x.referral)) expect(g.referral!.id).toBe(g.id);
+    }
+    // q honoured: one request per distinct reference; ignored: one q request, then one walk (3 pages).
+    expect(fx.apiRequests()).toHaveLength(3);
+    expect(deaf.apiRequests().map((r) => r.path)).toEqual([
+      Q('R-240210'),
+      '/api/v2/referrals?page=1&per_page=100',
+      '/api/v2/referrals?page=2&per_page=100',
+      '/api/v2/referrals?page=3&per_page=100',
+    ]);
+  });
+
+  it('a server that refuses q (422) is scanned instead', async () => {
+    const [a] = all(fx);
+    const server = await testServer((req, res) =>
+      req.url!.includes('q=')
+        ? json(res, 422, { error: { code: 'validation_error', message: 'unknown parameter q' } })
+        : json(res, 200, { referrals: [a], meta: { total_pages: 1 } }),
+    );
+    try {
+      const ctx = new Context({
+        io: fakeIO().io,
+        env: { ...fx.env(), IMAGING_BASE_URL: server.url, IMAGING_KEYCHAIN: 'off' },
+        globals: {} as GlobalOptions,
+      });
+      expect((await resolveReferrals(ctx, [a!.reference]))[0]!.id).toBe(a!.id);
+      expect(server.seen.map((x) => x.url)).toEqual([
+        Q(a!.reference),
+        '/api/v2/referrals?page=1&per_page=100',
+      ]);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('every reference not found is named in one exit 4', async () => {
+    for (const m of [fx, deaf]) {
+      const err = await resolveReferrals(context(m), ['R-240001', 'R-1', 'r-2']).catch((e: unknown) => e);
+      expect(err).toMatchObject({
+        exitCode: 4,
+        message: expect.stringMatching(/^no referral has the reference "R-1", "r-2": searched /),
+      });
+    }
+  });
+});
+
+describe('the cost of a scan in the sandbox', () => {
+  // 1,150 referrals: page 1 and 11 more pages of 100.
+  const big = mockFixture({ referrals: 1150, ignoreSearch: true });
+  beforeAll(() => big.start());
+  afterAll(() => big.stop());
+  let n = 0;
+  const sandbox = () => ({
+    ...big.env(),
+    IMAGING_ENV: 'sandbox',
+    IMAGING_TOKEN: `mock-find-${process.pid}-${++n}`,
+  });
+  const asking = (answer: boolean) => {
+    const asked: string[] = [];
+    const prompter: Prompter = {
+      secret: async () => '',
+      confirm: async (message) => {
+        asked.push(message);
+        return answer;
+      },
+    };
+    return { asked, prompter };
+  };
+
+  it('over 10 pages: says what the scan costs and asks when it is over a quarter of what is left', async () => {
+    const env = sandbox();
+    await run(['auth', 'allowance', '--used', '1968'], { env }); // 30 left after q and page 1
+    big.reset();
+    const no = asking(false);
+    const r = await run(['referrals', 'find', 'Garcia'], {
+      env,
+      stdinIsTTY: true,
+      stderrIsTTY: true,
+      deps: { prompter: no.prompter },
+    });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toContain(
+      'The server did not narrow the referral list with q: searching it page by page, up to 11 more requests.',
+    );
+    expect(no.asked).toEqual([
+      'This search needs 11 more requests, over a quarter of the ≈30 left in the sandbox allowance (counted on this machine). Continue?',
+    ]);
+    expect(big.apiRequests()).toHaveLength(2);
+    // Piped, with plenty left: the cost is shown, nothing asked, the scan goes on.
+    const ok = await piped(['referrals', 'find', 'R-240001', '--fields', 'reference'], { env: sandbox() });
+    expect(ok.code).toBe(0);
+    expect(ok.stdout).toBe('REFERENCE\nR-240001\n');
+    expect(ok.stderr).toBe(
+      'The server did not narrow the referral list with q: searching it page by page, up to 11 more requests.\n',
+    );
+  });
+
+  it('10 pages or fewer: no word about the cost', async () => {
+    const r = await piped(['referrals', 'get', 'R-240001', '--json'], {
+      env: { ...deaf.env(), IMAGING_ENV: 'sandbox', IMAGING_TOKEN: `mock-find-${process.pid}-small` },
+    });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toBe('');
+  });
+});
+
+describe('nothing is written to disk', () => {
+  it('home, config, cache, state and temporary folders stay empty after finds and lookups, q or scan', async () => {
+    const dir = tempDir();
+    try {
+      const folders = ['home', 'config', 'xdg-config', 'xdg-cache', 'xdg-state', 'xdg-data', 'cache', 'tmp'];
+      for (const f of folders) mkdirSync(join(dir.path, f));
+      const at = (f: string) => join(dir.path, f);
+      const env = (m: typeof fx) => ({
+        PATH: process.env.PATH,
+        HOME: at('home'),
+        XDG_CONFIG_HOME: at('xdg-config'),
+        XDG_CACHE_HOME: at('xdg-cache'),
+        XDG_STATE_HOME: at('xdg-state'),
+        XDG_DATA_HOME: at('xdg-data'),
+        IMAGING_CONFIG_DIR: at('config'),
+        IMAGING_CACHE_DIR: at('cache'),
+        TMPDIR: at('tmp'),
+        NODE_DISABLE_COMPILE_CACHE: '1',
+        IMAGING_ENV: 'local',
+        IMAGING_BASE_URL: m.mock.url,
+      });
+      const q = await spawnCli(['referrals', 'find', 'garcia, mary'], { env: env(fx) });
+      expect(q.exitCode, String(q.stderr)).toBe(0);
+      expect(String(q.stdout)).toContain('R-240006');
+      const scan = await spawnCli(['referrals', 'get', 'r-240150', '--json'], { env: env(deaf) });
+      expect(scan.exitCode, String(scan.stderr)).toBe(0);
+      expect(JSON.parse(String(scan.stdout)).reference).toBe('R-240150');
+      for (const f of folders) expect(readdirSync(at(f)), f).toEqual([]);
+    } finally {
+      dir.cleanup();
+    }
+  });
+});
