@@ -115,10 +115,10 @@ const CASES: Array<[string[], RegExp, string?]> = [
   [['referrals', 'create'], /required option '--file <file>'/],
   [['referrals', 'watch'], /name the referrals to watch/],
   [
-    ['referrals', 'watch', UUID, '--until', 'boked'],
+    ['referrals', 'watch', 'R-240001', '--until', 'boked'],
     /--until: unknown visit status "boked"; did you mean "booked"\?/,
   ],
-  [['referrals', 'watch', UUID, '--interval', '60'], /--interval: "60" is not a duration/],
+  [['referrals', 'watch', 'R-240001', '--interval', '60'], /--interval: "60" is not a duration/],
   [
     ['referrals', 'create', '--file', '/nonexistent/r.json'],
     /cannot read \/nonexistent\/r.json: no such file/,

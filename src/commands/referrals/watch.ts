@@ -1,5 +1,4 @@
 import { VISIT_STATUSES } from '../../api/types.js';
-import { referralId } from '../../cli/args.js';
 import { defineCommand } from '../../cli/define.js';
 import { duration, formatDuration } from '../../cli/duration.js';
 import { arg, completes, file, int, text } from '../../cli/options.js';
@@ -66,8 +65,8 @@ export default defineCommand({
         local ? undefined : 'Each read is a request; against the emulator (--env local) the floor is 1s.',
       );
     const texts = await named(ctx, (args[0] as unknown as string[] | undefined) ?? [], opts.from);
+    checkAllowance(ctx, texts.length, intervalMs, opts.within);
     const targets = await resolve(ctx, texts);
-    checkAllowance(ctx, targets.length, intervalMs, opts.within);
     const { watchReferrals } = await import('../../referrals/watch.js');
     const view = await makeView(ctx, format, {
       count: targets.length,
@@ -136,9 +135,11 @@ async function named(ctx: Context, args: readonly string[], from: string | undef
   return [...new Set(texts.map((t) => t.trim()))];
 }
 
-/** IDs as given; references through the list (their snapshot counts as the first read). */
-async function resolve(_ctx: Context, texts: readonly string[]): Promise<WatchTarget[]> {
-  return texts.map((t) => ({ id: referralId(t) }));
+/** IDs as given; references through the list (their snapshot counts as the first read); each referral once. */
+async function resolve(ctx: Context, texts: readonly string[]): Promise<WatchTarget[]> {
+  const { resolveReferrals } = await import('../../referrals/resolve.js');
+  const seen = new Set<string>();
+  return (await resolveReferrals(ctx, texts)).filter((r) => !seen.has(r.id) && seen.add(r.id));
 }
 
 /**

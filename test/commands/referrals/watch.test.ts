@@ -99,6 +99,22 @@ describe('imaging referrals watch: the outcome', () => {
     expect(polls(waiting!.id)).toBeLessThanOrEqual(3);
     expect(fx.apiRequests()).toHaveLength(polls(waiting!.id));
   });
+
+  it('a reference is read through the list, and that answer is the first read', async () => {
+    const [done] = standingAs('done');
+    const r = await piped(['referrals', 'watch', done!.reference.toLowerCase()], { env: fx.env() });
+    expect(r.code).toBe(0);
+    expect(fx.apiRequests()).toHaveLength(1);
+    expect(fx.apiRequests()[0]!.path).toMatch(/^\/api\/v2\/referrals\?/);
+    fx.reset();
+    const [waiting] = standingAs('waiting');
+    const w = await piped(['referrals', 'watch', waiting!.reference, '--interval', '1s', '--within', '2s'], {
+      env: fx.env(),
+    });
+    expect(w.code).toBe(9);
+    expect(fx.apiRequests().length).toBeLessThanOrEqual(3);
+    expect(polls(waiting!.id)).toBeLessThanOrEqual(2);
+  });
 });
 
 describe('imaging referrals watch: a server that fails for a while', () => {
