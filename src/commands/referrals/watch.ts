@@ -28,6 +28,11 @@ export default defineCommand({
   formats: ['table', 'ndjson'],
   csv: false,
   args: [arg('[referrals...]', 'referral ids (UUIDs) or references')],
+  examples: [
+    'imaging referrals watch R-240007   # until every visit has its report (report_uploaded or later)',
+    'imaging referrals watch R-240007 --until booked --within 2d   # exit 9 if not booked within 2 days',
+    'imaging referrals watch --from open.csv --format ndjson > changes.ndjson   # an export, one event per change',
+  ],
   options: {
     until: completes(
       text(
