@@ -1,9 +1,10 @@
 import type { Writable } from 'node:stream';
+import type { Context } from '../context.js';
 import { formatSeconds } from '../output/progress.js';
 import { displayWidth, renderTable } from '../output/table.js';
 import { HumanStream, joinSafe, paint, type SafeText, safe, style } from '../output/text.js';
 import { peopleTime } from '../util/time.js';
-import { type Change, isFinished, type Watched } from './watch.js';
+import { type Change, isFinished, type Watched, type WatchHooks } from './watch.js';
 
 // What `referrals watch` shows: a line per change (piped), an event per change (NDJSON), the table of every
 // watched referral (the live view on a terminal, and the last state). Server text passes the one sanitiser.
@@ -136,5 +137,94 @@ export class LiveTable {
   }
 }
 
-export const nextPollIn = (next: number | undefined, now: number) =>
-  next === undefined ? '' : `next poll in ${formatSeconds(Math.max(0, (next - now) / 1000))}`;
+const nextPollIn = (next: number | undefined, now: number) =>
+  next === undefined ? undefined : `next poll in ${formatSeconds(Math.max(0, (next - now) / 1000))}`;
+
+/** What `referrals watch` shows as it goes (the hooks), and the last state when it ends. */
+export interface WatchView {
+  hooks: WatchHooks;
+  end(how: 'over' | 'interrupted'): void;
+}
+
+const problems = (failed: readonly Watched[]) =>
+  failed.length === 0
+    ? undefined
+    : `${failed.length === 1 ? '1 referral' : `${failed.length} referrals`} not read: ${failed[0]?.problem ?? 'no answer'}; trying again next interval`;
+
+/** Piped: a line per change (or an NDJSON event), then the last state (on stderr beside events). */
+export function streamView(ctx: Context, head: string, ndjson: boolean): WatchView {
+  const timeZone = ctx.env.TZ || undefined;
+  let all: readonly Watched[] = [];
+  ctx.note(`${head}; Ctrl-C stops.`);
+  return {
+    hooks: {
+      start(list) {
+        all = list;
+      },
+      change(c) {
+        if (ndjson) ctx.io.stdout.write(`${JSON.stringify(changeEvent(c))}\n`);
+        else ctx.out.line(changeLine(c, timeZone));
+      },
+      finished() {},
+      polled(failed) {
+        const note = problems(failed);
+        if (note) ctx.note(`warning: ${note}`);
+      },
+      waiting() {},
+    },
+    end() {
+      const state = stateTable(all, { width: undefined, color: false, timeZone });
+      if (ndjson) ctx.err.write(state);
+      else ctx.out.write(state);
+    },
+  };
+}
+
+/** On a terminal: the table redrawn in place after each round and each second, the last changes below it. */
+export function liveView(ctx: Context, head: string): WatchView {
+  const timeZone = ctx.env.TZ || undefined;
+  const rows = (ctx.io.stdout as { rows?: unknown }).rows;
+  const live = new LiveTable(
+    ctx.io.stdout,
+    Math.max(20, ctx.io.columns ?? 80),
+    typeof rows === 'number' && rows > 5 ? rows : 24,
+    ctx.colorLevel() > 0,
+    timeZone,
+  );
+  let all: readonly Watched[] = [];
+  const recent: SafeText[] = [];
+  let next: number | undefined;
+  let note: string | undefined;
+  let ticker: NodeJS.Timeout | undefined;
+  const foot = () =>
+    [tally(all), note, nextPollIn(next, Date.now()), 'Ctrl-C stops'].filter(Boolean).join(' · ');
+  const draw = (text = foot()) => live.draw(all, head, text, recent);
+  return {
+    hooks: {
+      start(list) {
+        all = list;
+      },
+      change(c) {
+        recent.push(changeLine(c, timeZone));
+        if (recent.length > 3) recent.shift();
+      },
+      finished() {},
+      polled(failed) {
+        note = problems(failed);
+        draw();
+      },
+      waiting(at) {
+        next = at;
+        draw();
+        clearInterval(ticker);
+        ticker = setInterval(() => draw(), 1000);
+        ticker.unref();
+      },
+    },
+    end(how) {
+      clearInterval(ticker);
+      next = undefined;
+      draw(`${tally(all)}${how === 'interrupted' ? ' · stopped' : ''}`);
+    },
+  };
+}

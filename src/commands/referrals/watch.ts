@@ -4,9 +4,10 @@ import { duration, formatDuration } from '../../cli/duration.js';
 import { arg, completes, file, int, text } from '../../cli/options.js';
 import type { Context } from '../../context.js';
 import { CliError, ExitCode, InterruptedError, UsageError } from '../../errors.js';
-import type { safe } from '../../output/text.js';
+import type { OutputFormat } from '../../output/format.js';
 import { PROGRESS, parseStatusList } from '../../referrals/progress.js';
-import type { Watched, WatchHooks, WatchTarget } from '../../referrals/watch.js';
+import type { Watched, WatchTarget } from '../../referrals/watch.js';
+import type { WatchView } from '../../referrals/watch-view.js';
 import { count, num } from '../../util/plural.js';
 
 const DEFAULT_INTERVAL_MS = 60_000;
@@ -80,21 +81,19 @@ export default defineCommand({
       withinMs: opts.within,
     });
     const deadline = opts.within === undefined ? undefined : Date.now() + opts.within;
-    let last: Watched[] = [];
+    let last: Watched[];
     try {
       last = await watchReferrals(
         ctx,
         targets,
         { until, intervalMs, deadline, concurrency: opts.concurrency ?? DEFAULT_CONCURRENCY },
-        view.hooks((all) => {
-          last = all;
-        }),
+        view.hooks,
       );
     } catch (err) {
-      if (err instanceof InterruptedError || ctx.signal.aborted) view.end(last, 'interrupted');
+      if (err instanceof InterruptedError || ctx.signal.aborted) view.end('interrupted');
       throw err;
     }
-    view.end(last, 'over');
+    view.end('over');
     const cannot = last.filter((w) => w.standing === 'cannot');
     const waiting = last.filter((w) => w.standing !== 'done' && w.standing !== 'cannot');
     if (cannot.length > 0) {
@@ -186,121 +185,18 @@ function checkAllowance(
   );
 }
 
+/** The view for the output: events (NDJSON), lines (a pipe), or a live table (a terminal). */
+async function makeView(ctx: Context, format: OutputFormat, setup: ViewSetup): Promise<WatchView> {
+  const v = await import('../../referrals/watch-view.js');
+  const within = setup.withinMs !== undefined ? `, within ${formatDuration(setup.withinMs)}` : '';
+  const head = `Watching ${count(setup.count, 'referral')} until ${setup.until.join(' or ')}, every ${formatDuration(setup.intervalMs)}${within}`;
+  if (format === 'ndjson' || !ctx.io.stdoutIsTTY) return v.streamView(ctx, head, format === 'ndjson');
+  return v.liveView(ctx, head);
+}
+
 interface ViewSetup {
   count: number;
   until: string[];
   intervalMs: number;
   withinMs: number | undefined;
-}
-
-interface View {
-  hooks(track: (all: Watched[]) => void): WatchHooks;
-  end(all: readonly Watched[], how: 'over' | 'interrupted'): void;
-}
-
-/** The view for the output: a live table (terminal), lines (pipe), or events (NDJSON). */
-async function makeView(
-  ctx: Context,
-  format: 'table' | 'json' | 'ndjson' | 'csv',
-  setup: ViewSetup,
-): Promise<View> {
-  const v = await import('../../referrals/watch-view.js');
-  const timeZone = ctx.env.TZ || undefined;
-  const color = ctx.colorLevel() > 0;
-  const head = `Watching ${count(setup.count, 'referral')} until ${setup.until.join(' or ')}, every ${formatDuration(setup.intervalMs)}${setup.withinMs !== undefined ? `, within ${formatDuration(setup.withinMs)}` : ''}`;
-  let all: readonly Watched[] = [];
-  const problems = (failed: readonly Watched[]) =>
-    failed.length === 0
-      ? undefined
-      : `${count(failed.length, 'referral')} not read: ${failed[0]?.problem ?? 'no answer'}; trying again next interval`;
-
-  if (format === 'ndjson' || !ctx.io.stdoutIsTTY) {
-    const ndjson = format === 'ndjson';
-    ctx.note(`${head}; Ctrl-C stops.`);
-    return {
-      hooks: (track) => ({
-        change(c) {
-          if (ndjson) ctx.io.stdout.write(`${JSON.stringify(v.changeEvent(c))}\n`);
-          else ctx.out.line(v.changeLine(c, timeZone));
-        },
-        finished() {},
-        polled(failed) {
-          const note = problems(failed);
-          if (note) ctx.note(`warning: ${note}`);
-        },
-        waiting() {},
-        start(list) {
-          all = list;
-          track(list);
-        },
-      }),
-      end(last) {
-        const state = v.stateTable(last.length > 0 ? last : all, {
-          width: undefined,
-          color: false,
-          timeZone,
-        });
-        // The last state: after the lines on stdout; beside the events, on stderr.
-        if (ndjson) ctx.err.write(state);
-        else ctx.out.write(state);
-      },
-    };
-  }
-
-  const live = new v.LiveTable(
-    ctx.io.stdout,
-    Math.max(20, ctx.io.columns ?? 80),
-    rowsOf(ctx),
-    color,
-    timeZone,
-  );
-  const recent: ReturnType<typeof safe>[] = [];
-  let next: number | undefined;
-  let note: string | undefined;
-  let ticker: NodeJS.Timeout | undefined;
-  const draw = (foot?: string) =>
-    live.draw(
-      all,
-      head,
-      foot ??
-        [v.tally(all), note, v.nextPollIn(next, Date.now()) || undefined, 'Ctrl-C stops']
-          .filter(Boolean)
-          .join(' · '),
-      recent,
-    );
-  return {
-    hooks: (track) => ({
-      change(c) {
-        recent.push(v.changeLine(c, timeZone));
-        if (recent.length > 3) recent.shift();
-      },
-      finished() {},
-      polled(failed) {
-        note = problems(failed);
-        draw();
-      },
-      waiting(at) {
-        next = at;
-        draw();
-        clearInterval(ticker);
-        ticker = setInterval(() => draw(), 1000);
-        ticker.unref();
-      },
-      start(list) {
-        all = list;
-        track(list);
-      },
-    }),
-    end(last, how) {
-      clearInterval(ticker);
-      all = last.length > 0 ? last : all;
-      next = undefined;
-      draw(`${v.tally(all)}${how === 'interrupted' ? ' · stopped' : ''}`);
-    },
-  };
-}
-
-function rowsOf(ctx: Context): number {
-  const rows = (ctx.io.stdout as { rows?: unknown }).rows;
-  return typeof rows === 'number' && rows > 5 ? rows : 24;
 }
