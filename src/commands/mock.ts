@@ -58,6 +58,7 @@ export default defineCommand({
       });
       webhookKey = secret.key;
     }
+    if (opts.advanceEvery === 0) throw new UsageError('--advance-every must be 1s or more');
     const encoding = (opts.webhookEncoding ?? 'hex').toLowerCase();
     if (encoding !== 'hex' && encoding !== 'base64')
       throw new UsageError(`--webhook-encoding: use hex or base64, not "${opts.webhookEncoding}"`);

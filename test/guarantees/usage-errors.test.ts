@@ -175,6 +175,8 @@ const CASES: Array<[string[], RegExp, string?]> = [
   [['mock', '--port', 'http'], /must be a port/],
   [['mock', '--fault', 'meltdown'], /--fault: fault "meltdown"/],
   [['mock', '--list-shape', 'xml'], /Allowed choices are object, bare/],
+  [['mock', '--advance-every', '0s'], /--advance-every must be 1s or more/],
+  [['mock', '--advance-every', '5'], /--advance-every: "5" is not a duration/],
   [['mock', '--webhook-url', 'not-a-url'], /--webhook-url needs an http\(s\) URL/],
 ];
 

@@ -327,3 +327,44 @@ describe('imaging referrals watch: stopped and on a terminal', () => {
     expect(last.join('\n')).toContain('1 done, 2 waiting · stopped');
   });
 });
+
+describe('imaging referrals watch: what a person sees', () => {
+  const OWN = /\r?\u001b\[(?:\d+A|K|J|[0-9;]*m)/g;
+
+  it('the table fits 80 and 200 columns on a terminal, with no escape but its own', async () => {
+    const ids = [...standingAs('waiting').slice(0, 3), ...standingAs('cannot').slice(0, 2)].map((r) => r.id);
+    for (const columns of [80, 200]) {
+      const r = await run(['referrals', 'watch', ...ids, '--within', '0s'], {
+        env: fx.env(),
+        stdoutIsTTY: true,
+        stderrIsTTY: true,
+        columns,
+      });
+      expect(r.code).toBe(10);
+      const text = r.stdout.replace(OWN, '');
+      expect(text).not.toContain('\u001b');
+      for (const line of lines(text)) expect([...line].length).toBeLessThanOrEqual(columns);
+      expect(text).toMatch(/^REFERENCE +STATE +VISITS/m);
+      // At 200 columns every column is there, the id too.
+      if (columns === 200) expect(text).toContain(ids[0]!);
+    }
+  });
+
+  it("a hostile server's text reaches the terminal and the pipe only through the sanitiser", async () => {
+    const h = mockFixture({ hostile: true, referrals: 5 });
+    await h.start();
+    try {
+      const id = h.mock.referrals.slice(0, 5).find((r) => r.visits.length > 0)!.id;
+      const args = ['referrals', 'watch', id, '--within', '0s'];
+      const tty = await run(args, { env: h.env(), stdoutIsTTY: true, stderrIsTTY: true, columns: 80 });
+      expect(tty.code).toBe(9);
+      expect(tty.stdout.replace(OWN, '')).not.toMatch(/[\u001b\u009b\u202e\u0007]/);
+      const p = await piped(args, { env: h.env() });
+      expect(p.code).toBe(9);
+      expect(p.stdout + p.stderr).not.toMatch(/[\u001b\u009b\u202e\u0007]/);
+      expect(p.stdout).toContain('<U+202E>');
+    } finally {
+      await h.stop();
+    }
+  });
+});
