@@ -50,17 +50,25 @@ const ORDER = (w: Watched) => (w.standing === 'done' ? 2 : w.standing === 'canno
 /** The table of the watched referrals: at most `maxRows` rows (then a line saying how many more). */
 export function stateTable(
   all: readonly Watched[],
-  opts: { width: number | undefined; color: boolean; timeZone: string | undefined; maxRows?: number },
+  opts: {
+    width: number | undefined;
+    color: boolean;
+    timeZone: string | undefined;
+    maxRows?: number;
+    /** Left out on stderr, which may be kept in a log: a patient's name goes to stdout only. */
+    patient?: boolean;
+  },
 ): SafeText {
   const rows = [...all].sort((a, b) => ORDER(a) - ORDER(b));
   const shown = opts.maxRows !== undefined && rows.length > opts.maxRows ? rows.slice(0, opts.maxRows) : rows;
+  const patient = opts.patient !== false;
   const table = renderTable(
     [
       { header: 'Reference', priority: 1, fit: 'keep' },
       { header: 'State', priority: 2, fit: 'keep' },
       { header: 'Visits', priority: 3 },
       { header: 'Changed', priority: 4, fit: 'keep' },
-      { header: 'Patient', priority: 6 },
+      ...(patient ? [{ header: 'Patient', priority: 6 }] : []),
       { header: 'ID', priority: 7, fit: 'keep' },
     ],
     shown.map((w) => [
@@ -68,7 +76,7 @@ export function stateTable(
       stateOf(w),
       visitsOf(w),
       w.changedAt ? peopleTime(w.changedAt.toISOString(), { timeZone: opts.timeZone }) : '-',
-      w.patient,
+      ...(patient ? [w.patient] : []),
       w.id,
     ]),
     { color: opts.color, width: opts.width },
@@ -173,7 +181,8 @@ export function streamView(ctx: Context, head: string, ndjson: boolean): WatchVi
       waiting() {},
     },
     end() {
-      const state = stateTable(all, { width: undefined, color: false, timeZone });
+      // The last state: after the lines on stdout; beside the events, on stderr (without names).
+      const state = stateTable(all, { width: undefined, color: false, timeZone, patient: !ndjson });
       if (ndjson) ctx.err.write(state);
       else ctx.out.write(state);
     },

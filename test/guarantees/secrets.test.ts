@@ -113,6 +113,8 @@ describe('no secret in any output, trace, error or file', () => {
     [['referrals', 'find', `${PATIENT.last_name}, ${PATIENT.first_name}`, '--format', 'csv']],
     [['referrals', 'get', '__ID__']],
     [['referrals', 'get', '__ID__', '--json']],
+    [['referrals', 'watch', '__ID__', '--within', '0s']],
+    [['referrals', 'watch', '__ID__', '--within', '0s', '--format', 'ndjson']],
     [['referrals', 'payments', '__ID__']],
     [['referrals', 'payments', '__ID__', '--format', 'csv']],
     [['referrals', 'notifications', '__ID__', '--json']],
