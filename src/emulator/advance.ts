@@ -1,6 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import type { Referral } from '../api/types.js';
 import type { EmulatorState } from './types.js';
-import { newEventId, nextVisitStatus } from './webhooks.js';
+import { nextVisitStatus } from './webhooks.js';
 
 // Visits that move on by themselves (`imaging mock --advance-every 5s`), so that `referrals watch` can be
 // tried and tested: every tick, each visit still under way takes one step along the spec's progress order,
@@ -47,7 +48,7 @@ export function moveVisit(
   const change: [string, string] = [previous, visit.status];
   if (!s.webhooks.configured) return { updated, status: change };
   const sent = s.webhooks.send({
-    event_id: newEventId(),
+    event_id: randomUUID(),
     event_name: 'visit.status_changed',
     status: visit.status,
     changes: { status: change },
