@@ -118,15 +118,18 @@ describe('imaging referrals watch: the outcome', () => {
 });
 
 describe('imaging referrals watch: a server that fails for a while', () => {
-  it('a dropped connection and a 500 are retried and shown, never fatal', async () => {
+  it('a dropped connection and a 500 are retried and shown, never fatal, the next read later', async () => {
     const [done] = standingAs('done');
     for (const mode of ['reset', '500']) {
       fx.reset();
       // Every send of the first read fails (the client's own retries too); the next interval's read answers.
       fx.mock.faults.add(parseFault(`${mode}:3`));
       try {
+        const t0 = Date.now();
         const r = await piped(['referrals', 'watch', done!.id, '--interval', '1s'], { env: fx.env() });
         expect(r.code).toBe(0);
+        // A round that read nothing: the next one waits twice the interval.
+        expect(Date.now() - t0).toBeGreaterThanOrEqual(1900);
         expect(r.stderr).toMatch(/warning: 1 referral not read: .+; trying again next interval/);
         expect(r.stderr).not.toMatch(/^error:/m);
         expect(polls(done!.id)).toBe(4);
