@@ -1,6 +1,7 @@
 import { once } from 'node:events';
 import { requireHttpUrl } from '../cli/args.js';
 import { defineCommand } from '../cli/define.js';
+import { duration } from '../cli/duration.js';
 import { choice, file, flag, int, list, port, text } from '../cli/options.js';
 import { CliError, InterruptedError, UsageError } from '../errors.js';
 
@@ -38,6 +39,10 @@ export default defineCommand({
       '--webhook-retry-ms <ms>',
       'first retry delay of a failed delivery (default 1000, doubling)',
     ),
+    advanceEvery: duration(
+      '--advance-every <duration>',
+      'every visit under way takes a step this often (5s, 1m), some stopping at exam_not_completed or canceled',
+    ),
     hostile: flag(
       '--hostile',
       'serve terminal escapes, bidi and format characters in every string, header and reason phrase',
@@ -54,6 +59,7 @@ export default defineCommand({
       });
       webhookKey = secret.key;
     }
+    if (opts.advanceEvery === 0) throw new UsageError('--advance-every must be 1s or more');
     const encoding = (opts.webhookEncoding ?? 'hex').toLowerCase();
     if (encoding !== 'hex' && encoding !== 'base64')
       throw new UsageError(`--webhook-encoding: use hex or base64, not "${opts.webhookEncoding}"`);
@@ -73,6 +79,7 @@ export default defineCommand({
       faults: opts.fault,
       faultDelayMs: opts.faultDelayMs,
       hostile: Boolean(opts.hostile),
+      advanceEveryMs: opts.advanceEvery,
     }).catch((err: NodeJS.ErrnoException) => {
       if (err instanceof FaultSpecError) throw new UsageError(`--fault: ${err.message}`);
       if (err.code !== 'EADDRINUSE') throw err;

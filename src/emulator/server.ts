@@ -67,6 +67,9 @@ export async function startMockServer(options: MockOptions = {}) {
   // The second origin, where some referrals' reports are served by signed links.
   const storage = await startStorage(referrals, options.storagePort ?? 0, options.host ?? '127.0.0.1');
   referrals.links = new DocumentLinks(`http://127.0.0.1:${state.port}`, storage.url);
+  const stopAdvancing = options.advanceEveryMs
+    ? (await import('./advance.js')).startAdvancing(state, options.advanceEveryMs)
+    : undefined;
   return {
     url: `http://127.0.0.1:${state.port}`,
     port: state.port,
@@ -79,6 +82,7 @@ export async function startMockServer(options: MockOptions = {}) {
     storage,
     close: () =>
       new Promise<void>((resolve) => {
+        stopAdvancing?.();
         webhooks.stop();
         void storage.close();
         server.closeAllConnections();

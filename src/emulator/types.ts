@@ -27,6 +27,8 @@ export interface MockOptions {
   faults?: string[];
   faultDelayMs?: number;
   hostile?: boolean;
+  /** Every visit under way takes a step this often (ms); none: visits move only when told. */
+  advanceEveryMs?: number | undefined;
 }
 
 export interface RequestLogEntry {

@@ -1,6 +1,6 @@
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { VISIT_STATUSES } from '../api/types.js';
+import { PROGRESS } from '../referrals/progress.js';
 import { DEFAULT_HEADERS, type DigestEncoding, signatureHeaderValue } from '../webhook/sign.js';
 
 /** Outbound webhooks, signed as the spec says, retried with the same event_id, logged for /__mock/deliveries. */
@@ -127,11 +127,9 @@ function post(url: string, headers: Record<string, string>, body: Buffer): Promi
   });
 }
 
-/** The next visit status along the usual path (the spec lists no transitions). */
-const PATH: readonly string[] = VISIT_STATUSES.filter((v) => v !== 'exam_not_completed' && v !== 'canceled');
-
+/** The next visit status along the progress order (the spec lists no transitions). */
 export function nextVisitStatus(current: string): string {
-  const i = PATH.indexOf(current);
+  const i = PROGRESS.indexOf(current);
   if (i < 0) return 'booked';
-  return PATH[Math.min(i + 1, PATH.length - 1)]!;
+  return PROGRESS[Math.min(i + 1, PROGRESS.length - 1)]!;
 }

@@ -1,9 +1,10 @@
 import type { Writable } from 'node:stream';
+import type { Context } from '../context.js';
 import { formatSeconds } from '../output/progress.js';
 import { displayWidth, renderTable } from '../output/table.js';
-import { HumanStream, joinSafe, type SafeText, safe, style } from '../output/text.js';
+import { HumanStream, joinSafe, paint, type SafeText, safe, style } from '../output/text.js';
 import { peopleTime } from '../util/time.js';
-import { type Change, isFinished, type Watched } from './watch.js';
+import { type Change, isFinished, type Watched, type WatchHooks } from './watch.js';
 
 // What `referrals watch` shows: a line per change (piped), an event per change (NDJSON), the table of every
 // watched referral (the live view on a terminal, and the last state). Server text passes the one sanitiser.
@@ -49,17 +50,25 @@ const ORDER = (w: Watched) => (w.standing === 'done' ? 2 : w.standing === 'canno
 /** The table of the watched referrals: at most `maxRows` rows (then a line saying how many more). */
 export function stateTable(
   all: readonly Watched[],
-  opts: { width: number | undefined; color: boolean; timeZone: string | undefined; maxRows?: number },
+  opts: {
+    width: number | undefined;
+    color: boolean;
+    timeZone: string | undefined;
+    maxRows?: number;
+    /** Left out on stderr, which may be kept in a log: a patient's name goes to stdout only. */
+    patient?: boolean;
+  },
 ): SafeText {
   const rows = [...all].sort((a, b) => ORDER(a) - ORDER(b));
   const shown = opts.maxRows !== undefined && rows.length > opts.maxRows ? rows.slice(0, opts.maxRows) : rows;
+  const patient = opts.patient !== false;
   const table = renderTable(
     [
       { header: 'Reference', priority: 1, fit: 'keep' },
       { header: 'State', priority: 2, fit: 'keep' },
       { header: 'Visits', priority: 3 },
       { header: 'Changed', priority: 4, fit: 'keep' },
-      { header: 'Patient', priority: 6 },
+      ...(patient ? [{ header: 'Patient', priority: 6 }] : []),
       { header: 'ID', priority: 7, fit: 'keep' },
     ],
     shown.map((w) => [
@@ -67,13 +76,13 @@ export function stateTable(
       stateOf(w),
       visitsOf(w),
       w.changedAt ? peopleTime(w.changedAt.toISOString(), { timeZone: opts.timeZone }) : '-',
-      w.patient,
+      ...(patient ? [w.patient] : []),
       w.id,
     ]),
     { color: opts.color, width: opts.width },
   );
   if (shown.length === rows.length) return table;
-  return joinSafe([table, `… and ${rows.length - shown.length} more (done last)\n`]);
+  return joinSafe([table, safe`… and ${rows.length - shown.length} more (done last)\n`]);
 }
 
 /** "2 done, 1 waiting, 1 cannot happen" */
@@ -110,10 +119,10 @@ export class LiveTable {
     let rows = room;
     let table = this.table(all, rows);
     while (lines(table) > room && rows > 1) table = this.table(all, --rows);
-    // Back to the first line of the last frame, and clear from there down: a shorter frame leaves nothing.
-    const back = this.lines > 0 ? safe`\u001b[${this.lines}F\u001b[J` : safe``;
+    // Back to the first line of the last frame; each line is cleared to its end as it is rewritten and
+    // what is below the new frame after it (never the whole screen, which a terminal may keep in history).
+    const back = this.lines > 0 ? safe`\r\u001b[${this.lines}A` : safe``;
     const frame = joinSafe([
-      back,
       style('bold', this.cut(head), this.color),
       safe`\n`,
       table,
@@ -121,7 +130,8 @@ export class LiveTable {
       style('dim', this.cut(foot), this.color),
       safe`\n`,
     ]);
-    this.out.write(frame);
+    const cleared = paint((text) => text.replace(/\n/g, '\u001b[K\n'), frame);
+    this.out.write(joinSafe([back, cleared, safe`\u001b[J`]));
     this.lines = 2 + recent.length + lines(table);
   }
 
@@ -135,5 +145,95 @@ export class LiveTable {
   }
 }
 
-export const nextPollIn = (next: number | undefined, now: number) =>
-  next === undefined ? '' : `next poll in ${formatSeconds(Math.max(0, (next - now) / 1000))}`;
+const nextPollIn = (next: number | undefined, now: number) =>
+  next === undefined ? undefined : `next poll in ${formatSeconds(Math.max(0, (next - now) / 1000))}`;
+
+/** What `referrals watch` shows as it goes (the hooks), and the last state when it ends. */
+export interface WatchView {
+  hooks: WatchHooks;
+  end(how: 'over' | 'interrupted'): void;
+}
+
+const problems = (failed: readonly Watched[]) =>
+  failed.length === 0
+    ? undefined
+    : `${failed.length === 1 ? '1 referral' : `${failed.length} referrals`} not read: ${failed[0]?.problem ?? 'no answer'}; trying again next interval`;
+
+/** Piped: a line per change (or an NDJSON event), then the last state (on stderr beside events). */
+export function streamView(ctx: Context, head: string, ndjson: boolean): WatchView {
+  const timeZone = ctx.env.TZ || undefined;
+  let all: readonly Watched[] = [];
+  ctx.note(`${head}; Ctrl-C stops.`);
+  return {
+    hooks: {
+      start(list) {
+        all = list;
+      },
+      change(c) {
+        if (ndjson) ctx.io.stdout.write(`${JSON.stringify(changeEvent(c))}\n`);
+        else ctx.out.line(changeLine(c, timeZone));
+      },
+      finished() {},
+      polled(failed) {
+        const note = problems(failed);
+        if (note) ctx.note(`warning: ${note}`);
+      },
+      waiting() {},
+    },
+    end() {
+      // The last state: after the lines on stdout; beside the events, on stderr (without names).
+      const state = stateTable(all, { width: undefined, color: false, timeZone, patient: !ndjson });
+      if (ndjson) ctx.err.write(state);
+      else ctx.out.write(state);
+    },
+  };
+}
+
+/** On a terminal: the table redrawn in place after each round and each second, the last changes below it. */
+export function liveView(ctx: Context, head: string): WatchView {
+  const timeZone = ctx.env.TZ || undefined;
+  const rows = (ctx.io.stdout as { rows?: unknown }).rows;
+  const live = new LiveTable(
+    ctx.io.stdout,
+    Math.max(20, ctx.io.columns ?? 80),
+    typeof rows === 'number' && rows > 5 ? rows : 24,
+    ctx.colorLevel() > 0,
+    timeZone,
+  );
+  let all: readonly Watched[] = [];
+  const recent: SafeText[] = [];
+  let next: number | undefined;
+  let note: string | undefined;
+  let ticker: NodeJS.Timeout | undefined;
+  const foot = () =>
+    [tally(all), note, nextPollIn(next, Date.now()), 'Ctrl-C stops'].filter(Boolean).join(' · ');
+  const draw = (text = foot()) => live.draw(all, head, text, recent);
+  return {
+    hooks: {
+      start(list) {
+        all = list;
+      },
+      change(c) {
+        recent.push(changeLine(c, timeZone));
+        if (recent.length > 3) recent.shift();
+      },
+      finished() {},
+      polled(failed) {
+        note = problems(failed);
+        draw();
+      },
+      waiting(at) {
+        next = at;
+        draw();
+        clearInterval(ticker);
+        ticker = setInterval(() => draw(), 1000);
+        ticker.unref();
+      },
+    },
+    end(how) {
+      clearInterval(ticker);
+      next = undefined;
+      draw(`${tally(all)}${how === 'interrupted' ? ' · stopped' : ''}`);
+    },
+  };
+}

@@ -94,8 +94,12 @@ export async function watchReferrals(
       fresh.add(all[i]!);
     }
   });
+  // After a round in which nothing could be read, the next waits longer (twice, up to 4 intervals), and
+  // never less than a Retry-After the server gave.
+  let idle = 0;
   for (;;) {
     const started = Date.now();
+    let retryAfterMs = 0;
     const due = all.filter((w) => !isFinished(w) && !fresh.has(w));
     fresh.clear();
     const failed: Watched[] = [];
@@ -109,13 +113,16 @@ export async function watchReferrals(
         if (problem === undefined || ctx.signal.aborted) throw err;
         w.problem = problem;
         failed.push(w);
+        if (err instanceof ApiError && err.details.retryAfterSeconds !== undefined)
+          retryAfterMs = Math.max(retryAfterMs, err.details.retryAfterSeconds * 1000);
       }
     });
     hooks.polled(failed);
     if (all.every(isFinished)) return all;
     const now = Date.now();
     if (opts.deadline !== undefined && now >= opts.deadline) return all;
-    const next = started + opts.intervalMs;
+    idle = due.length > 0 && failed.length === due.length ? Math.min(idle + 1, 2) : 0;
+    const next = Math.max(started + opts.intervalMs * 2 ** idle, now + retryAfterMs);
     if (opts.deadline !== undefined && next > opts.deadline) {
       hooks.waiting(undefined);
       await sleep(opts.deadline - now, ctx.signal);

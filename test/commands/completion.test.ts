@@ -167,6 +167,7 @@ printf '%s\\n' "\${COMPREPLY[@]}" ${END}`,
       await expectBash([
         [['imaging', 'referrals', 'ex'], 2, ['export']],
         [['imaging', 'referrals', 'export', '--visit-status', 'pending,boo'], 4, ['pending,booked']],
+        [['imaging', 'referrals', 'watch', '--until', 'booked,report_'], 4, ['booked,report_uploaded']],
         [['imaging', 'referrals', 'list', '--fields', 'id,patient.last_'], 4, ['id,patient.last_name']],
         [['imaging', '--env', ''], 2, ['sandbox', 'production', 'local']],
         [['imaging', 'webhook', 'send', 'n'], 3, ['notification.status_changed']],

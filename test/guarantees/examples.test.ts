@@ -35,6 +35,10 @@ const NOT_RUN: Record<string, string> = {
     "zsh syntax, writing into the shell's own folder (completion.test.ts runs the script in a real zsh)",
   'imaging completion fish > ~/.config/fish/completions/imaging.fish':
     "writes into fish's own folder (completion.test.ts runs the script in a real fish)",
+  'imaging referrals watch --from referrals.csv --format ndjson > changes.ndjson':
+    'waits for visits to move, which they do not in this emulator (watch.test.ts watches an export against one where they do)',
+  'imaging referrals watch --from open.csv --format ndjson > changes.ndjson':
+    'waits for visits to move, which they do not in this emulator (watch.test.ts watches an export against one where they do)',
 };
 
 /** Examples run with something added to the environment, and why. */

@@ -115,6 +115,8 @@ describe('no secret in any output, trace, error or file', () => {
     [['referrals', 'get', '__ID__', '--json']],
     [['referrals', 'documents', '__ID__']],
     [['referrals', 'documents', '__ID__', '--format', 'csv']],
+    [['referrals', 'watch', '__ID__', '--within', '0s']],
+    [['referrals', 'watch', '__ID__', '--within', '0s', '--format', 'ndjson']],
     [['referrals', 'payments', '__ID__']],
     [['referrals', 'payments', '__ID__', '--format', 'csv']],
     [['referrals', 'notifications', '__ID__', '--json']],

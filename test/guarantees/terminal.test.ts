@@ -505,7 +505,7 @@ describe('help at the terminal', () => {
       const r = await help([], { columns: 200 });
       expect(r.stdout).toMatch(/webhook +verify captured deliveries, sign test events, listen locally\n/);
       expect(r.stdout).toContain(
-        'Exit codes: 0 ok, 1 failure, 2 usage, 3 auth, 4 not found, 5 forbidden, 6 limit, 7 rejected, 8 webhook not valid, 130 interrupted.',
+        'Exit codes: 0 ok, 1 failure, 2 usage, 3 auth, 4 not found, 5 forbidden, 6 limit, 7 rejected, 8 webhook not valid, 9 not yet, 10 cannot happen, 130 interrupted.',
       );
     });
 

@@ -114,6 +114,12 @@ const CASES: Array<[string[], RegExp, string?]> = [
   [['referrals', 'list', '--param', 'page=2'], /--param page: use --page/],
   [['referrals', 'list', '--all', '--page', '3'], /--all and --page/],
   [['referrals', 'create'], /required option '--file <file>'/],
+  [['referrals', 'watch'], /name the referrals to watch/],
+  [
+    ['referrals', 'watch', 'R-240001', '--until', 'boked'],
+    /--until: unknown visit status "boked"; did you mean "booked"\?/,
+  ],
+  [['referrals', 'watch', 'R-240001', '--interval', '60'], /--interval: "60" is not a duration/],
   [
     ['referrals', 'create', '--file', '/nonexistent/r.json'],
     /cannot read \/nonexistent\/r.json: no such file/,
@@ -175,6 +181,8 @@ const CASES: Array<[string[], RegExp, string?]> = [
   [['mock', '--port', 'http'], /must be a port/],
   [['mock', '--fault', 'meltdown'], /--fault: fault "meltdown"/],
   [['mock', '--list-shape', 'xml'], /Allowed choices are object, bare/],
+  [['mock', '--advance-every', '0s'], /--advance-every must be 1s or more/],
+  [['mock', '--advance-every', '5'], /--advance-every: "5" is not a duration/],
   [['mock', '--webhook-url', 'not-a-url'], /--webhook-url needs an http\(s\) URL/],
 ];
 

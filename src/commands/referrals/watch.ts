@@ -4,9 +4,10 @@ import { duration, formatDuration } from '../../cli/duration.js';
 import { arg, completes, file, int, text } from '../../cli/options.js';
 import type { Context } from '../../context.js';
 import { CliError, ExitCode, InterruptedError, UsageError } from '../../errors.js';
-import type { safe } from '../../output/text.js';
+import type { OutputFormat } from '../../output/format.js';
 import { PROGRESS, parseStatusList } from '../../referrals/progress.js';
-import type { Watched, WatchHooks, WatchTarget } from '../../referrals/watch.js';
+import type { Watched, WatchTarget } from '../../referrals/watch.js';
+import type { WatchView } from '../../referrals/watch-view.js';
 import { count, num } from '../../util/plural.js';
 
 const DEFAULT_INTERVAL_MS = 60_000;
@@ -28,6 +29,11 @@ export default defineCommand({
   formats: ['table', 'ndjson'],
   csv: false,
   args: [arg('[referrals...]', 'referral ids (UUIDs) or references')],
+  examples: [
+    'imaging referrals watch R-240007   # until every visit has its report (report_uploaded or later)',
+    'imaging referrals watch R-240007 --until booked --within 2d   # exit 9 if not booked within 2 days',
+    'imaging referrals watch --from open.csv --format ndjson > changes.ndjson   # an export, one event per change',
+  ],
   options: {
     until: completes(
       text(
@@ -65,8 +71,8 @@ export default defineCommand({
         local ? undefined : 'Each read is a request; against the emulator (--env local) the floor is 1s.',
       );
     const texts = await named(ctx, (args[0] as unknown as string[] | undefined) ?? [], opts.from);
+    checkAllowance(ctx, texts.length, intervalMs, opts.within);
     const targets = await resolve(ctx, texts);
-    checkAllowance(ctx, targets.length, intervalMs, opts.within);
     const { watchReferrals } = await import('../../referrals/watch.js');
     const view = await makeView(ctx, format, {
       count: targets.length,
@@ -75,21 +81,19 @@ export default defineCommand({
       withinMs: opts.within,
     });
     const deadline = opts.within === undefined ? undefined : Date.now() + opts.within;
-    let last: Watched[] = [];
+    let last: Watched[];
     try {
       last = await watchReferrals(
         ctx,
         targets,
         { until, intervalMs, deadline, concurrency: opts.concurrency ?? DEFAULT_CONCURRENCY },
-        view.hooks((all) => {
-          last = all;
-        }),
+        view.hooks,
       );
     } catch (err) {
-      if (err instanceof InterruptedError || ctx.signal.aborted) view.end(last, 'interrupted');
+      if (err instanceof InterruptedError || ctx.signal.aborted) view.end('interrupted');
       throw err;
     }
-    view.end(last, 'over');
+    view.end('over');
     const cannot = last.filter((w) => w.standing === 'cannot');
     const waiting = last.filter((w) => w.standing !== 'done' && w.standing !== 'cannot');
     if (cannot.length > 0) {
@@ -135,9 +139,11 @@ async function named(ctx: Context, args: readonly string[], from: string | undef
   return [...new Set(texts.map((t) => t.trim()))];
 }
 
-/** IDs as given; references through the list (their snapshot counts as the first read). */
+/** IDs as given; references through the list (their snapshot counts as the first read); each referral once. */
 async function resolve(ctx: Context, texts: readonly string[]): Promise<WatchTarget[]> {
-  return (await import('../../referrals/resolve.js')).resolveReferrals(ctx, texts);
+  const { resolveReferrals } = await import('../../referrals/resolve.js');
+  const seen = new Set<string>();
+  return (await resolveReferrals(ctx, texts)).filter((r) => !seen.has(r.id) && seen.add(r.id));
 }
 
 /**
@@ -150,6 +156,7 @@ function checkAllowance(
   intervalMs: number,
   withinMs: number | undefined,
 ): void {
+  ctx.api(); // the meter is the API client's
   const meter = ctx.meter();
   if (!meter) return;
   let view: ReturnType<typeof meter.view>;
@@ -178,121 +185,18 @@ function checkAllowance(
   );
 }
 
+/** The view for the output: events (NDJSON), lines (a pipe), or a live table (a terminal). */
+async function makeView(ctx: Context, format: OutputFormat, setup: ViewSetup): Promise<WatchView> {
+  const v = await import('../../referrals/watch-view.js');
+  const within = setup.withinMs !== undefined ? `, within ${formatDuration(setup.withinMs)}` : '';
+  const head = `Watching ${count(setup.count, 'referral')} until ${setup.until.join(' or ')}, every ${formatDuration(setup.intervalMs)}${within}`;
+  if (format === 'ndjson' || !ctx.io.stdoutIsTTY) return v.streamView(ctx, head, format === 'ndjson');
+  return v.liveView(ctx, head);
+}
+
 interface ViewSetup {
   count: number;
   until: string[];
   intervalMs: number;
   withinMs: number | undefined;
-}
-
-interface View {
-  hooks(track: (all: Watched[]) => void): WatchHooks;
-  end(all: readonly Watched[], how: 'over' | 'interrupted'): void;
-}
-
-/** The view for the output: a live table (terminal), lines (pipe), or events (NDJSON). */
-async function makeView(
-  ctx: Context,
-  format: 'table' | 'json' | 'ndjson' | 'csv',
-  setup: ViewSetup,
-): Promise<View> {
-  const v = await import('../../referrals/watch-view.js');
-  const timeZone = ctx.env.TZ || undefined;
-  const color = ctx.colorLevel() > 0;
-  const head = `Watching ${count(setup.count, 'referral')} until ${setup.until.join(' or ')}, every ${formatDuration(setup.intervalMs)}${setup.withinMs !== undefined ? `, within ${formatDuration(setup.withinMs)}` : ''}`;
-  let all: readonly Watched[] = [];
-  const problems = (failed: readonly Watched[]) =>
-    failed.length === 0
-      ? undefined
-      : `${count(failed.length, 'referral')} not read: ${failed[0]?.problem ?? 'no answer'}; trying again next interval`;
-
-  if (format === 'ndjson' || !ctx.io.stdoutIsTTY) {
-    const ndjson = format === 'ndjson';
-    ctx.note(`${head}; Ctrl-C stops.`);
-    return {
-      hooks: (track) => ({
-        change(c) {
-          if (ndjson) ctx.io.stdout.write(`${JSON.stringify(v.changeEvent(c))}\n`);
-          else ctx.out.line(v.changeLine(c, timeZone));
-        },
-        finished() {},
-        polled(failed) {
-          const note = problems(failed);
-          if (note) ctx.note(`warning: ${note}`);
-        },
-        waiting() {},
-        start(list) {
-          all = list;
-          track(list);
-        },
-      }),
-      end(last, how) {
-        const state = v.stateTable(last.length > 0 ? last : all, {
-          width: undefined,
-          color: false,
-          timeZone,
-        });
-        // The last state: after the lines on stdout; beside the events, on stderr.
-        if (ndjson || how === 'interrupted') ctx.err.write(state);
-        else ctx.out.write(state);
-      },
-    };
-  }
-
-  const live = new v.LiveTable(
-    ctx.io.stdout,
-    Math.max(20, ctx.io.columns ?? 80),
-    rowsOf(ctx),
-    color,
-    timeZone,
-  );
-  const recent: ReturnType<typeof safe>[] = [];
-  let next: number | undefined;
-  let note: string | undefined;
-  let ticker: NodeJS.Timeout | undefined;
-  const draw = (foot?: string) =>
-    live.draw(
-      all,
-      head,
-      foot ??
-        [v.tally(all), note, v.nextPollIn(next, Date.now()) || undefined, 'Ctrl-C stops']
-          .filter(Boolean)
-          .join(' · '),
-      recent,
-    );
-  return {
-    hooks: (track) => ({
-      change(c) {
-        recent.push(v.changeLine(c, timeZone));
-        if (recent.length > 3) recent.shift();
-      },
-      finished() {},
-      polled(failed) {
-        note = problems(failed);
-        draw();
-      },
-      waiting(at) {
-        next = at;
-        draw();
-        clearInterval(ticker);
-        ticker = setInterval(() => draw(), 1000);
-        ticker.unref();
-      },
-      start(list) {
-        all = list;
-        track(list);
-      },
-    }),
-    end(last, how) {
-      clearInterval(ticker);
-      all = last.length > 0 ? last : all;
-      next = undefined;
-      draw(`${v.tally(all)}${how === 'interrupted' ? ' · stopped' : ''}`);
-    },
-  };
-}
-
-function rowsOf(ctx: Context): number {
-  const rows = (ctx.io.stdout as { rows?: unknown }).rows;
-  return typeof rows === 'number' && rows > 5 ? rows : 24;
 }

@@ -1,10 +1,10 @@
 import type { Referral } from '../../api/types.js';
 import { isLoopbackHost } from '../../api/url.js';
-import { autoBookEvent, autoBookRequest, notificationEvent, visitStatusEvent } from '../../webhook/events.js';
+import { autoBookEvent, autoBookRequest, notificationEvent } from '../../webhook/events.js';
+import { moveVisit } from '../advance.js';
 import { jsonBody, notFound } from '../reply.js';
 import { route } from '../router.js';
 import type { Ctx, EmulatorState, Reply } from '../types.js';
-import { nextVisitStatus } from '../webhooks.js';
 
 /**
  * Mock-only event triggers: each changes a referral as the service would and sends the signed event.
@@ -13,16 +13,11 @@ import { nextVisitStatus } from '../webhooks.js';
 export const routes = [
   route('POST', '/__mock/referrals/:id/visits/:visitId/advance', (c, s) =>
     withReferral(c, s, 'optional', (referral, input, now) => {
-      const updated = structuredClone(referral);
-      const visit = updated.visits.find((v) => v.id === c.params.visitId);
-      if (!visit) return notFound(c, 'Visit');
-      const previous = visit.status;
-      visit.status = typeof input.status === 'string' ? input.status : nextVisitStatus(previous);
-      s.referrals.put(updated);
-      const status = [previous, visit.status];
-      if (!s.webhooks.configured)
-        return { status: 200, body: { event_id: null, url: null, signed: false, status } };
-      const sent = s.webhooks.send(visitStatusEvent(updated, visit, previous, now));
+      const to = typeof input.status === 'string' ? input.status : undefined;
+      const moved = moveVisit(s, referral, c.params.visitId!, to, now);
+      if (!moved) return notFound(c, 'Visit');
+      const { sent, status } = moved;
+      if (!sent) return { status: 200, body: { event_id: null, url: null, signed: false, status } };
       return { status: 202, body: { ...sent, status } };
     }),
   ),

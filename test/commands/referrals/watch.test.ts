@@ -1,0 +1,373 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { Referral } from '../../../src/api/types.js';
+import { stepOf } from '../../../src/emulator/advance.js';
+import { parseFault } from '../../../src/emulator/faults.js';
+import { PROGRESS, reached, type Standing, standing } from '../../../src/referrals/progress.js';
+import { expectUsageError, hasEscapes, lines, piped, plain } from '../../fake-io.js';
+import { launcher, mockFixture, run, tempDir } from '../../helpers.js';
+import { paneFixture } from '../../terminal.js';
+
+const fx = mockFixture({ referrals: 600 });
+beforeAll(() => fx.start());
+afterAll(() => fx.stop());
+beforeEach(() => fx.reset());
+
+const UNTIL = ['report_uploaded'];
+/** Referrals of the emulator's data that stand so against report_uploaded (they do not move here). */
+const standingAs = (want: Standing): Referral[] =>
+  fx.mock.referrals.slice(0, 600).filter((r) => r.visits.length > 0 && standing(r.visits, UNTIL) === want);
+const polls = (id: string) => fx.apiRequests().filter((r) => r.path === `/api/v2/referrals/${id}`).length;
+
+describe('imaging referrals watch: the outcome', () => {
+  it('a referral that is done already: its last state, exit 0, one request', async () => {
+    const [done] = standingAs('done');
+    const r = await piped(['referrals', 'watch', done!.id], { env: fx.env() });
+    expect(r.code).toBe(0);
+    expect(lines(r.stdout)[0]).toMatch(/^REFERENCE +STATE +VISITS/);
+    expect(r.stdout).toMatch(new RegExp(`^${done!.reference} +done +`, 'm'));
+    expect(r.stderr).toContain(`done: ${done!.reference} reached report_uploaded`);
+    expect(fx.apiRequests()).toHaveLength(1);
+  });
+
+  it('not done when --within passes: exit 9, naming what is awaited', async () => {
+    const [waiting] = standingAs('waiting');
+    const r = await piped(['referrals', 'watch', waiting!.id, '--within', '0s'], { env: fx.env() });
+    expect(r.code).toBe(9);
+    expect(r.stderr).toContain(`not yet: ${waiting!.reference} has not reached report_uploaded within 0s`);
+    expect(r.stdout).toMatch(new RegExp(`^${waiting!.reference} +waiting +`, 'm'));
+  });
+
+  it('a visit stopped at exam_not_completed or all canceled: exit 10, even beside a done one', async () => {
+    const cannot = standingAs('cannot');
+    expect(cannot.some((r) => r.visits.some((v) => v.status === 'exam_not_completed'))).toBe(true);
+    const [done] = standingAs('done');
+    const r = await piped(['referrals', 'watch', cannot[0]!.id, done!.id], { env: fx.env() });
+    expect(r.code).toBe(10);
+    expect(r.stderr).toContain(`cannot happen: ${cannot[0]!.reference} cannot reach report_uploaded`);
+  });
+
+  it('--until takes several statuses in any case; a visit at exam_not_completed has reached booked', async () => {
+    const enc = fx.mock.referrals
+      .slice(0, 600)
+      .find((r) => r.visits.length > 0 && r.visits.every((v) => v.status === 'exam_not_completed'));
+    const id = enc?.id ?? standingAs('done')[0]!.id;
+    const r = await piped(['referrals', 'watch', id, '--until', 'BOOKED,Report-Uploaded'], { env: fx.env() });
+    expect(r.code).toBe(0);
+  });
+
+  it('refuses --format json and csv, a short interval and a misspelt status, before any request', async () => {
+    const id = standingAs('done')[0]!.id;
+    for (const format of ['json', 'csv']) {
+      const r = await piped(['referrals', 'watch', id, '--format', format], { env: fx.env() });
+      expectUsageError(r, new RegExp(`--format ${format} is not available here`), fx.apiRequests().length);
+      expect(r.stderr).toContain('Use one of: table, ndjson.');
+    }
+    expectUsageError(
+      await piped(['referrals', 'watch', id, '--json'], { env: fx.env() }),
+      /--format json is not available here/,
+      fx.apiRequests().length,
+    );
+    expectUsageError(
+      await piped(['referrals', 'watch', id, '--interval', '5s'], {
+        env: fx.env({ IMAGING_ENV: 'sandbox', IMAGING_TOKEN: 'mock-token' }),
+      }),
+      /--interval: 5s is too short \(at least 10s\)/,
+      fx.apiRequests().length,
+    );
+    expectUsageError(
+      await piped(['referrals', 'watch', id, '--interval', '500ms'], { env: fx.env() }),
+      /--interval: "500ms" is not a duration/,
+      fx.apiRequests().length,
+    );
+    expectUsageError(
+      await piped(['referrals', 'watch', id, '--until', 'reprot_uploaded'], { env: fx.env() }),
+      /did you mean "report_uploaded"\?/,
+      fx.apiRequests().length,
+    );
+  });
+
+  it('watching one referral costs one request an interval', async () => {
+    const [waiting] = standingAs('waiting');
+    const r = await piped(['referrals', 'watch', waiting!.id, '--interval', '1s', '--within', '2s'], {
+      env: fx.env(),
+    });
+    expect(r.code).toBe(9);
+    // Reads at 0s, 1s and 2s at most.
+    expect(polls(waiting!.id)).toBeGreaterThanOrEqual(2);
+    expect(polls(waiting!.id)).toBeLessThanOrEqual(3);
+    expect(fx.apiRequests()).toHaveLength(polls(waiting!.id));
+  });
+
+  it('a reference is read through the list, and that answer is the first read', async () => {
+    const [done] = standingAs('done');
+    const r = await piped(['referrals', 'watch', done!.reference.toLowerCase()], { env: fx.env() });
+    expect(r.code).toBe(0);
+    expect(fx.apiRequests()).toHaveLength(1);
+    expect(fx.apiRequests()[0]!.path).toMatch(/^\/api\/v2\/referrals\?/);
+    fx.reset();
+    const [waiting] = standingAs('waiting');
+    const w = await piped(['referrals', 'watch', waiting!.reference, '--interval', '1s', '--within', '2s'], {
+      env: fx.env(),
+    });
+    expect(w.code).toBe(9);
+    expect(fx.apiRequests().length).toBeLessThanOrEqual(3);
+    expect(polls(waiting!.id)).toBeLessThanOrEqual(2);
+  });
+});
+
+describe('imaging referrals watch: a server that fails for a while', () => {
+  it('a dropped connection and a 500 are retried and shown, never fatal, the next read later', async () => {
+    const [done] = standingAs('done');
+    for (const mode of ['reset', '500']) {
+      fx.reset();
+      // Every send of the first read fails (the client's own retries too); the next interval's read answers.
+      fx.mock.faults.add(parseFault(`${mode}:3`));
+      try {
+        const t0 = Date.now();
+        const r = await piped(['referrals', 'watch', done!.id, '--interval', '1s'], { env: fx.env() });
+        expect(r.code).toBe(0);
+        // A round that read nothing: the next one waits twice the interval.
+        expect(Date.now() - t0).toBeGreaterThanOrEqual(1900);
+        expect(r.stderr).toMatch(/warning: 1 referral not read: .+; trying again next interval/);
+        expect(r.stderr).not.toMatch(/^error:/m);
+        expect(polls(done!.id)).toBe(4);
+      } finally {
+        fx.mock.faults.clear();
+      }
+    }
+  });
+});
+
+describe('imaging referrals watch: many referrals', () => {
+  it('--from an export CSV, and IDs one a line on stdin', async () => {
+    const dir = tempDir();
+    try {
+      const csv = join(dir.path, 'r.csv');
+      const exported = await run(['referrals', 'export', '-o', csv], { env: fx.env() });
+      expect(exported.code).toBe(0);
+      fx.reset();
+      const r = await piped(['referrals', 'watch', '--from', csv, '--within', '0s'], { env: fx.env() });
+      expect([9, 10]).toContain(r.code);
+      expect(r.stderr).toMatch(/^Watching 600 referrals until report_uploaded/);
+      expect(fx.apiRequests()).toHaveLength(600);
+      const ids = standingAs('done')
+        .slice(0, 3)
+        .map((x) => x.id);
+      writeFileSync(join(dir.path, 'ids.txt'), `${ids.join('\n')}\n`);
+      fx.reset();
+      const s = await piped(['referrals', 'watch', '--from', '-'], {
+        env: fx.env(),
+        stdin: `# awaited\n${ids.join('\n')}\n${ids[0]}\n`,
+      });
+      expect(s.code).toBe(0);
+      expect(s.stderr).toContain('done: all 3 referrals reached report_uploaded');
+      expect(fx.apiRequests()).toHaveLength(3);
+    } finally {
+      dir.cleanup();
+    }
+  });
+
+  it('500 referrals with a short interval: each read once an interval until it is finished', async () => {
+    const waiting = standingAs('waiting').map((r) => r.id);
+    const ids = [...waiting, ...fx.mock.referrals.slice(0, 600).map((r) => r.id)]
+      .filter((id, i, all) => all.indexOf(id) === i)
+      .slice(0, 500);
+    const r = await piped(['referrals', 'watch', '--from', '-', '--interval', '1s', '--within', '4s'], {
+      env: fx.env(),
+      stdin: ids.join('\n'),
+    });
+    expect([9, 10]).toContain(r.code);
+    expect(r.stderr).toMatch(/^Watching 500 referrals/);
+    expect(fx.apiRequests().every((q) => q.status === 200)).toBe(true);
+    const reads = ids.map(polls);
+    const awaited = (id: string) => standing(fx.mock.referrals.get(id)!.visits, UNTIL) === 'waiting';
+    // Each one read, a finished one only once, an awaited one again each interval (5 reads in 4s at most).
+    ids.forEach((id, i) => {
+      expect(reads[i]).toBeGreaterThanOrEqual(1);
+      expect(reads[i]).toBeLessThanOrEqual(awaited(id) ? 5 : 1);
+    });
+    expect(reads.filter((n, i) => n > 1 && waiting.includes(ids[i]!)).length).toBeGreaterThan(10);
+  });
+});
+
+describe('imaging referrals watch: visits that move', () => {
+  /** Referrals each of whose visits gets to report_uploaded as the emulator advances it. */
+  const reaching = (rs: Referral[], steps: number) =>
+    rs.filter(
+      (r) =>
+        r.visits.length > 0 &&
+        !r.visits.some((v) => reached(v.status, 'report_uploaded')) &&
+        r.visits.every((v) => reached(stepped(v, steps), 'report_uploaded')) &&
+        !r.visits.every((v) => reached(stepped(v, steps - 1), 'report_uploaded')),
+    );
+  const stepped = (v: Referral['visits'][number], steps: number) => {
+    let s = v.status;
+    for (let i = 0; i < steps; i++) s = stepOf(v.id, s);
+    return s;
+  };
+
+  async function moving<T>(fn: (m: ReturnType<typeof mockFixture>, ids: string[]) => Promise<T>) {
+    const m = mockFixture({ referrals: 60, advanceEveryMs: 250 });
+    await m.start();
+    try {
+      const ids = reaching(m.mock.referrals.slice(0, 60), 3)
+        .slice(0, 2)
+        .map((r) => r.id);
+      expect(ids).toHaveLength(2);
+      return await fn(m, ids);
+    } finally {
+      await m.stop();
+    }
+  }
+
+  it('piped: one line per change (time, reference, visit, modality, previous → new), then the last state', async () => {
+    await moving(async (m, ids) => {
+      const r = await piped(['referrals', 'watch', ...ids, '--interval', '1s', '--within', '20s'], {
+        env: m.env(),
+      });
+      expect(r.code).toBe(0);
+      expect(hasEscapes(r.stdout)).toBe(false);
+      const changes = lines(r.stdout).filter((l) => l.includes('→'));
+      expect(changes.length).toBeGreaterThan(0);
+      for (const line of changes)
+        expect(line).toMatch(
+          /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \S+ {2}R-\d+ {2}visit \d+ \S.* {2}[a-z_]+ → [a-z_]+$/,
+        );
+      expect(r.stdout).toMatch(/^REFERENCE +STATE/m);
+    });
+  });
+
+  it('--format ndjson: one visit.status_changed event per change, the last state on stderr', async () => {
+    await moving(async (m, ids) => {
+      const r = await piped(['referrals', 'watch', ...ids, '--interval', '1s', '--format', 'ndjson'], {
+        env: m.env(),
+      });
+      expect(r.code).toBe(0);
+      const events = lines(r.stdout).map((l) => JSON.parse(l));
+      expect(events.length).toBeGreaterThan(0);
+      for (const e of events) {
+        expect(Object.keys(e)).toEqual([
+          'event_name',
+          'reference',
+          'referral_id',
+          'visit_id',
+          'modality',
+          'status',
+          'changes',
+          'occurred_at',
+        ]);
+        expect(e.event_name).toBe('visit.status_changed');
+        expect(ids).toContain(e.referral_id);
+        expect(e.changes.status).toHaveLength(2);
+        expect(e.changes.status[1]).toBe(e.status);
+        expect(PROGRESS.indexOf(e.changes.status[1])).toBeGreaterThan(PROGRESS.indexOf(e.changes.status[0]));
+        expect(Number.isNaN(Date.parse(e.occurred_at))).toBe(false);
+      }
+      expect(r.stderr).toMatch(/^REFERENCE +STATE/m);
+    });
+  });
+});
+
+describe('imaging referrals watch: the sandbox allowance', () => {
+  let n = 0;
+  const sandbox = () => fx.env({ IMAGING_ENV: 'sandbox', IMAGING_TOKEN: `mock-watch-${process.pid}-${++n}` });
+
+  it('shows the requests an hour, and refuses a watch that would use up the allowance (exit 6, --yes goes on)', async () => {
+    const ids = standingAs('done')
+      .slice(0, 3)
+      .map((r) => r.id);
+    const env = sandbox();
+    const r = await piped(['referrals', 'watch', ...ids, '--interval', '10s'], { env });
+    expect(r.code).toBe(6);
+    expect(r.stderr).toContain('≈1,080 requests an hour');
+    expect(r.stderr).toMatch(/error: this watch would use up the sandbox allowance within a day/);
+    expect(fx.apiRequests()).toHaveLength(0);
+    const within = await piped(['referrals', 'watch', ...ids, '--interval', '10s', '--within', '1h'], {
+      env,
+    });
+    expect(within.code).toBe(0);
+    const yes = await piped(['referrals', 'watch', ...ids, '--interval', '10s', '--yes'], { env });
+    expect(yes.code).toBe(0);
+    expect(yes.stderr).toContain('going ahead (--yes)');
+  });
+});
+
+describe('imaging referrals watch: stopped and on a terminal', () => {
+  const launch = launcher();
+  const panes = paneFixture();
+
+  it('Ctrl-C (a real SIGINT) prints the last state and exits 130', async () => {
+    const [waiting] = standingAs('waiting');
+    const { child, done } = launch(['referrals', 'watch', waiting!.id, '--interval', '1s'], {
+      ...fx.env(),
+      NO_COLOR: '1',
+      IMAGING_KEYCHAIN: 'off',
+    });
+    for (let i = 0; i < 500 && polls(waiting!.id) < 1; i++) await new Promise((r) => setTimeout(r, 10));
+    child.kill('SIGINT');
+    const result = await done;
+    expect(result.code).toBe(130);
+    expect(result.stdout).toMatch(new RegExp(`^${waiting!.reference} +waiting +`, 'm'));
+    expect(result.stderr).toContain('interrupted');
+  });
+
+  it('the live table at 80 columns, updated in place', async () => {
+    const ids = [...standingAs('waiting').slice(0, 2), ...standingAs('done').slice(0, 1)].map((r) => r.id);
+    const pane = await panes.run(['referrals', 'watch', ...ids, '--interval', '1s'], fx.env(), 80);
+    await pane.waitForScreen((s) => s.some((l) => l.includes('next poll in')));
+    const before = polls(ids[0]!);
+    for (let i = 0; i < 300 && polls(ids[0]!) < before + 2; i++) await new Promise((r) => setTimeout(r, 10));
+    const screen = await pane.waitForScreen((s) => s.some((l) => l.includes('next poll in')));
+    expect(screen.filter((l) => l.startsWith('Watching 3 referrals'))).toHaveLength(1);
+    expect(screen.filter((l) => /^REFERENCE +STATE/.test(l))).toHaveLength(1);
+    for (const l of screen) expect(plain(l).length).toBeLessThanOrEqual(80);
+    expect(screen.join('\n')).toMatch(/1 done, 2 waiting · next poll in \ds · Ctrl-C stops/);
+    await pane.keys('C-c');
+    expect(await pane.exited()).toBe(130);
+    const last = await pane.screen();
+    expect(last.join('\n')).toContain('1 done, 2 waiting · stopped');
+  });
+});
+
+describe('imaging referrals watch: what a person sees', () => {
+  const OWN = /\r?\u001b\[(?:\d+A|K|J|[0-9;]*m)/g;
+
+  it('the table fits 80 and 200 columns on a terminal, with no escape but its own', async () => {
+    const ids = [...standingAs('waiting').slice(0, 3), ...standingAs('cannot').slice(0, 2)].map((r) => r.id);
+    for (const columns of [80, 200]) {
+      const r = await run(['referrals', 'watch', ...ids, '--within', '0s'], {
+        env: fx.env(),
+        stdoutIsTTY: true,
+        stderrIsTTY: true,
+        columns,
+      });
+      expect(r.code).toBe(10);
+      const text = r.stdout.replace(OWN, '');
+      expect(text).not.toContain('\u001b');
+      for (const line of lines(text)) expect([...line].length).toBeLessThanOrEqual(columns);
+      expect(text).toMatch(/^REFERENCE +STATE +VISITS/m);
+      // At 200 columns every column is there, the id too.
+      if (columns === 200) expect(text).toContain(ids[0]!);
+    }
+  });
+
+  it("a hostile server's text reaches the terminal and the pipe only through the sanitiser", async () => {
+    const h = mockFixture({ hostile: true, referrals: 5 });
+    await h.start();
+    try {
+      const id = h.mock.referrals.slice(0, 5).find((r) => r.visits.length > 0)!.id;
+      const args = ['referrals', 'watch', id, '--within', '0s'];
+      const tty = await run(args, { env: h.env(), stdoutIsTTY: true, stderrIsTTY: true, columns: 80 });
+      expect(tty.code).toBe(9);
+      expect(tty.stdout.replace(OWN, '')).not.toMatch(/[\u001b\u009b\u202e\u0007]/);
+      const p = await piped(args, { env: h.env() });
+      expect(p.code).toBe(9);
+      expect(p.stdout + p.stderr).not.toMatch(/[\u001b\u009b\u202e\u0007]/);
+      expect(p.stdout).toContain('<U+202E>');
+    } finally {
+      await h.stop();
+    }
+  });
+});
