@@ -1,16 +1,16 @@
 import { ENVIRONMENTS } from '../config/environments.js';
-import { FORMATS } from '../output/format.js';
+import { DEFAULT_FORMATS } from '../output/format.js';
 import { completes, flag, type InferOptions, int, negate, OptionValueError, text } from './options.js';
 
 // The options every command accepts, before or after the subcommand: the one list everything reads.
 /** The --format option's description: every format, or the ones a command takes (help, completion). */
-export const formatDescription = (formats: readonly string[] = FORMATS): string =>
+export const formatDescription = (formats: readonly string[] = DEFAULT_FORMATS): string =>
   `output format: ${formats.join(', ')}`;
 
 export const GLOBAL_OPTIONS = {
   env: completes(text('--env <name>', 'environment: sandbox, production or local'), ENVIRONMENTS),
   baseUrl: text('--base-url <url>', 'API base URL (the part before /api/v2)'),
-  format: completes(text('--format <format>', formatDescription()), FORMATS),
+  format: completes(text('--format <format>', formatDescription()), DEFAULT_FORMATS),
   // The word after a bare --json is a field list or the command's own (program.ts: jsonTakes).
   json: flag('--json [fields]', 'same as --format json; --json a,b,c also picks fields (--fields a,b,c)'),
   fields: {

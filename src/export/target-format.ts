@@ -11,9 +11,16 @@ function formatOfPath(path: string | undefined): ExportFormat | undefined {
     case '.ndjson':
     case '.jsonl':
       return 'ndjson';
+    case '.xlsx':
+      return 'xlsx';
     default:
       return undefined;
   }
+}
+
+/** A name ending in an extension no format matches (a path without one writes CSV, as said). */
+function unknownExtension(path: string | undefined): boolean {
+  return Boolean(path && path !== '-' && extname(path) !== '' && formatOfPath(path) === undefined);
 }
 
 /**
@@ -25,7 +32,13 @@ export function exportFormat(
   output: string | undefined,
 ): { format: ExportFormat; warning?: string } {
   const named = formatOfPath(output);
-  if (given === undefined) return { format: named ?? 'csv' };
+  if (given === undefined)
+    return named || !unknownExtension(output)
+      ? { format: named ?? 'csv' }
+      : {
+          format: 'csv',
+          warning: `warning: writing CSV into ${output}: ${extname(output as string)} is not a format this tool writes (.csv, .json, .ndjson, .jsonl, .xlsx).${/\.xls$/i.test(output as string) ? ' For Excel, name it .xlsx.' : ''}`,
+        };
   if (named === undefined || named === given) return { format: given };
   return {
     format: given,

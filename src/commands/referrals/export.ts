@@ -20,7 +20,7 @@ const ROW_KINDS = ['referral', 'visit', 'procedure'] as const satisfies readonly
 
 export default defineCommand({
   path: ['referrals', 'export'],
-  formats: ['csv', 'ndjson', 'json'],
+  formats: ['csv', 'ndjson', 'json', 'xlsx'],
   fields: [
     { label: '--rows referral, csv', fields: EXPORT_COLUMNS.referral },
     { label: '--rows referral, json/ndjson (the referral as sent)', fields: REFERRAL_FIELDS },
@@ -38,7 +38,7 @@ export default defineCommand({
     }),
     output: file(
       '-o, --output <file>',
-      'write to this file (0600, renamed into place when complete; .csv/.json/.ndjson/.jsonl set the format); default stdout',
+      'write to this file (0600, renamed into place when complete; .csv/.json/.ndjson/.jsonl/.xlsx set the format); default stdout',
     ),
     param: PARAM_OPTION,
     concurrency: int('--concurrency <n>', 'pages fetched at once (default 4)', { max: 16 }),
@@ -106,7 +106,7 @@ async function planExport(ctx: Context, opts: ExportOptions): Promise<ExportPlan
     );
   const rows = opts.rows ?? 'referral';
   // --fields: the flat columns of the rows, or (JSON/NDJSON referrals, as sent) the referral's fields.
-  const asSent = rows === 'referral' && format !== 'csv';
+  const asSent = rows === 'referral' && format !== 'csv' && format !== 'xlsx';
   const { chosen: fields } = selectFields(
     ctx.globals.fields,
     asSent ? REFERRAL_FIELDS : EXPORT_COLUMNS[rows],
@@ -131,11 +131,33 @@ async function planExport(ctx: Context, opts: ExportOptions): Promise<ExportPlan
     );
   }
   const toFile = Boolean(opts.output && opts.output !== '-');
+  if (format === 'xlsx') await checkWorkbookTarget(ctx, opts, toFile);
   if ((opts.resume || opts.resumable) && !toFile)
     throw new UsageError(
       `${opts.resume ? '--resume' : '--resumable'} needs -o FILE: only an export to a file keeps a checkpoint`,
     );
   return { format, rows, fields, visitStatuses, query, client, toFile };
+}
+
+/** A workbook goes to a file or a pipe, never a terminal; a zip cannot be continued from a checkpoint. */
+async function checkWorkbookTarget(ctx: Context, opts: ExportOptions, toFile: boolean): Promise<void> {
+  const { refuseTerminal } = await import('../../output/format.js');
+  refuseTerminal('xlsx', ctx.io.stdoutIsTTY && (!toFile || (await sameTerminal(opts.output as string))));
+  if (opts.resume || opts.resumable)
+    throw new UsageError(
+      `${opts.resume ? '--resume' : '--resumable'} is for CSV, JSON and NDJSON: an Excel workbook is written whole or not at all`,
+    );
+}
+
+/** Whether -o names the terminal standard output is (/dev/stdout, /dev/tty, …). */
+async function sameTerminal(output: string): Promise<boolean> {
+  const { fstatSync, statSync } = await import('node:fs');
+  try {
+    const st = statSync(output);
+    return st.isCharacterDevice() && (output === '/dev/tty' || st.rdev === fstatSync(1).rdev);
+  } catch {
+    return false;
+  }
 }
 
 /** --dry-run: the cost of the export, or with --resume of what is left after the checkpoint. */
@@ -190,6 +212,7 @@ async function runExport(ctx: Context, opts: ExportOptions, plan: ExportPlan): P
         onNote: (text) => ctx.note(text),
         afterFirstPage: async (pages, count, items) => {
           stop.firstPage ??= items;
+          if (plan.format === 'xlsx') (await import('../../output/xlsx.js')).checkSheetRows(count);
           const { checkCost, remainingAfterFirst } = await import('../../meter/cost.js');
           await checkCost(ctx, remainingAfterFirst(pages, count, opts.perPage ?? 100), 'This export');
         },
@@ -228,7 +251,7 @@ async function openTarget(
       })
     : Atomic.stdout(ctx.io.stdout);
   const checkpoint =
-    file.kind === 'atomic'
+    file.kind === 'atomic' && plan.format !== 'xlsx'
       ? await openCheckpoint(ctx, file.target, opts, plan).catch((err: unknown) => {
           file.discard();
           throw err;
@@ -264,7 +287,7 @@ function reportDone(ctx: Context, plan: ExportPlan, summary: ExportSummary, stop
   );
   if (summary.rows === 0 && summary.referrals > 0)
     ctx.note(
-      `warning: ${count(summary.referrals, 'referral')} ${summary.referrals === 1 ? 'was' : 'were'} read but no row was written${visitStatuses ? ` (no visit has status ${[...visitStatuses].join(', ')})` : ''}${format === 'csv' && toFile ? ': the file holds only the header' : ''}.`,
+      `warning: ${count(summary.referrals, 'referral')} ${summary.referrals === 1 ? 'was' : 'were'} read but no row was written${visitStatuses ? ` (no visit has status ${[...visitStatuses].join(', ')})` : ''}${(format === 'csv' || format === 'xlsx') && toFile ? ': the file holds only the header' : ''}.`,
     );
   if (summary.duplicates > 0)
     ctx.note(
