@@ -21,7 +21,10 @@ export const GLOBAL_OPTIONS = {
     },
   },
   bom: flag('--bom', 'CSV: start with a UTF-8 byte-order mark (Excel)'),
-  formulaGuard: negate('--no-formula-guard', "CSV: do not prefix cells starting with = + - @ with '"),
+  formulaGuard: negate(
+    '--no-formula-guard',
+    "CSV: do not prefix cells starting with = + - @ with ' (xlsx needs no guard: every cell is typed text or a number or date, never a formula)",
+  ),
   timeout: int('--timeout <ms>', 'per-request timeout in milliseconds (default 30000)', { max: 3_600_000 }),
   verbose: flag('--verbose', 'HTTP trace on stderr (never the token or bodies)'),
   color: negate('--no-color', 'no colour in output'),

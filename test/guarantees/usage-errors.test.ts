@@ -121,7 +121,7 @@ const CASES: Array<[string[], RegExp, string?]> = [
   [['referrals', 'create', '--file', '-'], /must be a JSON object/, '[1,2]'],
   [['referrals', 'create', '--file', '-'], /is empty/, ''],
   [['referrals', 'export', '--rows', 'patients'], /unknown row kind "patients"/],
-  [['referrals', 'export', '--format', 'xlsx'], /unknown format "xlsx"/],
+  [['referrals', 'export', '--format', 'xls'], /unknown format "xls"/],
   [['referrals', 'export', '--concurrency', '99'], /--concurrency must be between 1 and 16/],
   [['referrals', 'export', '--visit-status', ' , '], /--visit-status needs at least one status/],
   [['referrals', 'export', '-o', '/nonexistent-dir/x.csv'], /no such folder/],

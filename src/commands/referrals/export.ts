@@ -22,7 +22,7 @@ export default defineCommand({
   path: ['referrals', 'export'],
   formats: ['csv', 'ndjson', 'json', 'xlsx'],
   fields: [
-    { label: '--rows referral, csv', fields: EXPORT_COLUMNS.referral },
+    { label: '--rows referral, csv/xlsx', fields: EXPORT_COLUMNS.referral },
     { label: '--rows referral, json/ndjson (the referral as sent)', fields: REFERRAL_FIELDS },
     { label: '--rows visit', fields: EXPORT_COLUMNS.visit },
     { label: '--rows procedure', fields: EXPORT_COLUMNS.procedure },
@@ -112,7 +112,7 @@ async function planExport(ctx: Context, opts: ExportOptions): Promise<ExportPlan
     asSent ? REFERRAL_FIELDS : EXPORT_COLUMNS[rows],
     {
       extra: asSent,
-      setLabel: asSent ? `--rows referral, ${format}` : `--rows ${rows}${rows === 'referral' ? ', csv' : ''}`,
+      setLabel: `--rows ${rows}${rows === 'referral' ? `, ${format}` : ''}`,
     },
   );
   const visitStatuses = opts.visitStatus === undefined ? undefined : parseVisitStatuses(opts.visitStatus);
