@@ -88,6 +88,8 @@ interface SheetOptions {
   signal?: AbortSignal | undefined;
   /** What a row past the sheet's size is called in the error ("the export has"). */
   what?: string;
+  /** Data rows allowed (SHEET_ROWS; fewer in tests). */
+  limit?: number;
 }
 
 /** A sheet writing into `out` (never ended here: the caller commits its file). */
@@ -121,7 +123,7 @@ export async function openSheet(out: Writable, opts: SheetOptions): Promise<Shee
       return rows;
     },
     add(cells) {
-      if (rows >= SHEET_ROWS) throw tooManyRows(opts.what ?? 'there are');
+      if (rows >= (opts.limit ?? SHEET_ROWS)) throw tooManyRows(opts.what ?? 'there are');
       forward.check();
       const ws = open();
       const row = ws.addRow([]);

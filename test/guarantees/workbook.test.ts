@@ -5,9 +5,9 @@ import { parse } from 'csv-parse/sync';
 import ExcelJS from 'exceljs';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { main } from '../../src/main.js';
-import { cellOf } from '../../src/output/xlsx.js';
+import { cellOf, openSheet } from '../../src/output/xlsx.js';
 import { expectUsageError, onTerminal, piped } from '../fake-io.js';
-import { BIN, fakeIO, json, mockFixture, tempDir, testServer } from '../helpers.js';
+import { BIN, fakeIO, json, mockFixture, spawnCli, tempDir, testServer } from '../helpers.js';
 
 /**
  * Excel workbooks (`--format xlsx`, `-o NAME.xlsx`): read back with exceljs's reader, cell by cell
@@ -253,6 +253,24 @@ describe('Excel workbooks', () => {
     }
   });
 
+  it('the built binary streams the workbook into the target: no temporary file anywhere (TMPDIR stays empty)', async () => {
+    const dir = tempDir();
+    const tmp = tempDir();
+    try {
+      const target = join(dir.path, 'cases.xlsx');
+      const r = await spawnCli(['referrals', 'export', '-o', target], {
+        env: { ...fx.env(), TMPDIR: tmp.path, TMP: tmp.path, TEMP: tmp.path },
+      });
+      expect(r.exitCode).toBe(0);
+      expect((await read(readFileSync(target))).rowCount).toBeGreaterThan(40); // the header and every referral
+      expect(readdirSync(dir.path)).toEqual(['cases.xlsx']);
+      expect(readdirSync(tmp.path)).toEqual([]);
+    } finally {
+      dir.cleanup();
+      tmp.cleanup();
+    }
+  });
+
   it('Ctrl-C (a real SIGINT) mid-export leaves no file and no temporary file', async () => {
     const dir = tempDir();
     try {
@@ -278,6 +296,28 @@ describe('Excel workbooks', () => {
       fx.setLatency(0);
       dir.cleanup();
     }
+  });
+});
+
+describe('openSheet', () => {
+  it('a stream that passes the sheet size midway stops with exit 2; nothing of the workbook was finished', async () => {
+    const { PassThrough } = await import('node:stream');
+    const out = new PassThrough();
+    const sheet = await openSheet(out, {
+      name: 'Referrals',
+      header: ['id'],
+      what: 'the export has',
+      limit: 2,
+    });
+    sheet.add(['a']);
+    sheet.add(['b']);
+    expect(() => sheet.add(['c'])).toThrow(
+      expect.objectContaining({
+        exitCode: 2,
+        message: 'the export has more than the 1,048,575 rows an Excel sheet holds',
+      }),
+    );
+    expect(sheet.rows).toBe(2);
   });
 });
 

@@ -142,7 +142,9 @@ async function planExport(ctx: Context, opts: ExportOptions): Promise<ExportPlan
 /** A workbook goes to a file or a pipe, never a terminal; a zip cannot be continued from a checkpoint. */
 async function checkWorkbookTarget(ctx: Context, opts: ExportOptions, toFile: boolean): Promise<void> {
   const { refuseTerminal } = await import('../../output/format.js');
-  refuseTerminal('xlsx', ctx.io.stdoutIsTTY && (!toFile || (await sameTerminal(opts.output as string))));
+  // --dry-run writes no data: only the report, on standard error.
+  if (!opts.dryRun)
+    refuseTerminal('xlsx', ctx.io.stdoutIsTTY && (!toFile || (await sameTerminal(opts.output as string))));
   if (opts.resume || opts.resumable)
     throw new UsageError(
       `${opts.resume ? '--resume' : '--resumable'} is for CSV, JSON and NDJSON: an Excel workbook is written whole or not at all`,
