@@ -19,10 +19,11 @@ export function assertNever(format: never): never {
 }
 
 /** A workbook is binary: never written to a terminal (checked before any request). */
-export function refuseTerminal(format: OutputFormat, stdoutIsTTY: boolean): void {
+export function refuseTerminal(
+  format: OutputFormat,
+  stdoutIsTTY: boolean,
+  hint = 'Redirect it to a file (… --format xlsx > referrals.xlsx), or use --format csv to read it here.',
+): void {
   if (format === 'xlsx' && stdoutIsTTY)
-    throw new UsageError(
-      '--format xlsx writes an Excel workbook, which a terminal cannot show',
-      'Redirect it to a file (… --format xlsx > referrals.xlsx), or use --format csv to read it here.',
-    );
+    throw new UsageError('--format xlsx writes an Excel workbook, which a terminal cannot show', hint);
 }

@@ -144,7 +144,11 @@ async function checkWorkbookTarget(ctx: Context, opts: ExportOptions, toFile: bo
   const { refuseTerminal } = await import('../../output/format.js');
   // --dry-run writes no data: only the report, on standard error.
   if (!opts.dryRun)
-    refuseTerminal('xlsx', ctx.io.stdoutIsTTY && (!toFile || (await sameTerminal(opts.output as string))));
+    refuseTerminal(
+      'xlsx',
+      ctx.io.stdoutIsTTY && (!toFile || (await sameTerminal(opts.output as string))),
+      'Write it to a file: -o referrals.xlsx (or redirect: > referrals.xlsx).',
+    );
   if (opts.resume || opts.resumable)
     throw new UsageError(
       `${opts.resume ? '--resume' : '--resumable'} is for CSV, JSON and NDJSON: an Excel workbook is written whole or not at all`,
