@@ -1,6 +1,7 @@
 import { once } from 'node:events';
 import { Writable } from 'node:stream';
 import { CliError } from '../errors.js';
+import { num } from '../util/plural.js';
 
 // An Excel workbook written as rows come: one sheet, the header frozen with an autofilter over it,
 // typed cells. exceljs's streaming writer zips straight into the stream it is given (no temporary
@@ -11,7 +12,7 @@ export const SHEET_ROWS = 1_048_575;
 
 export function tooManyRows(what: string): CliError {
   return new CliError(
-    `${what} more than the ${SHEET_ROWS.toLocaleString('en-US')} rows an Excel sheet holds`,
+    `${what} more than the ${num(SHEET_ROWS)} rows an Excel sheet holds`,
     2,
     'Narrow it down (--param, --visit-status), or write CSV or NDJSON instead.',
   );
@@ -19,8 +20,7 @@ export function tooManyRows(what: string): CliError {
 
 /** The total the API counted on page 1, when it is more than a sheet holds: exit 2 before writing. */
 export function checkSheetRows(total: unknown): void {
-  if (typeof total === 'number' && total > SHEET_ROWS)
-    throw tooManyRows(`the API counts ${total.toLocaleString('en-US')}:`);
+  if (typeof total === 'number' && total > SHEET_ROWS) throw tooManyRows(`the API counts ${num(total)}:`);
 }
 
 /** Columns whose values are identifiers, codes or numbers that are not quantities: always text. */
