@@ -35,6 +35,13 @@ const DATE_FORMAT = 'yyyy-mm-dd';
 const FIRST = Date.UTC(1900, 2, 1);
 const LAST = Date.UTC(10000, 0, 1);
 
+/** Every part in range (Date.parse takes 2026-02-30 as March 2, and 24:00): else the text stays. */
+function real(value: string): boolean {
+  const [y, m, d, h = 0, min = 0, sec = 0] = (value.match(/\d+/g) ?? []).map(Number) as number[];
+  const day = new Date(Date.UTC(y as number, (m as number) - 1, d));
+  return day.getUTCDate() === d && day.getUTCMonth() === (m as number) - 1 && h < 24 && min < 60 && sec < 60;
+}
+
 export interface Cell {
   value: string | number | boolean | Date | null;
   numFmt?: string;
@@ -54,7 +61,7 @@ export function cellOf(column: string, value: unknown): Cell {
         : DATE.test(value)
           ? { at: Date.parse(`${value}T00:00:00Z`), numFmt: DATE_FORMAT }
           : undefined;
-      if (date && date.at >= FIRST && date.at < LAST)
+      if (date && date.at >= FIRST && date.at < LAST && real(value))
         return { value: new Date(date.at), numFmt: date.numFmt };
     }
     return { value: text(value) };

@@ -340,6 +340,8 @@ describe('cellOf', () => {
     expect(cellOf('reference', '2026-03-01')).toEqual({ value: '2026-03-01' });
     expect(cellOf('created_at', '2026-03-01T10:15:00')).toEqual({ value: '2026-03-01T10:15:00' }); // no zone: text
     expect(cellOf('date_of_birth', '1850-01-01')).toEqual({ value: '1850-01-01' });
+    expect(cellOf('date_of_birth', '2026-02-30')).toEqual({ value: '2026-02-30' }); // not March 2
+    expect(cellOf('start_time', '2026-01-06T24:00:00Z')).toEqual({ value: '2026-01-06T24:00:00Z' });
     expect(cellOf('name', '=1+1')).toEqual({ value: '=1+1' });
     expect(cellOf('name', 'a\uD800b')).toEqual({ value: 'a\uFFFDb' });
     expect(cellOf('flag', true)).toEqual({ value: true });
