@@ -1,16 +1,101 @@
 #!/usr/bin/env bash
-# Opens an export in LibreOffice Calc (headless) with and without the formula guard and prints how
-# Calc shows two patient names that are formulas. Needs LibreOffice (Debian: libreoffice-calc-nogui);
-# not part of npm test, so CI does not need it.
+# Opens exports in LibreOffice Calc (headless). `spreadsheet-check.sh workbook` (a CI step of its
+# own): the Excel workbooks (--format xlsx) converted to CSV by Calc must hold the cells of the CSV
+# export of the same data, typed (text quoted, numbers and dates not), names that look like
+# formulas still text; exit 1 naming each difference. Without an argument: prints how Calc shows
+# CSV exports with and without the formula guard, formula look-alikes, and --bom. Needs
+# LibreOffice (Debian: libreoffice-calc-nogui); not part of npm test.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
 trap 'kill "$mock" 2>/dev/null || true; rm -rf "$work"' EXIT
 export IMAGING_CONFIG_DIR="$work/config"
-node "$root/bin/imaging.cjs" mock --port 0 --referrals 2 > "$work/url" 2>/dev/null &
+node "$root/bin/imaging.cjs" mock --port 0 --referrals 60 > "$work/url" 2>/dev/null &
 mock=$!
 for _ in $(seq 50); do [ -s "$work/url" ] && break; sleep 0.1; done
 imaging() { node "$root/bin/imaging.cjs" --env local --base-url "$(cat "$work/url")" "$@"; }
+
+if [ "${1:-}" = workbook ]; then
+  command -v soffice > /dev/null || { echo "workbook check skipped: LibreOffice (soffice) is not installed"; exit 0; }
+  # Names a spreadsheet would run, a leading-zero ZIP, text that reads as a number.
+  echo '{"patient":{"first_name":"=1+1","last_name":"@SUM(1+9)","zip_code":"02134"}}' | imaging referrals create --file - > /dev/null 2>&1
+  echo '{"patient":{"first_name":"+2+3","last_name":"=HYPERLINK(\"http://evil.example\",\"x\")"}}' | imaging referrals create --file - > /dev/null 2>&1
+  echo '{"patient":{"first_name":"-1","last_name":"0123","phone_number":"+15550100"}}' | imaging referrals create --file - > /dev/null 2>&1
+  checks=(
+    "export:referrals export --per-page 25"
+    "visits:referrals export --rows visit"
+    "procedures:referrals export --rows procedure"
+    "list:referrals list --per-page 100"
+    "firms:law-firms search a --all"
+    "icd10:icd10 s8"
+  )
+  for c in "${checks[@]}"; do
+    name=${c%%:*}
+    read -r -a args <<< "${c#*:}"
+    imaging "${args[@]}" --format xlsx > "$work/$name.xlsx" 2> /dev/null
+    imaging "${args[@]}" --format csv --no-formula-guard > "$work/$name.csv" 2> /dev/null
+    soffice --headless --convert-to "csv:Text - txt - csv (StarCalc):44,34,76,1" --outdir "$work/calc" "$work/$name.xlsx" > /dev/null 2>&1
+  done
+  python3 - "$work" "${checks[@]%%:*}" <<'PY'
+import csv, datetime, re, sys
+work, names = sys.argv[1], sys.argv[2:]
+def calc_cells(path):
+    """Calc's CSV: rows of (text, quoted); Calc quotes text cells only."""
+    data, rows, row, i = open(path, encoding='utf-8').read(), [], [], 0
+    while i < len(data):
+        if data[i] == '"':
+            j, text = i + 1, ''
+            while True:
+                k = data.index('"', j)
+                text += data[j:k]
+                if data[k + 1:k + 2] == '"': text += '"'; j = k + 2
+                else: i = k + 1; break
+            row.append((text, True))
+        else:
+            m = re.match(r'[^,\r\n]*', data[i:]); row.append((m.group(0), False)); i += len(m.group(0))
+        if data[i:i + 2] == '\r\n': i += 2; rows.append(row); row = []
+        elif data[i:i + 1] == '\n': i += 1; rows.append(row); row = []
+        elif data[i:i + 1] == ',': i += 1
+    if row: rows.append(row)
+    return rows
+ISO = re.compile(r'^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$')
+TEXT = re.compile(r'(^|[._])(id|ids|uuid|code|codes|zip|zipcode|zip_code|postal_code|postcode|reference|number|npi|tin|ein|phone|fax|mobile|accession_ids?)$', re.I)
+def shown(value):
+    """The CSV export's text as the workbook shows it: a zoned date-time in UTC."""
+    if ISO.match(value):
+        at = datetime.datetime.fromisoformat(value.replace('Z', '+00:00')).astimezone(datetime.timezone.utc)
+        return at.strftime('%Y-%m-%d %H:%M:%S UTC')
+    return value
+bad = 0
+for name in names:
+    want = list(csv.reader(open(f'{work}/{name}.csv', encoding='utf-8', newline='')))
+    got = calc_cells(f'{work}/calc/{name}.csv')
+    header = want[0]
+    problems = []
+    if len(got) != len(want): problems.append(f'{len(got)} rows in the workbook, {len(want)} in the CSV')
+    for r, (w, g) in enumerate(zip(want, got), 1):
+        g = g + [('', False)] * (len(w) - len(g))
+        for c, (value, (text, quoted)) in enumerate(zip(w, g)):
+            col = header[c]
+            if r == 1 or value == '':
+                if text != value: problems.append(f'row {r} {col}: {text!r}, the CSV has {value!r}')
+                continue
+            if shown(value) != text and not (value in ('true', 'false') and text.lower() == value):
+                problems.append(f'row {r} {col}: Calc shows {text!r}, the CSV has {value!r}')
+            elif TEXT.search(col) and not quoted:
+                problems.append(f'row {r} {col}: {text!r} is not text')
+            elif re.match(r'^[=+\-@]', value) and not quoted:
+                problems.append(f'row {r} {col}: {value!r} became a formula or a number')
+            elif ISO.match(value) and quoted:
+                problems.append(f'row {r} {col}: {value!r} is text, not a date')
+    print(f"{name:11} {len(want) - 1:4} rows x {len(header):2} columns: {'same cells as the CSV export' if not problems else f'{len(problems)} DIFFERENCES'}")
+    for p in problems[:10]: print('   ', p)
+    bad += len(problems)
+sys.exit(1 if bad else 0)
+PY
+  exit $?
+fi
+
 echo '{"patient":{"first_name":"+2+3","last_name":"=1+1"}}' | imaging referrals create --file - > /dev/null 2>&1
 echo '{"patient":{"first_name":"@SUM(1+9)","last_name":"=HYPERLINK(\"http://evil.example\",\"click\")"}}' | imaging referrals create --file - > /dev/null 2>&1
 imaging referrals export -o "$work/guarded.csv" 2> /dev/null

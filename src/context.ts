@@ -14,7 +14,7 @@ import { ConfigStore, originOf, storedTokenOrigin } from './config/store.js';
 import { AuthError, UsageError } from './errors.js';
 import { colorLevel, type IO, type Prompter, type Sink } from './io.js';
 import { type Meter, sandboxMeter, settleMeters } from './meter/attach.js';
-import { type OutputFormat, parseFormat } from './output/format.js';
+import { DEFAULT_FORMATS, type OutputFormat, parseFormat } from './output/format.js';
 import { clean, HumanStream, type SafeText, safe } from './output/text.js';
 import { runForcedExitTasks } from './util/cleanup.js';
 
@@ -320,7 +320,7 @@ export class Context {
   }
 
   /** The output format: --format, else --json, else the command's default. */
-  format(fallback: OutputFormat = 'table', allowed = this.deps.formats): OutputFormat {
+  format(fallback: OutputFormat = 'table', allowed = this.deps.formats ?? DEFAULT_FORMATS): OutputFormat {
     const f = this.globals.format ? parseFormat(this.globals.format) : this.globals.json ? 'json' : fallback;
     if (allowed && !allowed.includes(f)) {
       throw new UsageError(`--format ${f} is not available here`, `Use one of: ${allowed.join(', ')}.`);

@@ -9,7 +9,7 @@ import { docsLine, fitExample, fitHelpText, wrapProse } from './help/format.js';
 import { secretFlagMisuse, verbSynonym, verbWithoutGroup } from './hints.js';
 import type { IO } from './io.js';
 import { fieldsHelp } from './output/fields.js';
-import { FORMATS, parseFormat } from './output/format.js';
+import { DEFAULT_FORMATS, FORMATS, parseFormat } from './output/format.js';
 import { HumanStream } from './output/text.js';
 import { COMMANDS, GROUPS } from './registry.js';
 import { VERSION } from './version.js';
@@ -183,7 +183,7 @@ function resolveGlobals(cmd: Command, def: AnyCommand): Record<string, unknown> 
   const path = def.path.join(' ');
   if (typeof globals.format === 'string') {
     // The formats this command takes, in the hint as in its help.
-    const allowed: readonly string[] = def.formats ?? FORMATS;
+    const allowed: readonly string[] = def.formats ?? DEFAULT_FORMATS;
     const f = globals.format.trim().toLowerCase();
     const hint = `Use one of: ${allowed.join(', ')}.`;
     if (!(FORMATS as readonly string[]).includes(f))

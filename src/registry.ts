@@ -152,7 +152,7 @@ export const COMMANDS: readonly CommandEntry[] = [
   },
   {
     path: ['referrals', 'export'],
-    summary: 'every referral of every page, as CSV (default), NDJSON or JSON',
+    summary: 'every referral of every page, as CSV (default), NDJSON, JSON or an Excel workbook',
     load: () => import('./commands/referrals/export.js'),
   },
   {

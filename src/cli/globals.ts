@@ -1,16 +1,16 @@
 import { ENVIRONMENTS } from '../config/environments.js';
-import { FORMATS } from '../output/format.js';
+import { DEFAULT_FORMATS } from '../output/format.js';
 import { completes, flag, type InferOptions, int, negate, OptionValueError, text } from './options.js';
 
 // The options every command accepts, before or after the subcommand: the one list everything reads.
 /** The --format option's description: every format, or the ones a command takes (help, completion). */
-export const formatDescription = (formats: readonly string[] = FORMATS): string =>
+export const formatDescription = (formats: readonly string[] = DEFAULT_FORMATS): string =>
   `output format: ${formats.join(', ')}`;
 
 export const GLOBAL_OPTIONS = {
   env: completes(text('--env <name>', 'environment: sandbox, production or local'), ENVIRONMENTS),
   baseUrl: text('--base-url <url>', 'API base URL (the part before /api/v2)'),
-  format: completes(text('--format <format>', formatDescription()), FORMATS),
+  format: completes(text('--format <format>', formatDescription()), DEFAULT_FORMATS),
   // The word after a bare --json is a field list or the command's own (program.ts: jsonTakes).
   json: flag('--json [fields]', 'same as --format json; --json a,b,c also picks fields (--fields a,b,c)'),
   fields: {
@@ -21,7 +21,10 @@ export const GLOBAL_OPTIONS = {
     },
   },
   bom: flag('--bom', 'CSV: start with a UTF-8 byte-order mark (Excel)'),
-  formulaGuard: negate('--no-formula-guard', "CSV: do not prefix cells starting with = + - @ with '"),
+  formulaGuard: negate(
+    '--no-formula-guard',
+    "CSV: do not prefix cells starting with = + - @ with ' (xlsx needs no guard: every cell is typed text or a number or date, never a formula)",
+  ),
   timeout: int('--timeout <ms>', 'per-request timeout in milliseconds (default 30000)', { max: 3_600_000 }),
   verbose: flag('--verbose', 'HTTP trace on stderr (never the token or bodies)'),
   color: negate('--no-color', 'no colour in output'),

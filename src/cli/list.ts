@@ -6,8 +6,9 @@ import type { Context } from '../context.js';
 import { UsageError } from '../errors.js';
 import { checkCost, remainingAfterFirst } from '../meter/cost.js';
 import type { FieldChoice } from '../output/fields.js';
-import type { OutputFormat } from '../output/format.js';
+import { type OutputFormat, refuseTerminal } from '../output/format.js';
 import { type Column, write } from '../output/write.js';
+import { checkSheetRows } from '../output/xlsx.js';
 import { num, whole } from '../util/plural.js';
 import { tuneHeapForStreaming } from '../util/streaming-heap.js';
 import { flag, int } from './options.js';
@@ -34,6 +35,7 @@ interface ListCommandOptions<T> {
 
 export async function listCommand<T>(ctx: Context, opts: ListCommandOptions<T>): Promise<number> {
   const format = ctx.format('table');
+  refuseTerminal(format, ctx.io.stdoutIsTTY);
   const client = opts.cached ? ctx.referenceApi() : ctx.api();
   if (opts.all) {
     tuneHeapForStreaming();
@@ -51,6 +53,7 @@ export async function listCommand<T>(ctx: Context, opts: ListCommandOptions<T>):
   const count = await write(pages(), {
     sink: ctx.sink(),
     format,
+    sheet: sheetName(opts.noun),
     columns: opts.columns,
     fields: opts.fields,
     signal: ctx.signal,
@@ -136,7 +139,10 @@ async function listAll<T>(
       duplicates = page.duplicates;
       lastMeta = page.meta;
       // Before pages 2..N are asked for: the generator requests them only when asked for the next.
-      if (count === 1) await costOfAll(ctx, opts, page, client, perPage);
+      if (count === 1) {
+        if (format === 'xlsx') checkSheetRows(page.meta?.total_count);
+        await costOfAll(ctx, opts, page, client, perPage);
+      }
       check(page.items, page.requestId, received);
       received += page.items.length;
       progress.update(count, received, page.totalPages);
@@ -148,6 +154,7 @@ async function listAll<T>(
     await write(pages(), {
       sink,
       format,
+      sheet: sheetName(opts.noun),
       columns: opts.columns,
       fields: opts.fields,
       signal: ctx.signal,
@@ -171,6 +178,8 @@ async function listAll<T>(
 function stoppedNote(ctx: Context, written: number, noun: string): string {
   return `Listing stopped after ${num(written)} ${written === 1 ? 'record' : noun}: the output ${ctx.io.stdoutIsTTY ? 'above' : 'sent to standard output'} is incomplete.`;
 }
+
+const sheetName = (noun: string) => noun.charAt(0).toUpperCase() + noun.slice(1);
 
 /** --per-page, else the per_page of the endpoint's query, else the one --all asks for. */
 function allPerPage<T>(opts: ListCommandOptions<T>): number {

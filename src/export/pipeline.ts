@@ -10,7 +10,7 @@ import { encoder, type StreamFormat, send, utf8Of } from '../output/write.js';
 import type { PageMark, ResumePoint } from './checkpoint.js';
 import { COLUMNS, csvValue, hasVisitIn, type Row, type RowKind, rowsOf } from './rows.js';
 
-export type ExportFormat = StreamFormat;
+export type ExportFormat = StreamFormat | 'xlsx';
 
 interface ExportOptions {
   format: ExportFormat;
@@ -60,7 +60,8 @@ export async function exportReferrals(
     await send(out, buf, signal);
   };
 
-  const enc = exportEncoder(opts);
+  const sheet = opts.format === 'xlsx' ? await exportSheet(out, opts, signal) : undefined;
+  const enc = sheet?.enc ?? exportEncoder(opts);
   /** Records written before the next (a resumed export: at least one when its checkpoint says so). */
   const count = { written: 0 };
   const resume = opts.resume;
@@ -107,11 +108,13 @@ export async function exportReferrals(
       readingAnswer(page.requestId, () => encodePage(page.items, opts, enc, summary, count)),
     );
     await write(chunk);
+    await sheet?.book.flush();
     lastPage++;
     if (opts.onPage) mark(idsOf(page.items), page.totalPages);
     progress.update(summary.pages, summary.referrals, page.totalPages);
   }
   await write(enc.tail(count.written));
+  await sheet?.book.close();
   summary.requests = client.requestCount - requestsBefore;
   summary.seconds = (Date.now() - started) / 1000;
   return summary;
@@ -123,7 +126,7 @@ function emptySummary(): ExportSummary {
 
 function exportEncoder(opts: ExportOptions) {
   const columns = opts.fields ?? COLUMNS[opts.rows];
-  return encoder(opts.format, {
+  return encoder(opts.format === 'xlsx' ? 'csv' : opts.format, {
     json: 'line',
     csv: {
       header: columns,
@@ -132,6 +135,20 @@ function exportEncoder(opts: ExportOptions) {
       bom: opts.bom === true,
     },
   });
+}
+
+/** A workbook of the CSV rows and columns, typed: each row goes to the sheet, as no text. */
+async function exportSheet(out: Writable, opts: ExportOptions, signal: AbortSignal) {
+  const { openSheet } = await import('../output/xlsx.js');
+  const columns = opts.fields ?? COLUMNS[opts.rows];
+  const name = `${opts.rows.charAt(0).toUpperCase()}${opts.rows.slice(1)}s`;
+  const book = await openSheet(out, { name, header: columns, signal, what: 'the export has' });
+  const enc: ReturnType<typeof exportEncoder> = {
+    head: '',
+    record: (_pieces, row) => book.add(columns.map((c) => csvValue((row as Row)[c]))),
+    tail: () => '',
+  };
+  return { book, enc };
 }
 
 async function checkResumedCost(opts: ExportOptions, skip: number, page: OrderedPage): Promise<void> {
@@ -152,9 +169,11 @@ function encodePage(
 ): string[] {
   const pickFields = opts.fields ? (r: unknown) => pick(r, opts.fields!) : (r: unknown) => r;
   const chunk: string[] = [];
+  // CSV and Excel rows: the flat columns; JSON and NDJSON: the records (or their chosen fields).
+  const flat = opts.format === 'csv' || opts.format === 'xlsx';
   for (const referral of items) {
     summary.referrals++;
-    if (opts.rows === 'referral' && opts.format !== 'csv') {
+    if (opts.rows === 'referral' && !flat) {
       if (opts.visitStatuses && !hasVisitIn(referral, opts.visitStatuses)) continue;
       summary.rows++;
       enc.record(chunk, pickFields(referral), count.written++);
@@ -162,7 +181,7 @@ function encodePage(
     }
     for (const row of rowsOf(referral, opts.rows, opts.visitStatuses)) {
       summary.rows++;
-      enc.record(chunk, opts.format === 'csv' ? row : pickFields(row), count.written++);
+      enc.record(chunk, flat ? row : pickFields(row), count.written++);
     }
   }
   return chunk;

@@ -35,6 +35,8 @@ interface WriteOptions<T> {
   emptyHint?: string | (() => string | undefined) | undefined;
   /** Stops waiting for a slow reader of standard output. */
   signal?: AbortSignal | undefined;
+  /** xlsx: the sheet's tab name (e.g. "Referrals"). */
+  sheet?: string | undefined;
   /** Told the records written so far, each time a batch has gone out. */
   onWritten?: ((count: number) => void) | undefined;
 }
@@ -57,6 +59,8 @@ export async function write<T>(input: Records<T> | { one: T }, opts: WriteOption
       return writeCsv(await collect(input), opts);
     case 'table':
       return writeTable(await collect(input), opts);
+    case 'xlsx':
+      return writeXlsx(input, opts);
     default:
       return assertNever(opts.format);
   }
@@ -117,6 +121,40 @@ async function writeCsv<T>(records: readonly T[], opts: WriteOptions<T>): Promis
   return records.length;
 }
 
+/** A workbook of the same columns and values as CSV, typed (output/xlsx.ts); the header alone when empty. */
+async function writeXlsx<T>(input: Records<T>, opts: WriteOptions<T>): Promise<number> {
+  const { openSheet, SHEET_ROWS, tooManyRows } = await import('./xlsx.js');
+  // Read whole before anything is written (the columns come from every record), and stopped as
+  // soon as there are more than a sheet holds.
+  const records: T[] = [];
+  for await (const batch of batches(input))
+    for (const r of batch) {
+      if (records.length === SHEET_ROWS) throw tooManyRows('there are');
+      records.push(r);
+    }
+  let keys: readonly string[];
+  let rows: Iterable<unknown[]>;
+  if (opts.fields) {
+    const k = opts.fields.chosen ?? csvColumns(records, opts.fields.documented);
+    keys = k;
+    rows = records.map((r) => k.map((key) => valueAt(r, key)));
+  } else {
+    const flat = records.map((r) => flatten(r));
+    const k = unionKeys(flat);
+    keys = k;
+    rows = flat.map((row) => k.map((key) => row[key]));
+  }
+  const sheet = await openSheet(opts.sink.data, {
+    name: opts.sheet ?? 'Sheet1',
+    header: keys,
+    signal: opts.signal,
+  });
+  for (const row of rows) sheet.add(row);
+  await sheet.close();
+  if (records.length === 0) sayEmpty(opts);
+  return records.length;
+}
+
 async function writeTable<T>(records: readonly T[], opts: WriteOptions<T>): Promise<number> {
   const { sink } = opts;
   const chosen = opts.fields?.chosen;
@@ -172,6 +210,9 @@ async function writeOne<T>(record: T, opts: WriteOptions<T>): Promise<void> {
       out.write(`${sink.csv?.bom ? BOM : ''}${csvRow(keys, guard)}${csvRow(values, guard)}`);
       return;
     }
+    case 'xlsx':
+      await writeXlsx([record], opts);
+      return;
     case 'table': {
       const pairs: Array<[string, unknown]> = chosen
         ? chosen.map((f) => [f, valueAt(record, f)])
@@ -185,8 +226,8 @@ async function writeOne<T>(record: T, opts: WriteOptions<T>): Promise<void> {
   }
 }
 
-/** The formats written record by record as they come (a table needs every record first). */
-export type StreamFormat = Exclude<OutputFormat, 'table'>;
+/** The text formats written record by record as they come (a table needs every record first; a workbook is not text). */
+export type StreamFormat = Exclude<OutputFormat, 'table' | 'xlsx'>;
 
 /** How records become text in a stream format: what comes first, each record, what comes last. */
 interface Encoder {

@@ -184,7 +184,7 @@ printf '%s\\n' "\${COMPREPLY[@]}" ${END}`,
         [['imaging', '--env', '=', ''], 3, ['sandbox', 'production', 'local']],
         [['imaging', '--env', '='], 2, ['sandbox', 'production', 'local']],
         [['imaging', '--env', '=', 'lo'], 3, ['local']],
-        [['imaging', 'referrals', 'export', '--format', '=', ''], 5, ['csv', 'ndjson', 'json']],
+        [['imaging', 'referrals', 'export', '--format', '=', ''], 5, ['csv', 'ndjson', 'json', 'xlsx']],
         [['imaging', 'referrals', 'export', '--format', '=', 'nd'], 5, ['ndjson']],
         [
           ['imaging', 'referrals', 'export', '-o', '=', 'al'],
@@ -199,7 +199,7 @@ printf '%s\\n' "\${COMPREPLY[@]}" ${END}`,
 
     it('--format offers only what the command takes: export csv, ndjson, json (no table)', async () => {
       await expectBash([
-        [['imaging', 'referrals', 'export', '--format', ''], 4, ['csv', 'ndjson', 'json']],
+        [['imaging', 'referrals', 'export', '--format', ''], 4, ['csv', 'ndjson', 'json', 'xlsx']],
         [['imaging', 'referrals', 'export', '--format', 't'], 4, []],
         [['imaging', 'sso', '--format', ''], 3, ['table', 'json']],
         [['imaging', 'modalities', '--format', ''], 3, ['table', 'json', 'ndjson', 'csv']],
@@ -352,7 +352,7 @@ zpty -d z`,
 
     it('--format offers only what the command takes: export csv, ndjson, json (no table)', async () => {
       await expectFish([
-        ['imaging referrals export --format ', ['csv', 'json', 'ndjson']],
+        ['imaging referrals export --format ', ['csv', 'json', 'ndjson', 'xlsx']],
         ['imaging referrals export --format t', []],
         ['imaging api /referrals --format ', ['json', 'ndjson']],
       ]);
@@ -435,11 +435,11 @@ zpty -d z`,
           def.formats ? [...def.formats] : ['table', 'json', 'ndjson', 'csv'],
         );
       }
-      expect(values(['referrals', 'export', '--format', ''])).toEqual(['csv', 'ndjson', 'json']);
+      expect(values(['referrals', 'export', '--format', ''])).toEqual(['csv', 'ndjson', 'json', 'xlsx']);
       expect(values(['referrals', 'export', '--format=n'])).toEqual(['--format=ndjson']);
       // The flag's description says the same (zsh and fish show it), as the command's help does.
       expect(complete(table, ['referrals', 'export', '--fo']).candidates).toEqual([
-        ['--format', 'output format: csv, ndjson, json'],
+        ['--format', 'output format: csv, ndjson, json, xlsx'],
       ]);
       expect(complete(table, ['modalities', '--fo']).candidates).toEqual([
         ['--format', 'output format: table, json, ndjson, csv'],

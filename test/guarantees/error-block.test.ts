@@ -23,8 +23,8 @@ describe("the parser's refusals in the one error block", () => {
       "error: too many arguments for 'modalities'. Expected 0 arguments but got 1.\nhint: See: imaging modalities --help\n",
     ],
     [
-      ['referrals', 'export', '--format', 'xlsx'],
-      'error: --format: unknown format "xlsx"\nhint: Use one of: csv, ndjson, json.\n',
+      ['referrals', 'export', '--format', 'xls'],
+      'error: --format: unknown format "xls"\nhint: Use one of: csv, ndjson, json, xlsx.\n',
     ],
     [
       ['mock', '--list-shape', 'xml'],

@@ -133,7 +133,7 @@ const CASES: Array<[string[], RegExp, string?]> = [
     ['referrals', 'download', '3212c76a-c27e-4ca2-9e90-bb9c865c1630', '--max-size', '-1'],
     /--max-size must be a size such as 20MiB/,
   ],
-  [['referrals', 'export', '--format', 'xlsx'], /unknown format "xlsx"/],
+  [['referrals', 'export', '--format', 'xls'], /unknown format "xls"/],
   [['referrals', 'export', '--concurrency', '99'], /--concurrency must be between 1 and 16/],
   [['referrals', 'export', '--visit-status', ' , '], /--visit-status needs at least one status/],
   [['referrals', 'export', '-o', '/nonexistent-dir/x.csv'], /no such folder/],

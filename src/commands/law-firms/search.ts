@@ -10,6 +10,7 @@ import { LAW_FIRM_FIELDS, LAW_FIRM_TEXT, lawFirmColumns } from '../../resources/
 export default defineCommand({
   path: ['law-firms', 'search'],
   fields: [{ fields: LAW_FIRM_FIELDS }],
+  formats: ['table', 'json', 'ndjson', 'csv', 'xlsx'],
   args: [arg('<query>', 'matched against name and contact fields')],
   options: PAGING_OPTIONS,
   async run(ctx, [query], opts) {

@@ -11,6 +11,7 @@ import { ICD10_FIELDS, ICD10_TEXT, icd10Columns } from '../../resources/icd10.js
 export default defineCommand({
   path: ['icd10'],
   fields: [{ fields: ICD10_FIELDS }],
+  formats: ['table', 'json', 'ndjson', 'csv', 'xlsx'],
   args: [arg('[query]', 'matched against code or short description')],
   options: {
     ids: text('--ids <uuids>', 'comma-separated ICD-10 ids to include and prioritise'),

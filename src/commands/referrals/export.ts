@@ -32,7 +32,7 @@ const OPTIONS = {
   }),
   output: file(
     '-o, --output <file>',
-    'write to this file (0600, renamed into place when complete; .csv/.json/.ndjson/.jsonl set the format); default stdout',
+    'write to this file (0600, renamed into place when complete; .csv/.json/.ndjson/.jsonl/.xlsx set the format); default stdout',
   ),
   param: PARAM_OPTION,
   concurrency: int('--concurrency <n>', 'pages fetched at once (default 4)', { max: 16 }),
@@ -55,9 +55,9 @@ const OPTIONS = {
 
 export default defineCommand({
   path: ['referrals', 'export'],
-  formats: ['csv', 'ndjson', 'json'],
+  formats: ['csv', 'ndjson', 'json', 'xlsx'],
   fields: [
-    { label: '--rows referral, csv', fields: EXPORT_COLUMNS.referral },
+    { label: '--rows referral, csv/xlsx', fields: EXPORT_COLUMNS.referral },
     { label: '--rows referral, json/ndjson (the referral as sent)', fields: REFERRAL_FIELDS },
     { label: '--rows visit', fields: EXPORT_COLUMNS.visit },
     { label: '--rows procedure', fields: EXPORT_COLUMNS.procedure },
@@ -100,14 +100,14 @@ async function planExport(ctx: Context, opts: ExportOptions): Promise<ExportPlan
     );
   const rows = opts.rows ?? 'referral';
   // --fields: the flat columns of the rows, or (JSON/NDJSON referrals, as sent) the referral's fields.
-  const asSent = rows === 'referral' && format !== 'csv';
+  const asSent = rows === 'referral' && format !== 'csv' && format !== 'xlsx';
   const columns = asSent ? REFERRAL_FIELDS : EXPORT_COLUMNS[rows];
   const { chosen: fields } = selectFields(
     renamedFields(ctx.globals.fields, RENAMED_COLUMNS, columns, (line) => ctx.note(line)),
     columns,
     {
       extra: asSent,
-      setLabel: asSent ? `--rows referral, ${format}` : `--rows ${rows}${rows === 'referral' ? ', csv' : ''}`,
+      setLabel: `--rows ${rows}${rows === 'referral' ? `, ${format}` : ''}`,
     },
   );
   const visitStatuses = opts.visitStatus === undefined ? undefined : parseVisitStatuses(opts.visitStatus);
@@ -126,11 +126,39 @@ async function planExport(ctx: Context, opts: ExportOptions): Promise<ExportPlan
     );
   }
   const toFile = Boolean(opts.output && opts.output !== '-');
+  if (format === 'xlsx') await checkWorkbookTarget(ctx, opts, toFile);
   if ((opts.resume || opts.resumable) && !toFile)
     throw new UsageError(
       `${opts.resume ? '--resume' : '--resumable'} needs -o FILE: only an export to a file keeps a checkpoint`,
     );
   return { format, rows, fields, visitStatuses, query, client, toFile };
+}
+
+/** A workbook goes to a file or a pipe, never a terminal; a zip cannot be continued from a checkpoint. */
+async function checkWorkbookTarget(ctx: Context, opts: ExportOptions, toFile: boolean): Promise<void> {
+  const { refuseTerminal } = await import('../../output/format.js');
+  // --dry-run writes no data: only the report, on standard error.
+  if (!opts.dryRun)
+    refuseTerminal(
+      'xlsx',
+      ctx.io.stdoutIsTTY && (!toFile || (await sameTerminal(opts.output as string))),
+      'Write it to a file: -o referrals.xlsx (or redirect: > referrals.xlsx).',
+    );
+  if (opts.resume || opts.resumable)
+    throw new UsageError(
+      `${opts.resume ? '--resume' : '--resumable'} is for CSV, JSON and NDJSON: an Excel workbook is written whole or not at all`,
+    );
+}
+
+/** Whether -o names the terminal standard output is (/dev/stdout, /dev/tty, …). */
+async function sameTerminal(output: string): Promise<boolean> {
+  const { fstatSync, statSync } = await import('node:fs');
+  try {
+    const st = statSync(output);
+    return st.isCharacterDevice() && (output === '/dev/tty' || st.rdev === fstatSync(1).rdev);
+  } catch {
+    return false;
+  }
 }
 
 /** --dry-run: the cost of the export, or with --resume of what is left after the checkpoint. */
@@ -185,6 +213,7 @@ async function runExport(ctx: Context, opts: ExportOptions, plan: ExportPlan): P
         onNote: (text) => ctx.note(text),
         afterFirstPage: async (pages, count, items) => {
           stop.firstPage ??= items;
+          if (plan.format === 'xlsx') (await import('../../output/xlsx.js')).checkSheetRows(count);
           const { checkCost, remainingAfterFirst } = await import('../../meter/cost.js');
           await checkCost(ctx, remainingAfterFirst(pages, count, opts.perPage ?? 100), 'This export');
         },
@@ -223,7 +252,7 @@ async function openTarget(
       })
     : Atomic.stdout(ctx.io.stdout);
   const checkpoint =
-    file.kind === 'atomic'
+    file.kind === 'atomic' && plan.format !== 'xlsx'
       ? await openCheckpoint(ctx, file.target, opts, plan).catch((err: unknown) => {
           file.discard();
           throw err;
@@ -259,7 +288,7 @@ function reportDone(ctx: Context, plan: ExportPlan, summary: ExportSummary, stop
   );
   if (summary.rows === 0 && summary.referrals > 0)
     ctx.note(
-      `warning: ${count(summary.referrals, 'referral')} ${summary.referrals === 1 ? 'was' : 'were'} read but no row was written${visitStatuses ? ` (no visit has status ${[...visitStatuses].join(', ')})` : ''}${format === 'csv' && toFile ? ': the file holds only the header' : ''}.`,
+      `warning: ${count(summary.referrals, 'referral')} ${summary.referrals === 1 ? 'was' : 'were'} read but no row was written${visitStatuses ? ` (no visit has status ${[...visitStatuses].join(', ')})` : ''}${(format === 'csv' || format === 'xlsx') && toFile ? ': the file holds only the header' : ''}.`,
     );
   if (summary.duplicates > 0)
     ctx.note(

@@ -11,6 +11,7 @@ import { REFERRAL_FIELDS, referralColumns } from '../../resources/referrals.js';
 export default defineCommand({
   path: ['referrals', 'list'],
   fields: [{ fields: REFERRAL_FIELDS }],
+  formats: ['table', 'json', 'ndjson', 'csv', 'xlsx'],
   options: {
     ...PAGING_OPTIONS,
     param: PARAM_OPTION,
