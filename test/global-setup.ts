@@ -1,7 +1,31 @@
 import { execFileSync } from 'node:child_process';
-import { readFileSync, rmSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { createHash } from 'node:crypto';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+/** What the build reads (with the MINIFY switch), and where the last build's fingerprint is kept. */
+const INPUTS = ['src', 'scripts/build.mjs', 'package.json', 'package-lock.json', 'tsconfig.json'];
+const STAMP = join(ROOT, 'node_modules', '.cache', 'imaging-test-build.json');
+
+/** A hash of the files under `paths` (names and contents), in a fixed order. */
+function hashOf(paths: string[]): string {
+  const hash = createHash('sha256');
+  const add = (rel: string) => {
+    const full = join(ROOT, rel);
+    let names: string[];
+    try {
+      names = readdirSync(full).sort();
+    } catch {
+      hash.update(`${rel}\0`).update(readFileSync(full)).update('\0');
+      return;
+    }
+    for (const name of names) add(join(rel, name));
+  };
+  for (const p of paths) add(p);
+  return hash.digest('hex');
+}
 
 /**
  * The small file systems the tests mount (a full disk, a read-only one: `mount -t tmpfs` on a
@@ -33,11 +57,28 @@ function unmountLeftovers(): void {
   }
 }
 
-/** End-to-end tests spawn bin/imaging.cjs, which runs dist/: build it first (esbuild, well under a second). */
+/**
+ * End-to-end tests spawn bin/imaging.cjs, which runs dist/: it is built first, unless dist/ is the
+ * one this set-up built from the same sources (the build is a serial CPU-second before any test).
+ */
 export default function setup() {
-  execFileSync(process.execPath, ['scripts/build.mjs'], {
-    cwd: fileURLToPath(new URL('..', import.meta.url)),
-    stdio: 'inherit',
-  });
+  const inputs = `${hashOf(INPUTS)} MINIFY=${process.env.MINIFY ?? ''}`;
+  let stamp: { inputs?: string; dist?: string } = {};
+  try {
+    stamp = JSON.parse(readFileSync(STAMP, 'utf8'));
+  } catch {
+    // never built here: build
+  }
+  let current = false;
+  try {
+    current = stamp.inputs === inputs && stamp.dist === hashOf(['dist']);
+  } catch {
+    // no dist/
+  }
+  if (!current) {
+    execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: ROOT, stdio: 'inherit' });
+    mkdirSync(dirname(STAMP), { recursive: true });
+    writeFileSync(STAMP, JSON.stringify({ inputs, dist: hashOf(['dist']) }));
+  }
   return unmountLeftovers;
 }

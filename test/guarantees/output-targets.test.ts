@@ -17,7 +17,7 @@ import {
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { AtomicFile } from '../../src/export/output-file.js';
-import { BIN, launcher, mockFixture, run, spawnCli, tempDir } from '../helpers.js';
+import { BIN, cli, launcher, mockFixture, run, spawnCli, tempDir } from '../helpers.js';
 import '../reliability.js';
 import { execa } from 'execa';
 import { parseFault } from '../../src/emulator/faults.js';
@@ -26,7 +26,9 @@ import { hiddenName, NAME_MAX } from '../../src/util/hidden-name.js';
 /**
  * Exports to every kind of target: a device that fails every write (/dev/full), a FIFO whose
  * reader leaves, special targets (/dev/null, /dev/stdout, a FIFO), a broken pipe on stderr, long
- * names, targets that cannot be written. Run on the real binary.
+ * names, targets that cannot be written. Run on the real binary where the process's own descriptors
+ * (its stdout, a FIFO it blocks on, a broken pipe) are the point; a target named with -o (a device,
+ * a link, a long name) is opened by the same code in-process.
  */
 
 const big = mockFixture({ referrals: 3000 }); // ~1 MiB of CSV
@@ -125,7 +127,7 @@ describe.concurrent('an injected write error', () => {
   }) => {
     const dir = ownDir(onTestFinished);
     const full = device('full', dir.path);
-    const r = await spawnCli(['referrals', 'export', '-o', full], { env: small.env() });
+    const r = await cli(false, ['referrals', 'export', '-o', full], { env: small.env() });
     expect(r.exitCode).toBe(1);
     expect(r.stderr).toContain(`error: cannot write ${full}: no space left on the device`);
     expect(r.stderr).not.toMatch(STACK);
@@ -168,7 +170,7 @@ describe.concurrent('special targets are written in place, never replaced', () =
     const dir = ownDir(onTestFinished);
     const devNull = device('null', dir.path);
     const before = statSync(devNull);
-    const r = await spawnCli(['referrals', 'export', '-o', devNull], { env: small.env() });
+    const r = await cli(false, ['referrals', 'export', '-o', devNull], { env: small.env() });
     expect(r.exitCode).toBe(0);
     expect(r.stderr).toContain(`-> ${devNull}`);
     const after = lstatSync(devNull);
@@ -271,7 +273,7 @@ describe.concurrent('the temporary file', () => {
     const link = join(dir.path, 'link.csv');
     writeFileSync(real, 'old\n');
     execFileSync('ln', ['-s', 'real.csv', link]);
-    const r = await spawnCli(['referrals', 'export', '-o', link], { env: small.env() });
+    const r = await cli(false, ['referrals', 'export', '-o', link], { env: small.env() });
     expect(r.exitCode).toBe(0);
     expect(lstatSync(link).isSymbolicLink()).toBe(true);
     expect(readFileSync(real, 'utf8')).toBe(smallReference);
@@ -381,7 +383,7 @@ describe.concurrent('a symlink to a file not there yet', () => {
     const dir = ownDir(onTestFinished);
     const link = join(dir.path, 'link.csv');
     symlinkSync('later.csv', link);
-    const r = await spawnCli(['referrals', 'export', '-o', link], { env: small.env() });
+    const r = await cli(false, ['referrals', 'export', '-o', link], { env: small.env() });
     expect(r.exitCode).toBe(0);
     expect(lstatSync(link).isSymbolicLink()).toBe(true);
     expect(readFileSync(join(dir.path, 'later.csv'), 'utf8')).toBe(smallReference);
@@ -487,7 +489,7 @@ describe('exporting to a file name of 234-255 bytes', () => {
 
   it('a name over 255 bytes is exit 2 before any request, naming the target and the limit', async () => {
     const target = join(dir.path, nameOf(256));
-    const r = await spawnCli(['referrals', 'export', '-o', target], { env: sandbox() });
+    const r = await cli(false, ['referrals', 'export', '-o', target], { env: sandbox() });
     expect(r.exitCode).toBe(2);
     expect(r.stderr).toContain(
       `cannot write ${target}: its file name is 256 bytes long, and a file name can be at most 255 bytes`,
@@ -499,7 +501,7 @@ describe('exporting to a file name of 234-255 bytes', () => {
 
   it('a folder name over 255 bytes in the path is said plainly too', async () => {
     const target = join(dir.path, 'f'.repeat(300), 'out.csv');
-    const r = await spawnCli(['referrals', 'export', '-o', target], { env: sandbox() });
+    const r = await cli(false, ['referrals', 'export', '-o', target], { env: sandbox() });
     expect(r.exitCode).toBe(2);
     expect(r.stderr).toContain(
       `cannot write ${target}: the name is too long (a file name can be at most 255 bytes`,

@@ -6,7 +6,7 @@ import { type AddressInfo, connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { bypassed, chooseProxy } from '../../src/api/proxy.js';
-import { mockFixture, spawnCli, tempDir } from '../helpers.js';
+import { cli, mockFixture, tempDir } from '../helpers.js';
 
 /**
  * A real proxy on 127.0.0.1 between the CLI and an HTTPS API at a host name only the proxy
@@ -67,7 +67,9 @@ beforeAll(async () => {
     'req',
     '-x509',
     '-newkey',
-    'rsa:2048',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:prime256v1',
     '-nodes',
     '-keyout',
     f('ca.key'),
@@ -85,7 +87,9 @@ beforeAll(async () => {
   ssl(
     'req',
     '-newkey',
-    'rsa:2048',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:prime256v1',
     '-nodes',
     '-keyout',
     f('api.key'),
@@ -185,9 +189,13 @@ beforeEach(() => {
   apiSeen.length = 0;
 });
 
-/** The built binary against the API at its name, with a production token and the local CA. */
-function imaging(args: string[], env: NodeJS.ProcessEnv) {
-  return spawnCli(args, {
+/**
+ * The built binary against the API at its name, with a production token and the local CA. Runs that
+ * stop before a TLS session with the API (no proxy, a refusal, a bad variable) may run in-process
+ * (`real` false): only a new process reads NODE_EXTRA_CA_CERTS, so the API can be reached only there.
+ */
+function imaging(args: string[], env: NodeJS.ProcessEnv, real = true) {
+  return cli(real, args, {
     env: {
       PATH: process.env.PATH,
       IMAGING_CONFIG_DIR: dir.path,
@@ -203,7 +211,7 @@ const at = () => `127.0.0.1:${proxyPort}`;
 
 describe.skipIf(!openssl)('HTTPS through a proxy (a real CONNECT proxy, a local CA)', () => {
   it('without a proxy the API cannot be reached at all (only the proxy resolves its name)', async () => {
-    const r = await imaging(['api', '/modalities'], {});
+    const r = await imaging(['api', '/modalities'], {}, false);
     expect(r.exitCode).toBe(1);
     expect(r.stderr).toContain(`cannot resolve host ${API_HOST}`);
     expect(r.stderr).toContain(
@@ -235,15 +243,19 @@ describe.skipIf(!openssl)('HTTPS through a proxy (a real CONNECT proxy, a local 
   });
 
   it('NO_PROXY as curl reads it: a listed domain goes direct (and fails here), another does not', async () => {
-    for (const no of [
+    for (const [i, no] of [
       'partner.test',
       '.partner.test',
       `*`,
       `api.partner.test:${apiPort}`,
       'x.example, partner.test',
-    ]) {
+    ].entries()) {
       forwarded.length = 0;
-      const r = await imaging(['api', '/modalities'], { HTTPS_PROXY: `http://${at()}`, NO_PROXY: no });
+      const r = await imaging(
+        ['api', '/modalities'],
+        { HTTPS_PROXY: `http://${at()}`, NO_PROXY: no },
+        i === 0,
+      );
       expect(r.stderr, no).toContain(`cannot resolve host ${API_HOST}`);
       expect(forwarded).toEqual([]);
     }
@@ -277,7 +289,11 @@ describe.skipIf(!openssl)('HTTPS through a proxy (a real CONNECT proxy, a local 
       `error: the proxy ${at()} (from HTTPS_PROXY) asks for credentials (HTTP 407 Proxy Authentication Required)\n` +
         `hint: Put them in the variable: HTTPS_PROXY=http://USER:PASSWORD@${at()} (percent-encode @ : / in them).`,
     );
-    const wrong = await imaging(['api', '/modalities'], { HTTPS_PROXY: `http://u:wrong-secret@${at()}` });
+    const wrong = await imaging(
+      ['api', '/modalities'],
+      { HTTPS_PROXY: `http://u:wrong-secret@${at()}` },
+      false,
+    );
     expect(wrong.exitCode).toBe(1);
     expect(wrong.stderr).toContain(`the proxy ${at()} (from HTTPS_PROXY) refused its credentials (HTTP 407`);
     expect(wrong.stderr).not.toContain('wrong-secret');
@@ -293,7 +309,11 @@ describe.skipIf(!openssl)('HTTPS through a proxy (a real CONNECT proxy, a local 
       `error: the proxy ${at()} (from HTTPS_PROXY) refused to connect to ${API_HOST}:${apiPort} (HTTP 403 Forbidden)`,
     );
     expect(refused.stderr).not.toContain('    at ');
-    const dead = await imaging(['api', '/modalities'], { HTTPS_PROXY: 'http://user:hunter2@127.0.0.1:1' });
+    const dead = await imaging(
+      ['api', '/modalities'],
+      { HTTPS_PROXY: 'http://user:hunter2@127.0.0.1:1' },
+      false,
+    );
     expect(dead.exitCode).toBe(1);
     expect(dead.stderr).toContain(
       `error: cannot reach the proxy 127.0.0.1:1 (from HTTPS_PROXY) to connect to ${API_HOST}:${apiPort}: connection refused`,
@@ -303,12 +323,14 @@ describe.skipIf(!openssl)('HTTPS through a proxy (a real CONNECT proxy, a local 
   });
 
   it('a proxy variable that cannot be used is refused before any request, without its value (exit 2)', async () => {
-    for (const [value, said] of [
-      ['socks5://u:hunter2@127.0.0.1:1080', 'HTTPS_PROXY names a SOCKS proxy'],
-      ['ftp://u:hunter2@proxy.corp', 'HTTPS_PROXY is not an http:// or https:// proxy URL'],
-      ['http://u:hunter2@[bad', 'HTTPS_PROXY is not a proxy URL'],
-    ] as const) {
-      const r = await imaging(['api', '/modalities'], { HTTPS_PROXY: value });
+    for (const [i, [value, said]] of (
+      [
+        ['socks5://u:hunter2@127.0.0.1:1080', 'HTTPS_PROXY names a SOCKS proxy'],
+        ['ftp://u:hunter2@proxy.corp', 'HTTPS_PROXY is not an http:// or https:// proxy URL'],
+        ['http://u:hunter2@[bad', 'HTTPS_PROXY is not a proxy URL'],
+      ] as const
+    ).entries()) {
+      const r = await imaging(['api', '/modalities'], { HTTPS_PROXY: value }, i === 0);
       expect(r.exitCode, value).toBe(2);
       expect(r.stderr).toContain(said);
       expect(r.stderr).not.toContain('hunter2');
@@ -326,18 +348,22 @@ describe.skipIf(!openssl)('HTTPS through a proxy (a real CONNECT proxy, a local 
   });
 
   it('plain http to a name: the token is refused before anything reaches the proxy', async () => {
-    const r = await imaging(['api', '/modalities'], {
-      IMAGING_BASE_URL: `http://${API_HOST}:${apiPort}`,
-      HTTP_PROXY: `http://${at()}`,
-      http_proxy: `http://${at()}`,
-    });
+    const r = await imaging(
+      ['api', '/modalities'],
+      {
+        IMAGING_BASE_URL: `http://${API_HOST}:${apiPort}`,
+        HTTP_PROXY: `http://${at()}`,
+        http_proxy: `http://${at()}`,
+      },
+      false,
+    );
     expect(r.exitCode).toBe(2);
     expect(r.stderr).toContain('refusing to send the API token over plain http');
     expect(forwarded).toEqual([]);
   });
 
   it('this machine is never proxied: imaging mock keeps working behind any proxy setting', async () => {
-    const r = await spawnCli(['modalities', '--json'], {
+    const r = await cli(false, ['modalities', '--json'], {
       env: {
         PATH: process.env.PATH,
         IMAGING_ENV: 'local',

@@ -17,13 +17,14 @@ import { PassThrough } from 'node:stream';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { main } from '../../src/main.js';
-import { BIN, fakeIO, launcher, mockFixture, run, spawnCli, tempDir, until } from '../helpers.js';
+import { BIN, cli, fakeIO, launcher, mockFixture, run, spawnCli, tempDir, until } from '../helpers.js';
 import '../reliability.js';
 
 /**
  * Another local user on the same machine: `nobody` plants a FIFO, a symlink or a file where an
  * export or the config store would write, or runs the config folder. Recreated for real with
- * setpriv; those tests need root (CI runs as root).
+ * setpriv; those tests need root (CI runs as root). A refusal before any request runs in-process
+ * (the same checks on the same files); writes, concurrent updates and signals run the real binary.
  */
 
 const NOBODY = 65534;
@@ -68,7 +69,7 @@ describe.skipIf(!asNobody)(`an export into a folder others can write to${skipNot
   it("nobody's FIFO at the target: exit 2 before any request, naming it and its owner", async () => {
     const target = join(sticky(), 'daily.csv');
     nobody('mkfifo', target);
-    const r = await spawnCli(['referrals', 'export', '-o', target], { env: fx.env() });
+    const r = await cli(false, ['referrals', 'export', '-o', target], { env: fx.env() });
     expect(r.exitCode).toBe(2);
     expect(r.stderr).toContain(`cannot write ${target}: ${target} is a named pipe (FIFO) owned by nobody`);
     expect(r.stderr).toContain('a folder others can write to');
@@ -81,7 +82,7 @@ describe.skipIf(!asNobody)(`an export into a folder others can write to${skipNot
     writeFileSync(secret, 'root only\n', { mode: 0o600 });
     const target = join(sticky(), 'daily.csv');
     nobody('ln', '-s', secret, target);
-    const r = await spawnCli(['referrals', 'export', '-o', target], { env: fx.env() });
+    const r = await cli(false, ['referrals', 'export', '-o', target], { env: fx.env() });
     expect(r.exitCode).toBe(2);
     expect(r.stderr).toContain('is a symlink owned by nobody');
     expect(fx.apiRequests()).toEqual([]);
@@ -93,7 +94,7 @@ describe.skipIf(!asNobody)(`an export into a folder others can write to${skipNot
   it("nobody's file at the target: exit 2, left as it is", async () => {
     const target = join(sticky(), 'daily.csv');
     nobody('sh', '-c', `echo theirs > "${target}"`);
-    const r = await spawnCli(['referrals', 'export', '-o', target], { env: fx.env() });
+    const r = await cli(false, ['referrals', 'export', '-o', target], { env: fx.env() });
     expect(r.exitCode).toBe(2);
     expect(r.stderr).toContain('is a file owned by nobody');
     expect(readFileSync(target, 'utf8')).toBe('theirs\n');
@@ -104,7 +105,9 @@ describe.skipIf(!asNobody)(`an export into a folder others can write to${skipNot
     const mine = join(dir.path, 'mine');
     mkdirSync(mine);
     nobody('ln', '-s', mine, join(shared, 'out'));
-    const r = await spawnCli(['referrals', 'export', '-o', join(shared, 'out', 'x.csv')], { env: fx.env() });
+    const r = await cli(false, ['referrals', 'export', '-o', join(shared, 'out', 'x.csv')], {
+      env: fx.env(),
+    });
     expect(r.exitCode).toBe(2);
     expect(readdirSync(mine)).toEqual([]);
   });
