@@ -138,13 +138,18 @@ function renderDocuments(view: View, rows: DocumentRow[], reference: unknown, id
   const { dim, v } = view;
   view.section(`Documents (${rows.length})`);
   if (rows.length === 0) view.out.push('  none yet');
-  const labels = rows.map((row) =>
-    (row.kind === 'document'
-      ? [`document ${row.document_index}`, documentFields(row)]
-      : [row.kind, row.accession_id, row.cpt_code, row.body_part]
-    )
-      .filter(Boolean)
-      .map((part, k) => (k === 0 ? v(part).padEnd(10) : v(part)))
+  // Reports and images in columns (kind, accession, CPT, body part); a document names its own fields.
+  const cells = rows.map((row) =>
+    row.kind === 'document'
+      ? [`document ${row.document_index}`, v(documentFields(row))]
+      : [row.kind, row.accession_id || '-', row.cpt_code || '-', row.body_part || '-'].map((c) => v(c)),
+  );
+  const widths = [0, 1, 2].map((k) =>
+    Math.max(0, ...cells.filter((c) => k === 0 || c.length > 2).map((c) => String(c[k]).length)),
+  );
+  const labels = cells.map((c) =>
+    c
+      .map((part, k) => String(part).padEnd(k < c.length - 1 ? (widths[k] ?? 0) : 0))
       .join('  ')
       .trimEnd(),
   );

@@ -202,7 +202,7 @@ describe('signed links: never their query string, in any format', () => {
       ['report', 'ACC-100400', '72158', 'Lumbar Spine', 'available'],
       ['images', 'ACC-100400', '72158', 'Lumbar Spine', 'available'],
       ['report', 'ACC-100410', '73223', 'Shoulder', 'not yet (visit: booked)'],
-      ['report', '72195', 'Pelvis', 'not yet (visit: intake_sent)'],
+      ['report', '-', '72195', 'Pelvis', 'not yet (visit: intake_sent)'],
       ['document 1', 'type: invoice; preview: https://p.example.invalid/x', 'available'],
       ['document 2', 'type: note; pages: 2', 'no link'],
       ['Links: imaging referrals documents R-240004'],
