@@ -195,6 +195,43 @@ class ForeignEntry extends Error {
   }
 }
 
+const STICKY = 0o1000;
+
+/**
+ * A folder files are saved into (`referrals download -D`): reached through no symlink another user
+ * planted where others can write, ours or root's, and not open to others unless sticky (as /tmp is,
+ * where what we make stays ours). Else exit 2, before any request.
+ */
+export function checkSaveFolder(dir: string, given: string): void {
+  const refuse = (why: string, hint: string) =>
+    new CliError(`--dir: will not save into ${given}: ${why}`, 2, hint);
+  const elsewhere =
+    'Save into a folder only you can write to, e.g. one in your home folder (mkdir -m 700 DIR).';
+  let st: Stats;
+  let path: string;
+  try {
+    path = resolveTarget(resolve(dir)).path;
+    st = statSync(path);
+  } catch (err) {
+    if (err instanceof ForeignEntry)
+      throw refuse(
+        `${err.path} is ${describeFile(err.st)} owned by ${userName(err.st.uid)}, in ${dirname(err.path)}, a folder others can write to; it is not followed (the kernel's fs.protected_symlinks rule)`,
+        elsewhere,
+      );
+    throw new CliError(`--dir: cannot use ${given}: ${reasonOf(err)}`, 2);
+  }
+  if (st.uid !== 0 && !mine(st))
+    throw refuse(
+      `${path} belongs to ${userName(st.uid)}, who could read or replace what is saved there`,
+      elsewhere,
+    );
+  if ((st.mode & 0o022) !== 0 && (st.mode & STICKY) === 0)
+    throw refuse(
+      `${path} is writable by others (mode ${(st.mode & 0o7777).toString(8).padStart(4, '0')}), who could replace what is saved there`,
+      `${elsewhere} Or make it yours alone: chmod 700 ${given}`,
+    );
+}
+
 function checkShared(path: string, st: Stats): void {
   if (mine(st)) return;
   if (othersMayWrite(statSync(dirname(path)))) throw new ForeignEntry(path, st);

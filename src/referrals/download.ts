@@ -1,10 +1,12 @@
 import { lstatSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ApiClient } from '../api/client.js';
+import { expectRecords } from '../api/shape.js';
 import { headerValue, linkUrl, type RawResponse } from '../api/transport.js';
 import type { Referral } from '../api/types.js';
 import { CliError, InterruptedError } from '../errors.js';
 import { reasonOf, writeFileAtomic } from '../fs/write-file.js';
+import { checkReferral } from './check.js';
 
 /**
  * What `referrals download` saves of a referral, and the saving: report PDFs and documents with a
@@ -48,9 +50,16 @@ export function safeName(text: string): string {
   return s.slice(0, 100) || '_';
 }
 
+/** The shape `wantedOf` reads, as `referrals get` and `documents` check it: else UnreadableAnswerError. */
+export function checkDownloadable(value: unknown, where = 'the referral'): Referral {
+  checkReferral(value, where);
+  expectRecords((value as Record<string, unknown>).documents, where, 'documents');
+  return value as Referral;
+}
+
 /** The reports and documents of one referral, in the order the referral lists them. */
 export function wantedOf(referral: Referral, reports: boolean, documents: boolean): Wanted[] {
-  const ref = safeName(referral.reference ?? referral.id);
+  const ref = safeName(String(referral.reference ?? referral.id));
   const out: Wanted[] = [];
   const base = { referralId: referral.id, reference: referral.reference ?? null };
   if (reports) {
@@ -126,6 +135,16 @@ export function exists(path: string): boolean {
 /** An item that could not be saved: one line says why, the others go on. */
 export class NotSaved extends Error {}
 
+/**
+ * `name`, or with -2, -3… before its extension when this run already saved a file by that name: two
+ * referrals whose names sanitise alike never share a file.
+ */
+export function unusedName(name: string, taken: ReadonlySet<string>): string {
+  let n = name;
+  for (let k = 2; taken.has(n); k++) n = name.replace(/(\.[A-Za-z0-9]{1,8})?$/, `-${k}$1`);
+  return n;
+}
+
 /** Fetches one wanted file and saves it in `dir`; NotSaved says why it was not. */
 export async function saveOne(
   client: ApiClient,
@@ -134,6 +153,8 @@ export async function saveOne(
     dir: string;
     force: boolean;
     maxBytes: number;
+    /** The names this run saved: never written again (each is added once saved). */
+    taken: Set<string>;
     onData?: (received: number, total: number | undefined) => void;
   },
 ): Promise<Saved> {
@@ -143,7 +164,7 @@ export async function saveOne(
   };
   // Known before the request, so an existing file costs none.
   const known = w.kind === 'report' ? w.name : urlExtension(w.url) && `${w.name}.${urlExtension(w.url)}`;
-  if (known) refuseExisting(known);
+  if (known) refuseExisting(unusedName(known, opts.taken));
   let res: RawResponse;
   try {
     res = await client.fetchLink(w.url, { maxBytes: opts.maxBytes, onData: opts.onData });
@@ -158,7 +179,10 @@ export async function saveOne(
     throw new NotSaved(`HTTP ${res.status} from ${shown}; not saved`);
   if (isHtml(res))
     throw new NotSaved('the link answered an HTML page (an expired link or a sign-in page?); not saved');
-  const name = w.kind === 'report' ? w.name : `${w.name}.${documentExtension(w.url, res)}`;
+  const name = unusedName(
+    w.kind === 'report' ? w.name : `${w.name}.${documentExtension(w.url, res)}`,
+    opts.taken,
+  );
   if (name.endsWith('.pdf') && !startsPdf(res))
     throw new NotSaved(
       `the link answered something that is not a PDF (it does not start with %PDF-); not saved`,
@@ -169,6 +193,7 @@ export async function saveOne(
   } catch (err) {
     throw new NotSaved(`could not save ${name}: ${reasonOf(err)}`);
   }
+  opts.taken.add(name);
   return {
     referral_id: w.referralId,
     reference: w.reference,

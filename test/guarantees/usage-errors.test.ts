@@ -133,6 +133,15 @@ const CASES: Array<[string[], RegExp, string?]> = [
     ['referrals', 'download', '3212c76a-c27e-4ca2-9e90-bb9c865c1630', '--max-size', '-1'],
     /--max-size must be a size such as 20MiB/,
   ],
+  // A file is held in memory whole: more than one buffer holds is refused, not crashed on.
+  [
+    ['referrals', 'download', '3212c76a-c27e-4ca2-9e90-bb9c865c1630', '--max-size', '100GiB'],
+    /--max-size can be at most 2GiB, not "100GiB"/,
+  ],
+  [
+    ['referrals', 'download', '3212c76a-c27e-4ca2-9e90-bb9c865c1630', '--max-size', '2147483649'],
+    /--max-size can be at most 2GiB/,
+  ],
   [['referrals', 'export', '--format', 'xls'], /unknown format "xls"/],
   [['referrals', 'export', '--concurrency', '99'], /--concurrency must be between 1 and 16/],
   [['referrals', 'export', '--visit-status', ' , '], /--visit-status needs at least one status/],

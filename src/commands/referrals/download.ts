@@ -1,23 +1,34 @@
 import { mkdirSync, statSync } from 'node:fs';
 import { resolve as resolvePath } from 'node:path';
 import { getReferral } from '../../api/endpoints/referrals.js';
+import { readingAnswer } from '../../api/shape.js';
 import type { Referral } from '../../api/types.js';
 import { defineCommand } from '../../cli/define.js';
 import { arg, file, flag, text } from '../../cli/options.js';
 import { formatBytes } from '../../cli/stdin.js';
 import type { Context } from '../../context.js';
-import { ApiError, CliError, ExitCode, UsageError } from '../../errors.js';
+import { ApiError, CliError, ExitCode, UnreadableAnswerError, UsageError } from '../../errors.js';
+import { checkSaveFolder } from '../../export/output-file.js';
 import { reasonOf } from '../../fs/write-file.js';
 import { safe } from '../../output/text.js';
-import { NotSaved, type Saved, saveOne, type Wanted, wantedOf } from '../../referrals/download.js';
+import {
+  checkDownloadable,
+  NotSaved,
+  type Saved,
+  saveOne,
+  type Wanted,
+  wantedOf,
+} from '../../referrals/download.js';
 import { count, num } from '../../util/plural.js';
 
 const DEFAULT_MAX = 100 * 1024 * 1024;
+/** A file is held in memory whole before it is written: no more than one buffer safely holds. */
+const MAX_MAX = 2 * 1024 ** 3;
 
 export default defineCommand({
   path: ['referrals', 'download'],
   description:
-    'Saves the report PDFs (the default; --documents: the documents that have a URL instead, both flags: both) into DIR, named <reference>_<accession>_report.pdf and <reference>_document-<n>.<ext>. Files are patient data: written 0600, whole or not at all, never cached; an existing file is left alone (exit 1) unless --force. The token goes only to links below the base URL. A report not in yet is listed with its visit status. Exit 1 when any file was not saved, 4 when nothing asked for is available.',
+    'Saves the report PDFs (the default; --documents: the documents that have a URL instead, both flags: both) into DIR, named <reference>_<accession>_report.pdf and <reference>_document-<n>.<ext>. Files are patient data: written 0600, whole or not at all, never cached; an existing file is left alone (exit 1) unless --force. Two files that would get one name in a run (references or accessions that differ only in characters a file name cannot hold) never replace each other: the later gets -2, -3… before its extension. DIR must belong to you or root and not be writable by others unless sticky, as /tmp is (else exit 2). The token goes only to links below the base URL. A report not in yet is listed with its visit status. Exit 1 when any file was not saved, 4 when nothing asked for is available.',
   formats: ['table', 'json', 'ndjson'],
   args: [arg('[ids...]', 'referral ids or references')],
   options: {
@@ -29,7 +40,7 @@ export default defineCommand({
     documents: flag('--documents', "the referral's documents that have a URL"),
     dir: file('-D, --dir <dir>', 'the folder to save into (default: the current folder; made if missing)'),
     force: flag('--force', 'replace files that already exist'),
-    maxSize: text('--max-size <size>', 'the largest file to save, e.g. 20MiB (default 100MiB)'),
+    maxSize: text('--max-size <size>', 'the largest file to save, e.g. 20MiB (default 100MiB, at most 2GiB)'),
   },
   examples: [
     'imaging referrals download R-240002',
@@ -47,18 +58,18 @@ export default defineCommand({
         'name the referrals to download from: ids or references, or --from FILE',
         'e.g. imaging referrals download R-240002',
       );
-    const makeDir = checkDir(dir, opts.dir !== undefined);
+    const makeDir = checkDir(dir, opts.dir !== undefined, opts.dir ?? '.');
     const reports = opts.reports === true || opts.documents !== true;
     const documents = opts.documents === true;
     const human = format === 'table';
 
     const { resolveReferrals } = await import('../../referrals/resolve.js');
     const named = dedupe(await resolveReferrals(ctx, texts));
-    const { wanted, failures } = await wantedAll(ctx, named, reports, documents);
+    const { wanted, failures, unread } = await wantedAll(ctx, named, reports, documents);
     listUnavailable(human ? ctx.out : ctx.err, wanted);
     const available = wanted.filter((w): w is Available => w.url !== null);
     if (available.length === 0)
-      nothingAvailable(named.length, wanted.length, failures.length, reports, documents);
+      nothingAvailable(named.length, wanted.length, failures.length - unread, unread, reports, documents);
     makeDir();
     const saved = await saveAll(ctx, available, {
       dir,
@@ -87,6 +98,7 @@ const CONCURRENCY = 4;
 async function wantedAll(ctx: Context, named: readonly Named[], reports: boolean, documents: boolean) {
   const client = ctx.api();
   const read: Array<Referral | undefined> = new Array(named.length);
+  const unreadable: Array<UnreadableAnswerError | undefined> = new Array(named.length);
   let next = 0;
   const worker = async () => {
     while (next < named.length) {
@@ -94,8 +106,13 @@ async function wantedAll(ctx: Context, named: readonly Named[], reports: boolean
       const n = named[i]!;
       try {
         // A reference's list record is the referral already: no second request.
-        read[i] = n.referral ?? (await getReferral(client, n.id)).data;
+        const res = n.referral ? { data: n.referral, requestId: undefined } : await getReferral(client, n.id);
+        read[i] = readingAnswer(res.requestId, () => checkDownloadable(res.data));
       } catch (err) {
+        if (named.length > 1 && err instanceof UnreadableAnswerError) {
+          unreadable[i] = err;
+          continue;
+        }
         if (named.length === 1 || !(err instanceof ApiError) || err.exitCode !== ExitCode.notFound) throw err;
       }
     }
@@ -109,10 +126,18 @@ async function wantedAll(ctx: Context, named: readonly Named[], reports: boolean
       continue;
     }
     const n = named[i]!;
+    const bad = unreadable[i];
+    if (bad) {
+      failures.push(`${n.reference ?? n.id}: ${bad.message}`);
+      ctx.err.line(
+        safe`error: ${n.reference ?? n.id}: ${bad.message}${bad.requestId ? ` (request id ${bad.requestId})` : ''}`,
+      );
+      continue;
+    }
     failures.push(`${n.reference ?? n.id}: not found`);
     ctx.err.line(safe`error: ${n.reference ?? n.id}: referral not found`);
   }
-  return { wanted, failures };
+  return { wanted, failures, unread: unreadable.filter(Boolean).length };
 }
 
 /** Reports not in yet: in the list a person reads, or on stderr beside data. */
@@ -134,10 +159,19 @@ function nothingAvailable(
   referrals: number,
   wanted: number,
   notFound: number,
+  unread: number,
   reports: boolean,
   documents: boolean,
 ): never {
-  if (notFound > 0) throw new CliError(`${count(notFound, 'referral')} not found; nothing saved`);
+  if (notFound + unread > 0)
+    throw new CliError(
+      [
+        notFound > 0 ? `${count(notFound, 'referral')} not found` : '',
+        unread > 0 ? `${count(unread, 'referral')} not readable` : '',
+      ]
+        .filter(Boolean)
+        .join(', ') + '; nothing saved',
+    );
   const what = !documents ? 'report' : !reports ? 'document with a URL' : 'report or document';
   throw new CliError(
     `nothing to download: ${wanted === 0 ? `no ${what}` : 'no report is in yet'} for ${count(referrals, 'referral')}`,
@@ -157,6 +191,7 @@ async function saveAll(
   const units = { pages: 'files', records: 'bytes' };
   const on = ctx.io.stderrIsTTY && opts.human;
   const saved: Saved[] = [];
+  const taken = new Set<string>();
   let bytes = 0;
   for (const [i, w] of available.entries()) {
     const bar = new ProgressBar(ctx.err, on, 'downloading', ctx.io.errColumns ?? 80, units);
@@ -164,6 +199,7 @@ async function saveAll(
     try {
       const s = await saveOne(client, w, {
         ...opts,
+        taken,
         onData: (received) => bar.update(i, bytes + received, available.length),
       });
       bar.done();
@@ -189,6 +225,10 @@ export function parseSize(value: string): number {
   const power = ' kmg'.indexOf((m[2] || ' ').toLowerCase());
   const n = Math.floor(Number(m[1]) * (m[3] ? 1024 : 1000) ** power);
   if (n < 1) throw new UsageError('--max-size must be at least 1 byte');
+  if (n > MAX_MAX)
+    throw new UsageError(
+      `--max-size can be at most 2GiB, not "${value}": a file is held in memory whole before it is saved`,
+    );
   return n;
 }
 
@@ -203,12 +243,13 @@ async function fromFile(ctx: Context, source: string): Promise<string[]> {
  * The folder is a folder, or is missing and named with -D: made (0700: it holds patient data) only
  * once there is something to save in it.
  */
-function checkDir(dir: string, named: boolean): () => void {
+function checkDir(dir: string, named: boolean, given: string): () => void {
   try {
     if (!statSync(dir).isDirectory()) throw new UsageError(`--dir: ${dir} is not a folder`);
+    checkSaveFolder(dir, given);
     return () => {};
   } catch (err) {
-    if (err instanceof UsageError) throw err;
+    if (err instanceof CliError) throw err;
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || !named)
       throw new UsageError(`--dir: cannot use ${dir}: ${reasonOf(err)}`);
   }
@@ -218,6 +259,7 @@ function checkDir(dir: string, named: boolean): () => void {
     } catch (err) {
       throw new CliError(`--dir: cannot make ${dir}: ${reasonOf(err)}`);
     }
+    checkSaveFolder(dir, given);
   };
 }
 

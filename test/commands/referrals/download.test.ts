@@ -1,5 +1,13 @@
-import { execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import {
+  chmodSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Referral } from '../../../src/api/types.js';
@@ -373,6 +381,144 @@ describe('the token goes only below the base URL', () => {
     }
   });
 });
+
+/** An API of our own serving referrals as given, each report a PDF naming its referral. */
+describe('several referrals from one server', () => {
+  const referrals = new Map<string, unknown>();
+  let api: Awaited<ReturnType<typeof testServer>>;
+  beforeAll(async () => {
+    api = await testServer((req, res) => {
+      const m = /^\/api\/v2\/referrals\/([^/?]+)$/.exec(req.url ?? '');
+      if (m && referrals.has(m[1]!)) return json(res, 200, referrals.get(m[1]!));
+      const f = /^\/api\/v2\/files\/([^/?]+)\.pdf$/.exec(req.url ?? '');
+      if (f) {
+        res.writeHead(200, { 'content-type': 'application/pdf' });
+        return res.end(minimalPdf([`Referral: ${f[1]}`]));
+      }
+      json(res, 404, { message: 'not found' });
+    });
+  });
+  afterAll(() => api.close());
+  afterEach(() => referrals.clear());
+  const serve = (id: string, reference: string, accession: string) =>
+    referrals.set(id, {
+      id,
+      reference,
+      documents: [],
+      visits: [
+        {
+          status: 'report_uploaded',
+          procedures: [{ accession_id: accession, report_link: `${api.url}/api/v2/files/${id}.pdf` }],
+        },
+      ],
+    });
+  const A = '0b7e1f7a-5a0e-4f43-9a4c-2d1b6f0a9e21';
+  const B = '0b7e1f7a-5a0e-4f43-9a4c-2d1b6f0a9e22';
+  const C = '0b7e1f7a-5a0e-4f43-9a4c-2d1b6f0a9e23';
+  const envIn = (d: string) => ({ IMAGING_ENV: 'local', IMAGING_BASE_URL: api.url, IMAGING_CONFIG_DIR: d });
+  const text = (path: string) => readFileSync(path).toString('latin1');
+
+  it('two referrals whose names sanitise alike: both kept, the second under -2, even with --force', async () => {
+    serve(A, 'R-1/2', 'ACC');
+    serve(B, 'R-1', '2_ACC');
+    const d = tempDir();
+    try {
+      const out = join(d.path, 'out');
+      for (const run of [1, 2]) {
+        const r = await piped(['referrals', 'download', A, B, '-D', out, '--force', '--max-size', '2GiB'], {
+          env: envIn(d.path),
+        });
+        expect(r.code, `run ${run}: ${r.stderr}`).toBe(0);
+        expect(r.stdout).toContain('saved R-1_2_ACC_report.pdf (');
+        expect(r.stdout).toContain('saved R-1_2_ACC_report-2.pdf (');
+        expect(readdirSync(out).sort()).toEqual(['R-1_2_ACC_report-2.pdf', 'R-1_2_ACC_report.pdf']);
+        // Each file holds its own referral's report.
+        expect(text(join(out, 'R-1_2_ACC_report.pdf'))).toContain(`Referral: ${A}`);
+        expect(text(join(out, 'R-1_2_ACC_report-2.pdf'))).toContain(`Referral: ${B}`);
+      }
+    } finally {
+      d.cleanup();
+    }
+  });
+
+  it('a referral the tool cannot read is one line and a failure; the others are saved (exit 1)', async () => {
+    serve(A, 'R-1', 'A1');
+    referrals.set(B, { id: B, reference: 'R-2', documents: [], visits: {} });
+    serve(C, 'R-3', 'C1');
+    const d = tempDir();
+    try {
+      const out = join(d.path, 'out');
+      const r = await piped(['referrals', 'download', A, B, C, '-D', out], { env: envIn(d.path) });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain(
+        `error: ${B}: the server sent an answer this tool cannot read: the referral: visits is an object, not a list`,
+      );
+      expect(r.stderr).not.toMatch(/unexpected failure|is not a function|\n\s+at /);
+      expect(r.stderr).toMatch(/error: 1 file not saved \(2 saved\)\n$/);
+      expect(readdirSync(out).sort()).toEqual(['R-1_A1_report.pdf', 'R-3_C1_report.pdf']);
+      // Alone, it is the same error `referrals get` gives.
+      const alone = await piped(['referrals', 'download', B, '-D', out], { env: envIn(d.path) });
+      expect(alone.code).toBe(1);
+      expect(alone.stderr).toMatch(
+        /^error: the server sent an answer this tool cannot read: .*visits is an object/,
+      );
+      expect(alone.stderr).not.toMatch(/\n\s+at /);
+    } finally {
+      d.cleanup();
+    }
+  });
+});
+
+const NOBODY = 65534;
+const asNobody = process.getuid?.() === 0 && spawnSync('setpriv', ['--version']).status === 0;
+describe.skipIf(!asNobody)(
+  `-D a folder others control: exit 2 before any request${asNobody ? '' : ' (skipped: needs root and setpriv to act as nobody)'}`,
+  () => {
+    const nobody = (...cmd: string[]) =>
+      execFileSync('setpriv', [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', ...cmd]);
+    it("a folder of nobody's, nobody's symlink to my folder, a world-writable folder without the sticky bit", async () => {
+      const r = placed('api');
+      const d = tempDir();
+      try {
+        chmodSync(d.path, 0o755); // nobody may pass through
+        const shared = join(d.path, 'shared');
+        mkdirSync(shared);
+        chmodSync(shared, 0o1777);
+        const theirs = join(shared, 'theirs');
+        nobody('mkdir', '-m', '755', theirs);
+        const mine = join(d.path, 'mine');
+        mkdirSync(mine, { mode: 0o700 });
+        const link = join(shared, 'link');
+        nobody('ln', '-s', mine, link);
+        const open = join(d.path, 'open');
+        mkdirSync(open);
+        chmodSync(open, 0o777);
+        const cases: Array<[string, RegExp]> = [
+          [theirs, /--dir: will not save into .*theirs: .*theirs belongs to nobody/],
+          [
+            link,
+            /--dir: will not save into .*link: .*link is a symlink owned by nobody, in .*shared, a folder others can write to/,
+          ],
+          [open, /--dir: will not save into .*open: .*open is writable by others \(mode 0777\)/],
+        ];
+        for (const [folder, message] of cases) {
+          const res = await piped(['referrals', 'download', r.id, '-D', folder], { env: fx.env() });
+          expect(res.code, res.stderr).toBe(2);
+          expect(res.stderr).toMatch(message);
+          expect(res.stderr).toMatch(/hint: .*only you can write/i);
+          expect(res.stderr).not.toMatch(/\n\s+at /);
+          expect(fx.apiRequests()).toEqual([]);
+        }
+        expect(readdirSync(mine)).toEqual([]);
+        // My own sticky folder, as /tmp, is fine.
+        const res = await piped(['referrals', 'download', r.id, '-D', shared], { env: fx.env() });
+        expect(res.code, res.stderr).toBe(0);
+      } finally {
+        d.cleanup();
+      }
+    });
+  },
+);
 
 describe('a download stopped part-way', () => {
   const ID = '0b7e1f7a-5a0e-4f43-9a4c-2d1b6f0a9e12';
