@@ -125,10 +125,10 @@ function renderPatient(view: View, p: Referral['patient']): void {
   );
 }
 
-/** Why a procedure has no report: not in yet, with the visit's status (none ever, once canceled). */
+/** Why a procedure has no report: not in yet, with the visit's status (none ever once canceled or the exam was not completed). */
 const notYet = (status: unknown) =>
-  status === 'canceled'
-    ? 'none (visit: canceled)'
+  status === 'canceled' || status === 'exam_not_completed'
+    ? `none (visit: ${status})`
     : `not yet (visit: ${typeof status === 'string' ? status : 'unknown'})`;
 
 /** The report and image links and documents, one line each; links without their query string. */

@@ -30,7 +30,9 @@ export function linkCell(r: DocumentRow): string {
   if (r.link) return r.link;
   if (r.kind === 'document') return 'no link';
   const visit = r.visit_status ?? 'unknown';
-  return r.visit_status === 'canceled' ? 'none (visit: canceled)' : `not yet (visit: ${visit})`;
+  return visit === 'canceled' || visit === 'exam_not_completed'
+    ? `none (visit: ${visit})`
+    : `not yet (visit: ${visit})`;
 }
 
 /** A `documents` entry's fields but its link, as `name: value` pairs. */

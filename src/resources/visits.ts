@@ -1,4 +1,5 @@
 import type { Procedure, Visit } from '../api/types.js';
+import { bareLink } from '../util/link.js';
 import { type Cell, list, obj, REPEATED, type RowColumn, str } from './schema.js';
 
 // The export's visit and procedure rows; `REPEATED`: a visit column each procedure row carries too.
@@ -11,6 +12,9 @@ const texts = (xs: unknown[]): string[] =>
   xs.filter((x) => x !== null && x !== undefined && x !== '').map((x) => str(x) as string);
 
 const loc = (v: V | undefined) => obj(v?.location);
+// A signed link's query string is a credential: a row file (CSV, a workbook) mailed around keeps
+// only the link's name (`referrals download` fetches the file itself).
+const link = (v: unknown): Cell => (typeof v === 'string' ? bareLink(v).url : str(v));
 const codes = (v: V | undefined, key: 'cpt_code' | 'accession_id'): Cell =>
   v ? texts(list<P>(v.procedures).map((p) => p[key])) : null;
 
@@ -46,6 +50,6 @@ export const PROCEDURE_ROW: readonly RowColumn<P | undefined>[] = [
   ['accession_id', (p) => str(p?.accession_id)],
   ['study_uid', (p) => str(p?.study_uid)],
   ['series_uid', (p) => str(p?.series_uid)],
-  ['report_link', (p) => str(p?.report_link)],
-  ['image_link', (p) => str(p?.image_link)],
+  ['report_link', (p) => link(p?.report_link)],
+  ['image_link', (p) => link(p?.image_link)],
 ];

@@ -121,6 +121,14 @@ const CASES: Array<[string[], RegExp, string?]> = [
   ],
   [['referrals', 'watch', 'R-240001', '--interval', '60'], /--interval: "60" is not a duration/],
   [
+    ['referrals', 'watch', 'R-240001', '--until', 'Canceled'],
+    /--until canceled is not a status a referral progresses to/,
+  ],
+  [
+    ['referrals', 'watch', 'R-240001', '--until', 'booked,exam_not_completed'],
+    /--until exam_not_completed is not/,
+  ],
+  [
     ['referrals', 'create', '--file', '/nonexistent/r.json'],
     /cannot read \/nonexistent\/r.json: no such file/,
   ],

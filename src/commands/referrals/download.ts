@@ -149,7 +149,9 @@ function listUnavailable(to: Context['out'], wanted: readonly Wanted[]): void {
     lines.add(
       status === 'canceled'
         ? `${w.label}: no report, visit canceled`
-        : `${w.label}: not available yet (${status})`,
+        : status === 'exam_not_completed'
+          ? `${w.label}: no report, exam not completed`
+          : `${w.label}: not available yet (${status})`,
     );
   }
   for (const line of lines) to.line(safe`${line}`);

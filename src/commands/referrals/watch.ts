@@ -1,4 +1,3 @@
-import { VISIT_STATUSES } from '../../api/types.js';
 import { defineCommand } from '../../cli/define.js';
 import { duration, formatDuration } from '../../cli/duration.js';
 import { arg, completes, file, int, text } from '../../cli/options.js';
@@ -40,7 +39,7 @@ export default defineCommand({
         '--until <statuses>',
         'visit statuses to wait for (comma-separated, any case; +NAME for a status newer than this tool; default report_uploaded)',
       ),
-      VISIT_STATUSES,
+      PROGRESS,
       { list: true },
     ),
     interval: duration(
@@ -62,6 +61,13 @@ export default defineCommand({
   async run(ctx, args, opts) {
     const format = ctx.format('table');
     const until = parseStatusList(opts.until ?? 'report_uploaded', '--until');
+    // The two side exits are not on the progress path: a referral is never "done" at them.
+    const sideExit = [...until].find((s) => s === 'canceled' || s === 'exam_not_completed');
+    if (sideExit)
+      throw new UsageError(
+        `--until ${sideExit} is not a status a referral progresses to`,
+        `Watch for a status on the way (${PROGRESS.join(', ')}); a referral whose visits are all canceled or stopped at exam_not_completed ends the watch with exit 10.`,
+      );
     const local = ctx.environment().value === 'local';
     const floor = local ? LOCAL_FLOOR_MS : FLOOR_MS;
     const intervalMs = opts.interval ?? DEFAULT_INTERVAL_MS;

@@ -1,13 +1,5 @@
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import {
-  chmodSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Referral } from '../../../src/api/types.js';
@@ -69,7 +61,9 @@ describe('imaging referrals download', () => {
     const pending = r.visits.filter((v) => !links({ ...r, visits: [v] }).length);
     for (const v of pending)
       expect(p.stdout).toMatch(
-        new RegExp(`: (not available yet \\(${v.status}\\)|no report, visit canceled)\n`),
+        new RegExp(
+          `: (not available yet \\(${v.status}\\)|no report, visit canceled|no report, exam not completed)\n`,
+        ),
       );
     // Piped: lines, no escapes, nothing on stderr; on a terminal, a progress bar cleared after.
     expect(hasEscapes(p.stdout + p.stderr)).toBe(false);

@@ -90,6 +90,17 @@ describe('imaging referrals export', () => {
     expect(v.stderr).toMatch(/unknown field "latest_visit_status"/);
   });
 
+  it('procedure rows carry report and image links without a signed query string', async () => {
+    const sent = JSON.stringify(
+      (await run(['referrals', 'list', '--per-page', '60', '--json'], { env: fx.env() })).stdout,
+    );
+    expect(sent).toContain('signature='); // the emulator signs its storage links
+    const r = await piped(['referrals', 'export', '--rows', 'procedure'], { env: fx.env() });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('/reports/ACC-');
+    expect(r.stdout).not.toMatch(/[?&](signature|expires)=/);
+  });
+
   it('refuses bad options before any request, and writes no file', async () => {
     const seen = () => fx.apiRequests().length;
     expectUsageError(
