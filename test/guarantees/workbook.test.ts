@@ -158,10 +158,13 @@ describe('Excel workbooks', () => {
     expect(sheet.autoFilter).toMatch(/^A1:[A-Z]+\d+$/);
   });
 
-  it('icd10 and law-firms search take --format xlsx; a ZIP code stays text', async () => {
+  it('icd10, referrals find and law-firms search take --format xlsx; a ZIP code stays text', async () => {
     const icd = await bytesOf(['icd10', 'knee', '--format', 'xlsx']);
     expect(icd.code).toBe(0);
     expect((await read(icd.out)).name).toBe('ICD-10 codes');
+    const found = await bytesOf(['referrals', 'find', 'garcia', '--format', 'xlsx']);
+    expect(found.code).toBe(0);
+    expect((await read(found.out)).getRow(2).getCell(2).value).toMatch(/^R-\d+$/);
     const firms = await bytesOf(['law-firms', 'search', 'Boston', '--format', 'xlsx']);
     expect(firms.code).toBe(0);
     const sheet = await read(firms.out);
@@ -170,12 +173,13 @@ describe('Excel workbooks', () => {
     expect([zip.type, zip.value]).toEqual([V.String, '02109']);
   });
 
-  it('refuses a terminal as standard output (exit 2, before any request); only the four commands take xlsx', async () => {
+  it('refuses a terminal as standard output (exit 2, before any request); only the list-like commands take xlsx', async () => {
     for (const argv of [
       ['referrals', 'export', '--format', 'xlsx'],
       ['referrals', 'export', '-o', '-', '--format', 'xlsx'],
       ['referrals', 'list', '--format', 'xlsx'],
       ['icd10', 'knee', '--format', 'xlsx'],
+      ['referrals', 'find', 'garcia', '--format', 'xlsx'],
       ['law-firms', 'search', 'Boston', '--format', 'xlsx'],
     ])
       expectUsageError(

@@ -4,6 +4,7 @@ import { arg } from '../../cli/options.js';
 import { checkRecords } from '../../cli/read-list.js';
 import { CliError, ExitCode } from '../../errors.js';
 import { selectFields } from '../../output/fields.js';
+import { refuseTerminal } from '../../output/format.js';
 import { write } from '../../output/write.js';
 import { checkReferral } from '../../referrals/check.js';
 import { dateOfBirth, referralSearch, searchText } from '../../referrals/match.js';
@@ -12,6 +13,7 @@ import { REFERRAL_FIELDS, referralColumns } from '../../resources/referrals.js';
 
 export default defineCommand({
   path: ['referrals', 'find'],
+  formats: ['table', 'json', 'ndjson', 'csv', 'xlsx'],
   fields: [{ fields: REFERRAL_FIELDS }],
   description:
     'Finds referrals by reference, patient name (the last name, or "last, first", or first and last), date of birth (YYYY-MM-DD or MM/DD/YYYY) or claim number (wc_number, insurance_number); case and accents do not matter. Asks the list with q first and trusts the answer only when every record matches it; otherwise reads the list page by page, and stops at the referral whose reference is the text. Prints the referral list\'s table and formats. Nothing found is exit 4. Nothing is cached or written to disk; --verbose shows q as [redacted].',
@@ -24,6 +26,7 @@ export default defineCommand({
   ],
   async run(ctx, [typed]) {
     const format = ctx.format('table');
+    refuseTerminal(format, ctx.io.stdoutIsTTY);
     const fields = selectFields(ctx.globals.fields, REFERRAL_FIELDS);
     // A date that is none ("02/30/1990") is a usage error here, before any request.
     dateOfBirth(searchText(typed));
