@@ -125,6 +125,12 @@ function renderPatient(view: View, p: Referral['patient']): void {
   );
 }
 
+/** A link without its signature, marked: shown bare, a signed link does not open on its own. */
+function shownLink(link: string): string {
+  const b = bareLink(link);
+  return b.signed ? `${b.url} (signed)` : b.url;
+}
+
 /** Why a procedure has no report: not in yet, with the visit's status (none ever once canceled or the exam was not completed). */
 const notYet = (status: unknown) =>
   status === 'canceled' || status === 'exam_not_completed'
@@ -161,6 +167,8 @@ function renderDocuments(view: View, rows: DocumentRow[], reference: unknown, id
   const name = typeof reference === 'string' && /^[\w.-]+$/.test(reference) ? reference : v(id);
   if (rows.some((row) => row.link))
     view.out.push(safe`  ${dim(`Links: imaging referrals documents ${name}`)}`);
+  if (rows.some((row) => row.link && row.signed === 'yes'))
+    view.out.push(safe`  ${dim(`Files: imaging referrals download ${name} --documents`)}`);
 }
 
 function renderVisits(view: View, visits: Referral['visits']): void {
@@ -192,8 +200,8 @@ function renderVisits(view: View, visits: Referral['visits']): void {
         [
           ['CPT', proc.cpt_code],
           ['Accession', proc.accession_id],
-          ['Report', proc.report_link ? bareLink(proc.report_link).url : notYet(visit.status)],
-          ['Images', proc.image_link ? bareLink(proc.image_link).url : undefined],
+          ['Report', proc.report_link ? shownLink(proc.report_link) : notYet(visit.status)],
+          ['Images', proc.image_link ? shownLink(proc.image_link) : undefined],
         ],
         '       ',
       );

@@ -27,7 +27,8 @@ export interface DocumentRow {
 
 /** How a row reads in a table's link column: the link, or why there is none yet. */
 export function linkCell(r: DocumentRow): string {
-  if (r.link) return r.link;
+  // A link shown without its signature does not open on its own: `referrals download` fetches it.
+  if (r.link) return r.signed === 'yes' ? `${r.link} (signed)` : r.link;
   if (r.kind === 'document') return 'no link';
   const visit = r.visit_status ?? 'unknown';
   return visit === 'canceled' || visit === 'exam_not_completed'

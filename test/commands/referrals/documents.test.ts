@@ -25,8 +25,9 @@ const bare = (link: unknown) => {
   return u.href;
 };
 const REPORT = () => bare(sent.visits[0]!.procedures[0]!.report_link);
-const IMAGES = () => bare(sent.visits[0]!.procedures[0]!.image_link);
 const DOC = () => bare(sent.documents[0]!.url);
+/** How a table shows a link: bare, marked when a signature was taken off. */
+const shown = (link: unknown) => (/[?#]/.test(String(link)) ? `${bare(link)} (signed)` : bare(link));
 
 describe('imaging referrals documents', () => {
   it('a row per report (in or not yet), images and document; piped, every column; at 80, the links whole', async () => {
@@ -35,11 +36,27 @@ describe('imaging referrals documents', () => {
     const rows = p.stdout.trimEnd().split('\n');
     expect(rows[0]).toMatch(/^KIND +ACCESSION +CPT +BODY PART +VISIT STATUS +LINK +DETAILS$/);
     expect(rows.slice(1).map((l) => l.split(/ {2,}/))).toEqual([
-      ['report', 'ACC-100400', '72158', 'Lumbar Spine', 'report_uploaded', REPORT(), '-'],
-      ['images', 'ACC-100400', '72158', 'Lumbar Spine', 'report_uploaded', IMAGES(), '-'],
+      [
+        'report',
+        'ACC-100400',
+        '72158',
+        'Lumbar Spine',
+        'report_uploaded',
+        shown(sent.visits[0]!.procedures[0]!.report_link),
+        '-',
+      ],
+      [
+        'images',
+        'ACC-100400',
+        '72158',
+        'Lumbar Spine',
+        'report_uploaded',
+        shown(sent.visits[0]!.procedures[0]!.image_link),
+        '-',
+      ],
       ['report', 'ACC-100410', '73223', 'Shoulder', 'booked', 'not yet (visit: booked)', '-'],
       ['report', '-', '72195', 'Pelvis', 'intake_sent', 'not yet (visit: intake_sent)', '-'],
-      ['document', '-', '-', '-', '-', DOC(), 'kind: aob'],
+      ['document', '-', '-', '-', '-', shown(sent.documents[0]!.url), 'kind: aob'],
     ]);
     expect(p.stderr).toBe('');
     expect(terminal.code).toBe(0);
@@ -195,7 +212,9 @@ describe('signed links: never their query string, in any format', () => {
     const r = await piped(['referrals', 'get', ID], { env: env() });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).not.toContain('f00dcafe');
-    expect(r.stdout).toMatch(/^ {7}Report: +https:\/\/storage\.example\.invalid\/r\/ACC-100400\.pdf$/m);
+    expect(r.stdout).toMatch(
+      /^ {7}Report: +https:\/\/storage\.example\.invalid\/r\/ACC-100400\.pdf \(signed\)$/m,
+    );
     expect(r.stdout).toMatch(/^ {7}Report: +not yet \(visit: booked\)$/m);
     const docs = r.stdout.slice(r.stdout.indexOf('\nDocuments (6)\n')).split('\n\n')[0]!.split('\n').slice(2);
     expect(docs.map((l) => l.trim().split(/ {2,}/))).toEqual([
@@ -206,6 +225,7 @@ describe('signed links: never their query string, in any format', () => {
       ['document 1', 'type: invoice; preview: https://p.example.invalid/x', 'available'],
       ['document 2', 'type: note; pages: 2', 'no link'],
       ['Links: imaging referrals documents R-240004'],
+      ['Files: imaging referrals download R-240004 --documents'],
     ]);
   });
 });
