@@ -112,6 +112,14 @@ export class InterruptedError extends CliError {
   }
 }
 
+/** A 2xx answer that is not JSON at all (cut short, a proxy's HTML page), after the client's own retries. */
+export class NotJsonError extends CliError {
+  constructor(message: string, hint?: string) {
+    super(message, ExitCode.failure, hint);
+    this.name = 'NotJsonError';
+  }
+}
+
 // A 2xx answer whose shape the tool cannot use (a list where text was expected, an object where a list was,
 // JSON nested absurdly deep).
 export class UnreadableAnswerError extends CliError {

@@ -5,6 +5,7 @@ import {
   CliError,
   ExitCode,
   NetworkError,
+  NotJsonError,
   TimeoutError,
   UnreadableAnswerError,
   UsageError,
@@ -445,11 +446,10 @@ function notJsonError(
   body: Body,
   headers: IncomingHttpHeaders,
   requestId: string | undefined,
-): CliError {
+): NotJsonError {
   const note = notJsonNote(body.text(), body.length, headers);
-  return new CliError(
+  return new NotJsonError(
     `the server's answer is not valid JSON (${note}): ${method} ${traceUrl(url)}`,
-    ExitCode.failure,
     requestId ? `request id: ${requestId}` : 'The answer may have been cut short; try again.',
   );
 }

@@ -272,6 +272,14 @@ function nextPageOf(
   return next === undefined || next <= page ? undefined : next;
 }
 
+/** Whether a walk asks for a page after this one (the `page`-th): within its total, or as it says. */
+export function hasNextPage(
+  list: { items: unknown[]; meta: PageMeta | undefined; totalPages?: number | undefined },
+  page: number,
+): boolean {
+  return (list.totalPages !== undefined && page < list.totalPages) || nextPageOf(list, page) !== undefined;
+}
+
 /** Pages after `page`, one after another, through the walk's policy. */
 async function* followPages<P extends ListPage<unknown>>(
   page: number,

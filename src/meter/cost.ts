@@ -69,6 +69,108 @@ export async function checkCost(ctx: Context, remaining: number | undefined, wha
     );
 }
 
+/** Pages a sandbox walk of unknown length reads before it asks to go on. */
+export const UNKNOWN_WALK_ASKS_AFTER = 10;
+
+/**
+ * The sandbox's watch between the pages of walks whose length the server did not say (one command's
+ * walks share it): after 10 pages it asks once before going on, as such a server may page forever
+ * (a terminal; --yes goes on; else exit 6). And no walk sends another page once the meter says the
+ * allowance is used up, unless it said so before the command's first walk and --yes went ahead.
+ */
+export class WalkGuard {
+  private approved: Promise<void> | undefined;
+  private readonly usedUpAtStart: boolean;
+
+  constructor(
+    private readonly ctx: Context,
+    /** Starts a sentence: "This search". */
+    private readonly what: string,
+    /** What is walked: "the referral list". */
+    private readonly list: string,
+    private readonly narrow: string,
+  ) {
+    const left = this.left();
+    this.usedUpAtStart = left !== undefined && left <= 0;
+  }
+
+  /** Whether the guard has anything to do: only in the sandbox. */
+  get active(): boolean {
+    return this.ctx.meter() !== undefined;
+  }
+
+  /** What the walk will do once it passes 10 pages with no total, for the note before it. */
+  get onUnknown(): string {
+    if (this.ctx.globals.yes) return 'as many requests as there are pages';
+    return this.ctx.io.stdinIsTTY && this.ctx.io.stderrIsTTY
+      ? `asking before it goes past ${num(UNKNOWN_WALK_ASKS_AFTER)} pages, as the server does not say how many there are`
+      : `stopping after ${num(UNKNOWN_WALK_ASKS_AFTER)} pages, as the server does not say how many there are (--yes goes on)`;
+  }
+
+  /** Before the page after the `pages` read so far; `known`: the server said how many there are. */
+  async beforeNext(pages: number, known: boolean): Promise<void> {
+    if (!this.active) return;
+    const left = this.left();
+    if (left !== undefined && left <= 0 && !(this.usedUpAtStart && this.ctx.globals.yes))
+      throw new CliError(
+        `the meter says the sandbox allowance is used up: ${lower(this.what)} stopped after ${count(pages, 'page')} of ${this.list}, before sending more (${this.meterSays()})`,
+        ExitCode.limit,
+        'Correct the meter if it is wrong (imaging auth allowance --used N), or add --yes to go ahead anyway.',
+      );
+    if (known || pages < UNKNOWN_WALK_ASKS_AFTER || this.ctx.globals.yes) return;
+    this.approved ??= this.ask(pages);
+    await this.approved;
+  }
+
+  private async ask(pages: number): Promise<void> {
+    const left = this.left();
+    const read = `${lower(this.what)} has read ${count(pages, 'page')} of ${this.list}, which does not say how many pages there are`;
+    if (!(this.ctx.io.stdinIsTTY && this.ctx.io.stderrIsTTY))
+      throw new CliError(
+        `${read}: stopped before sending more, as each page is a request from the sandbox allowance (${this.meterSays()})`,
+        ExitCode.limit,
+        `${this.narrow}, or add --yes to read every page.`,
+      );
+    const cost =
+      left === undefined
+        ? 'each page more is a request from the sandbox allowance'
+        : `each page more is a request from the ≈${num(left)} left in the sandbox allowance (counted on this machine)`;
+    let ok: boolean;
+    try {
+      ok = await (await this.ctx.prompter()).confirm(`${upper(read)}; ${cost}. Continue?`);
+    } catch (err) {
+      if (err instanceof InterruptedError && !this.ctx.signal.aborted) this.ctx.note('');
+      throw err;
+    }
+    if (!ok)
+      throw new CliError(
+        `stopped at your answer after ${count(pages, 'page')} of ${this.list}`,
+        ExitCode.failure,
+        `${this.narrow}, or add --yes to skip the question.`,
+      );
+  }
+
+  private left(): number | undefined {
+    try {
+      const view = this.ctx.meter()?.view();
+      return view && !view.unreadable ? leftOf(view) : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  private meterSays(): string {
+    try {
+      const view = this.ctx.meter()?.view();
+      if (view) return `sandbox allowance: ${describeView(view, this.ctx.now().getTime())}`;
+    } catch {}
+    return 'sandbox allowance: not known';
+  }
+}
+
+const lower = (text: string) => text.charAt(0).toLowerCase() + text.slice(1);
+const upper = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);
+
 export function remainingAfterFirst(
   totalPages: unknown,
   totalCount: unknown,

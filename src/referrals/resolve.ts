@@ -1,9 +1,10 @@
 import { REFERRALS_PATH } from '../api/endpoints/referrals.js';
-import { fetchPagesInOrder, type OrderedPage } from '../api/pages.js';
+import { fetchPagesInOrder, hasNextPage, type OrderedPage } from '../api/pages.js';
 import type { Referral } from '../api/types.js';
 import { isUuid } from '../cli/args.js';
 import type { Context } from '../context.js';
 import { ApiError, CliError, ExitCode, UsageError } from '../errors.js';
+import { checkCost, remainingAfterFirst, WalkGuard } from '../meter/cost.js';
 import { clean } from '../output/text.js';
 import { num } from '../util/plural.js';
 import { fold, type ReferralSearch, referralSearch } from './match.js';
@@ -61,10 +62,11 @@ export async function resolveReferrals(ctx: Context, texts: readonly string[]): 
     }
   if (wanted.size === 0) return out as ResolvedReferral[];
   const found = new Map<string, { records: Referral[]; searched: string }>();
+  const guard = guardOf(ctx);
   let honoured = true;
   const step = async ([key, search]: [string, ReferralSearch]): Promise<void> => {
     try {
-      const q = await viaQ(ctx, search);
+      const q = await viaQ(ctx, search, guard);
       if (!q) honoured = false;
       else found.set(key, { records: q.records.filter(search.isReference), searched: q.searched });
     } catch (err) {
@@ -89,6 +91,7 @@ export async function resolveReferrals(ctx: Context, texts: readonly string[]): 
     const seen = new Set<string>();
     const scanned = await scan(
       ctx,
+      guard,
       (r) => left.has(refOf(r) ?? ''),
       (records) => {
         seen.add(refOf(records[records.length - 1])!);
@@ -149,13 +152,57 @@ function settle(
 
 /** Every referral `search` matches: the list's q when the server honours it, else a scan. */
 export async function searchReferrals(ctx: Context, search: ReferralSearch): Promise<SearchOutcome> {
-  const q = await viaQ(ctx, search);
+  const guard = guardOf(ctx);
+  const q = await viaQ(ctx, search, guard);
   if (q) return q;
   let exact = false;
-  return scan(ctx, search.matches, (seen) => {
+  return scan(ctx, guard, search.matches, (seen) => {
     exact ||= seen.length > 0 && search.isReference(seen[seen.length - 1]);
     return exact;
   });
+}
+
+/** One guard for all the walks of a command, made once its client (and so its meter) exists. */
+function guardOf(ctx: Context): WalkGuard {
+  ctx.api();
+  return new WalkGuard(
+    ctx,
+    'This search',
+    'the referral list',
+    'Narrow the search (the whole reference, "last, first", a date of birth)',
+  );
+}
+
+/**
+ * The sandbox's checks of a walk, page by page: on page 1 the cost check when it gives a total over
+ * 10 pages; before each page after, the question past 10 pages of a list with no total, and the
+ * meter's used-up stop.
+ */
+class WalkCheck {
+  private remaining: number | undefined;
+
+  constructor(
+    private readonly ctx: Context,
+    private readonly guard: WalkGuard,
+    private readonly scanning: boolean,
+  ) {}
+
+  async first(page: OrderedPage): Promise<void> {
+    if (this.guard.active) this.remaining = await firstPageCost(this.ctx, this.guard, page, this.scanning);
+  }
+
+  /** Before the page after `page`, the `pages`-th read. */
+  async next(page: OrderedPage, pages: number): Promise<void> {
+    if (this.guard.active && hasNextPage(page, pages))
+      await this.guard.beforeNext(pages, this.remaining !== undefined);
+  }
+}
+
+/** What page 1 tells of the pages to come (undefined: nothing, or a total its next_page contradicts). */
+function remainingOf(first: OrderedPage): number | undefined {
+  const meta = first.meta;
+  if (typeof meta?.total_pages === 'number' && first.totalPages === undefined) return undefined;
+  return remainingAfterFirst(meta?.total_pages, meta?.total_count, first.items.length);
 }
 
 function walk(ctx: Context, query: Record<string, string>) {
@@ -180,14 +227,23 @@ function walk(ctx: Context, query: Record<string, string>) {
  * The list with `q=TEXT`. Its query parameters are not published, so the answer is trusted only
  * when every record on its first page matches; undefined when it does not (or q is refused).
  */
-async function viaQ(ctx: Context, search: ReferralSearch): Promise<SearchOutcome | undefined> {
+async function viaQ(
+  ctx: Context,
+  search: ReferralSearch,
+  guard: WalkGuard,
+): Promise<SearchOutcome | undefined> {
   const records: Referral[] = [];
   let pages = 0;
+  const check = new WalkCheck(ctx, guard, false);
   try {
     for await (const page of walk(ctx, { q: search.text })) {
       pages++;
-      if (pages === 1 && !page.items.every(search.matches)) return undefined;
+      if (pages === 1) {
+        if (!page.items.every(search.matches)) return undefined;
+        await check.first(page);
+      }
       for (const r of page.items) if (search.matches(r)) records.push(r as Referral);
+      await check.next(page, pages);
     }
   } catch (err) {
     if (err instanceof ApiError && (err.details.status === 400 || err.details.status === 422))
@@ -207,15 +263,17 @@ async function viaQ(ctx: Context, search: ReferralSearch): Promise<SearchOutcome
  */
 async function scan(
   ctx: Context,
+  guard: WalkGuard,
   matches: (record: unknown) => boolean,
   done: (seen: Referral[]) => boolean,
 ): Promise<SearchOutcome> {
   const records: Referral[] = [];
   let pages = 0;
   let read = 0;
+  const check = new WalkCheck(ctx, guard, true);
   for await (const page of walk(ctx, {})) {
     pages++;
-    if (pages === 1) await scanCost(ctx, page);
+    if (pages === 1) await check.first(page);
     let stop = false;
     for (const r of page.items) {
       read++;
@@ -224,6 +282,7 @@ async function scan(
       if (done(records)) stop = true;
     }
     if (stop) break;
+    await check.next(page, pages);
   }
   return {
     records,
@@ -232,15 +291,24 @@ async function scan(
   };
 }
 
-async function scanCost(ctx: Context, first: OrderedPage): Promise<void> {
-  if (!ctx.meter()) return;
-  const { checkCost, remainingAfterFirst } = await import('../meter/cost.js');
-  const remaining = remainingAfterFirst(first.meta?.total_pages, first.meta?.total_count, first.items.length);
-  if (remaining !== undefined && remaining + 1 <= SCAN_SHOWN_OVER) return;
-  ctx.note(
-    remaining === undefined
-      ? 'The server did not narrow the referral list with q: searching it page by page, as many requests as there are pages.'
-      : `The server did not narrow the referral list with q: searching it page by page, up to ${num(remaining)} more request${remaining === 1 ? '' : 's'}.`,
-  );
-  await checkCost(ctx, remaining, 'This search');
+/**
+ * Page 1's part of the sandbox check: a scan says what it costs, and a total over 10 pages goes
+ * through the cost check; the pages to come, when page 1 tells.
+ */
+async function firstPageCost(
+  ctx: Context,
+  guard: WalkGuard,
+  first: OrderedPage,
+  scanning: boolean,
+): Promise<number | undefined> {
+  const remaining = remainingOf(first);
+  if (remaining !== undefined && remaining + 1 <= SCAN_SHOWN_OVER) return remaining;
+  if (scanning)
+    ctx.note(
+      remaining === undefined
+        ? `The server did not narrow the referral list with q: searching it page by page, ${guard.onUnknown}.`
+        : `The server did not narrow the referral list with q: searching it page by page, up to ${num(remaining)} more request${remaining === 1 ? '' : 's'}.`,
+    );
+  if (remaining !== undefined) await checkCost(ctx, remaining, 'This search');
+  return remaining;
 }

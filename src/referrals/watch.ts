@@ -2,12 +2,21 @@ import { getReferral } from '../api/endpoints/referrals.js';
 import { sleep } from '../api/retry.js';
 import type { Referral } from '../api/types.js';
 import type { Context } from '../context.js';
-import { ApiError, InterruptedError, NetworkError, TimeoutError, UnreadableAnswerError } from '../errors.js';
+import {
+  ApiError,
+  InterruptedError,
+  NetworkError,
+  NotJsonError,
+  TimeoutError,
+  UnreadableAnswerError,
+} from '../errors.js';
+import { clean } from '../output/text.js';
 import { type Standing, standing } from './progress.js';
 
 // The polling of `referrals watch`: each referral is read once an interval until it is done or cannot get
 // there; what changed between two reads is handed to the view. A failed read (network, 5xx, 429) is shown
-// and tried again at the next interval, never fatal.
+// and tried again at the next interval, never fatal; so is an answer that cannot be read (not JSON, or
+// not the referral asked for), which a proxy or a server in trouble sends for a while.
 
 /** A referral to watch: its id, and the list's snapshot when a reference was resolved through the list. */
 export interface WatchTarget {
@@ -106,6 +115,7 @@ export async function watchReferrals(
     await eachLimited(due, opts.concurrency, async (w) => {
       try {
         const res = await getReferral(client, w.id);
+        checkSameReferral(w.id, res.data, res.requestId);
         w.problem = undefined;
         read(w, res.data);
       } catch (err) {
@@ -170,10 +180,29 @@ function patientName(r: Referral): string | undefined {
   return typeof p.name === 'string' ? p.name : undefined;
 }
 
+/** The answer is the referral asked for: another one's state is never reported as this one's. */
+function checkSameReferral(id: string, data: unknown, requestId: string | undefined): void {
+  const got = typeof data === 'object' && data !== null ? (data as { id?: unknown }).id : undefined;
+  const text = typeof got === 'string' || typeof got === 'number' ? String(got) : undefined;
+  if (text !== undefined && text.toLowerCase() === id.toLowerCase()) return;
+  const why =
+    got === undefined
+      ? 'the answer has no id'
+      : text === undefined
+        ? "the answer's id is not text"
+        : `the answer is referral ${clean(text.slice(0, 80))}, not the one asked for`;
+  throw new UnreadableAnswerError(`the referral ${clean(id)}: ${why}`, requestId);
+}
+
 /** Why a read failed, when the watch goes on past it (a drop, a timeout, 5xx, a rate limit); else undefined. */
 function passing(err: unknown): string | undefined {
   if (err instanceof InterruptedError) return undefined;
-  if (err instanceof NetworkError || err instanceof TimeoutError || err instanceof UnreadableAnswerError)
+  if (
+    err instanceof NetworkError ||
+    err instanceof TimeoutError ||
+    err instanceof UnreadableAnswerError ||
+    err instanceof NotJsonError
+  )
     return err.message;
   if (err instanceof ApiError) {
     const { status, code } = err.details;

@@ -302,6 +302,145 @@ describe('the cost of a scan in the sandbox', () => {
   });
 });
 
+describe('a sandbox list that pages forever and never says how many pages', () => {
+  // Page N: one Garcia referral (R-N) and next_page N+1, no total_pages or total_count, ever. With
+  // `q=Nobody` its records do not match, so q is not trusted and the list is scanned; with
+  // `q=Garcia` every record matches, so the q walk itself goes on. `saysOnePage`: every page says
+  // total_pages 1, which its own next_page contradicts (the walk follows next_page).
+  let server: Awaited<ReturnType<typeof testServer>>;
+  let saysOnePage = false;
+  beforeAll(async () => {
+    server = await testServer((req, res) => {
+      const url = new URL(req.url ?? '/', 'http://x');
+      const page = Number(url.searchParams.get('page') ?? '1');
+      const hex = page.toString(16).padStart(12, '0');
+      json(res, 200, {
+        referrals: [
+          {
+            id: `00000000-0000-4000-8000-${hex}`,
+            reference: `R-${page}`,
+            patient: { first_name: 'Mary', last_name: 'Garcia', name: 'Mary Garcia' },
+          },
+        ],
+        meta: { current_page: page, next_page: page + 1, ...(saysOnePage ? { total_pages: 1 } : {}) },
+      });
+    });
+  });
+  const config = tempDir();
+  afterAll(async () => {
+    await server.close();
+    config.cleanup();
+  });
+  let n = 0;
+  const sandbox = () => ({
+    IMAGING_ENV: 'sandbox',
+    IMAGING_BASE_URL: server.url,
+    IMAGING_CONFIG_DIR: config.path,
+    IMAGING_TOKEN: `forever-${process.pid}-${++n}`,
+    NO_COLOR: '1',
+  });
+  const asked: string[] = [];
+  const answering = (answer: boolean): Prompter => ({
+    secret: async () => '',
+    confirm: async (message) => {
+      asked.push(message);
+      return answer;
+    },
+  });
+  const requests = () => server.seen.filter((r) => r.url.startsWith('/api/v2/referrals'));
+  beforeEach(() => {
+    server.seen.length = 0;
+    asked.length = 0;
+  });
+
+  it('piped: a scan stops after 10 pages with exit 6, and so does a trusted q walk; find and get alike', async () => {
+    const r = await piped(['referrals', 'find', 'Nobody'], { env: sandbox() });
+    expect(r.code, r.stderr).toBe(6);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toContain(
+      'The server did not narrow the referral list with q: searching it page by page, stopping after 10 pages, as the server does not say how many there are (--yes goes on).',
+    );
+    expect(r.stderr).toContain(
+      'error: this search has read 10 pages of the referral list, which does not say how many pages there are: stopped before sending more, as each page is a request from the sandbox allowance (sandbox allowance: ≈11 of 2,000 requests used',
+    );
+    expect(r.stderr).toContain('Narrow the search');
+    expect(r.stderr).toContain('or add --yes to read every page.');
+    // q, then pages 1 to 10 of the scan: nothing after the tenth.
+    expect(requests()).toHaveLength(11);
+    expect(requests().at(-1)!.url).toBe('/api/v2/referrals?page=10&per_page=100');
+
+    server.seen.length = 0;
+    const get = await piped(['referrals', 'get', 'R-0'], { env: sandbox() });
+    expect(get.code, get.stderr).toBe(6);
+    expect(requests()).toHaveLength(11);
+
+    server.seen.length = 0;
+    const q = await piped(['referrals', 'find', 'Garcia'], { env: sandbox() });
+    expect(q.code, q.stderr).toBe(6);
+    expect(q.stderr).toContain('error: this search has read 10 pages of the referral list');
+    expect(requests()).toHaveLength(10);
+    expect(requests().every((r) => r.url.includes('q=Garcia'))).toBe(true);
+
+    // A total that next_page contradicts is no total.
+    server.seen.length = 0;
+    saysOnePage = true;
+    try {
+      const one = await piped(['referrals', 'find', 'Nobody'], { env: sandbox() });
+      expect(one.code, one.stderr).toBe(6);
+      expect(requests()).toHaveLength(11);
+    } finally {
+      saysOnePage = false;
+    }
+  });
+
+  it('on a terminal it asks once: no stops there, yes goes on until the meter says the allowance is used up', async () => {
+    const no = await run(['referrals', 'find', 'Nobody'], {
+      env: sandbox(),
+      stdinIsTTY: true,
+      stderrIsTTY: true,
+      deps: { prompter: answering(false) },
+    });
+    expect(no.code, no.stderr).toBe(1);
+    expect(asked).toEqual([
+      'This search has read 10 pages of the referral list, which does not say how many pages there are; each page more is a request from the ≈1,989 left in the sandbox allowance (counted on this machine). Continue?',
+    ]);
+    expect(no.stderr).toContain('error: stopped at your answer after 10 pages of the referral list');
+    expect(requests()).toHaveLength(11);
+
+    // 15 left: q and 14 pages, then the meter says used up and nothing more is sent, --yes or not.
+    server.seen.length = 0;
+    asked.length = 0;
+    const env = sandbox();
+    expect((await run(['auth', 'allowance', '--used', '1985'], { env })).code).toBe(0);
+    const yes = await run(['referrals', 'find', 'Nobody'], {
+      env,
+      stdinIsTTY: true,
+      stderrIsTTY: true,
+      deps: { prompter: answering(true) },
+    });
+    expect(yes.code, yes.stderr).toBe(6);
+    expect(asked).toHaveLength(1);
+    expect(yes.stderr).toContain(
+      'error: the meter says the sandbox allowance is used up: this search stopped after 14 pages of the referral list, before sending more (sandbox allowance: ≈2,000 of 2,000 requests used',
+    );
+    expect(requests()).toHaveLength(15);
+  });
+
+  it('--yes asks nothing and goes past 10 pages, still stopping where the meter says the allowance is used up', async () => {
+    const env = sandbox();
+    expect((await run(['auth', 'allowance', '--used', '1975'], { env })).code).toBe(0);
+    const r = await piped(['referrals', 'find', 'Nobody', '--yes'], { env });
+    expect(r.code, r.stderr).toBe(6);
+    expect(r.stderr).toContain(
+      'The server did not narrow the referral list with q: searching it page by page, as many requests as there are pages.',
+    );
+    expect(r.stderr).toContain(
+      'error: the meter says the sandbox allowance is used up: this search stopped after 24 pages',
+    );
+    expect(requests()).toHaveLength(25);
+  });
+});
+
 describe('nothing is written to disk', () => {
   it('home, config, cache, state and temporary folders stay empty after finds and lookups, q or scan', async () => {
     const dir = tempDir();

@@ -4,9 +4,10 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Referral } from '../../../src/api/types.js';
 import { stepOf } from '../../../src/emulator/advance.js';
 import { parseFault } from '../../../src/emulator/faults.js';
+import { HOSTILE } from '../../../src/emulator/hostile.js';
 import { PROGRESS, reached, type Standing, standing } from '../../../src/referrals/progress.js';
 import { expectUsageError, hasEscapes, lines, piped, plain } from '../../fake-io.js';
-import { launcher, mockFixture, run, tempDir } from '../../helpers.js';
+import { json, launcher, mockFixture, run, tempDir, testServer } from '../../helpers.js';
 import { paneFixture } from '../../terminal.js';
 
 const fx = mockFixture({ referrals: 600 });
@@ -137,6 +138,77 @@ describe('imaging referrals watch: a server that fails for a while', () => {
         fx.mock.faults.clear();
       }
     }
+  });
+});
+
+describe('imaging referrals watch: answers that cannot be read', () => {
+  // A real server standing in for the API: `answers` says what each read of the referral gets, in turn;
+  // past its end, the referral as it is.
+  let answers: Array<'html' | 'garbage' | 'other' | 'no id'> = [];
+  let server: Awaited<ReturnType<typeof testServer>>;
+  const config = tempDir();
+  let target: Referral;
+  let stranger: Referral;
+  beforeAll(async () => {
+    [target] = standingAs('done') as [Referral];
+    [stranger] = standingAs('cannot') as [Referral];
+    server = await testServer((req, res) => {
+      if (req.url !== `/api/v2/referrals/${target.id}`) return json(res, 404, { error: 'not found' });
+      const next = answers.shift();
+      if (next === 'html') {
+        res.writeHead(200, { 'content-type': 'text/html' });
+        return res.end('<html><body>Gateway maintenance</body></html>');
+      }
+      if (next === 'garbage') {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        return res.end('{"id": "\u0000garb');
+      }
+      if (next === 'no id') return json(res, 200, { status: 'ok' });
+      json(res, 200, next === 'other' ? stranger : target);
+    });
+  });
+  afterAll(async () => {
+    await server.close();
+    config.cleanup();
+  });
+  const env = () => ({ IMAGING_ENV: 'local', IMAGING_BASE_URL: server.url, IMAGING_CONFIG_DIR: config.path });
+  const reads = () => server.seen.filter((r) => r.url === `/api/v2/referrals/${target.id}`).length;
+  beforeEach(() => {
+    server.seen.length = 0;
+  });
+
+  it('a burst of 200 answers that are not JSON is a warning and a read at the next interval, never fatal', async () => {
+    // The first read: every send of it (the client's own retries too) is a web page or garbage; the
+    // second: garbage once, then the referral.
+    answers = ['html', 'garbage', 'html', 'garbage'];
+    const r = await piped(['referrals', 'watch', target.id, '--interval', '1s'], { env: env() });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(
+      /warning: 1 referral not read: the server's answer is not valid JSON \((an HTML page, not JSON|truncated or malformed JSON, \d+ bytes)\): GET .+; trying again next interval/,
+    );
+    expect(r.stderr).not.toMatch(/^error:/m);
+    expect(r.stderr).toContain(`done: ${target.reference} reached report_uploaded`);
+    expect(r.stdout).toMatch(new RegExp(`^${target.reference} +done +`, 'm'));
+    expect(reads()).toBe(5);
+  });
+
+  it("an answer carrying another referral's id is refused as unreadable, never reported as this one's state", async () => {
+    answers = ['other'];
+    const r = await piped(['referrals', 'watch', target.id, '--interval', '1s'], { env: env() });
+    // The other referral cannot reach report_uploaded: taken for this one, the watch would end 10.
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain(
+      `warning: 1 referral not read: the server sent an answer this tool cannot read: the referral ${target.id}: the answer is referral ${stranger.id}, not the one asked for; trying again next interval`,
+    );
+    expect(r.stderr).not.toContain(stranger.reference);
+    expect(r.stdout).toMatch(new RegExp(`^${target.reference} +done +`, 'm'));
+    // A JSON answer that names no referral at all (a proxy's {"status":"ok"}) is not read either.
+    answers = ['no id'];
+    const none = await piped(['referrals', 'watch', target.id, '--interval', '1s'], { env: env() });
+    expect(none.code, none.stderr).toBe(0);
+    expect(none.stderr).toContain(
+      `warning: 1 referral not read: the server sent an answer this tool cannot read: the referral ${target.id}: the answer has no id; trying again next interval`,
+    );
   });
 });
 
@@ -354,20 +426,34 @@ describe('imaging referrals watch: what a person sees', () => {
   });
 
   it("a hostile server's text reaches the terminal and the pipe only through the sanitiser", async () => {
-    const h = mockFixture({ hostile: true, referrals: 5 });
-    await h.start();
+    // Every string of the referral carries the emulator's hostile text, but for its id: an answer
+    // with another id than the one asked for is refused, never shown.
+    const referral = standingAs('waiting')[0]!;
+    const hostile = (v: unknown, key?: string): unknown =>
+      typeof v === 'string'
+        ? key === 'id' && v === referral.id
+          ? v
+          : v + HOSTILE
+        : Array.isArray(v)
+          ? v.map((x) => hostile(x))
+          : typeof v === 'object' && v !== null
+            ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, hostile(x, k)]))
+            : v;
+    const h = await testServer((_req, res) => json(res, 200, hostile(referral)));
+    const config = tempDir();
     try {
-      const id = h.mock.referrals.slice(0, 5).find((r) => r.visits.length > 0)!.id;
-      const args = ['referrals', 'watch', id, '--within', '0s'];
-      const tty = await run(args, { env: h.env(), stdoutIsTTY: true, stderrIsTTY: true, columns: 80 });
-      expect(tty.code).toBe(9);
+      const env = { IMAGING_ENV: 'local', IMAGING_BASE_URL: h.url, IMAGING_CONFIG_DIR: config.path };
+      const args = ['referrals', 'watch', referral.id, '--within', '0s'];
+      const tty = await run(args, { env, stdoutIsTTY: true, stderrIsTTY: true, columns: 80 });
+      expect(tty.code, tty.stderr).toBe(9);
       expect(tty.stdout.replace(OWN, '')).not.toMatch(/[\u001b\u009b\u202e\u0007]/);
-      const p = await piped(args, { env: h.env() });
+      const p = await piped(args, { env });
       expect(p.code).toBe(9);
       expect(p.stdout + p.stderr).not.toMatch(/[\u001b\u009b\u202e\u0007]/);
       expect(p.stdout).toContain('<U+202E>');
     } finally {
-      await h.stop();
+      await h.close();
+      config.cleanup();
     }
   });
 });
