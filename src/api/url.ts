@@ -108,7 +108,9 @@ export function outsideScope(url: URL, scope: string): boolean {
   if (url.origin !== s.origin) return true;
   const root = s.pathname.replace(/\/+$/, '');
   if (url.pathname !== root && !url.pathname.startsWith(`${root}/`)) return true;
-  return url.pathname.slice(root.length).split('/').some(isDotSegment);
+  // An encoded slash or backslash: a front end that decodes it before routing sees another path.
+  const below = url.pathname.slice(root.length);
+  return /%2f|%5c/i.test(below) || below.split('/').some(isDotSegment);
 }
 
 export function isDotSegment(segment: string): boolean {

@@ -297,6 +297,8 @@ describe('the token goes only below the base URL', () => {
                 proc('A2', `${base}/api/v2/files/A2.pdf`),
                 proc('A3', `${other.url}/bucket/A3.pdf?signature=s3cr3t`),
                 proc('A4', `${base}/outside/A4.pdf`),
+                // Below /api/v2 as written; a front end that decodes %2F routes it to /api/files.
+                proc('A5', `${base}/api/v2/..%2Ffiles/A5.pdf`),
               ],
             },
           ],
@@ -326,13 +328,16 @@ describe('the token goes only below the base URL', () => {
         readdirSync(d.path)
           .filter((f) => f.endsWith('.pdf'))
           .sort(),
-      ).toEqual(['A1', 'A2', 'A3', 'A4'].map((a) => `R-1_${a}_report.pdf`));
+      ).toEqual(['A1', 'A2', 'A3', 'A4', 'A5'].map((a) => `R-1_${a}_report.pdf`));
       const auth = (path: string) => api.seen.find((s) => s.url === path)?.headers.authorization;
       expect(auth(`/api/v2/referrals/${ID}`)).toBe('Bearer mock-token');
       expect(api.seen.filter((s) => s.url === '/api/v2/files/A1.pdf')).toHaveLength(2);
       expect(auth('/api/v2/files/A1.pdf')).toBe('Bearer mock-token');
       expect(auth('/api/v2/files/A2.pdf')).toBe('Bearer mock-token');
       expect(api.seen.find((s) => s.url === '/outside/A4.pdf')!.headers.authorization).toBeUndefined();
+      expect(
+        api.seen.find((s) => s.url === '/api/v2/..%2Ffiles/A5.pdf')!.headers.authorization,
+      ).toBeUndefined();
       expect(other.seen.map((s) => s.url).sort()).toEqual([
         '/bucket/A2.pdf?signature=s3cr3t',
         '/bucket/A3.pdf?signature=s3cr3t',
