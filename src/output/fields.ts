@@ -15,6 +15,8 @@ export interface FieldChoice {
   readonly documented: readonly string[];
   /** The chosen paths in the order given (without a leading +); undefined: everything. */
   readonly chosen: readonly string[] | undefined;
+  /** Fields this tool computes from the record, by name (among `documented`); absent: none. */
+  readonly computed?: Readonly<Record<string, (record: unknown) => unknown>> | undefined;
 }
 
 interface SelectOptions {
@@ -22,6 +24,10 @@ interface SelectOptions {
   extra?: boolean;
   /** Which set, when a command has several ("--rows visit"). */
   setLabel?: string | undefined;
+  /** Fields computed from the record (among `documented`). */
+  computed?: Readonly<Record<string, (record: unknown) => unknown>> | undefined;
+  /** The output format: JSON and NDJSON are the records as sent, so a computed field is refused there. */
+  format?: string | undefined;
 }
 
 /** The names of a --fields value, trimmed, in order, each once. */
@@ -55,7 +61,8 @@ export function selectFields(
   documented: readonly string[],
   opts: SelectOptions = {},
 ): FieldChoice {
-  if (value === undefined) return { documented, chosen: undefined };
+  const computed = opts.computed;
+  if (value === undefined) return { documented, chosen: undefined, computed };
   const names = parseFieldList(value);
   const known = selectableNames(documented);
   const chosen: string[] = [];
@@ -71,6 +78,11 @@ export function selectFields(
       continue;
     }
     if (known.has(name)) {
+      if (computed && Object.hasOwn(computed, name) && (opts.format === 'json' || opts.format === 'ndjson'))
+        throw new UsageError(
+          `--fields ${name} is computed by this tool, and --format ${opts.format} writes the records as the API sent them`,
+          `It is in the table, CSV and workbook: --format csv --fields ${names.join(',')}`,
+        );
       chosen.push(name);
       continue;
     }
@@ -85,7 +97,7 @@ export function selectFields(
       }`,
     );
   }
-  return { documented, chosen: [...new Set(chosen)] };
+  return { documented, chosen: [...new Set(chosen)], computed };
 }
 
 /** "An object is a field too (patient, law_firm).", for sets that have nested fields. */
@@ -103,6 +115,12 @@ export function valueAt(record: unknown, path: string): unknown {
     v = (v as Record<string, unknown>)[part];
   }
   return v;
+}
+
+/** A field's value in a table, CSV or workbook: computed from the record, or at its path. */
+export function fieldValue(record: unknown, path: string, choice: FieldChoice | undefined): unknown {
+  const computed = choice?.computed;
+  return computed && Object.hasOwn(computed, path) ? computed[path]!(record) : valueAt(record, path);
 }
 
 /** The chosen fields of a record, keyed as typed, in the order given; a missing one is null. */

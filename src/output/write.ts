@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 import type { Sink } from '../io.js';
 import { BOM, csvRow, flatten, unionKeys } from './csv.js';
-import { csvColumns, type FieldChoice, pick, valueAt } from './fields.js';
+import { csvColumns, type FieldChoice, fieldValue, pick } from './fields.js';
 import { assertNever, type OutputFormat } from './format.js';
 import { cleanBlock } from './text.js';
 
@@ -101,7 +101,7 @@ async function writeCsv<T>(records: readonly T[], opts: WriteOptions<T>): Promis
     for (const r of records)
       pieces.push(
         csvRow(
-          keys.map((k) => valueAt(r, k)),
+          keys.map((k) => fieldValue(r, k, opts.fields)),
           guard,
         ),
       );
@@ -137,7 +137,7 @@ async function writeXlsx<T>(input: Records<T>, opts: WriteOptions<T>): Promise<n
   if (opts.fields) {
     const k = opts.fields.chosen ?? csvColumns(records, opts.fields.documented);
     keys = k;
-    rows = records.map((r) => k.map((key) => valueAt(r, key)));
+    rows = records.map((r) => k.map((key) => fieldValue(r, key, opts.fields)));
   } else {
     const flat = records.map((r) => flatten(r));
     const k = unionKeys(flat);
@@ -167,7 +167,7 @@ async function writeTable<T>(records: readonly T[], opts: WriteOptions<T>): Prom
   const columns: Column<T>[] = chosen
     ? chosen.map((f) => ({
         header: f,
-        get: (r: T) => valueAt(r, f),
+        get: (r: T) => fieldValue(r, f, opts.fields),
         ...(KEEP_WHOLE.test(f) ? { fit: 'keep' as const } : {}),
       }))
     : (opts.columns ?? []);
@@ -200,7 +200,7 @@ async function writeOne<T>(record: T, opts: WriteOptions<T>): Promise<void> {
       let values: unknown[];
       if (choice) {
         keys = chosen ?? csvColumns([record], choice.documented);
-        values = keys.map((k) => valueAt(record, k));
+        values = keys.map((k) => fieldValue(record, k, choice));
       } else {
         const flat = flatten(record);
         keys = Object.keys(flat);
@@ -215,7 +215,7 @@ async function writeOne<T>(record: T, opts: WriteOptions<T>): Promise<void> {
       return;
     case 'table': {
       const pairs: Array<[string, unknown]> = chosen
-        ? chosen.map((f) => [f, valueAt(record, f)])
+        ? chosen.map((f) => [f, fieldValue(record, f, choice)])
         : (opts.pairs?.(record) ?? []);
       const { renderPairs } = await import('./table.js');
       sink.out.write(renderPairs(pairs, { color: sink.color }));

@@ -40,6 +40,14 @@ const patientName = (r: Referral) => {
 
 const ID_NAME = { id: true, name: true } as const;
 
+/**
+ * Fields a referral list computes from each record: named by --fields, written by the table, CSV and
+ * workbook after the documented ones (their columns stay put); JSON and NDJSON are the records as sent.
+ */
+export const REFERRAL_COMPUTED: Readonly<Record<string, (record: unknown) => unknown>> = {
+  most_advanced_visit: (r) => mostAdvancedVisit(list<V>(obj(r).visits)),
+};
+
 export const { fields: REFERRAL_FIELDS, columns: referralColumns } = defineResource<Referral>(
   {
     id: true,
@@ -104,10 +112,16 @@ export const { fields: REFERRAL_FIELDS, columns: referralColumns } = defineResou
       priority: 5,
       fit: 'keep',
     },
-    { header: 'Most advanced visit', get: (r) => mostAdvancedVisit(r.visits), priority: 4, fit: 'keep' },
+    { header: 'Most advanced visit', get: REFERRAL_COMPUTED.most_advanced_visit!, priority: 4, fit: 'keep' },
     { header: 'ID', field: 'id', priority: 7, fit: 'keep' },
   ],
 );
+
+/** The fields `referrals list` and `find` take: the documented ones, then the computed. */
+export const REFERRAL_LIST_FIELDS: readonly string[] = [
+  ...REFERRAL_FIELDS,
+  ...Object.keys(REFERRAL_COMPUTED),
+];
 
 export type R = Partial<Referral> & Record<string, unknown>;
 

@@ -2,6 +2,7 @@ import { readingAnswer } from '../../api/shape.js';
 import { defineCommand } from '../../cli/define.js';
 import { arg } from '../../cli/options.js';
 import { checkRecords } from '../../cli/read-list.js';
+import { renamedFields } from '../../cli/renamed-fields.js';
 import { CliError, ExitCode } from '../../errors.js';
 import { selectFields } from '../../output/fields.js';
 import { refuseTerminal } from '../../output/format.js';
@@ -9,12 +10,17 @@ import { write } from '../../output/write.js';
 import { checkReferral } from '../../referrals/check.js';
 import { dateOfBirth, referralSearch, searchText } from '../../referrals/match.js';
 import { searchReferrals } from '../../referrals/resolve.js';
-import { REFERRAL_FIELDS, referralColumns } from '../../resources/referrals.js';
+import {
+  REFERRAL_COMPUTED,
+  REFERRAL_LIST_FIELDS,
+  RENAMED_COLUMNS,
+  referralColumns,
+} from '../../resources/referrals.js';
 
 export default defineCommand({
   path: ['referrals', 'find'],
   formats: ['table', 'json', 'ndjson', 'csv', 'xlsx'],
-  fields: [{ fields: REFERRAL_FIELDS }],
+  fields: [{ fields: REFERRAL_LIST_FIELDS }],
   description:
     'Finds referrals by reference, patient name (the last name, or "last, first", or first and last), date of birth (YYYY-MM-DD or MM/DD/YYYY) or claim number (wc_number, insurance_number); case and accents do not matter. Asks the list with q first and trusts the answer only when every record matches it; otherwise reads the list page by page, and stops at the referral whose reference is the text. Prints the referral list\'s table and formats. Nothing found is exit 4. Nothing is cached or written to disk; --verbose shows q as [redacted].',
   args: [arg('<text>', 'reference, patient name, date of birth or claim number')],
@@ -27,7 +33,10 @@ export default defineCommand({
   async run(ctx, [typed]) {
     const format = ctx.format('table');
     refuseTerminal(format, ctx.io.stdoutIsTTY);
-    const fields = selectFields(ctx.globals.fields, REFERRAL_FIELDS);
+    const value = renamedFields(ctx.globals.fields, RENAMED_COLUMNS, REFERRAL_LIST_FIELDS, (l) =>
+      ctx.note(l),
+    );
+    const fields = selectFields(value, REFERRAL_LIST_FIELDS, { computed: REFERRAL_COMPUTED, format });
     // A date that is none ("02/30/1990") is a usage error here, before any request.
     dateOfBirth(searchText(typed));
     const search = referralSearch(typed);

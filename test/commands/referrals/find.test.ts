@@ -6,6 +6,7 @@ import type { GlobalOptions } from '../../../src/cli/globals.js';
 import { Context } from '../../../src/context.js';
 import type { Prompter } from '../../../src/io.js';
 import { resolveReferrals } from '../../../src/referrals/resolve.js';
+import { mostAdvancedVisit } from '../../../src/resources/referrals.js';
 import { bothForms, expectTableForms, lines, piped, plain } from '../../fake-io.js';
 import { fakeIO, json, mockFixture, run, spawnCli, tempDir, testServer } from '../../helpers.js';
 
@@ -139,6 +140,32 @@ describe('imaging referrals find', () => {
     const r = await piped(['referrals', 'search', 'Garcia'], { env: fx.env() });
     expect(r.code).toBe(2);
     expect(r.stderr).toBe("error: unknown command 'search'\nhint: Did you mean imaging referrals find?\n");
+    expect(fx.apiRequests()).toHaveLength(0);
+  });
+
+  it('most_advanced_visit is a field as in the list: its old name with a note, refused for JSON before any request', async () => {
+    const best = all(fx).find((r) => r.reference === 'R-240001')!;
+    const want = mostAdvancedVisit(best.visits);
+    expect(want).toBeTruthy();
+    const t = await piped(['referrals', 'find', 'R-240001', '--fields', 'reference,most_advanced_visit'], {
+      env: fx.env(),
+    });
+    expect(t.code, t.stderr).toBe(0);
+    expect(lines(t.stdout)[1]).toMatch(new RegExp(`^R-240001 +${want}$`));
+    const old = await piped(
+      ['referrals', 'find', 'R-240001', '--format', 'csv', '--fields', 'latest_visit_status'],
+      {
+        env: fx.env(),
+      },
+    );
+    expect(old.stdout).toBe(`most_advanced_visit\r\n${want}\r\n`);
+    expect(old.stderr).toMatch(/^Note: --fields latest_visit_status is now most_advanced_visit; /);
+    fx.reset();
+    const json = await piped(['referrals', 'find', 'R-240001', '--json', 'reference,most_advanced_visit'], {
+      env: fx.env(),
+    });
+    expect(json.code).toBe(2);
+    expect(json.stderr).toMatch(/--fields most_advanced_visit is computed by this tool/);
     expect(fx.apiRequests()).toHaveLength(0);
   });
 });

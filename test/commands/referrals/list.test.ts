@@ -249,6 +249,74 @@ describe('the most advanced visit status is named for what it is', () => {
       expect(get.stdout).not.toMatch(/Latest visit/i);
     }
   });
+  it('most_advanced_visit is a field of the list: --fields (table, CSV, workbook), the CSV column, the old name with a note; JSON refuses it', async () => {
+    const env = fx.env();
+    const table = await run(
+      ['referrals', 'list', '--per-page', '20', '--fields', 'reference,most_advanced_visit'],
+      {
+        env,
+      },
+    );
+    expect(table.code, table.stderr).toBe(0);
+    expect(table.stdout).toMatch(/^R-240011 +booked$/m);
+    // Without --fields the CSV has it after the documented fields, which keep their places.
+    const csv = await run(['referrals', 'list', '--per-page', '20', '--format', 'csv'], { env });
+    const [head, ...rows] = csv.stdout.split('\r\n');
+    const names = head!.split(',');
+    expect(names.slice(0, 3)).toEqual(['id', 'reference', 'status']);
+    const col = names.indexOf('most_advanced_visit');
+    expect(col).toBeGreaterThan(names.indexOf('auto_book_request.completed_at'));
+    // A CSV line's cells (quoted ones hold commas).
+    const cells = (line: string) => [...line.matchAll(/("(?:[^"]|"")*"|[^,]*)(?:,|$)/g)].map((m) => m[1]);
+    expect(cells(rows.find((l) => l.includes(',R-240011,'))!)[col]).toBe('booked');
+    const old = await run(
+      [
+        'referrals',
+        'list',
+        '--per-page',
+        '20',
+        '--format',
+        'csv',
+        '--fields',
+        'reference,latest_visit_status',
+      ],
+      { env },
+    );
+    expect(old.code, old.stderr).toBe(0);
+    expect(old.stdout.split('\r\n')[0]).toBe('reference,most_advanced_visit');
+    expect(old.stdout).toContain('R-240011,booked\r\n');
+    expect(old.stderr).toBe(
+      'Note: --fields latest_visit_status is now most_advanced_visit; the old name will stop being accepted in a later release\n',
+    );
+    const xlsx = await run(
+      [
+        'referrals',
+        'list',
+        '--per-page',
+        '20',
+        '--format',
+        'xlsx',
+        '--fields',
+        'reference,most_advanced_visit',
+      ],
+      { env },
+    );
+    expect(xlsx.code, xlsx.stderr).toBe(0);
+    for (const args of [
+      ['--json', 'reference,most_advanced_visit'],
+      ['--format', 'ndjson', '--fields', 'most_advanced_visit'],
+    ]) {
+      const before = fx.apiRequests().length;
+      const json = await run(['referrals', 'list', ...args], { env });
+      expect(json.code, args.join(' ')).toBe(ExitCode.usage);
+      expect(json.stdout).toBe('');
+      expect(json.stderr).toMatch(
+        /--fields most_advanced_visit is computed by this tool, and --format n?d?json writes the records as the API sent them/,
+      );
+      expect(json.stderr).toMatch(/--format csv --fields/);
+      expect(fx.apiRequests()).toHaveLength(before);
+    }
+  });
 });
 
 describe('the most advanced visit is ranked by the progress rule', () => {
