@@ -1,5 +1,5 @@
 import { Command, CommanderError, Help, Option } from 'commander';
-import type { AnyCommand } from './cli/define.js';
+import { type AnyCommand, writesCsv } from './cli/define.js';
 import { CSV_OPTIONS, FIELDS_TWICE, formatDescription, GLOBAL_OPTIONS } from './cli/globals.js';
 import { jsonTakes } from './cli/json-fields.js';
 import { longName, type OptionSpec, type OptionSpecs, OptionValueError } from './cli/options.js';
@@ -190,8 +190,12 @@ function resolveGlobals(cmd: Command, def: AnyCommand): Record<string, unknown> 
       throw new UsageError(`--format: unknown format "${globals.format}"`, hint);
     if (!allowed.includes(f)) throw new UsageError(`--format ${f} is not available here`, hint);
   }
+  // The --json hint only where --json is taken (watch prints no JSON).
   if (globals.fields !== undefined && !def.fields)
-    throw new UsageError(`--fields is not available for imaging ${path}`, 'Use --json for every field.');
+    throw new UsageError(
+      `--fields is not available for imaging ${path}`,
+      (def.formats ?? DEFAULT_FORMATS).includes('json') ? 'Use --json for every field.' : undefined,
+    );
   // `--json a,b` is `--format json --fields a,b`: with another --format it asks for two formats.
   const f = globals.json && typeof globals.format === 'string' ? parseFormat(globals.format) : undefined;
   if (f && f !== 'json')
@@ -207,9 +211,6 @@ function resolveGlobals(cmd: Command, def: AnyCommand): Record<string, unknown> 
     );
   return globals;
 }
-
-/** Whether a command can write CSV (and so takes --bom and --no-formula-guard). */
-const writesCsv = (def: AnyCommand) => def.csv ?? def.fields !== undefined;
 
 export function buildProgram(io: IO, runner: Runner): Command {
   const output = {

@@ -38,3 +38,6 @@ export function defineCommand<
 /** A definition of any command, as the program and the tests handle them. */
 // biome-ignore lint/suspicious/noExplicitAny: the handler's own types are checked where it is defined
 export type AnyCommand = CommandDefinition<any, any>;
+
+/** Whether a command can write CSV (and so takes --bom and --no-formula-guard). */
+export const writesCsv = (def: AnyCommand): boolean => def.csv ?? def.fields !== undefined;

@@ -105,6 +105,7 @@ function optionCandidates(table: CompletionTable, state: WordsRead, cur: string)
   const out: Array<[string, string]> = [];
   for (const o of options) {
     if (used.has(o.flags[0]!) && !o.repeatable) continue;
+    if (o.flags.some((f) => cmd?.refuses?.includes(f))) continue;
     const long = o.flags.find((f) => f.startsWith('--')) ?? o.flags[0]!;
     // Long names only, as gh does; a short one when that is what is being typed.
     const flag = cur.length === 2 && !cur.startsWith('--') ? o.flags.find((f) => f === cur) : long;

@@ -1,7 +1,8 @@
-import type { AnyCommand } from '../cli/define.js';
+import { type AnyCommand, writesCsv } from '../cli/define.js';
 import { formatDescription, GLOBAL_OPTIONS } from '../cli/globals.js';
 import type { ArgSpec, OptionSpec } from '../cli/options.js';
 import { selectableNames } from '../output/fields.js';
+import { DEFAULT_FORMATS } from '../output/format.js';
 import { COMMANDS, GROUPS } from '../registry.js';
 
 // What completion answers from, taken from the definitions the parser uses; written at build time
@@ -36,6 +37,8 @@ export interface CompletionCommand {
   formatDescription?: string;
   /** The names its --fields takes (every documented path and object). */
   fields?: string[];
+  /** The global flags it refuses (resolveGlobals, ctx.format): never offered for it. */
+  refuses?: string[];
 }
 
 export interface CompletionTable {
@@ -71,6 +74,11 @@ export async function buildCompletionTable(): Promise<CompletionTable> {
     groups: GROUPS.map((g) => ({ name: g.name, summary: g.summary })),
     commands: COMMANDS.map((c, i) => {
       const def = defs[i]!;
+      const refuses = [
+        ...((def.formats ?? DEFAULT_FORMATS).includes('json') ? [] : ['--json']),
+        ...(def.fields ? [] : ['--fields']),
+        ...(writesCsv(def) ? [] : ['--bom', '--no-formula-guard']),
+      ];
       return {
         path: [...c.path],
         summary: c.summary,
@@ -83,6 +91,7 @@ export async function buildCompletionTable(): Promise<CompletionTable> {
           ? { formats: [...def.formats], formatDescription: formatDescription(def.formats) }
           : {}),
         ...(def.fields ? { fields: [...selectableNames(def.fields.flatMap((s) => s.fields))] } : {}),
+        ...(refuses.length > 0 ? { refuses } : {}),
       };
     }),
   };

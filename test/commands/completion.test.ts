@@ -479,6 +479,28 @@ zpty -d z`,
       }
     });
 
+    it('a flag the command refuses is not offered: --json, --fields, --bom, --no-formula-guard', async () => {
+      const flags = (path: readonly string[]) => values([...path, '--']);
+      for (const f of ['--json', '--fields', '--bom', '--no-formula-guard'])
+        expect(flags(['referrals', 'watch']), f).not.toContain(f);
+      expect(flags(['referrals', 'download'])).toContain('--json');
+      for (const f of ['--fields', '--bom', '--no-formula-guard'])
+        expect(flags(['referrals', 'download']), f).not.toContain(f);
+      expect(values(['referrals', 'watch', '--js'])).toEqual([]);
+      for (const f of ['--json', '--fields', '--bom', '--no-formula-guard'])
+        expect(flags(['referrals', 'list']), f).toContain(f);
+      // Each one offered is taken: what a command refuses (exit 2) is never offered for it.
+      for (const entry of COMMANDS) {
+        const def = (await entry.load()).default;
+        const offered = flags(entry.path);
+        expect(offered.includes('--json'), entry.path.join(' ')).toBe(
+          (def.formats ?? ['json']).includes('json'),
+        );
+        expect(offered.includes('--fields'), entry.path.join(' ')).toBe(def.fields !== undefined);
+        expect(offered.includes('--bom'), entry.path.join(' ')).toBe(def.csv ?? def.fields !== undefined);
+      }
+    });
+
     it('file flags ask the shell for file names', () => {
       expect(complete(table, ['referrals', 'export', '-o', '']).files).toBe(true);
       expect(complete(table, ['webhook', 'verify', '--request', 'cap']).files).toBe(true);

@@ -137,6 +137,21 @@ const CASES: Array<[string[], RegExp, string?]> = [
   [['referrals', 'create', '--file', '-'], /is empty/, ''],
   [['referrals', 'export', '--rows', 'patients'], /unknown row kind "patients"/],
   [['referrals', 'download'], /name the referrals to download from/],
+  // --fields where it is not taken: the --json hint only where --json is taken.
+  [
+    ['referrals', 'watch', 'R-240001', '--fields', 'reference'],
+    /^error: --fields is not available for imaging referrals watch\n$/,
+  ],
+  [['referrals', 'watch', 'R-240001', '--json'], /--format json is not available here/],
+  [
+    ['referrals', 'watch', 'R-240001', '--bom'],
+    /--bom is for CSV output, and imaging referrals watch writes no CSV/,
+  ],
+  [
+    ['referrals', 'download', 'R-240001', '--fields', 'reference'],
+    /^error: --fields is not available for imaging referrals download\nhint: Use --json for every field\.\n$/,
+  ],
+  [['referrals', 'download', 'R-240001', '--no-formula-guard'], /--no-formula-guard is for CSV output/],
   [
     ['referrals', 'download', '3212c76a-c27e-4ca2-9e90-bb9c865c1630', '--max-size', '-1'],
     /--max-size must be a size such as 20MiB/,
