@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import { requireHttpUrl } from '../cli/args.js';
 import { defineCommand } from '../cli/define.js';
-import { duration } from '../cli/duration.js';
+import { duration, formatDuration } from '../cli/duration.js';
 import { choice, file, flag, int, list, port, text } from '../cli/options.js';
 import { CliError, InterruptedError, UsageError } from '../errors.js';
 
@@ -87,7 +87,12 @@ export default defineCommand({
       throw new CliError(`port ${opts.port} is already in use on 127.0.0.1`, 1, hint);
     });
     ctx.io.stdout.write(`${server.url}\n`);
-    ctx.note(`imaging mock: emulator listening on ${server.url} (synthetic data; Ctrl-C stops it)`);
+    const advancing = opts.advanceEvery
+      ? `; visits advance one step every ${formatDuration(opts.advanceEvery)}`
+      : '';
+    ctx.note(
+      `imaging mock: emulator listening on ${server.url} (synthetic data${advancing}; Ctrl-C stops it)`,
+    );
     if (opts.hostile)
       ctx.note('Hostile mode: every answer carries terminal escapes, bidi and format characters.');
     if (opts.port === 4010)

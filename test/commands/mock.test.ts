@@ -156,6 +156,17 @@ describe('imaging mock', () => {
     }
   });
 
+  it('the start-up line says when visits advance by themselves (--advance-every), and only then', async () => {
+    const moving = await emulator(PIPED, ['--advance-every', '5s']);
+    expect(plain(moving.stderr)).toContain(
+      `emulator listening on ${moving.url} (synthetic data; visits advance one step every 5s; Ctrl-C stops it)\n`,
+    );
+    const still = await emulator(PIPED);
+    expect(plain(still.stderr)).toContain(
+      `emulator listening on ${still.url} (synthetic data; Ctrl-C stops it)\n`,
+    );
+  });
+
   it('searches the referral list with q, and answers as if q were not there with --ignore-search', async () => {
     expect((await emulator(PIPED, [], '?q=r-240001')).referrals).toBe(1);
     expect((await emulator(PIPED, ['--ignore-search'], '?q=r-240001')).referrals).toBe(25);

@@ -30,6 +30,8 @@ export default defineCommand({
       : await fetchReferral(ctx, rid);
     readingAnswer(requestId, () => checkReferral(data));
     const rows = documentRows(data);
+    // Named as the user knows it: its reference when it has one.
+    const named = typeof data.reference === 'string' && data.reference.trim() !== '' ? data.reference : rid;
     // The Details column is for documents' own fields: left out of a table with none.
     const details = rows.some((r) => documentFields(r) !== null);
     await write(rows, {
@@ -37,7 +39,7 @@ export default defineCommand({
       format,
       fields,
       columns: details ? DOCUMENTS.columns : DOCUMENTS.columns.filter((c) => c.header !== 'Details'),
-      emptyHint: `Referral ${rid} has no procedures and no documents yet.`,
+      emptyHint: `Referral ${named} has no procedures and no documents yet.`,
     });
     return 0;
   },

@@ -103,8 +103,17 @@ export default defineCommand({
     const cannot = last.filter((w) => w.standing === 'cannot');
     const waiting = last.filter((w) => w.standing !== 'done' && w.standing !== 'cannot');
     if (cannot.length > 0) {
+      // Which side exit each took: every visit canceled, or a visit still counted stopped at exam_not_completed.
+      const allCanceled = (w: Watched) => w.visits.every((v) => v.status.toLowerCase() === 'canceled');
+      const why = [
+        [cannot.filter(allCanceled), 'every visit canceled'],
+        [cannot.filter((w) => !allCanceled(w)), 'a visit stopped at exam_not_completed'],
+      ] as const;
       ctx.note(
-        `cannot happen: ${list(cannot)} cannot reach ${[...until].join(' or ')} (canceled, or stopped at exam_not_completed)`,
+        `cannot happen: ${why
+          .filter(([ws]) => ws.length > 0)
+          .map(([ws, reason]) => `${list(ws)} cannot reach ${[...until].join(' or ')} (${reason})`)
+          .join('; ')}`,
       );
       return ExitCode.cannotHappen;
     }
@@ -177,7 +186,7 @@ function checkAllowance(
   const left = view.exhausted ? 0 : Math.max(0, view.limit - view.used);
   const span = withinMs === undefined ? 'a day' : formatDuration(withinMs);
   ctx.note(
-    `This watch reads ${count(referrals, 'referral')} every ${formatDuration(intervalMs)}: ≈${num(perHour)} requests an hour, up to ${num(needed)} in ${span}; ≈${num(left)} left in the sandbox allowance (counted on this machine).`,
+    `This watch sends about ${count(perHour, 'request')} an hour (one per referral every ${formatDuration(intervalMs)}), at most ${count(needed, 'request')} ${withinMs === undefined ? 'in a day' : `within ${span}`}; about ${num(left)} ${left === 1 ? 'is' : 'are'} left in the sandbox allowance (counted on this machine).`,
   );
   if (needed <= left) return;
   if (ctx.globals.yes) {

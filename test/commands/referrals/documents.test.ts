@@ -144,6 +144,27 @@ describe('imaging referrals documents', () => {
     expect(fx.apiRequests().map((q) => q.path.split('?')[0])).toEqual(['/api/v2/referrals']);
   });
 
+  it('none: the referral named by its reference when it has one (given by id or reference), else its id', async () => {
+    const empty = fx.mock.referrals.slice(0, 25).find((r) => r.reference === 'R-240000')!;
+    expect(empty.visits.flatMap((v) => v.procedures ?? [])).toEqual([]);
+    expect(empty.documents ?? []).toEqual([]);
+    for (const given of ['R-240000', empty.id]) {
+      const r = await piped(['referrals', 'documents', given], { env: fx.env() });
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stderr).toBe('Referral R-240000 has no procedures and no documents yet.\n');
+    }
+    const { reference: _, ...bare } = empty as unknown as Record<string, unknown>;
+    const server = await testServer((_req, res) => json(res, 200, bare));
+    try {
+      const r = await piped(['referrals', 'documents', empty.id], {
+        env: { ...fx.env(), IMAGING_BASE_URL: server.url },
+      });
+      expect(r.stderr).toBe(`Referral ${empty.id} has no procedures and no documents yet.\n`);
+    } finally {
+      await server.close();
+    }
+  });
+
   it('an empty argument is a usage error before any request', async () => {
     expectUsageError(
       await piped(['referrals', 'documents', ' '], { env: fx.env() }),

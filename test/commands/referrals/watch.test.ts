@@ -49,6 +49,23 @@ describe('imaging referrals watch: the outcome', () => {
     expect(r.stderr).toContain(`cannot happen: ${cannot[0]!.reference} cannot reach report_uploaded`);
   });
 
+  it('exit 10 says which side exit each referral took: every visit canceled, or a visit at exam_not_completed', async () => {
+    const allCanceled = (x: Referral) => x.visits.every((v) => v.status === 'canceled');
+    const gone = standingAs('cannot').find(allCanceled)!;
+    const stoppedAt = standingAs('cannot').find((x) => !allCanceled(x))!;
+    expect(gone && stoppedAt).toBeTruthy();
+    const one = await piped(['referrals', 'watch', stoppedAt.id], { env: fx.env() });
+    expect(one.code).toBe(10);
+    expect(one.stderr).toContain(
+      `cannot happen: ${stoppedAt.reference} cannot reach report_uploaded (a visit stopped at exam_not_completed)\n`,
+    );
+    const both = await piped(['referrals', 'watch', gone.id, stoppedAt.id], { env: fx.env() });
+    expect(both.code).toBe(10);
+    expect(both.stderr).toContain(
+      `cannot happen: ${gone.reference} cannot reach report_uploaded (every visit canceled); ${stoppedAt.reference} cannot reach report_uploaded (a visit stopped at exam_not_completed)\n`,
+    );
+  });
+
   it('--until takes several statuses in any case; a visit at exam_not_completed has reached booked', async () => {
     const enc = fx.mock.referrals
       .slice(0, 600)
@@ -353,13 +370,16 @@ describe('imaging referrals watch: the sandbox allowance', () => {
     const env = sandbox();
     const r = await piped(['referrals', 'watch', ...ids, '--interval', '10s'], { env });
     expect(r.code).toBe(6);
-    expect(r.stderr).toContain('≈1,080 requests an hour');
+    expect(r.stderr).toMatch(
+      /^This watch sends about 1,080 requests an hour \(one per referral every 10s\), at most 25,923 requests in a day; about [\d,]+ are left in the sandbox allowance/m,
+    );
     expect(r.stderr).toMatch(/error: this watch would use up the sandbox allowance within a day/);
     expect(fx.apiRequests()).toHaveLength(0);
     const within = await piped(['referrals', 'watch', ...ids, '--interval', '10s', '--within', '1h'], {
       env,
     });
     expect(within.code).toBe(0);
+    expect(within.stderr).toContain('at most 1,083 requests within 1h;');
     const yes = await piped(['referrals', 'watch', ...ids, '--interval', '10s', '--yes'], { env });
     expect(yes.code).toBe(0);
     expect(yes.stderr).toContain('going ahead (--yes)');
