@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { COMMANDS } from '../../src/registry.js';
-import { EXPORT_COLUMNS, REFERRAL_FIELDS } from '../../src/resources/referrals.js';
+import { EXPORT_COLUMNS, REFERRAL_LIST_FIELDS } from '../../src/resources/referrals.js';
 import { json, mockFixture, run, spawnCli, tempDir, testServer } from '../helpers.js';
 
 /**
@@ -456,7 +456,9 @@ describe('list CSV columns are stable: documented fields first in a fixed order,
     }
     expect(new Set(headers).size).toBe(1);
     const columns = headers[0]!.split(',');
-    expect(columns.slice(0, REFERRAL_FIELDS.length)).toEqual([...REFERRAL_FIELDS]);
+    expect(columns.slice(0, REFERRAL_LIST_FIELDS.length)).toEqual([...REFERRAL_LIST_FIELDS]);
+    // The computed most_advanced_visit comes last of them: the API's fields keep their places.
+    expect(columns[REFERRAL_LIST_FIELDS.length - 1]).toBe('most_advanced_visit');
     expect(columns).not.toContain('auto_book_request');
   });
 
@@ -489,9 +491,9 @@ describe('list CSV columns are stable: documented fields first in a fixed order,
       const two = csvRows(
         (await run(['referrals', 'list', '--page', '2', '--format', 'csv'], { env })).stdout,
       );
-      const n = REFERRAL_FIELDS.length;
-      expect(one[0]!.slice(0, n)).toEqual([...REFERRAL_FIELDS]);
-      expect(two[0]!.slice(0, n)).toEqual([...REFERRAL_FIELDS]);
+      const n = REFERRAL_LIST_FIELDS.length;
+      expect(one[0]!.slice(0, n)).toEqual([...REFERRAL_LIST_FIELDS]);
+      expect(two[0]!.slice(0, n)).toEqual([...REFERRAL_LIST_FIELDS]);
       expect(one[0]!.slice(n)).toEqual(['extra', 'zeta']);
       expect(two[0]!.slice(n)).toEqual(['alpha', 'auto_book_request.new_key', 'extra.inner']);
       const at = (rows: string[][], row: number, col: string) => rows[row]![rows[0]!.indexOf(col)];
