@@ -111,6 +111,13 @@ export class ProgressBar {
     this.drawn = true;
   }
 
+  /** Wipes the bar for a line of other output; the next update draws it again below that line. */
+  clear(): void {
+    if (!this.enabled || this.finished || !this.drawn) return;
+    this.stream.write(safe`\r\u001b[2K`);
+    this.lastDraw = 0;
+  }
+
   /** Clears the bar and restores the cursor. Safe to call more than once. */
   done(): void {
     if (this.finished) return;

@@ -133,7 +133,14 @@ export function exists(path: string): boolean {
 }
 
 /** An item that could not be saved: one line says why, the others go on. */
-export class NotSaved extends Error {}
+export class NotSaved extends Error {
+  constructor(
+    message: string,
+    readonly status: 'exists' | 'failed' = 'failed',
+  ) {
+    super(message);
+  }
+}
 
 /**
  * `name`, or with -2, -3… before its extension when this run already saved a file by that name: two
@@ -156,11 +163,13 @@ export async function saveOne(
     /** The names this run saved: never written again (each is added once saved). */
     taken: Set<string>;
     onData?: (received: number, total: number | undefined) => void;
+    /** Settled once the files before this one are named: names are given in the order asked. */
+    turn?: Promise<unknown>;
   },
 ): Promise<Saved> {
   const target = (name: string) => join(opts.dir, name);
   const refuseExisting = (name: string) => {
-    if (!opts.force && exists(target(name))) throw new NotSaved(`exists: ${name} (use --force)`);
+    if (!opts.force && exists(target(name))) throw new NotSaved(`exists: ${name} (use --force)`, 'exists');
   };
   // Known before the request, so an existing file costs none.
   const known = w.kind === 'report' ? w.name : urlExtension(w.url) && `${w.name}.${urlExtension(w.url)}`;
@@ -174,6 +183,7 @@ export async function saveOne(
     if (err instanceof CliError && !(err instanceof InterruptedError)) throw new NotSaved(err.message);
     throw err;
   }
+  await opts.turn;
   const shown = linkUrl(w.url);
   if (res.status < 200 || res.status >= 300)
     throw new NotSaved(`HTTP ${res.status} from ${shown}; not saved`);

@@ -18,6 +18,15 @@ export interface ResolvedReferral {
   id: string;
   reference?: string;
   referral?: Referral;
+  /** Only with `keepMissing`: no referral has this reference (`id` is the text given). */
+  missing?: true;
+}
+
+export interface ResolveOptions {
+  /** A reference not found comes back marked `missing` instead of ending the run (exit 4). */
+  keepMissing?: boolean;
+  /** Called as each reference has been looked up (for a progress bar). */
+  onLookup?: () => void;
 }
 
 /** What a search found, and what it read for the not-found message ("the referral list with q (1 page)"). */
@@ -43,7 +52,11 @@ export async function resolveReferral(ctx: Context, text: string): Promise<Resol
  * while the server honours it, and all those left by one page scan at most. Every reference not
  * found is named in one exit 4; a reference naming several referrals is exit 2.
  */
-export async function resolveReferrals(ctx: Context, texts: readonly string[]): Promise<ResolvedReferral[]> {
+export async function resolveReferrals(
+  ctx: Context,
+  texts: readonly string[],
+  opts: ResolveOptions = {},
+): Promise<ResolvedReferral[]> {
   const out: Array<ResolvedReferral | undefined> = texts.map((t) => {
     const id = t.trim();
     if (id === '')
@@ -68,7 +81,10 @@ export async function resolveReferrals(ctx: Context, texts: readonly string[]): 
     try {
       const q = await viaQ(ctx, search, guard);
       if (!q) honoured = false;
-      else found.set(key, { records: q.records.filter(search.isReference), searched: q.searched });
+      else {
+        found.set(key, { records: q.records.filter(search.isReference), searched: q.searched });
+        opts.onLookup?.();
+      }
     } catch (err) {
       honoured = false; // the other lookups stop too
       throw err;
@@ -98,13 +114,15 @@ export async function resolveReferrals(ctx: Context, texts: readonly string[]): 
         return seen.size === left.size;
       },
     );
-    for (const key of left)
+    for (const key of left) {
+      opts.onLookup?.();
       found.set(key, {
         records: scanned.records.filter((r) => refOf(r) === key),
         searched: scanned.searched,
       });
+    }
   }
-  return settle(ctx, texts, out, found);
+  return settle(ctx, texts, out, found, opts.keepMissing === true);
 }
 
 /** The records each reference names: one each, or exit 2 (several, listed) / exit 4 (every one missing). */
@@ -113,6 +131,7 @@ function settle(
   texts: readonly string[],
   given: ReadonlyArray<ResolvedReferral | undefined>,
   found: ReadonlyMap<string, { records: Referral[]; searched: string }>,
+  keepMissing: boolean,
 ): ResolvedReferral[] {
   const missing: string[] = [];
   let searched = '';
@@ -136,7 +155,7 @@ function settle(
       searched = f?.searched ?? 'the referral list';
     }
   }
-  if (missing.length > 0)
+  if (missing.length > 0 && !keepMissing)
     throw new CliError(
       `no referral has the reference ${missing.map((m) => `"${m}"`).join(', ')}: searched ${searched}`,
       ExitCode.notFound,
@@ -145,7 +164,8 @@ function settle(
   return texts.map((_, i) => {
     const r = given[i];
     if (r) return r;
-    const record = found.get(fold(texts[i]!.trim()))!.records[0]!;
+    const record = found.get(fold(texts[i]!.trim()))?.records[0];
+    if (!record) return { id: texts[i]!.trim(), missing: true };
     return { id: String(record.id), reference: record.reference, referral: record };
   });
 }

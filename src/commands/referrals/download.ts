@@ -4,7 +4,7 @@ import { getReferral } from '../../api/endpoints/referrals.js';
 import { readingAnswer } from '../../api/shape.js';
 import type { Referral } from '../../api/types.js';
 import { defineCommand } from '../../cli/define.js';
-import { arg, file, flag, text } from '../../cli/options.js';
+import { arg, file, flag, int, text } from '../../cli/options.js';
 import { formatBytes } from '../../cli/stdin.js';
 import type { Context } from '../../context.js';
 import { ApiError, CliError, ExitCode, UnreadableAnswerError, UsageError } from '../../errors.js';
@@ -28,7 +28,7 @@ const MAX_MAX = 2 * 1024 ** 3;
 export default defineCommand({
   path: ['referrals', 'download'],
   description:
-    'Saves the report PDFs (the default; --documents: the documents that have a URL instead, both flags: both) into DIR, named <reference>_<accession>_report.pdf and <reference>_document-<n>.<ext>. Files are patient data: written 0600, whole or not at all, never cached; an existing file is left alone (exit 1) unless --force. Two files that would get one name in a run (references or accessions that differ only in characters a file name cannot hold) never replace each other: the later gets -2, -3… before its extension. DIR must belong to you or root and not be writable by others unless sticky, as /tmp is (else exit 2). The token goes only to links below the base URL. A report not in yet is listed with its visit status. Exit 1 when any file was not saved, 4 when nothing asked for is available.',
+    'Saves the report PDFs (the default; --documents: the documents that have a URL instead, both flags: both) into DIR, named <reference>_<accession>_report.pdf and <reference>_document-<n>.<ext>. Files are patient data: written 0600, whole or not at all, never cached; an existing file is left alone (exit 1) unless --force. Two files that would get one name in a run (references or accessions that differ only in characters a file name cannot hold) never replace each other: the later gets -2, -3… before its extension. DIR must belong to you or root and not be writable by others unless sticky, as /tmp is (else exit 2). The token goes only to links below the base URL. A report not in yet is listed with its visit status. Referrals are read and files fetched --concurrency at a time, with a progress bar on a terminal. --json and --format ndjson list every item asked for with a status (saved, exists, failed, not_available, not_found) and, when not saved, its reason; never a URL. Among several referrals, one not found is a line and a failure. Exit 1 when any file was not saved, 4 when nothing asked for is available.',
   formats: ['table', 'json', 'ndjson'],
   args: [arg('[ids...]', 'referral ids or references')],
   options: {
@@ -41,6 +41,9 @@ export default defineCommand({
     dir: file('-D, --dir <dir>', 'the folder to save into (default: the current folder; made if missing)'),
     force: flag('--force', 'replace files that already exist'),
     maxSize: text('--max-size <size>', 'the largest file to save, e.g. 20MiB (default 100MiB, at most 2GiB)'),
+    concurrency: int('--concurrency <n>', 'referrals read and files fetched at once (default 4)', {
+      max: 16,
+    }),
   },
   examples: [
     'imaging referrals download R-240002',
@@ -62,14 +65,43 @@ export default defineCommand({
     const reports = opts.reports === true || opts.documents !== true;
     const documents = opts.documents === true;
     const human = format === 'table';
+    const concurrency = opts.concurrency ?? DEFAULT_CONCURRENCY;
+    const { ProgressBar } = await import('../../output/progress.js');
+    const barOn = ctx.io.stderrIsTTY && human;
 
-    const { resolveReferrals } = await import('../../referrals/resolve.js');
-    const named = dedupe(await resolveReferrals(ctx, texts));
-    const { wanted, failures, unread } = await wantedAll(ctx, named, reports, documents);
+    // One bar from the start: the referrals read (a reference's lookup, or its own request).
+    const unique = new Set(texts.map((t) => t.trim())).size;
+    const reading = new ProgressBar(ctx.err, barOn, 'reading', ctx.io.errColumns ?? 80, {
+      pages: 'referrals',
+      records: 'read',
+    });
+    let readCount = 0;
+    const tick = () => reading.update(++readCount, readCount, unique);
+    reading.update(0, 0, unique);
+    let named: Named[];
+    let wantedOut: Awaited<ReturnType<typeof wantedAll>>;
+    try {
+      const { resolveReferrals } = await import('../../referrals/resolve.js');
+      // One referral not found is the resolver's exit 4; among several, one line and a failure.
+      const resolved = dedupe(
+        await resolveReferrals(ctx, texts, { keepMissing: texts.length > 1, onLookup: tick }),
+      );
+      readCount = resolved.filter((n) => n.referral !== undefined || n.missing).length;
+      reading.update(readCount, readCount, resolved.length);
+      named = resolved;
+      wantedOut = await wantedAll(ctx, named, reports, documents, concurrency, () =>
+        reading.update(++readCount, readCount, named.length),
+      );
+    } finally {
+      reading.done();
+    }
+    const { wanted, failures, unread, notFound, items } = wantedOut;
     listUnavailable(human ? ctx.out : ctx.err, wanted);
     const available = wanted.filter((w): w is Available => w.url !== null);
-    if (available.length === 0)
-      nothingAvailable(named.length, wanted.length, failures.length - unread, unread, reports, documents);
+    if (available.length === 0) {
+      if (!human) await writeItems(ctx, format, items);
+      nothingAvailable(named.length, wanted.length, notFound, unread, reports, documents);
+    }
     makeDir();
     const saved = await saveAll(ctx, available, {
       dir,
@@ -77,86 +109,157 @@ export default defineCommand({
       maxBytes,
       human,
       failures,
+      concurrency,
+      bar: new ProgressBar(ctx.err, barOn, 'downloading', ctx.io.errColumns ?? 80, {
+        pages: 'files',
+        records: 'bytes',
+      }),
+      items,
     });
-    if (!human) {
-      const { write } = await import('../../output/write.js');
-      await write(saved, { format, sink: ctx.sink() });
-    }
+    if (!human) await writeItems(ctx, format, items);
     if (failures.length > 0)
-      throw new CliError(`${count(failures.length, 'file')} not saved (${num(saved.length)} saved)`);
+      throw new CliError(`${count(failures.length, 'file')} not saved (${num(saved)} saved)`);
     return 0;
   },
 });
 
 type Available = Wanted & { url: string };
-type Named = { id: string; reference?: string | undefined; referral?: Referral | undefined };
+type Named = {
+  id: string;
+  reference?: string | undefined;
+  referral?: Referral | undefined;
+  missing?: true | undefined;
+};
 
-/** Referrals read at once: many arguments or a long --from list are read a few at a time. */
-const CONCURRENCY = 4;
+const DEFAULT_CONCURRENCY = 4;
 
-/** What each referral offers; with several referrals, one not found is a line and a failure. */
-async function wantedAll(ctx: Context, named: readonly Named[], reports: boolean, documents: boolean) {
+/**
+ * One line of --json / ndjson: every item asked for, with what became of it (and why not); never a
+ * URL, as a link's signature lets anyone holding it read the file.
+ */
+type Item = Record<string, unknown> & {
+  status: 'saved' | 'exists' | 'failed' | 'not_available' | 'not_found';
+};
+
+/** A reason without a link in it: a signed URL is a credential. */
+const noUrl = (text: string) => text.replace(/\bhttps?:\/\/\S*[^\s;,.)]/gi, 'the link');
+
+async function writeItems(ctx: Context, format: string, items: Array<Item | undefined>): Promise<void> {
+  const { write } = await import('../../output/write.js');
+  await write(
+    items.filter((i): i is Item => i !== undefined),
+    { format: format as 'json', sink: ctx.sink() },
+  );
+}
+
+function itemOf(w: Wanted): Record<string, unknown> {
+  return {
+    referral_id: w.referralId,
+    reference: w.reference,
+    kind: w.kind,
+    ...(w.kind === 'report' ? { accession: w.accession ?? null } : { document: w.number ?? 0 }),
+  };
+}
+
+/** What each referral offers, `concurrency` read at once; with several, one not found is a line and a failure. */
+async function wantedAll(
+  ctx: Context,
+  named: readonly Named[],
+  reports: boolean,
+  documents: boolean,
+  concurrency: number,
+  onRead: () => void,
+) {
   const client = ctx.api();
   const read: Array<Referral | undefined> = new Array(named.length);
   const unreadable: Array<UnreadableAnswerError | undefined> = new Array(named.length);
   let next = 0;
+  let stopped = false;
   const worker = async () => {
-    while (next < named.length) {
+    while (!stopped && next < named.length) {
       const i = next++;
       const n = named[i]!;
+      if (n.missing) continue;
+      // A reference's list record is the referral already: no second request.
+      if (n.referral) {
+        try {
+          read[i] = readingAnswer(undefined, () => checkDownloadable(n.referral));
+        } catch (err) {
+          if (named.length > 1 && err instanceof UnreadableAnswerError) unreadable[i] = err;
+          else throw err;
+        }
+        continue;
+      }
       try {
-        // A reference's list record is the referral already: no second request.
-        const res = n.referral ? { data: n.referral, requestId: undefined } : await getReferral(client, n.id);
+        const res = await getReferral(client, n.id);
         read[i] = readingAnswer(res.requestId, () => checkDownloadable(res.data));
       } catch (err) {
         if (named.length > 1 && err instanceof UnreadableAnswerError) {
           unreadable[i] = err;
           continue;
         }
-        if (named.length === 1 || !(err instanceof ApiError) || err.exitCode !== ExitCode.notFound) throw err;
+        if (named.length === 1 || !(err instanceof ApiError) || err.exitCode !== ExitCode.notFound) {
+          stopped = true;
+          throw err;
+        }
+      } finally {
+        onRead();
       }
     }
   };
-  await Promise.all(Array.from({ length: Math.min(CONCURRENCY, named.length) }, worker));
+  await Promise.all(Array.from({ length: Math.min(concurrency, named.length) }, worker));
   const failures: string[] = [];
   const wanted: Wanted[] = [];
+  const items: Array<Item | undefined> = [];
+  let notFound = 0;
   for (const [i, referral] of read.entries()) {
+    const n = named[i]!;
+    const who = n.reference ?? n.id;
     if (referral) {
-      wanted.push(...wantedOf(referral, reports, documents));
+      for (const w of wantedOf(referral, reports, documents)) {
+        wanted.push(w);
+        items.push(
+          w.url === null
+            ? { status: 'not_available', ...itemOf(w), reason: unavailableReason(w) }
+            : undefined,
+        );
+      }
       continue;
     }
-    const n = named[i]!;
     const bad = unreadable[i];
     if (bad) {
-      failures.push(`${n.reference ?? n.id}: ${bad.message}`);
+      failures.push(`${who}: ${bad.message}`);
+      items.push({ status: 'failed', referral: who, reason: noUrl(bad.message) });
       ctx.err.line(
-        safe`error: ${n.reference ?? n.id}: ${bad.message}${bad.requestId ? ` (request id ${bad.requestId})` : ''}`,
+        safe`error: ${who}: ${bad.message}${bad.requestId ? ` (request id ${bad.requestId})` : ''}`,
       );
       continue;
     }
-    failures.push(`${n.reference ?? n.id}: not found`);
-    ctx.err.line(safe`error: ${n.reference ?? n.id}: referral not found`);
+    notFound++;
+    failures.push(`${who}: not found`);
+    items.push({ status: 'not_found', referral: who, reason: 'referral not found' });
+    ctx.err.line(safe`error: ${who}: referral not found`);
   }
-  return { wanted, failures, unread: unreadable.filter(Boolean).length };
+  return { wanted, failures, unread: unreadable.filter(Boolean).length, notFound, items };
+}
+
+function unavailableReason(w: Wanted): string {
+  const status = w.visitStatus ?? 'status unknown';
+  return status === 'canceled'
+    ? 'no report, visit canceled'
+    : status === 'exam_not_completed'
+      ? 'no report, exam not completed'
+      : `not available yet (${status})`;
 }
 
 /** Reports not in yet: in the list a person reads, or on stderr beside data. */
 function listUnavailable(to: Context['out'], wanted: readonly Wanted[]): void {
   const lines = new Set<string>();
-  for (const w of wanted) {
-    if (w.url !== null) continue;
-    const status = w.visitStatus ?? 'status unknown';
-    lines.add(
-      status === 'canceled'
-        ? `${w.label}: no report, visit canceled`
-        : status === 'exam_not_completed'
-          ? `${w.label}: no report, exam not completed`
-          : `${w.label}: not available yet (${status})`,
-    );
-  }
+  for (const w of wanted) if (w.url === null) lines.add(`${w.label}: ${unavailableReason(w)}`);
   for (const line of lines) to.line(safe`${line}`);
 }
 
+/** Exit 4 when nothing asked for is available (not found, or no report in); 1 when a referral was unreadable. */
 function nothingAvailable(
   referrals: number,
   wanted: number,
@@ -165,57 +268,115 @@ function nothingAvailable(
   reports: boolean,
   documents: boolean,
 ): never {
-  if (notFound + unread > 0)
-    throw new CliError(
-      [
-        notFound > 0 ? `${count(notFound, 'referral')} not found` : '',
-        unread > 0 ? `${count(unread, 'referral')} not readable` : '',
-      ]
-        .filter(Boolean)
-        .join(', ') + '; nothing saved',
-    );
   const what = !documents ? 'report' : !reports ? 'document with a URL' : 'report or document';
+  const parts = [
+    notFound > 0 ? `${count(notFound, 'referral')} not found` : '',
+    unread > 0 ? `${count(unread, 'referral')} not readable` : '',
+    notFound + unread < referrals
+      ? `${wanted === 0 ? `no ${what}` : 'no report is in yet'} for ${count(referrals - notFound - unread, 'referral')}`
+      : '',
+  ].filter(Boolean);
+  if (unread > 0) throw new CliError(`${parts.join(', ')}; nothing saved`);
   throw new CliError(
-    `nothing to download: ${wanted === 0 ? `no ${what}` : 'no report is in yet'} for ${count(referrals, 'referral')}`,
+    notFound > 0 ? `nothing to download: ${parts.join(', ')}` : `nothing to download: ${parts[0]}`,
     ExitCode.notFound,
     wanted > 0 ? 'Wait until the visit reaches report_uploaded: imaging referrals watch ID' : undefined,
   );
 }
 
-/** Each file in turn: one line for each saved or not (the reason), a progress bar on a terminal. */
+/**
+ * The files, `concurrency` fetched at once, each named, written and reported in the order asked:
+ * one line for each saved or not (the reason), one progress bar on a terminal for the run.
+ */
 async function saveAll(
   ctx: Context,
   available: readonly Available[],
-  opts: { dir: string; force: boolean; maxBytes: number; human: boolean; failures: string[] },
-): Promise<Saved[]> {
+  opts: {
+    dir: string;
+    force: boolean;
+    maxBytes: number;
+    human: boolean;
+    failures: string[];
+    concurrency: number;
+    bar: import('../../output/progress.js').ProgressBar;
+    items: Array<Item | undefined>;
+  },
+): Promise<number> {
   const client = ctx.api();
-  const { ProgressBar } = await import('../../output/progress.js');
-  const units = { pages: 'files', records: 'bytes' };
-  const on = ctx.io.stderrIsTTY && opts.human;
-  const saved: Saved[] = [];
+  const bar = opts.bar;
+  bar.update(0, 0, available.length);
   const taken = new Set<string>();
+  // Where each available file's line goes among the items (the unavailable ones hold theirs).
+  const slots = opts.items.flatMap((item, k) => (item === undefined ? [k] : []));
+  let saved = 0;
+  let done = 0;
   let bytes = 0;
-  for (const [i, w] of available.entries()) {
-    const bar = new ProgressBar(ctx.err, on, 'downloading', ctx.io.errColumns ?? 80, units);
-    bar.update(i, bytes, available.length);
-    try {
-      const s = await saveOne(client, w, {
-        ...opts,
-        taken,
-        onData: (received) => bar.update(i, bytes + received, available.length),
-      });
-      bar.done();
-      bytes += s.bytes;
-      saved.push(s);
-      if (opts.human) ctx.out.line(safe`saved ${s.file} (${formatBytes(s.bytes)})`);
-    } catch (err) {
-      bar.done();
-      if (!(err instanceof NotSaved)) throw err;
-      opts.failures.push(err.message);
-      ctx.err.line(
-        err.message.startsWith('exists: ') ? err.message : safe`error: ${w.label}: ${err.message}`,
-      );
+  const receiving = new Map<number, number>();
+  const draw = () => {
+    let inFlight = 0;
+    for (const r of receiving.values()) inFlight += r;
+    bar.update(done, bytes + inFlight, available.length);
+  };
+  const turns: Array<Promise<void>> = [];
+  let next = 0;
+  let stopped = false;
+  const worker = async () => {
+    while (!stopped && next < available.length) {
+      const i = next++;
+      const w = available[i]!;
+      const turn = turns[i - 1] ?? Promise.resolve();
+      let release!: () => void;
+      turns[i] = new Promise((r) => (release = r));
+      let outcome: { saved: Saved } | { error: unknown };
+      try {
+        outcome = {
+          saved: await saveOne(client, w, {
+            ...opts,
+            taken,
+            turn,
+            onData: (received) => {
+              receiving.set(i, received);
+              draw();
+            },
+          }),
+        };
+      } catch (error) {
+        outcome = { error };
+      }
+      // The lines come in the order asked, whichever file arrived first.
+      await turn;
+      receiving.delete(i);
+      done++;
+      try {
+        const slot = slots[i]!;
+        if ('saved' in outcome) {
+          const s = outcome.saved;
+          bytes += s.bytes;
+          saved++;
+          opts.items[slot] = { status: 'saved', ...s };
+          bar.clear();
+          if (opts.human) ctx.out.line(safe`saved ${s.file} (${formatBytes(s.bytes)})`);
+        } else {
+          const err = outcome.error;
+          if (!(err instanceof NotSaved)) {
+            stopped = true;
+            throw err;
+          }
+          opts.failures.push(err.message);
+          opts.items[slot] = { status: err.status, ...itemOf(w), reason: noUrl(err.message) };
+          bar.clear();
+          ctx.err.line(err.status === 'exists' ? err.message : safe`error: ${w.label}: ${err.message}`);
+        }
+        draw();
+      } finally {
+        release();
+      }
     }
+  };
+  try {
+    await Promise.all(Array.from({ length: Math.min(opts.concurrency, available.length) }, worker));
+  } finally {
+    bar.done();
   }
   return saved;
 }

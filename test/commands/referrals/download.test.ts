@@ -116,7 +116,7 @@ describe('imaging referrals download', () => {
     expect(readFileSync(join(dir.path, name)).subarray(0, 5).toString()).toBe('%PDF-');
   });
 
-  it('nothing available is exit 4, with the visits listed; --json prints what was saved', async () => {
+  it('nothing available is exit 4, with the visits listed; --json lists every item with its status', async () => {
     const none = all().find((r) => r.visits.length > 0 && links(r).length === 0 && !r.documents.length)!;
     const res = await piped(['referrals', 'download', none.id, '-D', dir.path, '--documents'], {
       env: fx.env(),
@@ -129,10 +129,40 @@ describe('imaging referrals download', () => {
     const r = placed('api');
     const j = await piped(['referrals', 'download', r.id, '-D', dir.path, '--json'], { env: fx.env() });
     expect(j.code).toBe(0);
-    const saved = JSON.parse(j.stdout) as Array<Record<string, unknown>>;
+    const items = JSON.parse(j.stdout) as Array<Record<string, unknown>>;
+    const saved = items.filter((i) => i.status === 'saved');
     expect(saved).toHaveLength(links(r).length);
     expect(saved[0]).toMatchObject({ referral_id: r.id, reference: r.reference, kind: 'report' });
+    expect(items.filter((i) => i.status === 'not_available')).toHaveLength(
+      r.visits.flatMap((v) => v.procedures).length - links(r).length,
+    );
     expect(j.stdout).not.toContain('http');
+    // Run again: every file exists; each is listed as such (exit 1), none is an empty list.
+    const again = await piped(['referrals', 'download', r.id, '-D', dir.path, '--json'], { env: fx.env() });
+    expect(again.code).toBe(1);
+    const second = JSON.parse(again.stdout) as Array<Record<string, unknown>>;
+    expect(second.filter((i) => i.status === 'exists')).toHaveLength(links(r).length);
+    expect(second.find((i) => i.status === 'exists')).toMatchObject({
+      referral_id: r.id,
+      kind: 'report',
+      reason: expect.stringMatching(/^exists: .*_report\.pdf \(use --force\)$/),
+    });
+    // ndjson: the same items, one a line.
+    const nd = await piped(['referrals', 'download', r.id, '-D', dir.path, '--format', 'ndjson'], {
+      env: fx.env(),
+    });
+    expect(
+      nd.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l).status),
+    ).toEqual(second.map((i) => i.status));
+    // Nothing available: the items still listed, with why.
+    const n = await piped(['referrals', 'download', none.id, '-D', dir.path, '--json'], { env: fx.env() });
+    expect(n.code).toBe(4);
+    const listed = JSON.parse(n.stdout) as Array<Record<string, unknown>>;
+    expect(listed.length).toBeGreaterThan(0);
+    expect(listed.every((i) => i.status === 'not_available' && typeof i.reason === 'string')).toBe(true);
   });
 
   it('several referrals: one not found is a line and a failure, the others are saved', async () => {
@@ -145,6 +175,32 @@ describe('imaging referrals download', () => {
     expect(res.code).toBe(1);
     expect(res.stderr).toContain(`error: ${missing}: referral not found\n`);
     expect(files()).toHaveLength(links(a).length + links(b).length);
+  });
+
+  it('several references, one unknown: one line and a failure, the others saved (exit 1); all unknown: exit 4', async () => {
+    const a = placed('api');
+    const b = placed('storage');
+    const res = await piped(['referrals', 'download', a.reference, 'R-999999', b.reference, '-D', dir.path], {
+      env: fx.env(),
+    });
+    expect(res.code).toBe(1);
+    expect(res.stderr).toContain('error: R-999999: referral not found\n');
+    expect(files()).toHaveLength(links(a).length + links(b).length);
+    const j = await piped(
+      ['referrals', 'download', a.reference, 'R-999999', '-D', dir.path, '--json', '--force'],
+      { env: fx.env() },
+    );
+    expect(j.code).toBe(1);
+    expect(JSON.parse(j.stdout)).toContainEqual({
+      referral: 'R-999999',
+      status: 'not_found',
+      reason: 'referral not found',
+    });
+    const none = await piped(['referrals', 'download', 'R-999998', 'R-999999', '-D', dir.path], {
+      env: fx.env(),
+    });
+    expect(none.code).toBe(4);
+    expect(none.stderr).toMatch(/nothing to download: 2 referrals not found\n/);
   });
 
   it('takes a reference as well as an id', async () => {
@@ -179,7 +235,8 @@ describe('imaging referrals download', () => {
       },
     );
     expect(stdin.code).toBe(0);
-    expect(JSON.parse(stdin.stdout)).toHaveLength(links(a).length);
+    const items = JSON.parse(stdin.stdout) as Array<{ status: string }>;
+    expect(items.filter((i) => i.status === 'saved')).toHaveLength(links(a).length);
   });
 
   it('a visit advanced to report_uploaded gets its report link, and the report downloads', async () => {
@@ -440,6 +497,38 @@ describe('several referrals from one server', () => {
     }
   });
 
+  it('--json: a link that fails is listed as failed with its reason, and no URL', async () => {
+    serve(A, 'R-1', 'A1');
+    referrals.set(B, {
+      id: B,
+      reference: 'R-2',
+      documents: [],
+      visits: [
+        {
+          status: 'report_uploaded',
+          procedures: [{ accession_id: 'B1', report_link: `${api.url}/api/v2/gone/B1.pdf?signature=s3cret` }],
+        },
+      ],
+    });
+    const d = tempDir();
+    try {
+      const r = await piped(['referrals', 'download', A, B, '-D', join(d.path, 'out'), '--json'], {
+        env: envIn(d.path),
+      });
+      expect(r.code).toBe(1);
+      const items = JSON.parse(r.stdout) as Array<Record<string, unknown>>;
+      expect(items.map((i) => i.status)).toEqual(['saved', 'failed']);
+      expect(items[1]).toMatchObject({
+        referral_id: B,
+        accession: 'B1',
+        reason: 'HTTP 404 from the link; not saved',
+      });
+      expect(r.stdout).not.toMatch(/http|s3cret/);
+    } finally {
+      d.cleanup();
+    }
+  });
+
   it('a referral the tool cannot read is one line and a failure; the others are saved (exit 1)', async () => {
     serve(A, 'R-1', 'A1');
     referrals.set(B, { id: B, reference: 'R-2', documents: [], visits: {} });
@@ -641,5 +730,92 @@ describe('on a terminal', () => {
     expect(t.code).toBe(0);
     expect(t.stderr).toMatch(/downloading .*files/);
     expect(t.stderr.endsWith('\r\u001b[2K\u001b[?25h')).toBe(true);
+  });
+});
+
+describe('many referrals from a slow server', () => {
+  const N = 24;
+  const ids = Array.from({ length: N }, (_, i) => `0b7e1f7a-5a0e-4f43-9a4c-${String(i).padStart(12, '0')}`);
+  const now = { referrals: 0, files: 0 };
+  const most = { referrals: 0, files: 0 };
+  let api: Awaited<ReturnType<typeof testServer>>;
+  beforeAll(async () => {
+    api = await testServer((req, res) => {
+      const m = /^\/api\/v2\/referrals\/([^/?]+)$/.exec(req.url ?? '');
+      const kind = m ? 'referrals' : 'files';
+      now[kind]++;
+      most[kind] = Math.max(most[kind], now[kind]);
+      // Each answer takes 100 ms: the requests of a run overlap only as far as the tool lets them.
+      setTimeout(() => {
+        now[kind]--;
+        if (m)
+          return json(res, 200, {
+            id: m[1],
+            reference: `R-${m[1]!.slice(-4)}`,
+            documents: [],
+            visits: [
+              {
+                status: 'report_uploaded',
+                procedures: [{ accession_id: 'A', report_link: `${api.url}/api/v2/files/${m[1]}.pdf` }],
+              },
+            ],
+          });
+        res.writeHead(200, { 'content-type': 'application/pdf' });
+        res.end(minimalPdf(['report']));
+      }, 100);
+    });
+  });
+  afterAll(() => api.close());
+  beforeEach(() => {
+    most.referrals = most.files = 0;
+  });
+  const envIn = (d: string) => ({ IMAGING_ENV: 'local', IMAGING_BASE_URL: api.url, IMAGING_CONFIG_DIR: d });
+
+  it('--concurrency N: N referrals read and N files fetched at once, never more', async () => {
+    const d = tempDir();
+    try {
+      writeFileSync(join(d.path, 'list.txt'), `${ids.join('\n')}\n`);
+      const out = join(d.path, 'out');
+      const r = await piped(
+        ['referrals', 'download', '--from', join(d.path, 'list.txt'), '-D', out, '--concurrency', '3'],
+        { env: envIn(d.path) },
+      );
+      expect(r.code, r.stderr).toBe(0);
+      expect(readdirSync(out)).toHaveLength(N);
+      expect(most).toEqual({ referrals: 3, files: 3 });
+      // In the order asked, whichever arrived first.
+      expect(r.stdout.match(/saved (R-\d+)_A/g)).toEqual(ids.map((id) => `saved R-${id.slice(-4)}_A`));
+      const wide = await piped(
+        ['referrals', 'download', ...ids, '-D', out, '--force', '--concurrency', '17'],
+        {
+          env: envIn(d.path),
+        },
+      );
+      expect(wide.code).toBe(2);
+    } finally {
+      d.cleanup();
+    }
+  });
+
+  it('on a terminal: a bar from the start, reading then downloading, with a rate and an ETA', async () => {
+    const d = tempDir();
+    try {
+      const t = await onTerminal(['referrals', 'download', ...ids, '-D', join(d.path, 'out')], {
+        env: envIn(d.path),
+      });
+      expect(t.code, t.stderr).toBe(0);
+      expect(most).toEqual({ referrals: 4, files: 4 });
+      const frames = t.stderr.split('\r\u001b[2K');
+      const reading = frames.findIndex((f) => /^reading .*0\/24 referrals/.test(f));
+      const downloading = frames.findIndex((f) => /^downloading .*\/24 files/.test(f));
+      expect(reading).toBeGreaterThanOrEqual(0);
+      expect(downloading).toBeGreaterThan(reading);
+      // A real rate and ETA while under way, not "0/s  ETA 0s".
+      expect(frames.some((f) => /^reading .* [1-9]\d*\/s {2}ETA [1-9]/.test(f))).toBe(true);
+      expect(frames.some((f) => /^downloading .* [1-9][\d,]*\/s {2}ETA [1-9]/.test(f))).toBe(true);
+      expect(t.stderr.endsWith('\r\u001b[2K\u001b[?25h')).toBe(true);
+    } finally {
+      d.cleanup();
+    }
   });
 });
