@@ -30,9 +30,9 @@ export default defineConfig({
     // build, parse and write lists of many records in-process collect less often and copy less.
     // The binaries the tests start are not given it: they run as a user runs them.
     execArgv: ['--max-semi-space-size=64'],
-    // Two workers on two cores: most tests wait on a child process or a local server, not the CPU
-    // (vitest's default here is one worker: 28 s; two: 18 s, measured on Node 20, 803 tests).
-    maxWorkers: 2,
+    // Three workers on two cores: the watch tests wait on real polling intervals, and a third worker
+    // keeps both cores busy meanwhile (docs/speed.md has the figures).
+    maxWorkers: 3,
     // Tests never read the developer's own config, token or caches (a test of the caches names its
     // own folder; the panes and shells the terminal tests start inherit this environment).
     env: {
