@@ -38,7 +38,10 @@ show(['referrals', 'list', '--per-page', '5']);
 const [first] = JSON.parse(quiet(['referrals', 'list', '--per-page', '20', '--json']) || '[]').filter((r) =>
   r.visits.some((v) => v.start_time),
 );
-if (first) show(['referrals', 'get', first.id]);
+if (first) show(['referrals', 'get', first.reference]);
+// From referral to report: find a case by the patient's name, then save its report PDFs.
+show(['referrals', 'find', 'garcia, mary']);
+show(['referrals', 'download', 'R-240004', '-D', join(configDir, 'case-R-240004')]);
 const csv = join(configDir, 'referrals.csv');
 show(['referrals', 'export', '--rows', 'visit', '-o', csv]);
 process.stdout.write(`$ head -3 ${csv}\n${readFileSync(csv, 'utf8').split('\r\n').slice(0, 3).join('\n')}\n`);
