@@ -72,14 +72,16 @@ describe('imaging referrals download', () => {
     expect(widest(terminal.stdout)).toBeLessThanOrEqual(80);
   });
 
-  it.skipIf(!pdftotext)('the reports are real PDFs: pdftotext reads the accession', async () => {
-    const r = placed('api');
-    expect((await piped(['referrals', 'download', r.id, '-D', dir.path], { env: fx.env() })).code).toBe(0);
-    const accession = r.visits.flatMap((v) => v.procedures).find((x) => x.report_link)!.accession_id!;
-    const text = execFileSync('pdftotext', [join(dir.path, `${r.reference}_${accession}_report.pdf`), '-']);
-    expect(text.toString()).toContain(`Accession: ${accession}`);
-  });
-  if (!pdftotext) it.skip('pdftotext reads the reports: skipped, pdftotext is not installed', () => {});
+  it.skipIf(!pdftotext)(
+    `the reports are real PDFs: pdftotext reads the accession${pdftotext ? '' : ' (skipped: pdftotext is not installed)'}`,
+    async () => {
+      const r = placed('api');
+      expect((await piped(['referrals', 'download', r.id, '-D', dir.path], { env: fx.env() })).code).toBe(0);
+      const accession = r.visits.flatMap((v) => v.procedures).find((x) => x.report_link)!.accession_id!;
+      const text = execFileSync('pdftotext', [join(dir.path, `${r.reference}_${accession}_report.pdf`), '-']);
+      expect(text.toString()).toContain(`Accession: ${accession}`);
+    },
+  );
 
   it('storage links (direct, and by a redirect from the API) are fetched without the token', async () => {
     for (const p of ['storage', 'api-redirect'] as const) {
@@ -745,7 +747,7 @@ describe('many referrals from a slow server', () => {
       const kind = m ? 'referrals' : 'files';
       now[kind]++;
       most[kind] = Math.max(most[kind], now[kind]);
-      // Each answer takes 100 ms: the requests of a run overlap only as far as the tool lets them.
+      // Each answer is slow: the requests of a run overlap only as far as the tool lets them.
       setTimeout(() => {
         now[kind]--;
         if (m)
