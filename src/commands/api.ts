@@ -26,7 +26,7 @@ export default defineCommand({
   options: {
     field: pairs(
       '-F, --field <key=value>',
-      'typed field: true, false, null and numbers as JSON (repeatable)',
+      'typed field: true, false, null and numbers as JSON; @file or @- reads the value from a file or standard input (repeatable)',
     ),
     rawField: pairs('-f, --raw-field <key=value>', 'string field (repeatable)'),
     input: file('--input <file>', 'request body from a file, or - for standard input'),
@@ -36,7 +36,7 @@ export default defineCommand({
     // A UUID in upper case is the same id: every UUID-shaped value goes in lower case, as the API
     // stores and compares them (a field, a list of them in one field, the path and its query).
     const fields: Array<[string, unknown]> = [
-      ...(opts.field ?? []).map(([k, v]) => [k, typed(normaliseUuids(v))] as [string, unknown]),
+      ...(await fileFields(ctx, opts.field ?? [], opts.input)),
       ...(opts.rawField ?? []).map(([k, v]) => [k, normaliseUuids(v)] as [string, unknown]),
     ];
     const { method, path, why } = methodAndPath(first, second, opts, fields.length > 0);
@@ -226,6 +226,35 @@ function lowerUuidsInPath(path: string): string {
       return lower === value ? pair : `${pair.slice(0, eq + 1)}${lower}`;
     });
   return `${segments.join('/')}?${pairs.join('&')}`;
+}
+
+/**
+ * -F values as gh reads them: `@file` (or `@-`, standard input) is the file's text as a string, read
+ * before any request so a missing file is a usage error; anything else is typed.
+ */
+async function fileFields(
+  ctx: Context,
+  pairs: Array<[string, string]>,
+  input: string | undefined,
+): Promise<Array<[string, unknown]>> {
+  const out: Array<[string, unknown]> = [];
+  let stdinBy: string | undefined = input === '-' ? '--input -' : undefined;
+  for (const [k, v] of pairs) {
+    if (!v.startsWith('@')) {
+      out.push([k, typed(normaliseUuids(v))]);
+      continue;
+    }
+    const source = v.slice(1);
+    if (source === '') throw new UsageError(`-F ${k}=@: give a file after @, or @- for standard input`);
+    if (source === '-') {
+      // Standard input can be read only once.
+      if (stdinBy !== undefined)
+        throw new UsageError(`-F ${k}=@- and ${stdinBy} both read standard input; it can be read once`);
+      stdinBy = `-F ${k}=@-`;
+    }
+    out.push([k, (await readInput(ctx, source, `-F ${k}`)).toString('utf8')]);
+  }
+  return out;
 }
 
 /** -F values: true, false, null and numbers become JSON values; everything else stays a string. */

@@ -445,3 +445,57 @@ describe('imaging api builds bodies and queries without prototypes', () => {
     expect(srv.seen).toHaveLength(0);
   });
 });
+
+describe('imaging api: gh-style fields, headers and output', () => {
+  const env = (url: string) => ({
+    IMAGING_ENV: 'local',
+    IMAGING_BASE_URL: url,
+    IMAGING_CONFIG_DIR: '/nonexistent',
+  });
+
+  it('-F key=@file and key=@- send the content of the file or of standard input', async () => {
+    const srv = await testServer((_req, res) => json(res, 201, { ok: true }));
+    const dir = tempDir();
+    const file = join(dir.path, 'ref.json');
+    writeFileSync(file, '{"a":1}\n');
+    try {
+      const r = await run(
+        ['api', 'POST', '/notes', '-F', `referral=@${file}`, '-F', 'text=@-', '-F', 'n=3', '-f', 'raw=@x'],
+        { env: env(srv.url), stdin: 'from stdin' },
+      );
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(0);
+      expect(srv.seen).toHaveLength(1);
+      expect(JSON.parse(srv.seen[0]!.body)).toEqual({
+        referral: '{"a":1}\n',
+        text: 'from stdin',
+        n: 3,
+        raw: '@x',
+      });
+    } finally {
+      await srv.close();
+      dir.cleanup();
+    }
+  });
+
+  it('a missing @file, or standard input read twice, is a usage error before any request', async () => {
+    const srv = await testServer((_req, res) => json(res, 200, {}));
+    try {
+      expectUsageError(
+        await piped(['api', 'POST', '/notes', '-F', 'referral=@/nonexistent/ref.json'], {
+          env: env(srv.url),
+        }),
+        /-F referral: cannot read \/nonexistent\/ref\.json: no such file/,
+        srv.seen.length,
+      );
+      expectUsageError(
+        await piped(['api', 'POST', '/notes', '-F', 'a=@-', '-F', 'b=@-'], { env: env(srv.url), stdin: 'x' }),
+        /standard input.*read once/,
+        srv.seen.length,
+      );
+      expect(srv.seen).toHaveLength(0);
+    } finally {
+      await srv.close();
+    }
+  });
+});
