@@ -4,7 +4,7 @@ import type { Query } from '../api/url.js';
 import { normaliseUuid, normaliseUuids } from '../cli/args.js';
 import { defineCommand } from '../cli/define.js';
 import { parseJsonInput, readInput } from '../cli/input.js';
-import { arg, file, flag, pairs } from '../cli/options.js';
+import { arg, file, flag, list, pairs } from '../cli/options.js';
 import type { Context } from '../context.js';
 import { ExitCode, UsageError } from '../errors.js';
 import type { OutputFormat } from '../output/format.js';
@@ -29,6 +29,7 @@ export default defineCommand({
       'typed field: true, false, null and numbers as JSON; @file or @- reads the value from a file or standard input (repeatable)',
     ),
     rawField: pairs('-f, --raw-field <key=value>', 'string field (repeatable)'),
+    header: list('-H, --header <name:value>', 'add a request header, as "Name: value" (repeatable)'),
     input: file('--input <file>', 'request body from a file, or - for standard input'),
     paginate: flag('--paginate', 'follow meta to the last page and print one JSON array of all items'),
   },
@@ -39,6 +40,7 @@ export default defineCommand({
       ...(await fileFields(ctx, opts.field ?? [], opts.input)),
       ...(opts.rawField ?? []).map(([k, v]) => [k, normaliseUuids(v)] as [string, unknown]),
     ];
+    const headers = requestHeaders(opts.header ?? []);
     const { method, path, why } = methodAndPath(first, second, opts, fields.length > 0);
     if (opts.paginate && method !== 'GET') throw new UsageError('--paginate works with GET only');
     const format = ctx.format('json');
@@ -63,7 +65,7 @@ export default defineCommand({
       return ExitCode.failure;
     }
     if (opts.paginate) return paginate(ctx, client, path, query, format);
-    const res = await client.request({ method, path, query, body, raw: true });
+    const res = await client.request({ method, path, query, body, headers, raw: true });
     return printAnswer(ctx, res, format);
   },
 });
@@ -114,6 +116,45 @@ function methodAndPath(
       'Write the path with plain / separators; the token is sent only below the base URL.',
     );
   return { method, path, why };
+}
+
+// The client owns these: the token, where it goes and how the body is framed.
+const OWN_HEADERS = new Set([
+  'authorization',
+  'proxy-authorization',
+  'host',
+  'content-length',
+  'transfer-encoding',
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'proxy-authenticate',
+  'te',
+  'trailer',
+  'upgrade',
+  'expect',
+]);
+
+/** -H "Name: value" as headers; a header the client owns, or a value that breaks the line, is refused. */
+function requestHeaders(given: string[]): Record<string, string> {
+  const headers = bare<string>();
+  for (const h of given) {
+    const colon = h.indexOf(':');
+    const name = (colon < 0 ? h : h.slice(0, colon)).trim();
+    if (colon < 0 || !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name))
+      throw new UsageError(`-H "${h}": give a header as "Name: value"`);
+    const value = h.slice(colon + 1).trim();
+    if (OWN_HEADERS.has(name.toLowerCase()))
+      throw new UsageError(
+        `-H ${name}: imaging sets this header itself and does not take it from -H`,
+        'The token comes from the environment: imaging auth login, or IMAGING_TOKEN.',
+      );
+    if (/[\r\n\0]/.test(value))
+      throw new UsageError(`-H ${name}: the value holds a line break or NUL, which a header cannot`);
+    const key = name.toLowerCase();
+    headers[key] = headers[key] === undefined ? value : `${headers[key]}, ${value}`;
+  }
+  return headers;
 }
 
 /** In production, anything but GET is confirmed first (or with --yes); false when the user says no. */

@@ -498,4 +498,47 @@ describe('imaging api: gh-style fields, headers and output', () => {
       await srv.close();
     }
   });
+
+  it('-H adds request headers, and refuses the ones the client owns or a value with a line break', async () => {
+    const srv = await testServer((_req, res) => json(res, 200, { ok: true }));
+    try {
+      const r = await run(
+        [
+          'api',
+          '/modalities',
+          '-H',
+          'X-Trace: abc',
+          '-H',
+          'Accept: application/fhir+json',
+          '-H',
+          'x-trace:def',
+        ],
+        { env: env(srv.url) },
+      );
+      expect(r.code).toBe(0);
+      expect(srv.seen).toHaveLength(1);
+      expect(srv.seen[0]!.headers['x-trace']).toBe('abc, def');
+      expect(srv.seen[0]!.headers.accept).toBe('application/fhir+json');
+      expect(srv.seen[0]!.headers.authorization).toMatch(/^Bearer /);
+      srv.seen.length = 0;
+      for (const [h, message] of [
+        ['Authorization: Bearer stolen', /-H Authorization: imaging sets this header itself/],
+        ['host: evil.example', /-H host:/],
+        ['Content-Length: 5', /-H Content-Length:/],
+        ['Transfer-Encoding: chunked', /-H Transfer-Encoding:/],
+        ['Connection: close', /-H Connection:/],
+        ['Upgrade: h2c', /-H Upgrade:/],
+        ['X-A: 1\r\nAuthorization: Bearer x', /-H X-A: the value holds a line break/],
+        ['no colon', /give a header as "Name: value"/],
+      ] as const) {
+        expectUsageError(
+          await piped(['api', '/modalities', '-H', h], { env: env(srv.url) }),
+          message,
+          srv.seen.length,
+        );
+      }
+    } finally {
+      await srv.close();
+    }
+  });
 });
