@@ -1,3 +1,4 @@
+import { type IncomingHttpHeaders, STATUS_CODES } from 'node:http';
 import { type ApiClient, MAX_JSON_DEPTH, nestedDeeperThan } from '../api/client.js';
 import { ALL_PER_PAGE, fetchPagesInOrder } from '../api/pages.js';
 import type { Query } from '../api/url.js';
@@ -8,6 +9,7 @@ import { arg, file, flag, list, pairs } from '../cli/options.js';
 import type { Context } from '../context.js';
 import { ExitCode, UsageError } from '../errors.js';
 import type { OutputFormat } from '../output/format.js';
+import { clean } from '../output/text.js';
 import { write } from '../output/write.js';
 import { count } from '../util/plural.js';
 
@@ -31,6 +33,8 @@ export default defineCommand({
     rawField: pairs('-f, --raw-field <key=value>', 'string field (repeatable)'),
     header: list('-H, --header <name:value>', 'add a request header, as "Name: value" (repeatable)'),
     input: file('--input <file>', 'request body from a file, or - for standard input'),
+    include: flag('-i, --include', 'print the status line and the response headers before the body'),
+    silent: flag('--silent', 'do not print the response body'),
     paginate: flag('--paginate', 'follow meta to the last page and print one JSON array of all items'),
   },
   async run(ctx, [first, second], opts) {
@@ -43,6 +47,8 @@ export default defineCommand({
     const headers = requestHeaders(opts.header ?? []);
     const { method, path, why } = methodAndPath(first, second, opts, fields.length > 0);
     if (opts.paginate && method !== 'GET') throw new UsageError('--paginate works with GET only');
+    if (opts.paginate && opts.include)
+      throw new UsageError('-i/--include works on one answer, not with --paginate');
     const format = ctx.format('json');
 
     let body: Buffer | undefined;
@@ -64,8 +70,10 @@ export default defineCommand({
       ctx.note('Nothing was sent.');
       return ExitCode.failure;
     }
-    if (opts.paginate) return paginate(ctx, client, path, query, format);
+    if (opts.paginate) return paginate(ctx, client, path, query, format, opts.silent === true);
     const res = await client.request({ method, path, query, body, headers, raw: true });
+    if (opts.include) printHead(ctx, res);
+    if (opts.silent) return 0;
     return printAnswer(ctx, res, format);
   },
 });
@@ -182,6 +190,7 @@ async function paginate(
   path: string,
   query: Query,
   format: OutputFormat,
+  silent: boolean,
 ): Promise<number> {
   let duplicates = 0;
   async function* pages() {
@@ -205,12 +214,23 @@ async function paginate(
       yield page.items;
     }
   }
-  await write(pages(), { sink: ctx.sink(), format, signal: ctx.signal });
+  if (silent) for await (const _ of pages());
+  else await write(pages(), { sink: ctx.sink(), format, signal: ctx.signal });
   if (duplicates > 0)
     ctx.note(
       `warning: ${count(duplicates, 'record')} came again on a later page (same id) and ${duplicates === 1 ? 'is' : 'are'} printed once.`,
     );
   return 0;
+}
+
+/** As gh api -i: the status line and each header a line (server text cleaned), then a blank line. */
+function printHead(ctx: Context, res: { status: number; headers: IncomingHttpHeaders }): void {
+  const lines = [`HTTP/1.1 ${res.status} ${clean(STATUS_CODES[res.status] ?? '')}`.trimEnd()];
+  for (const name of Object.keys(res.headers).sort()) {
+    const value = res.headers[name];
+    for (const v of Array.isArray(value) ? value : [value ?? '']) lines.push(`${clean(name)}: ${clean(v)}`);
+  }
+  ctx.out.write(`${lines.join('\n')}\n\n`);
 }
 
 const NOT_JSON = Symbol('not JSON');

@@ -541,4 +541,33 @@ describe('imaging api: gh-style fields, headers and output', () => {
       await srv.close();
     }
   });
+
+  it('-i prints the status line and cleaned headers before the body; --silent prints no body', async () => {
+    const srv = await testServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'x-note': 'red \u009b31mtext' });
+      res.end('{"ok":true}');
+    });
+    try {
+      const r = await piped(['api', '/modalities', '-i'], { env: env(srv.url) });
+      expect(r.code).toBe(0);
+      const [head, body] = r.stdout.split('\n\n');
+      const lines = head!.split('\n');
+      expect(lines[0]).toBe('HTTP/1.1 200 OK');
+      expect(lines).toContain('content-type: application/json');
+      const note = lines.find((l) => l.startsWith('x-note:'));
+      expect(note).toMatch(/^x-note: red .+31mtext$/);
+      expect(note).not.toContain('\u009b');
+      expect(hasEscapes(r.stdout)).toBe(false);
+      expect(JSON.parse(body!)).toEqual({ ok: true });
+      const silent = await piped(['api', '/modalities', '--silent'], { env: env(srv.url) });
+      expect(silent.code).toBe(0);
+      expect(silent.stdout).toBe('');
+      const both = await piped(['api', '/modalities', '-i', '--silent'], { env: env(srv.url) });
+      expect(both.stdout).toMatch(/^HTTP\/1\.1 200 OK\n[\s\S]*\n\n$/);
+      expect(both.stdout).not.toContain('"ok"');
+      expect(srv.seen).toHaveLength(3);
+    } finally {
+      await srv.close();
+    }
+  });
 });
