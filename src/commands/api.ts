@@ -1,13 +1,13 @@
 import { type IncomingHttpHeaders, STATUS_CODES } from 'node:http';
-import { type ApiClient, MAX_JSON_DEPTH, nestedDeeperThan } from '../api/client.js';
-import { ALL_PER_PAGE, fetchPagesInOrder } from '../api/pages.js';
-import type { Query } from '../api/url.js';
+import { type ApiClient, type ApiResponse, MAX_JSON_DEPTH, nestedDeeperThan } from '../api/client.js';
+import { ALL_PER_PAGE, fetchPagesInOrder, MAX_PAGES_WITHOUT_TOTAL } from '../api/pages.js';
+import { apiScope, outsideScope, type Query } from '../api/url.js';
 import { normaliseUuid, normaliseUuids } from '../cli/args.js';
 import { defineCommand } from '../cli/define.js';
 import { parseJsonInput, readInput } from '../cli/input.js';
 import { arg, file, flag, list, pairs } from '../cli/options.js';
 import type { Context } from '../context.js';
-import { ExitCode, UsageError } from '../errors.js';
+import { CliError, ExitCode, UsageError } from '../errors.js';
 import type { OutputFormat } from '../output/format.js';
 import { clean } from '../output/text.js';
 import { write } from '../output/write.js';
@@ -35,7 +35,10 @@ export default defineCommand({
     input: file('--input <file>', 'request body from a file, or - for standard input'),
     include: flag('-i, --include', 'print the status line and the response headers before the body'),
     silent: flag('--silent', 'do not print the response body'),
-    paginate: flag('--paginate', 'follow meta to the last page and print one JSON array of all items'),
+    paginate: flag(
+      '--paginate',
+      "follow meta to the last page and print one JSON array of all items; a FHIR Bundle's next links into one Bundle",
+    ),
   },
   async run(ctx, [first, second], opts) {
     // A UUID in upper case is the same id: every UUID-shaped value goes in lower case, as the API
@@ -192,6 +195,14 @@ async function paginate(
   format: OutputFormat,
   silent: boolean,
 ): Promise<number> {
+  // Page 1 as the meta walk asks for it; a FHIR Bundle answer is walked by its `next` links instead.
+  const perPage = perPageOf(query);
+  const firstAnswer = await client.request({
+    path,
+    query: { ...query, page: 1, per_page: perPage },
+    signal: ctx.signal,
+  });
+  if (isBundle(firstAnswer.data)) return fhirPages(ctx, client, path, firstAnswer, format, silent);
   let duplicates = 0;
   async function* pages() {
     const walk = fetchPagesInOrder(
@@ -199,7 +210,8 @@ async function paginate(
       {
         path,
         query,
-        perPage: perPageOf(query),
+        firstAnswer,
+        perPage,
         concurrency: 1,
         requireIds: false,
         parsed: true,
@@ -231,6 +243,86 @@ function printHead(ctx: Context, res: { status: number; headers: IncomingHttpHea
     for (const v of Array.isArray(value) ? value : [value ?? '']) lines.push(`${clean(name)}: ${clean(v)}`);
   }
   ctx.out.write(`${lines.join('\n')}\n\n`);
+}
+
+function isBundle(data: unknown): data is Record<string, unknown> {
+  return (
+    typeof data === 'object' &&
+    data !== null &&
+    !Array.isArray(data) &&
+    (data as Record<string, unknown>).resourceType === 'Bundle'
+  );
+}
+
+/**
+ * A FHIR R4 searchset: each Bundle's `link` with relation `next`, followed only below the API's own
+ * base URL (the token's scope), its entries merged into one Bundle (JSON) or an entry a line (NDJSON).
+ */
+async function fhirPages(
+  ctx: Context,
+  client: ApiClient,
+  path: string,
+  first: ApiResponse,
+  format: OutputFormat,
+  silent: boolean,
+): Promise<number> {
+  const scope = apiScope(client.baseUrl);
+  const root = new URL(scope).pathname.replace(/\/+$/, '');
+  const entries: unknown[] = [];
+  const seen = new Set<string>();
+  let bundle = first.data as Record<string, unknown>;
+  let url = first.url;
+  for (let page = 1; ; page++) {
+    const where = `page ${page} of the Bundle at ${path}`;
+    if (bundle.entry !== undefined && !Array.isArray(bundle.entry))
+      throw new CliError(`${where}: its entry is not a list`);
+    entries.push(...((bundle.entry as unknown[] | undefined) ?? []));
+    const next = nextLink(bundle);
+    if (next === undefined) break;
+    let target: URL;
+    try {
+      target = new URL(next, url);
+    } catch {
+      throw new CliError(`${where}: its next link "${clean(next)}" is not a URL`);
+    }
+    target.hash = '';
+    if (outsideScope(target, scope))
+      throw new CliError(
+        `${where}: its next link leads outside ${scope} (to ${clean(target.origin + target.pathname)}); not followed, so the token goes nowhere else`,
+      );
+    if (seen.has(target.href) || target.href === url)
+      throw new CliError(`${where}: its next link leads back to a page already read; stopped`);
+    if (page >= MAX_PAGES_WITHOUT_TOTAL)
+      throw new CliError(
+        `the Bundle at ${path} has more than ${count(MAX_PAGES_WITHOUT_TOTAL, 'page')}; stopped`,
+      );
+    seen.add(target.href);
+    const res = await client.request({
+      path: `${target.pathname.slice(root.length)}${target.search}`,
+      signal: ctx.signal,
+    });
+    if (!isBundle(res.data)) throw new CliError(`page ${page + 1} of the Bundle at ${path} is not a Bundle`);
+    bundle = res.data;
+    url = res.url;
+  }
+  if (silent) return 0;
+  if (format === 'ndjson') {
+    await write(entries, { sink: ctx.sink(), format });
+    return 0;
+  }
+  // The first Bundle's own fields; its links were for one page, not the merged whole.
+  const { link: _link, entry: _entry, ...head } = first.data as Record<string, unknown>;
+  await write({ one: { ...head, entry: entries } }, { sink: ctx.sink(), format });
+  return 0;
+}
+
+function nextLink(bundle: Record<string, unknown>): string | undefined {
+  if (!Array.isArray(bundle.link)) return undefined;
+  for (const l of bundle.link as unknown[]) {
+    const link = l as Record<string, unknown> | null;
+    if (link && link.relation === 'next' && typeof link.url === 'string' && link.url !== '') return link.url;
+  }
+  return undefined;
 }
 
 const NOT_JSON = Symbol('not JSON');

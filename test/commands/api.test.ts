@@ -570,4 +570,93 @@ describe('imaging api: gh-style fields, headers and output', () => {
       await srv.close();
     }
   });
+
+  /** A FHIR server: /api/v2/fhir/DiagnosticReport in three pages, the next link on page 1 absolute. */
+  async function fhirServer(nextOfPage1?: (own: string) => string) {
+    let own = '';
+    const srv = await testServer((req, res) => {
+      const u = new URL(req.url ?? '/', own);
+      const page = Number(u.searchParams.get('_page') ?? '1');
+      const link =
+        page === 1
+          ? [
+              { relation: 'self', url: `${own}${u.pathname}` },
+              {
+                relation: 'next',
+                url: nextOfPage1 ? nextOfPage1(own) : `${own}/api/v2/fhir/DiagnosticReport?_page=2`,
+              },
+            ]
+          : page === 2
+            ? [{ relation: 'next', url: 'DiagnosticReport?_page=3' }]
+            : [];
+      json(res, 200, {
+        resourceType: 'Bundle',
+        type: 'searchset',
+        total: 5,
+        link,
+        entry: [page, page * 10]
+          .filter((n) => n !== 30)
+          .map((n) => ({ resource: { resourceType: 'DiagnosticReport', id: `r${n}` } })),
+      });
+    });
+    own = srv.url;
+    return srv;
+  }
+
+  it("--paginate follows a FHIR Bundle's next links into one Bundle, or an entry a line", async () => {
+    const srv = await fhirServer();
+    try {
+      const r = await piped(['api', '/fhir/DiagnosticReport', '--paginate'], { env: env(srv.url) });
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(0);
+      const merged = JSON.parse(r.stdout);
+      expect(merged.resourceType).toBe('Bundle');
+      expect(merged.type).toBe('searchset');
+      expect(merged.link).toBeUndefined();
+      const ids = ['r1', 'r10', 'r2', 'r20', 'r3'];
+      expect(merged.entry.map((e: { resource: { id: string } }) => e.resource.id)).toEqual(ids);
+      expect(srv.seen.map((s) => new URL(s.url, srv.url).searchParams.get('_page'))).toEqual([
+        null,
+        '2',
+        '3',
+      ]);
+      for (const s of srv.seen) expect(s.headers.authorization).toMatch(/^Bearer /);
+      srv.seen.length = 0;
+      const nd = await piped(['api', '/fhir/DiagnosticReport', '--paginate', '--format', 'ndjson'], {
+        env: env(srv.url),
+      });
+      expect(nd.code).toBe(0);
+      expect(
+        nd.stdout
+          .trimEnd()
+          .split('\n')
+          .map((l) => JSON.parse(l).resource.id),
+      ).toEqual(ids);
+      expect(srv.seen).toHaveLength(3);
+    } finally {
+      await srv.close();
+    }
+  });
+
+  it('--paginate does not follow a FHIR next link to another origin or out of /api/v2', async () => {
+    const other = await testServer((_req, res) => json(res, 200, { resourceType: 'Bundle', entry: [] }));
+    const away = await fhirServer(() => `${other.url}/api/v2/fhir/DiagnosticReport?_page=2`);
+    const up = await fhirServer((own) => `${own}/admin/DiagnosticReport?_page=2`);
+    try {
+      for (const [srv, where] of [
+        [away, other.url],
+        [up, `${up.url}/admin/DiagnosticReport`],
+      ] as const) {
+        const r = await piped(['api', '/fhir/DiagnosticReport', '--paginate'], { env: env(srv.url) });
+        expect(r.code).toBe(1);
+        expect(r.stdout).toBe('');
+        expect(r.stderr).toContain(`its next link leads outside ${srv.url}/api/v2 (to ${where}`);
+        expect(r.stderr).not.toMatch(/\n\s+at /);
+        expect(srv.seen).toHaveLength(1);
+      }
+      expect(other.seen).toHaveLength(0);
+    } finally {
+      await Promise.all([other.close(), away.close(), up.close()]);
+    }
+  });
 });
