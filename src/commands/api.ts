@@ -158,7 +158,9 @@ function requestHeaders(given: string[]): Record<string, string> {
     if (OWN_HEADERS.has(name.toLowerCase()))
       throw new UsageError(
         `-H ${name}: imaging sets this header itself and does not take it from -H`,
-        'The token comes from the environment: imaging auth login, or IMAGING_TOKEN.',
+        /authorization/i.test(name)
+          ? 'The token comes from imaging auth login or IMAGING_TOKEN, and goes only to the API.'
+          : undefined,
       );
     if (/[\r\n\0]/.test(value))
       throw new UsageError(`-H ${name}: the value holds a line break or NUL, which a header cannot`);
