@@ -335,6 +335,8 @@ interface OrderedWalkOptions {
   /** Parsed answers instead of bytes held until their turn: the reference cache keeps only those. */
   parsed?: boolean | undefined;
   onNote?: ((text: string) => void) | undefined;
+  /** The first page's answer, already fetched by the caller with this walk's own request. */
+  firstAnswer?: ApiResponse | undefined;
   /** A resumed export: `check` sees the first page's records before the walk does. */
   start?: {
     page: number;
@@ -435,7 +437,7 @@ export async function* fetchPagesInOrder(
     const start = opts.start?.page ?? 1;
     if (opts.start) walk.continueAfter(opts.start.received, opts.start.written);
     walk.allow();
-    const first = await reader.fetch(start);
+    const first = opts.firstAnswer ? await reader.parse(start, opts.firstAnswer) : await reader.fetch(start);
     opts.start?.check(first.items, first.meta, first.requestId);
     const total = walk.totalPages(start, first.meta);
     first.items = readingAnswer(first.requestId, () => walk.accept(start, first.items, first.meta)) ?? [];

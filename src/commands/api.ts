@@ -1,13 +1,15 @@
-import { type ApiClient, MAX_JSON_DEPTH, nestedDeeperThan } from '../api/client.js';
-import { ALL_PER_PAGE, fetchPagesInOrder } from '../api/pages.js';
-import type { Query } from '../api/url.js';
+import { type IncomingHttpHeaders, STATUS_CODES } from 'node:http';
+import { type ApiClient, type ApiResponse, MAX_JSON_DEPTH, nestedDeeperThan } from '../api/client.js';
+import { ALL_PER_PAGE, fetchPagesInOrder, MAX_PAGES_WITHOUT_TOTAL } from '../api/pages.js';
+import { apiScope, outsideScope, type Query } from '../api/url.js';
 import { normaliseUuid, normaliseUuids } from '../cli/args.js';
 import { defineCommand } from '../cli/define.js';
 import { parseJsonInput, readInput } from '../cli/input.js';
-import { arg, file, flag, pairs } from '../cli/options.js';
+import { arg, file, flag, list, pairs } from '../cli/options.js';
 import type { Context } from '../context.js';
-import { ExitCode, UsageError } from '../errors.js';
+import { CliError, ExitCode, UsageError } from '../errors.js';
 import type { OutputFormat } from '../output/format.js';
+import { clean } from '../output/text.js';
 import { write } from '../output/write.js';
 import { count } from '../util/plural.js';
 
@@ -26,21 +28,30 @@ export default defineCommand({
   options: {
     field: pairs(
       '-F, --field <key=value>',
-      'typed field: true, false, null and numbers as JSON (repeatable)',
+      'typed field: true, false, null and numbers as JSON; @file or @- reads the value from a file or standard input (repeatable)',
     ),
     rawField: pairs('-f, --raw-field <key=value>', 'string field (repeatable)'),
+    header: list('-H, --header <name:value>', 'add a request header, as "Name: value" (repeatable)'),
     input: file('--input <file>', 'request body from a file, or - for standard input'),
-    paginate: flag('--paginate', 'follow meta to the last page and print one JSON array of all items'),
+    include: flag('-i, --include', 'print the status line and the response headers before the body'),
+    silent: flag('--silent', 'do not print the response body'),
+    paginate: flag(
+      '--paginate',
+      "follow meta to the last page and print one JSON array of all items; a FHIR Bundle's next links into one Bundle",
+    ),
   },
   async run(ctx, [first, second], opts) {
     // A UUID in upper case is the same id: every UUID-shaped value goes in lower case, as the API
     // stores and compares them (a field, a list of them in one field, the path and its query).
     const fields: Array<[string, unknown]> = [
-      ...(opts.field ?? []).map(([k, v]) => [k, typed(normaliseUuids(v))] as [string, unknown]),
+      ...(await fileFields(ctx, opts.field ?? [], opts.input)),
       ...(opts.rawField ?? []).map(([k, v]) => [k, normaliseUuids(v)] as [string, unknown]),
     ];
+    const headers = requestHeaders(opts.header ?? []);
     const { method, path, why } = methodAndPath(first, second, opts, fields.length > 0);
     if (opts.paginate && method !== 'GET') throw new UsageError('--paginate works with GET only');
+    if (opts.paginate && opts.include)
+      throw new UsageError('-i/--include works on one answer, not with --paginate');
     const format = ctx.format('json');
 
     let body: Buffer | undefined;
@@ -62,8 +73,10 @@ export default defineCommand({
       ctx.note('Nothing was sent.');
       return ExitCode.failure;
     }
-    if (opts.paginate) return paginate(ctx, client, path, query, format);
-    const res = await client.request({ method, path, query, body, raw: true });
+    if (opts.paginate) return paginate(ctx, client, path, query, format, opts.silent === true);
+    const res = await client.request({ method, path, query, body, headers, raw: true });
+    if (opts.include) printHead(ctx, res);
+    if (opts.silent) return 0;
     return printAnswer(ctx, res, format);
   },
 });
@@ -116,6 +129,47 @@ function methodAndPath(
   return { method, path, why };
 }
 
+// The client owns these: the token, where it goes and how the body is framed.
+const OWN_HEADERS = new Set([
+  'authorization',
+  'proxy-authorization',
+  'host',
+  'content-length',
+  'transfer-encoding',
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'proxy-authenticate',
+  'te',
+  'trailer',
+  'upgrade',
+  'expect',
+]);
+
+/** -H "Name: value" as headers; a header the client owns, or a value that breaks the line, is refused. */
+function requestHeaders(given: string[]): Record<string, string> {
+  const headers = bare<string>();
+  for (const h of given) {
+    const colon = h.indexOf(':');
+    const name = (colon < 0 ? h : h.slice(0, colon)).trim();
+    if (colon < 0 || !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name))
+      throw new UsageError(`-H "${h}": give a header as "Name: value"`);
+    const value = h.slice(colon + 1).trim();
+    if (OWN_HEADERS.has(name.toLowerCase()))
+      throw new UsageError(
+        `-H ${name}: imaging sets this header itself and does not take it from -H`,
+        /authorization/i.test(name)
+          ? 'The token comes from imaging auth login or IMAGING_TOKEN, and goes only to the API.'
+          : undefined,
+      );
+    if (/[\r\n\0]/.test(value))
+      throw new UsageError(`-H ${name}: the value holds a line break or NUL, which a header cannot`);
+    const key = name.toLowerCase();
+    headers[key] = headers[key] === undefined ? value : `${headers[key]}, ${value}`;
+  }
+  return headers;
+}
+
 /** In production, anything but GET is confirmed first (or with --yes); false when the user says no. */
 async function confirmed(
   ctx: Context,
@@ -141,7 +195,16 @@ async function paginate(
   path: string,
   query: Query,
   format: OutputFormat,
+  silent: boolean,
 ): Promise<number> {
+  // Page 1 as the meta walk asks for it; a FHIR Bundle answer is walked by its `next` links instead.
+  const perPage = perPageOf(query);
+  const firstAnswer = await client.request({
+    path,
+    query: { ...query, page: 1, per_page: perPage },
+    signal: ctx.signal,
+  });
+  if (isBundle(firstAnswer.data)) return fhirPages(ctx, client, path, firstAnswer, format, silent);
   let duplicates = 0;
   async function* pages() {
     const walk = fetchPagesInOrder(
@@ -149,7 +212,8 @@ async function paginate(
       {
         path,
         query,
-        perPage: perPageOf(query),
+        firstAnswer,
+        perPage,
         concurrency: 1,
         requireIds: false,
         parsed: true,
@@ -164,12 +228,103 @@ async function paginate(
       yield page.items;
     }
   }
-  await write(pages(), { sink: ctx.sink(), format, signal: ctx.signal });
+  if (silent) for await (const _ of pages());
+  else await write(pages(), { sink: ctx.sink(), format, signal: ctx.signal });
   if (duplicates > 0)
     ctx.note(
       `warning: ${count(duplicates, 'record')} came again on a later page (same id) and ${duplicates === 1 ? 'is' : 'are'} printed once.`,
     );
   return 0;
+}
+
+/** As gh api -i: the status line and each header a line (server text cleaned), then a blank line. */
+function printHead(ctx: Context, res: { status: number; headers: IncomingHttpHeaders }): void {
+  const lines = [`HTTP/1.1 ${res.status} ${clean(STATUS_CODES[res.status] ?? '')}`.trimEnd()];
+  for (const name of Object.keys(res.headers).sort()) {
+    const value = res.headers[name];
+    for (const v of Array.isArray(value) ? value : [value ?? '']) lines.push(`${clean(name)}: ${clean(v)}`);
+  }
+  ctx.out.write(`${lines.join('\n')}\n\n`);
+}
+
+function isBundle(data: unknown): data is Record<string, unknown> {
+  return (
+    typeof data === 'object' &&
+    data !== null &&
+    !Array.isArray(data) &&
+    (data as Record<string, unknown>).resourceType === 'Bundle'
+  );
+}
+
+/**
+ * A FHIR R4 searchset: each Bundle's `link` with relation `next`, followed only below the API's own
+ * base URL (the token's scope), its entries merged into one Bundle (JSON) or an entry a line (NDJSON).
+ */
+async function fhirPages(
+  ctx: Context,
+  client: ApiClient,
+  path: string,
+  first: ApiResponse,
+  format: OutputFormat,
+  silent: boolean,
+): Promise<number> {
+  const scope = apiScope(client.baseUrl);
+  const root = new URL(scope).pathname.replace(/\/+$/, '');
+  const entries: unknown[] = [];
+  const seen = new Set<string>();
+  let bundle = first.data as Record<string, unknown>;
+  let url = first.url;
+  for (let page = 1; ; page++) {
+    const where = `page ${page} of the Bundle at ${path}`;
+    if (bundle.entry !== undefined && !Array.isArray(bundle.entry))
+      throw new CliError(`${where}: its entry is not a list`);
+    entries.push(...((bundle.entry as unknown[] | undefined) ?? []));
+    const next = nextLink(bundle);
+    if (next === undefined) break;
+    let target: URL;
+    try {
+      target = new URL(next, url);
+    } catch {
+      throw new CliError(`${where}: its next link "${clean(next)}" is not a URL`);
+    }
+    target.hash = '';
+    if (outsideScope(target, scope))
+      throw new CliError(
+        `${where}: its next link leads outside ${scope} (to ${clean(target.origin + target.pathname)}); not followed, so the token goes nowhere else`,
+      );
+    if (seen.has(target.href) || target.href === url)
+      throw new CliError(`${where}: its next link leads back to a page already read; stopped`);
+    if (page >= MAX_PAGES_WITHOUT_TOTAL)
+      throw new CliError(
+        `the Bundle at ${path} has more than ${count(MAX_PAGES_WITHOUT_TOTAL, 'page')}; stopped`,
+      );
+    seen.add(target.href);
+    const res = await client.request({
+      path: `${target.pathname.slice(root.length)}${target.search}`,
+      signal: ctx.signal,
+    });
+    if (!isBundle(res.data)) throw new CliError(`page ${page + 1} of the Bundle at ${path} is not a Bundle`);
+    bundle = res.data;
+    url = res.url;
+  }
+  if (silent) return 0;
+  if (format === 'ndjson') {
+    await write(entries, { sink: ctx.sink(), format });
+    return 0;
+  }
+  // The first Bundle's own fields; its links were for one page, not the merged whole.
+  const { link: _link, entry: _entry, ...head } = first.data as Record<string, unknown>;
+  await write({ one: { ...head, entry: entries } }, { sink: ctx.sink(), format });
+  return 0;
+}
+
+function nextLink(bundle: Record<string, unknown>): string | undefined {
+  if (!Array.isArray(bundle.link)) return undefined;
+  for (const l of bundle.link as unknown[]) {
+    const link = l as Record<string, unknown> | null;
+    if (link && link.relation === 'next' && typeof link.url === 'string' && link.url !== '') return link.url;
+  }
+  return undefined;
 }
 
 const NOT_JSON = Symbol('not JSON');
@@ -226,6 +381,35 @@ function lowerUuidsInPath(path: string): string {
       return lower === value ? pair : `${pair.slice(0, eq + 1)}${lower}`;
     });
   return `${segments.join('/')}?${pairs.join('&')}`;
+}
+
+/**
+ * -F values as gh reads them: `@file` (or `@-`, standard input) is the file's text as a string, read
+ * before any request so a missing file is a usage error; anything else is typed.
+ */
+async function fileFields(
+  ctx: Context,
+  pairs: Array<[string, string]>,
+  input: string | undefined,
+): Promise<Array<[string, unknown]>> {
+  const out: Array<[string, unknown]> = [];
+  let stdinBy: string | undefined = input === '-' ? '--input -' : undefined;
+  for (const [k, v] of pairs) {
+    if (!v.startsWith('@')) {
+      out.push([k, typed(normaliseUuids(v))]);
+      continue;
+    }
+    const source = v.slice(1);
+    if (source === '') throw new UsageError(`-F ${k}=@: give a file after @, or @- for standard input`);
+    if (source === '-') {
+      // Standard input can be read only once.
+      if (stdinBy !== undefined)
+        throw new UsageError(`-F ${k}=@- and ${stdinBy} both read standard input; it can be read once`);
+      stdinBy = `-F ${k}=@-`;
+    }
+    out.push([k, (await readInput(ctx, source, `-F ${k}`)).toString('utf8')]);
+  }
+  return out;
 }
 
 /** -F values: true, false, null and numbers become JSON values; everything else stays a string. */

@@ -445,3 +445,218 @@ describe('imaging api builds bodies and queries without prototypes', () => {
     expect(srv.seen).toHaveLength(0);
   });
 });
+
+describe('imaging api: gh-style fields, headers and output', () => {
+  const env = (url: string) => ({
+    IMAGING_ENV: 'local',
+    IMAGING_BASE_URL: url,
+    IMAGING_CONFIG_DIR: '/nonexistent',
+  });
+
+  it('-F key=@file and key=@- send the content of the file or of standard input', async () => {
+    const srv = await testServer((_req, res) => json(res, 201, { ok: true }));
+    const dir = tempDir();
+    const file = join(dir.path, 'ref.json');
+    writeFileSync(file, '{"a":1}\n');
+    try {
+      const r = await run(
+        ['api', 'POST', '/notes', '-F', `referral=@${file}`, '-F', 'text=@-', '-F', 'n=3', '-f', 'raw=@x'],
+        { env: env(srv.url), stdin: 'from stdin' },
+      );
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(0);
+      expect(srv.seen).toHaveLength(1);
+      expect(JSON.parse(srv.seen[0]!.body)).toEqual({
+        referral: '{"a":1}\n',
+        text: 'from stdin',
+        n: 3,
+        raw: '@x',
+      });
+    } finally {
+      await srv.close();
+      dir.cleanup();
+    }
+  });
+
+  it('a missing @file, or standard input read twice, is a usage error before any request', async () => {
+    const srv = await testServer((_req, res) => json(res, 200, {}));
+    try {
+      expectUsageError(
+        await piped(['api', 'POST', '/notes', '-F', 'referral=@/nonexistent/ref.json'], {
+          env: env(srv.url),
+        }),
+        /-F referral: cannot read \/nonexistent\/ref\.json: no such file/,
+        srv.seen.length,
+      );
+      expectUsageError(
+        await piped(['api', 'POST', '/notes', '-F', 'a=@-', '-F', 'b=@-'], { env: env(srv.url), stdin: 'x' }),
+        /standard input.*read once/,
+        srv.seen.length,
+      );
+      expect(srv.seen).toHaveLength(0);
+    } finally {
+      await srv.close();
+    }
+  });
+
+  it('-H adds request headers, and refuses the ones the client owns or a value with a line break', async () => {
+    const srv = await testServer((_req, res) => json(res, 200, { ok: true }));
+    try {
+      const r = await run(
+        [
+          'api',
+          '/modalities',
+          '-H',
+          'X-Trace: abc',
+          '-H',
+          'Accept: application/fhir+json',
+          '-H',
+          'x-trace:def',
+        ],
+        { env: env(srv.url) },
+      );
+      expect(r.code).toBe(0);
+      expect(srv.seen).toHaveLength(1);
+      expect(srv.seen[0]!.headers['x-trace']).toBe('abc, def');
+      expect(srv.seen[0]!.headers.accept).toBe('application/fhir+json');
+      expect(srv.seen[0]!.headers.authorization).toMatch(/^Bearer /);
+      srv.seen.length = 0;
+      for (const [h, message] of [
+        ['Authorization: Bearer stolen', /-H Authorization: imaging sets this header itself/],
+        ['host: evil.example', /-H host:/],
+        ['Content-Length: 5', /-H Content-Length:/],
+        ['Transfer-Encoding: chunked', /-H Transfer-Encoding:/],
+        ['Connection: close', /-H Connection:/],
+        ['Upgrade: h2c', /-H Upgrade:/],
+        ['X-A: 1\r\nAuthorization: Bearer x', /-H X-A: the value holds a line break/],
+        ['no colon', /give a header as "Name: value"/],
+      ] as const) {
+        expectUsageError(
+          await piped(['api', '/modalities', '-H', h], { env: env(srv.url) }),
+          message,
+          srv.seen.length,
+        );
+      }
+    } finally {
+      await srv.close();
+    }
+  });
+
+  it('-i prints the status line and cleaned headers before the body; --silent prints no body', async () => {
+    const srv = await testServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'x-note': 'red \u009b31mtext' });
+      res.end('{"ok":true}');
+    });
+    try {
+      const r = await piped(['api', '/modalities', '-i'], { env: env(srv.url) });
+      expect(r.code).toBe(0);
+      const [head, body] = r.stdout.split('\n\n');
+      const lines = head!.split('\n');
+      expect(lines[0]).toBe('HTTP/1.1 200 OK');
+      expect(lines).toContain('content-type: application/json');
+      const note = lines.find((l) => l.startsWith('x-note:'));
+      expect(note).toMatch(/^x-note: red .+31mtext$/);
+      expect(note).not.toContain('\u009b');
+      expect(hasEscapes(r.stdout)).toBe(false);
+      expect(JSON.parse(body!)).toEqual({ ok: true });
+      const silent = await piped(['api', '/modalities', '--silent'], { env: env(srv.url) });
+      expect(silent.code).toBe(0);
+      expect(silent.stdout).toBe('');
+      const both = await piped(['api', '/modalities', '-i', '--silent'], { env: env(srv.url) });
+      expect(both.stdout).toMatch(/^HTTP\/1\.1 200 OK\n[\s\S]*\n\n$/);
+      expect(both.stdout).not.toContain('"ok"');
+      expect(srv.seen).toHaveLength(3);
+    } finally {
+      await srv.close();
+    }
+  });
+
+  /** A FHIR server: /api/v2/fhir/DiagnosticReport in three pages, the next link on page 1 absolute. */
+  async function fhirServer(nextOfPage1?: (own: string) => string) {
+    let own = '';
+    const srv = await testServer((req, res) => {
+      const u = new URL(req.url ?? '/', own);
+      const page = Number(u.searchParams.get('_page') ?? '1');
+      const link =
+        page === 1
+          ? [
+              { relation: 'self', url: `${own}${u.pathname}` },
+              {
+                relation: 'next',
+                url: nextOfPage1 ? nextOfPage1(own) : `${own}/api/v2/fhir/DiagnosticReport?_page=2`,
+              },
+            ]
+          : page === 2
+            ? [{ relation: 'next', url: 'DiagnosticReport?_page=3' }]
+            : [];
+      json(res, 200, {
+        resourceType: 'Bundle',
+        type: 'searchset',
+        total: 5,
+        link,
+        entry: [page, page * 10]
+          .filter((n) => n !== 30)
+          .map((n) => ({ resource: { resourceType: 'DiagnosticReport', id: `r${n}` } })),
+      });
+    });
+    own = srv.url;
+    return srv;
+  }
+
+  it("--paginate follows a FHIR Bundle's next links into one Bundle, or an entry a line", async () => {
+    const srv = await fhirServer();
+    try {
+      const r = await piped(['api', '/fhir/DiagnosticReport', '--paginate'], { env: env(srv.url) });
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(0);
+      const merged = JSON.parse(r.stdout);
+      expect(merged.resourceType).toBe('Bundle');
+      expect(merged.type).toBe('searchset');
+      expect(merged.link).toBeUndefined();
+      const ids = ['r1', 'r10', 'r2', 'r20', 'r3'];
+      expect(merged.entry.map((e: { resource: { id: string } }) => e.resource.id)).toEqual(ids);
+      expect(srv.seen.map((s) => new URL(s.url, srv.url).searchParams.get('_page'))).toEqual([
+        null,
+        '2',
+        '3',
+      ]);
+      for (const s of srv.seen) expect(s.headers.authorization).toMatch(/^Bearer /);
+      srv.seen.length = 0;
+      const nd = await piped(['api', '/fhir/DiagnosticReport', '--paginate', '--format', 'ndjson'], {
+        env: env(srv.url),
+      });
+      expect(nd.code).toBe(0);
+      expect(
+        nd.stdout
+          .trimEnd()
+          .split('\n')
+          .map((l) => JSON.parse(l).resource.id),
+      ).toEqual(ids);
+      expect(srv.seen).toHaveLength(3);
+    } finally {
+      await srv.close();
+    }
+  });
+
+  it('--paginate does not follow a FHIR next link to another origin or out of /api/v2', async () => {
+    const other = await testServer((_req, res) => json(res, 200, { resourceType: 'Bundle', entry: [] }));
+    const away = await fhirServer(() => `${other.url}/api/v2/fhir/DiagnosticReport?_page=2`);
+    const up = await fhirServer((own) => `${own}/admin/DiagnosticReport?_page=2`);
+    try {
+      for (const [srv, where] of [
+        [away, other.url],
+        [up, `${up.url}/admin/DiagnosticReport`],
+      ] as const) {
+        const r = await piped(['api', '/fhir/DiagnosticReport', '--paginate'], { env: env(srv.url) });
+        expect(r.code).toBe(1);
+        expect(r.stdout).toBe('');
+        expect(r.stderr).toContain(`its next link leads outside ${srv.url}/api/v2 (to ${where}`);
+        expect(r.stderr).not.toMatch(/\n\s+at /);
+        expect(srv.seen).toHaveLength(1);
+      }
+      expect(other.seen).toHaveLength(0);
+    } finally {
+      await Promise.all([other.close(), away.close(), up.close()]);
+    }
+  });
+});
