@@ -11,8 +11,9 @@ import { CPT_FIELDS, CPT_TEXT, cptColumns } from '../../resources/cpt.js';
 // Five letters or digits: CPT (73721, 0001F, 0042T) and HCPCS Level II (G0202).
 const CPT_RE = /^[A-Z0-9]{5}$/;
 
-// Words rather than a mistyped code: a space, or a run of four letters (no code has one).
-const looksLikeWords = (v: string): boolean => /\s/.test(v.trim()) || /[A-Za-z]{4,}/.test(v);
+// Words rather than a mistyped code: plain text with a space or a run of four letters (no code has one).
+const looksLikeWords = (v: string): boolean =>
+  /^[A-Za-z0-9\s,./&-]+$/.test(v) && (/\s/.test(v.trim()) || /[A-Za-z]{4,}/.test(v));
 
 const MODALITY_WORDS: Record<string, string> = {
   mri: 'MRI',
