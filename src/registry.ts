@@ -176,6 +176,11 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: () => import('./commands/webhook/sign.js'),
   },
   {
+    path: ['webhook', 'sample'],
+    summary: 'print a bare, spec-shaped event body (for webhook sign)',
+    load: () => import('./commands/webhook/sample.js'),
+  },
+  {
     path: ['webhook', 'send'],
     summary: 'send a realistic signed test event to your receiver; print its status and time',
     load: () => import('./commands/webhook/send.js'),

@@ -126,7 +126,8 @@ export function continueCommand(argv: readonly string[]): string {
     if (a === '--param') i++;
     else if (!a.startsWith('--param=')) args.push(a);
   }
-  if (!args.includes('--resume')) args.push('--resume');
+  // The same command continues an export started with --resume-or-start.
+  if (!args.includes('--resume') && !args.includes('--resume-or-start')) args.push('--resume');
   return ['imaging', ...args].map(quote).join(' ');
 }
 
@@ -276,6 +277,8 @@ interface CheckpointOptions {
   name: string;
   identity: Identity;
   resume: boolean;
+  /** --resume-or-start: continue a matching, unexpired checkpoint, else start afresh (and keep one). */
+  resumeOrStart?: boolean;
   keep: boolean;
   look?: boolean;
   now: () => Date;
@@ -301,17 +304,33 @@ export class Checkpoint {
   static open(opts: CheckpointOptions): Checkpoint {
     const cp = new Checkpoint(opts);
     const found = inspect(cp.dir);
+    let said = false;
     if (opts.resume) cp.resumed = cp.resumable(found);
-    else if (found && 'problem' in found) {
-      // Left alone, so no checkpoint is kept: this export never takes its place.
-      cp.blockedBy = found.problem;
-      opts.note(
-        `warning: ${cp.dir} is in the way of a checkpoint: ${found.problem}${opts.keep ? '; this export keeps no checkpoint if it stops' : ''}.`,
-      );
-    } else if (found && removeCheckpoint(cp.dir))
-      opts.note(
-        `Removed the checkpoint of an earlier export to ${opts.name} (${plural(found.state.pages, 'page')}, saved ${ago(opts.now().getTime() - Date.parse(found.state.saved))}); --resume would have continued it.`,
-      );
+    else if (opts.resumeOrStart && found && !('problem' in found)) {
+      try {
+        cp.resumed = cp.resumable(found);
+      } catch (err) {
+        if (!(err instanceof UsageError)) throw err;
+        // Not one to continue (expired ones are removed already; another export's goes below): start afresh.
+        const stays = existsSync(cp.dir) && !opts.look;
+        opts.note(
+          `${err.message.replace(/^--resume: /, '--resume-or-start: ')}; starting afresh${stays ? ', which removes it' : ''}.`,
+        );
+        said = true;
+      }
+    }
+    if (!cp.resumed && !opts.resume) {
+      if (found && 'problem' in found) {
+        // Left alone, so no checkpoint is kept: this export never takes its place.
+        cp.blockedBy = found.problem;
+        opts.note(
+          `warning: ${cp.dir} is in the way of a checkpoint: ${found.problem}${opts.keep ? '; this export keeps no checkpoint if it stops' : ''}.`,
+        );
+      } else if (found && !opts.look && removeCheckpoint(cp.dir) && !said)
+        opts.note(
+          `Removed the checkpoint of an earlier export to ${opts.name} (${plural(found.state.pages, 'page')}, saved ${ago(opts.now().getTime() - Date.parse(found.state.saved))}); --resume would have continued it.`,
+        );
+    }
     if ((opts.keep || cp.resumed) && cp.blockedBy === undefined && !opts.look) cp.reserve();
     return cp;
   }
@@ -339,7 +358,14 @@ export class Checkpoint {
       );
     }
     const given = opts.identity.params;
-    if (given && typeof given === 'object' && Object.keys(given).length === 0 && state.identity.params) {
+    // Only a strict --resume takes the saved --param values; --resume-or-start runs the same command each time.
+    if (
+      !opts.resumeOrStart &&
+      given &&
+      typeof given === 'object' &&
+      Object.keys(given).length === 0 &&
+      state.identity.params
+    ) {
       opts.identity.params = state.identity.params;
       this.savedParams = state.identity.params as Record<string, string>;
     }

@@ -32,6 +32,8 @@ export interface Delivery {
   duplicate: boolean;
   forwarded: number | string | undefined;
   status: number;
+  /** The request as received (the body as read, chunked decoded), for --save. */
+  request: { method: string; target: string; headers: Array<[string, string]>; body: Buffer };
 }
 
 /** Headers that belong to one connection, not to the message (RFC 9110 §7.6.1). */
@@ -159,6 +161,7 @@ async function receive(
     duplicate,
     forwarded,
     status,
+    request: { method: req.method ?? 'POST', target: req.url ?? '/', headers, body },
   });
   const reply = verdict.valid
     ? { ok: true, duplicate, ...(forwarded !== undefined ? { forwarded } : {}) }

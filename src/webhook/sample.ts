@@ -6,6 +6,7 @@ import { count } from '../util/plural.js';
 import {
   autoBookEvent,
   autoBookRequest,
+  checkEvent,
   EVENT_NAMES,
   notificationEvent,
   visitStatusEvent,
@@ -207,4 +208,20 @@ export function followStatus(event: Record<string, unknown>, setPaths: readonly 
     const n = event.notification as { status?: unknown } | undefined;
     if (n && typeof n === 'object') n.status = status;
   }
+}
+
+/** The sample event with the --set overrides applied, its exact body bytes, and how it left the spec's shape. */
+export function sampleWithSet(
+  name: EventName,
+  now: Date,
+  set: ReadonlyArray<[string, string]>,
+): { event: Record<string, unknown>; body: Buffer; problems: string[] } {
+  const event = sampleEvent(name, now);
+  for (const [path, value] of set) applySet(event, path, value);
+  followStatus(
+    event,
+    set.map(([path]) => path),
+  );
+  const body = Buffer.from(JSON.stringify(event), 'utf8');
+  return { event, body, problems: checkEvent(name, body).problems };
 }

@@ -48,6 +48,19 @@ describe('imaging cpt', () => {
     expectUsageError(bad, /"abc" is not a CPT or HCPCS code/, fx.apiRequests().length);
     expect(bad.stderr).toContain('hint: A code is five letters or digits');
   });
+
+  it('given words, says the API looks up exact codes only and points to body-parts, before any request', async () => {
+    const before = fx.apiRequests().length;
+    const r = await piped(['cpt', 'knee mri'], { env: fx.env() });
+    expectUsageError(r, /"knee mri" is words, not a code: the API looks up exact CPT codes only/, before);
+    expect(r.stderr).toContain('imaging body-parts --modality MRI');
+    const ct = await piped(['cpt', 'Shoulder CT'], { env: fx.env() });
+    expectUsageError(ct, /exact CPT codes only/, before);
+    expect(ct.stderr).toContain('imaging body-parts --modality CT');
+    const plainWord = await piped(['cpt', 'knee'], { env: fx.env() });
+    expectUsageError(plainWord, /exact CPT codes only/, before);
+    expect(plainWord.stderr).toContain('imaging modalities lists the others');
+  });
 });
 
 describe('cpt at 80 columns', () => {

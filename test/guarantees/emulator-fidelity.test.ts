@@ -74,6 +74,36 @@ describe('referrals create echoes the payload', () => {
     expect(JSON.parse(got.stdout)).toEqual(created);
   });
 
+  it('a CPT code of several body parts without its cpt_code_id is refused (422 with the reason), not taken as the first', async () => {
+    const before = fx.mock.referrals.total;
+    const payload = {
+      referral: {
+        patient: { first_name: 'Ada', last_name: 'Lovelace' },
+        visits: [{ modality: 'MRI', procedures: [{ cpt_code: '73721', laterality: 'left' }] }],
+      },
+    };
+    const r = await run(['referrals', 'create', '--file', '-', '--json'], {
+      env: fx.env(),
+      stdin: JSON.stringify(payload),
+    });
+    expect(r.code).toBe(7);
+    expect(r.stderr).toContain('CPT code 73721 maps to several body parts (Hip, Knee, Ankle)');
+    expect(r.stderr).toContain('cpt_code_id');
+    expect(fx.mock.referrals.total).toBe(before);
+    // A code of one body part is still taken by its code.
+    const one = await run(['referrals', 'create', '--file', '-', '--json'], {
+      env: fx.env(),
+      stdin: JSON.stringify({
+        referral: {
+          patient: { first_name: 'Ada', last_name: 'Lovelace' },
+          visits: [{ procedures: [{ cpt_code: '70551' }] }],
+        },
+      }),
+    });
+    expect(one.code).toBe(0);
+    expect(JSON.parse(one.stdout).visits[0].procedures[0]).toMatchObject({ body_part: 'Brain' });
+  });
+
   it('the legacy payment_type "pi" becomes what the service returns (lien), never another referral\'s', async () => {
     const r = await run(['referrals', 'create', '--file', '-', '--json'], {
       env: fx.env(),

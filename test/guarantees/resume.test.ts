@@ -839,3 +839,99 @@ describe('--dry-run --resume', () => {
     expect(resumed.stderr).toContain('the API now reports 301 referrals, not 300');
   });
 });
+
+describe('--resume-or-start (a nightly job: resume if there is a checkpoint, else start)', () => {
+  const args = ['--per-page', '10', '--concurrency', '1'];
+
+  it('without a checkpoint it starts, keeping one as --resumable does; run again, it resumes to a byte-identical file', async () => {
+    // The local environment keeps no checkpoint by default: only the flag makes this one.
+    const expected = await clean(args, fx.env());
+    fx.reset();
+    const target = join(dir.path, 'nightly.csv');
+    const command = ['referrals', 'export', ...args, '-o', target, '--resume-or-start'];
+    inject('500:*@5');
+    const first = await run(command, { env: fx.env() });
+    expect(first.code).toBe(1);
+    expect(pagesAsked()[0]).toBe(1);
+    expect(first.stderr).toContain('5 complete pages (50 referrals) are kept in a checkpoint');
+    // The same command continues it.
+    expect(first.stderr).toContain(`To continue: imaging ${command.join(' ')}\n`);
+    expect(readdirSync(dir.path)).toEqual(['.nightly.csv.checkpoint']);
+
+    fx.mock.faults.clear();
+    fx.reset();
+    const again = await run(command, { env: fx.env() });
+    expect(again.code).toBe(0);
+    expect(again.stderr).toContain('Continued from the checkpoint: 5 pages saved earlier, 7 fetched now.');
+    expect(pagesAsked()).toEqual([6, 7, 8, 9, 10, 11, 12]);
+    expect(readFileSync(target).equals(expected)).toBe(true);
+    expect(readdirSync(dir.path)).toEqual(['nightly.csv']);
+
+    // Nothing left to continue: the next night starts afresh, and says nothing about a checkpoint.
+    fx.reset();
+    const next = await run(command, { env: fx.env() });
+    expect(next.code).toBe(0);
+    expect(next.stderr).not.toContain('checkpoint');
+    expect(pagesAsked()[0]).toBe(1);
+    expect(readFileSync(target).equals(expected)).toBe(true);
+  });
+
+  it("another export's or an expired checkpoint is not continued: it says so and starts afresh", async () => {
+    const target = join(dir.path, 'nightly.csv');
+    inject('500:*@3');
+    const other = await run(
+      ['referrals', 'export', '--per-page', '20', '--concurrency', '1', '-o', target, '--resumable'],
+      {
+        env: fx.env(),
+      },
+    );
+    expect(other.code).toBe(1);
+    fx.mock.faults.clear();
+    const expected = await clean(args, fx.env());
+    fx.reset();
+    const r = await run(['referrals', 'export', ...args, '-o', target, '--resume-or-start'], {
+      env: fx.env(),
+    });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toMatch(
+      /--resume-or-start: the checkpoint of .*nightly\.csv is of another export: .*; starting afresh, which removes it\./,
+    );
+    expect(pagesAsked()[0]).toBe(1);
+    expect(readFileSync(target).equals(expected)).toBe(true);
+    expect(readdirSync(dir.path)).toEqual(['nightly.csv']);
+
+    // Expired (saved two days before the clock says now): removed, then a fresh start.
+    inject('500:*@3');
+    expect(
+      (await run(['referrals', 'export', ...args, '-o', target, '--resumable'], { env: fx.env() })).code,
+    ).toBe(1);
+    fx.mock.faults.clear();
+    fx.reset();
+    const later = new Date(Date.now() + 48 * 3600_000);
+    const old = await run(['referrals', 'export', ...args, '-o', target, '--resume-or-start'], {
+      env: fx.env(),
+      deps: { now: () => later },
+    });
+    expect(old.code).toBe(0);
+    expect(old.stderr).toMatch(
+      /--resume-or-start: the checkpoint of .* expired .* and was removed; starting afresh\./,
+    );
+    expect(pagesAsked()[0]).toBe(1);
+    expect(readFileSync(target).equals(expected)).toBe(true);
+  });
+
+  it('refuses --resume with it, and needs -o FILE, before any request', async () => {
+    const both = await run(
+      ['referrals', 'export', '-o', join(dir.path, 'x.csv'), '--resume', '--resume-or-start'],
+      {
+        env: fx.env(),
+      },
+    );
+    expect(both.code).toBe(2);
+    expect(both.stderr).toContain('pick one');
+    const stdout = await run(['referrals', 'export', '--resume-or-start'], { env: fx.env() });
+    expect(stdout.code).toBe(2);
+    expect(stdout.stderr).toContain('--resume-or-start needs -o FILE');
+    expect(pagesAsked()).toEqual([]);
+  });
+});

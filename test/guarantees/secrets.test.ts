@@ -157,6 +157,7 @@ describe('no secret in any output, trace, error or file', () => {
       undefined,
       { IMAGING_WEBHOOK_SECRET: SECRET },
     ],
+    [['webhook', 'sample', 'visit.status_changed', '--set', 'status=booked']],
     [['webhook', 'send', 'visit.status_changed', '--print', '--secret-file', secretFile]],
     [
       ['webhook', 'send', 'notification.status_changed', '--to', 'http://127.0.0.1:9/', '--duplicate'],

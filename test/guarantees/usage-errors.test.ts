@@ -171,6 +171,7 @@ const CASES: Array<[string[], RegExp, string?]> = [
   [['referrals', 'export', '-o', '/nonexistent-dir/x.csv'], /no such folder/],
   [['referrals', 'export', '-o', '/tmp'], /cannot write \/tmp: it is a folder/],
   [['referrals', 'export', '--resume'], /--resume needs -o FILE/],
+  [['referrals', 'export', '--resume-or-start'], /--resume-or-start needs -o FILE/],
   [['referrals', 'export', '--resumable', '-o', '-'], /--resumable needs -o FILE/],
   [['referrals', 'export', '--resume', '-o', '/dev/null'], /--resume: \/dev\/null is not a regular file/],
   // api
@@ -200,6 +201,8 @@ const CASES: Array<[string[], RegExp, string?]> = [
   [['webhook', 'sign', '--body', B(), '--curl', 'ftp://x'], /--curl needs an http\(s\) URL/],
   [['webhook', 'send', 'visit.status'], /unknown event "visit.status"/],
   [['webhook', 'send', 'visit.status_changed', '--print', '--duplicate'], /pick one/],
+  [['webhook', 'sample', 'visit.status'], /unknown event "visit.status"/],
+  [['cpt', 'knee mri'], /the API looks up exact CPT codes only/],
   [
     ['webhook', 'send', 'visit.status_changed', '--to', 'http://127.0.0.1:9/', '--secret', 'x'],
     /the webhook secret is never given as a flag/,

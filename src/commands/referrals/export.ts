@@ -51,6 +51,10 @@ const OPTIONS = {
   ),
   resume: flag('--resume', 'continue the checkpoint a failed or interrupted -o export kept'),
   resumable: flag('--resumable', 'keep a checkpoint if this -o export stops (default in the sandbox only)'),
+  resumeOrStart: flag(
+    '--resume-or-start',
+    'continue a matching, unexpired checkpoint, else start and keep one as --resumable does (for a nightly job)',
+  ),
 };
 
 export default defineCommand({
@@ -127,12 +131,20 @@ async function planExport(ctx: Context, opts: ExportOptions): Promise<ExportPlan
   }
   const toFile = Boolean(opts.output && opts.output !== '-');
   if (format === 'xlsx') await checkWorkbookTarget(ctx, opts, toFile);
-  if ((opts.resume || opts.resumable) && !toFile)
+  if (opts.resume && opts.resumeOrStart)
     throw new UsageError(
-      `${opts.resume ? '--resume' : '--resumable'} needs -o FILE: only an export to a file keeps a checkpoint`,
+      '--resume continues a checkpoint or fails; --resume-or-start starts when there is none: pick one',
+    );
+  if ((opts.resume || opts.resumable || opts.resumeOrStart) && !toFile)
+    throw new UsageError(
+      `${checkpointFlag(opts)} needs -o FILE: only an export to a file keeps a checkpoint`,
     );
   return { format, rows, fields, visitStatuses, query, client, toFile };
 }
+
+/** The checkpoint flag given, for messages. */
+const checkpointFlag = (opts: ExportOptions): string =>
+  opts.resume ? '--resume' : opts.resumeOrStart ? '--resume-or-start' : '--resumable';
 
 /** A workbook goes to a file or a pipe, never a terminal; a zip cannot be continued from a checkpoint. */
 async function checkWorkbookTarget(ctx: Context, opts: ExportOptions, toFile: boolean): Promise<void> {
@@ -144,9 +156,9 @@ async function checkWorkbookTarget(ctx: Context, opts: ExportOptions, toFile: bo
       ctx.io.stdoutIsTTY && (!toFile || (await sameTerminal(opts.output as string))),
       'Write it to a file: -o referrals.xlsx (or redirect: > referrals.xlsx).',
     );
-  if (opts.resume || opts.resumable)
+  if (opts.resume || opts.resumable || opts.resumeOrStart)
     throw new UsageError(
-      `${opts.resume ? '--resume' : '--resumable'} is for CSV, JSON and NDJSON: an Excel workbook is written whole or not at all`,
+      `${checkpointFlag(opts)} is for CSV, JSON and NDJSON: an Excel workbook is written whole or not at all`,
     );
 }
 
@@ -164,10 +176,12 @@ async function sameTerminal(output: string): Promise<boolean> {
 /** --dry-run: the cost of the export, or with --resume of what is left after the checkpoint. */
 async function dryRunExport(ctx: Context, opts: ExportOptions, plan: ExportPlan): Promise<number> {
   const { dryRun } = await import('../../meter/dry-run.js');
-  const saved = opts.resume
-    ? await openCheckpoint(ctx, await checkpointTarget(opts.output as string), opts, plan, true)
-    : undefined;
-  const survey = await saved?.survey();
+  const saved =
+    opts.resume || opts.resumeOrStart
+      ? await openCheckpoint(ctx, await checkpointTarget(opts.output as string), opts, plan, true)
+      : undefined;
+  // --resume-or-start without a checkpoint to continue: the cost of a fresh start.
+  const survey = saved?.resumePoint ? await saved.survey() : undefined;
   return dryRun(ctx, plan.client, saved?.savedParams ?? plan.query, opts.perPage ?? 100, survey);
 }
 
@@ -258,9 +272,11 @@ async function openTarget(
           throw err;
         })
       : undefined;
-  if (opts.resume && !checkpoint) {
+  if ((opts.resume || opts.resumeOrStart) && !checkpoint) {
     file.discard();
-    throw new UsageError(`--resume: ${opts.output} is not a regular file, so it has no checkpoint`);
+    throw new UsageError(
+      `${checkpointFlag(opts)}: ${opts.output} is not a regular file, so it has no checkpoint`,
+    );
   }
   return { file, checkpoint };
 }
@@ -382,9 +398,10 @@ async function openCheckpoint(
       fields: what.fields ?? null,
     },
     resume: opts.resume === true,
+    resumeOrStart: opts.resumeOrStart === true,
     keep: keepsCheckpoints(
       env,
-      opts.resumable || opts.resume,
+      opts.resumable || opts.resume || opts.resumeOrStart,
       ctx.baseUrl().value,
       ctx.config.environment('sandbox').base_url,
     ),

@@ -36,6 +36,10 @@ export default defineCommand({
       '--allow-host <name>',
       "also accept deliveries addressed to this host name, e.g. a tunnel's (repeatable)",
     ),
+    save: text(
+      '--save <dir>',
+      'keep each delivery as a raw capture (0600) in DIR, made 0700 if missing; webhook verify --request reads one',
+    ),
     ...HEADER_OPTIONS,
   },
   async run(ctx, _args, opts) {
@@ -46,6 +50,8 @@ export default defineCommand({
     checkListenOptions(opts);
     // Said once per host name: a tunnel without --allow-host would otherwise fail silently.
     const refused = new Set<string>();
+    const saver = opts.save === undefined ? undefined : await import('../../webhook/save.js');
+    const saveDir = saver?.openSaveFolder(opts.save as string, (w) => ctx.note(safe`${w}`));
     const secret = await loadSecret(ctx, opts);
     for (const w of secret.warnings) ctx.note(safe`warning: ${w}`);
     const { startListener } = await import('../../webhook/listener.js');
@@ -71,12 +77,19 @@ export default defineCommand({
         );
       },
       now: () => ctx.now().getTime(),
-      onDelivery: deliveryPrinter(ctx, format),
+      onDelivery:
+        saveDir === undefined
+          ? deliveryPrinter(ctx, format)
+          : savingPrinter(ctx, format, saveDir, saver!.saveDelivery),
     }).catch((err: NodeJS.ErrnoException) => {
       if (err.code !== 'EADDRINUSE') throw err;
       const hint = 'Pick another with --port, or 0 for any free port.';
       throw new CliError(`port ${opts.port ?? 4030} is already in use on 127.0.0.1`, 1, hint);
     });
+    if (saveDir !== undefined)
+      ctx.note(
+        safe`Saving each delivery in ${saveDir} (imaging webhook verify --request FILE reads one). Deliveries from production carry patient data: keep the folder private and delete the captures when done.`,
+      );
     ctx.note(
       `Listening for webhooks on ${listener.url} (tolerance ${tolerance} s${opts.forwardTo ? `, forwarding to ${opts.forwardTo}` : ''}; Ctrl-C stops)`,
     );
@@ -114,9 +127,32 @@ function checkListenOptions(opts: {
   }
 }
 
-/** One line per delivery: a line for people, or an NDJSON record. */
-function deliveryPrinter(ctx: Context, format: OutputFormat): (d: Delivery) => void {
+/** --save: each delivery written to its own file first, then its line, naming the file. */
+function savingPrinter(
+  ctx: Context,
+  format: OutputFormat,
+  dir: string,
+  saveDeliveryNow: (dir: string, d: Delivery, n: number) => string,
+): (d: Delivery) => void {
+  const print = deliveryPrinter(ctx, format);
+  let n = 0;
   return (d) => {
+    let saved: string | undefined;
+    try {
+      saved = saveDeliveryNow(dir, d, ++n);
+    } catch (err) {
+      // A full disk or a removed folder loses this capture, not the listener.
+      ctx.note(
+        safe`warning: delivery not saved in ${dir}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`,
+      );
+    }
+    print(d, saved);
+  };
+}
+
+/** One line per delivery: a line for people, or an NDJSON record. */
+function deliveryPrinter(ctx: Context, format: OutputFormat): (d: Delivery, saved?: string) => void {
+  return (d, saved) => {
     if (format === 'table') {
       const time = peopleTime(d.receivedAt, { timeZone: ctx.env.TZ, seconds: true });
       const state = d.verdict.valid ? 'valid  ' : 'INVALID';
@@ -124,6 +160,7 @@ function deliveryPrinter(ctx: Context, format: OutputFormat): (d: Delivery) => v
       const extra = [
         d.duplicate ? '(duplicate delivery)' : '',
         d.forwarded !== undefined ? `-> ${d.forwarded}` : '',
+        saved !== undefined ? `saved ${saved}` : '',
       ]
         .filter(Boolean)
         .join('  ');
@@ -131,7 +168,7 @@ function deliveryPrinter(ctx: Context, format: OutputFormat): (d: Delivery) => v
       ctx.out.line(safe`${`${time}  ${state}  ${detail}${extra ? `  ${extra}` : ''}`}`);
     } else {
       ctx.io.stdout.write(
-        `${JSON.stringify({ received_at: d.receivedAt, path: d.path, ...verdictJson(d.verdict), duplicate: d.duplicate, forwarded_status: d.forwarded ?? null, response_status: d.status })}\n`,
+        `${JSON.stringify({ received_at: d.receivedAt, path: d.path, ...verdictJson(d.verdict), duplicate: d.duplicate, forwarded_status: d.forwarded ?? null, response_status: d.status, ...(saved !== undefined ? { saved } : {}) })}\n`,
       );
     }
   };

@@ -130,17 +130,9 @@ async function buildEvent(
   url: URL,
   set: ReadonlyArray<[string, string]>,
 ): Promise<{ event: Record<string, unknown>; body: Buffer }> {
-  const { sampleEvent, applySet, followStatus } = await import('../../webhook/sample.js');
-  const event = sampleEvent(name, ctx.now());
-  for (const [path, value] of set) applySet(event, path, value);
-  followStatus(
-    event,
-    set.map(([path]) => path),
-  );
-  const body = Buffer.from(JSON.stringify(event), 'utf8');
-  const { checkEvent } = await import('../../webhook/events.js');
-  const shape = checkEvent(name, body);
-  for (const p of shape.problems) ctx.note(safe`warning: after --set, ${p} (sent as asked)`);
+  const { sampleWithSet } = await import('../../webhook/sample.js');
+  const { event, body, problems } = sampleWithSet(name, ctx.now(), set);
+  for (const p of problems) ctx.note(safe`warning: after --set, ${p} (sent as asked)`);
   if (
     name === 'notification.status_changed' &&
     url.protocol !== 'https:' &&

@@ -44,7 +44,35 @@ export function checkReferences(fields: Obj, src: Sources): string[] {
     if (!src.ref.icd10.some((c) => c.id === id || c.code === id))
       errors.push(`ICD-10 code ${id} does not exist`);
   }
+  for (const p of givenProcedures(fields)) {
+    const parts = [...new Set(codeCandidates(p, src).map((c) => c.body_part_name))];
+    if (!str(p.cpt_code_id) && parts.length > 1)
+      errors.push(
+        `CPT code ${str(p.cpt_code)} maps to several body parts (${parts.join(', ')}): give the cpt_code_id of the mapping meant`,
+      );
+  }
   return errors;
+}
+
+function givenProcedures(fields: Obj): Obj[] {
+  const visits = Array.isArray(fields.visits)
+    ? fields.visits
+    : Array.isArray(fields.orders)
+      ? fields.orders
+      : [];
+  return visits
+    .filter(isObj)
+    .flatMap((v) => (Array.isArray(v.procedures) ? v.procedures : []))
+    .filter(isObj);
+}
+
+/** The mappings a procedure's `cpt_code` (and its laterality, when given) could mean. */
+function codeCandidates(p: Obj, src: Sources) {
+  const byCode = str(p.cpt_code);
+  if (!byCode) return [];
+  return src.ref.cpt.filter(
+    (c) => c.code === byCode && (!str(p.laterality) || c.laterality === p.laterality),
+  );
 }
 
 function icdIds(fields: Obj): string[] {
@@ -104,8 +132,8 @@ function procedure(p: Obj, src: Sources): Procedure {
   const byCode = str(p.cpt_code);
   const m =
     (byId && src.ref.cpt.find((c) => c.id === byId)) ||
-    (byCode &&
-      src.ref.cpt.find((c) => c.code === byCode && (!str(p.laterality) || c.laterality === p.laterality))) ||
+    // A code of several body parts without its cpt_code_id was refused before (checkReferences).
+    (byCode && codeCandidates(p, src)[0]) ||
     undefined;
   const bodyPart = m?.body_part_name ?? str(p.body_part) ?? '';
   const contrast = m?.contrast ?? str(p.contrast) ?? '';

@@ -1,10 +1,19 @@
-import { writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { request } from 'node:http';
 import { createServer as createNetServer } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { InterruptedError } from '../../../src/errors.js';
 import { main } from '../../../src/main.js';
+import { saveDelivery } from '../../../src/webhook/save.js';
 import { signatureHeaderValue } from '../../../src/webhook/sign.js';
 import { expectUsageError, hasEscapes, PIPED, piped, plain, TERMINAL, widest } from '../../fake-io.js';
 import { fakeIO, json, run, tempDir, testServer } from '../../helpers.js';
@@ -100,6 +109,89 @@ describe('webhook listen: the Host a delivery is addressed to', () => {
     const r = await run(['webhook', 'listen', '--port', '0', '--allow-host', 'https://x.example/']);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('--allow-host takes a host name');
+  });
+});
+
+describe('webhook listen --save DIR', () => {
+  const mode = (p: string) => statSync(p).mode & 0o777;
+
+  it('makes a missing DIR 0700, keeps each delivery as a 0600 raw capture that webhook verify --request accepts', async () => {
+    const base = tempDir();
+    try {
+      const dir = join(base.path, 'captures');
+      const l = await listen(['--save', dir]);
+      expect(l.err()).toContain(`Saving each delivery in ${dir}`);
+      expect(l.err()).toContain('Deliveries from production carry patient data');
+      expect(mode(dir)).toBe(0o700);
+      expect((await deliver(l.port, `127.0.0.1:${l.port}`)).status).toBe(200);
+      expect((await deliver(l.port, `127.0.0.1:${l.port}`)).status).toBe(200);
+      const saved = readdirSync(dir).sort();
+      expect(saved).toHaveLength(2);
+      const records = l
+        .out()
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line));
+      expect(records.map((r) => r.saved).sort()).toEqual(saved.map((f) => join(dir, f)));
+      for (const f of saved) {
+        const path = join(dir, f);
+        expect(mode(path)).toBe(0o600);
+        expect(readFileSync(path).subarray(-BODY.length).equals(BODY)).toBe(true);
+        const v = await run(['webhook', 'verify', '--request', path, '--secret-file', files.secretFile]);
+        expect(v.code).toBe(0);
+      }
+    } finally {
+      base.cleanup();
+    }
+  });
+
+  it('uses an existing DIR as it is, warning when others can read it', async () => {
+    const base = tempDir();
+    try {
+      const dir = join(base.path, 'open');
+      mkdirSync(dir);
+      chmodSync(dir, 0o755);
+      const l = await listen(['--save', dir]);
+      expect(l.err()).toMatch(/warning: --save .*open can be read by others \(mode 755\)/);
+      expect(mode(dir)).toBe(0o755);
+      expect((await deliver(l.port, `127.0.0.1:${l.port}`)).status).toBe(200);
+      expect(readdirSync(dir)).toHaveLength(1);
+    } finally {
+      base.cleanup();
+    }
+  });
+
+  it("never writes over a file or through a link already at a capture's name", () => {
+    const base = tempDir();
+    try {
+      const d = {
+        receivedAt: '2026-01-02T03:04:05.678Z',
+        request: {
+          method: 'POST',
+          target: '/hooks',
+          headers: [['Host', 'x']] as Array<[string, string]>,
+          body: BODY,
+        },
+      } as Parameters<typeof saveDelivery>[1];
+      const first = join(base.path, '2026-01-02T03-04-05-678Z-0001.http');
+      writeFileSync(first, 'mine');
+      const victim = join(base.path, 'victim');
+      writeFileSync(victim, 'untouched');
+      symlinkSync(victim, join(base.path, '2026-01-02T03-04-05-678Z-0001-1.http'));
+      const path = saveDelivery(base.path, d, 1);
+      expect(path).toBe(join(base.path, '2026-01-02T03-04-05-678Z-0001-2.http'));
+      expect(readFileSync(first, 'utf8')).toBe('mine');
+      expect(readFileSync(victim, 'utf8')).toBe('untouched');
+      expect(mode(path)).toBe(0o600);
+    } finally {
+      base.cleanup();
+    }
+  });
+
+  it('refuses a DIR whose parent does not exist, before listening (exit 2)', async () => {
+    const r = await run(['webhook', 'listen', '--port', '0', '--save', '/nonexistent-parent/captures']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('the folder cannot be made');
   });
 });
 

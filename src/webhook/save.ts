@@ -1,0 +1,69 @@
+import { constants as C, closeSync, mkdirSync, openSync, type Stats, statSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import { UsageError } from '../errors.js';
+import type { Delivery } from './listener.js';
+
+/** Headers that describe the bytes on the wire, not the body saved (which is whole, not chunked). */
+const FRAMING = new Set(['content-length', 'transfer-encoding']);
+
+/**
+ * The folder `webhook listen --save` keeps captures in: made 0700 when missing; an existing one is
+ * used as it is, with a warning when others can read it (deliveries carry patient data).
+ */
+export function openSaveFolder(dir: string, warn: (text: string) => void): string {
+  let st: Stats | undefined;
+  try {
+    st = statSync(dir);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT')
+      throw new UsageError(`--save ${dir}: ${(err as NodeJS.ErrnoException).code ?? 'cannot be read'}`);
+  }
+  if (!st) {
+    try {
+      mkdirSync(dir, { mode: 0o700 });
+    } catch (err) {
+      throw new UsageError(
+        `--save ${dir}: the folder cannot be made (${(err as NodeJS.ErrnoException).code ?? 'error'})`,
+        'Give a folder whose parent exists and is yours.',
+      );
+    }
+    return dir;
+  }
+  if (!st.isDirectory()) throw new UsageError(`--save ${dir} is not a folder`);
+  if ((st.mode & 0o044) !== 0)
+    warn(
+      `warning: --save ${dir} can be read by others (mode ${(st.mode & 0o777).toString(8)}); the captures are 0600, but their names show when deliveries came (chmod 700 ${dir} to close it)`,
+    );
+  return dir;
+}
+
+/** Writes one delivery as a raw HTTP request `webhook verify --request` reads; never over an existing file. */
+export function saveDelivery(dir: string, d: Delivery, n: number): string {
+  const { method, target, headers, body } = d.request;
+  const head = [
+    `${method} ${target} HTTP/1.1`,
+    ...headers.filter(([k]) => !FRAMING.has(k.toLowerCase())).map(([k, v]) => `${k}: ${v}`),
+    `Content-Length: ${body.length}`,
+  ];
+  const data = Buffer.concat([Buffer.from(`${head.join('\r\n')}\r\n\r\n`, 'latin1'), body]);
+  const stamp = d.receivedAt.replace(/[:.]/g, '-');
+  for (let i = 0; ; i++) {
+    const name = `${stamp}-${String(n).padStart(4, '0')}${i ? `-${i}` : ''}.http`;
+    const path = join(dir, name);
+    let fd: number;
+    try {
+      // O_EXCL: a file already there (or a link planted in its name) is never written through.
+      fd = openSync(path, C.O_WRONLY | C.O_CREAT | C.O_EXCL | (C.O_NOFOLLOW ?? 0), 0o600);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'EEXIST' && i < 100) continue;
+      throw err;
+    }
+    try {
+      let off = 0;
+      while (off < data.length) off += writeSync(fd, data, off);
+    } finally {
+      closeSync(fd);
+    }
+    return path;
+  }
+}
