@@ -308,7 +308,6 @@ async function saveAll(
   const taken = new Set<string>();
   // Where each available file's line goes among the items (the unavailable ones hold theirs).
   const slots = opts.items.flatMap((item, k) => (item === undefined ? [k] : []));
-  let saved = 0;
   let done = 0;
   let bytes = 0;
   const receiving = new Map<number, number>();
@@ -327,7 +326,7 @@ async function saveAll(
       const turn = turns[i - 1] ?? Promise.resolve();
       let release!: () => void;
       turns[i] = new Promise((r) => (release = r));
-      let outcome: { saved: Saved } | { error: unknown };
+      let outcome: Outcome;
       try {
         outcome = {
           saved: await saveOne(client, w, {
@@ -348,26 +347,11 @@ async function saveAll(
       receiving.delete(i);
       done++;
       try {
-        const slot = slots[i]!;
-        if ('saved' in outcome) {
-          const s = outcome.saved;
-          bytes += s.bytes;
-          saved++;
-          opts.items[slot] = { status: 'saved', ...s };
-          bar.clear();
-          if (opts.human) ctx.out.line(safe`saved ${s.file} (${formatBytes(s.bytes)})`);
-        } else {
-          const err = outcome.error;
-          if (!(err instanceof NotSaved)) {
-            stopped = true;
-            throw err;
-          }
-          opts.failures.push(err.message);
-          opts.items[slot] = { status: err.status, ...itemOf(w), reason: noUrl(err.message) };
-          bar.clear();
-          ctx.err.line(err.status === 'exists' ? err.message : safe`error: ${w.label}: ${err.message}`);
-        }
+        bytes += report(ctx, w, outcome, slots[i]!, opts)?.bytes ?? 0;
         draw();
+      } catch (err) {
+        stopped = true;
+        throw err;
       } finally {
         release();
       }
@@ -378,7 +362,33 @@ async function saveAll(
   } finally {
     bar.done();
   }
-  return saved;
+  return opts.items.filter((item) => item?.status === 'saved').length;
+}
+
+type Outcome = { saved: Saved } | { error: unknown };
+
+/** One file's line (saved, or why not) and its item for --json; an error that is no NotSaved is thrown. */
+function report(
+  ctx: Context,
+  w: Available,
+  outcome: Outcome,
+  slot: number,
+  opts: { human: boolean; failures: string[]; items: Array<Item | undefined>; bar: { clear(): void } },
+): Saved | undefined {
+  if ('saved' in outcome) {
+    const s = outcome.saved;
+    opts.items[slot] = { status: 'saved', ...s };
+    opts.bar.clear();
+    if (opts.human) ctx.out.line(safe`saved ${s.file} (${formatBytes(s.bytes)})`);
+    return s;
+  }
+  const err = outcome.error;
+  if (!(err instanceof NotSaved)) throw err;
+  opts.failures.push(err.message);
+  opts.items[slot] = { status: err.status, ...itemOf(w), reason: noUrl(err.message) };
+  opts.bar.clear();
+  ctx.err.line(err.status === 'exists' ? err.message : safe`error: ${w.label}: ${err.message}`);
+  return undefined;
 }
 
 /** `100MiB`, `20MB`, `512k`, `1048576`: a size in bytes (KB/MB/GB are powers of 1000, KiB/MiB/GiB of 1024). */
