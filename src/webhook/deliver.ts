@@ -12,10 +12,13 @@ interface DeliveryResult {
   headers?: IncomingHttpHeaders;
   /** Something odd about the answer's body (cut short, endless): the status stands. */
   note?: string;
+  /** The start of the answer's body: a receiver that refuses often says why there. */
+  start?: Buffer;
 }
 
 const MAX_ANSWER_BODY = 64 * 1024;
 const MAX_ANSWER_BODY_MS = 2000;
+const START_BYTES = 512;
 
 /**
  * POSTs once and reports the status as soon as the head arrives; a little of the body is read and
@@ -69,7 +72,7 @@ export async function deliver(
       // With settleAtHead the body is still read and dropped, but nothing waits for it.
       const drained = drainBody(req, res, waitMs);
       if (opts.settleAtHead) resolve(result);
-      else drained.then((note) => resolve(note ? { ...result, note } : result));
+      else drained.then(({ note, start }) => resolve({ ...result, ...(note ? { note } : {}), start }));
     });
     req.on('error', (err: NodeJS.ErrnoException) => {
       clearTimeout(deadline);
@@ -82,20 +85,25 @@ export async function deliver(
   });
 }
 
-/** Reads and drops a little of the body, then closes; resolves with a note when the body was odd. */
-function drainBody(req: ClientRequest, res: IncomingMessage, waitMs: number): Promise<string | undefined> {
+/** Reads a little of the body (its start kept), then closes; with a note when the body was odd. */
+function drainBody(
+  req: ClientRequest,
+  res: IncomingMessage,
+  waitMs: number,
+): Promise<{ note?: string; start: Buffer }> {
   const length = Number(res.headers['content-length']);
   const expected =
     res.headers['content-length'] !== undefined && Number.isSafeInteger(length) ? length : undefined;
   return new Promise((resolve) => {
     let got = 0;
     let done = false;
+    const kept: Buffer[] = [];
     const finish = (note?: string) => {
       if (done) return;
       done = true;
       clearTimeout(timer);
       req.destroy();
-      resolve(note);
+      resolve({ note, start: Buffer.concat(kept).subarray(0, START_BYTES) });
     };
     const timer = setTimeout(
       () =>
@@ -105,6 +113,7 @@ function drainBody(req: ClientRequest, res: IncomingMessage, waitMs: number): Pr
       waitMs,
     );
     res.on('data', (chunk: Buffer) => {
+      if (got < START_BYTES) kept.push(chunk);
       got += chunk.length;
       if (got > MAX_ANSWER_BODY) finish(`the body is longer than ${MAX_ANSWER_BODY} bytes; closed`);
     });

@@ -198,8 +198,27 @@ async function deliverAll(
         safe`${ok ? 'delivered' : 'FAILED   '}  ${name}  ${autoBook ? 'auto-book' : 'event'} ${id ?? '-'}  -> ${url.href}  ${answer}  in ${r.ms} ms${which}${note}`,
       );
     }
-    if (!ok && !failed)
-      failed = head ? `the receiver answered ${head}, not a 2xx` : `no answer from ${url.href}: ${r.error}`;
+    if (!ok && !failed) {
+      const why = r.start ? receiverReason(r.start) : undefined;
+      failed = head
+        ? `the receiver answered ${head}, not a 2xx${why ? `: ${why}` : ''}`
+        : `no answer from ${url.href}: ${r.error}`;
+    }
   }
   return { results, failed };
+}
+
+/** What a refusing receiver said: a JSON error's message, else the body's first line (shortened). */
+function receiverReason(start: Buffer): string | undefined {
+  const text = start.toString('utf8');
+  let said: unknown;
+  try {
+    const body = JSON.parse(text) as Record<string, unknown>;
+    said = [body.error, body.message, body.reason, body.detail].find((v) => typeof v === 'string');
+  } catch {
+    said = text.split(/\r?\n/).find((line) => line.trim() !== '');
+  }
+  if (typeof said !== 'string' || said.trim() === '' || /^\s*</.test(said)) return undefined;
+  const line = said.trim();
+  return line.length > 200 ? `${line.slice(0, 199)}…` : line;
 }

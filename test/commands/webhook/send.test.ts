@@ -356,6 +356,40 @@ describe('webhook send', () => {
       ]);
     });
 
+    it("a refusing receiver's reason follows its status: a JSON error, a text line (cleaned), never an HTML page", async () => {
+      const bodies: Array<[string, string, RegExp]> = [
+        [
+          'application/json',
+          '{"error":"signature mismatch: expected v1"}',
+          /not a 2xx: signature mismatch: expected v1\n/,
+        ],
+        ['text/plain', '\n bad timestamp \u001b[2J\n', /not a 2xx: bad timestamp ␛\[2J\n/],
+        ['text/html', '<html><body>Forbidden</body></html>', /not a 2xx\n/],
+      ];
+      for (const [type, body, expected] of bodies) {
+        const refusing = await testServer((_req, res) => {
+          res.writeHead(403, { 'content-type': type });
+          res.end(body);
+        });
+        try {
+          const r = await run([
+            'webhook',
+            'send',
+            'visit.status_changed',
+            '--to',
+            `${refusing.url}/h`,
+            '--secret-file',
+            sf.secretFile,
+          ]);
+          expect(r.code).toBe(1);
+          expect(r.stderr).toMatch(expected);
+          expect(hasEscapes(r.stderr)).toBe(false);
+        } finally {
+          await refusing.close();
+        }
+      }
+    });
+
     it('a receiver that does not answer 2xx is exit 1, with the status', async () => {
       receiver.status = 500;
       try {
