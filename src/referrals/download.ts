@@ -167,6 +167,8 @@ export async function saveOne(
     turn?: Promise<unknown>;
   },
 ): Promise<Saved> {
+  // A link that is not an absolute http(s) URL is this file's failure, not the run's.
+  if (!URL.canParse(w.url)) throw new NotSaved('the link is not an absolute URL; not fetched');
   const target = (name: string) => join(opts.dir, name);
   const refuseExisting = (name: string) => {
     if (!opts.force && exists(target(name))) throw new NotSaved(`exists: ${name} (use --force)`, 'exists');

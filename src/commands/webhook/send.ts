@@ -84,7 +84,7 @@ export default defineCommand({
     if (format !== 'table') await write(results, { sink: ctx.sink(), format });
     if (failed)
       throw new CliError(
-        failed,
+        secret ? withoutSecret(failed, secret) : failed,
         1,
         / within \d+ ms \(/.test(failed)
           ? 'The receiver started answering but did not finish its status and headers within --timeout (one deadline for the whole answer).'
@@ -206,6 +206,21 @@ async function deliverAll(
     }
   }
   return { results, failed };
+}
+
+/** A receiver's words with the signing secret taken out, in each form it is written (raw, base64, whsec_). */
+function withoutSecret(text: string, secret: { key: Buffer; text: string }): string {
+  const { key } = secret;
+  const forms = [
+    secret.text,
+    key.toString('utf8'),
+    key.toString('base64'),
+    `whsec_${key.toString('base64')}`,
+  ];
+  return forms
+    .filter((form) => form.length >= 8)
+    .sort((a, b) => b.length - a.length)
+    .reduce((t, form) => t.split(form).join('[redacted]'), text);
 }
 
 /** What a refusing receiver said: a JSON error's message, else the body's first line (shortened). */

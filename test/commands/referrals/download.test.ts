@@ -330,6 +330,42 @@ describe('the token goes only below the base URL', () => {
     for (const s of servers.splice(0)) await s.close();
   });
 
+  it('a link that is not an absolute URL fails alone: the other files are saved, exit 1', async () => {
+    let base = '';
+    const api = await testServer((req, res) => {
+      if (req.url === `/api/v2/referrals/${ID}`)
+        return json(res, 200, {
+          id: ID,
+          reference: 'R-1',
+          documents: [],
+          visits: [
+            {
+              status: 'report_uploaded',
+              procedures: [
+                { accession_id: 'B1', report_link: '/api/v2/files/B1.pdf', procedure: 'MRI' },
+                { accession_id: 'B2', report_link: `${base}/api/v2/files/B2.pdf`, procedure: 'MRI' },
+              ],
+            },
+          ],
+        });
+      res.writeHead(200, { 'content-type': 'application/pdf' });
+      res.end(pdf);
+    });
+    base = api.url;
+    servers.push(api);
+    const d = tempDir();
+    try {
+      const r = await piped(['referrals', 'download', ID, '-D', d.path], {
+        env: { IMAGING_ENV: 'local', IMAGING_BASE_URL: api.url, IMAGING_CONFIG_DIR: d.path },
+      });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain('the link is not an absolute URL; not fetched');
+      expect(readdirSync(d.path).filter((f) => f.endsWith('.pdf'))).toEqual(['R-1_B2_report.pdf']);
+    } finally {
+      d.cleanup();
+    }
+  });
+
   it('sends Authorization to the base URL only: never to another origin, a path outside /api/v2, or after a redirect out', async () => {
     const other = await testServer((_req, res) => {
       res.writeHead(200, { 'content-type': 'application/pdf' });

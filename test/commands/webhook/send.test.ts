@@ -365,6 +365,8 @@ describe('webhook send', () => {
         ],
         ['text/plain', '\n bad timestamp \u001b[2J\n', /not a 2xx: bad timestamp ␛\[2J\n/],
         ['text/html', '<html><body>Forbidden</body></html>', /not a 2xx\n/],
+        // A receiver that echoes the signing secret: never printed.
+        ['text/plain', `expected secret ${SECRET}`, /not a 2xx: expected secret \[redacted\]\n/],
       ];
       for (const [type, body, expected] of bodies) {
         const refusing = await testServer((_req, res) => {
