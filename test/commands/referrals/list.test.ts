@@ -120,13 +120,20 @@ describe('pages in flight', () => {
       held.push(answer(res));
       if (held.length === c) for (const a of held.splice(0)) a();
     });
+    const cache = tempDir();
+    // A cache folder of its own: a folder another run wrote to (root can make /nonexistent) could
+    // answer from an earlier server on the same port.
     const env = {
       IMAGING_ENV: 'local',
       IMAGING_BASE_URL: server.url,
       IMAGING_CONFIG_DIR: '/nonexistent',
-      IMAGING_CACHE_DIR: '/nonexistent',
+      IMAGING_CACHE_DIR: cache.path,
     };
-    return { server, env, most: () => most };
+    const close = async () => {
+      cache.cleanup();
+      await server.close();
+    };
+    return { server, env, most: () => most, close };
   }
 
   it.for(
@@ -137,7 +144,7 @@ describe('pages in flight', () => {
       ['law-firms', 'search', 'x', '--all'],
     ].map((a) => [a.join(' '), a] as const),
   )('%s: 4 pages in flight, records in the API order', async ([, args]) => {
-    const { server, env, most } = await pagedServer(4);
+    const { server, env, most, close } = await pagedServer(4);
     try {
       // A sequential walk waits out --timeout and fails; 10 s (of the test's 20) leaves room for a
       // loaded machine where a worker's event loop stalls (3 s failed once at load 9).
@@ -152,12 +159,12 @@ describe('pages in flight', () => {
       expect(most()).toBe(4);
       expect(server.seen.length).toBe(9);
     } finally {
-      await server.close();
+      await close();
     }
   });
 
   it('referrals list --all --concurrency 2: 2 in flight; --concurrency without --all is a usage error', async () => {
-    const { server, env, most } = await pagedServer(2);
+    const { server, env, most, close } = await pagedServer(2);
     try {
       const r = await run(
         ['referrals', 'list', '--all', '--json', '--concurrency', '2', '--timeout', '3000'],
@@ -173,7 +180,7 @@ describe('pages in flight', () => {
       expect(bad.stderr).toContain('--concurrency is for --all');
       expect(server.seen.length).toBe(9);
     } finally {
-      await server.close();
+      await close();
     }
   });
 });
