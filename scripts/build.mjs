@@ -30,6 +30,14 @@ const common = {
 
 await build({ ...common, entryPoints: ['src/main.ts'], outfile: 'dist/cli.cjs' });
 if (common.minify) compileModuleBodiesEagerly(new URL('../dist/cli.cjs', import.meta.url));
+// One non-ASCII character makes V8 hold the whole bundle as two-byte text, which Node's compile
+// cache then converts back to UTF-8 to hash at every start. esbuild escapes every other string but
+// keeps tagged templates as written: write \u2192 there, not the character.
+const nonAscii = /[^\x00-\x7f]/.exec(readFileSync(new URL('../dist/cli.cjs', import.meta.url), 'utf8'));
+if (nonAscii)
+  throw new Error(
+    `build: dist/cli.cjs holds a non-ASCII character near ${JSON.stringify(nonAscii.input.slice(nonAscii.index - 40, nonAscii.index + 10))}`,
+  );
 await build({ ...common, entryPoints: ['src/version.ts'], outfile: 'dist/version.cjs' });
 await build({ ...common, entryPoints: ['src/cache/folder.ts'], outfile: 'dist/cache-folder.cjs' });
 

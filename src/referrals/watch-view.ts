@@ -15,7 +15,7 @@ const ref = (w: Watched) => w.reference ?? w.id;
 export function changeLine(c: Change, timeZone: string | undefined): SafeText {
   const when = peopleTime(c.at.toISOString(), { timeZone, seconds: true });
   const modality = c.visit.modality ? ` ${c.visit.modality}` : '';
-  return safe`${when}  ${ref(c.watched)}  visit ${c.visit.n}${modality}  ${c.previous ?? '(new)'} → ${c.visit.status}`;
+  return safe`${when}  ${ref(c.watched)}  visit ${c.visit.n}${modality}  ${c.previous ?? '(new)'} \u2192 ${c.visit.status}`;
 }
 
 /** One event per change, shaped like the webhook's visit.status_changed (with the referral's reference and id). */
@@ -82,7 +82,7 @@ export function stateTable(
     { color: opts.color, width: opts.width },
   );
   if (shown.length === rows.length) return table;
-  return joinSafe([table, safe`… and ${rows.length - shown.length} more (done last)\n`]);
+  return joinSafe([table, safe`\u2026 and ${rows.length - shown.length} more (done last)\n`]);
 }
 
 /** "2 done, 1 waiting, 1 cannot happen" */
