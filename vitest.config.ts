@@ -1,4 +1,6 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { defineConfig } from 'vitest/config';
 
 // This machine sets NODE_EXTRA_CA_CERTS (the system bundle) for every process. Node 20 reads and
@@ -10,6 +12,12 @@ import { defineConfig } from 'vitest/config';
 // its workers and the global set-up start, so every process they start inherits the environment
 // without it.
 delete process.env.NODE_EXTRA_CA_CERTS;
+
+// The config and cache folders the tests' commands see: names inside a folder of this run's own,
+// never made by the tool until a test writes (a fixed path such as /nonexistent is made by root and
+// then kept one run's answers for the next). test/global-setup.ts removes it when the run ends.
+const scratch = mkdtempSync(join(existsSync('/dev/shm') ? '/dev/shm' : tmpdir(), 'imaging-test-run-'));
+process.env.IMAGING_TEST_SCRATCH = scratch;
 
 const pkg = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8'));
 
@@ -36,13 +44,13 @@ export default defineConfig({
     // Tests never read the developer's own config, token or caches (a test of the caches names its
     // own folder; the panes and shells the terminal tests start inherit this environment).
     env: {
-      IMAGING_CACHE_DIR: '/nonexistent/imaging-test-cache',
+      IMAGING_CACHE_DIR: join(scratch, 'cache'),
       // Scratch folders (os.tmpdir(): tempDir(), the panes' sockets) on a RAM file system where
       // there is one: this machine's /tmp is ext4 mounted with `discard`, where removing a folder
       // waited on the journal, 5 s of one worker's run under load. The binaries the tests start
       // get their own environment (TMPDIR unset: /tmp) unless a test passes one.
       ...(existsSync('/dev/shm') ? { TMPDIR: '/dev/shm' } : {}),
-      IMAGING_CONFIG_DIR: '/nonexistent/imaging-test-config',
+      IMAGING_CONFIG_DIR: join(scratch, 'config'),
       // Never the developer's own keychain: the keychain tests start their own Secret Service.
       IMAGING_KEYCHAIN: 'off',
       // Times for people are in the user's zone: one zone for every run of the suite.

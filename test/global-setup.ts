@@ -80,5 +80,9 @@ export default function setup() {
     mkdirSync(dirname(STAMP), { recursive: true });
     writeFileSync(STAMP, JSON.stringify({ inputs, dist: hashOf(['dist']) }));
   }
-  return unmountLeftovers;
+  return () => {
+    unmountLeftovers();
+    const scratch = process.env.IMAGING_TEST_SCRATCH;
+    if (scratch) rmSync(scratch, { recursive: true, force: true });
+  };
 }

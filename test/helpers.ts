@@ -186,7 +186,9 @@ export function spawnCli(args: string[], opts: { env?: NodeJS.ProcessEnv; input?
   return execa(process.execPath, [BIN, ...args], {
     reject: false,
     env: {
-      IMAGING_CONFIG_DIR: '/nonexistent/imaging-test-config',
+      // The run's own folders (vitest.config.ts), never the user's: the environment is not inherited.
+      IMAGING_CONFIG_DIR: process.env.IMAGING_CONFIG_DIR,
+      IMAGING_CACHE_DIR: process.env.IMAGING_CACHE_DIR,
       NO_COLOR: '1',
       IMAGING_KEYCHAIN: 'off',
       ...opts.env,
@@ -212,7 +214,7 @@ export async function cli(
     return { exitCode: r.exitCode, stdout: String(r.stdout), stderr: String(r.stderr) };
   }
   const r = await run(args, {
-    env: { IMAGING_CONFIG_DIR: '/nonexistent/imaging-test-config', NO_COLOR: '1', ...opts.env },
+    env: { IMAGING_CONFIG_DIR: process.env.IMAGING_CONFIG_DIR, NO_COLOR: '1', ...opts.env },
     ...(opts.input !== undefined ? { stdin: opts.input } : {}),
   });
   const chomp = (s: string) => s.replace(/\r?\n$/, '');

@@ -581,7 +581,7 @@ describe('webhook send', () => {
         process.execPath,
         [BIN, 'webhook', 'listen', '--port', '0', '--json', '--secret-file', sf.secretFile],
         {
-          env: { PATH: process.env.PATH, IMAGING_CONFIG_DIR: '/nonexistent/imaging-test-config' },
+          env: { PATH: process.env.PATH, IMAGING_CONFIG_DIR: process.env.IMAGING_CONFIG_DIR },
         },
       );
       const l = listener;
