@@ -444,6 +444,59 @@ describe('the token goes only below the base URL', () => {
     }
   });
 
+  it('a same-origin link whose path a server may resolve elsewhere is fetched without the token', async () => {
+    // Twice-encoded, ;-parameter, trailing-dot, fullwidth and backslash spellings of `..`.
+    const tricks = [
+      '%252e%252e/%252e%252e/A1.pdf',
+      '..%252F..%252FA2.pdf',
+      '..%3B/..%3B/A3.pdf',
+      '.../A4.pdf',
+      '%EF%BC%8E%EF%BC%8E/A5.pdf',
+      '..%5cA6.pdf',
+    ];
+    let base = '';
+    const api = await testServer((req, res) => {
+      if (req.url === `/api/v2/referrals/${ID}`)
+        return json(res, 200, {
+          id: ID,
+          reference: 'R-1',
+          documents: [],
+          visits: [
+            {
+              status: 'report_uploaded',
+              procedures: [
+                ...tricks.map((t, i) => ({
+                  accession_id: `A${i + 1}`,
+                  report_link: `${base}/api/v2/files/${t}`,
+                })),
+                { accession_id: 'OK', report_link: `${base}/api/v2/files/OK.pdf` },
+              ],
+            },
+          ],
+        });
+      res.writeHead(200, { 'content-type': 'application/pdf' });
+      res.end(pdf);
+    });
+    base = api.url;
+    servers.push(api);
+    const d = tempDir();
+    try {
+      const r = await piped(['referrals', 'download', ID, '-D', d.path], {
+        env: { IMAGING_ENV: 'local', IMAGING_BASE_URL: api.url, IMAGING_CONFIG_DIR: d.path },
+      });
+      expect(r.code, r.stderr).toBe(0);
+      const files = api.seen.filter((s) => s.url.startsWith('/api/v2/files/'));
+      expect(files).toHaveLength(tricks.length + 1);
+      for (const f of files)
+        expect([f.url, f.headers.authorization]).toEqual([
+          f.url,
+          f.url === '/api/v2/files/OK.pdf' ? 'Bearer mock-token' : undefined,
+        ]);
+    } finally {
+      d.cleanup();
+    }
+  });
+
   it('a report link that answers something other than a PDF is not saved as .pdf', async () => {
     const api = await testServer((req, res) => {
       if (req.url === `/api/v2/referrals/${ID}`)
