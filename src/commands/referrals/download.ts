@@ -102,9 +102,9 @@ export default defineCommand({
       if (!human) await writeItems(ctx, format, items);
       nothingAvailable(named.length, wanted.length, notFound, unread, reports, documents);
     }
-    makeDir();
+    const saveDir = makeDir();
     const saved = await saveAll(ctx, available, {
-      dir,
+      dir: saveDir,
       force: opts.force === true,
       maxBytes,
       human,
@@ -414,13 +414,14 @@ async function fromFile(ctx: Context, source: string): Promise<string[]> {
 
 /**
  * The folder is a folder, or is missing and named with -D: made (0700: it holds patient data) only
- * once there is something to save in it.
+ * once there is something to save in it. The function given back makes it if need be and returns
+ * the real path files are written under (the checked one, not the path as typed).
  */
-function checkDir(dir: string, named: boolean, given: string): () => void {
+function checkDir(dir: string, named: boolean, given: string): () => string {
   try {
     if (!statSync(dir).isDirectory()) throw new UsageError(`--dir: ${dir} is not a folder`);
-    checkSaveFolder(dir, given);
-    return () => {};
+    const real = checkSaveFolder(dir, given);
+    return () => real;
   } catch (err) {
     if (err instanceof CliError) throw err;
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || !named)
@@ -432,7 +433,7 @@ function checkDir(dir: string, named: boolean, given: string): () => void {
     } catch (err) {
       throw new CliError(`--dir: cannot make ${dir}: ${reasonOf(err)}`);
     }
-    checkSaveFolder(dir, given);
+    return checkSaveFolder(dir, given);
   };
 }
 

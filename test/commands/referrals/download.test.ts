@@ -696,6 +696,85 @@ describe.skipIf(!asNobody)(
         d.cleanup();
       }
     });
+
+    /**
+     * My own folder 0700, inside a folder nobody can rename things in: nobody's own (sticky or not),
+     * or root's and world-writable without the sticky bit. While the report is on its way (the
+     * server holds it), nobody moves my folder away and puts a symlink to a folder of theirs in its
+     * place: the report must never land there. Refused before any request.
+     */
+    it.for([
+      ["nobody's, 1777", 0o1777, true],
+      ["nobody's, 0777", 0o777, true],
+      ["root's, 0777", 0o777, false],
+    ] as const)(
+      '-D a folder of mine inside a folder %s: exit 2, and no swap can redirect the files',
+      async ([, mode, theirs]) => {
+        const ID = '0b7e1f7a-5a0e-4f43-9a4c-2d1b6f0a9e13';
+        const pdf = minimalPdf(['Accession: S1']);
+        let requested!: () => void;
+        const asked = new Promise<void>((r) => (requested = r));
+        let release!: () => void;
+        const held = new Promise<void>((r) => (release = r));
+        let base = '';
+        const api = await testServer((req, res) => {
+          if (req.url === `/api/v2/referrals/${ID}`)
+            return json(res, 200, {
+              id: ID,
+              reference: 'R-S',
+              documents: [],
+              visits: [
+                {
+                  status: 'report_uploaded',
+                  procedures: [{ accession_id: 'S1', report_link: `${base}/api/v2/files/S1.pdf` }],
+                },
+              ],
+            });
+          requested();
+          void held.then(() => {
+            res.writeHead(200, { 'content-type': 'application/pdf' });
+            res.end(pdf);
+          });
+        });
+        base = api.url;
+        const d = tempDir();
+        try {
+          chmodSync(d.path, 0o755); // nobody may pass through
+          const shared = join(d.path, 'shared');
+          mkdirSync(shared);
+          chmodSync(shared, mode);
+          if (theirs) execFileSync('chown', [`${NOBODY}:${NOBODY}`, shared]);
+          const loot = join(shared, 'loot');
+          nobody('mkdir', '-m', '777', loot);
+          const mine = join(shared, 'mine');
+          mkdirSync(mine, { mode: 0o700 });
+          const run = piped(['referrals', 'download', ID, '-D', mine], {
+            env: { IMAGING_ENV: 'local', IMAGING_BASE_URL: api.url, IMAGING_CONFIG_DIR: d.path },
+          });
+          // Without the check, the report is on its way now: nobody swaps my folder for a symlink.
+          if ((await Promise.race([asked.then(() => 'asked'), run])) === 'asked') {
+            nobody('mv', mine, join(shared, 'old'));
+            nobody('ln', '-s', loot, mine);
+            release();
+          }
+          const res = await run;
+          expect(readdirSync(loot)).toEqual([]);
+          expect(res.code, res.stderr).toBe(2);
+          expect(res.stderr).toMatch(
+            theirs
+              ? /^error: --dir: will not save into .*mine: .*shared belongs to nobody, who could move .*mine away/
+              : /^error: --dir: will not save into .*mine: .*shared is writable by others \(mode 0777\), who could move .*mine away/,
+          );
+          expect(res.stderr).toMatch(/hint: .*only you can write/i);
+          expect(res.stderr).not.toMatch(/\n\s+at /);
+          expect(api.seen).toEqual([]);
+        } finally {
+          release();
+          await api.close();
+          d.cleanup();
+        }
+      },
+    );
   },
 );
 
