@@ -1,5 +1,5 @@
-import { mkdirSync, statSync } from 'node:fs';
-import { resolve as resolvePath } from 'node:path';
+import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { dirname, resolve as resolvePath } from 'node:path';
 import { getReferral } from '../../api/endpoints/referrals.js';
 import { readingAnswer } from '../../api/shape.js';
 import type { Referral } from '../../api/types.js';
@@ -427,6 +427,10 @@ function checkDir(dir: string, named: boolean, given: string): () => string {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || !named)
       throw new UsageError(`--dir: cannot use ${dir}: ${reasonOf(err)}`);
   }
+  // The folder it would be made in passes the same check now, before any request.
+  let parent = dirname(dir);
+  while (parent !== dirname(parent) && !existsSync(parent)) parent = dirname(parent);
+  checkSaveFolder(parent, given);
   return () => {
     try {
       mkdirSync(dir, { recursive: true, mode: 0o700 });

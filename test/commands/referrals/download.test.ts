@@ -697,6 +697,27 @@ describe.skipIf(!asNobody)(
       }
     });
 
+    it("-D a folder to be made inside nobody's folder: exit 2 before any request, nothing made", async () => {
+      const r = placed('api');
+      const d = tempDir();
+      try {
+        chmodSync(d.path, 0o755);
+        const shared = join(d.path, 'shared');
+        mkdirSync(shared, { mode: 0o1777 });
+        chmodSync(shared, 0o1777);
+        execFileSync('chown', [`${NOBODY}:${NOBODY}`, shared]);
+        const res = await piped(['referrals', 'download', r.id, '-D', join(shared, 'new', 'sub')], {
+          env: fx.env(),
+        });
+        expect(res.code, res.stderr).toBe(2);
+        expect(res.stderr).toMatch(/^error: --dir: will not save into .*sub: .*shared belongs to nobody/);
+        expect(fx.apiRequests()).toEqual([]);
+        expect(readdirSync(shared)).toEqual([]);
+      } finally {
+        d.cleanup();
+      }
+    });
+
     /**
      * My own folder 0700, inside a folder nobody can rename things in: nobody's own (sticky or not),
      * or root's and world-writable without the sticky bit. While the report is on its way (the
