@@ -87,13 +87,11 @@ export function apiUrl(baseUrl: string, path: string, query?: Query): string {
       `the path "${path}" leads out of ${root} (to ${sent}); the token is sent only below the base URL's ${API_PREFIX}`,
       'Remove the . or .. segments (plain or percent-encoded) from the path.',
     );
-  // URL parsers leave `..;` alone, but servers that read `;` path parameters (Tomcat, Jetty) drop
-  // the parameter and then take the segment as `..`: refused wherever it is.
-  const below = sent.slice(root.length).split('/');
-  if (below.some((seg) => isDotSegment(seg)))
+  const trick = pathTrick(p);
+  if (trick)
     throw new UsageError(
-      `the path "${path}" holds a . or .. segment with a ;parameter (${below.find((seg) => isDotSegment(seg))}), which servers such as Tomcat and Jetty resolve as . or ..; the token is sent only below the base URL's ${API_PREFIX}`,
-      'Remove the . or .. segments (with or without ;…) from the path.',
+      `the path "${path}" holds ${trick}, which some servers resolve to another path; the token is sent only below the base URL's ${API_PREFIX}`,
+      'Write the path plainly: ASCII, / separators, no . or .. segments, nothing percent-encoded twice.',
     );
   return url;
 }
@@ -102,20 +100,47 @@ export function apiScope(baseUrl: string): string {
   return `${normaliseBaseUrl(baseUrl)}${API_PREFIX}`;
 }
 
-/** Whether a redirect's target leaves `scope`: another origin, a path outside it, or a `.`/`..` segment. */
+/** Whether a URL leaves `scope`: another origin, a path outside it, or a path `pathTrick` refuses. */
 export function outsideScope(url: URL, scope: string): boolean {
   const s = new URL(scope);
   if (url.origin !== s.origin) return true;
   const root = s.pathname.replace(/\/+$/, '');
   if (url.pathname !== root && !url.pathname.startsWith(`${root}/`)) return true;
-  // An encoded slash or backslash: a front end that decodes it before routing sees another path.
-  const below = url.pathname.slice(root.length);
-  return /%2f|%5c/i.test(below) || below.split('/').some(isDotSegment);
+  return pathTrick(url.pathname.slice(root.length)) !== undefined;
 }
 
+/** Each %XX decoded once, as one character per byte: never throws (a bad escape stays as it is). */
+const decodeOnce = (text: string) =>
+  text.replace(/%([0-9a-f]{2})/gi, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
+
+const TWICE: Record<string, string> = {
+  '2e': 'dot',
+  '2f': 'slash',
+  '5c': 'backslash',
+  '3b': 'semicolon',
+  '25': 'percent sign',
+};
+
+/**
+ * Why a path below the base URL could reach another path on some server, or undefined. Servers
+ * differ: some decode twice, take `\` or `%2f` as `/`, drop `;…` parameters (Tomcat, Jetty), trim
+ * trailing dots (IIS) or fold fullwidth characters (NFKC); the token goes to none of these.
+ */
+export function pathTrick(path: string): string | undefined {
+  if (/\\|%5c/i.test(path)) return 'a backslash (\\ or %5c)';
+  if (/%2f/i.test(path)) return 'an encoded slash (%2f)';
+  const once = decodeOnce(path);
+  if (/[^\x20-\x7e]/.test(once)) return 'a character that is not printable ASCII (raw or percent-encoded)';
+  const twice = /%(2e|2f|5c|3b|25)/i.exec(once);
+  if (twice) return `a twice-encoded ${TWICE[twice[1]!.toLowerCase()]} (%25${twice[0].slice(1)})`;
+  const dots = path.split('/').find(isDotSegment);
+  if (dots !== undefined) return `a dot segment (${dots})`;
+  return undefined;
+}
+
+/** `.`, `..`, `...` in any spelling: percent-encoded, with a `;parameter` (`..;x`, `..%3b`), spaces around. */
 export function isDotSegment(segment: string): boolean {
-  const s = (segment.split(';')[0] ?? '').replace(/%2e/gi, '.');
-  return s === '.' || s === '..';
+  return /^\.+$/.test((decodeOnce(segment).split(';')[0] ?? '').trim());
 }
 
 /** Whether a host is this machine: localhost, 127/8, ::1, 0.0.0.0, :: and IPv4-mapped 127.x. */

@@ -1,7 +1,7 @@
 import { type IncomingHttpHeaders, STATUS_CODES } from 'node:http';
 import { type ApiClient, type ApiResponse, MAX_JSON_DEPTH, nestedDeeperThan } from '../api/client.js';
 import { ALL_PER_PAGE, fetchPagesInOrder, MAX_PAGES_WITHOUT_TOTAL } from '../api/pages.js';
-import { apiScope, outsideScope, type Query } from '../api/url.js';
+import { apiScope, outsideScope, pathTrick, type Query } from '../api/url.js';
 import { normaliseUuid, normaliseUuids } from '../cli/args.js';
 import { defineCommand } from '../cli/define.js';
 import { parseJsonInput, readInput } from '../cli/input.js';
@@ -119,12 +119,12 @@ function methodAndPath(
       'The host comes from --env / --base-url, so your token only goes there.',
     );
   }
-  // A server may read an encoded slash or backslash as a separator (and so climb out of /api/v2
-  // with the token); the query part may hold them.
-  if (/%(2f|5c)/i.test(path.split('?')[0] ?? ''))
+  // Checked here too, before anything else: the query part may hold anything.
+  const trick = pathTrick(path.split('?')[0] ?? '');
+  if (trick)
     throw new UsageError(
-      `the path "${path}" holds an encoded slash or backslash (%2f, %5c)`,
-      'Write the path with plain / separators; the token is sent only below the base URL.',
+      `the path "${path}" holds ${trick}, which some servers resolve to another path`,
+      'Write the path plainly: ASCII, / separators, no . or .. segments, nothing percent-encoded twice; the token is sent only below the base URL.',
     );
   return { method, path, why };
 }

@@ -200,9 +200,12 @@ const STICKY = 0o1000;
 /**
  * A folder files are saved into (`referrals download -D`): reached through no symlink another user
  * planted where others can write, ours or root's, and not open to others unless sticky (as /tmp is,
- * where what we make stays ours). Else exit 2, before any request.
+ * where what we make stays ours); and every folder above it is ours or root's and closed to others
+ * (or sticky, with the folder below ours or root's), so no other user can swap the folder, or one
+ * above it, for a symlink between this check and the writes. Else exit 2, before any request.
+ * Returns the folder's real path: the files are written there, never through the path as given.
  */
-export function checkSaveFolder(dir: string, given: string): void {
+export function checkSaveFolder(dir: string, given: string): string {
   const refuse = (why: string, hint: string) =>
     new CliError(`--dir: will not save into ${given}: ${why}`, 2, hint);
   const elsewhere =
@@ -230,6 +233,30 @@ export function checkSaveFolder(dir: string, given: string): void {
       `${path} is writable by others (mode ${(st.mode & 0o7777).toString(8).padStart(4, '0')}), who could replace what is saved there`,
       `${elsewhere} Or make it yours alone: chmod 700 ${given}`,
     );
+  const above = foreignAbove(path);
+  if (above) throw refuse(above, elsewhere);
+  return path;
+}
+
+/** Why another user could move `path` or a folder above it (a real path: no symlink in it), or undefined. */
+function foreignAbove(path: string): string | undefined {
+  for (let child = path; child !== dirname(child); child = dirname(child)) {
+    const parent = dirname(child);
+    let p: Stats;
+    let c: Stats;
+    try {
+      [p, c] = [lstatSync(parent), lstatSync(child)];
+    } catch (err) {
+      return `cannot check ${parent}: ${reasonOf(err)}`;
+    }
+    if (c.isSymbolicLink()) return `${child} became a symlink while it was checked`;
+    const swap = `who could move ${child} away and put a link to another folder in its place`;
+    if (p.uid !== 0 && !mine(p)) return `${parent} belongs to ${userName(p.uid)}, ${swap}`;
+    const trusted = c.uid === 0 || mine(c);
+    if ((p.mode & 0o022) !== 0 && !((p.mode & STICKY) !== 0 && trusted))
+      return `${parent} is writable by others (mode ${(p.mode & 0o7777).toString(8).padStart(4, '0')})${p.mode & STICKY ? ` and ${child} belongs to ${userName(c.uid)}` : ''}, ${swap}`;
+  }
+  return undefined;
 }
 
 function checkShared(path: string, st: Stats): void {

@@ -122,6 +122,29 @@ export class WalkGuard {
     await this.approved;
   }
 
+  /**
+   * Page 1 said the walk has `pages` pages: over 10, without --yes and with no terminal to ask on,
+   * it stops here (exit 2) before the rest are sent; a terminal gets the cost check's question.
+   */
+  refuseUnasked(pages: number): void {
+    if (!this.active || pages <= UNKNOWN_WALK_ASKS_AFTER || this.ctx.globals.yes) return;
+    if (this.ctx.io.stdinIsTTY && this.ctx.io.stderrIsTTY) return;
+    throw new CliError(
+      `${lower(this.what)} would read ${count(pages, 'page')} of ${this.list}, ${count(pages - 1, 'more request')} from the sandbox allowance, and there is no terminal to ask on: stopped before sending them (${this.meterSays()})`,
+      ExitCode.usage,
+      `${this.narrow}, or add --yes to go ahead.`,
+    );
+  }
+
+  /** Page `announced`, the last page 1 announced, says there are more: not followed (one budget). */
+  pastAnnounced(announced: number): never {
+    throw new CliError(
+      `${this.list} said it has ${count(announced, 'page')}, but page ${num(announced)} says there are more: ${lower(this.what)} stopped after ${count(announced, 'page')}, before sending more, as each page is a request from the sandbox allowance`,
+      ExitCode.failure,
+      `${this.narrow}, or report the server answer with --verbose.`,
+    );
+  }
+
   private async ask(pages: number): Promise<void> {
     const left = this.left();
     const read = `${lower(this.what)} has read ${count(pages, 'page')} of ${this.list}, which does not say how many pages there are`;

@@ -195,8 +195,8 @@ function guardOf(ctx: Context): WalkGuard {
 
 /**
  * The sandbox's checks of a walk, page by page: on page 1 the cost check when it gives a total over
- * 10 pages; before each page after, the question past 10 pages of a list with no total, and the
- * meter's used-up stop.
+ * 10 pages (piped, without --yes: exit 2); before each page after, the question past 10 pages of a
+ * list with no total, the stop after the last page a total announced, and the meter's used-up stop.
  */
 class WalkCheck {
   private remaining: number | undefined;
@@ -213,8 +213,10 @@ class WalkCheck {
 
   /** Before the page after `page`, the `pages`-th read. */
   async next(page: OrderedPage, pages: number): Promise<void> {
-    if (this.guard.active && hasNextPage(page, pages))
-      await this.guard.beforeNext(pages, this.remaining !== undefined);
+    if (!this.guard.active || !hasNextPage(page, pages)) return;
+    // One budget: never a page past those page 1 announced, which the cost check counted.
+    if (this.remaining !== undefined && pages > this.remaining) this.guard.pastAnnounced(pages);
+    await this.guard.beforeNext(pages, this.remaining !== undefined);
   }
 }
 
@@ -327,8 +329,10 @@ async function firstPageCost(
     ctx.note(
       remaining === undefined
         ? `The server did not narrow the referral list with q: searching it page by page, ${guard.onUnknown}.`
-        : `The server did not narrow the referral list with q: searching it page by page, up to ${num(remaining)} more request${remaining === 1 ? '' : 's'}.`,
+        : `The server did not narrow the referral list with q: searching its ${num(remaining + 1)} pages one by one, up to ${num(remaining)} more request${remaining === 1 ? '' : 's'}.`,
     );
-  if (remaining !== undefined) await checkCost(ctx, remaining, 'This search');
+  if (remaining === undefined) return remaining;
+  guard.refuseUnasked(remaining + 1);
+  await checkCost(ctx, remaining, 'This search');
   return remaining;
 }

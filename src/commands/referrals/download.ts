@@ -1,5 +1,5 @@
-import { mkdirSync, statSync } from 'node:fs';
-import { resolve as resolvePath } from 'node:path';
+import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { dirname, resolve as resolvePath } from 'node:path';
 import { getReferral } from '../../api/endpoints/referrals.js';
 import { readingAnswer } from '../../api/shape.js';
 import type { Referral } from '../../api/types.js';
@@ -102,9 +102,9 @@ export default defineCommand({
       if (!human) await writeItems(ctx, format, items);
       nothingAvailable(named.length, wanted.length, notFound, unread, reports, documents);
     }
-    makeDir();
+    const saveDir = makeDir();
     const saved = await saveAll(ctx, available, {
-      dir,
+      dir: saveDir,
       force: opts.force === true,
       maxBytes,
       human,
@@ -414,25 +414,30 @@ async function fromFile(ctx: Context, source: string): Promise<string[]> {
 
 /**
  * The folder is a folder, or is missing and named with -D: made (0700: it holds patient data) only
- * once there is something to save in it.
+ * once there is something to save in it. The function given back makes it if need be and returns
+ * the real path files are written under (the checked one, not the path as typed).
  */
-function checkDir(dir: string, named: boolean, given: string): () => void {
+function checkDir(dir: string, named: boolean, given: string): () => string {
   try {
     if (!statSync(dir).isDirectory()) throw new UsageError(`--dir: ${dir} is not a folder`);
-    checkSaveFolder(dir, given);
-    return () => {};
+    const real = checkSaveFolder(dir, given);
+    return () => real;
   } catch (err) {
     if (err instanceof CliError) throw err;
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || !named)
       throw new UsageError(`--dir: cannot use ${dir}: ${reasonOf(err)}`);
   }
+  // The folder it would be made in passes the same check now, before any request.
+  let parent = dirname(dir);
+  while (parent !== dirname(parent) && !existsSync(parent)) parent = dirname(parent);
+  checkSaveFolder(parent, given);
   return () => {
     try {
       mkdirSync(dir, { recursive: true, mode: 0o700 });
     } catch (err) {
       throw new CliError(`--dir: cannot make ${dir}: ${reasonOf(err)}`);
     }
-    checkSaveFolder(dir, given);
+    return checkSaveFolder(dir, given);
   };
 }
 

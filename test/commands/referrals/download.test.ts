@@ -444,6 +444,59 @@ describe('the token goes only below the base URL', () => {
     }
   });
 
+  it('a same-origin link whose path a server may resolve elsewhere is fetched without the token', async () => {
+    // Twice-encoded, ;-parameter, trailing-dot, fullwidth and backslash spellings of `..`.
+    const tricks = [
+      '%252e%252e/%252e%252e/A1.pdf',
+      '..%252F..%252FA2.pdf',
+      '..%3B/..%3B/A3.pdf',
+      '.../A4.pdf',
+      '%EF%BC%8E%EF%BC%8E/A5.pdf',
+      '..%5cA6.pdf',
+    ];
+    let base = '';
+    const api = await testServer((req, res) => {
+      if (req.url === `/api/v2/referrals/${ID}`)
+        return json(res, 200, {
+          id: ID,
+          reference: 'R-1',
+          documents: [],
+          visits: [
+            {
+              status: 'report_uploaded',
+              procedures: [
+                ...tricks.map((t, i) => ({
+                  accession_id: `A${i + 1}`,
+                  report_link: `${base}/api/v2/files/${t}`,
+                })),
+                { accession_id: 'OK', report_link: `${base}/api/v2/files/OK.pdf` },
+              ],
+            },
+          ],
+        });
+      res.writeHead(200, { 'content-type': 'application/pdf' });
+      res.end(pdf);
+    });
+    base = api.url;
+    servers.push(api);
+    const d = tempDir();
+    try {
+      const r = await piped(['referrals', 'download', ID, '-D', d.path], {
+        env: { IMAGING_ENV: 'local', IMAGING_BASE_URL: api.url, IMAGING_CONFIG_DIR: d.path },
+      });
+      expect(r.code, r.stderr).toBe(0);
+      const files = api.seen.filter((s) => s.url.startsWith('/api/v2/files/'));
+      expect(files).toHaveLength(tricks.length + 1);
+      for (const f of files)
+        expect([f.url, f.headers.authorization]).toEqual([
+          f.url,
+          f.url === '/api/v2/files/OK.pdf' ? 'Bearer mock-token' : undefined,
+        ]);
+    } finally {
+      d.cleanup();
+    }
+  });
+
   it('a report link that answers something other than a PDF is not saved as .pdf', async () => {
     const api = await testServer((req, res) => {
       if (req.url === `/api/v2/referrals/${ID}`)
@@ -643,6 +696,106 @@ describe.skipIf(!asNobody)(
         d.cleanup();
       }
     });
+
+    it("-D a folder to be made inside nobody's folder: exit 2 before any request, nothing made", async () => {
+      const r = placed('api');
+      const d = tempDir();
+      try {
+        chmodSync(d.path, 0o755);
+        const shared = join(d.path, 'shared');
+        mkdirSync(shared, { mode: 0o1777 });
+        chmodSync(shared, 0o1777);
+        execFileSync('chown', [`${NOBODY}:${NOBODY}`, shared]);
+        const res = await piped(['referrals', 'download', r.id, '-D', join(shared, 'new', 'sub')], {
+          env: fx.env(),
+        });
+        expect(res.code, res.stderr).toBe(2);
+        expect(res.stderr).toMatch(/^error: --dir: will not save into .*sub: .*shared belongs to nobody/);
+        expect(fx.apiRequests()).toEqual([]);
+        expect(readdirSync(shared)).toEqual([]);
+      } finally {
+        d.cleanup();
+      }
+    });
+
+    /**
+     * My own folder 0700, inside a folder nobody can rename things in: nobody's own (sticky or not),
+     * or root's and world-writable without the sticky bit. While the report is on its way (the
+     * server holds it), nobody moves my folder away and puts a symlink to a folder of theirs in its
+     * place: the report must never land there. Refused before any request.
+     */
+    it.for([
+      ["nobody's, 1777", 0o1777, true],
+      ["nobody's, 0777", 0o777, true],
+      ["root's, 0777", 0o777, false],
+    ] as const)(
+      '-D a folder of mine inside a folder %s: exit 2, and no swap can redirect the files',
+      async ([, mode, theirs]) => {
+        const ID = '0b7e1f7a-5a0e-4f43-9a4c-2d1b6f0a9e13';
+        const pdf = minimalPdf(['Accession: S1']);
+        let requested!: () => void;
+        const asked = new Promise<void>((r) => (requested = r));
+        let release!: () => void;
+        const held = new Promise<void>((r) => (release = r));
+        let base = '';
+        const api = await testServer((req, res) => {
+          if (req.url === `/api/v2/referrals/${ID}`)
+            return json(res, 200, {
+              id: ID,
+              reference: 'R-S',
+              documents: [],
+              visits: [
+                {
+                  status: 'report_uploaded',
+                  procedures: [{ accession_id: 'S1', report_link: `${base}/api/v2/files/S1.pdf` }],
+                },
+              ],
+            });
+          requested();
+          void held.then(() => {
+            res.writeHead(200, { 'content-type': 'application/pdf' });
+            res.end(pdf);
+          });
+        });
+        base = api.url;
+        const d = tempDir();
+        try {
+          chmodSync(d.path, 0o755); // nobody may pass through
+          const shared = join(d.path, 'shared');
+          mkdirSync(shared);
+          chmodSync(shared, mode);
+          if (theirs) execFileSync('chown', [`${NOBODY}:${NOBODY}`, shared]);
+          const loot = join(shared, 'loot');
+          nobody('mkdir', '-m', '777', loot);
+          const mine = join(shared, 'mine');
+          mkdirSync(mine, { mode: 0o700 });
+          const run = piped(['referrals', 'download', ID, '-D', mine], {
+            env: { IMAGING_ENV: 'local', IMAGING_BASE_URL: api.url, IMAGING_CONFIG_DIR: d.path },
+          });
+          // Without the check, the report is on its way now: nobody swaps my folder for a symlink.
+          if ((await Promise.race([asked.then(() => 'asked'), run])) === 'asked') {
+            nobody('mv', mine, join(shared, 'old'));
+            nobody('ln', '-s', loot, mine);
+            release();
+          }
+          const res = await run;
+          expect(readdirSync(loot)).toEqual([]);
+          expect(res.code, res.stderr).toBe(2);
+          expect(res.stderr).toMatch(
+            theirs
+              ? /^error: --dir: will not save into .*mine: .*shared belongs to nobody, who could move .*mine away/
+              : /^error: --dir: will not save into .*mine: .*shared is writable by others \(mode 0777\), who could move .*mine away/,
+          );
+          expect(res.stderr).toMatch(/hint: .*only you can write/i);
+          expect(res.stderr).not.toMatch(/\n\s+at /);
+          expect(api.seen).toEqual([]);
+        } finally {
+          release();
+          await api.close();
+          d.cleanup();
+        }
+      },
+    );
   },
 );
 

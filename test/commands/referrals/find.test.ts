@@ -305,18 +305,20 @@ describe('the cost of a scan in the sandbox', () => {
     expect(r.code).toBe(1);
     expect(r.stdout).toBe('');
     expect(r.stderr).toContain(
-      'The server did not narrow the referral list with q: searching it page by page, up to 11 more requests.',
+      'The server did not narrow the referral list with q: searching its 12 pages one by one, up to 11 more requests.',
     );
     expect(no.asked).toEqual([
       'This search needs 11 more requests, over a quarter of the ≈30 left in the sandbox allowance (counted on this machine). Continue?',
     ]);
     expect(big.apiRequests()).toHaveLength(2);
-    // Piped, with plenty left: the cost is shown, nothing asked, the scan goes on.
-    const ok = await piped(['referrals', 'find', 'R-240001', '--fields', 'reference'], { env: sandbox() });
+    // Piped, with plenty left: the cost is shown, and with no terminal to ask on, --yes goes on.
+    const ok = await piped(['referrals', 'find', 'R-240001', '--fields', 'reference', '--yes'], {
+      env: sandbox(),
+    });
     expect(ok.code).toBe(0);
     expect(ok.stdout).toBe('REFERENCE\nR-240001\n');
     expect(ok.stderr).toBe(
-      'The server did not narrow the referral list with q: searching it page by page, up to 11 more requests.\n',
+      'The server did not narrow the referral list with q: searching its 12 pages one by one, up to 11 more requests.\n',
     );
   });
 
@@ -465,6 +467,110 @@ describe('a sandbox list that pages forever and never says how many pages', () =
       'error: the meter says the sandbox allowance is used up: this search stopped after 24 pages',
     );
     expect(requests()).toHaveLength(25);
+  });
+});
+
+describe('a sandbox list that announces its pages: one budget for the scan', () => {
+  // Page N: one Garcia referral (R-N), total_pages `announced`, and a next_page that, when `endless`,
+  // never stops: past the last page announced too. With q=Nobody the records do not match, so q is
+  // not trusted and the list is scanned.
+  let server: Awaited<ReturnType<typeof testServer>>;
+  let announced = 30;
+  let endless = true;
+  beforeAll(async () => {
+    server = await testServer((req, res) => {
+      const url = new URL(req.url ?? '/', 'http://x');
+      const page = Number(url.searchParams.get('page') ?? '1');
+      json(res, 200, {
+        referrals: [
+          {
+            id: `00000000-0000-4000-8000-${page.toString(16).padStart(12, '0')}`,
+            reference: `R-${page}`,
+            patient: { first_name: 'Mary', last_name: 'Garcia', name: 'Mary Garcia' },
+          },
+        ],
+        meta: {
+          current_page: page,
+          next_page: endless || page < announced ? page + 1 : null,
+          total_pages: announced,
+        },
+      });
+    });
+  });
+  const config = tempDir();
+  afterAll(async () => {
+    await server.close();
+    config.cleanup();
+  });
+  let n = 0;
+  const sandbox = () => ({
+    IMAGING_ENV: 'sandbox',
+    IMAGING_BASE_URL: server.url,
+    IMAGING_CONFIG_DIR: config.path,
+    IMAGING_TOKEN: `announced-${process.pid}-${++n}`,
+    NO_COLOR: '1',
+  });
+  const requests = () => server.seen.filter((r) => r.url.startsWith('/api/v2/referrals'));
+  beforeEach(() => {
+    server.seen.length = 0;
+    announced = 30;
+    endless = true;
+  });
+
+  it('piped without --yes: over 10 pages is exit 2 after page 1, naming the pages and requests; find and get alike', async () => {
+    for (const args of [
+      ['find', 'Nobody'],
+      ['get', 'R-0'],
+    ]) {
+      server.seen.length = 0;
+      const r = await piped(['referrals', ...args], { env: sandbox() });
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stdout).toBe('');
+      expect(r.stderr).toContain(
+        'The server did not narrow the referral list with q: searching its 30 pages one by one, up to 29 more requests.',
+      );
+      expect(r.stderr).toContain(
+        'error: this search would read 30 pages of the referral list, 29 more requests from the sandbox allowance, and there is no terminal to ask on: stopped before sending them',
+      );
+      expect(r.stderr).toContain('or add --yes to go ahead.');
+      expect(r.stderr).not.toMatch(/\n\s+at /);
+      // q and page 1 of the scan: nothing after.
+      expect(requests().map((q) => q.url)).toEqual([
+        '/api/v2/referrals?q=Nobody&page=1&per_page=100'.replace('Nobody', args[1]!),
+        '/api/v2/referrals?page=1&per_page=100',
+      ]);
+    }
+    // A server announcing a million pages costs the same two requests.
+    server.seen.length = 0;
+    announced = 1_000_000;
+    const huge = await piped(['referrals', 'find', 'Nobody'], { env: sandbox() });
+    expect(huge.code, huge.stderr).toBe(2);
+    expect(huge.stderr).toContain('would read 1,000,000 pages of the referral list, 999,999 more requests');
+    expect(requests()).toHaveLength(2);
+  });
+
+  it('--yes reads the pages announced and no more: a next_page past them is a stop, not 10% more', async () => {
+    const r = await piped(['referrals', 'find', 'Nobody', '--yes'], { env: sandbox() });
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.stderr).toContain(
+      'error: the referral list said it has 30 pages, but page 30 says there are more: this search stopped after 30 pages, before sending more',
+    );
+    expect(r.stderr).not.toContain('Note: page 30');
+    // q, then pages 1 to 30: none past the last announced.
+    expect(requests()).toHaveLength(31);
+    expect(requests().at(-1)!.url).toBe('/api/v2/referrals?page=30&per_page=100');
+  });
+
+  it('an honest server, --yes: every page announced is read, and nothing found says how many', async () => {
+    endless = false;
+    announced = 12;
+    const r = await piped(['referrals', 'find', 'Nobody', '--yes'], { env: sandbox() });
+    expect(r.code, r.stderr).toBe(4);
+    expect(r.stderr).toContain('searching its 12 pages one by one, up to 11 more requests.');
+    expect(r.stderr).toContain(
+      'error: no referral matches "Nobody": searched 12 pages of the referral list (12 referrals), as q did not narrow it',
+    );
+    expect(requests()).toHaveLength(13);
   });
 });
 
