@@ -38,7 +38,10 @@ export default defineCommand({
     ),
     reports: flag('--reports', 'the report PDFs (the default)'),
     documents: flag('--documents', "the referral's documents that have a URL"),
-    dir: file('-D, --dir <dir>', 'the folder to save into (default: the current folder; made if missing)'),
+    dir: file(
+      '-D, --dir <dir>',
+      'the folder to save into (default: the current folder; made if missing); refused inside a folder another user controls',
+    ),
     force: flag('--force', 'replace files that already exist'),
     maxSize: text('--max-size <size>', 'the largest file to save, e.g. 20MiB (default 100MiB, at most 2GiB)'),
     concurrency: int('--concurrency <n>', 'referrals read and files fetched at once (default 4)', {
