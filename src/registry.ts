@@ -147,7 +147,7 @@ export const COMMANDS: readonly CommandEntry[] = [
   },
   {
     path: ['referrals', 'create'],
-    summary: 'create a referral from a JSON file (sent as is)',
+    summary: 'create a referral from a JSON file (sent as is), or guided on a terminal',
     load: () => import('./commands/referrals/create.js'),
   },
   {
