@@ -1,0 +1,51 @@
+import type { ApiResponse } from '../api/client.js';
+import type { Operation } from '../api/endpoints/operations.js';
+import { operationRoute, type ResolvedOperation, sendOperation } from '../config/operations.js';
+import type { Context } from '../context.js';
+import { UsageError } from '../errors.js';
+import { clean } from '../output/text.js';
+
+// The sandbox's own tools (status advancement, fixtures, a test webhook): sandbox and local only, at the
+// per-environment paths of `path.sandbox_*` (unpublished: the defaults are guesses, the bodies too).
+
+/** Production is refused before anything is read or sent: these operations exist only in the sandbox. */
+export function sandboxEnvironment(ctx: Context, verb: string): 'sandbox' | 'local' {
+  const env = ctx.environment().value;
+  if (env === 'sandbox' || env === 'local') return env;
+  throw new UsageError(
+    `imaging sandbox ${verb} works on the sandbox and local environments only, not ${env}`,
+    'These operations exist only in the sandbox: run it with --env sandbox, or --env local against imaging mock.',
+  );
+}
+
+/** The route of `op` (the stored path.<op>, checked, or the default): before any request. */
+export function sandboxRoute(ctx: Context, env: string, op: Operation, id?: string): ResolvedOperation {
+  return operationRoute(ctx.config, env as 'sandbox' | 'local', op, id);
+}
+
+/**
+ * Sends the operation, or with --dry-run shows it: the request line on standard error, the body on
+ * standard output (JSON, as it would go), and sends nothing. Undefined when nothing was sent.
+ */
+export async function sendSandbox<T>(
+  ctx: Context,
+  route: ResolvedOperation,
+  body: Record<string, unknown>,
+  opts: { dryRun: boolean; alsoMissing?: string },
+): Promise<ApiResponse<T> | undefined> {
+  const client = ctx.api(); // the token and base URL are checked, dry run or not
+  if (opts.dryRun) {
+    ctx.io.stdout.write(`${JSON.stringify(body, null, 2)}\n`);
+    ctx.note(
+      `Nothing was sent (--dry-run): this is the body of ${route.method} ${clean(client.url(route.path))}.`,
+    );
+    return undefined;
+  }
+  return sendOperation<T>(client, route, body, opts.alsoMissing);
+}
+
+/** The answer as the API sent it (its shape is not published): JSON on standard output. */
+export function writeAnswer(ctx: Context, res: ApiResponse<unknown>): void {
+  if (res.data === undefined || res.data === null || res.raw.length === 0) return;
+  ctx.io.stdout.write(`${JSON.stringify(res.data, null, 2)}\n`);
+}
