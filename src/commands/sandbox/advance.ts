@@ -34,8 +34,8 @@ export default defineCommand({
     ),
   },
   examples: [
-    'imaging sandbox advance ID --to booked            # ID: a referral with one visit, or a visit id',
-    'imaging sandbox advance ID --to report_uploaded --dry-run',
+    'imaging sandbox advance VISIT_ID --to booked',
+    'imaging sandbox advance R-240006 --to report_uploaded --dry-run   # a referral with one visit',
   ],
   async run(ctx, [target], opts) {
     const env = sandboxEnvironment(ctx, 'advance');
@@ -60,9 +60,12 @@ export default defineCommand({
       ctx.io.stdout.write(`${JSON.stringify(res.data ?? null, null, 2)}\n`);
       return 0;
     }
-    const change = (res.data as { changes?: { status?: unknown } } | null)?.changes?.status;
+    // The answer's shape is not published: the previous status and the referral, when it gives them.
+    const answer = res.data as { changes?: { status?: unknown }; referral_id?: unknown } | null;
+    const change = answer?.changes?.status;
     const from = Array.isArray(change) && typeof change[0] === 'string' ? `${change[0]} → ` : '';
-    const of = referral?.reference ? ` (referral ${referral.reference})` : '';
+    const named = referral?.reference ?? (typeof answer?.referral_id === 'string' ? answer.referral_id : '');
+    const of = named ? ` (referral ${named})` : '';
     ctx.out.line(safe`Visit ${clean(visitId)}${clean(of)}: ${clean(from)}${clean(status)}`);
     ctx.note(
       "The sandbox sends visit.status_changed to your group's webhook URL; imaging webhook listen shows it.",
