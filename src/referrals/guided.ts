@@ -167,14 +167,21 @@ async function askMapping(
 ): Promise<CptMapping> {
   const pair = `${clean(modality.name)} ${clean(part.name)}`;
   let fitting: CptMapping[] = [];
+  // A failed lookup ends the prompt and is thrown after it (a prompt's check cannot throw).
+  let failed: unknown;
   // The API looks mappings up by exact code only: the code is asked, then checked against the pair.
   await ask.text(`CPT code of the ${pair} exam (e.g. 73721)`, {
     required: true,
     validate: async (typed) => {
       const code = typed.trim().toUpperCase();
       if (!/^[0-9A-Z]{5}$/.test(code)) return 'five letters or digits, e.g. 73721';
-      const res = await cptMappings(api, code);
-      const all = readList<CptMapping>(res, 'CPT mappings', 'table', CPT_TEXT);
+      let all: CptMapping[];
+      try {
+        all = readList<CptMapping>(await cptMappings(api, code), 'CPT mappings', 'table', CPT_TEXT);
+      } catch (err) {
+        failed = err;
+        return true;
+      }
       fitting = all.filter((m) => m.modality_id === modality.id && m.body_part_id === part.id);
       if (fitting.length > 0) return true;
       const others = [...new Set(all.map((m) => `${m.modality_name} ${m.body_part_name}`))];
@@ -185,6 +192,7 @@ async function askMapping(
       );
     },
   });
+  if (failed !== undefined) throw failed;
   if (fitting.length === 1) return fitting[0]!;
   return ask.select(
     'Which one (side, contrast)',
@@ -230,7 +238,17 @@ async function searchList<T>(
   text: readonly string[],
   signal: AbortSignal,
 ): Promise<T[]> {
-  const res = await client.request({ path, query: { q: term.trim(), per_page: 20 }, signal, uncached: true });
-  const items = readingAnswer(res.requestId, () => extractList<T>(res.data).items);
-  return readList<T>({ data: items, requestId: res.requestId }, 'search results', 'table', text);
+  try {
+    const res = await client.request({
+      path,
+      query: { q: term.trim(), per_page: 20 },
+      signal,
+      uncached: true,
+    });
+    const items = readingAnswer(res.requestId, () => extractList<T>(res.data).items);
+    return readList<T>({ data: items, requestId: res.requestId }, 'search results', 'table', text);
+  } catch (err) {
+    // Shown under the search box, which prints it as it is: the server's words cleaned first.
+    throw new Error(clean(err instanceof Error ? err.message : String(err)));
+  }
 }

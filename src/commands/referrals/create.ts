@@ -124,13 +124,14 @@ async function guided(ctx: Context): Promise<Outgoing> {
 /** Guided: the payload is shown and confirmed. From a file: asked only in production (or --yes). */
 async function confirmed(ctx: Context, client: ApiClient, out: Outgoing): Promise<boolean> {
   const production = ctx.environment().value === 'production';
-  if (ctx.globals.yes || (!production && out.from !== 'guided')) return true;
   if (out.from === 'guided') {
     ctx.err.write(`${JSON.stringify(out.payload, null, 2)}\n`);
+    if (ctx.globals.yes) return true;
     const { inquirerAsker } = await import('../../cli/guided-prompts.js');
     const where = production ? `PRODUCTION (${client.baseUrl})` : client.baseUrl;
     return (await inquirerAsker(ctx.io, ctx.signal)).confirm(`Send this referral to ${where}?`, false);
   }
+  if (ctx.globals.yes || !production) return true;
   if (!ctx.io.stdinIsTTY || out.from === 'stdin') {
     throw new UsageError(
       'creating a referral in production needs confirmation',
