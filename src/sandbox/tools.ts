@@ -1,5 +1,6 @@
 import type { ApiResponse } from '../api/client.js';
 import type { Operation } from '../api/endpoints/operations.js';
+import { apiUrl } from '../api/url.js';
 import { operationRoute, type ResolvedOperation, sendOperation } from '../config/operations.js';
 import type { Context } from '../context.js';
 import { UsageError } from '../errors.js';
@@ -33,15 +34,14 @@ export async function sendSandbox<T>(
   body: Record<string, unknown>,
   opts: { dryRun: boolean; alsoMissing?: string },
 ): Promise<ApiResponse<T> | undefined> {
-  const client = ctx.api(); // the token and base URL are checked, dry run or not
   if (opts.dryRun) {
+    // Where it would go needs the base URL only: a dry run needs no token.
+    const url = apiUrl(ctx.requireBaseUrl(route.env), route.path);
     ctx.io.stdout.write(`${JSON.stringify(body, null, 2)}\n`);
-    ctx.note(
-      `Nothing was sent (--dry-run): this is the body of ${route.method} ${clean(client.url(route.path))}.`,
-    );
+    ctx.note(`Nothing was sent (--dry-run): this is the body of ${route.method} ${clean(url)}.`);
     return undefined;
   }
-  return sendOperation<T>(client, route, body, opts.alsoMissing);
+  return sendOperation<T>(ctx.api(), route, body, opts.alsoMissing);
 }
 
 /** The answer as the API sent it (its shape is not published): JSON on standard output. */

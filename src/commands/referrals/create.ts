@@ -2,6 +2,7 @@ import type { ApiClient } from '../../api/client.js';
 import { createReferral, REFERRALS_PATH } from '../../api/endpoints/referrals.js';
 import { kindOf, readingAnswer } from '../../api/shape.js';
 import type { Referral } from '../../api/types.js';
+import { apiUrl } from '../../api/url.js';
 import { defineCommand } from '../../cli/define.js';
 import { parseJsonInput, readInput } from '../../cli/input.js';
 import { file, flag } from '../../cli/options.js';
@@ -46,8 +47,9 @@ export default defineCommand({
     if (opts.dryRun) {
       if (out.from === 'guided') ctx.io.stdout.write(`${JSON.stringify(out.payload, null, 2)}\n`);
       else ctx.io.stdout.write(out.bytes);
-      const where = out.from === 'guided' ? ` to ${ctx.api().url(REFERRALS_PATH)}` : '';
-      ctx.note(`Nothing was sent (--dry-run): this is the body of POST${where || ` ${REFERRALS_PATH}`}.`);
+      // Where it would go needs the base URL only: a dry run from a file needs no token.
+      const url = apiUrl(ctx.requireBaseUrl(), REFERRALS_PATH);
+      ctx.note(`Nothing was sent (--dry-run): this is the body of POST ${url}.`);
       return 0;
     }
     const client = ctx.api(); // token and base URL checked before anyone is asked anything

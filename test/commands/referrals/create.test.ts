@@ -266,7 +266,9 @@ describe('referrals create: the payload the guided flow builds', () => {
     });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toBe(text);
-    expect(r.stderr).toContain('Nothing was sent (--dry-run)');
+    expect(r.stderr).toContain(
+      `Nothing was sent (--dry-run): this is the body of POST ${fx.mock.url}/api/v2/referrals.`,
+    );
     expect(fx.apiRequests()).toEqual([]);
   });
 

@@ -32,7 +32,10 @@ describe('imaging sandbox fixture', () => {
       env: fx.env({ IMAGING_ENV: 'production', IMAGING_TOKEN: 'mock-prod' }),
     });
     expectUsageError(prod, /works on the sandbox and local environments only, not production/, 0);
-    const dry = await run(['sandbox', 'fixture', 'booked', '--dry-run'], { env: fx.env() });
+    // No token needed to see what would go (the sandbox, its base URL set, no token stored).
+    const dry = await run(['sandbox', 'fixture', 'booked', '--dry-run'], {
+      env: fx.env({ IMAGING_ENV: 'sandbox' }),
+    });
     expect(dry.code, dry.stderr).toBe(0);
     expect(JSON.parse(dry.stdout)).toEqual({ name: 'booked' });
     expect(dry.stderr).toContain(`POST ${fx.mock.url}/api/v2/sandbox/fixtures`);
