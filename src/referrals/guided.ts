@@ -133,7 +133,7 @@ async function askExams(ctx: Context, ask: Asker): Promise<NewExam[]> {
   const modalities = readList<Modality>(await listModalities(api), 'modalities', 'table', MODALITY_TEXT);
   if (modalities.length === 0) throw new CliError('the API lists no modalities: no exam can be chosen');
   const exams: NewExam[] = [];
-  do {
+  for (;;) {
     const modality = await ask.select(
       exams.length === 0 ? 'Exam: modality' : 'Next exam: modality',
       modalities.map((m) => ({ name: clean(m.name), value: m })),
@@ -146,7 +146,7 @@ async function askExams(ctx: Context, ask: Asker): Promise<NewExam[]> {
     );
     if (parts.length === 0) {
       ctx.note(`The API lists no body parts for ${clean(modality.name)}: choose another modality.`);
-      continue;
+      continue; // an exam is still to be chosen
     }
     const part = await ask.select(
       'Body part',
@@ -154,8 +154,8 @@ async function askExams(ctx: Context, ask: Asker): Promise<NewExam[]> {
     );
     const mapping = await askMapping(api, ask, modality, part);
     exams.push({ modality: modality.name, mapping });
-  } while (await ask.confirm('Add another exam?', false));
-  return exams;
+    if (!(await ask.confirm('Add another exam?', false))) return exams;
+  }
 }
 
 /** The CPT code of the exam, then which of its mappings for this modality and body part (side, contrast). */

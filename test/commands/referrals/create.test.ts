@@ -1,6 +1,9 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { GlobalOptions } from '../../../src/cli/globals.js';
+import { Context } from '../../../src/context.js';
+import { type Asker, askNewReferral, type Choice } from '../../../src/referrals/guided.js';
 import {
   CREATE_LINES_OF_BUSINESS,
   isoDateOfBirth,
@@ -8,7 +11,7 @@ import {
   referralPayload,
 } from '../../../src/referrals/new-referral.js';
 import { expectUsageError, hasEscapes, onTerminal, piped, plain } from '../../fake-io.js';
-import { json, mockFixture, run, testServer as startTestServer, tempDir } from '../../helpers.js';
+import { fakeIO, json, mockFixture, run, testServer as startTestServer, tempDir } from '../../helpers.js';
 import { hasTmux, type Pane, paneFixture } from '../../terminal.js';
 
 const fx = mockFixture();
@@ -383,3 +386,113 @@ function filesUnder(dir: string): string[] {
     .filter((e) => e.isFile())
     .map((e) => join(e.parentPath, e.name));
 }
+
+describe('referrals create: the guided questions, in-process with scripted answers', () => {
+  const fx = mockFixture();
+  beforeAll(() => fx.start());
+  afterAll(() => fx.stop());
+
+  /**
+   * Answers by question (the start of its message), in turn: a text answer goes through the
+   * prompt's own check (a refusal is recorded, and the next answer tried), a choice is picked by
+   * its name, a search types the term and picks by name.
+   */
+  function scripted(script: Record<string, string[]>) {
+    const refusals: string[] = [];
+    const next = (message: string) => {
+      const key = Object.keys(script).find((k) => message.startsWith(k));
+      const answer = key === undefined ? undefined : script[key]!.shift();
+      if (answer === undefined) throw new Error(`no answer for "${message}"`);
+      return answer;
+    };
+    const pick = <T>(message: string, choices: readonly Choice<T>[], name: string) => {
+      const found = choices.find((c) => c.name.includes(name));
+      if (!found)
+        throw new Error(`"${message}": no choice ${name} in ${choices.map((c) => c.name).join(' | ')}`);
+      return found.value;
+    };
+    const ask: Asker = {
+      async text(message, opts = {}) {
+        for (;;) {
+          const answer = next(message);
+          const verdict = opts.validate ? await opts.validate(answer) : true;
+          if (verdict === true) return answer;
+          refusals.push(String(verdict));
+        }
+      },
+      async select(message, choices) {
+        return pick(message, choices, next(message));
+      },
+      async search(message, source) {
+        const [term, name] = next(message).split(' => ') as [string, string];
+        return pick(message, await source(term, new AbortController().signal), name);
+      },
+      async confirm(message) {
+        return next(message) === 'y';
+      },
+    };
+    return { ask, refusals };
+  }
+
+  it('asks in order, checks the answers where they are typed, and builds the payload', async () => {
+    const ctx = new Context({
+      io: fakeIO().io,
+      env: { ...fx.env(), IMAGING_KEYCHAIN: 'off' },
+      globals: { cache: false } as GlobalOptions,
+    });
+    const { ask, refusals } = scripted({
+      'Patient first name': ['Ada'],
+      'Patient last name': ['Lovelace'],
+      'Date of birth': ['1985-02-30', '12/10/1985'],
+      'Phone number': ['555', '(702) 555-0100'],
+      Email: [''],
+      'Line of business': ['workers comp'],
+      'Payment type': ['insurance'],
+      'Incident state': ['Texas', 'nv'],
+      'Exam: modality': ['MRI'],
+      'Next exam: modality': ['X-Ray'],
+      'Body part': ['Knee', 'Knee'],
+      'CPT code of the MRI Knee exam': ['7372', '70551', '73721'],
+      'CPT code of the X-Ray Knee exam': ['73562'],
+      'Which one': ['left', 'right'],
+      'Add another exam?': ['y', 'n'],
+      'ICD-10 code': ['M25.562 => Pain in left knee'],
+      'Another ICD-10 code': [' => no more ICD-10 codes'],
+      'Law firm': ['zzzz-nobody => no law firm'],
+      'Scheduling mode': ['existing appointment'],
+      'Preferred imaging center id': ['not-an-id', '4F8DD2DC-B12B-4D5B-81A9-D8E069295DB6'],
+    });
+    const answers = await askNewReferral(ctx, ask);
+    expect(refusals).toEqual([
+      'there is no such date: 1985-02-30',
+      'ten digits or more, or empty',
+      'a US state or territory: two letters',
+      'five letters or digits, e.g. 73721',
+      '70551 is not a MRI Knee exam (it is: MRI Brain)',
+      'an imaging center id (a UUID), or empty',
+    ]);
+    const { referral } = referralPayload(answers);
+    const mri = fx.mock.data.cpt.find(
+      (m) => m.code === '73721' && m.body_part_name === 'Knee' && m.laterality === 'left',
+    );
+    expect(referral).toMatchObject({
+      line_of_business: 'workers_comp',
+      payment_type: 'insurance',
+      incident_state: 'NV',
+      patient: {
+        first_name: 'Ada',
+        last_name: 'Lovelace',
+        date_of_birth_iso: '1985-12-10',
+        phone_number: '(702) 555-0100',
+      },
+      scheduling_mode: 'existing_appointment',
+      preferred_location_id: '4f8dd2dc-b12b-4d5b-81a9-d8e069295db6',
+    });
+    expect(referral.visits).toEqual([
+      { modality: 'MRI', procedures: [{ cpt_code_id: mri!.id }] },
+      { modality: 'X-Ray', procedures: [{ cpt_code_id: expect.any(String) }] },
+    ]);
+    expect(referral.icd10_code_ids).toEqual([fx.mock.data.icd10.find((c) => c.code === 'M25.562')!.id]);
+    expect(referral).not.toHaveProperty('law_firm_id');
+  });
+});
