@@ -5,6 +5,7 @@ import { operationRoute, type ResolvedOperation, sendOperation } from '../config
 import type { Context } from '../context.js';
 import { UsageError } from '../errors.js';
 import { clean } from '../output/text.js';
+import { write } from '../output/write.js';
 
 // The sandbox's own tools (status advancement, fixtures, a test webhook): sandbox and local only, at the
 // per-environment paths of `path.sandbox_*` (unpublished: the defaults are guesses, the bodies too).
@@ -44,8 +45,8 @@ export async function sendSandbox<T>(
   return sendOperation<T>(ctx.api(), route, body, opts.alsoMissing);
 }
 
-/** The answer as the API sent it (its shape is not published): JSON on standard output. */
-export function writeAnswer(ctx: Context, res: ApiResponse<unknown>): void {
+/** The answer as the API sent it (its shape is not published): JSON, through the one writer. */
+export async function writeAnswer(ctx: Context, res: ApiResponse<unknown>): Promise<void> {
   if (res.data === undefined || res.data === null || res.raw.length === 0) return;
-  ctx.io.stdout.write(`${JSON.stringify(res.data, null, 2)}\n`);
+  await write({ one: res.data }, { sink: ctx.sink(), format: 'json' });
 }

@@ -9,7 +9,7 @@ import { ApiError, UnreadableAnswerError, UsageError } from '../../errors.js';
 import { clean, safe } from '../../output/text.js';
 import { parseStatusList } from '../../referrals/progress.js';
 import { resolveReferral } from '../../referrals/resolve.js';
-import { sandboxEnvironment, sandboxRoute, sendSandbox } from '../../sandbox/tools.js';
+import { sandboxEnvironment, sandboxRoute, sendSandbox, writeAnswer } from '../../sandbox/tools.js';
 
 export default defineCommand({
   path: ['sandbox', 'advance'],
@@ -57,7 +57,7 @@ export default defineCommand({
     );
     if (!res) return 0;
     if (format === 'json') {
-      ctx.io.stdout.write(`${JSON.stringify(res.data ?? null, null, 2)}\n`);
+      await writeAnswer(ctx, res);
       return 0;
     }
     // The answer's shape is not published: the previous status and the referral, when it gives them.

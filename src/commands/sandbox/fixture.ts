@@ -21,7 +21,7 @@ export default defineCommand({
     const route = sandboxRoute(ctx, env, 'sandbox_fixture');
     const res = await sendSandbox(ctx, route, given ? { name: given } : {}, { dryRun: Boolean(opts.dryRun) });
     if (!res) return 0;
-    writeAnswer(ctx, res);
+    await writeAnswer(ctx, res);
     const made = res.data as { id?: unknown; reference?: unknown } | null;
     if (made && typeof made === 'object' && typeof made.id === 'string')
       ctx.note(

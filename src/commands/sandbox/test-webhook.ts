@@ -25,7 +25,7 @@ export default defineCommand({
     const body = event ? { event_name: event } : {};
     const res = await sendSandbox(ctx, route, body, { dryRun: Boolean(opts.dryRun) });
     if (!res) return 0;
-    writeAnswer(ctx, res);
+    await writeAnswer(ctx, res);
     ctx.note(safe`Asked for a test ${clean(event ?? 'event')}: it goes to your group's webhook URL.`);
     return 0;
   },
