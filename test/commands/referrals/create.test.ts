@@ -297,7 +297,7 @@ describe('referrals create: the payload the guided flow builds', () => {
 
 // The guided flow at a real terminal (a tmux pane), against the emulator, end to end.
 describe.skipIf(!hasTmux)(
-  'referrals create, guided, at a real terminal (skipped: tmux is not installed)',
+  `referrals create, guided, at a real terminal${hasTmux ? '' : ' (skipped: tmux is not installed)'}`,
   () => {
     const fx = mockFixture();
     const panes = paneFixture();
