@@ -23,7 +23,7 @@ const common = {
   legalComments: 'none',
   // https-proxy-agent too: loaded only when a proxy variable is set (src/api/proxy.ts); bundled, it
   // added ~20 KB to every bundle that a lookup reads.
-  external: ['@inquirer/password', 'https-proxy-agent', 'exceljs'],
+  external: ['@inquirer/password', '@inquirer/prompts', 'https-proxy-agent', 'exceljs'],
   define: { __IMAGING_VERSION__: JSON.stringify(pkg.version) },
   logLevel: 'warning',
 };

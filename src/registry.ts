@@ -20,6 +20,7 @@ export const GROUPS: readonly GroupEntry[] = [
   { name: 'cache', summary: 'the reference-data cache: where it is, clear it' },
   { name: 'law-firms', summary: 'search and request law firms' },
   { name: 'referrals', summary: 'list, show, create and export referrals' },
+  { name: 'sandbox', summary: "the sandbox's own tools: move a visit, make a fixture, send a test webhook" },
   { name: 'webhook', summary: 'verify captured deliveries, sign test events, listen locally' },
 ];
 
@@ -147,7 +148,7 @@ export const COMMANDS: readonly CommandEntry[] = [
   },
   {
     path: ['referrals', 'create'],
-    summary: 'create a referral from a JSON file (sent as is)',
+    summary: 'create a referral from a JSON file (sent as is), or guided on a terminal',
     load: () => import('./commands/referrals/create.js'),
   },
   {
@@ -164,6 +165,21 @@ export const COMMANDS: readonly CommandEntry[] = [
     path: ['referrals', 'download'],
     summary: 'save the report PDFs (and --documents) of referrals into a folder',
     load: () => import('./commands/referrals/download.js'),
+  },
+  {
+    path: ['sandbox', 'advance'],
+    summary: 'move a sandbox visit to a status (--to); the service sends visit.status_changed',
+    load: () => import('./commands/sandbox/advance.js'),
+  },
+  {
+    path: ['sandbox', 'fixture'],
+    summary: 'make a sandbox fixture by name',
+    load: () => import('./commands/sandbox/fixture.js'),
+  },
+  {
+    path: ['sandbox', 'test-webhook'],
+    summary: "have the sandbox send a test event to your group's webhook URL",
+    load: () => import('./commands/sandbox/test-webhook.js'),
   },
   {
     path: ['webhook', 'verify'],

@@ -45,6 +45,9 @@ const TMUX =
     .map((d) => join(d, 'tmux'))
     .find((f) => f.startsWith('/') && existsSync(f)) ?? 'tmux';
 
+/** Whether tmux is installed: the tests at a real terminal skip without it. */
+export const hasTmux = TMUX.startsWith('/');
+
 /** A word of a tmux command line, quoted for tmux's parser (as a shell would read single quotes). */
 const quoteTmux = (word: string) => `'${word.replace(/'/g, `'\\''`)}'`;
 

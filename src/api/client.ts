@@ -60,6 +60,8 @@ export interface ApiRequest {
   retry?: boolean;
   /** No Authorization header (tests only). */
   anonymous?: boolean;
+  /** Never from or into the reference cache: a query a person typed (a search) stays off the disk. */
+  uncached?: boolean;
   signal?: AbortSignal | undefined;
   /** Leave a 2xx body unparsed (`data` undefined): `imaging api` on non-JSON, pages held as bytes. */
   raw?: boolean;
@@ -146,7 +148,7 @@ export class ApiClient {
 
   async request<T = unknown>(req: ApiRequest): Promise<ApiResponse<T>> {
     const p = this.prepare(req);
-    const cache = p.method === 'GET' && !req.raw && !req.anonymous ? this.cache : undefined;
+    const cache = p.method === 'GET' && !req.raw && !req.anonymous && !req.uncached ? this.cache : undefined;
     const hit = cache && this.fromCache<T>(cache, req.path, p.url);
     if (hit) return hit;
     const res = await this.sendTries<T>(req, p, 1);

@@ -1,4 +1,9 @@
-import { checkRecordPath, RECORD_KINDS } from '../api/endpoints/referral-records.js';
+import {
+  exampleOf,
+  OPERATION_NAMES,
+  type Operation,
+  parseOperationValue,
+} from '../api/endpoints/operations.js';
 import { normaliseBaseUrl } from '../api/url.js';
 import { ENVIRONMENTS, type EnvironmentName, envFlag } from './environments.js';
 
@@ -8,7 +13,8 @@ export interface EnvironmentSettings {
   /** The origin (scheme, host, port) the token was stored for; it is sent nowhere else. */
   token_origin?: string;
   token_store?: 'keychain';
-  paths?: { payments?: string; notifications?: string };
+  /** `path.<operation>`: `[METHOD] /api/v2/…`, see api/endpoints/operations.ts. */
+  paths?: Partial<Record<Operation, string>>;
 }
 
 export interface StoredConfig {
@@ -140,7 +146,7 @@ function checkEnvironment(
       problem(
         '.paths',
         `is ${kind(s.paths)}, not an object`,
-        `Run: imaging config unset path.payments${flag} && imaging config unset path.notifications${flag}`,
+        `Run: imaging config unset path.payments${flag}   (it removes the entry; then set each path again: imaging config set path.<operation> '[METHOD] /api/v2/…'${flag})`,
       );
       delete s.paths;
     }
@@ -154,20 +160,20 @@ function checkPaths(
   problem: (key: string, text: string, fix: string) => void,
 ): Record<string, unknown> {
   const paths: Record<string, unknown> = { ...given };
-  for (const k of RECORD_KINDS) {
+  for (const k of OPERATION_NAMES) {
     const bad =
       k in paths &&
       textProblem(
         paths[k],
         'text',
-        (v) => checkRecordPath(k, v),
+        (v) => parseOperationValue(k, v),
         (v, err) => err.message.replace(`path.${k}: "${v}" `, ''),
       );
     if (!bad) continue;
     problem(
       `.paths.${k}`,
       bad,
-      `Run: imaging config set path.${k} '/api/v2/…/{id}/…'${flag}   (or: imaging config unset path.${k}${flag})`,
+      `Run: imaging config set path.${k} '${exampleOf(k)}'${flag}   (or: imaging config unset path.${k}${flag})`,
     );
     delete paths[k];
   }

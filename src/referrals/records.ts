@@ -1,16 +1,11 @@
-import {
-  checkRecordPath,
-  DEFAULT_RECORD_PATHS,
-  getReferralRecords,
-  type RecordKind,
-  recordPath,
-} from '../api/endpoints/referral-records.js';
+import { exampleOf } from '../api/endpoints/operations.js';
+import { getReferralRecords, type RecordKind } from '../api/endpoints/referral-records.js';
 import { defineCommand } from '../cli/define.js';
 import { arg } from '../cli/options.js';
 import { readList } from '../cli/read-list.js';
-import { envFlag } from '../config/environments.js';
+import { operationRoute, setCommand, unpublishedPathHint } from '../config/operations.js';
 import type { Context } from '../context.js';
-import { ApiError, notEnabledHint, UsageError } from '../errors.js';
+import { ApiError, notEnabledHint } from '../errors.js';
 import type { FieldChoice } from '../output/fields.js';
 import { write } from '../output/write.js';
 import type { Resource } from '../resources/schema.js';
@@ -44,24 +39,17 @@ async function showReferralRecords<T>(ctx: Context, id: string, view: RecordView
   const { selectFields } = await import('../output/fields.js');
   const fields: FieldChoice = selectFields(ctx.globals.fields, view.resource.fields);
   const env = ctx.environment().value;
-  const configured = ctx.config.environment(env).paths?.[view.kind];
-  const setIt = `imaging config set path.${view.kind} '/api/v2/…/{id}/…'${envFlag(env)}`;
-  if (configured !== undefined) {
-    try {
-      checkRecordPath(view.kind, configured);
-    } catch (err) {
-      throw new UsageError(
-        `the stored path.${view.kind} of ${env} is not usable: ${(err as Error).message}`,
-        `Set it again: ${setIt} (or config unset path.${view.kind} for the default)`,
-      );
-    }
-  }
+  // The stored path is checked before any request (a hand edit may have made it unsafe).
+  operationRoute(ctx.config, env, view.kind, '-');
+  const setIt = setCommand(view.kind, env);
   // An id in upper case is the same id: sent as the API stores it; a reference is looked up.
   const { id: rid } = await resolveReferral(ctx, id);
-  const path = recordPath(view.kind, rid, configured);
+  const route = operationRoute(ctx.config, env, view.kind, rid);
+  const configured = route.configured;
+  const defaultNote = `the default, ${exampleOf(view.kind)}, is a guess`;
   let res: Awaited<ReturnType<typeof getReferralRecords>>;
   try {
-    res = await getReferralRecords(ctx.api(), path);
+    res = await getReferralRecords(ctx.api(), route.method, route.path);
   } catch (err) {
     if (err instanceof ApiError && err.status === 403)
       throw new ApiError(
@@ -76,8 +64,10 @@ async function showReferralRecords<T>(ctx: Context, id: string, view: RecordView
     if (err instanceof ApiError && err.status === 404)
       throw new ApiError(
         err.details,
-        `Either there is no referral ${rid} on ${env}, or this server keeps ${view.kind} at another path: the API does not publish it, and ${configured ? `path.${view.kind} is set to ${configured}` : `the default is a guess (${DEFAULT_RECORD_PATHS[view.kind]})`}. Check the id with: imaging referrals get ${rid}; set the path with: ${setIt}`,
+        `Either there is no referral ${rid} on ${env}, or this server keeps ${view.kind} at another path: the API does not publish it, and ${configured ? `path.${view.kind} is set to ${configured}` : `the default is a guess (${exampleOf(view.kind)})`}. Check the id with: imaging referrals get ${rid}; set the path with: ${setIt}`,
       );
+    if (err instanceof ApiError && err.status === 405)
+      throw new ApiError(err.details, unpublishedPathHint(route));
     throw err;
   }
   const records = readList<T>(
@@ -85,7 +75,7 @@ async function showReferralRecords<T>(ctx: Context, id: string, view: RecordView
     view.kind,
     format,
     view.resource.text,
-    `If this server keeps ${view.kind} at another path (${configured ? `path.${view.kind} is set to ${configured}` : `the default, ${DEFAULT_RECORD_PATHS[view.kind]}, is a guess`}), set it: ${setIt}`,
+    `If this server keeps ${view.kind} at another path (${configured ? `path.${view.kind} is set to ${configured}` : defaultNote}), set it: ${setIt}`,
   );
   await write(records, {
     sink: ctx.sink(),

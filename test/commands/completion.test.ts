@@ -421,7 +421,15 @@ zpty -d z`,
       ]);
       expect(values(['webhook', 'verify', '--encoding', ''])).toEqual(['auto', 'hex', 'base64']);
       expect(values(['completion', ''])).toEqual(['bash', 'zsh', 'fish', 'powershell']);
-      expect(values(['config', 'set', 'path.'])).toEqual(['path.payments', 'path.notifications']);
+      expect(values(['config', 'set', 'path.'])).toEqual([
+        'path.payments',
+        'path.notifications',
+        'path.referral_update',
+        'path.auto_book',
+        'path.sandbox_advance',
+        'path.sandbox_fixture',
+        'path.sandbox_test_webhook',
+      ]);
       // A free-text value, an unknown command: nothing (never a wrong guess).
       expect(values(['law-firms', 'search', ''])).toEqual([]);
       expect(values(['frobnicate', ''])).toEqual([]);

@@ -31,6 +31,8 @@ const NOT_RUN: Record<string, string> = {
   'imaging auth login --env production --base-url https://…':
     'a real account (production), and a URL left to the reader',
   'imaging sso --open': 'a browser',
+  'imaging referrals create': 'asks on a terminal (create.test.ts drives it in a tmux pane)',
+  'imaging referrals create --dry-run': 'asks on a terminal (create.test.ts drives it in a tmux pane)',
   'imaging completion zsh > "${fpath[1]}/_imaging"':
     "zsh syntax, writing into the shell's own folder (completion.test.ts runs the script in a real zsh)",
   'imaging completion fish > ~/.config/fish/completions/imaging.fish':
@@ -181,13 +183,14 @@ const vars: Record<string, string> = {};
 const SECRET = 'test_secret_123';
 
 beforeAll(async () => {
-  mock = await startMockServer({ port: 0 });
   receiver = createServer((req, res) => {
     req.resume();
     req.on('end', () => res.end('ok'));
   });
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
   receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
+  // The group webhook the sandbox examples deliver to (sandbox test-webhook, sandbox advance).
+  mock = await startMockServer({ port: 0, webhookUrl: receiverUrl, webhookKey: Buffer.from(SECRET) });
   work = tempDir('imaging-examples-');
   // `imaging` on PATH, as `npm link` puts it.
   shim = join(work.path, 'bin');

@@ -172,6 +172,9 @@ describe('no secret in any output, trace, error or file', () => {
       { IMAGING_WEBHOOK_SECRET: `${SECRET}-wrong` },
     ],
     [['completion', 'bash']],
+    [['sandbox', 'advance', 'R-240008', '--to', 'booked']],
+    [['sandbox', 'fixture', 'booked']],
+    [['sandbox', 'test-webhook', '--event', 'visit.status_changed']],
     // error paths
     [['modalities'], undefined, { IMAGING_TOKEN: 'mock-expired' }],
     [['referrals', 'get', '00000000-0000-4000-8000-000000000000']],

@@ -113,7 +113,20 @@ const CASES: Array<[string[], RegExp, string?]> = [
   [['referrals', 'list', '--param', 'oops'], /expected KEY=VALUE/],
   [['referrals', 'list', '--param', 'page=2'], /--param page: use --page/],
   [['referrals', 'list', '--all', '--page', '3'], /--all and --page/],
-  [['referrals', 'create'], /required option '--file <file>'/],
+  [['referrals', 'create'], /--file is required/],
+  [['referrals', 'create', '--dry-run'], /--file is required/],
+  // the sandbox's own tools
+  [['sandbox', 'advance', 'R-1'], /required option '--to <status>'/],
+  [
+    ['sandbox', 'advance', 'R-1', '--to', 'bookd'],
+    /--to: unknown visit status "bookd"; did you mean "booked"\?/,
+  ],
+  [['sandbox', 'advance', 'R-1', '--to', 'booked,complete'], /--to takes one status, not 2/],
+  [['--env', 'production', 'sandbox', 'advance', 'R-1', '--to', 'booked'], /not production/],
+  [['--env', 'production', 'sandbox', 'fixture'], /not production/],
+  [['sandbox', 'fixture', ' '], /the fixture name is empty/],
+  [['sandbox', 'test-webhook', '--event', 'visit'], /unknown event "visit"/],
+  [['--env', 'production', 'sandbox', 'test-webhook'], /not production/],
   [['referrals', 'watch'], /name the referrals to watch/],
   [
     ['referrals', 'watch', 'R-240001', '--until', 'boked'],

@@ -1,7 +1,10 @@
+import type { Operation } from '../../api/endpoints/operations.js';
 import { defineCommand } from '../../cli/define.js';
 import { arg } from '../../cli/options.js';
-import { CliError, UsageError } from '../../errors.js';
-import { KEYS, parseKey, pathKind } from './keys.js';
+import type { EnvironmentName } from '../../config/environments.js';
+import type { Context } from '../../context.js';
+import { CliError } from '../../errors.js';
+import { KEY_HELP, KEYS, parseKey, pathKind } from './keys.js';
 
 const FROM: Record<string, string> = {
   '--env': 'from --env',
@@ -16,35 +19,22 @@ const FROM: Record<string, string> = {
 export default defineCommand({
   path: ['config', 'get'],
   formats: ['table', 'json'],
-  args: [arg('<key>', 'env, base-url, path.payments or path.notifications', { values: KEYS })],
+  args: [arg('<key>', KEY_HELP, { values: KEYS })],
   async run(ctx, [key]) {
     const k = parseKey(key);
     const format = ctx.format('table');
     const env = ctx.environment();
     const kind = pathKind(k);
-    // path.payments / path.notifications: the stored path, else the emulator's documented guess.
-    const stored = kind ? ctx.config.environment(env.value).paths?.[kind] : undefined;
-    const { value, source } = kind
-      ? { value: stored ?? `/api/v2/referrals/{id}/${kind}`, source: stored ? 'config' : 'default' }
-      : k === 'env'
-        ? env
-        : ctx.baseUrl(env.value);
+    // path.<operation>: the stored value when usable, else the operation's default (a guess).
+    const route = kind ? await pathValue(ctx, env.value, kind) : undefined;
+    const { value, source } = route ?? (k === 'env' ? env : ctx.baseUrl(env.value));
     if (!value) throw new CliError(`base-url is not set for ${env.value}`);
-    if (kind && stored !== undefined) {
-      // A hand-edited path is shown only once it is one the tool would use (never raw escapes).
-      const { checkRecordPath } = await import('../../api/endpoints/referral-records.js');
-      try {
-        checkRecordPath(kind, stored);
-      } catch (err) {
-        throw new UsageError(
-          `the stored ${k} of ${env.value} is not usable: ${(err as Error).message}`,
-          `Set it again: imaging config set ${k} '/api/v2/…/{id}/…'${env.value === 'sandbox' ? '' : ` --env ${env.value}`} (or imaging config unset ${k} for the default)`,
-        );
-      }
-    }
     const where = `${FROM[source] ?? `from ${source}`}${k !== 'env' ? ` (${env.value})` : ''}`;
     if (format === 'json') {
-      ctx.io.stdout.write(`${JSON.stringify({ key: k, value, source, environment: env.value }, null, 2)}\n`);
+      const parts = route ? { method: route.method, path: route.template } : {};
+      ctx.io.stdout.write(
+        `${JSON.stringify({ key: k, value, ...parts, source, environment: env.value }, null, 2)}\n`,
+      );
       return 0;
     }
     // Through the sanitiser: a checked value has nothing for it to change, and an odd one is shown safely.
@@ -53,3 +43,19 @@ export default defineCommand({
     return 0;
   },
 });
+
+/**
+ * `path.<operation>` of `env`: the stored value as stored (a bare path or `METHOD /path`), else the
+ * default as `METHOD /path`. A hand-edited value is shown only once it is one the tool would use.
+ */
+async function pathValue(ctx: Context, env: EnvironmentName, op: Operation) {
+  const { operationRoute } = await import('../../config/operations.js');
+  const { exampleOf } = await import('../../api/endpoints/operations.js');
+  const r = operationRoute(ctx.config, env, op, '{id}');
+  return {
+    value: r.configured ?? exampleOf(op),
+    source: r.configured ? 'config' : 'default',
+    method: r.method,
+    template: r.template,
+  };
+}

@@ -1,12 +1,19 @@
+import { OPERATION_NAMES, type Operation } from '../../api/endpoints/operations.js';
 import { normaliseBaseUrl } from '../../api/url.js';
 import { originOf } from '../../config/store.js';
 import { UsageError } from '../../errors.js';
 
-export const KEYS = ['env', 'base-url', 'path.payments', 'path.notifications'] as const;
-export type Key = (typeof KEYS)[number];
+export const PATH_KEYS = OPERATION_NAMES.map((op) => `path.${op}` as const);
+export const KEYS = ['env', 'base-url', ...PATH_KEYS] as const;
+export type Key = 'env' | 'base-url' | `path.${Operation}`;
+
+/** What `<key>` says it takes, in help. */
+export const KEY_HELP = 'env, base-url or path.<operation> (path.payments, path.auto_book, …)';
 
 export function parseKey(key: string): Key {
-  const k = key.trim().toLowerCase().replace(/_/g, '-');
+  // path.auto_book and path.auto-book are one key; base_url and base-url too.
+  const given = key.trim().toLowerCase();
+  const k = given.startsWith('path.') ? given.replace(/-/g, '_') : given.replace(/_/g, '-');
   if (k === 'token' || k === 'api-token') {
     throw new UsageError(
       'the token is not a config value: it would stay in your shell history',
@@ -20,9 +27,9 @@ export function parseKey(key: string): Key {
   );
 }
 
-/** `path.payments` -> `payments`: the paths the API does not publish, per environment. */
-export const pathKind = (k: Key) =>
-  k === 'path.payments' ? 'payments' : k === 'path.notifications' ? 'notifications' : undefined;
+/** `path.auto_book` -> `auto_book`: the operations the API does not publish, per environment. */
+export const pathKind = (k: Key): Operation | undefined =>
+  k.startsWith('path.') ? (k.slice('path.'.length) as Operation) : undefined;
 
 export interface Row {
   key: string;

@@ -3,13 +3,13 @@ import { defineCommand } from '../../cli/define.js';
 import { arg } from '../../cli/options.js';
 import { type EnvironmentName, parseEnvironment } from '../../config/environments.js';
 import { originOf, storedTokenOrigin } from '../../config/store.js';
-import { KEYS, oldBaseOrigin, parseKey, pathKind } from './keys.js';
+import { KEY_HELP, KEYS, oldBaseOrigin, parseKey, pathKind } from './keys.js';
 
 export default defineCommand({
   path: ['config', 'set'],
   args: [
-    arg('<key>', 'env, base-url, path.payments or path.notifications', { values: KEYS }),
-    arg('<value>', 'the value'),
+    arg('<key>', KEY_HELP, { values: KEYS }),
+    arg('<value>', "the value; a path.<operation> is '[METHOD] /api/v2/…', {id} where the id goes"),
   ],
   async run(ctx, [key, value]) {
     ctx.config.repair((line) => ctx.note(line)); // it can repair a hand-edited config: see ConfigStore.read
@@ -25,14 +25,15 @@ export default defineCommand({
     const env: EnvironmentName = ctx.environment().value;
     const kind = pathKind(k);
     if (kind) {
-      const { checkRecordPath } = await import('../../api/endpoints/referral-records.js');
-      const path = checkRecordPath(kind, value);
+      const { parseOperationValue, storedForm } = await import('../../api/endpoints/operations.js');
+      const route = parseOperationValue(kind, value);
+      const stored = storedForm(kind, route);
       await ctx.config.update((c) => {
         c.environments ??= {};
         const settings = (c.environments[env] ??= {});
-        settings.paths = { ...settings.paths, [kind]: path };
+        settings.paths = { ...settings.paths, [kind]: stored };
       });
-      ctx.note(`${k} for ${env} set to ${path}.`);
+      ctx.note(`${k} for ${env} set to ${route.method} ${route.template}.`);
       return 0;
     }
     const url = normaliseBaseUrl(value, 'base-url');

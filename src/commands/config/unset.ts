@@ -1,11 +1,11 @@
 import { defineCommand } from '../../cli/define.js';
 import { arg } from '../../cli/options.js';
 import { storedTokenOrigin } from '../../config/store.js';
-import { KEYS, oldBaseOrigin, parseKey, pathKind } from './keys.js';
+import { KEY_HELP, KEYS, oldBaseOrigin, parseKey, pathKind } from './keys.js';
 
 export default defineCommand({
   path: ['config', 'unset'],
-  args: [arg('<key>', 'env, base-url, path.payments or path.notifications', { values: KEYS })],
+  args: [arg('<key>', KEY_HELP, { values: KEYS })],
   async run(ctx, [key]) {
     ctx.config.repair((line) => ctx.note(line)); // it can repair a hand-edited config: see ConfigStore.read
     const k = parseKey(key);
@@ -19,7 +19,8 @@ export default defineCommand({
           if (Object.keys(settings.paths).length === 0) delete settings.paths;
         }
       });
-      ctx.note(`${k} for ${env} unset (the default /api/v2/referrals/{id}/${kind} is used).`);
+      const { exampleOf } = await import('../../api/endpoints/operations.js');
+      ctx.note(`${k} for ${env} unset (the default ${exampleOf(kind)} is used).`);
       return 0;
     }
     // Bind an old token to the stored base URL first: no base URL given later may capture it.

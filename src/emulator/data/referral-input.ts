@@ -201,7 +201,7 @@ export function createdReferral(fields: Obj, id: string, reference: string, src:
     call_notes: [],
     documents: [],
     answered_medical_questionnaire: false,
-    preferred_location: { id: null, name: null },
+    preferred_location: { id: str(fields.preferred_location_id), name: null },
     scheduling_mode: str(fields.scheduling_mode),
     auto_book_request: null,
   };

@@ -6,6 +6,7 @@ import { routes as patients } from './patients.js';
 import { routes as payments } from './payments.js';
 import { routes as reference } from './reference.js';
 import { routes as referrals } from './referrals.js';
+import { routes as sandbox } from './sandbox.js';
 import { routes as sso } from './sso.js';
 import { routes as triggers } from './triggers.js';
 
@@ -20,4 +21,5 @@ export const ROUTES: readonly Route[] = [
   ...sso,
   ...admin,
   ...triggers,
+  ...sandbox,
 ];

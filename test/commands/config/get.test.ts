@@ -37,7 +37,9 @@ describe('imaging config get', () => {
   it('refuses an unknown key, and the token, with the known keys named', async () => {
     const unknown = await piped(['config', 'get', 'colour'], { env: env() });
     expectUsageError(unknown, /unknown config key "colour"/, 0);
-    expect(unknown.stderr).toContain('Known keys: env, base-url, path.payments, path.notifications');
+    expect(unknown.stderr).toContain(
+      'Known keys: env, base-url, path.payments, path.notifications, path.referral_update, path.auto_book, path.sandbox_advance, path.sandbox_fixture, path.sandbox_test_webhook',
+    );
     expectUsageError(
       await piped(['config', 'get', 'token'], { env: env() }),
       /the token is not a config value/,

@@ -203,7 +203,7 @@ describe('the paths are set per environment', () => {
     // Another environment keeps the default; notifications keep theirs.
     const other = await run(['config', 'get', 'path.payments', '--env', 'sandbox'], { env });
     expect(other.code).toBe(0);
-    expect(other.stdout).toBe('/api/v2/referrals/{id}/payments\n');
+    expect(other.stdout).toBe('GET /api/v2/referrals/{id}/payments\n');
     expect(other.stderr).toContain('path.payments: the default (sandbox)');
     fx.reset();
     expect((await run(['referrals', 'notifications', id], { env })).code).toBe(0);

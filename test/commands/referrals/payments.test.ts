@@ -133,7 +133,7 @@ describe('referrals payments', () => {
     expect(r.stderr).toMatch(
       /hint: Either there is no referral .* or this server keeps payments at another path/,
     );
-    expect(r.stderr).toContain("imaging config set path.payments '/api/v2/…/{id}/…' --env local");
+    expect(r.stderr).toContain("imaging config set path.payments 'GET /api/v2/…/{id}/…' --env local");
   });
 
   it('an empty list is exit 0 with a note on stderr', async () => {
