@@ -151,6 +151,11 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: () => import('./commands/referrals/create.js'),
   },
   {
+    path: ['referrals', 'update'],
+    summary: 'change fields of a referral (ICD-10 codes, claim numbers, law firm…) and show what changed',
+    load: () => import('./commands/referrals/update.js'),
+  },
+  {
     path: ['referrals', 'export'],
     summary: 'every referral of every page, as CSV (default), NDJSON, JSON or an Excel workbook',
     load: () => import('./commands/referrals/export.js'),

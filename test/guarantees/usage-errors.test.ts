@@ -135,6 +135,8 @@ const CASES: Array<[string[], RegExp, string?]> = [
   [['referrals', 'create', '--file', '-'], /not valid JSON/, '{"patient":'],
   [['referrals', 'create', '--file', '-'], /must be a JSON object/, '[1,2]'],
   [['referrals', 'create', '--file', '-'], /is empty/, ''],
+  [['referrals', 'update', 'R-240001'], /nothing to update/],
+  [['referrals', 'update', 'R-240001', '--icd10', 'M54.50'], /has no \+ or - in front/],
   [['referrals', 'export', '--rows', 'patients'], /unknown row kind "patients"/],
   [['referrals', 'download'], /name the referrals to download from/],
   // --fields where it is not taken: the --json hint only where --json is taken.
