@@ -19,7 +19,7 @@ export const GROUPS: readonly GroupEntry[] = [
   { name: 'config', summary: 'read and change stored settings' },
   { name: 'cache', summary: 'the reference-data cache: where it is, clear it' },
   { name: 'law-firms', summary: 'search and request law firms' },
-  { name: 'referrals', summary: 'list, show, create and export referrals' },
+  { name: 'referrals', summary: 'list, show, create, update, auto-book and export referrals' },
   { name: 'webhook', summary: 'verify captured deliveries, sign test events, listen locally' },
 ];
 
@@ -154,6 +154,11 @@ export const COMMANDS: readonly CommandEntry[] = [
     path: ['referrals', 'update'],
     summary: 'change fields of a referral (ICD-10 codes, claim numbers, law firm…) and show what changed',
     load: () => import('./commands/referrals/update.js'),
+  },
+  {
+    path: ['referrals', 'auto-book'],
+    summary: 'ask the service to book a referral (closest, soonest); --wait for the outcome',
+    load: () => import('./commands/referrals/auto-book.js'),
   },
   {
     path: ['referrals', 'export'],

@@ -4,7 +4,7 @@ import type { Referral } from '../../api/types.js';
 import { defineCommand } from '../../cli/define.js';
 import { parseJsonInput, readInput } from '../../cli/input.js';
 import { arg, file, flag, list, text } from '../../cli/options.js';
-import { operationRoute, type ResolvedOperation, sendOperation } from '../../config/operations.js';
+import { operationRoute, sendOperation } from '../../config/operations.js';
 import type { Context } from '../../context.js';
 import { ExitCode, UsageError } from '../../errors.js';
 import type { OutputFormat } from '../../output/format.js';
@@ -12,6 +12,7 @@ import { clean, safe } from '../../output/text.js';
 import { checkReferralStructure } from '../../referrals/check.js';
 import { asksFirst, checkAskable, confirmWrite } from '../../referrals/confirm.js';
 import { fetchReferral } from '../../referrals/fetch.js';
+import { showRequest } from '../../referrals/request-view.js';
 import { resolveReferral } from '../../referrals/resolve.js';
 import {
   type Change,
@@ -113,29 +114,6 @@ async function readReferral(ctx: Context, id: string): Promise<Referral> {
   const res: ApiResponse<Referral> = await fetchReferral(ctx, id);
   readingAnswer(res.requestId, () => checkReferralStructure(res.data, 'the referral'));
   return res.data;
-}
-
-/** The request: on stdout for --dry-run (JSON with --json), on stderr before a production question. */
-function showRequest(
-  ctx: Context,
-  format: OutputFormat,
-  route: ResolvedOperation,
-  body: unknown,
-  dryRun: boolean,
-): number {
-  const url = ctx.api().url(route.path);
-  if (dryRun && format === 'json') {
-    ctx.io.stdout.write(`${JSON.stringify({ method: route.method, url, body }, null, 2)}\n`);
-  } else {
-    const out = dryRun ? ctx.out : ctx.err;
-    out.line(`${route.method} ${url}`);
-    out.write(`${JSON.stringify(body, null, 2)}\n`);
-  }
-  if (dryRun)
-    ctx.note(
-      `Dry run: nothing was changed (path.referral_update: ${route.configured ? 'set for this environment' : 'the default, a guess'}).`,
-    );
-  return 0;
 }
 
 /** What changed, field by field; a field asked for that the server left as it was is warned of. */
