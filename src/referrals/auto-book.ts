@@ -9,7 +9,7 @@ import { fetchReferral } from './fetch.js';
 export const STRATEGIES = ['closest', 'soonest', 'closest_soonest'] as const;
 export type Strategy = (typeof STRATEGIES)[number];
 
-/** The spec's limits on the radius (miles are assumed: the spec names no unit). */
+/** The spec's limits on the radius (an integer; the spec names no unit). */
 export const RADIUS = { min: 1, max: 250 } as const;
 
 /** Outcomes the booking is made in (exit 0), and those after which it will not be (exit 10). */
@@ -59,6 +59,7 @@ export async function waitForOutcome(ctx: Context, opts: WaitOptions): Promise<A
   const deadline = Date.now() + opts.withinMs;
   const pause = intervals(ctx);
   let saidOther = false;
+  ctx.interruptNote = `Stopped waiting; the auto-book request goes on. See its outcome with: imaging referrals get ${opts.name} --fields auto_book_request`;
   for (;;) {
     const referral = (await fetchReferral(ctx, opts.referralId)).data;
     const r = isObj(referral) ? requestOf(referral.auto_book_request) : undefined;

@@ -35,8 +35,8 @@ const options = {
     },
   }),
   radius: int(
-    '--radius <miles>',
-    `how far from the address to look, ${RADIUS.min} to ${RADIUS.max} (required)`,
+    '--radius <n>',
+    `how far from the address to look, ${RADIUS.min} to ${RADIUS.max}, in the API's unit (required)`,
     {
       max: RADIUS.max,
     },

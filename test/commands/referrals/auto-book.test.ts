@@ -86,6 +86,27 @@ describe('imaging referrals auto-book', () => {
     );
   });
 
+  it('an interrupted wait exits 130; the request stays submitted', async () => {
+    const controller = new AbortController();
+    slow.reset();
+    const waiting = piped(
+      ['referrals', 'auto-book', ID, '--strategy', 'soonest', '--radius', '9', '--wait'],
+      {
+        env: slow.env(),
+        deps: { signal: controller.signal },
+      },
+    );
+    await until(() => (slow.apiRequests().some((q) => q.method === 'GET') ? true : undefined), 'a read');
+    controller.abort();
+    const r = await waiting;
+    expect(r.code).toBe(130);
+    expect(r.stderr).toContain('Ctrl-C stops waiting; the request goes on.');
+    expect(r.stderr).toContain(
+      `interrupted\nStopped waiting; the auto-book request goes on. See its outcome with: imaging referrals get ${ID} --fields auto_book_request\n`,
+    );
+    expect(slow.apiRequests().filter((q) => q.method === 'POST')).toHaveLength(1);
+  });
+
   it.for([
     [['--radius', '0'], /--radius must be between 1 and 250, not 0/],
     [['--radius', '251'], /--radius must be between 1 and 250, not 251/],
