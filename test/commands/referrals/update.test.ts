@@ -235,6 +235,52 @@ describe('referrals update against a second real server', () => {
     }
   });
 
+  it('an update answered with no snapshot (204): the referral is read again to show what changed', async () => {
+    const id = snapshot.id as string;
+    let updated = false;
+    const server = await testServer((req, res) => {
+      if (req.method === 'GET')
+        return json(res, 200, updated ? { ...snapshot, insurance_number: 'IN-9' } : snapshot);
+      updated = true;
+      res.writeHead(204);
+      res.end();
+    });
+    try {
+      const r = await piped(['referrals', 'update', id, '--insurance-number', 'IN-9'], {
+        env: env({ IMAGING_BASE_URL: server.url, IMAGING_CONFIG_DIR: dir.path }),
+      });
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stderr).toContain(
+        'The update answered without the referral: reading it again to show what changed.',
+      );
+      expect(r.stdout).toContain(`insurance_number  ${snapshot.insurance_number ?? '(none)'} → IN-9`);
+      expect(server.seen.map((q) => q.method)).toEqual(['GET', 'PATCH', 'GET']);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("the server's text in the change list goes through the sanitiser", async () => {
+    const id = snapshot.id as string;
+    const server = await testServer((req, res) =>
+      json(
+        res,
+        200,
+        req.method === 'GET' ? snapshot : { ...snapshot, wc_number: 'WC\u001b]0;pwned\u0007\u202e-1' },
+      ),
+    );
+    try {
+      const r = await onTerminal(['referrals', 'update', id, '--wc-number', 'WC-1'], {
+        env: env({ IMAGING_BASE_URL: server.url, IMAGING_CONFIG_DIR: dir.path }),
+      });
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).not.toMatch(/[\u0007\u202e]|\u001b\]/);
+      expect(r.stdout).toContain('WC␛]0;pwned␇<U+202E>-1');
+    } finally {
+      await server.close();
+    }
+  });
+
   it('a 404 or 405 from the default path names the key to set', async () => {
     const id = snapshot.id as string;
     const server = await testServer((req, res) =>
