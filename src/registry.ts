@@ -19,7 +19,7 @@ export const GROUPS: readonly GroupEntry[] = [
   { name: 'config', summary: 'read and change stored settings' },
   { name: 'cache', summary: 'the reference-data cache: where it is, clear it' },
   { name: 'law-firms', summary: 'search and request law firms' },
-  { name: 'referrals', summary: 'list, show, create and export referrals' },
+  { name: 'referrals', summary: 'list, show, create, update, auto-book and export referrals' },
   { name: 'sandbox', summary: "the sandbox's own tools: move a visit, make a fixture, send a test webhook" },
   { name: 'webhook', summary: 'verify captured deliveries, sign test events, listen locally' },
 ];
@@ -150,6 +150,16 @@ export const COMMANDS: readonly CommandEntry[] = [
     path: ['referrals', 'create'],
     summary: 'create a referral from a JSON file (sent as is), or guided on a terminal',
     load: () => import('./commands/referrals/create.js'),
+  },
+  {
+    path: ['referrals', 'update'],
+    summary: 'change fields of a referral (ICD-10 codes, claim numbers, law firm…) and show what changed',
+    load: () => import('./commands/referrals/update.js'),
+  },
+  {
+    path: ['referrals', 'auto-book'],
+    summary: 'ask the service to book a referral (closest, soonest); --wait for the outcome',
+    load: () => import('./commands/referrals/auto-book.js'),
   },
   {
     path: ['referrals', 'export'],

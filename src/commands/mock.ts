@@ -43,6 +43,10 @@ export default defineCommand({
       '--advance-every <duration>',
       'every visit under way takes a step this often (5s, 1m), some stopping at exam_not_completed or canceled',
     ),
+    autoBookDelay: duration(
+      '--auto-book-delay <duration>',
+      'how long an auto-book attempt stays processing (default 2s); its address picks the outcome: no_availability, booking_failed, contacted_for_booking, else booked',
+    ),
     hostile: flag(
       '--hostile',
       'serve terminal escapes, bidi and format characters in every string, header and reason phrase',
@@ -80,6 +84,7 @@ export default defineCommand({
       faultDelayMs: opts.faultDelayMs,
       hostile: Boolean(opts.hostile),
       advanceEveryMs: opts.advanceEvery,
+      autoBookDelayMs: opts.autoBookDelay,
     }).catch((err: NodeJS.ErrnoException) => {
       if (err instanceof FaultSpecError) throw new UsageError(`--fault: ${err.message}`);
       if (err.code !== 'EADDRINUSE') throw err;

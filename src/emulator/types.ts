@@ -29,6 +29,8 @@ export interface MockOptions {
   hostile?: boolean;
   /** Every visit under way takes a step this often (ms); none: visits move only when told. */
   advanceEveryMs?: number | undefined;
+  /** How long an auto-book attempt stays `processing` (ms; default 2s). */
+  autoBookDelayMs?: number | undefined;
 }
 
 export interface RequestLogEntry {

@@ -342,7 +342,7 @@ zpty -d z`,
 
     it('subcommands with descriptions, enumerated values and file names', async () => {
       await expectFish([
-        ['imaging ref', ['referrals\tlist, show, create and export referrals']],
+        ['imaging ref', ['referrals\tlist, show, create, update, auto-book and export referrals']],
         ['imaging referrals export --visit-status pending,bo', ['pending,booked']],
         ['imaging webhook send referral.', ['referral.auto_book_completed']],
         ['imaging webhook verify --request al', ['albums/', 'alpha.csv', 'alpine.json']],
@@ -385,6 +385,15 @@ zpty -d z`,
         expect(values([group, ''])).toEqual(verbs);
       }
       expect(values(['referrals', 'pa'])).toEqual(['payments']);
+      expect(values(['referrals', 'u'])).toEqual(['update']);
+      expect(values(['referrals', 'au'])).toEqual(['auto-book']);
+      expect(values(['referrals', 'auto-book', '--strategy', ''])).toEqual([
+        'closest',
+        'soonest',
+        'closest_soonest',
+      ]);
+      expect(values(['referrals', 'auto-book', '--strategy', 'closest_'])).toEqual(['closest_soonest']);
+      expect(values(['referrals', 'update', '--ic'])).toEqual(['--icd10']);
     });
 
     it('every option of every command, its own first, then the globals', async () => {

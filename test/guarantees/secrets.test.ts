@@ -17,7 +17,7 @@ const TOKEN = 'mock-LEAKCHECK-TOKEN-c0ffee4242';
 const SECRET = 'LEAKCHECK-WEBHOOK-SECRET-5eed';
 const PATIENT = { first_name: 'Zebulon', last_name: 'Leakcheckovich' };
 
-const fx = mockFixture({ referrals: 40 });
+const fx = mockFixture({ referrals: 40, autoBookDelayMs: 50 });
 const home = tempDir();
 const work = tempDir();
 const secretFile = join(work.path, 'secret.txt');
@@ -123,6 +123,17 @@ describe('no secret in any output, trace, error or file', () => {
     [['referrals', 'notifications', '__ID__'], undefined, { IMAGING_TOKEN: 'mock-disabled' }],
     [['referrals', 'create', '--file', '-'], JSON.stringify({ patient: PATIENT })],
     [['referrals', 'create', '--file', '-'], JSON.stringify({ patient: { first_name: PATIENT.first_name } })],
+    [['referrals', 'update', '__ID__', '--wc-number', PATIENT.last_name, '--icd10', '+M54.50']],
+    [
+      ['referrals', 'update', '__ID__', '--file', '-', '--dry-run'],
+      JSON.stringify({ referring_provider: PATIENT.last_name }),
+    ],
+    [['referrals', 'auto-book', '__ID__', '--strategy', 'closest', '--radius', '5', '--wait']],
+    [
+      ['referrals', 'auto-book', '__ID__', '--strategy', 'soonest', '--radius', '5'],
+      undefined,
+      { IMAGING_TOKEN: 'mock-disabled' },
+    ],
     [['referrals', 'export', '-o', exportFile, '--param', `patient_name=${PATIENT.first_name}`]],
     [['referrals', 'export', '--format', 'json', '-o', exportJson, '--rows', 'visit']],
     [['referrals', 'download', '__ID__', '--reports', '--documents', '-D', join(work.path, 'downloads')]],

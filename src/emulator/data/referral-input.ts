@@ -214,6 +214,8 @@ export function createdReferral(fields: Obj, id: string, reference: string, src:
 
 const UPDATABLE = [
   'law_firm_id',
+  'practice_id',
+  'provider_id',
   'referring_provider',
   'icd10_code_ids',
   'icd10_codes',
@@ -235,7 +237,7 @@ function typeOf(v: unknown): string {
  */
 function wrongTypes(fields: Obj): string[] {
   const errors: string[] = [];
-  for (const key of ['law_firm_id', ...TEXT_FIELDS])
+  for (const key of ['law_firm_id', 'practice_id', 'provider_id', ...TEXT_FIELDS])
     if (key in fields && fields[key] !== null && typeof fields[key] !== 'string')
       errors.push(`${key} must be a string or null, not ${typeOf(fields[key])}`);
   for (const key of ['icd10_code_ids', 'icd10_codes']) {
@@ -255,10 +257,30 @@ export function updatedReferral(referral: Referral, fields: Obj, src: Sources): 
   errors.push(...wrongTypes(fields));
   if (errors.length > 0) return errors;
   errors.push(...checkReferences(fields, src));
+  for (const key of ['practice_id', 'provider_id'])
+    if (
+      str(fields[key]) &&
+      !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(String(fields[key]))
+    )
+      errors.push(`${key} ${String(fields[key])} is not an id`);
   if (Object.keys(fields).length === 0) errors.push('Nothing to update');
   if (errors.length > 0) return errors;
   const out = structuredClone(referral);
   if ('law_firm_id' in fields) out.law_firm = lawFirm(fields, src);
+  // The emulator keeps no practices or providers: an id is taken as given, its name kept when it is the same one.
+  if ('practice_id' in fields) {
+    const id = str(fields.practice_id);
+    out.practice = { id, name: id && id === referral.practice?.id ? referral.practice.name : null };
+  }
+  if ('provider_id' in fields) {
+    const id = str(fields.provider_id);
+    const same = id && id === referral.provider?.id;
+    out.provider = {
+      id,
+      name: same ? referral.provider.name : null,
+      npi: same ? referral.provider.npi : null,
+    };
+  }
   if ('icd10_code_ids' in fields || 'icd10_codes' in fields) out.icd10_codes = icdCodes(fields, src);
   for (const key of TEXT_FIELDS) if (key in fields) out[key] = str(fields[key]);
   return out;

@@ -1,5 +1,6 @@
 import type { Route } from '../types.js';
 import { routes as admin } from './admin.js';
+import { routes as autoBook } from './auto-book.js';
 import { routes as documents } from './documents.js';
 import { routes as lawFirms } from './law-firms.js';
 import { routes as patients } from './patients.js';
@@ -17,6 +18,7 @@ export const ROUTES: readonly Route[] = [
   ...referrals,
   ...documents,
   ...payments,
+  ...autoBook,
   ...patients,
   ...sso,
   ...admin,
