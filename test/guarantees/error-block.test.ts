@@ -12,7 +12,7 @@ describe("the parser's refusals in the one error block", () => {
     [['referrals', 'lst'], "error: unknown command 'lst'\nhint: Did you mean list?\n"],
     [
       ['referrals', 'frobnicate'],
-      "error: unknown command 'frobnicate'\nhint: The verbs of imaging referrals: list, find, get, documents, payments, notifications, create, export, watch, download.\n",
+      "error: unknown command 'frobnicate'\nhint: The verbs of imaging referrals: list, find, get, documents, payments, notifications, create, update, auto-book, export, watch, download.\n",
     ],
     [
       ['notifications'],

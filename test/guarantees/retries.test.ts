@@ -423,7 +423,7 @@ describe('the 403 and 404 hints', () => {
       env: fx.env(),
     });
     expect(r.code).toBe(4);
-    expect(r.stderr).toMatch(/the default is a guess \(\/api\/v2\/referrals\/\{id\}\/payments\)/);
+    expect(r.stderr).toMatch(/the default is a guess \(GET \/api\/v2\/referrals\/\{id\}\/payments\)/);
     expect(r.stderr).not.toContain('%7B');
   });
 });

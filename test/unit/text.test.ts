@@ -135,6 +135,7 @@ describe('contract: human output cannot bypass the sanitiser', () => {
       ['src/commands/referrals/get.ts', "write('\\n')"],
       ['src/commands/completion.ts', 'completionScript('], // our own shell script
       ['src/commands/webhook/send.ts', 'rawRequest('], // the request we built (data for verify --request), not a server's
+      ['src/commands/referrals/create.ts', 'out.bytes'], // the user's own --file, as read (a dry run)
       ['src/commands/webhook/sample.ts', 'Buffer.concat([body,'], // the event we built, JSON (data for sign), not a server's
     ];
     const offenders: string[] = [];
