@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import { STANDALONE } from '../version.js';
 
 // Tokens in the OS keychain through @napi-rs/keyring, each call in a child process (the library
 // blocks on D-Bus; only a child can be killed when it never answers); the token goes by pipe, never argv.
@@ -41,6 +42,8 @@ process.stdin.on('data', (c) => chunks.push(c)).on('end', () => {
 });`;
 
 function libraryPath(): string {
+  // The single executable carries no native addon, and reads nothing beside itself: the file store.
+  if (STANDALONE) throw new KeychainUnavailable('the standalone binary has no keychain library');
   const here = typeof __dirname === 'string' ? __dirname : process.cwd();
   try {
     return createRequire(join(here, 'keychain.js')).resolve('@napi-rs/keyring');
