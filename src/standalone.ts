@@ -6,7 +6,8 @@ import { versionLine } from './version.js';
 
 // The single executable's entry (scripts/package.mjs): one CommonJS file that carries the whole CLI
 // (src/main.ts with every module inlined, as a function's source text) and the completion table,
-// and reads no file beside the binary. `--version` and a TAB press answer without compiling the CLI.
+// and reads no file beside the binary. `--version`, a TAB press and the keychain helper (run by the
+// CLI in a child process) answer without compiling the CLI.
 // The CLI is compiled with V8's code cache of a lookup run at build time (the `main.cache` asset),
 // which holds the functions that run calls, not only those compiled as the file loads; a binary
 // built without it (cross-built) or whose cache V8 refuses compiles the same source.
@@ -45,6 +46,8 @@ if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
   process.stdout.write(`${versionLine(undefined)}\n`);
 } else if (args[0] === '__complete') {
   answerFrom(__IMAGING_COMPLETION__, args.slice(1), (s) => process.stdout.write(s));
+} else if (args[0] === '__keychain') {
+  void import('./config/keychain-child.js').then(({ keychainChild }) => keychainChild(args.slice(1)));
 } else {
   void loadCli()
     .main(args)

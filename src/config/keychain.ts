@@ -42,8 +42,6 @@ process.stdin.on('data', (c) => chunks.push(c)).on('end', () => {
 });`;
 
 function libraryPath(): string {
-  // The single executable carries no native addon, and reads nothing beside itself: the file store.
-  if (STANDALONE) throw new KeychainUnavailable('the standalone binary has no keychain library');
   const here = typeof __dirname === 'string' ? __dirname : process.cwd();
   try {
     return createRequire(join(here, 'keychain.js')).resolve('@napi-rs/keyring');
@@ -55,7 +53,11 @@ function libraryPath(): string {
 /** One keychain call in a child process, synchronously, killed when the time is up. */
 function call(op: 'get' | 'set' | 'delete', account: string, env: NodeJS.ProcessEnv, secret = ''): unknown {
   if (env.IMAGING_KEYCHAIN === 'off') throw new KeychainUnavailable('IMAGING_KEYCHAIN=off');
-  const child = spawnSync(process.execPath, ['-e', CHILD, op, SERVICE, account, libraryPath()], {
+  // The single executable answers as its own helper (src/config/keychain-child.ts): it has no `-e`.
+  const argv = STANDALONE
+    ? ['__keychain', op, SERVICE, account]
+    : ['-e', CHILD, op, SERVICE, account, libraryPath()];
+  const child = spawnSync(process.execPath, argv, {
     env,
     input: secret,
     stdio: ['pipe', 'pipe', 'ignore'],

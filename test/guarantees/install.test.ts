@@ -1,8 +1,18 @@
-import { copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mockFixture, ROOT, spawnCli, tempDir } from '../helpers.js';
+import { type SecretService, secretServiceMissing, startSecretService } from '../keychain-service.js';
 
 // The three ways in (a clone, the npm package, the single executable): each says which it is in
 // `--version`, and the single executable reads nothing beside itself.
@@ -49,6 +59,8 @@ const missing =
       ? undefined
       : 'no dist/bin/imaging-linux-x64 (npm run package -- --target linux-x64)';
 if (missing) console.log(`standalone: the single-executable tests are skipped: ${missing}`);
+const keychainMissing = missing ? undefined : secretServiceMissing();
+if (keychainMissing) console.log(`standalone: its keychain test is skipped: ${keychainMissing}`);
 
 describe.skipIf(missing)('the single executable, on a PATH with no node', () => {
   const fx = mockFixture();
@@ -117,12 +129,63 @@ describe.skipIf(missing)('the single executable, on a PATH with no node', () => 
     expect(tab.stdout).toMatch(/^referrals\t/);
   });
 
-  it('keeps a token in the config file, saying so in one line (it carries no keychain library)', async () => {
+  it('with no keychain answering, keeps a token in the config file, saying so in one line', async () => {
     const r = await run(['auth', 'login', '--base-url', fx.mock.url, '--with-token'], 'mock-token\n');
     expect(r.exitCode).toBe(0);
     const notes = r.stderr.split('\n').filter((l) => l.startsWith('Note:'));
-    expect(notes).toEqual([
-      `Note: no OS keychain took the token (the standalone binary has no keychain library), so it is kept in ${join(dir.path, 'config', 'config.json')}, readable only by you.`,
-    ]);
+    expect(notes).toHaveLength(1);
+    expect(notes[0]).toMatch(
+      /^Note: no OS keychain took the token \(.+\), so it is kept in .+, readable only by you\.$/,
+    );
   });
 });
+
+describe.skipIf(missing || keychainMissing)(
+  'the single executable with the OS keychain (a real Secret Service)',
+  () => {
+    let service: SecretService;
+    const fx = mockFixture();
+    const dir = tempDir();
+    const TOKEN = 'mock-keychain-TOKEN-b1e9';
+    beforeAll(async () => {
+      service = await startSecretService();
+      await fx.start();
+    });
+    afterAll(async () => {
+      service?.stop();
+      await fx.stop();
+      dir.cleanup();
+    });
+    const run = (args: string[], input?: string) =>
+      execa(BINARY, ['--env', 'local', ...args], {
+        reject: false,
+        env: {
+          ...service.env,
+          PATH: join(dir.path, 'empty'),
+          IMAGING_CONFIG_DIR: join(dir.path, 'config'),
+          IMAGING_CACHE_DIR: join(dir.path, 'cache'),
+          NO_COLOR: '1',
+        },
+        extendEnv: false,
+        timeout: 20_000,
+        ...(input ? { input } : {}),
+      });
+
+    it('keeps the token in the keychain through the addon it carries, written to the private cache folder', async () => {
+      const login = await run(['auth', 'login', '--base-url', fx.mock.url, '--with-token'], TOKEN);
+      expect(login.stderr).toContain('kept in the OS keychain');
+      expect(login.exitCode).toBe(0);
+      expect(readFileSync(join(dir.path, 'config', 'config.json'), 'utf8')).not.toContain(TOKEN);
+      const native = join(dir.path, 'cache', 'native');
+      expect(statSync(native).mode & 0o777).toBe(0o700);
+      expect(readdirSync(native).filter((f) => f.endsWith('.node'))).toHaveLength(1);
+      expect((await run(['modalities', '--json', '--no-cache'])).exitCode).toBe(0);
+      // A changed addon file is written again from the binary before it is loaded.
+      const addon = join(native, readdirSync(native).find((f) => f.endsWith('.node'))!);
+      writeFileSync(addon, 'not an addon');
+      expect((await run(['modalities', '--json', '--no-cache'])).exitCode).toBe(0);
+      const logout = await run(['auth', 'logout']);
+      expect(logout.stderr).toContain('removed from the OS keychain');
+    });
+  },
+);
