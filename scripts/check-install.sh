@@ -71,7 +71,12 @@ check_npm() {
 
 check_binary() {
   local t0=$SECONDS
-  npm run --silent package -- --target linux-x64 2>&1 | grep -v "^warning: Can't find string offset" || true
+  # postject's ELF writer warns of note sections it cannot name: harmless (Node's docs say so).
+  npm run --silent package -- --target linux-x64 >"$work/package.log" 2>&1 || {
+    cat "$work/package.log"
+    fail "npm run package failed"
+  }
+  grep -v "^warning: Can't find string offset" "$work/package.log" || true
   local exe="$root/dist/bin/imaging-linux-x64"
   [ -x "$exe" ] || fail "npm run package built no $exe"
   (cd dist/bin && sha256sum --quiet -c imaging-linux-x64.sha256) || fail "the checksum"

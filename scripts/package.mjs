@@ -3,12 +3,14 @@
 //   npm run package                         every target below that the registry has a Node 24 for
 //   npm run package -- --target linux-x64   one target
 //   SEA_CODE_CACHE=0                        linux-x64 without its code caches (to measure them)
-// Node builds come from the npm registry's node-<platform>-<arch> packages (`npm pack`, checked
-// against the registry's integrity), cached under node_modules/.cache/imaging-node/. A blob is
+// Node builds come from the npm registry's node-<platform>-<arch> packages, and the keychain's
+// addon from @napi-rs/keyring-<platform> (`npm pack`, checked against the registry's integrity),
+// cached under node_modules/.cache/imaging-node/. A blob is
 // made by a Linux x64 Node of exactly the target's version; only a target this machine runs
 // (linux-x64) gets a code cache, which V8 checks against its own build.
 // The bundle is built here, from src/standalone.ts, apart from scripts/build.mjs: every module
-// inlined (no file is read beside the binary), the completion table included.
+// inlined (no file is read beside the binary), the completion table included; the addon is an
+// asset that src/config/keychain-child.ts loads.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
