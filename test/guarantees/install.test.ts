@@ -50,6 +50,37 @@ describe('--version: one line, the version, the build and the Node inside', () =
   });
 });
 
+describe('the npm package', () => {
+  it('holds the bundles, the man page and the README, never dist/bin/, sources, tests or source maps', async () => {
+    const dir = tempDir();
+    try {
+      // The project's layout with what must stay out beside what goes in.
+      for (const f of ['package.json', 'README.md', 'bin', 'dist', 'man'])
+        cpSync(join(ROOT, f), join(dir.path, f), {
+          recursive: true,
+          filter: (p) => !p.endsWith('/dist/bin'),
+        });
+      for (const f of ['dist/bin/imaging-linux-x64', 'dist/cli.cjs.map', 'src/main.ts', 'test/a.test.ts']) {
+        mkdirSync(join(dir.path, f, '..'), { recursive: true });
+        writeFileSync(join(dir.path, f), 'x');
+      }
+      const r = await execa('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: dir.path });
+      const [packed] = JSON.parse(r.stdout) as [{ files: { path: string }[] }];
+      const files = packed.files.map((f) => f.path).sort();
+      expect(files).toContain('bin/imaging.cjs');
+      expect(files).toContain('dist/cli.cjs');
+      expect(files).toContain('man/imaging.1');
+      expect(files).toContain('README.md');
+      expect(files.filter((f) => /^(dist\/bin|src|test)\/|\.map$/.test(f))).toEqual([]);
+      const pkgJson = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
+      expect(pkgJson.man).toEqual(['man/imaging.1']);
+      expect(pkgJson.private).toBeUndefined();
+    } finally {
+      dir.cleanup();
+    }
+  });
+});
+
 // Built by `npm run package -- --target linux-x64`; .ci/run builds it and runs this file after.
 const BINARY = join(ROOT, 'dist', 'bin', 'imaging-linux-x64');
 const missing =
