@@ -7,7 +7,7 @@ const path = require('node:path');
 const args = process.argv.slice(2);
 const dist = path.join(__dirname, '..', 'dist');
 if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
-  process.stdout.write(`${require('../dist/version.cjs').VERSION}\n`);
+  process.stdout.write(`${require('../dist/version.cjs').versionLine(dist)}\n`);
 } else if (args[0] === '__complete') {
   require('../dist/complete.cjs').answer(args.slice(1), dist, (s) => process.stdout.write(s));
 } else {

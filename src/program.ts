@@ -12,7 +12,7 @@ import { fieldsHelp } from './output/fields.js';
 import { DEFAULT_FORMATS, FORMATS, parseFormat } from './output/format.js';
 import { HumanStream } from './output/text.js';
 import { COMMANDS, GROUPS } from './registry.js';
-import { VERSION } from './version.js';
+import { versionLine } from './version.js';
 
 /** Runs a command's handler: main.ts builds the Context from the parsed global options. */
 type Runner = (
@@ -155,8 +155,9 @@ function addGlobals(cmd: Command, where: 'program' | 'command' | 'csv'): void {
   // The version, as the program answers it, wherever it is asked (imaging cpt -V).
   cmd.addOption(new Option('-V, --version').hideHelp());
   cmd.on('option:version', () => {
-    cmd.configureOutput().writeOut?.(`${VERSION}\n`);
-    throw new CommanderError(0, 'commander.version', VERSION);
+    const line = versionLine(bundleDir());
+    cmd.configureOutput().writeOut?.(`${line}\n`);
+    throw new CommanderError(0, 'commander.version', line);
   });
 }
 
@@ -212,6 +213,9 @@ function resolveGlobals(cmd: Command, def: AnyCommand): Record<string, unknown> 
   return globals;
 }
 
+// The bundle's folder (dist/; under the test runner, src/), which tells a clone from the npm package.
+const bundleDir = () => (typeof __dirname === 'string' ? __dirname : undefined);
+
 export function buildProgram(io: IO, runner: Runner): Command {
   const output = {
     // Commander writes only help (and --version) here.
@@ -226,7 +230,7 @@ export function buildProgram(io: IO, runner: Runner): Command {
     .description(
       'Partner Imaging Referral API v2 from the terminal: reference lookups, referrals, exports, webhooks.',
     )
-    .version(VERSION, '-V, --version', 'print the version')
+    .version(versionLine(bundleDir()), '-V, --version', 'print the version')
     .helpOption('-h, --help', 'show help')
     .enablePositionalOptions()
     .configureHelp(HELP_LAYOUT)

@@ -13,6 +13,8 @@ const STAMP = join(ROOT, 'node_modules', '.cache', 'imaging-test-build.json');
 function hashOf(paths: string[]): string {
   const hash = createHash('sha256');
   const add = (rel: string) => {
+    // dist/bin/ holds the single executables (scripts/package.mjs), not what the build makes.
+    if (rel === join('dist', 'bin')) return;
     const full = join(ROOT, rel);
     let names: string[];
     try {

@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import { STANDALONE } from '../version.js';
 
 // Tokens in the OS keychain through @napi-rs/keyring, each call in a child process (the library
 // blocks on D-Bus; only a child can be killed when it never answers); the token goes by pipe, never argv.
@@ -52,7 +53,11 @@ function libraryPath(): string {
 /** One keychain call in a child process, synchronously, killed when the time is up. */
 function call(op: 'get' | 'set' | 'delete', account: string, env: NodeJS.ProcessEnv, secret = ''): unknown {
   if (env.IMAGING_KEYCHAIN === 'off') throw new KeychainUnavailable('IMAGING_KEYCHAIN=off');
-  const child = spawnSync(process.execPath, ['-e', CHILD, op, SERVICE, account, libraryPath()], {
+  // The single executable answers as its own helper (src/config/keychain-child.ts): it has no `-e`.
+  const argv = STANDALONE
+    ? ['__keychain', op, SERVICE, account]
+    : ['-e', CHILD, op, SERVICE, account, libraryPath()];
+  const child = spawnSync(process.execPath, argv, {
     env,
     input: secret,
     stdio: ['pipe', 'pipe', 'ignore'],

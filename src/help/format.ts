@@ -6,6 +6,7 @@ import { dirname, join } from 'node:path';
 export { cells, wrapProse } from '../output/wrap.js';
 
 import { cells, shellWords, wrapProse } from '../output/wrap.js';
+import { STANDALONE } from '../version.js';
 
 /** Help text with every line that is too wide word-wrapped, but for the `Docs:` line (a path). */
 export function fitHelpText(text: string, width: number): string {
@@ -53,7 +54,9 @@ function readmePath(): string | undefined {
 
 /** The help's last lines: the README where it is installed, and help on one command. */
 export function docsLine(): string {
-  const readme = readmePath();
   const one = 'One command in full: imaging help COMMAND [VERB]';
+  // The single executable has no README beside it: it says where the README is instead.
+  if (STANDALONE) return `Docs: README.md, published with this binary and in the npm package\n${one}`;
+  const readme = readmePath();
   return readme ? `Docs: ${readme}\n${one}` : one;
 }

@@ -353,7 +353,7 @@ describe('the built binary and the package', () => {
       const { execa } = await import('execa');
       const r = await execa(process.execPath, [bin, '--version'], { reject: false });
       expect(r.exitCode).toBe(0);
-      expect(r.stdout).toMatch(/^\d+\.\d+\.\d+$/);
+      expect(r.stdout).toMatch(/^\d+\.\d+\.\d+ \(source, Node v[\d.]+, [a-z]+-[a-z0-9]+\)$/);
     });
   });
 });
