@@ -5,14 +5,19 @@
 //   dist/version.cjs       `imaging --version` reads only this
 //   dist/cache-folder.cjs  the private cache folder's checks, for Node's compile cache
 //   dist/complete.cjs      a TAB press (`imaging __complete`), with dist/completion.json
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import ts from 'typescript';
 
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
-rmSync(new URL('../dist', import.meta.url), { recursive: true, force: true });
+// Everything in dist/ but the standalone binaries (dist/bin/, npm run package): they take minutes to
+// make and do not depend on this build.
+const distDir = new URL('../dist/', import.meta.url);
+for (const name of existsSync(distDir) ? readdirSync(distDir) : []) {
+  if (name !== 'bin') rmSync(new URL(name, distDir), { recursive: true, force: true });
+}
 
 const common = {
   bundle: true,
