@@ -19,6 +19,7 @@ const UNTIL = ['report_uploaded'];
 /** Referrals of the emulator's data that stand so against report_uploaded (they do not move here). */
 const standingAs = (want: Standing): Referral[] =>
   fx.mock.referrals.slice(0, 600).filter((r) => r.visits.length > 0 && standing(r.visits, UNTIL) === want);
+const polls = (id: string) => fx.apiRequests().filter((r) => r.path === `/api/v2/referrals/${id}`).length;
 
 type Fixture = ReturnType<typeof mockFixture>;
 /**
@@ -231,37 +232,33 @@ describe('imaging referrals watch: many referrals', () => {
       dir.cleanup();
     }
   });
+
+  it('500 referrals with a short interval: each read once an interval until it is finished', async () => {
+    const waiting = standingAs('waiting').map((r) => r.id);
+    const ids = [...waiting, ...fx.mock.referrals.slice(0, 600).map((r) => r.id)]
+      .filter((id, i, all) => all.indexOf(id) === i)
+      .slice(0, 500);
+    const r = await piped(['referrals', 'watch', '--from', '-', '--interval', '1s', '--within', '4s'], {
+      env: fx.env(),
+      stdin: ids.join('\n'),
+    });
+    expect([9, 10]).toContain(r.code);
+    expect(r.stderr).toMatch(/^Watching 500 referrals/);
+    expect(fx.apiRequests().every((q) => q.status === 200)).toBe(true);
+    const reads = ids.map(polls);
+    const awaited = (id: string) => standing(fx.mock.referrals.get(id)!.visits, UNTIL) === 'waiting';
+    // Each one read, a finished one only once, an awaited one again each interval (5 reads in 4s at most).
+    ids.forEach((id, i) => {
+      expect(reads[i]).toBeGreaterThanOrEqual(1);
+      expect(reads[i]).toBeLessThanOrEqual(awaited(id) ? 5 : 1);
+    });
+    expect(reads.filter((n, i) => n > 1 && waiting.includes(ids[i]!)).length).toBeGreaterThan(10);
+  });
 });
 
 // The tests below wait on real intervals (the 1s floor against the emulator): they run at once, each
-// with an emulator or server of its own; the ones above share `fx` and run one at a time. The
-// longest first: at most five tests run at once (vitest's maxConcurrency).
-
-describe.concurrent('imaging referrals watch: many referrals', () => {
-  it('500 referrals with a short interval: each read once an interval until it is finished', async () => {
-    await ownEmulator(async (m, polls) => {
-      const waiting = standingAs('waiting').map((r) => r.id);
-      const ids = [...waiting, ...m.mock.referrals.slice(0, 600).map((r) => r.id)]
-        .filter((id, i, all) => all.indexOf(id) === i)
-        .slice(0, 500);
-      const r = await piped(['referrals', 'watch', '--from', '-', '--interval', '1s', '--within', '4s'], {
-        env: m.env(),
-        stdin: ids.join('\n'),
-      });
-      expect([9, 10]).toContain(r.code);
-      expect(r.stderr).toMatch(/^Watching 500 referrals/);
-      expect(m.apiRequests().every((q) => q.status === 200)).toBe(true);
-      const reads = ids.map(polls);
-      const awaited = (id: string) => standing(m.mock.referrals.get(id)!.visits, UNTIL) === 'waiting';
-      // Each one read, a finished one only once, an awaited one again each interval (5 reads in 4s at most).
-      ids.forEach((id, i) => {
-        expect(reads[i]).toBeGreaterThanOrEqual(1);
-        expect(reads[i]).toBeLessThanOrEqual(awaited(id) ? 5 : 1);
-      });
-      expect(reads.filter((n, i) => n > 1 && waiting.includes(ids[i]!)).length).toBeGreaterThan(10);
-    });
-  });
-});
+// with an emulator or server of its own; the ones above share `fx` and run one at a time (the 500
+// referrals' too: its rounds of reads need the CPU, and run in the same thread as the others).
 
 describe.concurrent('imaging referrals watch: the outcome', () => {
   it('watching one referral costs one request an interval', async () => {
