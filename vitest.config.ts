@@ -27,6 +27,13 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     globalSetup: ['test/global-setup.ts'],
     reporters: ['default', './test/summary-reporter.ts'],
+    // Transformed modules are kept on disk from run to run (keyed by each file's text, vitest's version
+    // and this config's file): about 3 s of CPU a run. The version defined above is not in vitest's
+    // key, so it names the folder: a new version is never served the old one's modules.
+    experimental: {
+      fsModuleCache: true,
+      fsModuleCachePath: `node_modules/.experimental-vitest-cache/${pkg.version}`,
+    },
     testTimeout: 20_000,
     hookTimeout: 20_000,
     pool: 'forks',
@@ -38,9 +45,10 @@ export default defineConfig({
     // build, parse and write lists of many records in-process collect less often and copy less.
     // The binaries the tests start are not given it: they run as a user runs them.
     execArgv: ['--max-semi-space-size=64'],
-    // Three workers on two cores: the watch tests wait on real polling intervals, and a third worker
-    // keeps both cores busy meanwhile (docs/speed.md has the figures).
-    maxWorkers: 3,
+    // One worker a core: the tests that wait on real intervals (referrals watch) wait at once, in
+    // one file, so a third worker no longer finds idle time to fill; it cost CPU (one more module
+    // graph, three files contending for two cores) and wall time (docs/speed.md has the figures).
+    maxWorkers: 2,
     // Tests never read the developer's own config, token or caches (a test of the caches names its
     // own folder; the panes and shells the terminal tests start inherit this environment).
     env: {

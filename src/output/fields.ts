@@ -106,10 +106,18 @@ function objectsNote(documented: readonly string[]): string {
   return objects.length > 0 ? ` An object is a field too, whole: ${objects.join(', ')}.` : '';
 }
 
+/** Each path's parts, split once: a CSV or workbook of every field reads each path once a record. */
+const PARTS = new Map<string, readonly string[]>();
+
 /** The value at a dotted path, through the record's own keys only; undefined when absent. */
 export function valueAt(record: unknown, path: string): unknown {
+  let parts = PARTS.get(path);
+  if (parts === undefined) {
+    parts = path.split('.');
+    if (PARTS.size < 10_000) PARTS.set(path, parts);
+  }
   let v: unknown = record;
-  for (const part of path.split('.')) {
+  for (const part of parts) {
     if (typeof v !== 'object' || v === null || Array.isArray(v)) return undefined;
     if (!Object.hasOwn(v, part)) return undefined;
     v = (v as Record<string, unknown>)[part];

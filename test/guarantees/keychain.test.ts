@@ -16,13 +16,15 @@ import { type SecretService, secretServiceMissing, startSecretService } from '..
 const missing = secretServiceMissing();
 if (missing) console.log(`keychain: the Secret Service tests are skipped: ${missing}`);
 
-describe.skipIf(missing)('the OS keychain, against a real Secret Service', () => {
-  let service: SecretService;
-  beforeAll(async () => {
-    service = await startSecretService();
-  });
-  afterAll(() => service?.stop());
+// One Secret Service for the file (a D-Bus daemon and gnome-keyring): the blocks below use
+// accounts of their own in it.
+let service: SecretService;
+beforeAll(async () => {
+  if (!missing) service = await startSecretService();
+});
+afterAll(() => service?.stop());
 
+describe.skipIf(missing)('the OS keychain, against a real Secret Service', () => {
   it('stores, reads and removes a token under its account', async () => {
     keychainStore('sandbox https://sandbox.example', 'tok-one', service.env);
     keychainStore('production https://api.example', 'tok-two', service.env);
@@ -73,16 +75,13 @@ describe('without a keychain', () => {
 });
 
 describe.skipIf(missing)('auth login, a lookup, auth status and auth logout with the OS keychain', () => {
-  let service: SecretService;
   const fx = mockFixture();
   let cfg: ReturnType<typeof tempDir>;
   const TOKEN = 'mock-keychain-TOKEN-7f3a';
   beforeAll(async () => {
-    service = await startSecretService();
     await fx.start();
   });
   afterAll(async () => {
-    service?.stop();
     await fx.stop();
   });
   beforeEach(() => {

@@ -21,6 +21,21 @@ const standingAs = (want: Standing): Referral[] =>
   fx.mock.referrals.slice(0, 600).filter((r) => r.visits.length > 0 && standing(r.visits, UNTIL) === want);
 const polls = (id: string) => fx.apiRequests().filter((r) => r.path === `/api/v2/referrals/${id}`).length;
 
+type Fixture = ReturnType<typeof mockFixture>;
+/**
+ * An emulator of the test's own, with the same data as `fx` (the same seed): the tests that wait on
+ * real intervals run at once (describe.concurrent, below the others), each counting its own requests.
+ */
+async function ownEmulator<T>(fn: (m: Fixture, polls: (id: string) => number) => Promise<T>): Promise<T> {
+  const m = mockFixture({ referrals: 600 });
+  await m.start();
+  try {
+    return await fn(m, (id) => m.apiRequests().filter((r) => r.path === `/api/v2/referrals/${id}`).length);
+  } finally {
+    await m.stop();
+  }
+}
+
 describe('imaging referrals watch: the outcome', () => {
   it('a referral that is done already: its last state, exit 0, one request', async () => {
     const [done] = standingAs('done');
@@ -105,159 +120,91 @@ describe('imaging referrals watch: the outcome', () => {
       fx.apiRequests().length,
     );
   });
+});
 
-  it('watching one referral costs one request an interval', async () => {
-    const [waiting] = standingAs('waiting');
-    const r = await piped(['referrals', 'watch', waiting!.id, '--interval', '1s', '--within', '2s'], {
-      env: fx.env(),
-    });
-    expect(r.code).toBe(9);
-    // Reads at 0s, 1s and 2s at most.
-    expect(polls(waiting!.id)).toBeGreaterThanOrEqual(2);
-    expect(polls(waiting!.id)).toBeLessThanOrEqual(3);
-    expect(fx.apiRequests()).toHaveLength(polls(waiting!.id));
-  });
+describe('imaging referrals watch: the sandbox allowance', () => {
+  let n = 0;
+  const sandbox = () => fx.env({ IMAGING_ENV: 'sandbox', IMAGING_TOKEN: `mock-watch-${process.pid}-${++n}` });
 
-  it('a reference is read through the list, and that answer is the first read', async () => {
-    const [done] = standingAs('done');
-    const r = await piped(['referrals', 'watch', done!.reference.toLowerCase()], { env: fx.env() });
-    expect(r.code).toBe(0);
-    expect(fx.apiRequests()).toHaveLength(1);
-    expect(fx.apiRequests()[0]!.path).toMatch(/^\/api\/v2\/referrals\?/);
-    fx.reset();
-    const [waiting] = standingAs('waiting');
-    const w = await piped(['referrals', 'watch', waiting!.reference, '--interval', '1s', '--within', '2s'], {
-      env: fx.env(),
+  it('shows the requests an hour, and refuses a watch that would use up the allowance (exit 6, --yes goes on)', async () => {
+    const ids = standingAs('done')
+      .slice(0, 3)
+      .map((r) => r.id);
+    const env = sandbox();
+    const r = await piped(['referrals', 'watch', ...ids, '--interval', '10s'], { env });
+    expect(r.code).toBe(6);
+    expect(r.stderr).toMatch(
+      /^This watch sends about 1,080 requests an hour \(one per referral every 10s\), at most 25,923 requests in a day; about [\d,]+ are left in the sandbox allowance/m,
+    );
+    expect(r.stderr).toMatch(/error: this watch would use up the sandbox allowance within a day/);
+    expect(fx.apiRequests()).toHaveLength(0);
+    const within = await piped(['referrals', 'watch', ...ids, '--interval', '10s', '--within', '1h'], {
+      env,
     });
-    expect(w.code).toBe(9);
-    expect(fx.apiRequests().length).toBeLessThanOrEqual(3);
-    expect(polls(waiting!.id)).toBeLessThanOrEqual(2);
+    expect(within.code).toBe(0);
+    expect(within.stderr).toContain('at most 1,083 requests within 1h;');
+    const yes = await piped(['referrals', 'watch', ...ids, '--interval', '10s', '--yes'], { env });
+    expect(yes.code).toBe(0);
+    expect(yes.stderr).toContain('going ahead (--yes)');
   });
 });
 
-describe('imaging referrals watch: a server that fails for a while', () => {
-  it('a dropped connection and a 500 are retried and shown, never fatal, the next read later', async () => {
-    const [done] = standingAs('done');
-    for (const mode of ['reset', '500']) {
-      fx.reset();
-      // Every send of the first read fails (the client's own retries too); the next interval's read answers.
-      fx.mock.faults.add(parseFault(`${mode}:3`));
-      try {
-        const t0 = Date.now();
-        const r = await piped(['referrals', 'watch', done!.id, '--interval', '1s'], { env: fx.env() });
-        expect(r.code).toBe(0);
-        // A round that read nothing: the next one waits twice the interval.
-        expect(Date.now() - t0).toBeGreaterThanOrEqual(1900);
-        expect(r.stderr).toMatch(/warning: 1 referral not read: .+; trying again next interval/);
-        expect(r.stderr).not.toMatch(/^error:/m);
-        expect(polls(done!.id)).toBe(4);
-      } finally {
-        fx.mock.faults.clear();
-      }
+describe('imaging referrals watch: what a person sees', () => {
+  const OWN = /\r?\u001b\[(?:\d+A|K|J|[0-9;]*m)/g;
+
+  it('the table fits 80 and 200 columns on a terminal, with no escape but its own', async () => {
+    const ids = [...standingAs('waiting').slice(0, 3), ...standingAs('cannot').slice(0, 2)].map((r) => r.id);
+    for (const columns of [80, 200]) {
+      const r = await run(['referrals', 'watch', ...ids, '--within', '0s'], {
+        env: fx.env(),
+        stdoutIsTTY: true,
+        stderrIsTTY: true,
+        columns,
+      });
+      expect(r.code).toBe(10);
+      const text = r.stdout.replace(OWN, '');
+      expect(text).not.toContain('\u001b');
+      for (const line of lines(text)) expect([...line].length).toBeLessThanOrEqual(columns);
+      expect(text).toMatch(/^REFERENCE +STATE +VISITS/m);
+      // At 200 columns every column is there, the id too.
+      if (columns === 200) expect(text).toContain(ids[0]!);
     }
   });
-});
 
-describe('imaging referrals watch: answers that cannot be read', () => {
-  // A real server standing in for the API: `answers` says what each read of the referral gets, in turn;
-  // past its end, the referral as it is.
-  let answers: Array<'html' | 'garbage' | 'other' | 'no id'> = [];
-  let server: Awaited<ReturnType<typeof testServer>>;
-  const config = tempDir();
-  let target: Referral;
-  let stranger: Referral;
-  beforeAll(async () => {
-    [target] = standingAs('done') as [Referral];
-    [stranger] = standingAs('cannot') as [Referral];
-    server = await testServer((req, res) => {
-      if (req.url !== `/api/v2/referrals/${target.id}`) return json(res, 404, { error: 'not found' });
-      const next = answers.shift();
-      if (next === 'html') {
-        res.writeHead(200, { 'content-type': 'text/html' });
-        return res.end('<html><body>Gateway maintenance</body></html>');
-      }
-      if (next === 'garbage') {
-        res.writeHead(200, { 'content-type': 'application/json' });
-        return res.end('{"id": "\u0000garb');
-      }
-      if (next === 'no id') return json(res, 200, { status: 'ok' });
-      json(res, 200, next === 'other' ? stranger : target);
-    });
-  });
-  afterAll(async () => {
-    await server.close();
-    config.cleanup();
-  });
-  const env = () => ({ IMAGING_ENV: 'local', IMAGING_BASE_URL: server.url, IMAGING_CONFIG_DIR: config.path });
-  const reads = () => server.seen.filter((r) => r.url === `/api/v2/referrals/${target.id}`).length;
-  beforeEach(() => {
-    server.seen.length = 0;
-  });
-
-  it('a burst of 200 answers that are not JSON is a warning and a read at the next interval, never fatal', async () => {
-    // The first read: every send of it (the client's own retries too) is a web page or garbage; the
-    // second: garbage once, then the referral.
-    answers = ['html', 'garbage', 'html', 'garbage'];
-    const r = await piped(['referrals', 'watch', target.id, '--interval', '1s'], { env: env() });
-    expect(r.code, r.stderr).toBe(0);
-    expect(r.stderr).toMatch(
-      /warning: 1 referral not read: the server's answer is not valid JSON \((an HTML page, not JSON|truncated or malformed JSON, \d+ bytes)\): GET .+; trying again next interval/,
-    );
-    expect(r.stderr).not.toMatch(/^error:/m);
-    expect(r.stderr).toContain(`done: ${target.reference} reached report_uploaded`);
-    expect(r.stdout).toMatch(new RegExp(`^${target.reference} +done +`, 'm'));
-    expect(reads()).toBe(5);
-  });
-
-  it("an answer carrying another referral's id is refused as unreadable, never reported as this one's state", async () => {
-    answers = ['other'];
-    const r = await piped(['referrals', 'watch', target.id, '--interval', '1s'], { env: env() });
-    // The other referral cannot reach report_uploaded: taken for this one, the watch would end 10.
-    expect(r.code, r.stderr).toBe(0);
-    expect(r.stderr).toContain(
-      `warning: 1 referral not read: the server sent an answer this tool cannot read: the referral ${target.id}: the answer is referral ${stranger.id}, not the one asked for; trying again next interval`,
-    );
-    expect(r.stderr).not.toContain(stranger.reference);
-    expect(r.stdout).toMatch(new RegExp(`^${target.reference} +done +`, 'm'));
-    // A JSON answer that names no referral at all (a proxy's {"status":"ok"}) is not read either.
-    answers = ['no id'];
-    const none = await piped(['referrals', 'watch', target.id, '--interval', '1s'], { env: env() });
-    expect(none.code, none.stderr).toBe(0);
-    expect(none.stderr).toContain(
-      `warning: 1 referral not read: the server sent an answer this tool cannot read: the referral ${target.id}: the answer has no id; trying again next interval`,
-    );
+  it("a hostile server's text reaches the terminal and the pipe only through the sanitiser", async () => {
+    // Every string of the referral carries the emulator's hostile text, but for its id: an answer
+    // with another id than the one asked for is refused, never shown.
+    const referral = standingAs('waiting')[0]!;
+    const hostile = (v: unknown, key?: string): unknown =>
+      typeof v === 'string'
+        ? key === 'id' && v === referral.id
+          ? v
+          : v + HOSTILE
+        : Array.isArray(v)
+          ? v.map((x) => hostile(x))
+          : typeof v === 'object' && v !== null
+            ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, hostile(x, k)]))
+            : v;
+    const h = await testServer((_req, res) => json(res, 200, hostile(referral)));
+    const config = tempDir();
+    try {
+      const env = { IMAGING_ENV: 'local', IMAGING_BASE_URL: h.url, IMAGING_CONFIG_DIR: config.path };
+      const args = ['referrals', 'watch', referral.id, '--within', '0s'];
+      const tty = await run(args, { env, stdoutIsTTY: true, stderrIsTTY: true, columns: 80 });
+      expect(tty.code, tty.stderr).toBe(9);
+      expect(tty.stdout.replace(OWN, '')).not.toMatch(/[\u001b\u009b\u202e\u0007]/);
+      const p = await piped(args, { env });
+      expect(p.code).toBe(9);
+      expect(p.stdout + p.stderr).not.toMatch(/[\u001b\u009b\u202e\u0007]/);
+      expect(p.stdout).toContain('<U+202E>');
+    } finally {
+      await h.close();
+      config.cleanup();
+    }
   });
 });
 
 describe('imaging referrals watch: many referrals', () => {
-  it('--from an export CSV, and IDs one a line on stdin', async () => {
-    const dir = tempDir();
-    try {
-      const csv = join(dir.path, 'r.csv');
-      const exported = await run(['referrals', 'export', '-o', csv], { env: fx.env() });
-      expect(exported.code).toBe(0);
-      fx.reset();
-      const r = await piped(['referrals', 'watch', '--from', csv, '--within', '0s'], { env: fx.env() });
-      expect([9, 10]).toContain(r.code);
-      expect(r.stderr).toMatch(/^Watching 600 referrals until report_uploaded/);
-      expect(fx.apiRequests()).toHaveLength(600);
-      const ids = standingAs('done')
-        .slice(0, 3)
-        .map((x) => x.id);
-      writeFileSync(join(dir.path, 'ids.txt'), `${ids.join('\n')}\n`);
-      fx.reset();
-      const s = await piped(['referrals', 'watch', '--from', '-'], {
-        env: fx.env(),
-        stdin: `# awaited\n${ids.join('\n')}\n${ids[0]}\n`,
-      });
-      expect(s.code).toBe(0);
-      expect(s.stderr).toContain('done: all 3 referrals reached report_uploaded');
-      expect(fx.apiRequests()).toHaveLength(3);
-    } finally {
-      dir.cleanup();
-    }
-  });
-
   it('500 referrals with a short interval: each read once an interval until it is finished', async () => {
     const waiting = standingAs('waiting').map((r) => r.id);
     const ids = [...waiting, ...fx.mock.referrals.slice(0, 600).map((r) => r.id)]
@@ -281,7 +228,185 @@ describe('imaging referrals watch: many referrals', () => {
   });
 });
 
-describe('imaging referrals watch: visits that move', () => {
+// The tests below wait on real intervals (the 1s floor against the emulator): they run at once, each
+// with an emulator or server of its own; the ones above share `fx` and run one at a time (the 500
+// referrals' too: its rounds of reads need the CPU, and would share the thread with the others).
+
+describe.concurrent('imaging referrals watch: the outcome', () => {
+  it('watching one referral costs one request an interval', async () => {
+    await ownEmulator(async (m, polls) => {
+      const [waiting] = standingAs('waiting');
+      const r = await piped(['referrals', 'watch', waiting!.id, '--interval', '1s', '--within', '2s'], {
+        env: m.env(),
+      });
+      expect(r.code).toBe(9);
+      // Reads at 0s, 1s and 2s at most.
+      expect(polls(waiting!.id)).toBeGreaterThanOrEqual(2);
+      expect(polls(waiting!.id)).toBeLessThanOrEqual(3);
+      expect(m.apiRequests()).toHaveLength(polls(waiting!.id));
+    });
+  });
+
+  it('a reference is read through the list, and that answer is the first read', async () => {
+    await ownEmulator(async (m, polls) => {
+      const [done] = standingAs('done');
+      const r = await piped(['referrals', 'watch', done!.reference.toLowerCase()], { env: m.env() });
+      expect(r.code).toBe(0);
+      expect(m.apiRequests()).toHaveLength(1);
+      expect(m.apiRequests()[0]!.path).toMatch(/^\/api\/v2\/referrals\?/);
+      m.reset();
+      const [waiting] = standingAs('waiting');
+      const w = await piped(
+        ['referrals', 'watch', waiting!.reference, '--interval', '1s', '--within', '2s'],
+        {
+          env: m.env(),
+        },
+      );
+      expect(w.code).toBe(9);
+      expect(m.apiRequests().length).toBeLessThanOrEqual(3);
+      expect(polls(waiting!.id)).toBeLessThanOrEqual(2);
+    });
+  });
+});
+
+describe.concurrent('imaging referrals watch: many referrals', () => {
+  // No wait on an interval, but the CPU of an export and 600 reads: beside the waiting tests.
+  it('--from an export CSV, and IDs one a line on stdin', async () => {
+    await ownEmulator(async (m) => {
+      const dir = tempDir();
+      try {
+        const csv = join(dir.path, 'r.csv');
+        const exported = await run(['referrals', 'export', '-o', csv], { env: m.env() });
+        expect(exported.code).toBe(0);
+        m.reset();
+        const r = await piped(['referrals', 'watch', '--from', csv, '--within', '0s'], { env: m.env() });
+        expect([9, 10]).toContain(r.code);
+        expect(r.stderr).toMatch(/^Watching 600 referrals until report_uploaded/);
+        expect(m.apiRequests()).toHaveLength(600);
+        const ids = standingAs('done')
+          .slice(0, 3)
+          .map((x) => x.id);
+        writeFileSync(join(dir.path, 'ids.txt'), `${ids.join('\n')}\n`);
+        m.reset();
+        const s = await piped(['referrals', 'watch', '--from', '-'], {
+          env: m.env(),
+          stdin: `# awaited\n${ids.join('\n')}\n${ids[0]}\n`,
+        });
+        expect(s.code).toBe(0);
+        expect(s.stderr).toContain('done: all 3 referrals reached report_uploaded');
+        expect(m.apiRequests()).toHaveLength(3);
+      } finally {
+        dir.cleanup();
+      }
+    });
+  });
+});
+
+describe.concurrent('imaging referrals watch: a server that fails for a while', () => {
+  it('a dropped connection and a 500 are retried and shown, never fatal, the next read later', async () => {
+    const [done] = standingAs('done');
+    // Each kind of failure against an emulator of its own, both at once.
+    await Promise.all(
+      ['reset', '500'].map((mode) =>
+        ownEmulator(async (m, polls) => {
+          // Every send of the first read fails (the client's own retries too); the next interval's read answers.
+          m.mock.faults.add(parseFault(`${mode}:3`));
+          const t0 = Date.now();
+          const r = await piped(['referrals', 'watch', done!.id, '--interval', '1s'], { env: m.env() });
+          expect(r.code).toBe(0);
+          // A round that read nothing: the next one waits twice the interval.
+          expect(Date.now() - t0).toBeGreaterThanOrEqual(1900);
+          expect(r.stderr).toMatch(/warning: 1 referral not read: .+; trying again next interval/);
+          expect(r.stderr).not.toMatch(/^error:/m);
+          expect(polls(done!.id)).toBe(4);
+        }),
+      ),
+    );
+  });
+});
+
+describe.concurrent('imaging referrals watch: answers that cannot be read', () => {
+  type Answer = 'html' | 'garbage' | 'other' | 'no id';
+  /**
+   * A real server standing in for the API, one per watch: `answers` says what each read of the
+   * referral gets, in turn; past its end, the referral as it is.
+   */
+  async function standIn<T>(
+    answers: Answer[],
+    fn: (env: NodeJS.ProcessEnv, reads: () => number) => Promise<T>,
+  ): Promise<T> {
+    const [target] = standingAs('done') as [Referral];
+    const [stranger] = standingAs('cannot') as [Referral];
+    const server = await testServer((req, res) => {
+      if (req.url !== `/api/v2/referrals/${target.id}`) return json(res, 404, { error: 'not found' });
+      const next = answers.shift();
+      if (next === 'html') {
+        res.writeHead(200, { 'content-type': 'text/html' });
+        return res.end('<html><body>Gateway maintenance</body></html>');
+      }
+      if (next === 'garbage') {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        return res.end('{"id": "\u0000garb');
+      }
+      if (next === 'no id') return json(res, 200, { status: 'ok' });
+      json(res, 200, next === 'other' ? stranger : target);
+    });
+    const config = tempDir();
+    try {
+      const env = { IMAGING_ENV: 'local', IMAGING_BASE_URL: server.url, IMAGING_CONFIG_DIR: config.path };
+      return await fn(
+        env,
+        () => server.seen.filter((r) => r.url === `/api/v2/referrals/${target.id}`).length,
+      );
+    } finally {
+      await server.close();
+      config.cleanup();
+    }
+  }
+  const target = () => standingAs('done')[0]!;
+  const stranger = () => standingAs('cannot')[0]!;
+
+  it('a burst of 200 answers that are not JSON is a warning and a read at the next interval, never fatal', async () => {
+    // The first read: every send of it (the client's own retries too) is a web page or garbage; the
+    // second: garbage once, then the referral.
+    await standIn(['html', 'garbage', 'html', 'garbage'], async (env, reads) => {
+      const r = await piped(['referrals', 'watch', target().id, '--interval', '1s'], { env });
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stderr).toMatch(
+        /warning: 1 referral not read: the server's answer is not valid JSON \((an HTML page, not JSON|truncated or malformed JSON, \d+ bytes)\): GET .+; trying again next interval/,
+      );
+      expect(r.stderr).not.toMatch(/^error:/m);
+      expect(r.stderr).toContain(`done: ${target().reference} reached report_uploaded`);
+      expect(r.stdout).toMatch(new RegExp(`^${target().reference} +done +`, 'm'));
+      expect(reads()).toBe(5);
+    });
+  });
+
+  it("an answer carrying another referral's id is refused as unreadable, never reported as this one's state", async () => {
+    await Promise.all([
+      standIn(['other'], async (env) => {
+        const r = await piped(['referrals', 'watch', target().id, '--interval', '1s'], { env });
+        // The other referral cannot reach report_uploaded: taken for this one, the watch would end 10.
+        expect(r.code, r.stderr).toBe(0);
+        expect(r.stderr).toContain(
+          `warning: 1 referral not read: the server sent an answer this tool cannot read: the referral ${target().id}: the answer is referral ${stranger().id}, not the one asked for; trying again next interval`,
+        );
+        expect(r.stderr).not.toContain(stranger().reference);
+        expect(r.stdout).toMatch(new RegExp(`^${target().reference} +done +`, 'm'));
+      }),
+      // A JSON answer that names no referral at all (a proxy's {"status":"ok"}) is not read either.
+      standIn(['no id'], async (env) => {
+        const none = await piped(['referrals', 'watch', target().id, '--interval', '1s'], { env });
+        expect(none.code, none.stderr).toBe(0);
+        expect(none.stderr).toContain(
+          `warning: 1 referral not read: the server sent an answer this tool cannot read: the referral ${target().id}: the answer has no id; trying again next interval`,
+        );
+      }),
+    ]);
+  });
+});
+
+describe.concurrent('imaging referrals watch: visits that move', () => {
   /** Referrals each of whose visits gets to report_uploaded as the emulator advances it. */
   const reaching = (rs: Referral[], steps: number) =>
     rs.filter(
@@ -359,121 +484,47 @@ describe('imaging referrals watch: visits that move', () => {
   });
 });
 
-describe('imaging referrals watch: the sandbox allowance', () => {
-  let n = 0;
-  const sandbox = () => fx.env({ IMAGING_ENV: 'sandbox', IMAGING_TOKEN: `mock-watch-${process.pid}-${++n}` });
-
-  it('shows the requests an hour, and refuses a watch that would use up the allowance (exit 6, --yes goes on)', async () => {
-    const ids = standingAs('done')
-      .slice(0, 3)
-      .map((r) => r.id);
-    const env = sandbox();
-    const r = await piped(['referrals', 'watch', ...ids, '--interval', '10s'], { env });
-    expect(r.code).toBe(6);
-    expect(r.stderr).toMatch(
-      /^This watch sends about 1,080 requests an hour \(one per referral every 10s\), at most 25,923 requests in a day; about [\d,]+ are left in the sandbox allowance/m,
-    );
-    expect(r.stderr).toMatch(/error: this watch would use up the sandbox allowance within a day/);
-    expect(fx.apiRequests()).toHaveLength(0);
-    const within = await piped(['referrals', 'watch', ...ids, '--interval', '10s', '--within', '1h'], {
-      env,
-    });
-    expect(within.code).toBe(0);
-    expect(within.stderr).toContain('at most 1,083 requests within 1h;');
-    const yes = await piped(['referrals', 'watch', ...ids, '--interval', '10s', '--yes'], { env });
-    expect(yes.code).toBe(0);
-    expect(yes.stderr).toContain('going ahead (--yes)');
-  });
-});
-
-describe('imaging referrals watch: stopped and on a terminal', () => {
+describe.concurrent('imaging referrals watch: stopped and on a terminal', () => {
   const launch = launcher();
-  const panes = paneFixture();
 
   it('Ctrl-C (a real SIGINT) prints the last state and exits 130', async () => {
-    const [waiting] = standingAs('waiting');
-    const { child, done } = launch(['referrals', 'watch', waiting!.id, '--interval', '1s'], {
-      ...fx.env(),
-      NO_COLOR: '1',
-      IMAGING_KEYCHAIN: 'off',
+    await ownEmulator(async (m, polls) => {
+      const [waiting] = standingAs('waiting');
+      const { child, done } = launch(['referrals', 'watch', waiting!.id, '--interval', '1s'], {
+        ...m.env(),
+        NO_COLOR: '1',
+        IMAGING_KEYCHAIN: 'off',
+      });
+      for (let i = 0; i < 500 && polls(waiting!.id) < 1; i++) await new Promise((r) => setTimeout(r, 10));
+      child.kill('SIGINT');
+      const result = await done;
+      expect(result.code).toBe(130);
+      expect(result.stdout).toMatch(new RegExp(`^${waiting!.reference} +waiting +`, 'm'));
+      expect(result.stderr).toContain('interrupted');
     });
-    for (let i = 0; i < 500 && polls(waiting!.id) < 1; i++) await new Promise((r) => setTimeout(r, 10));
-    child.kill('SIGINT');
-    const result = await done;
-    expect(result.code).toBe(130);
-    expect(result.stdout).toMatch(new RegExp(`^${waiting!.reference} +waiting +`, 'm'));
-    expect(result.stderr).toContain('interrupted');
-  });
-
-  it('the live table at 80 columns, updated in place', async () => {
-    const ids = [...standingAs('waiting').slice(0, 2), ...standingAs('done').slice(0, 1)].map((r) => r.id);
-    const pane = await panes.run(['referrals', 'watch', ...ids, '--interval', '1s'], fx.env(), 80);
-    await pane.waitForScreen((s) => s.some((l) => l.includes('next poll in')));
-    const before = polls(ids[0]!);
-    for (let i = 0; i < 300 && polls(ids[0]!) < before + 2; i++) await new Promise((r) => setTimeout(r, 10));
-    const screen = await pane.waitForScreen((s) => s.some((l) => l.includes('next poll in')));
-    expect(screen.filter((l) => l.startsWith('Watching 3 referrals'))).toHaveLength(1);
-    expect(screen.filter((l) => /^REFERENCE +STATE/.test(l))).toHaveLength(1);
-    for (const l of screen) expect(plain(l).length).toBeLessThanOrEqual(80);
-    expect(screen.join('\n')).toMatch(/1 done, 2 waiting · next poll in \ds · Ctrl-C stops/);
-    await pane.keys('C-c');
-    expect(await pane.exited()).toBe(130);
-    const last = await pane.screen();
-    expect(last.join('\n')).toContain('1 done, 2 waiting · stopped');
   });
 });
 
-describe('imaging referrals watch: what a person sees', () => {
-  const OWN = /\r?\u001b\[(?:\d+A|K|J|[0-9;]*m)/g;
+describe.concurrent('imaging referrals watch: stopped and on a terminal', () => {
+  const panes = paneFixture();
 
-  it('the table fits 80 and 200 columns on a terminal, with no escape but its own', async () => {
-    const ids = [...standingAs('waiting').slice(0, 3), ...standingAs('cannot').slice(0, 2)].map((r) => r.id);
-    for (const columns of [80, 200]) {
-      const r = await run(['referrals', 'watch', ...ids, '--within', '0s'], {
-        env: fx.env(),
-        stdoutIsTTY: true,
-        stderrIsTTY: true,
-        columns,
-      });
-      expect(r.code).toBe(10);
-      const text = r.stdout.replace(OWN, '');
-      expect(text).not.toContain('\u001b');
-      for (const line of lines(text)) expect([...line].length).toBeLessThanOrEqual(columns);
-      expect(text).toMatch(/^REFERENCE +STATE +VISITS/m);
-      // At 200 columns every column is there, the id too.
-      if (columns === 200) expect(text).toContain(ids[0]!);
-    }
-  });
-
-  it("a hostile server's text reaches the terminal and the pipe only through the sanitiser", async () => {
-    // Every string of the referral carries the emulator's hostile text, but for its id: an answer
-    // with another id than the one asked for is refused, never shown.
-    const referral = standingAs('waiting')[0]!;
-    const hostile = (v: unknown, key?: string): unknown =>
-      typeof v === 'string'
-        ? key === 'id' && v === referral.id
-          ? v
-          : v + HOSTILE
-        : Array.isArray(v)
-          ? v.map((x) => hostile(x))
-          : typeof v === 'object' && v !== null
-            ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, hostile(x, k)]))
-            : v;
-    const h = await testServer((_req, res) => json(res, 200, hostile(referral)));
-    const config = tempDir();
-    try {
-      const env = { IMAGING_ENV: 'local', IMAGING_BASE_URL: h.url, IMAGING_CONFIG_DIR: config.path };
-      const args = ['referrals', 'watch', referral.id, '--within', '0s'];
-      const tty = await run(args, { env, stdoutIsTTY: true, stderrIsTTY: true, columns: 80 });
-      expect(tty.code, tty.stderr).toBe(9);
-      expect(tty.stdout.replace(OWN, '')).not.toMatch(/[\u001b\u009b\u202e\u0007]/);
-      const p = await piped(args, { env });
-      expect(p.code).toBe(9);
-      expect(p.stdout + p.stderr).not.toMatch(/[\u001b\u009b\u202e\u0007]/);
-      expect(p.stdout).toContain('<U+202E>');
-    } finally {
-      await h.close();
-      config.cleanup();
-    }
+  it('the live table at 80 columns, updated in place', async () => {
+    await ownEmulator(async (m, polls) => {
+      const ids = [...standingAs('waiting').slice(0, 2), ...standingAs('done').slice(0, 1)].map((r) => r.id);
+      const pane = await panes.run(['referrals', 'watch', ...ids, '--interval', '1s'], m.env(), 80);
+      await pane.waitForScreen((s) => s.some((l) => l.includes('next poll in')));
+      const before = polls(ids[0]!);
+      for (let i = 0; i < 300 && polls(ids[0]!) < before + 2; i++)
+        await new Promise((r) => setTimeout(r, 10));
+      const screen = await pane.waitForScreen((s) => s.some((l) => l.includes('next poll in')));
+      expect(screen.filter((l) => l.startsWith('Watching 3 referrals'))).toHaveLength(1);
+      expect(screen.filter((l) => /^REFERENCE +STATE/.test(l))).toHaveLength(1);
+      for (const l of screen) expect(plain(l).length).toBeLessThanOrEqual(80);
+      expect(screen.join('\n')).toMatch(/1 done, 2 waiting · next poll in \ds · Ctrl-C stops/);
+      await pane.keys('C-c');
+      expect(await pane.exited()).toBe(130);
+      const last = await pane.screen();
+      expect(last.join('\n')).toContain('1 done, 2 waiting · stopped');
+    });
   });
 });
