@@ -65,6 +65,10 @@ export default defineCommand({
         'e.g. imaging referrals download R-240002',
       );
     const makeDir = checkDir(dir, opts.dir !== undefined, opts.dir ?? '.');
+    // In the sandbox, each referral costs at least one request: more than is left stops (exit 6) before any.
+    ctx.api(); // the meter is the API client's
+    const { checkCost } = await import('../../meter/cost.js');
+    await checkCost(ctx, new Set(texts.map((t) => t.trim())).size, 'This download');
     const reports = opts.reports === true || opts.documents !== true;
     const documents = opts.documents === true;
     const human = format === 'table';

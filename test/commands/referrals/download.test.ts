@@ -1010,3 +1010,28 @@ describe('many referrals from a slow server', () => {
     }
   });
 });
+
+describe('the sandbox allowance', () => {
+  it('--from with more referrals than the allowance has left: exit 6 before any request', async () => {
+    const env = fx.env({ IMAGING_ENV: 'sandbox', IMAGING_TOKEN: `mock-download-cost-${process.pid}` });
+    expect((await piped(['auth', 'allowance', '--used', '1990'], { env })).code).toBe(0); // 10 left
+    const list = join(dir.path, 'ids.txt');
+    writeFileSync(
+      list,
+      `${all()
+        .slice(0, 50)
+        .map((r) => r.id)
+        .join('\n')}\n`,
+    );
+    fx.reset();
+    const r = await piped(['referrals', 'download', '--from', list, '-D', dir.path], { env });
+    expect(r.code).toBe(6);
+    expect(r.stderr).toMatch(
+      /^error: this download needs 50 more requests, more than the ≈10 left in the sandbox allowance: stopped before sending them/m,
+    );
+    expect(fx.apiRequests()).toHaveLength(0);
+    const yes = await piped(['referrals', 'download', '--from', list, '-D', dir.path, '--yes'], { env });
+    expect(yes.stderr).toContain('going ahead (--yes)');
+    expect(fx.apiRequests().length).toBeGreaterThanOrEqual(50);
+  });
+});
