@@ -34,7 +34,7 @@ export default defineCommand({
   options: {
     from: file(
       '--from <file>',
-      'also the referrals FILE names (- for stdin): an export (CSV, NDJSON, JSON) or one a line',
+      "also the referrals FILE names (- for stdin): an export (CSV, NDJSON, JSON) or one a line; a file of your own, not another user's file, FIFO or symlink",
     ),
     reports: flag('--reports', 'the report PDFs (the default)'),
     documents: flag('--documents', "the referral's documents that have a URL"),
@@ -414,7 +414,8 @@ export function parseSize(value: string): number {
 
 async function fromFile(ctx: Context, source: string): Promise<string[]> {
   const { readInput } = await import('../../cli/input.js');
-  const { referralsInFile } = await import('../../referrals/from-file.js');
+  const { checkListFile, referralsInFile } = await import('../../referrals/from-file.js');
+  if (source !== '-') checkListFile(source);
   const bytes = await readInput(ctx, source, '--from');
   return referralsInFile(bytes.toString('utf8'), source === '-' ? 'standard input' : source);
 }

@@ -54,7 +54,7 @@ export default defineCommand({
     ),
     from: file(
       '--from <file>',
-      'referrals to watch from a file (- for stdin): an export (CSV, NDJSON, JSON) or one ID or reference a line',
+      "referrals to watch from a file (- for stdin): an export (CSV, NDJSON, JSON) or one ID or reference a line; a file of your own, not another user's file, FIFO or symlink",
     ),
     concurrency: int('--concurrency <n>', `referrals read at once (default ${DEFAULT_CONCURRENCY})`, {
       max: 16,
@@ -146,10 +146,11 @@ function list(ws: readonly Watched[]): string {
 async function named(ctx: Context, args: readonly string[], from: string | undefined): Promise<string[]> {
   const texts = [...args];
   if (from !== undefined) {
-    const [{ readInput }, { referralsInFile }] = await Promise.all([
+    const [{ readInput }, { checkListFile, referralsInFile }] = await Promise.all([
       import('../../cli/input.js'),
       import('../../referrals/from-file.js'),
     ]);
+    if (from !== '-') checkListFile(from);
     const bytes = await readInput(ctx, from, '--from');
     texts.push(...referralsInFile(bytes.toString('utf8'), from === '-' ? 'standard input' : from));
   }

@@ -1035,3 +1035,93 @@ describe('the sandbox allowance', () => {
     expect(fx.apiRequests().length).toBeGreaterThanOrEqual(50);
   });
 });
+
+const asRoot = process.getuid?.() === 0 && spawnSync('setpriv', ['--version']).status === 0;
+describe.skipIf(!asRoot)(
+  `--from FILE of another user (download and watch)${asRoot ? '' : ' (skipped: needs root and setpriv)'}`,
+  () => {
+    const NOBODY = 65534;
+    const nobody = (...cmd: string[]) =>
+      execFileSync('setpriv', [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', ...cmd]);
+    const shared = () => {
+      const d = join(dir.path, 'shared');
+      mkdirSync(d, { recursive: true });
+      chmodSync(dir.path, 0o755);
+      chmodSync(d, 0o1777);
+      return d;
+    };
+    const mine = () => {
+      const f = join(dir.path, 'mine.txt');
+      writeFileSync(f, `${all()[0]!.id}\n`);
+      return f;
+    };
+    const commands = (list: string) => [
+      ['referrals', 'download', '--from', list, '-D', join(dir.path, 'out')],
+      ['referrals', 'watch', '--from', list, '--within', '0s'],
+    ];
+
+    it("another user's file, their symlink in a shared folder, their FIFO: exit 2, no request", async () => {
+      const theirs = join(shared(), 'theirs.txt');
+      nobody('sh', '-c', `printf '%s\\n' ${all()[1]!.id} > ${theirs}`);
+      const link = join(shared(), 'link.txt');
+      nobody('ln', '-s', mine(), link);
+      const fifo = join(shared(), 'fifo');
+      nobody('mkfifo', '-m', '0644', fifo);
+      // The other user feeds the FIFO: unchecked, each line would be sent as a search.
+      const writer = spawn('setpriv', [
+        `--reuid=${NOBODY}`,
+        `--regid=${NOBODY}`,
+        '--clear-groups',
+        'sh',
+        '-c',
+        `while :; do printf '%s\\n' 'Garcia, Mary' > ${fifo}; done`,
+      ]);
+      try {
+        for (const [list, why] of [
+          [theirs, 'is a file owned by nobody'],
+          [link, 'is a symlink owned by nobody'],
+          [fifo, 'is a FIFO owned by nobody'],
+        ] as const) {
+          for (const argv of commands(list)) {
+            fx.reset();
+            const r = await piped(argv, { env: fx.env() });
+            expectUsageError(
+              r,
+              new RegExp(`--from ${list} ${why}; a list of referrals is read only from a file of your own`),
+              0,
+            );
+            expect(fx.apiRequests()).toHaveLength(0);
+          }
+        }
+      } finally {
+        writer.kill();
+      }
+      // My own file is read.
+      fx.reset();
+      const r = await piped(commands(mine())[1]!, { env: fx.env() });
+      expect(r.stderr).not.toMatch(/^error:/m);
+      expect(fx.apiRequests().length).toBeGreaterThan(0);
+    });
+  },
+);
+
+describe('--from FILE that is not a list of referrals', () => {
+  it('a NUL byte or an entry over 200 characters: exit 2 before any request (download and watch)', async () => {
+    const bin = join(dir.path, 'ids.bin');
+    writeFileSync(bin, Buffer.from(`${all()[0]!.id}\n\0\x01binary\n`));
+    const long = join(dir.path, 'long.txt');
+    writeFileSync(long, `${all()[0]!.id}\n${'Garcia Mary '.repeat(20)}\n`);
+    for (const [file, why] of [
+      [bin, 'it holds a NUL byte'],
+      [long, 'an entry is over 200 characters'],
+    ] as const)
+      for (const argv of [
+        ['referrals', 'download', '--from', file, '-D', dir.path],
+        ['referrals', 'watch', '--from', file, '--within', '0s'],
+      ]) {
+        fx.reset();
+        const r = await piped(argv, { env: fx.env() });
+        expectUsageError(r, new RegExp(`${file} is not a list of referrals \\(${why}\\)`), 0);
+      }
+  });
+});
