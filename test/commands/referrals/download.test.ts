@@ -542,6 +542,16 @@ describe('several referrals from one server', () => {
         res.writeHead(200, { 'content-type': 'application/pdf' });
         return res.end(minimalPdf([`Referral: ${f[1]}`]));
       }
+      // A document whose link ends in .sh: a PDF when its name says so, else a shell script.
+      const doc = /^\/api\/v2\/docs\/([^/?]+)$/.exec(req.url ?? '');
+      if (doc?.[1]?.startsWith('pdf')) {
+        res.writeHead(200, { 'content-type': 'application/pdf' });
+        return res.end(minimalPdf(['a document']));
+      }
+      if (doc) {
+        res.writeHead(200, { 'content-type': 'text/x-shellscript' });
+        return res.end('#!/bin/sh\necho owned\n');
+      }
       json(res, 404, { message: 'not found' });
     });
   });
@@ -583,6 +593,63 @@ describe('several referrals from one server', () => {
         expect(text(join(out, 'R-1_2_ACC_report.pdf'))).toContain(`Referral: ${A}`);
         expect(text(join(out, 'R-1_2_ACC_report-2.pdf'))).toContain(`Referral: ${B}`);
       }
+    } finally {
+      d.cleanup();
+    }
+  });
+
+  it('names that differ only in case (R-DUP, r-dup): the second gets -2, even with --force', async () => {
+    serve(A, 'R-DUP', 'ACC');
+    serve(B, 'r-dup', 'acc');
+    const d = tempDir();
+    try {
+      const out = join(d.path, 'out');
+      for (const run of [1, 2]) {
+        const r = await piped(['referrals', 'download', A, B, '-D', out, '--force'], { env: envIn(d.path) });
+        expect(r.code, `run ${run}: ${r.stderr}`).toBe(0);
+        expect(readdirSync(out).sort()).toEqual(['R-DUP_ACC_report.pdf', 'r-dup_acc_report-2.pdf']);
+        expect(text(join(out, 'r-dup_acc_report-2.pdf'))).toContain(`Referral: ${B}`);
+      }
+    } finally {
+      d.cleanup();
+    }
+  });
+
+  it('a long CJK reference and an accession of emoji: names cut by UTF-8 bytes at whole code points', async () => {
+    serve(A, '\u53c2'.repeat(120), 'ACC'); // 360 bytes in UTF-8, 120 UTF-16 units
+    serve(B, 'R-2', `x${'\u{1F600}'.repeat(60)}`); // a cut at 100 UTF-16 units splits a surrogate pair
+    const d = tempDir();
+    try {
+      const out = join(d.path, 'out');
+      const r = await piped(['referrals', 'download', A, B, '-D', out], { env: envIn(d.path) });
+      expect(r.code, r.stderr).toBe(0);
+      const names = readdirSync(out);
+      expect(names).toHaveLength(2);
+      for (const name of names) {
+        expect(Buffer.byteLength(name)).toBeLessThanOrEqual(255);
+        expect(name).not.toContain('\uFFFD');
+        expect(name).not.toMatch(/\p{Cs}/u);
+      }
+      expect(names).toContain(`${'\u53c2'.repeat(33)}_ACC_report.pdf`);
+      expect(names).toContain(`R-2_x${'\u{1F600}'.repeat(24)}_report.pdf`);
+    } finally {
+      d.cleanup();
+    }
+  });
+
+  it("a document's extension from its link only when it is a document's (.sh: the content type's, else .bin)", async () => {
+    referrals.set(A, {
+      id: A,
+      reference: 'R-1',
+      visits: [],
+      documents: [{ url: `${api.url}/api/v2/docs/pdf-run.sh` }, { url: `${api.url}/api/v2/docs/evil.sh` }],
+    });
+    const d = tempDir();
+    try {
+      const out = join(d.path, 'out');
+      const r = await piped(['referrals', 'download', A, '--documents', '-D', out], { env: envIn(d.path) });
+      expect(r.code, r.stderr).toBe(0);
+      expect(readdirSync(out).sort()).toEqual(['R-1_document-1.pdf', 'R-1_document-2.bin']);
     } finally {
       d.cleanup();
     }
