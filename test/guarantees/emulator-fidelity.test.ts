@@ -371,3 +371,21 @@ describe('the fault injection itself', () => {
     expect(r.stderr).toContain('--fault: fault "explode" is not MODE');
   });
 });
+
+describe('a malformed %-escape in a path', () => {
+  it('is a 404, not a 500 (a report, a document, a referral id), and the emulator goes on', async () => {
+    const id = fx.mock.referrals.at(0).id;
+    for (const path of [
+      `/api/v2/referrals/${id}/reports/%E0%A4%A.pdf`,
+      `/api/v2/referrals/${id}/documents/%E0%A4%A`,
+      '/api/v2/referrals/%E0%A4%A',
+    ]) {
+      const res = await fetch(`${fx.mock.url}${path}`, { headers: { authorization: 'Bearer mock-token' } });
+      expect(res.status, path).toBe(404);
+    }
+    const ok = await fetch(`${fx.mock.url}/api/v2/referrals/${id}`, {
+      headers: { authorization: 'Bearer mock-token' },
+    });
+    expect(ok.status).toBe(200);
+  });
+});
