@@ -389,3 +389,22 @@ describe('a malformed %-escape in a path', () => {
     expect(ok.status).toBe(200);
   });
 });
+
+describe('emulator delays longer than a Node timer holds (2^31-1 ms)', () => {
+  it('mock --latency of 30 days (in ms) holds the answer, rather than answering after 1 ms', async () => {
+    const slow = mockFixture({ referrals: 1, latencyMs: 30 * 86_400_000 });
+    await slow.start();
+    try {
+      const res = fetch(`${slow.mock.url}/api/v2/modalities`, {
+        headers: { authorization: 'Bearer mock-token' },
+        signal: AbortSignal.timeout(300),
+      }).then(
+        (r) => `answered ${r.status}`,
+        (err: Error) => err.name,
+      );
+      expect(await res).toBe('TimeoutError');
+    } finally {
+      await slow.stop();
+    }
+  });
+});
