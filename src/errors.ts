@@ -213,6 +213,23 @@ export function notEnabledHint(feature?: GatedFeature): string {
 const SANDBOX_LIMIT_HINT =
   'The sandbox allowance of successful requests is used up. It is a quota, not a rate: waiting will not help. Request an extended token.';
 
+/** When a rate-limited request may be sent again: the wait the server asked for, and the time it ends. */
+function retryAfterHint(seconds: number, now = Date.now()): string {
+  const wait =
+    seconds < 120
+      ? `${seconds} s`
+      : seconds < 7200
+        ? `${Math.round(seconds / 60)} min`
+        : seconds < 172_800
+          ? `${Math.round(seconds / 3600)} h`
+          : `${Math.round(seconds / 86_400)} days`;
+  const end = new Date(now + seconds * 1000);
+  const when = Number.isNaN(end.getTime())
+    ? ''
+    : ` (${end.toISOString().slice(0, 16).replace('T', ' ')} UTC)`;
+  return `The server is rate limiting and asks for a pause of ${wait}: try again after that${when}.`;
+}
+
 /** An HTTP error answer from the API, with everything a person needs to report it. */
 export class ApiError extends CliError {
   readonly details: ApiErrorDetails;
@@ -224,6 +241,8 @@ export class ApiError extends CliError {
       hint = refusedTokenHint(details.code, details.token);
     if (!hint && (details.status === 403 || details.code === 'endpoint_not_enabled')) hint = notEnabledHint();
     if (!hint && details.code === 'sandbox_request_limit_reached') hint = SANDBOX_LIMIT_HINT;
+    if (!hint && details.status === 429 && details.retryAfterSeconds !== undefined)
+      hint = retryAfterHint(details.retryAfterSeconds);
     if (!hint && details.status >= 500)
       hint = 'The server failed. Try again later; quote the request id if you contact support.';
     super(what, exitCodeForStatus(details.status), hint);

@@ -21,7 +21,7 @@ import {
   retries,
   sleep,
 } from './retry.js';
-import { cacheHitLine, redactToken, retryLine, type Trace, traceUrl } from './trace.js';
+import { cacheHitLine, redactToken, retryLine, shownRequestId, type Trace, traceUrl } from './trace.js';
 import { abortError, Body, headerValue, type RawResponse, Transport } from './transport.js';
 import { apiScope, apiUrl, isLoopbackHost, outsideScope, type Query } from './url.js';
 
@@ -163,7 +163,7 @@ export class ApiClient {
     const parsed = parseJsonBody(body, hit.headers);
     if (!parsed.ok || nestedDeeperThan(parsed.value, MAX_JSON_DEPTH)) return undefined;
     this.trace?.(cacheHitLine(hit.ageMs, url));
-    const requestId = headerValue(hit.headers, 'x-request-id');
+    const requestId = shownRequestId(headerValue(hit.headers, 'x-request-id'));
     return {
       status: 200,
       headers: hit.headers,
@@ -248,7 +248,7 @@ export class ApiClient {
         }
         throw err;
       }
-      const requestId = headerValue(res.headers, 'x-request-id');
+      const requestId = shownRequestId(headerValue(res.headers, 'x-request-id'));
       if (res.status >= 200 && res.status < 300) {
         const parsed = req.raw
           ? { ok: true as const, value: undefined }

@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { ApiErrorDetails } from '../errors.js';
+import { shownRequestId } from './trace.js';
 
 type ParsedDetails = Omit<ApiErrorDetails, 'method' | 'url'>;
 
@@ -18,7 +19,7 @@ export function parseErrorBody(
     const v = headers[name];
     return Array.isArray(v) ? v[0] : v;
   };
-  const details: ParsedDetails = { status, requestId: header('x-request-id') };
+  const details: ParsedDetails = { status, requestId: shownRequestId(header('x-request-id')) };
   const retryAfter = parseRetryAfter(header('retry-after'));
   if (retryAfter !== undefined) details.retryAfterSeconds = retryAfter;
   const text = raw.toString('utf8');
@@ -70,7 +71,7 @@ export function parseErrorBody(
     details.errors = lines.slice(0, MAX_ERROR_ITEMS);
     if (lines.length > MAX_ERROR_ITEMS) details.errors.push('(further errors left out)');
   }
-  details.requestId = str(b.request_id) ?? details.requestId;
+  details.requestId = shownRequestId(str(b.request_id)) ?? details.requestId;
   details.documentationUrl = str(b.documentation_url);
   if (!details.message) details.bodyNote = `HTTP ${status} with no error message`;
   return details;

@@ -1,4 +1,5 @@
 import { InterruptedError } from '../errors.js';
+import { sleep as sleepFor } from '../util/timer.js';
 
 /** The retry policy, as data: the client only asks `decide`. */
 export const RETRY_POLICY = {
@@ -24,6 +25,11 @@ export const RETRY_POLICY = {
   attempts: 3,
   baseDelayMs: 300,
   maxRetryAfterMs: 60_000,
+  /**
+   * The longest Retry-After a command that waits between reads anyway (watch) honours; beyond it the
+   * command ends with exit 6, naming when to try again, rather than a hidden wait of days.
+   */
+  longestWaitMs: 3_600_000,
 } as const;
 
 export interface RetryPolicy {
@@ -36,6 +42,7 @@ export interface RetryPolicy {
   attempts: number;
   baseDelayMs: number;
   maxRetryAfterMs: number;
+  longestWaitMs: number;
 }
 
 export type Outcome =
@@ -108,12 +115,11 @@ function describe(outcome: Outcome): string {
   }
 }
 
+/** A pause of any length (in steps Node's timers can hold); InterruptedError once `signal` aborts. */
 export async function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   if (signal?.aborted) throw new InterruptedError();
   try {
-    await process
-      .getBuiltinModule('node:timers/promises')
-      .setTimeout(ms, undefined, signal ? { signal } : {});
+    await sleepFor(ms, signal);
   } catch {
     throw new InterruptedError();
   }

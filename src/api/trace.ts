@@ -34,21 +34,45 @@ export function cacheHitLine(ageMs: number, url: string): string {
   return `* cache hit (age ${age}): GET ${traceUrl(url)}`;
 }
 
-const PHI_PATH = /\/(referrals|patients|payments|notifications|fhir|auto_book)/i;
+/**
+ * Query parameters shown as sent: paging everywhere, and the reference lookups' own (a CPT code, a
+ * modality), which carry no patient data. Every other value is redacted on every path: a search, a
+ * redirect's target or a signed link may carry a name, a date of birth or a signature.
+ */
+const SHOWN_EVERYWHERE = new Set(['page', 'per_page']);
+const SHOWN_ON: ReadonlyArray<[RegExp, ReadonlySet<string>]> = [
+  [/\/cpt_codes$/i, new Set(['code', 'modality'])],
+  [/\/body_parts$/i, new Set(['modality'])],
+];
 
-/** The URL as a trace or an error shows it: query values on paths that serve patient data are replaced. */
+/** The URL as a trace or an error shows it: every query value but the allowlisted ones is replaced. */
 export function traceUrl(url: string): string {
   const u = new URL(url);
-  if (!u.search || !PHI_PATH.test(u.pathname)) return url;
-  const safe = new Set(['page', 'per_page']);
+  if (!u.search) return url;
+  const here = SHOWN_ON.find(([path]) => path.test(u.pathname.replace(/\/+$/, '')))?.[1];
   const parts = u.search
     .slice(1)
     .split('&')
     .map((pair) => {
       const [k = ''] = pair.split('=');
-      return safe.has(decodeURIComponent(k)) ? pair : `${k}=[redacted]`;
+      let name: string;
+      try {
+        name = decodeURIComponent(k.replace(/\+/g, ' '));
+      } catch {
+        return `${k}=[redacted]`;
+      }
+      return SHOWN_EVERYWHERE.has(name) || here?.has(name) ? pair : `${k}=[redacted]`;
     });
   return `${u.origin}${u.pathname}?${parts.join('&')}`;
+}
+
+/**
+ * A request id as shown (trace, error block): a short run of id characters, else `[redacted]`, as a
+ * server may echo the URL (a patient's name in a search) or other text there.
+ */
+export function shownRequestId(value: string | undefined): string | undefined {
+  if (value === undefined || value === '') return undefined;
+  return /^[A-Za-z0-9._:-]{1,128}$/.test(value) ? value : '[redacted]';
 }
 
 const REDACTED_TOKEN = '[redacted token]';

@@ -2,7 +2,7 @@ import type { Agent as HttpAgent, IncomingHttpHeaders, IncomingMessage, RequestO
 import { StringDecoder } from 'node:string_decoder';
 import { CliError, ExitCode, InterruptedError, NetworkError, TimeoutError } from '../errors.js';
 import { proxyVariableSet } from './proxy.js';
-import { requestLine, responseLine, type Trace, timeoutLine, traceUrl } from './trace.js';
+import { requestLine, responseLine, shownRequestId, type Trace, timeoutLine, traceUrl } from './trace.js';
 import { isLoopbackHost, outsideScope } from './url.js';
 
 /**
@@ -243,7 +243,7 @@ export class Transport {
         });
         res.on('end', () => {
           const ms = Math.round(Date.now() - started);
-          const rid = headerValue(res.headers, 'x-request-id');
+          const rid = shownRequestId(headerValue(res.headers, 'x-request-id'));
           if (!link || link.metered) this.opts.answered?.(res.statusCode ?? 0);
           this.opts.trace?.(responseLine(res.statusCode ?? 0, res.statusMessage ?? '', ms, rid));
           finish(() =>

@@ -1,4 +1,5 @@
 import type { Referral } from '../api/types.js';
+import { every } from '../util/timer.js';
 import { visitStatusEvent } from '../webhook/events.js';
 import type { EmulatorState } from './types.js';
 import { nextVisitStatus } from './webhooks.js';
@@ -70,7 +71,6 @@ export function advanceAll(s: EmulatorState): number {
 
 /** Advances every `everyMs` until the returned function is called. */
 export function startAdvancing(s: EmulatorState, everyMs: number): () => void {
-  const timer = setInterval(() => advanceAll(s), everyMs);
-  timer.unref();
-  return () => clearInterval(timer);
+  // --advance-every may be longer than a Node timer holds (24.8 days): one that long would fire every 1 ms.
+  return every(everyMs, () => advanceAll(s), { unref: true });
 }

@@ -14,12 +14,24 @@ export function router(routes: readonly Route[]): (method: string, pathname: str
       if (route.method !== method || segments.length !== parts.length) continue;
       const ok = segments.every((seg, i) => (seg.startsWith(':') ? parts[i] !== '' : seg === parts[i]));
       if (!ok) continue;
-      // A malformed %-escape throws here, as a 500, like any other fault of a handler.
-      const params = segments.flatMap((seg, i) => (seg.startsWith(':') ? [[seg.slice(1), parts[i]!]] : []));
-      return { route, params: Object.fromEntries(params.map(([k, v]) => [k, decodeURIComponent(v!)])) };
+      // A malformed %-escape names nothing here: no route, a 404 (not a 500).
+      const params = segments.flatMap((seg, i) =>
+        seg.startsWith(':') ? [[seg.slice(1), decoded(parts[i]!)]] : [],
+      );
+      if (params.some(([, v]) => v === undefined)) return undefined;
+      return { route, params: Object.fromEntries(params) };
     }
     return undefined;
   };
+}
+
+/** A path segment URI-decoded, or undefined when its %-escapes are malformed. */
+export function decoded(segment: string): string | undefined {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return undefined;
+  }
 }
 
 function split(path: string): string[] {

@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { buffer } from 'node:stream/consumers';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { sleep } from '../util/timer.js';
 import { DocumentLinks } from './data/documents.js';
 import { rng } from './data/random.js';
 import { buildReferenceData } from './data/reference-data.js';

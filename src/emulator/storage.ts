@@ -2,6 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { documentPdf, EXPIRED_PAGE } from './data/documents.js';
 import type { ReferralStore } from './data/referral-data.js';
+import { decoded } from './router.js';
 
 /**
  * The emulator's second origin, a file store as a cloud bucket is: it answers signed links only,
@@ -38,7 +39,9 @@ export async function startStorage(referrals: ReferralStore, port: number, host:
       return send(403, 'text/html; charset=utf-8', '<!doctype html><h1>403 Forbidden</h1>\n');
     if (verdict === 'expired') return send(200, 'text/html; charset=utf-8', EXPIRED_PAGE);
     const referral = referrals.get(id);
-    const pdf = referral && documentPdf(referral, kind, file);
+    // A malformed %-escape names no file: a 404, never an exception.
+    const name = decoded(file);
+    const pdf = referral && name !== undefined && documentPdf(referral, kind, name);
     if (!pdf) return send(404, 'text/html; charset=utf-8', '<!doctype html><h1>404 Not Found</h1>\n');
     send(200, 'application/pdf', pdf);
   });

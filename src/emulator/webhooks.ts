@@ -1,6 +1,7 @@
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { PROGRESS } from '../referrals/progress.js';
+import { after } from '../util/timer.js';
 import { DEFAULT_HEADERS, type DigestEncoding, signatureHeaderValue } from '../webhook/sign.js';
 
 /** Outbound webhooks, signed as the spec says, retried with the same event_id, logged for /__mock/deliveries. */
@@ -34,7 +35,8 @@ interface DeliveryLog {
 
 export class WebhookSender {
   readonly log: DeliveryLog[] = [];
-  private readonly timers = new Set<NodeJS.Timeout>();
+  /** What cancels each pending retry (--webhook-retry-ms may double past what a Node timer holds). */
+  private readonly timers = new Set<() => void>();
   private pending = 0;
   private idleWaiters: Array<() => void> = [];
 
@@ -87,12 +89,11 @@ export class WebhookSender {
     });
     const ok = status !== null && status >= 200 && status < 300;
     if (!ok && n < this.config.maxAttempts) {
-      const retry = () => {
-        this.timers.delete(t);
+      const cancel = after(this.config.retryDelayMs * 2 ** (n - 1), () => {
+        this.timers.delete(cancel);
         void this.attempt(d, n + 1);
-      };
-      const t = setTimeout(retry, this.config.retryDelayMs * 2 ** (n - 1));
-      this.timers.add(t);
+      });
+      this.timers.add(cancel);
       return;
     }
     this.pending--;
@@ -104,7 +105,7 @@ export class WebhookSender {
   }
 
   stop(): void {
-    for (const t of this.timers) clearTimeout(t);
+    for (const cancel of this.timers) cancel();
     this.timers.clear();
   }
 }

@@ -40,14 +40,27 @@ export interface Saved {
   content_type: string | null;
 }
 
-/** A part of a file name from server text: no separator, control or format character, no leading dot. */
+/** A name's part from server text: at most this many UTF-8 bytes, so two parts and a suffix fit NAME_MAX (255). */
+const MAX_PART_BYTES = 100;
+
+/**
+ * A part of a file name from server text: no separator, control, format character or lone surrogate,
+ * no leading dot; cut to 100 UTF-8 bytes at a whole code point.
+ */
 export function safeName(text: string): string {
   const s = text
     .normalize('NFC')
-    .replace(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}]/gu, '')
+    .replace(/[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}]/gu, '')
     .replace(/[/\\:*?"<>|\s]+/g, '_')
     .replace(/^[.\-_]+/, '');
-  return s.slice(0, 100) || '_';
+  let out = '';
+  let bytes = 0;
+  for (const ch of s) {
+    bytes += Buffer.byteLength(ch);
+    if (bytes > MAX_PART_BYTES) break;
+    out += ch;
+  }
+  return out || '_';
 }
 
 /** The shape `wantedOf` reads, as `referrals get` and `documents` check it: else UnreadableAnswerError. */
@@ -104,14 +117,46 @@ export function wantedOf(referral: Referral, reports: boolean, documents: boolea
   return out;
 }
 
-/** The extension a link's path ends in (`pdf` of `/files/1-aob.pdf?sig=…`). */
+/**
+ * The extensions a saved document may get: documents and images a case file holds. A link's other
+ * extension (`.sh`, `.html`, `.exe`) is never used: the file is named from its content type, else `.bin`.
+ */
+const DOCUMENT_EXTENSIONS = new Set([
+  'pdf',
+  'png',
+  'jpg',
+  'jpeg',
+  'gif',
+  'tif',
+  'tiff',
+  'txt',
+  'xml',
+  'json',
+  'dcm',
+]);
+const TYPE_EXTENSIONS: Record<string, string> = {
+  'application/pdf': 'pdf',
+  'image/png': 'png',
+  'image/jpeg': 'jpg',
+  'image/gif': 'gif',
+  'image/tiff': 'tif',
+  'text/plain': 'txt',
+  'application/xml': 'xml',
+  'text/xml': 'xml',
+  'application/json': 'json',
+  'application/dicom': 'dcm',
+};
+
+/** The allowed extension a link's path ends in (`pdf` of `/files/1-aob.pdf?sig=…`). */
 function urlExtension(url: string): string | undefined {
-  return /\.([A-Za-z0-9]{1,8})$/.exec(new URL(url).pathname)?.[1]?.toLowerCase();
+  const ext = /\.([A-Za-z0-9]{1,8})$/.exec(new URL(url).pathname)?.[1]?.toLowerCase();
+  return ext !== undefined && DOCUMENT_EXTENSIONS.has(ext) ? ext : undefined;
 }
 
-/** A document's extension: its URL's, else what the answer is (a PDF), else `bin`. */
+/** A document's extension: its URL's (if allowed), else its content type's, else what it is (a PDF), else `bin`. */
 function documentExtension(url: string, res: RawResponse): string {
-  return urlExtension(url) ?? (startsPdf(res) ? 'pdf' : 'bin');
+  const type = (headerValue(res.headers, 'content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+  return urlExtension(url) ?? TYPE_EXTENSIONS[type] ?? (startsPdf(res) ? 'pdf' : 'bin');
 }
 
 const startsPdf = (res: RawResponse) =>
@@ -143,14 +188,17 @@ export class NotSaved extends Error {
 }
 
 /**
- * `name`, or with -2, -3… before its extension when this run already saved a file by that name: two
- * referrals whose names sanitise alike never share a file.
+ * `name`, or with -2, -3… before its extension when this run already saved a file by that name, in any
+ * case: two referrals whose names sanitise alike, or differ only in case, never share a file.
  */
 export function unusedName(name: string, taken: ReadonlySet<string>): string {
   let n = name;
-  for (let k = 2; taken.has(n); k++) n = name.replace(/(\.[A-Za-z0-9]{1,8})?$/, `-${k}$1`);
+  for (let k = 2; taken.has(nameKey(n)); k++) n = name.replace(/(\.[A-Za-z0-9]{1,8})?$/, `-${k}$1`);
   return n;
 }
+
+/** Names equal on a case-insensitive, normalising file system (macOS, Windows) are one name: one key. */
+export const nameKey = (name: string): string => name.normalize('NFC').toLowerCase();
 
 /** Fetches one wanted file and saves it in `dir`; NotSaved says why it was not. */
 export async function saveOne(
@@ -160,7 +208,7 @@ export async function saveOne(
     dir: string;
     force: boolean;
     maxBytes: number;
-    /** The names this run saved: never written again (each is added once saved). */
+    /** The names this run saved, as `nameKey`s: never written again (each is added once saved). */
     taken: Set<string>;
     onData?: (received: number, total: number | undefined) => void;
     /** Settled once the files before this one are named: names are given in the order asked. */
@@ -205,7 +253,7 @@ export async function saveOne(
   } catch (err) {
     throw new NotSaved(`could not save ${name}: ${reasonOf(err)}`);
   }
-  opts.taken.add(name);
+  opts.taken.add(nameKey(name));
   return {
     referral_id: w.referralId,
     reference: w.reference,

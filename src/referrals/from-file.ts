@@ -1,4 +1,6 @@
+import { lstatSync, type Stats, statSync } from 'node:fs';
 import { UsageError } from '../errors.js';
+import { mine, userName } from '../fs/write-file.js';
 
 // The referrals a `--from FILE` names: an export's CSV (its referral_id or reference column), NDJSON or
 // JSON (each record's id, or referral_id, or reference), or plain text with one ID or reference a line.
@@ -6,11 +8,42 @@ import { UsageError } from '../errors.js';
 
 const ID_KEYS = ['referral_id', 'id', 'reference'] as const;
 
+/** The longest ID or reference a list may hold: a longer line is not a list of referrals. */
+const MAX_ENTRY = 200;
+
+/**
+ * A --from file is yours or root's and no other user's symlink (as the webhook secret file): each line
+ * is sent as a search with your token, so a list another user planted or can feed (a FIFO) is refused.
+ */
+export function checkListFile(path: string, flag = '--from'): void {
+  let link: Stats;
+  let st: Stats;
+  try {
+    link = lstatSync(path);
+    st = statSync(path);
+  } catch {
+    return; // the read names what is wrong
+  }
+  const foreign = (s: Stats) => !mine(s) && s.uid !== 0;
+  const why =
+    link.isSymbolicLink() && foreign(link)
+      ? `is a symlink owned by ${userName(link.uid)}`
+      : foreign(st)
+        ? `is ${st.isFIFO() ? 'a FIFO' : 'a file'} owned by ${userName(st.uid)}`
+        : undefined;
+  if (why)
+    throw new UsageError(
+      `${flag} ${path} ${why}; a list of referrals is read only from a file of your own`,
+      'Copy the list into a file of your own (or pipe it: --from -), then give that.',
+    );
+}
+
 /** The IDs or references in `text`, first appearance kept; `what` names the file in messages. */
 export function referralsInFile(text: string, what: string): string[] {
   const body = text.replace(/^\uFEFF/, '');
   const trimmed = body.trim();
   if (trimmed === '') throw new UsageError(`${what} names no referral (it is empty)`);
+  if (body.includes('\0')) throw new UsageError(`${what} is not a list of referrals (it holds a NUL byte)`);
   let found: string[];
   if (trimmed.startsWith('[') || (trimmed.startsWith('{') && !isNdjson(trimmed)))
     found = fromJson(trimmed, what);
@@ -28,6 +61,11 @@ export function referralsInFile(text: string, what: string): string[] {
   }
   const unique = [...new Set(found.map((x) => x.trim()).filter((x) => x !== ''))];
   if (unique.length === 0) throw new UsageError(`${what} names no referral`);
+  if (unique.some((x) => x.length > MAX_ENTRY))
+    throw new UsageError(
+      `${what} is not a list of referrals (an entry is over ${MAX_ENTRY} characters)`,
+      'Give one ID or reference a line, or an export (CSV, NDJSON, JSON).',
+    );
   return unique;
 }
 

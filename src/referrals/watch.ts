@@ -1,5 +1,5 @@
 import { getReferral } from '../api/endpoints/referrals.js';
-import { sleep } from '../api/retry.js';
+import { RETRY_POLICY, sleep } from '../api/retry.js';
 import type { Referral } from '../api/types.js';
 import type { Context } from '../context.js';
 import {
@@ -121,10 +121,12 @@ export async function watchReferrals(
       } catch (err) {
         const problem = passing(err);
         if (problem === undefined || ctx.signal.aborted) throw err;
+        const askedMs = err instanceof ApiError ? (err.details.retryAfterSeconds ?? 0) * 1000 : 0;
+        // A server asking for a longer pause than any watch waits ends it (exit 6, naming when).
+        if (askedMs > RETRY_POLICY.longestWaitMs) throw err;
         w.problem = problem;
         failed.push(w);
-        if (err instanceof ApiError && err.details.retryAfterSeconds !== undefined)
-          retryAfterMs = Math.max(retryAfterMs, err.details.retryAfterSeconds * 1000);
+        retryAfterMs = Math.max(retryAfterMs, askedMs);
       }
     });
     hooks.polled(failed);

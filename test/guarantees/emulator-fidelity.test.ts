@@ -371,3 +371,40 @@ describe('the fault injection itself', () => {
     expect(r.stderr).toContain('--fault: fault "explode" is not MODE');
   });
 });
+
+describe('a malformed %-escape in a path', () => {
+  it('is a 404, not a 500 (a report, a document, a referral id), and the emulator goes on', async () => {
+    const id = fx.mock.referrals.at(0).id;
+    for (const path of [
+      `/api/v2/referrals/${id}/reports/%E0%A4%A.pdf`,
+      `/api/v2/referrals/${id}/documents/%E0%A4%A`,
+      '/api/v2/referrals/%E0%A4%A',
+    ]) {
+      const res = await fetch(`${fx.mock.url}${path}`, { headers: { authorization: 'Bearer mock-token' } });
+      expect(res.status, path).toBe(404);
+    }
+    const ok = await fetch(`${fx.mock.url}/api/v2/referrals/${id}`, {
+      headers: { authorization: 'Bearer mock-token' },
+    });
+    expect(ok.status).toBe(200);
+  });
+});
+
+describe('emulator delays longer than a Node timer holds (2^31-1 ms)', () => {
+  it('mock --latency of 30 days (in ms) holds the answer, rather than answering after 1 ms', async () => {
+    const slow = mockFixture({ referrals: 1, latencyMs: 30 * 86_400_000 });
+    await slow.start();
+    try {
+      const res = fetch(`${slow.mock.url}/api/v2/modalities`, {
+        headers: { authorization: 'Bearer mock-token' },
+        signal: AbortSignal.timeout(300),
+      }).then(
+        (r) => `answered ${r.status}`,
+        (err: Error) => err.name,
+      );
+      expect(await res).toBe('TimeoutError');
+    } finally {
+      await slow.stop();
+    }
+  });
+});

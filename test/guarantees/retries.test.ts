@@ -115,6 +115,25 @@ describe('a GET meets a persistent fault: one clear error, the right exit code',
     expect(waited).toEqual(Array(RETRY_POLICY.attempts - 1).fill(1000)); // the emulator's Retry-After: 1, before each retry
   });
 
+  it('a 429 whose Retry-After asks for days: one request, exit 6, saying when to try again', async () => {
+    const server = await testServer((_req, res) =>
+      json(res, 429, { code: 'rate_limited', message: 'slow down' }, { 'retry-after': '3000000' }),
+    );
+    try {
+      const r = await run(['referrals', 'get', '00000000-0000-4000-8000-0000000000aa'], {
+        env: { IMAGING_ENV: 'local', IMAGING_BASE_URL: server.url, IMAGING_CONFIG_DIR: dir.path },
+      });
+      expect(r.code).toBe(6);
+      expect(server.seen).toHaveLength(1);
+      expect(waited).toEqual([]);
+      expect(r.stderr).toMatch(
+        /^hint: The server is rate limiting and asks for a pause of 35 days: try again after that \(\d{4}-\d\d-\d\d \d\d:\d\d UTC\)\.$/m,
+      );
+    } finally {
+      await server.close();
+    }
+  });
+
   it('a slow answer past --timeout, every time: exit 1 naming the timeout', async ({ task }) => {
     inject('slow:*');
     // Every answer is slow (1.5 s), so any timeout shorter than that is met by all three tries.

@@ -364,3 +364,49 @@ describe('a parser error never echoes an option value', () => {
     expect(r.stderr).toBe("error: unknown option '--formt'\nhint: Did you mean --format?\n");
   });
 });
+
+describe('patient data in a URL or a request id stays out of traces and error blocks', () => {
+  // A server that redirects a referral's read (same origin) to a search carrying a name, a date of birth
+  // and a signature, and answers that with a 500 whose X-Request-Id echoes the URL (as /tmp scripts of a
+  // review did).
+  const config = tempDir();
+  let server: Awaited<ReturnType<typeof testServer>>;
+  const ID = '00000000-0000-4000-8000-0000000000aa';
+  beforeAll(async () => {
+    server = await testServer((req, res) => {
+      if (req.url === `/api/v2/referrals/${ID}`) {
+        res.writeHead(302, {
+          location: '/api/v2/search?q=Garcia%2C%20Mary&dob=1992-03-10&sig=s3cr3tsig&page=1',
+        });
+        return res.end();
+      }
+      if (req.url?.startsWith('/api/v2/cpt_codes'))
+        return json(res, 500, { message: 'down' }, { 'x-request-id': 'req_0123abc.def:9-x' });
+      res.writeHead(500, { 'content-type': 'text/html', 'x-request-id': `req_${req.url}` });
+      res.end(`<html>oops ${req.url}</html>`);
+    });
+  });
+  afterAll(async () => {
+    await server.close();
+    config.cleanup();
+  });
+  const env = () => ({ IMAGING_ENV: 'local', IMAGING_BASE_URL: server.url, IMAGING_CONFIG_DIR: config.path });
+
+  it('every query value is redacted but paging; a request id that is not an id is [redacted]', async () => {
+    const { piped } = await import('../fake-io.js');
+    const r = await piped(['referrals', 'get', ID, '--verbose'], { env: env() });
+    expect(r.code).toBe(1);
+    for (const leak of ['Garcia', 'Mary', '1992-03-10', 's3cr3tsig', 'req_/'])
+      expect(r.stderr).not.toContain(leak);
+    expect(r.stderr).toContain('/api/v2/search?q=[redacted]&dob=[redacted]&sig=[redacted]&page=1');
+    expect(r.stderr).toMatch(/< 500 .*request-id=\[redacted\]/);
+    expect(r.stderr).toMatch(/^ {2}request id: \[redacted\]$/m);
+  });
+
+  it('a reference lookup keeps its code, and an id that looks like one is shown as sent', async () => {
+    const { piped } = await import('../fake-io.js');
+    const r = await piped(['api', '/cpt_codes?code=73721&modality=MRI&q=x', '--verbose'], { env: env() });
+    expect(r.stderr).toContain('/api/v2/cpt_codes?code=73721&modality=MRI&q=[redacted]');
+    expect(r.stderr).toContain('request-id=req_0123abc.def:9-x');
+  });
+});

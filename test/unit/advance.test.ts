@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { VISIT_STATUSES } from '../../src/api/types.js';
-import { advanceAll, stepOf } from '../../src/emulator/advance.js';
+import { advanceAll, startAdvancing, stepOf } from '../../src/emulator/advance.js';
 import { buildReferenceData } from '../../src/emulator/data/reference-data.js';
 import { ReferralStore } from '../../src/emulator/data/referral-data.js';
 import type { EmulatorState } from '../../src/emulator/types.js';
@@ -38,6 +38,21 @@ describe('visits that advance on their own', () => {
         else if (s !== 'canceled' && s !== 'exam_not_completed')
           expect(visitRank(next)).toBeGreaterThanOrEqual(visitRank(s));
       }
+    }
+  });
+
+  it('mock --advance-every 30d (longer than a Node timer holds) does not advance every 1 ms', async () => {
+    const referrals = new ReferralStore(1, 20, buildReferenceData(1));
+    const state = { referrals, webhooks: { configured: false } } as unknown as EmulatorState;
+    const statuses = () =>
+      JSON.stringify(Array.from({ length: referrals.total }, (_, i) => referrals.at(i).visits));
+    const before = statuses();
+    const stop = startAdvancing(state, 30 * 86_400_000);
+    try {
+      await new Promise((r) => setTimeout(r, 150));
+      expect(statuses()).toBe(before);
+    } finally {
+      stop();
     }
   });
 });

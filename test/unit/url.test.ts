@@ -88,6 +88,16 @@ describe('traceUrl', () => {
       'https://x.test/api/v2/referrals?patient_name=[redacted]&page=2',
     );
   });
+  it("redacts every query value on any path but paging and the reference lookups' own", () => {
+    expect(
+      traceUrl('https://x.test/api/v2/search?q=Garcia%2C%20Mary&dob=1992-03-10&sig=abc&per_page=5'),
+    ).toBe('https://x.test/api/v2/search?q=[redacted]&dob=[redacted]&sig=[redacted]&per_page=5');
+    expect(traceUrl('https://x.test/api/v2/icd10_codes?q=knee&code=x')).toBe(
+      'https://x.test/api/v2/icd10_codes?q=[redacted]&code=[redacted]',
+    );
+    // A malformed escape in a name is redacted, never a crash.
+    expect(traceUrl('https://x.test/a?%E0%A4%A=1')).toBe('https://x.test/a?%E0%A4%A=[redacted]');
+  });
   it('leaves reference lookups readable', () => {
     expect(traceUrl('https://x.test/api/v2/cpt_codes?code=73721')).toBe(
       'https://x.test/api/v2/cpt_codes?code=73721',

@@ -28,13 +28,13 @@ const MAX_MAX = 2 * 1024 ** 3;
 export default defineCommand({
   path: ['referrals', 'download'],
   description:
-    'Saves the report PDFs (the default; --documents: the documents that have a URL instead, both flags: both) into DIR, named <reference>_<accession>_report.pdf and <reference>_document-<n>.<ext>. Files are patient data: written 0600, whole or not at all, never cached; an existing file is left alone (exit 1) unless --force. Two files that would get one name in a run (references or accessions that differ only in characters a file name cannot hold) never replace each other: the later gets -2, -3… before its extension. DIR must belong to you or root and not be writable by others unless sticky, as /tmp is (else exit 2). The token goes only to links below the base URL. A report not in yet is listed with its visit status. Referrals are read and files fetched --concurrency at a time, with a progress bar on a terminal. --json and --format ndjson list every item asked for with a status (saved, exists, failed, not_available, not_found) and, when not saved, its reason; never a URL. Among several referrals, one not found is a line and a failure. Exit 1 when any file was not saved, 4 when nothing asked for is available.',
+    'Saves the report PDFs (the default; --documents: the documents that have a URL instead, both flags: both) into DIR, named <reference>_<accession>_report.pdf and <reference>_document-<n>.<ext> (each part from server text cut to 100 bytes; <ext> from the link when it is pdf, png, jpg, jpeg, gif, tif, tiff, txt, xml, json or dcm, else from the content type, else bin). Files are patient data: written 0600, whole or not at all, never cached; an existing file is left alone (exit 1) unless --force. Two files that would get one name in a run (references or accessions that differ only in case or in characters a file name cannot hold) never replace each other: the later gets -2, -3… before its extension. DIR must belong to you or root and not be writable by others unless sticky, as /tmp is (else exit 2). The token goes only to links below the base URL. A report not in yet is listed with its visit status. Referrals are read and files fetched --concurrency at a time, with a progress bar on a terminal. --json and --format ndjson list every item asked for with a status (saved, exists, failed, not_available, not_found) and, when not saved, its reason; never a URL. Among several referrals, one not found is a line and a failure. Exit 1 when any file was not saved, 4 when nothing asked for is available.',
   formats: ['table', 'json', 'ndjson'],
   args: [arg('[ids...]', 'referral ids or references')],
   options: {
     from: file(
       '--from <file>',
-      'also the referrals FILE names (- for stdin): an export (CSV, NDJSON, JSON) or one a line',
+      "also the referrals FILE names (- for stdin): an export (CSV, NDJSON, JSON) or one a line; a file of your own, not another user's file, FIFO or symlink",
     ),
     reports: flag('--reports', 'the report PDFs (the default)'),
     documents: flag('--documents', "the referral's documents that have a URL"),
@@ -65,6 +65,10 @@ export default defineCommand({
         'e.g. imaging referrals download R-240002',
       );
     const makeDir = checkDir(dir, opts.dir !== undefined, opts.dir ?? '.');
+    // In the sandbox, each referral costs at least one request: more than is left stops (exit 6) before any.
+    ctx.api(); // the meter is the API client's
+    const { checkCost } = await import('../../meter/cost.js');
+    await checkCost(ctx, new Set(texts.map((t) => t.trim())).size, 'This download');
     const reports = opts.reports === true || opts.documents !== true;
     const documents = opts.documents === true;
     const human = format === 'table';
@@ -410,7 +414,8 @@ export function parseSize(value: string): number {
 
 async function fromFile(ctx: Context, source: string): Promise<string[]> {
   const { readInput } = await import('../../cli/input.js');
-  const { referralsInFile } = await import('../../referrals/from-file.js');
+  const { checkListFile, referralsInFile } = await import('../../referrals/from-file.js');
+  if (source !== '-') checkListFile(source);
   const bytes = await readInput(ctx, source, '--from');
   return referralsInFile(bytes.toString('utf8'), source === '-' ? 'standard input' : source);
 }

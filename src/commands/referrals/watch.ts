@@ -14,6 +14,8 @@ const DEFAULT_INTERVAL_MS = 60_000;
 const FLOOR_MS = 10_000;
 /** Against the emulator (--env local), where nothing is counted. */
 const LOCAL_FLOOR_MS = 1_000;
+/** The longest interval: a referral read less than daily is better looked up by hand. */
+const CEILING_MS = 86_400_000;
 const DEFAULT_CONCURRENCY = 8;
 
 const RULE = `Polls each referral (GET /referrals/{id}, one request a referral each interval) and reports every visit status change: on a terminal a table updated in place, piped a line per change and the last state at the end, with --format ndjson one visit.status_changed event per change.
@@ -44,7 +46,7 @@ export default defineCommand({
     ),
     interval: duration(
       '--interval <duration>',
-      'time between two reads of a referral: 90s, 15m, 1h (default 60s; at least 10s, 1s with --env local)',
+      'time between two reads of a referral: 90s, 15m, 1h (default 60s; at least 10s, 1s with --env local; at most 24h)',
     ),
     within: duration(
       '--within <duration>',
@@ -52,7 +54,7 @@ export default defineCommand({
     ),
     from: file(
       '--from <file>',
-      'referrals to watch from a file (- for stdin): an export (CSV, NDJSON, JSON) or one ID or reference a line',
+      "referrals to watch from a file (- for stdin): an export (CSV, NDJSON, JSON) or one ID or reference a line; a file of your own, not another user's file, FIFO or symlink",
     ),
     concurrency: int('--concurrency <n>', `referrals read at once (default ${DEFAULT_CONCURRENCY})`, {
       max: 16,
@@ -75,6 +77,11 @@ export default defineCommand({
       throw new UsageError(
         `--interval: ${formatDuration(intervalMs)} is too short (at least ${formatDuration(floor)})`,
         local ? undefined : 'Each read is a request; against the emulator (--env local) the floor is 1s.',
+      );
+    if (intervalMs > CEILING_MS)
+      throw new UsageError(
+        `--interval: ${formatDuration(intervalMs)} is too long (at most 24h)`,
+        'Give --within for how long to watch; --interval is the time between two reads.',
       );
     const texts = await named(ctx, (args[0] as unknown as string[] | undefined) ?? [], opts.from);
     checkAllowance(ctx, texts.length, intervalMs, opts.within);
@@ -139,10 +146,11 @@ function list(ws: readonly Watched[]): string {
 async function named(ctx: Context, args: readonly string[], from: string | undefined): Promise<string[]> {
   const texts = [...args];
   if (from !== undefined) {
-    const [{ readInput }, { referralsInFile }] = await Promise.all([
+    const [{ readInput }, { checkListFile, referralsInFile }] = await Promise.all([
       import('../../cli/input.js'),
       import('../../referrals/from-file.js'),
     ]);
+    if (from !== '-') checkListFile(from);
     const bytes = await readInput(ctx, from, '--from');
     texts.push(...referralsInFile(bytes.toString('utf8'), from === '-' ? 'standard input' : from));
   }

@@ -88,7 +88,7 @@ export class DocumentLinks {
   }
 }
 
-/** The PDF of a report or document, or undefined when the referral has no such file. */
+/** The PDF of a report or document (`file` URI-decoded), or undefined when the referral has no such file. */
 export function documentPdf(referral: Referral, kind: string, file: string): Buffer | undefined {
   if (kind === 'documents') {
     const n = Number.parseInt(file, 10);
@@ -100,7 +100,7 @@ export function documentPdf(referral: Referral, kind: string, file: string): Buf
       'A synthetic document served by the imaging emulator.',
     ]);
   }
-  const accession = decodeURIComponent(file.replace(/\.pdf$/, ''));
+  const accession = file.replace(/\.pdf$/, '');
   let found: Procedure | undefined;
   for (const visit of referral.visits) {
     if (!REPORTED.has(visit.status)) continue;

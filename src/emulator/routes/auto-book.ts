@@ -1,5 +1,6 @@
 import type { AutoBookRequest, Referral } from '../../api/types.js';
 import { isLoopbackHost } from '../../api/url.js';
+import { after } from '../../util/timer.js';
 import { autoBookEvent } from '../../webhook/events.js';
 import { uuidFrom } from '../data/random.js';
 import { gate, invalid, jsonBody, notFound } from '../reply.js';
@@ -43,11 +44,14 @@ export const routes = [
     };
     s.referrals.put({ ...structuredClone(referral), auto_book_request: request });
     const webhookUrl = typeof input!.webhook_url === 'string' ? input!.webhook_url : undefined;
-    const timer = setTimeout(
-      () => complete(s, referral.id, request.id, webhookUrl),
+    // --auto-book-delay may be longer than a Node timer holds: `after` waits it out in steps.
+    after(
       s.options.autoBookDelayMs ?? AUTO_BOOK_DELAY_MS,
+      () => complete(s, referral.id, request.id, webhookUrl),
+      {
+        unref: true,
+      },
     );
-    timer.unref();
     return { status: 202, body: { auto_book_request: request } };
   }),
 ];

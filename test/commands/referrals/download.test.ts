@@ -542,6 +542,16 @@ describe('several referrals from one server', () => {
         res.writeHead(200, { 'content-type': 'application/pdf' });
         return res.end(minimalPdf([`Referral: ${f[1]}`]));
       }
+      // A document whose link ends in .sh: a PDF when its name says so, else a shell script.
+      const doc = /^\/api\/v2\/docs\/([^/?]+)$/.exec(req.url ?? '');
+      if (doc?.[1]?.startsWith('pdf')) {
+        res.writeHead(200, { 'content-type': 'application/pdf' });
+        return res.end(minimalPdf(['a document']));
+      }
+      if (doc) {
+        res.writeHead(200, { 'content-type': 'text/x-shellscript' });
+        return res.end('#!/bin/sh\necho owned\n');
+      }
       json(res, 404, { message: 'not found' });
     });
   });
@@ -583,6 +593,63 @@ describe('several referrals from one server', () => {
         expect(text(join(out, 'R-1_2_ACC_report.pdf'))).toContain(`Referral: ${A}`);
         expect(text(join(out, 'R-1_2_ACC_report-2.pdf'))).toContain(`Referral: ${B}`);
       }
+    } finally {
+      d.cleanup();
+    }
+  });
+
+  it('names that differ only in case (R-DUP, r-dup): the second gets -2, even with --force', async () => {
+    serve(A, 'R-DUP', 'ACC');
+    serve(B, 'r-dup', 'acc');
+    const d = tempDir();
+    try {
+      const out = join(d.path, 'out');
+      for (const run of [1, 2]) {
+        const r = await piped(['referrals', 'download', A, B, '-D', out, '--force'], { env: envIn(d.path) });
+        expect(r.code, `run ${run}: ${r.stderr}`).toBe(0);
+        expect(readdirSync(out).sort()).toEqual(['R-DUP_ACC_report.pdf', 'r-dup_acc_report-2.pdf']);
+        expect(text(join(out, 'r-dup_acc_report-2.pdf'))).toContain(`Referral: ${B}`);
+      }
+    } finally {
+      d.cleanup();
+    }
+  });
+
+  it('a long CJK reference and an accession of emoji: names cut by UTF-8 bytes at whole code points', async () => {
+    serve(A, '\u53c2'.repeat(120), 'ACC'); // 360 bytes in UTF-8, 120 UTF-16 units
+    serve(B, 'R-2', `x${'\u{1F600}'.repeat(60)}`); // a cut at 100 UTF-16 units splits a surrogate pair
+    const d = tempDir();
+    try {
+      const out = join(d.path, 'out');
+      const r = await piped(['referrals', 'download', A, B, '-D', out], { env: envIn(d.path) });
+      expect(r.code, r.stderr).toBe(0);
+      const names = readdirSync(out);
+      expect(names).toHaveLength(2);
+      for (const name of names) {
+        expect(Buffer.byteLength(name)).toBeLessThanOrEqual(255);
+        expect(name).not.toContain('\uFFFD');
+        expect(name).not.toMatch(/\p{Cs}/u);
+      }
+      expect(names).toContain(`${'\u53c2'.repeat(33)}_ACC_report.pdf`);
+      expect(names).toContain(`R-2_x${'\u{1F600}'.repeat(24)}_report.pdf`);
+    } finally {
+      d.cleanup();
+    }
+  });
+
+  it("a document's extension from its link only when it is a document's (.sh: the content type's, else .bin)", async () => {
+    referrals.set(A, {
+      id: A,
+      reference: 'R-1',
+      visits: [],
+      documents: [{ url: `${api.url}/api/v2/docs/pdf-run.sh` }, { url: `${api.url}/api/v2/docs/evil.sh` }],
+    });
+    const d = tempDir();
+    try {
+      const out = join(d.path, 'out');
+      const r = await piped(['referrals', 'download', A, '--documents', '-D', out], { env: envIn(d.path) });
+      expect(r.code, r.stderr).toBe(0);
+      expect(readdirSync(out).sort()).toEqual(['R-1_document-1.pdf', 'R-1_document-2.bin']);
     } finally {
       d.cleanup();
     }
@@ -1008,5 +1075,120 @@ describe('many referrals from a slow server', () => {
     } finally {
       d.cleanup();
     }
+  });
+});
+
+describe('the sandbox allowance', () => {
+  it('--from with more referrals than the allowance has left: exit 6 before any request', async () => {
+    const env = fx.env({ IMAGING_ENV: 'sandbox', IMAGING_TOKEN: `mock-download-cost-${process.pid}` });
+    expect((await piped(['auth', 'allowance', '--used', '1990'], { env })).code).toBe(0); // 10 left
+    const list = join(dir.path, 'ids.txt');
+    writeFileSync(
+      list,
+      `${all()
+        .slice(0, 50)
+        .map((r) => r.id)
+        .join('\n')}\n`,
+    );
+    fx.reset();
+    const r = await piped(['referrals', 'download', '--from', list, '-D', dir.path], { env });
+    expect(r.code).toBe(6);
+    expect(r.stderr).toMatch(
+      /^error: this download needs 50 more requests, more than the ≈10 left in the sandbox allowance: stopped before sending them/m,
+    );
+    expect(fx.apiRequests()).toHaveLength(0);
+    const yes = await piped(['referrals', 'download', '--from', list, '-D', dir.path, '--yes'], { env });
+    expect(yes.stderr).toContain('going ahead (--yes)');
+    expect(fx.apiRequests().length).toBeGreaterThanOrEqual(50);
+  });
+});
+
+const asRoot = process.getuid?.() === 0 && spawnSync('setpriv', ['--version']).status === 0;
+describe.skipIf(!asRoot)(
+  `--from FILE of another user (download and watch)${asRoot ? '' : ' (skipped: needs root and setpriv)'}`,
+  () => {
+    const NOBODY = 65534;
+    const nobody = (...cmd: string[]) =>
+      execFileSync('setpriv', [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', ...cmd]);
+    const shared = () => {
+      const d = join(dir.path, 'shared');
+      mkdirSync(d, { recursive: true });
+      chmodSync(dir.path, 0o755);
+      chmodSync(d, 0o1777);
+      return d;
+    };
+    const mine = () => {
+      const f = join(dir.path, 'mine.txt');
+      writeFileSync(f, `${all()[0]!.id}\n`);
+      return f;
+    };
+    const commands = (list: string) => [
+      ['referrals', 'download', '--from', list, '-D', join(dir.path, 'out')],
+      ['referrals', 'watch', '--from', list, '--within', '0s'],
+    ];
+
+    it("another user's file, their symlink in a shared folder, their FIFO: exit 2, no request", async () => {
+      const theirs = join(shared(), 'theirs.txt');
+      nobody('sh', '-c', `printf '%s\\n' ${all()[1]!.id} > ${theirs}`);
+      const link = join(shared(), 'link.txt');
+      nobody('ln', '-s', mine(), link);
+      const fifo = join(shared(), 'fifo');
+      nobody('mkfifo', '-m', '0644', fifo);
+      // The other user feeds the FIFO: unchecked, each line would be sent as a search.
+      const writer = spawn('setpriv', [
+        `--reuid=${NOBODY}`,
+        `--regid=${NOBODY}`,
+        '--clear-groups',
+        'sh',
+        '-c',
+        `while :; do printf '%s\\n' 'Garcia, Mary' > ${fifo}; done`,
+      ]);
+      try {
+        for (const [list, why] of [
+          [theirs, 'is a file owned by nobody'],
+          [link, 'is a symlink owned by nobody'],
+          [fifo, 'is a FIFO owned by nobody'],
+        ] as const) {
+          for (const argv of commands(list)) {
+            fx.reset();
+            const r = await piped(argv, { env: fx.env() });
+            expectUsageError(
+              r,
+              new RegExp(`--from ${list} ${why}; a list of referrals is read only from a file of your own`),
+              0,
+            );
+            expect(fx.apiRequests()).toHaveLength(0);
+          }
+        }
+      } finally {
+        writer.kill();
+      }
+      // My own file is read.
+      fx.reset();
+      const r = await piped(commands(mine())[1]!, { env: fx.env() });
+      expect(r.stderr).not.toMatch(/^error:/m);
+      expect(fx.apiRequests().length).toBeGreaterThan(0);
+    });
+  },
+);
+
+describe('--from FILE that is not a list of referrals', () => {
+  it('a NUL byte or an entry over 200 characters: exit 2 before any request (download and watch)', async () => {
+    const bin = join(dir.path, 'ids.bin');
+    writeFileSync(bin, Buffer.from(`${all()[0]!.id}\n\0\x01binary\n`));
+    const long = join(dir.path, 'long.txt');
+    writeFileSync(long, `${all()[0]!.id}\n${'Garcia Mary '.repeat(20)}\n`);
+    for (const [file, why] of [
+      [bin, 'it holds a NUL byte'],
+      [long, 'an entry is over 200 characters'],
+    ] as const)
+      for (const argv of [
+        ['referrals', 'download', '--from', file, '-D', dir.path],
+        ['referrals', 'watch', '--from', file, '--within', '0s'],
+      ]) {
+        fx.reset();
+        const r = await piped(argv, { env: fx.env() });
+        expectUsageError(r, new RegExp(`${file} is not a list of referrals \\(${why}\\)`), 0);
+      }
   });
 });

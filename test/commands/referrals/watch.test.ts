@@ -528,3 +528,43 @@ describe.concurrent('imaging referrals watch: stopped and on a terminal', () => 
     });
   });
 });
+
+describe('imaging referrals watch: waits longer than a Node timer holds', () => {
+  it('--interval over 24h is a usage error before any request (a 25d one would poll every 1 ms)', async () => {
+    const id = standingAs('waiting')[0]!.id;
+    for (const interval of ['25d', '30d', '25h']) {
+      const r = await piped(['referrals', 'watch', id, '--interval', interval, '--within', '25d'], {
+        env: fx.env(),
+      });
+      expectUsageError(r, /--interval: .+ is too long \(at most 24h\)/, 0);
+      expect(fx.apiRequests()).toHaveLength(0);
+    }
+  });
+
+  it('a 429 whose Retry-After asks for days ends the watch (exit 6, naming when), never a tight loop', async () => {
+    // As a server in trouble may answer: 429 with Retry-After 3000000 (34 days, beyond a Node timer).
+    const server = await testServer((_req, res) =>
+      json(res, 429, { code: 'rate_limited', message: 'slow down' }, { 'retry-after': '3000000' }),
+    );
+    const config = tempDir();
+    try {
+      const id = standingAs('waiting')[0]!.id;
+      const t0 = Date.now();
+      const r = await piped(['referrals', 'watch', id, '--interval', '1s', '--within', '4s'], {
+        env: { IMAGING_ENV: 'local', IMAGING_BASE_URL: server.url, IMAGING_CONFIG_DIR: config.path },
+      });
+      expect(r.code).toBe(6);
+      expect(Date.now() - t0).toBeLessThan(3000);
+      // The client does not wait for a Retry-After over 60 s: one request, no loop.
+      expect(server.seen).toHaveLength(1);
+      expect(r.stderr).toMatch(/^error: slow down$/m);
+      expect(r.stderr).toMatch(
+        /asks for a pause of 35 days: try again after that \(\d{4}-\d\d-\d\d \d\d:\d\d UTC\)/,
+      );
+      expect(r.stderr).not.toContain('TimeoutOverflowWarning');
+    } finally {
+      await server.close();
+      config.cleanup();
+    }
+  });
+});
