@@ -98,10 +98,17 @@ function parseProxy(variable: string, value: string): ProxyChoice {
     );
   if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.hostname === '')
     throw new UsageError(`${variable} is not an http:// or https:// proxy URL`, fix);
-  const authorization =
-    url.username || url.password
-      ? `Basic ${Buffer.from(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`).toString('base64')}`
-      : undefined;
+  let credentials: string | undefined;
+  try {
+    credentials =
+      url.username || url.password
+        ? `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`
+        : undefined;
+  } catch {
+    // The message names the variable, never its value: the value holds the password.
+    throw new UsageError(`${variable} has a user or password with a broken %-escape`, fix);
+  }
+  const authorization = credentials ? `Basic ${Buffer.from(credentials).toString('base64')}` : undefined;
   const port = url.port || (url.protocol === 'https:' ? '443' : '1080');
   const bare = new URL(`${url.protocol}//${url.hostname}:${port}`);
   return { url: bare, shown: `${url.hostname}:${port}`, variable, authorization, value };

@@ -328,6 +328,10 @@ describe.skipIf(!openssl)('HTTPS through a proxy (a real CONNECT proxy, a local 
         ['socks5://u:hunter2@127.0.0.1:1080', 'HTTPS_PROXY names a SOCKS proxy'],
         ['ftp://u:hunter2@proxy.corp', 'HTTPS_PROXY is not an http:// or https:// proxy URL'],
         ['http://u:hunter2@[bad', 'HTTPS_PROXY is not a proxy URL'],
+        [
+          'http://u:hunter2%E0%A4%A@proxy.corp:3128',
+          'HTTPS_PROXY has a user or password with a broken %-escape',
+        ],
       ] as const
     ).entries()) {
       const r = await imaging(['api', '/modalities'], { HTTPS_PROXY: value }, i === 0);
