@@ -99,6 +99,11 @@ check_binary() {
     imaging --env local --base-url "$url" referrals export -o "$work/referrals.csv" 2>/dev/null
     head -n 1 "$work/referrals.csv" | grep -q '^referral_id,reference,' || fail "the export's file"
     step "referrals export -o FILE"
+    # A workbook: exceljs inlined into the binary must not bring Node's Buffer() warning with it.
+    imaging --env local --base-url "$url" referrals export -o "$work/referrals.xlsx" 2>"$work/xlsx.err"
+    grep -q 'Warning' "$work/xlsx.err" && fail "the workbook export warned: $(cat "$work/xlsx.err")"
+    [ -s "$work/referrals.xlsx" ] || fail "the workbook's file"
+    step "referrals export -o FILE.xlsx, with no warning"
     umask 077
     printf 'whsec_check' >"$work/secret.txt"
     imaging webhook sample visit.status_changed >"$work/event.json"

@@ -41,6 +41,16 @@ function loadCli(): Cli {
   return module.exports;
 }
 
+// Node says nothing of a library's `Buffer()` (DEP0005) when its caller sits under node_modules; in
+// this one file every library looks like ours, so exceljs would warn on every workbook. That one
+// warning is dropped, as the npm install drops it; every other warning is kept.
+const emitWarning = process.emitWarning;
+process.emitWarning = function (this: NodeJS.Process, warning: string | Error, ...rest: unknown[]) {
+  const code = typeof rest[0] === 'object' && rest[0] ? (rest[0] as { code?: string }).code : rest[1];
+  if (code === 'DEP0005') return;
+  return (emitWarning as (...a: unknown[]) => void).call(this, warning, ...rest);
+} as typeof process.emitWarning;
+
 const args = process.argv.slice(2);
 if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
   process.stdout.write(`${versionLine(undefined)}\n`);
