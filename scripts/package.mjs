@@ -243,6 +243,8 @@ async function buildTarget(name, { main, cliSource }) {
 
 async function run() {
   const at = process.argv.indexOf('--target');
+  if (at > 0 && !process.argv[at + 1])
+    throw new Error(`package: --target needs one of ${Object.keys(TARGETS).join(', ')}`);
   const wanted = at > 0 ? [process.argv[at + 1]] : Object.keys(TARGETS);
   for (const name of wanted) {
     if (NOT_BUILT[name]) throw new Error(`package: ${name} is not built: ${NOT_BUILT[name]}`);
@@ -254,6 +256,8 @@ async function run() {
   const bundled = await bundle();
   console.log(`bundle: ${(statSync(bundled.main).size / 1e3).toFixed(0)} KB`);
   for (const name of wanted) await buildTarget(name, bundled);
+  // The binary reads nothing beside it; its help's Docs line names this copy.
+  copyFileSync(join(root, 'README.md'), join(out, 'README.md'));
   if (at < 0) for (const [name, why] of Object.entries(NOT_BUILT)) console.log(`${name}: not built, ${why}`);
 }
 

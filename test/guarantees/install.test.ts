@@ -51,11 +51,11 @@ describe('--version: one line, the version, the build and the Node inside', () =
 });
 
 describe('the npm package', () => {
-  it('holds the bundles, the man page and the README, never dist/bin/, sources, tests or source maps', async () => {
+  it('holds the bundles, the man page, the README and docs/, never dist/bin/, sources, tests or source maps', async () => {
     const dir = tempDir();
     try {
       // The project's layout with what must stay out beside what goes in.
-      for (const f of ['package.json', 'README.md', 'bin', 'dist', 'man'])
+      for (const f of ['package.json', 'README.md', 'bin', 'dist', 'man', 'docs'])
         cpSync(join(ROOT, f), join(dir.path, f), {
           recursive: true,
           filter: (p) => !p.endsWith('/dist/bin'),
@@ -71,6 +71,9 @@ describe('the npm package', () => {
       expect(files).toContain('dist/cli.cjs');
       expect(files).toContain('man/imaging.1');
       expect(files).toContain('README.md');
+      // The README's and the man page's links: the command pages and recipes travel with it.
+      expect(files).toContain('docs/commands/index.md');
+      expect(files).toContain('docs/recipes.md');
       expect(files.filter((f) => /^(dist\/bin|src|test)\/|\.map$/.test(f))).toEqual([]);
       const pkgJson = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
       expect(pkgJson.man).toEqual(['man/imaging.1']);
