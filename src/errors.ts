@@ -171,6 +171,8 @@ export function exitCodeForStatus(status: number): number {
   if (status === 404) return ExitCode.notFound;
   if (status === 429) return ExitCode.limit;
   if (status === 400 || status === 422) return ExitCode.rejected;
+  // A method the path does not take is no refusal of the request's content: "anything unexpected".
+  if (status === 405) return ExitCode.failure;
   if (status >= 400 && status < 500) return ExitCode.rejected;
   return ExitCode.failure;
 }

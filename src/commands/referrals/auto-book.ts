@@ -85,7 +85,8 @@ export default defineCommand({
       client,
       route,
       body,
-      `there is no referral ${resolved.id} on ${env}`,
+      // A reference was found by a read; an id was taken as given and may name no referral.
+      resolved.reference ? { found: `Referral ${name}` } : `there is no referral ${resolved.id} on ${env}`,
     ).catch((err: unknown) => {
       throw forbidden(err, env);
     });

@@ -76,7 +76,9 @@ export default defineCommand({
     if (asksFirst(ctx)) showRequest(ctx, 'table', route, body, false);
     if (!(await confirmWrite(ctx, `Update referral ${clean(before.reference ?? rid)}`)))
       return ExitCode.failure;
-    const res = await sendOperation<unknown>(client, route, body, `there is no referral ${rid} on ${env}`);
+    const res = await sendOperation<unknown>(client, route, body, {
+      found: `Referral ${clean(before.reference ?? rid)}`,
+    });
     let after = snapshotOf(res.data);
     if (!after) {
       ctx.note('The update answered without the referral: reading it again to show what changed.');

@@ -281,6 +281,34 @@ describe('referrals update against a second real server', () => {
     }
   });
 
+  it.for([404, 405])(
+    'a %i with the stored default environment elsewhere: the hint names --env, and a 404 blames the path (the referral was just read)',
+    async (status) => {
+      const id = snapshot.id as string;
+      const server = await testServer((req, res) =>
+        req.method === 'GET' ? json(res, 200, snapshot) : json(res, status, { error: 'Nope' }),
+      );
+      try {
+        const base = { IMAGING_CONFIG_DIR: dir.path, IMAGING_CACHE_DIR: dir.path };
+        expect((await run(['config', 'set', 'env', 'production'], { env: base })).code).toBe(0);
+        const r = await run(['--env', 'sandbox', 'referrals', 'update', id, '--wc-number', 'X'], {
+          env: { ...base, IMAGING_BASE_URL: server.url, IMAGING_TOKEN: 'sandbox-token' },
+        });
+        expect(r.code, r.stderr).toBe(status === 404 ? 4 : 1);
+        expect(r.stderr).toContain(
+          "set it with: imaging config set path.referral_update 'PATCH /api/v2/…/{id}/…' --env sandbox\n",
+        );
+        if (status === 404)
+          expect(r.stderr).toContain(
+            `hint: Referral ${snapshot.reference} was read just before, so the path is likely wrong: the path of the referral update is not published`,
+          );
+        expect(r.stderr).not.toContain('there is no referral');
+      } finally {
+        await server.close();
+      }
+    },
+  );
+
   it('a 404 or 405 from the default path names the key to set', async () => {
     const id = snapshot.id as string;
     const server = await testServer((req, res) =>
@@ -290,7 +318,7 @@ describe('referrals update against a second real server', () => {
       const r = await piped(['referrals', 'update', id, '--wc-number', 'X'], {
         env: env({ IMAGING_BASE_URL: server.url, IMAGING_CONFIG_DIR: dir.path }),
       });
-      expect(r.code).toBe(7);
+      expect(r.code).toBe(1); // a 405 is "anything unexpected", not a refusal of the fields (7)
       expect(r.stderr).toContain(
         "hint: The path of the referral update is not published (the default, PATCH /api/v2/referrals/{id}, is a guess); set it with: imaging config set path.referral_update 'PATCH /api/v2/…/{id}/…' --env local",
       );
