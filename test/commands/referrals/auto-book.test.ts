@@ -110,6 +110,8 @@ describe('imaging referrals auto-book', () => {
   it.for([
     [['--radius', '0'], /--radius must be between 1 and 250, not 0/],
     [['--radius', '251'], /--radius must be between 1 and 250, not 251/],
+    [['--radius', '-3'], /--radius must be between 1 and 250, not -3/],
+    [['--radius', 'ten'], /--radius must be a whole number, 1 to 250\./],
     [['--strategy', 'nearest'], /--strategy: unknown strategy "nearest"/],
     [['--strategy', 'closest-soonest', '--within', '1m'], /--within goes with --wait/],
     [['--webhook-url', 'ftp://x.example/'], /--webhook-url needs an http\(s\) URL/],

@@ -188,6 +188,62 @@ describe('imaging referrals update', () => {
   });
 });
 
+describe('referrals update: messages that agree with what happened', () => {
+  it("--insurance-number '' on a referral without one is no change (not (none) → (none))", async () => {
+    const list = await piped(['referrals', 'list', '--per-page', '100', '--json'], { env: env() });
+    const bare = (JSON.parse(list.stdout) as Array<Record<string, unknown>>).find(
+      (r) => !('insurance_number' in r) || r.insurance_number === null,
+    );
+    expect(bare).toBeDefined();
+    fx.reset();
+    const r = await piped(['referrals', 'update', String(bare!.reference), '--insurance-number', ''], {
+      env: env(),
+    });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe(
+      `Nothing changed on referral ${bare!.reference} (${bare!.id}): it already had these values.\n`,
+    );
+    expect(r.stderr).not.toContain('warning');
+  });
+
+  it('a field the server ignores: stdout does not say it already had the value', async () => {
+    const before = await referral('R-240007');
+    const server = await testServer((_req, res) => json(res, 200, before));
+    try {
+      const r = await piped(['referrals', 'update', String(before.id), '--wc-number', 'WC-NEW-1'], {
+        env: env({ IMAGING_BASE_URL: server.url, IMAGING_CONFIG_DIR: dir.path }),
+      });
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toBe(
+        `Nothing changed on referral ${before.reference} (${before.id}): the server returned it as it was.\n`,
+      );
+      expect(r.stderr).toContain(
+        'warning: wc_number was sent, but the referral the server returned shows wc_number as before.',
+      );
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('removing a code the referral lacks: the hint names the referral by its reference, and the example codes exist', async () => {
+    const r = await piped(['referrals', 'update', 'R-240002', '--icd10', '-M54.2'], { env: env() });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(
+      'hint: Nothing was changed. Its codes are listed by: imaging referrals get R-240002 --fields icd10_codes',
+    );
+    const bad = await piped(['referrals', 'update', 'R-240002', '--icd10', 'M54.50'], { env: env() });
+    const example = /e\.g\. --icd10 (\S+)/.exec(bad.stderr)?.[1];
+    expect(example, bad.stderr).toBeDefined();
+    for (const code of example!.split(',').map((c) => c.slice(1))) {
+      const found = await piped(['icd10', code, '--json'], { env: env() });
+      expect(
+        JSON.parse(found.stdout).map((c: { code: string }) => c.code),
+        code,
+      ).toContain(code);
+    }
+  });
+});
+
 describe('referrals update against a second real server', () => {
   let snapshot: Record<string, unknown>;
   beforeAll(async () => {

@@ -65,10 +65,12 @@ describe('imaging sandbox advance', () => {
     const before = listener.lines().length;
     const res = await run(['sandbox', 'advance', visit.id, '--to', 'Sent-To-RP'], { env: fx.env() });
     expect(res.code, res.stderr).toBe(0);
-    expect(res.stdout).toBe(`Visit ${visit.id} (referral ${r.id}): ${visit.status} → sent_to_rp\n`);
+    // The referral is named by its reference, read after the advance by the id the answer gives.
+    expect(res.stdout).toBe(`Visit ${visit.id} (referral ${r.reference}): ${visit.status} → sent_to_rp\n`);
     expect(fx.apiRequests().map((q) => `${q.method} ${q.path}`)).toEqual([
       `GET /api/v2/referrals/${visit.id}`,
       `POST /api/v2/sandbox/visits/${visit.id}/advance`,
+      `GET /api/v2/referrals/${r.id}`,
     ]);
     const line = await until(() => listener.lines()[before], 'the delivery');
     expect(JSON.parse(line)).toMatchObject({
