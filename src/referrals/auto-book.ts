@@ -14,7 +14,7 @@ export const RADIUS = { min: 1, max: 250 } as const;
 
 /** Outcomes the booking is made in (exit 0), and those after which it will not be (exit 10). */
 const BOOKED = ['booked', 'contacted_for_booking'];
-const NOT_BOOKED = ['no_availability', 'booking_failed'];
+export const NOT_BOOKED = ['no_availability', 'booking_failed'];
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
