@@ -1,3 +1,4 @@
+import type { IncomingHttpHeaders } from 'node:http';
 import { clean } from './output/text.js';
 
 /** Error classes and the one mapping from failures to exit codes (see the CLI contract). */
@@ -149,6 +150,8 @@ export interface ApiErrorDetails {
   status: number;
   method: string;
   url: string;
+  /** The answer's headers, for `api -i` (shown through the sanitiser, never in the error block). */
+  headers?: IncomingHttpHeaders | undefined;
   code?: string | undefined;
   type?: string | undefined;
   message?: string | undefined;

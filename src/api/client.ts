@@ -292,7 +292,13 @@ export class ApiClient {
         this.token,
       );
       const allowance = this.onAnswer?.(res.status, details.code);
-      const error = new ApiError({ ...details, method, url: traceUrl(res.url), allowance });
+      const error = new ApiError({
+        ...details,
+        method,
+        url: traceUrl(res.url),
+        allowance,
+        headers: res.headers,
+      });
       const d = this.decide(p, attempt, {
         kind: 'status',
         status: res.status,
