@@ -98,14 +98,16 @@ function earlier(r: AutoBookRequest, since: number): boolean {
 
 /** Clock skew allowed when the server gave no Date header and the submission time is this machine's. */
 const SKEW_MS = 2 * 60_000;
+/** The server stamps its Date when it answers: the request may have been created (or done) before. */
+const ANSWER_MS = 5_000;
 
 /**
- * When a submission was made, on the server's clock: its answer's Date header (whole seconds, rounded
- * down, so never after the request), else this machine's clock at sending less the allowed skew.
+ * When a submission was made, on the server's clock: its answer's Date header less the time an answer
+ * may take, else this machine's clock at sending less the allowed skew.
  */
 export function submittedAt(dateHeader: string | undefined, sentAt: number): number {
   const server = dateHeader ? Date.parse(dateHeader) : Number.NaN;
-  return Number.isNaN(server) ? sentAt - SKEW_MS : server;
+  return Number.isNaN(server) ? sentAt - SKEW_MS : server - ANSWER_MS;
 }
 
 /** The completed request, for people or as JSON; the exit code its outcome gives. */

@@ -255,11 +255,16 @@ describe('referrals auto-book against a second real server', () => {
   });
 
   it.for([
-    ['the server clock agrees', undefined],
-    ['the server clock is days behind (its Date header is used)', 'Sun, 01 Nov 2026 00:00:00 GMT'],
-  ] as Array<[string, string | undefined]>)(
+    ['the server clock agrees', undefined, 0],
+    ['the server clock is days behind (its Date header is used)', 'Sun, 01 Nov 2026 00:00:00 GMT', 0],
+    [
+      'this one was created and done just before the Date of the answer',
+      'Sun, 01 Nov 2026 00:00:00 GMT',
+      -6_000,
+    ],
+  ] as Array<[string, string | undefined, number]>)(
     '--wait without a request id ignores an earlier completed request (%s)',
-    async ([, serverDate]) => {
+    async ([, serverDate, offset]) => {
       // The answer carries no id; the referral first still shows an outcome from before the submission.
       const now = () => (serverDate ? Date.parse(serverDate) + 5_000 : Date.now());
       const old = { ...request, status: 'completed', outcome: 'no_availability', completed_at: '' };
@@ -269,9 +274,16 @@ describe('referrals auto-book against a second real server', () => {
         const date: Record<string, string> = serverDate ? { date: serverDate } : {};
         if (req.method !== 'GET') return json(res, 202, {}, date);
         reads++;
-        const fresh = { ...request, id: 'c0ffee00-0000-4000-8000-000000000001', status: 'completed' };
+        const fresh = {
+          ...request,
+          id: 'c0ffee00-0000-4000-8000-000000000001',
+          status: 'completed',
+          created_at: new Date(now() + offset - 500).toISOString(),
+        };
         const current =
-          reads < 3 ? old : { ...fresh, outcome: 'booked', completed_at: new Date(now()).toISOString() };
+          reads < 3
+            ? old
+            : { ...fresh, outcome: 'booked', completed_at: new Date(now() + offset).toISOString() };
         return json(res, 200, { id: ID, reference: 'R-240001', auto_book_request: current }, date);
       });
       try {
