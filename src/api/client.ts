@@ -292,13 +292,7 @@ export class ApiClient {
         this.token,
       );
       const allowance = this.onAnswer?.(res.status, details.code);
-      const error = new ApiError({
-        ...details,
-        method,
-        url: traceUrl(res.url),
-        allowance,
-        headers: res.headers,
-      });
+      const error = new ApiError({ ...details, method, url: traceUrl(res.url), allowance });
       const d = this.decide(p, attempt, {
         kind: 'status',
         status: res.status,
