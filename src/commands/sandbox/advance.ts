@@ -52,7 +52,10 @@ export default defineCommand({
       { status },
       {
         dryRun: Boolean(opts.dryRun),
-        alsoMissing: `there is no visit ${visitId} on ${env}`,
+        // A visit read from its referral exists: then a 404 is the path's.
+        alsoMissing: referral
+          ? { found: `Visit ${visitId} (of referral ${clean(referral.reference ?? referral.id)})` }
+          : `there is no visit ${visitId} on ${env}`,
       },
     );
     if (!res) return 0;
