@@ -1,3 +1,4 @@
+import type { IncomingHttpHeaders } from 'node:http';
 import { clean } from './output/text.js';
 
 /** Error classes and the one mapping from failures to exit codes (see the CLI contract). */
@@ -149,6 +150,8 @@ export interface ApiErrorDetails {
   status: number;
   method: string;
   url: string;
+  /** The answer's headers, for `api -i` (shown through the sanitiser, never in the error block). */
+  headers?: IncomingHttpHeaders | undefined;
   code?: string | undefined;
   type?: string | undefined;
   message?: string | undefined;
@@ -171,6 +174,8 @@ export function exitCodeForStatus(status: number): number {
   if (status === 404) return ExitCode.notFound;
   if (status === 429) return ExitCode.limit;
   if (status === 400 || status === 422) return ExitCode.rejected;
+  // A method the path does not take is no refusal of the request's content: "anything unexpected".
+  if (status === 405) return ExitCode.failure;
   if (status >= 400 && status < 500) return ExitCode.rejected;
   return ExitCode.failure;
 }

@@ -338,9 +338,10 @@ function defineOn(cmd: Command, def: AnyCommand, summary: string, io: IO, runner
   cmd.summary(summary).description(def.description ? `${summary}\n\n${def.description}` : summary);
   addDefinition(cmd, def);
   addGlobals(cmd, writesCsv(def) ? 'csv' : 'command');
-  if (def.formats) {
-    // The global --format as this command takes it (export: csv, ndjson, json), as completion says.
-    const formats = def.formats;
+  {
+    // The global --format as this command takes it (export: csv, ndjson, json), as completion says;
+    // the root help lists every format instead.
+    const formats = def.formats ?? DEFAULT_FORMATS;
     cmd.configureHelp({
       ...cmd.configureHelp(),
       optionDescription(this: Help, option: Option) {

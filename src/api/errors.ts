@@ -19,7 +19,7 @@ export function parseErrorBody(
     const v = headers[name];
     return Array.isArray(v) ? v[0] : v;
   };
-  const details: ParsedDetails = { status, requestId: shownRequestId(header('x-request-id')) };
+  const details: ParsedDetails = { status, requestId: shownRequestId(header('x-request-id')), headers };
   const retryAfter = parseRetryAfter(header('retry-after'));
   if (retryAfter !== undefined) details.retryAfterSeconds = retryAfter;
   const text = raw.toString('utf8');

@@ -1,5 +1,5 @@
 import { ENVIRONMENTS } from '../config/environments.js';
-import { DEFAULT_FORMATS } from '../output/format.js';
+import { DEFAULT_FORMATS, FORMATS } from '../output/format.js';
 import { completes, flag, type InferOptions, int, negate, OptionValueError, text } from './options.js';
 
 // The options every command accepts, before or after the subcommand: the one list everything reads.
@@ -7,10 +7,14 @@ import { completes, flag, type InferOptions, int, negate, OptionValueError, text
 export const formatDescription = (formats: readonly string[] = DEFAULT_FORMATS): string =>
   `output format: ${formats.join(', ')}`;
 
+/** The global --format, as the root help lists it: every format, those only some commands take said so. */
+const someCommands = FORMATS.filter((f) => !DEFAULT_FORMATS.includes(f));
+export const globalFormatDescription = `${formatDescription()}${someCommands.length > 0 ? `; ${someCommands.join(', ')} where a command takes it (see its --help)` : ''}`;
+
 export const GLOBAL_OPTIONS = {
   env: completes(text('--env <name>', 'environment: sandbox, production or local'), ENVIRONMENTS),
   baseUrl: text('--base-url <url>', 'API base URL (the part before /api/v2)'),
-  format: completes(text('--format <format>', formatDescription()), DEFAULT_FORMATS),
+  format: completes(text('--format <format>', globalFormatDescription), DEFAULT_FORMATS),
   // The word after a bare --json is a field list or the command's own (program.ts: jsonTakes).
   json: flag('--json [fields]', 'same as --format json; --json a,b,c also picks fields (--fields a,b,c)'),
   fields: {

@@ -6,7 +6,7 @@ import type { Context } from '../context.js';
 import { UsageError } from '../errors.js';
 import { checkCost, remainingAfterFirst } from '../meter/cost.js';
 import type { FieldChoice } from '../output/fields.js';
-import { type OutputFormat, refuseTerminal } from '../output/format.js';
+import { type OutputFormat, redirectHint, refuseTerminal } from '../output/format.js';
 import { type Column, write } from '../output/write.js';
 import { checkSheetRows } from '../output/xlsx.js';
 import { num, whole } from '../util/plural.js';
@@ -35,7 +35,12 @@ interface ListCommandOptions<T> {
 
 export async function listCommand<T>(ctx: Context, opts: ListCommandOptions<T>): Promise<number> {
   const format = ctx.format('table');
-  refuseTerminal(format, ctx.io.stdoutIsTTY);
+  // A file named for what is listed: "ICD-10 codes" -> icd-10-codes.xlsx.
+  const file = `${opts.noun
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-|-$/g, '')}.xlsx`;
+  refuseTerminal(format, ctx.io.stdoutIsTTY, redirectHint(file));
   const client = opts.cached ? ctx.referenceApi() : ctx.api();
   if (opts.all) {
     tuneHeapForStreaming();

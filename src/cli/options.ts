@@ -77,7 +77,11 @@ export function int(
     parse: (value) => {
       const v = value.trim();
       // Text that is no number is not quoted back: a paste gone wrong may be a secret.
-      if (!/^\d+$/.test(v)) throw new OptionValueError(`${name} must be a whole number.`);
+      // A negative number is a number out of range ("--radius -3"), said as such.
+      if (!/^-?\d+$/.test(v))
+        throw new OptionValueError(
+          `${name} must be a whole number${max === Number.MAX_SAFE_INTEGER ? '' : `, ${min} to ${max}`}.`,
+        );
       const n = Number(v);
       if (n < min || n > max)
         throw new OptionValueError(

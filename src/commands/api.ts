@@ -5,9 +5,9 @@ import { apiScope, outsideScope, pathTrick, type Query } from '../api/url.js';
 import { normaliseUuid, normaliseUuids } from '../cli/args.js';
 import { defineCommand } from '../cli/define.js';
 import { parseJsonInput, readInput } from '../cli/input.js';
-import { arg, file, flag, list, pairs } from '../cli/options.js';
+import { arg, completes, file, flag, list, pairs, text } from '../cli/options.js';
 import type { Context } from '../context.js';
-import { CliError, ExitCode, UsageError } from '../errors.js';
+import { ApiError, CliError, ExitCode, UsageError } from '../errors.js';
 import type { OutputFormat } from '../output/format.js';
 import { clean } from '../output/text.js';
 import { write } from '../output/write.js';
@@ -31,6 +31,10 @@ export default defineCommand({
       'typed field: true, false, null and numbers as JSON; @file or @- reads the value from a file or standard input (repeatable)',
     ),
     rawField: pairs('-f, --raw-field <key=value>', 'string field (repeatable)'),
+    method: completes(
+      text('-X, --method <method>', 'HTTP method, as gh api takes it (or give it before the path)'),
+      METHODS,
+    ),
     header: list('-H, --header <name:value>', 'add a request header, as "Name: value" (repeatable)'),
     input: file('--input <file>', 'request body from a file, or - for standard input'),
     include: flag('-i, --include', 'print the status line and the response headers before the body'),
@@ -74,7 +78,14 @@ export default defineCommand({
       return ExitCode.failure;
     }
     if (opts.paginate) return paginate(ctx, client, path, query, format, opts.silent === true);
-    const res = await client.request({ method, path, query, body, headers, raw: true });
+    const res = await client
+      .request({ method, path, query, body, headers, raw: true })
+      .catch((err: unknown) => {
+        // -i on an error status: its status line and headers, then the error block (stderr).
+        if (opts.include && err instanceof ApiError && err.details.headers)
+          printHead(ctx, { status: err.status, headers: err.details.headers });
+        throw err;
+      });
     if (opts.include) printHead(ctx, res);
     if (opts.silent) return 0;
     return printAnswer(ctx, res, format);
@@ -85,17 +96,26 @@ export default defineCommand({
 function methodAndPath(
   first: string,
   second: string | undefined,
-  opts: { input?: string | undefined; paginate?: boolean | undefined },
+  opts: { input?: string | undefined; paginate?: boolean | undefined; method?: string | undefined },
   hasFields: boolean,
 ): { method: string; path: string; why: string | undefined } {
   let method: string;
   let path: string;
   let why: string | undefined;
+  const flagMethod = opts.method === undefined ? undefined : knownMethod(opts.method, '-X/--method: ');
   if (second !== undefined) {
-    method = first.toUpperCase();
-    if (!METHODS.includes(method))
-      throw new UsageError(`unknown HTTP method "${first}"`, `Use one of: ${METHODS.join(', ')}.`);
+    method = knownMethod(first);
+    if (flagMethod !== undefined && flagMethod !== method)
+      throw new UsageError(
+        `two methods given: ${method} before the path and ${flagMethod} with -X/--method`,
+        'Give the method once.',
+      );
     path = second;
+  } else if (flagMethod !== undefined) {
+    if (METHODS.includes(first.toUpperCase()))
+      throw new UsageError(`"${first}" is an HTTP method: give the path after it`);
+    method = flagMethod;
+    path = first;
   } else {
     // `imaging api GET`: a method with no path, not a request for /api/v2/GET.
     if (METHODS.includes(first.toUpperCase()))
@@ -127,6 +147,14 @@ function methodAndPath(
       'Write the path plainly: ASCII, / separators, no . or .. segments, nothing percent-encoded twice; the token is sent only below the base URL.',
     );
   return { method, path, why };
+}
+
+/** The method in upper case; an unknown one is a usage error. */
+function knownMethod(given: string, prefix = ''): string {
+  const method = given.trim().toUpperCase();
+  if (!METHODS.includes(method))
+    throw new UsageError(`${prefix}unknown HTTP method "${given}"`, `Use one of: ${METHODS.join(', ')}.`);
+  return method;
 }
 
 // The client owns these: the token, where it goes and how the body is framed.

@@ -132,8 +132,12 @@ function topLevel(table: CompletionTable, cur: string): Array<[string, string]> 
 
 /** A global option as a command narrows it: --format to its formats (export: csv, ndjson, json), --fields to its fields. */
 function narrowed(opt: CompletionOption, cmd: CompletionCommand | undefined): CompletionOption {
-  if (cmd?.formats && opt.flags.includes('--format'))
-    return { ...opt, values: cmd.formats, description: cmd.formatDescription ?? opt.description };
+  if (cmd && opt.flags.includes('--format'))
+    return {
+      ...opt,
+      ...(cmd.formats ? { values: cmd.formats } : {}),
+      description: cmd.formatDescription ?? opt.description,
+    };
   if (cmd?.fields && opt.flags.includes('--fields')) return { ...opt, values: cmd.fields, list: true };
   return opt;
 }

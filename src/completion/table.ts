@@ -87,9 +87,8 @@ export async function buildCompletionTable(): Promise<CompletionTable> {
           name: a.name,
           ...(a.values ? { values: [...a.values] } : {}),
         })),
-        ...(def.formats
-          ? { formats: [...def.formats], formatDescription: formatDescription(def.formats) }
-          : {}),
+        ...(def.formats ? { formats: [...def.formats] } : {}),
+        formatDescription: formatDescription(def.formats ?? DEFAULT_FORMATS),
         ...(def.fields ? { fields: [...selectableNames(def.fields.flatMap((s) => s.fields))] } : {}),
         ...(refuses.length > 0 ? { refuses } : {}),
       };

@@ -8,7 +8,7 @@ import {
   parseOperationValue,
 } from '../api/endpoints/operations.js';
 import { ApiError, UsageError } from '../errors.js';
-import { type EnvironmentName, envFlag } from './environments.js';
+import { type EnvironmentName, envArg } from './environments.js';
 import type { ConfigStore } from './store.js';
 
 /** Where an unpublished operation goes on one environment: its method and path, and whence they came. */
@@ -42,7 +42,7 @@ export function operationRoute(
     } catch (err) {
       throw new UsageError(
         `the stored path.${op} of ${env} is not usable: ${(err as Error).message}`,
-        `Set it again: ${setCommand(op, env)} (or imaging config unset path.${op}${envFlag(env)} for the default)`,
+        `Set it again: ${setCommand(op, env)} (or imaging config unset path.${op}${envArg(env)} for the default)`,
       );
     }
   }
@@ -60,16 +60,26 @@ export function operationRoute(
 /** The command that sets `path.<op>` for `env`, its value an example to replace. */
 export function setCommand(op: Operation, env: EnvironmentName): string {
   const spec = OPERATIONS[op];
-  return `imaging config set path.${op} '${spec.method} ${spec.id ? '/api/v2/…/{id}/…' : '/api/v2/…'}'${envFlag(env)}`;
+  return `imaging config set path.${op} '${spec.method} ${spec.id ? '/api/v2/…/{id}/…' : '/api/v2/…'}'${envArg(env)}`;
 }
 
+/**
+ * The other reason a 404 may have: what may not exist ("there is no referral X on sandbox"), or, as
+ * `{ found }`, what was read just before (then the path is the likely fault).
+ */
+export type NotFoundReason = string | { found: string };
+
 /** What a 404 or 405 from an operation's path may mean, and which key changes it. */
-export function unpublishedPathHint(r: ResolvedOperation, alsoMissing?: string): string {
+export function unpublishedPathHint(r: ResolvedOperation, alsoMissing?: NotFoundReason): string {
   const spec = OPERATIONS[r.op];
   const where = r.configured
     ? `path.${r.op} is set to ${r.method} ${r.template} for ${r.env}; if this server keeps ${spec.name} elsewhere, set it with: ${setCommand(r.op, r.env)}`
     : `the path of ${spec.name} is not published (the default, ${exampleOf(r.op)}, is a guess); set it with: ${setCommand(r.op, r.env)}`;
-  return alsoMissing ? `Either ${alsoMissing}, or ${where}` : `${where[0]!.toUpperCase()}${where.slice(1)}`;
+  if (typeof alsoMissing === 'object')
+    return `${alsoMissing.found} was read just before, so the path is likely wrong: ${where}`;
+  if (alsoMissing) return `Either ${alsoMissing}, or ${where}`;
+  // A key keeps its case ("path.auto_book is set to …"); a sentence starts with a capital.
+  return where.startsWith('path.') ? where : `${where[0]!.toUpperCase()}${where.slice(1)}`;
 }
 
 /**
@@ -80,7 +90,7 @@ export async function sendOperation<T>(
   client: ApiClient,
   r: ResolvedOperation,
   json?: unknown,
-  alsoMissing?: string,
+  alsoMissing?: NotFoundReason,
 ): Promise<ApiResponse<T>> {
   try {
     return await client.request<T>({

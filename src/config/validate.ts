@@ -5,7 +5,7 @@ import {
   parseOperationValue,
 } from '../api/endpoints/operations.js';
 import { normaliseBaseUrl } from '../api/url.js';
-import { ENVIRONMENTS, type EnvironmentName, envFlag } from './environments.js';
+import { ENVIRONMENTS, type EnvironmentName, envArg, envFlag } from './environments.js';
 
 export interface EnvironmentSettings {
   base_url?: string;
@@ -97,6 +97,7 @@ function checkEnvironment(
   problems: ConfigProblem[],
 ): Record<string, unknown> | undefined {
   const flag = envFlag(name);
+  const envArgs = envArg(name);
   const login = (why: string) => `Run: imaging auth login${flag}   (${why})`;
   const problem = (key: string, text: string, fix: string) =>
     problems.push({ key: `environments.${name}${key}`, problem: text, fix });
@@ -136,17 +137,17 @@ function checkEnvironment(
     problem(
       '.base_url',
       badUrl,
-      `Run: imaging config set base-url https://…${flag}   (or: imaging config unset base-url${flag})`,
+      `Run: imaging config set base-url https://…${envArgs}   (or: imaging config unset base-url${envArgs})`,
     );
     delete s.base_url;
   }
   if ('paths' in s) {
-    if (isObject(s.paths)) s.paths = checkPaths(s.paths, flag, problem);
+    if (isObject(s.paths)) s.paths = checkPaths(s.paths, envArgs, problem);
     else {
       problem(
         '.paths',
         `is ${kind(s.paths)}, not an object`,
-        `Run: imaging config unset path.payments${flag}   (it removes the entry; then set each path again: imaging config set path.<operation> '[METHOD] /api/v2/…'${flag})`,
+        `Run: imaging config unset path.payments${envArgs}   (it removes the entry; then set each path again: imaging config set path.<operation> '[METHOD] /api/v2/…'${envArgs})`,
       );
       delete s.paths;
     }

@@ -18,11 +18,15 @@ export function assertNever(format: never): never {
   throw new Error(`internal: no case for the format ${String(format)}`);
 }
 
+/** The hint for a workbook meant for a terminal, naming a file that fits what is listed. */
+export const redirectHint = (file: string): string =>
+  `Redirect it to a file (… --format xlsx > ${file}), or use --format csv to read it here.`;
+
 /** A workbook is binary: never written to a terminal (checked before any request). */
 export function refuseTerminal(
   format: OutputFormat,
   stdoutIsTTY: boolean,
-  hint = 'Redirect it to a file (… --format xlsx > referrals.xlsx), or use --format csv to read it here.',
+  hint = redirectHint('referrals.xlsx'),
 ): void {
   if (format === 'xlsx' && stdoutIsTTY)
     throw new UsageError('--format xlsx writes an Excel workbook, which a terminal cannot show', hint);

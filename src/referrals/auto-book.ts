@@ -14,7 +14,7 @@ export const RADIUS = { min: 1, max: 250 } as const;
 
 /** Outcomes the booking is made in (exit 0), and those after which it will not be (exit 10). */
 const BOOKED = ['booked', 'contacted_for_booking'];
-const NOT_BOOKED = ['no_availability', 'booking_failed'];
+export const NOT_BOOKED = ['no_availability', 'booking_failed'];
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -37,6 +37,11 @@ export interface WaitOptions {
   name: string;
   /** The submitted request's id, when the answer gave one: an older request's outcome is not this one's. */
   requestId: string | undefined;
+  /**
+   * Without an id: when the submission was made, on the server's clock (epoch ms). A request the
+   * referral shows as created or completed before it is an earlier one, not this one.
+   */
+  since: number;
   withinMs: number;
 }
 
@@ -63,11 +68,13 @@ export async function waitForOutcome(ctx: Context, opts: WaitOptions): Promise<A
   for (;;) {
     const referral = (await fetchReferral(ctx, opts.referralId)).data;
     const r = isObj(referral) ? requestOf(referral.auto_book_request) : undefined;
-    const ours = r && (!opts.requestId || r.id === opts.requestId);
+    const ours = r && (opts.requestId ? r.id === opts.requestId : !earlier(r, opts.since));
     if (r && !ours && !saidOther) {
       saidOther = true;
       ctx.note(
-        safe`Note: the referral shows another auto-book request (${r.id}, ${r.status}); still waiting for this one (${opts.requestId}).`,
+        opts.requestId
+          ? safe`Note: the referral shows another auto-book request (${r.id}, ${r.status}); still waiting for this one (${opts.requestId}).`
+          : safe`Note: the referral still shows an earlier auto-book request (${describeRequest(r)}${r.completed_at ? `, ${r.completed_at}` : ''}); waiting for this one.`,
       );
     }
     if (r && ours && r.status === 'completed') return r;
@@ -80,6 +87,27 @@ export async function waitForOutcome(ctx: Context, opts: WaitOptions): Promise<A
       );
     await sleep(Math.min(pause(), left), ctx.signal);
   }
+}
+
+/** Whether `r` was created or completed before `since` (server clock): an earlier request, not the one sent. */
+function earlier(r: AutoBookRequest, since: number): boolean {
+  const created = Date.parse(String((r as { created_at?: unknown }).created_at ?? ''));
+  const completed = Date.parse(String(r.completed_at ?? ''));
+  return created < since || completed < since;
+}
+
+/** Clock skew allowed when the server gave no Date header and the submission time is this machine's. */
+const SKEW_MS = 2 * 60_000;
+/** The server stamps its Date when it answers: the request may have been created (or done) before. */
+const ANSWER_MS = 5_000;
+
+/**
+ * When a submission was made, on the server's clock: its answer's Date header less the time an answer
+ * may take, else this machine's clock at sending less the allowed skew.
+ */
+export function submittedAt(dateHeader: string | undefined, sentAt: number): number {
+  const server = dateHeader ? Date.parse(dateHeader) : Number.NaN;
+  return Number.isNaN(server) ? sentAt - SKEW_MS : server - ANSWER_MS;
 }
 
 /** The completed request, for people or as JSON; the exit code its outcome gives. */

@@ -13,6 +13,7 @@ import { CPT_TEXT } from '../resources/cpt.js';
 import { ICD10_TEXT } from '../resources/icd10.js';
 import { LAW_FIRM_TEXT } from '../resources/law-firms.js';
 import { MODALITY_TEXT } from '../resources/modalities.js';
+import { cptExample } from './cpt-examples.js';
 import {
   CREATE_LINES_OF_BUSINESS,
   CREATE_PAYMENT_TYPES,
@@ -170,11 +171,13 @@ async function askMapping(
   // A failed lookup ends the prompt and is thrown after it (a prompt's check cannot throw).
   let failed: unknown;
   // The API looks mappings up by exact code only: the code is asked, then checked against the pair.
-  await ask.text(`CPT code of the ${pair} exam (e.g. 73721)`, {
+  // An example only when one fits the pair (a knee's code under a shoulder misleads).
+  const example = cptExample(modality.name, part.name);
+  await ask.text(`CPT code of the ${pair} exam${example ? ` (e.g. ${example})` : ''}`, {
     required: true,
     validate: async (typed) => {
       const code = typed.trim().toUpperCase();
-      if (!/^[0-9A-Z]{5}$/.test(code)) return 'five letters or digits, e.g. 73721';
+      if (!/^[0-9A-Z]{5}$/.test(code)) return `five letters or digits${example ? `, e.g. ${example}` : ''}`;
       let all: CptMapping[];
       try {
         all = readList<CptMapping>(await cptMappings(api, code), 'CPT mappings', 'table', CPT_TEXT);

@@ -1,7 +1,7 @@
 import type { CptMapping } from '../api/types.js';
 
 // What the guided `referrals create` collects, and the payload it makes of it. The create payload is
-// not published: the shape is the README's example (`{ referral: { …, visits: [{ modality,
+// not published: the shape is the example in docs/recipes.md (`{ referral: { …, visits: [{ modality,
 // procedures: [{ cpt_code_id }] }] } }`), a guess that `--file` can always replace.
 
 /** Lines of business a referral can be created with (the spec: never patient_direct). */

@@ -36,7 +36,7 @@ export function parseIcdChanges(values: readonly string[]): IcdChanges {
     if ((sign !== '+' && sign !== '-') || key === '')
       throw new UsageError(
         `--icd10: "${part.trim()}" has no + or - in front`,
-        'Give +ID to add a code and -ID to remove one (an ICD-10 id or code), e.g. --icd10 +M54.5,-S83.511A',
+        'Give +ID to add a code and -ID to remove one (an ICD-10 id or code), e.g. --icd10 +M54.50,-S83.511A',
       );
     const k = isUuid(key) ? key.toLowerCase() : key.toUpperCase();
     const list = sign === '+' ? out.add : out.remove;
@@ -125,7 +125,7 @@ export function nextIcdIds(
   if (absent.length > 0)
     throw new UsageError(
       `--icd10: ${absent.join(', ')} ${absent.length === 1 ? 'is' : 'are'} not on referral ${clean(before.reference)}`,
-      'Nothing was changed. Its codes are listed by: imaging referrals get ID',
+      `Nothing was changed. Its codes are listed by: imaging referrals get ${clean(before.reference ?? before.id)} --fields icd10_codes`,
     );
   const kept = current.filter((id) => !removed.includes(id));
   for (const id of changes.add.map(idOf)) if (!kept.includes(id)) kept.push(id);
@@ -148,9 +148,12 @@ export interface Change {
 export function changesBetween(before: Referral, after: Referral): Change[] {
   const keys = [...new Set([...Object.keys(after), ...Object.keys(before)])];
   return keys
-    .filter((k) => JSON.stringify(before[k]) !== JSON.stringify(after[k]))
+    .filter((k) => JSON.stringify(none(before[k])) !== JSON.stringify(none(after[k])))
     .map((field) => ({ field, before: before[field], after: after[field] }));
 }
+
+/** Absent, null and '' are one value, "none": clearing a field that had none is no change. */
+export const none = (v: unknown): unknown => (v === undefined || v === '' ? null : v);
 
 /** One value as a person reads it in the change list (cleaned by the caller's stream). */
 export function shown(value: unknown): string {

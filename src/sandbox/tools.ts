@@ -1,7 +1,12 @@
 import type { ApiResponse } from '../api/client.js';
 import type { Operation } from '../api/endpoints/operations.js';
 import { apiUrl } from '../api/url.js';
-import { operationRoute, type ResolvedOperation, sendOperation } from '../config/operations.js';
+import {
+  type NotFoundReason,
+  operationRoute,
+  type ResolvedOperation,
+  sendOperation,
+} from '../config/operations.js';
 import type { Context } from '../context.js';
 import { UsageError } from '../errors.js';
 import { clean } from '../output/text.js';
@@ -33,7 +38,7 @@ export async function sendSandbox<T>(
   ctx: Context,
   route: ResolvedOperation,
   body: Record<string, unknown>,
-  opts: { dryRun: boolean; alsoMissing?: string },
+  opts: { dryRun: boolean; alsoMissing?: NotFoundReason },
 ): Promise<ApiResponse<T> | undefined> {
   if (opts.dryRun) {
     // Where it would go needs the base URL only: a dry run needs no token.

@@ -571,6 +571,62 @@ describe('imaging api: gh-style fields, headers and output', () => {
     }
   });
 
+  it('-i on an error status prints the status line and cleaned headers, then the error block (exit 4)', async () => {
+    const srv = await testServer((_req, res) => {
+      res.writeHead(404, {
+        'content-type': 'application/json',
+        'x-request-id': 'req-404',
+        'x-note': 'a\u009b31mb',
+      });
+      res.end('{"error":"Not Found","message":"No such referral"}');
+    });
+    try {
+      const r = await piped(['api', '/referrals/x', '-i'], { env: env(srv.url) });
+      expect(r.code).toBe(4);
+      const lines = r.stdout.split('\n');
+      expect(lines[0]).toBe('HTTP/1.1 404 Not Found');
+      expect(lines).toContain('x-request-id: req-404');
+      expect(r.stdout).not.toContain('\u009b');
+      expect(r.stdout.endsWith('\n\n')).toBe(true);
+      expect(r.stderr).toMatch(/^error: No such referral/);
+      const plainRun = await piped(['api', '/referrals/x'], { env: env(srv.url) });
+      expect(plainRun.stdout).toBe('');
+    } finally {
+      await srv.close();
+    }
+  });
+
+  it('-X/--method names the method as in gh api; the positional form still works; two different ones are exit 2', async () => {
+    const srv = await testServer((_req, res) => json(res, 200, { ok: true }));
+    try {
+      const get = await piped(['api', '-X', 'GET', '/modalities', '-f', 'q=knee'], { env: env(srv.url) });
+      expect(get.code, get.stderr).toBe(0);
+      expect(get.stderr).not.toContain('Sending POST');
+      const put = await piped(['api', '/law_firms/1', '--method', 'put', '-F', 'a=1'], { env: env(srv.url) });
+      expect(put.code, put.stderr).toBe(0);
+      const same = await piped(['api', 'PATCH', '/law_firms/1', '-X', 'patch'], { env: env(srv.url) });
+      expect(same.code, same.stderr).toBe(0);
+      expect(srv.seen.map((q) => `${q.method} ${q.url} ${q.body}`)).toEqual([
+        'GET /api/v2/modalities?q=knee ',
+        'PUT /api/v2/law_firms/1 {"a":1}',
+        'PATCH /api/v2/law_firms/1 ',
+      ]);
+      const seen = srv.seen.length;
+      expectUsageError(
+        await piped(['api', 'POST', '/law_firms', '-X', 'GET'], { env: env(srv.url) }),
+        /two methods given: POST before the path and GET with -X\/--method/,
+        srv.seen.length - seen,
+      );
+      expectUsageError(
+        await piped(['api', '-X', 'FETCH', '/modalities'], { env: env(srv.url) }),
+        /-X\/--method: unknown HTTP method "FETCH"/,
+        srv.seen.length - seen,
+      );
+    } finally {
+      await srv.close();
+    }
+  });
+
   /** A FHIR server: /api/v2/fhir/DiagnosticReport in three pages, the next link on page 1 absolute. */
   async function fhirServer(nextOfPage1?: (own: string) => string) {
     let own = '';

@@ -4,6 +4,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NOT_BOOKED } from '../../src/referrals/auto-book.js';
 import { COMMANDS } from '../../src/registry.js';
 import { ROOT, tempDir } from '../helpers.js';
 
@@ -54,6 +55,19 @@ describe('generated command pages and man page (npm run docs)', () => {
       (l) => !readme.includes(l),
     );
     expect(missing, 'add a line for each to the README command table').toEqual([]);
+  });
+
+  it("the README's exit 10 names auto-book's outcomes that end with it", () => {
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const row = readme.split('\n').find((l) => l.startsWith('| 10 |'));
+    for (const outcome of NOT_BOOKED) expect(row, outcome).toContain(`\`${outcome}\``);
+  });
+
+  it('referrals create names where its example payload is: docs/recipes.md, which has it', () => {
+    const page = readFileSync(join(ROOT, 'docs', 'commands', 'referrals-create.md'), 'utf8');
+    expect(page).toContain('the example payload in docs/recipes.md');
+    expect(page).not.toMatch(/README's example/);
+    expect(readFileSync(join(ROOT, 'docs', 'recipes.md'), 'utf8')).toContain('<!-- referral.json -->');
   });
 
   it('every test docs/guarantees.md names as proof exists', () => {

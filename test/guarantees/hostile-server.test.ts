@@ -563,7 +563,7 @@ describe('answers the tool cannot read', () => {
       ],
       [
         'law-firms create: a list',
-        ['law-firms', 'create', '--name', 'N', '--city', 'C', '--state', 'NY'],
+        ['law-firms', 'create', '--name', 'N', '--city', 'C', '--state', 'NY', '--yes'],
         [1],
         'the created law firm is a list, not an object',
       ],
@@ -770,7 +770,7 @@ describe('answers the tool cannot read', () => {
   });
 
   describe('created records and page hints are checked', () => {
-    const create = ['law-firms', 'create', '--name', 'N', '--city', 'C', '--state', 'NY'];
+    const create = ['law-firms', 'create', '--name', 'N', '--city', 'C', '--state', 'NY', '--yes'];
     it.for<[unknown, string]>([
       [{ law_firm: { name: { a: 1 } } }, 'the created law firm: name is an object, not text'],
       [{ name: [1, 2], address_line_1: { x: 1 } }, 'the created law firm: name is a list, not text'],

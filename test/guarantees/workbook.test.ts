@@ -174,19 +174,19 @@ describe('Excel workbooks', () => {
   });
 
   it('refuses a terminal as standard output (exit 2, before any request); only the list-like commands take xlsx', async () => {
-    for (const argv of [
-      ['referrals', 'export', '--format', 'xlsx'],
-      ['referrals', 'export', '-o', '-', '--format', 'xlsx'],
-      ['referrals', 'list', '--format', 'xlsx'],
-      ['icd10', 'knee', '--format', 'xlsx'],
-      ['referrals', 'find', 'garcia', '--format', 'xlsx'],
-      ['law-firms', 'search', 'Boston', '--format', 'xlsx'],
-    ])
-      expectUsageError(
-        await onTerminal(argv, { env: fx.env() }),
-        /--format xlsx writes an Excel workbook/,
-        0,
-      );
+    // Each hint names a file that fits what is listed.
+    for (const [argv, file] of [
+      [['referrals', 'export', '--format', 'xlsx'], 'referrals.xlsx'],
+      [['referrals', 'export', '-o', '-', '--format', 'xlsx'], 'referrals.xlsx'],
+      [['referrals', 'list', '--format', 'xlsx'], 'referrals.xlsx'],
+      [['icd10', 'knee', '--format', 'xlsx'], 'icd-10-codes.xlsx'],
+      [['referrals', 'find', 'garcia', '--format', 'xlsx'], 'referrals.xlsx'],
+      [['law-firms', 'search', 'Boston', '--format', 'xlsx'], 'law-firms.xlsx'],
+    ] as Array<[string[], string]>) {
+      const r = await onTerminal(argv, { env: fx.env() });
+      expectUsageError(r, /--format xlsx writes an Excel workbook/, 0);
+      expect(r.stderr, argv.join(' ')).toContain(`> ${file}`);
+    }
     expectUsageError(
       await piped(['referrals', 'get', 'R-240001', '--format', 'xlsx'], { env: fx.env() }),
       /--format xlsx is not available here/,

@@ -3,14 +3,17 @@ import { expectTexts, kindOf, readingAnswer } from '../../api/shape.js';
 import type { LawFirm } from '../../api/types.js';
 import { defineCommand } from '../../cli/define.js';
 import { text } from '../../cli/options.js';
-import { UnreadableAnswerError, UsageError } from '../../errors.js';
+import { ExitCode, UnreadableAnswerError, UsageError } from '../../errors.js';
 import { selectFields } from '../../output/fields.js';
 import { write } from '../../output/write.js';
+import { checkAskable, confirmWrite } from '../../referrals/confirm.js';
 import { LAW_FIRM_FIELDS, LAW_FIRM_TEXT, lawFirmFields } from '../../resources/law-firms.js';
 
 export default defineCommand({
   path: ['law-firms', 'create'],
   fields: [{ fields: LAW_FIRM_FIELDS }],
+  description:
+    'Requests a new law firm; it stays pending until the service approves it. In production it asks first (--yes to confirm without a terminal).',
   options: {
     name: text('--name <name>', 'firm name', { required: true }),
     city: text('--city <city>', 'city', { required: true }),
@@ -36,7 +39,11 @@ export default defineCommand({
     if (opts.zipcode !== undefined) lawFirm.zipcode = opts.zipcode.trim();
     const format = ctx.format('table');
     const fields = selectFields(ctx.globals.fields, LAW_FIRM_FIELDS);
-    const res = await createLawFirm(ctx.api(), lawFirm);
+    checkAskable(ctx, 'creating a law firm');
+    const client = ctx.api();
+    if (!(await confirmWrite(ctx, `Create the law firm ${JSON.stringify(name)} (${city}, ${state})`)))
+      return ExitCode.failure;
+    const res = await createLawFirm(client, lawFirm);
     const data = res.data as Record<string, unknown> | null;
     // `{ law_firm: … }` as documented, or the firm itself.
     const wrapped = typeof data === 'object' && data !== null && !Array.isArray(data) && 'law_firm' in data;

@@ -13,6 +13,7 @@ import {
   requestOf,
   STRATEGIES,
   type Strategy,
+  submittedAt,
   waitForOutcome,
 } from '../../referrals/auto-book.js';
 import { asksFirst, checkAskable, confirmWrite } from '../../referrals/confirm.js';
@@ -79,11 +80,13 @@ export default defineCommand({
     if (opts.dryRun) return showRequest(ctx, format, route, body, true);
     if (asksFirst(ctx)) showRequest(ctx, 'table', route, body, false);
     if (!(await confirmWrite(ctx, `Auto-book referral ${name}`))) return ExitCode.failure;
+    const sentAt = Date.now();
     const res = await sendOperation<unknown>(
       client,
       route,
       body,
-      `there is no referral ${resolved.id} on ${env}`,
+      // A reference was found by a read; an id was taken as given and may name no referral.
+      resolved.reference ? { found: `Referral ${name}` } : `there is no referral ${resolved.id} on ${env}`,
     ).catch((err: unknown) => {
       throw forbidden(err, env);
     });
@@ -96,6 +99,7 @@ export default defineCommand({
       referralId: resolved.id,
       name,
       requestId: submitted?.id,
+      since: submittedAt(headerText(res.headers.date), sentAt),
       withinMs: opts.within ?? DEFAULT_WITHIN_MS,
     });
     return reportOutcome(ctx, done, name, format === 'json');
@@ -126,6 +130,8 @@ function requestBody(opts: Given): { auto_book_request: Record<string, unknown> 
     request.webhook_url = requireHttpUrl('--webhook-url', opts.webhookUrl).href;
   return { auto_book_request: request };
 }
+
+const headerText = (v: string | string[] | undefined): string | undefined => (Array.isArray(v) ? v[0] : v);
 
 /** A 403: auto-book is enabled per account. */
 function forbidden(err: unknown, env: string): unknown {

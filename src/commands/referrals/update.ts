@@ -22,6 +22,7 @@ import {
   type IcdChanges,
   lookUpIcd10,
   nextIcdIds,
+  none,
   parseIcdChanges,
   referralKeyOf,
   shown,
@@ -76,7 +77,9 @@ export default defineCommand({
     if (asksFirst(ctx)) showRequest(ctx, 'table', route, body, false);
     if (!(await confirmWrite(ctx, `Update referral ${clean(before.reference ?? rid)}`)))
       return ExitCode.failure;
-    const res = await sendOperation<unknown>(client, route, body, `there is no referral ${rid} on ${env}`);
+    const res = await sendOperation<unknown>(client, route, body, {
+      found: `Referral ${clean(before.reference ?? rid)}`,
+    });
     let after = snapshotOf(res.data);
     if (!after) {
       ctx.note('The update answered without the referral: reading it again to show what changed.');
@@ -132,7 +135,7 @@ function showChanges(
   if (format === 'json') {
     const out = { id: after.id, reference: after.reference, changes, referral: after };
     ctx.io.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
-  } else writeChanges(ctx, after, changes);
+  } else writeChanges(ctx, after, changes, left.length > 0);
   for (const k of left)
     ctx.note(
       `warning: ${k} was sent, but the referral the server returned shows ${referralKeyOf(k)} as before.`,
@@ -140,10 +143,15 @@ function showChanges(
   return 0;
 }
 
-function writeChanges(ctx: Context, after: Referral, changes: Change[]): void {
+/** `ignored`: a field sent was returned as before (warned of on stderr), so "already had" would be untrue. */
+function writeChanges(ctx: Context, after: Referral, changes: Change[], ignored: boolean): void {
   const name = safe`${clean(after.reference ?? '')} (${clean(after.id)})`;
   if (changes.length === 0) {
-    ctx.out.line(safe`Nothing changed on referral ${name}: it already had these values.`);
+    ctx.out.line(
+      ignored
+        ? safe`Nothing changed on referral ${name}: the server returned it as it was.`
+        : safe`Nothing changed on referral ${name}: it already had these values.`,
+    );
     return;
   }
   ctx.out.line(safe`Updated referral ${name}:`);
@@ -158,5 +166,5 @@ function asked(before: Referral, key: string, value: unknown): boolean {
   if (key === 'icd10_code_ids')
     return JSON.stringify((Array.isArray(now) ? now : []).map((c) => c?.id)) !== JSON.stringify(value);
   if (key.endsWith('_id')) return (now as { id?: unknown } | null)?.id !== value;
-  return JSON.stringify(now ?? null) !== JSON.stringify(value);
+  return JSON.stringify(none(now)) !== JSON.stringify(none(value));
 }

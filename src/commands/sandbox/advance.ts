@@ -5,7 +5,7 @@ import { isUuid, normaliseUuid } from '../../cli/args.js';
 import { defineCommand } from '../../cli/define.js';
 import { arg, completes, flag, text } from '../../cli/options.js';
 import type { Context } from '../../context.js';
-import { ApiError, UnreadableAnswerError, UsageError } from '../../errors.js';
+import { ApiError, InterruptedError, UnreadableAnswerError, UsageError } from '../../errors.js';
 import { clean, safe } from '../../output/text.js';
 import { parseStatusList } from '../../referrals/progress.js';
 import { resolveReferral } from '../../referrals/resolve.js';
@@ -52,7 +52,10 @@ export default defineCommand({
       { status },
       {
         dryRun: Boolean(opts.dryRun),
-        alsoMissing: `there is no visit ${visitId} on ${env}`,
+        // A visit read from its referral exists: then a 404 is the path's.
+        alsoMissing: referral
+          ? { found: `Visit ${visitId} (of referral ${clean(referral.reference ?? referral.id)})` }
+          : `there is no visit ${visitId} on ${env}`,
       },
     );
     if (!res) return 0;
@@ -64,7 +67,7 @@ export default defineCommand({
     const answer = res.data as { changes?: { status?: unknown }; referral_id?: unknown } | null;
     const change = answer?.changes?.status;
     const from = Array.isArray(change) && typeof change[0] === 'string' ? `${change[0]} → ` : '';
-    const named = referral?.reference ?? (typeof answer?.referral_id === 'string' ? answer.referral_id : '');
+    const named = referral?.reference ?? (await referenceOf(ctx, answer?.referral_id));
     const of = named ? ` (referral ${named})` : '';
     ctx.out.line(safe`Visit ${clean(visitId)}${clean(of)}: ${clean(from)}${clean(status)}`);
     ctx.note(
@@ -73,6 +76,21 @@ export default defineCommand({
     return 0;
   },
 });
+
+/**
+ * A referral's reference by its id (one read), for people; its id when the read fails or is no answer
+ * to use (the advance itself has succeeded, so that read's failure is no failure of the command).
+ */
+async function referenceOf(ctx: Context, id: unknown): Promise<string> {
+  if (typeof id !== 'string' || !isUuid(id)) return typeof id === 'string' ? id : '';
+  try {
+    const ref = (await getReferral(ctx.api(), normaliseUuid(id))).data?.reference;
+    return typeof ref === 'string' && ref !== '' ? ref : id;
+  } catch (err) {
+    if (err instanceof InterruptedError) throw err;
+    return id;
+  }
+}
 
 /**
  * The visit meant: a UUID that is a referral's id (read first) or else a visit's; a reference through

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { expectUsageError, hasEscapes, onTerminal, piped, plain } from '../../fake-io.js';
-import { mockFixture, run } from '../../helpers.js';
+import { mockFixture, run, tempDir } from '../../helpers.js';
 
 const fx = mockFixture();
 beforeAll(() => fx.start());
@@ -125,5 +125,43 @@ describe('law-firms create: the body, its errors, its flags', () => {
     const r = await run(['law-firms', 'create', '--name', 'X'], { env: fx.env() });
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/required option '--city <city>' not specified/);
+  });
+  it('in production: refused without a terminal or --yes (exit 2, nothing sent), asked on a terminal, sent with --yes', async () => {
+    const dir = tempDir();
+    try {
+      const prod = {
+        IMAGING_ENV: 'production',
+        IMAGING_BASE_URL: fx.mock.url.replace('127.0.0.1', 'localhost'),
+        IMAGING_TOKEN: 'mock-prod',
+        IMAGING_CONFIG_DIR: dir.path,
+      };
+      const posts = () => fx.apiRequests().filter((q) => q.method === 'POST');
+      const refused = await piped(firm('Prod Injury Law'), { env: prod });
+      expectUsageError(refused, /creating a law firm in production needs confirmation/, posts().length);
+      expect(refused.stderr).toContain('hint: There is no terminal to ask on: add --yes to confirm.');
+      const asked: string[] = [];
+      const declined = await run(firm('Prod Injury Law'), {
+        env: prod,
+        stdinIsTTY: true,
+        deps: {
+          prompter: {
+            secret: async () => '',
+            confirm: async (q: string) => {
+              asked.push(q);
+              return false;
+            },
+          },
+        },
+      });
+      expect(declined.code).toBe(1);
+      expect(asked[0]).toMatch(/^Create the law firm "Prod Injury Law" \(Boston, MA\) in PRODUCTION/);
+      expect(declined.stderr).toContain('Nothing was sent.');
+      expect(posts()).toEqual([]);
+      const yes = await piped([...firm('Prod Injury Law'), '--yes'], { env: prod });
+      expect(yes.code, yes.stderr).toBe(0);
+      expect(posts()).toHaveLength(1);
+    } finally {
+      dir.cleanup();
+    }
   });
 });

@@ -110,6 +110,8 @@ describe('imaging referrals auto-book', () => {
   it.for([
     [['--radius', '0'], /--radius must be between 1 and 250, not 0/],
     [['--radius', '251'], /--radius must be between 1 and 250, not 251/],
+    [['--radius', '-3'], /--radius must be between 1 and 250, not -3/],
+    [['--radius', 'ten'], /--radius must be a whole number, 1 to 250\./],
     [['--strategy', 'nearest'], /--strategy: unknown strategy "nearest"/],
     [['--strategy', 'closest-soonest', '--within', '1m'], /--within goes with --wait/],
     [['--webhook-url', 'ftp://x.example/'], /--webhook-url needs an http\(s\) URL/],
@@ -251,6 +253,53 @@ describe('referrals auto-book against a second real server', () => {
       await server.close();
     }
   });
+
+  it.for([
+    ['the server clock agrees', undefined, 0],
+    ['the server clock is days behind (its Date header is used)', 'Sun, 01 Nov 2026 00:00:00 GMT', 0],
+    [
+      'this one was created and done just before the Date of the answer',
+      'Sun, 01 Nov 2026 00:00:00 GMT',
+      -6_000,
+    ],
+  ] as Array<[string, string | undefined, number]>)(
+    '--wait without a request id ignores an earlier completed request (%s)',
+    async ([, serverDate, offset]) => {
+      // The answer carries no id; the referral first still shows an outcome from before the submission.
+      const now = () => (serverDate ? Date.parse(serverDate) + 5_000 : Date.now());
+      const old = { ...request, status: 'completed', outcome: 'no_availability', completed_at: '' };
+      old.completed_at = new Date(now() - 86_400_000).toISOString();
+      let reads = 0;
+      const server = await testServer((req, res) => {
+        const date: Record<string, string> = serverDate ? { date: serverDate } : {};
+        if (req.method !== 'GET') return json(res, 202, {}, date);
+        reads++;
+        const fresh = {
+          ...request,
+          id: 'c0ffee00-0000-4000-8000-000000000001',
+          status: 'completed',
+          created_at: new Date(now() + offset - 500).toISOString(),
+        };
+        const current =
+          reads < 3
+            ? old
+            : { ...fresh, outcome: 'booked', completed_at: new Date(now() + offset).toISOString() };
+        return json(res, 200, { id: ID, reference: 'R-240001', auto_book_request: current }, date);
+      });
+      try {
+        const env = fx.env({ IMAGING_BASE_URL: server.url, IMAGING_CONFIG_DIR: dir.path });
+        const r = await piped([...BOOK.slice(0, 2), ID, ...BOOK.slice(3), '--wait', '--within', '30s'], {
+          env,
+        });
+        expect(r.code, r.stderr).toBe(0);
+        expect(r.stdout).toMatch(new RegExp(`^Auto-book of ${ID}: booked \\(completed `));
+        expect(r.stderr).toContain('Note: the referral still shows an earlier auto-book request');
+        expect(reads).toBe(3);
+      } finally {
+        await server.close();
+      }
+    },
+  );
 
   it('a 404 from the default path names path.auto_book', async () => {
     const server = await testServer((_req, res) =>

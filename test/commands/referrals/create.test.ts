@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { GlobalOptions } from '../../../src/cli/globals.js';
 import { Context } from '../../../src/context.js';
+import { cptExamplePairs } from '../../../src/referrals/cpt-examples.js';
 import { type Asker, askNewReferral, type Choice } from '../../../src/referrals/guided.js';
 import {
   CREATE_LINES_OF_BUSINESS,
@@ -399,7 +400,9 @@ describe('referrals create: the guided questions, in-process with scripted answe
    */
   function scripted(script: Record<string, string[]>) {
     const refusals: string[] = [];
+    const asked: string[] = [];
     const next = (message: string) => {
+      asked.push(message);
       const key = Object.keys(script).find((k) => message.startsWith(k));
       const answer = key === undefined ? undefined : script[key]!.shift();
       if (answer === undefined) throw new Error(`no answer for "${message}"`);
@@ -431,7 +434,7 @@ describe('referrals create: the guided questions, in-process with scripted answe
         return next(message) === 'y';
       },
     };
-    return { ask, refusals };
+    return { ask, refusals, asked };
   }
 
   it('asks in order, checks the answers where they are typed, and builds the payload', async () => {
@@ -494,5 +497,52 @@ describe('referrals create: the guided questions, in-process with scripted answe
     ]);
     expect(referral.icd10_code_ids).toEqual([fx.mock.data.icd10.find((c) => c.code === 'M25.562')!.id]);
     expect(referral).not.toHaveProperty('law_firm_id');
+  });
+  it('the CPT question gives an example only when it fits the pair (none for an arthrogram of the knee)', async () => {
+    const ctx = new Context({
+      io: fakeIO().io,
+      env: { ...fx.env(), IMAGING_KEYCHAIN: 'off' },
+      globals: { cache: false } as GlobalOptions,
+    });
+    const { ask, asked, refusals } = scripted({
+      'Patient first name': ['Ada'],
+      'Patient last name': ['Lovelace'],
+      'Date of birth': ['12/10/1985'],
+      'Phone number': [''],
+      Email: [''],
+      'Line of business': ['personal injury'],
+      'Payment type': ['lien'],
+      'Incident state': ['nv'],
+      'Exam: modality': ['CT'],
+      'Next exam: modality': ['Arthrogram'],
+      'Body part': ['Shoulder', 'Knee'],
+      'CPT code of the CT Shoulder exam': ['73200'],
+      'CPT code of the Arthrogram Knee exam': ['7372', '73722'],
+      'Which one': ['left', 'left'],
+      'Add another exam?': ['y', 'n'],
+      'ICD-10 code': [' => no ICD-10 code'],
+      'Law firm': [' => no law firm'],
+      'Scheduling mode': ['existing appointment'],
+      'Preferred imaging center id': [''],
+    });
+    await askNewReferral(ctx, ask);
+    const cpt = [...new Set(asked.filter((m) => m.startsWith('CPT code')))];
+    expect(cpt).toEqual([
+      'CPT code of the CT Shoulder exam (e.g. 73200)',
+      'CPT code of the Arthrogram Knee exam',
+    ]);
+    expect(refusals).toEqual(['five letters or digits']);
+  });
+
+  it("every pair's example code is a mapping of that pair in the emulator's data", () => {
+    for (const [modality, part, code] of cptExamplePairs()) {
+      const mapping = fx.mock.data.cpt.find(
+        (m) =>
+          m.code === code &&
+          m.modality_name.toLowerCase() === modality &&
+          m.body_part_name.toLowerCase() === part,
+      );
+      expect(mapping, `${modality} ${part} ${code}`).toBeDefined();
+    }
   });
 });

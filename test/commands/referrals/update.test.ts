@@ -188,6 +188,62 @@ describe('imaging referrals update', () => {
   });
 });
 
+describe('referrals update: messages that agree with what happened', () => {
+  it("--insurance-number '' on a referral without one is no change (not (none) → (none))", async () => {
+    const list = await piped(['referrals', 'list', '--per-page', '100', '--json'], { env: env() });
+    const bare = (JSON.parse(list.stdout) as Array<Record<string, unknown>>).find(
+      (r) => !('insurance_number' in r) || r.insurance_number === null,
+    );
+    expect(bare).toBeDefined();
+    fx.reset();
+    const r = await piped(['referrals', 'update', String(bare!.reference), '--insurance-number', ''], {
+      env: env(),
+    });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe(
+      `Nothing changed on referral ${bare!.reference} (${bare!.id}): it already had these values.\n`,
+    );
+    expect(r.stderr).not.toContain('warning');
+  });
+
+  it('a field the server ignores: stdout does not say it already had the value', async () => {
+    const before = await referral('R-240007');
+    const server = await testServer((_req, res) => json(res, 200, before));
+    try {
+      const r = await piped(['referrals', 'update', String(before.id), '--wc-number', 'WC-NEW-1'], {
+        env: env({ IMAGING_BASE_URL: server.url, IMAGING_CONFIG_DIR: dir.path }),
+      });
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toBe(
+        `Nothing changed on referral ${before.reference} (${before.id}): the server returned it as it was.\n`,
+      );
+      expect(r.stderr).toContain(
+        'warning: wc_number was sent, but the referral the server returned shows wc_number as before.',
+      );
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('removing a code the referral lacks: the hint names the referral by its reference, and the example codes exist', async () => {
+    const r = await piped(['referrals', 'update', 'R-240002', '--icd10', '-M54.2'], { env: env() });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(
+      'hint: Nothing was changed. Its codes are listed by: imaging referrals get R-240002 --fields icd10_codes',
+    );
+    const bad = await piped(['referrals', 'update', 'R-240002', '--icd10', 'M54.50'], { env: env() });
+    const example = /e\.g\. --icd10 (\S+)/.exec(bad.stderr)?.[1];
+    expect(example, bad.stderr).toBeDefined();
+    for (const code of example!.split(',').map((c) => c.slice(1))) {
+      const found = await piped(['icd10', code, '--json'], { env: env() });
+      expect(
+        JSON.parse(found.stdout).map((c: { code: string }) => c.code),
+        code,
+      ).toContain(code);
+    }
+  });
+});
+
 describe('referrals update against a second real server', () => {
   let snapshot: Record<string, unknown>;
   beforeAll(async () => {
@@ -281,6 +337,34 @@ describe('referrals update against a second real server', () => {
     }
   });
 
+  it.for([404, 405])(
+    'a %i with the stored default environment elsewhere: the hint names --env, and a 404 blames the path (the referral was just read)',
+    async (status) => {
+      const id = snapshot.id as string;
+      const server = await testServer((req, res) =>
+        req.method === 'GET' ? json(res, 200, snapshot) : json(res, status, { error: 'Nope' }),
+      );
+      try {
+        const base = { IMAGING_CONFIG_DIR: dir.path, IMAGING_CACHE_DIR: dir.path };
+        expect((await run(['config', 'set', 'env', 'production'], { env: base })).code).toBe(0);
+        const r = await run(['--env', 'sandbox', 'referrals', 'update', id, '--wc-number', 'X'], {
+          env: { ...base, IMAGING_BASE_URL: server.url, IMAGING_TOKEN: 'sandbox-token' },
+        });
+        expect(r.code, r.stderr).toBe(status === 404 ? 4 : 1);
+        expect(r.stderr).toContain(
+          "set it with: imaging config set path.referral_update 'PATCH /api/v2/…/{id}/…' --env sandbox\n",
+        );
+        if (status === 404)
+          expect(r.stderr).toContain(
+            `hint: Referral ${snapshot.reference} was read just before, so the path is likely wrong: the path of the referral update is not published`,
+          );
+        expect(r.stderr).not.toContain('there is no referral');
+      } finally {
+        await server.close();
+      }
+    },
+  );
+
   it('a 404 or 405 from the default path names the key to set', async () => {
     const id = snapshot.id as string;
     const server = await testServer((req, res) =>
@@ -290,7 +374,7 @@ describe('referrals update against a second real server', () => {
       const r = await piped(['referrals', 'update', id, '--wc-number', 'X'], {
         env: env({ IMAGING_BASE_URL: server.url, IMAGING_CONFIG_DIR: dir.path }),
       });
-      expect(r.code).toBe(7);
+      expect(r.code).toBe(1); // a 405 is "anything unexpected", not a refusal of the fields (7)
       expect(r.stderr).toContain(
         "hint: The path of the referral update is not published (the default, PATCH /api/v2/referrals/{id}, is a guess); set it with: imaging config set path.referral_update 'PATCH /api/v2/…/{id}/…' --env local",
       );

@@ -59,16 +59,35 @@ describe('imaging sandbox advance', () => {
     throw new Error(`no referral with ${n} visits`);
   };
 
+  it('a 404 for a visit read from its referral blames the path, not the visit', async () => {
+    const r = withVisits(1);
+    const d = tempDir();
+    try {
+      const env = fx.env({ IMAGING_CONFIG_DIR: d.path });
+      await run(['config', 'set', 'path.sandbox_advance', '/api/v2/nowhere/{id}', '--env', 'local'], { env });
+      const res = await run(['sandbox', 'advance', r.reference, '--to', 'booked'], { env });
+      expect(res.code).toBe(4);
+      expect(res.stderr).toContain(
+        `hint: Visit ${r.visits[0]!.id} (of referral ${r.reference}) was read just before, so the path is likely wrong: path.sandbox_advance is set to POST /api/v2/nowhere/{id} for local`,
+      );
+      expect(res.stderr).not.toContain('there is no visit');
+    } finally {
+      d.cleanup();
+    }
+  });
+
   it('then webhook listen shows a signed visit.status_changed, verified, end to end', async () => {
     const r = withVisits(1);
     const visit = r.visits[0]!;
     const before = listener.lines().length;
     const res = await run(['sandbox', 'advance', visit.id, '--to', 'Sent-To-RP'], { env: fx.env() });
     expect(res.code, res.stderr).toBe(0);
-    expect(res.stdout).toBe(`Visit ${visit.id} (referral ${r.id}): ${visit.status} → sent_to_rp\n`);
+    // The referral is named by its reference, read after the advance by the id the answer gives.
+    expect(res.stdout).toBe(`Visit ${visit.id} (referral ${r.reference}): ${visit.status} → sent_to_rp\n`);
     expect(fx.apiRequests().map((q) => `${q.method} ${q.path}`)).toEqual([
       `GET /api/v2/referrals/${visit.id}`,
       `POST /api/v2/sandbox/visits/${visit.id}/advance`,
+      `GET /api/v2/referrals/${r.id}`,
     ]);
     const line = await until(() => listener.lines()[before], 'the delivery');
     expect(JSON.parse(line)).toMatchObject({

@@ -66,3 +66,24 @@ describe('imaging sandbox fixture', () => {
     }
   });
 });
+
+describe('sandbox fixture at a configured path that is wrong', () => {
+  it('the hint keeps the key in lower case and names --env', async () => {
+    const dir = tempDir();
+    const server = await testServer((_req, res) => json(res, 404, { error: 'Not Found' }));
+    try {
+      const env = { IMAGING_ENV: 'sandbox', IMAGING_BASE_URL: server.url, IMAGING_CONFIG_DIR: dir.path };
+      await run(['config', 'set', 'path.sandbox_fixture', '/api/v2/qa/fixtures', '--env', 'sandbox'], {
+        env,
+      });
+      const r = await run(['sandbox', 'fixture'], { env: { ...env, IMAGING_TOKEN: 'sandbox-token' } });
+      expect(r.code).toBe(4);
+      expect(r.stderr).toContain(
+        "hint: path.sandbox_fixture is set to POST /api/v2/qa/fixtures for sandbox; if this server keeps the sandbox's fixture elsewhere, set it with: imaging config set path.sandbox_fixture 'POST /api/v2/…' --env sandbox\n",
+      );
+    } finally {
+      await server.close();
+      dir.cleanup();
+    }
+  });
+});
