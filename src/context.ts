@@ -6,6 +6,7 @@ import type { GlobalOptions } from './cli/globals.js';
 import {
   defaultBaseUrl,
   type EnvironmentName,
+  envArg,
   isEmulatorToken,
   MOCK_TOKEN,
   parseEnvironment,
@@ -187,7 +188,7 @@ export class Context {
         `the ${source === 'IMAGING_TOKEN' ? 'token in IMAGING_TOKEN' : `stored ${env} token`} cannot be sent: ${problem}`,
         source === 'IMAGING_TOKEN'
           ? 'Set IMAGING_TOKEN to the token exactly as issued.'
-          : `Copy the token again from where it was issued, then: imaging auth login${envFlag(env)} --with-token < token.txt`,
+          : `Copy the token again from where it was issued, then: imaging auth login${envArg(env)} --with-token < token.txt`,
       );
     }
     if (source === 'config') this.checkTokenOrigin(env, baseUrl);
@@ -203,7 +204,7 @@ export class Context {
     if (from === '--base-url' || from === 'IMAGING_BASE_URL') return;
     throw new AuthError(
       `IMAGING_TOKEN is not sent to ${originOf(baseUrl)}, a port on this machine that any local user may listen on, because this run did not name it (the base URL comes from ${from})`,
-      `If the token belongs there, name it: --base-url ${baseUrl} (or IMAGING_BASE_URL), or store the token for it: imaging auth login${envFlag(env)}`,
+      `If the token belongs there, name it: --base-url ${baseUrl} (or IMAGING_BASE_URL), or store the token for it: imaging auth login${envArg(env)}`,
     );
   }
 
@@ -247,7 +248,7 @@ export class Context {
       const from = this.baseUrl(env).source;
       throw new AuthError(
         `the stored ${env} token has no origin recorded yet (a config from an older version) and the base URL ${originOf(baseUrl)} comes from ${from}, not from the config: the token is not sent until you bind it on purpose`,
-        `If ${originOf(baseUrl)} is where the token belongs: imaging config set base-url ${baseUrl} --env ${env} (binds the token to it), or log in again: imaging auth login${envFlag(env)} --base-url ${baseUrl}; for a one-off, set IMAGING_TOKEN.`,
+        `If ${originOf(baseUrl)} is where the token belongs: imaging config set base-url ${baseUrl} --env ${env} (binds the token to it), or log in again: imaging auth login${envArg(env)} --base-url ${baseUrl}; for a one-off, set IMAGING_TOKEN.`,
       );
     }
     const origin = originOf(home);
@@ -275,8 +276,8 @@ export class Context {
     throw new AuthError(
       `the stored ${env} token belongs to ${bound}, not to ${target} (the base URL from ${from}): it is never sent to another server`,
       from === 'config'
-        ? `Log in for the new base URL: imaging auth login${envFlag(env)}; for a one-off, set IMAGING_TOKEN instead.`
-        : `If ${target} is meant, log in for it: imaging auth login${envFlag(env)} --base-url ${baseUrl}, or set IMAGING_TOKEN for a one-off; otherwise ${from === 'IMAGING_BASE_URL' ? 'unset IMAGING_BASE_URL' : 'leave out --base-url'}.`,
+        ? `Log in for the new base URL: imaging auth login${envArg(env)}; for a one-off, set IMAGING_TOKEN instead.`
+        : `If ${target} is meant, log in for it: imaging auth login${envArg(env)} --base-url ${baseUrl}, or set IMAGING_TOKEN for a one-off; otherwise ${from === 'IMAGING_BASE_URL' ? 'unset IMAGING_BASE_URL' : 'leave out --base-url'}.`,
     );
   }
 
@@ -387,8 +388,6 @@ function sameReader(a: number, b: number): boolean {
     return false;
   }
 }
-
-const envFlag = (env: EnvironmentName) => (env === 'sandbox' ? '' : ` --env ${env}`);
 
 export function processIO(stoppedBy: () => number | undefined = () => undefined): IO {
   // Output that can no longer reach anyone stops the run: quietly (as Unix tools) on EPIPE, unless work is left

@@ -16,11 +16,10 @@ export function isEmulatorToken(token: string): boolean {
 }
 
 /** The words that name `env` in a suggested command: none for the default, sandbox. */
-export const envFlag = (env: string): string => (env === 'sandbox' ? '' : ` --env ${env}`);
 
 /**
- * `--env E` always, for a suggested `config set`/`config unset`: without it the command changes the
- * stored default environment, which may not be the one meant.
+ * `--env E` always, in a command a hint suggests: without it the command acts on the stored default
+ * environment (`config set env`), which may not be the one meant.
  */
 export const envArg = (env: string): string => ` --env ${env}`;
 

@@ -10,7 +10,7 @@ import {
   writeFileAtomic,
 } from '../fs/write-file.js';
 import { num } from '../util/plural.js';
-import { type EnvironmentName, envFlag } from './environments.js';
+import { type EnvironmentName, envArg } from './environments.js';
 import {
   KeychainUnavailable,
   keychainAccount,
@@ -226,7 +226,7 @@ export class ConfigStore {
     if (s.token_store !== 'keychain') return undefined;
     const known = this.keychainTokens.get(env);
     if (known) return known;
-    const login = `imaging auth login${envFlag(env)}`;
+    const login = `imaging auth login${envArg(env)}`;
     let value: string | null;
     try {
       value = keychainRead(keychainAccount(env, s.token_origin), this.env);

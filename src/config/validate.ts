@@ -5,7 +5,7 @@ import {
   parseOperationValue,
 } from '../api/endpoints/operations.js';
 import { normaliseBaseUrl } from '../api/url.js';
-import { ENVIRONMENTS, type EnvironmentName, envArg, envFlag } from './environments.js';
+import { ENVIRONMENTS, type EnvironmentName, envArg } from './environments.js';
 
 export interface EnvironmentSettings {
   base_url?: string;
@@ -96,7 +96,7 @@ function checkEnvironment(
   settings: unknown,
   problems: ConfigProblem[],
 ): Record<string, unknown> | undefined {
-  const flag = envFlag(name);
+  const flag = envArg(name);
   const envArgs = envArg(name);
   const login = (why: string) => `Run: imaging auth login${flag}   (${why})`;
   const problem = (key: string, text: string, fix: string) =>

@@ -40,7 +40,7 @@ describe('a hand-edited config', () => {
       ['auth', 'status'],
       3,
       '"environments.sandbox.token" is a number, not text',
-      'Run: imaging auth login   (it replaces the stored token)',
+      'Run: imaging auth login --env sandbox   (it replaces the stored token)',
     ],
     ['an array', '[1, 2]', ['auth', 'status'], 1, 'the file is a list, not a JSON object', 'mv "'],
     [

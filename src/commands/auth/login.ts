@@ -4,7 +4,7 @@ import { normaliseBaseUrl } from '../../api/url.js';
 import { defineCommand } from '../../cli/define.js';
 import { flag, negate } from '../../cli/options.js';
 import { readAll } from '../../cli/stdin.js';
-import { type EnvironmentName, envFlag, isEmulatorToken } from '../../config/environments.js';
+import { type EnvironmentName, envArg, isEmulatorToken } from '../../config/environments.js';
 import { maskToken, originOf } from '../../config/store.js';
 import type { Context } from '../../context.js';
 import { ApiError, AuthError, CliError, ExitCode, exitCodeOf, UsageError } from '../../errors.js';
@@ -67,7 +67,7 @@ function loginBaseUrl(ctx: Context, env: EnvironmentName): string {
     if (originOf(stored) !== originOf(baseUrl)) {
       throw new UsageError(
         `IMAGING_BASE_URL (${baseUrl}) is another origin than the stored base-url of ${env} (${stored}); the token is not sent until you say which`,
-        `For that server: imaging auth login${envFlag(env)} --base-url ${baseUrl}; for the stored one, unset IMAGING_BASE_URL.`,
+        `For that server: imaging auth login${envArg(env)} --base-url ${baseUrl}; for the stored one, unset IMAGING_BASE_URL.`,
       );
     }
   }

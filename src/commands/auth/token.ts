@@ -1,6 +1,6 @@
 import { tokenHeaderProblem } from '../../api/client.js';
 import { defineCommand } from '../../cli/define.js';
-import { envFlag } from '../../config/environments.js';
+import { envArg } from '../../config/environments.js';
 import { AuthError, UsageError } from '../../errors.js';
 
 // Only to a pipe or a file: a terminal's scrollback and screen-sharing keep what it shows.
@@ -13,15 +13,12 @@ export default defineCommand({
     const env = ctx.environment().value;
     const token = ctx.token(env).value;
     if (!token)
-      throw new AuthError(
-        `not logged in to the ${env} environment`,
-        `Run: imaging auth login${envFlag(env)}`,
-      );
+      throw new AuthError(`not logged in to the ${env} environment`, `Run: imaging auth login${envArg(env)}`);
     const problem = tokenHeaderProblem(token);
     if (problem)
       throw new AuthError(
         `the ${env} token in use cannot be sent: ${problem}`,
-        `Copy the token again from where it was issued, then: imaging auth login${envFlag(env)} --with-token < token.txt`,
+        `Copy the token again from where it was issued, then: imaging auth login${envArg(env)} --with-token < token.txt`,
       );
     if (ctx.io.stdoutIsTTY && !ctx.globals.yes)
       throw new UsageError(

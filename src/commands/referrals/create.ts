@@ -6,7 +6,7 @@ import { apiUrl } from '../../api/url.js';
 import { defineCommand } from '../../cli/define.js';
 import { parseJsonInput, readInput } from '../../cli/input.js';
 import { file, flag } from '../../cli/options.js';
-import { envFlag } from '../../config/environments.js';
+import { envArg } from '../../config/environments.js';
 import type { Context } from '../../context.js';
 import { ApiError, ExitCode, UnreadableAnswerError, UsageError } from '../../errors.js';
 import { selectFields } from '../../output/fields.js';
@@ -150,7 +150,7 @@ function mayExist(err: unknown, payload: unknown, env: string): unknown {
   if (!(err instanceof ApiError) || err.status < 500) return err;
   const who = findText(payload);
   const what = who ? `'${who.replace(/'/g, `'\\''`)}'` : 'LAST_NAME';
-  const check = `imaging${envFlag(env)} referrals find ${what}`;
+  const check = `imaging${envArg(env)} referrals find ${what}`;
   return new ApiError(
     err.details,
     `The referral may have been created all the same (the API has no idempotency key): check before trying again, with: ${check}`,
