@@ -130,15 +130,14 @@ async function inline(entry, file, define = {}) {
     entryPoints: [join(root, entry)],
     outfile: file,
     metafile: true,
+    alias: { 'supports-color': './scripts/absent.cjs', kerberos: './scripts/absent.cjs' },
     define: { ...common.define, ...define },
   });
-  // Nothing is left to require at run time but Node's own modules, and two optional packages that
-  // the npm package does not install either, each loaded in a try (debug's supports-color, the
-  // proxy agent's kerberos for Negotiate proxies): without them, what the npm package does.
+  // Nothing is left to require at run time but Node's own modules: the optional packages the
+  // dependencies try to load (debug's supports-color, the proxy agent's kerberos) are stubs.
   const outputs = Object.values(result.metafile.outputs)[0];
-  const optional = new Set(['supports-color', 'kerberos']);
   const external = outputs.imports.filter(
-    (i) => i.external && !i.path.startsWith('node:') && !isBuiltin(i.path) && !optional.has(i.path),
+    (i) => i.external && !i.path.startsWith('node:') && !isBuiltin(i.path),
   );
   if (external.length) throw new Error(`package: not inlined: ${external.map((i) => i.path).join(', ')}`);
   return file;
