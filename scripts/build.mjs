@@ -11,6 +11,12 @@ import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import ts from 'typescript';
 
+/** Optional packages the dependencies load in a try, which the tool does not install: stubs. */
+const OPTIONAL_ABSENT = {
+  'supports-color': './scripts/absent.cjs',
+  kerberos: './scripts/absent.cjs',
+};
+
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
 // Everything in dist/ but the standalone binaries (dist/bin/, npm run package): they take minutes to
 // make and do not depend on this build.
@@ -26,14 +32,27 @@ const common = {
   target: 'node20.18',
   minify: process.env.MINIFY !== '0',
   legalComments: 'none',
-  // https-proxy-agent too: loaded only when a proxy variable is set (src/api/proxy.ts); bundled, it
-  // added ~20 KB to every bundle that a lookup reads.
-  external: ['@inquirer/password', '@inquirer/prompts', 'https-proxy-agent', 'exceljs'],
+  external: ['@inquirer/password', '@inquirer/prompts', 'exceljs'],
   define: { __IMAGING_VERSION__: JSON.stringify(pkg.version) },
   logLevel: 'warning',
 };
 
-await build({ ...common, entryPoints: ['src/main.ts'], outfile: 'dist/cli.cjs' });
+// https-proxy-agent is loaded only when a proxy variable is set (src/api/proxy.ts): in every bundle it
+// added ~20 KB to what a lookup reads, so it is dist/proxy.cjs, built here with its dependencies.
+const proxyFile = {
+  name: 'proxy-file',
+  setup(b) {
+    b.onResolve({ filter: /^https-proxy-agent$/ }, () => ({ path: './proxy.cjs', external: true }));
+  },
+};
+await build({ ...common, entryPoints: ['src/main.ts'], outfile: 'dist/cli.cjs', plugins: [proxyFile] });
+// The optional packages it tries to load are stubs: Node would look for them in every parent folder.
+await build({
+  ...common,
+  entryPoints: ['https-proxy-agent'],
+  outfile: 'dist/proxy.cjs',
+  alias: OPTIONAL_ABSENT,
+});
 if (common.minify) compileModuleBodiesEagerly(new URL('../dist/cli.cjs', import.meta.url));
 // One non-ASCII character makes V8 hold the whole bundle as two-byte text, which Node's compile
 // cache then converts back to UTF-8 to hash at every start. esbuild escapes every other string but

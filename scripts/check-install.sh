@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Two of the three ways to install, as a user would, for .ci/run (outside npm test):
 #   scripts/check-install.sh npm      npm pack -> npm install -g into an empty prefix -> imaging --help,
-#                                     a lookup against the emulator, man imaging, completion
+#                                     a lookup against the emulator, man imaging, completion; then
+#                                     with a node_modules planted in a parent folder of the prefix:
+#                                     a proxied lookup, an xlsx export, a keychain read
 #   scripts/check-install.sh binary   npm run package -- --target linux-x64, its checksum, then on a
 #                                     PATH with no node: --version, a lookup, an export to a file,
 #                                     webhook verify, completion bash, against `imaging mock` run by
@@ -67,6 +69,36 @@ check_npm() {
   step "man imaging ($(man -w imaging))"
   bash_completes imaging
   step "completion bash"
+  check_planted
+}
+
+# The prefix is inside $work, where another user could have made $work/node_modules: Node looks
+# there for any package the tool loads and has not installed. Every optional package its
+# dependencies try to load is planted, each leaving a mark if it runs.
+check_planted() {
+  local planted="$work/node_modules" marks="$work/planted.log" name
+  local names=(supports-color kerberos @napi-rs/keyring @napi-rs/keyring-wasm32-wasi)
+  names+=($(grep -o "require('@napi-rs/keyring-[a-z0-9-]*')" \
+    "$work/prefix/lib/node_modules/partner-imaging-cli/node_modules/@napi-rs/keyring/index.js" | cut -d"'" -f2 | sort -u))
+  for name in "${names[@]}"; do
+    mkdir -p "$planted/$name"
+    echo "require('fs').appendFileSync('$marks', 'ran $name\\n')" >"$planted/$name/index.js"
+  done
+  : >"$marks"
+  # A proxy that is never reached (its port refuses): the proxy agent loads all the same.
+  HTTPS_PROXY=http://127.0.0.1:9 NODE_DEBUG=module imaging --env local --base-url https://api.partner.test cpt 73721 \
+    >/dev/null 2>"$work/debug.log" || true
+  NODE_DEBUG=module imaging --env local --base-url "$url" referrals export -o "$work/referrals.xlsx" 2>>"$work/debug.log" ||
+    fail "the xlsx export"
+  # A token in the keychain, read where npm --omit=optional left no addon package for this platform.
+  rm -rf "$work/prefix/lib/node_modules/partner-imaging-cli/node_modules/@napi-rs/keyring-"*
+  mkdir -p "$work/config"
+  echo '{"environments":{"local":{"token_store":"keychain"}}}' >"$work/config/config.json"
+  NODE_DEBUG=module imaging --env local --base-url "$url" cpt 73721 >/dev/null 2>>"$work/debug.log" || true
+  rm "$work/config/config.json"
+  [ -s "$marks" ] && fail "code planted in $planted ran: $(tr '\n' ' ' <"$marks")"
+  grep -q "load \"$planted/" "$work/debug.log" && fail "a module was loaded from $planted"
+  step "a proxied lookup, an xlsx export and a keychain read load nothing from $planted"
 }
 
 check_binary() {

