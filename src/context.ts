@@ -1,5 +1,6 @@
 import { fstatSync } from 'node:fs';
 import { ApiClient, tokenHeaderProblem } from './api/client.js';
+import { redactToken } from './api/trace.js';
 import { isLoopbackHost, normaliseBaseUrl } from './api/url.js';
 import { ReferenceCache } from './cache/reference.js';
 import type { GlobalOptions } from './cli/globals.js';
@@ -69,6 +70,13 @@ export class Context {
   private humanOut: HumanStream | undefined;
   private humanErr: HumanStream | undefined;
   private readonly meters = new Map<ApiClient, Meter>();
+  // Every token a client of this run sends: a server may echo one back in any text shown to a person.
+  private readonly tokensInUse = new Set<string>();
+  private readonly redactShown = (text: string): string => {
+    let shown = text;
+    for (const token of this.tokensInUse) shown = redactToken(shown, token);
+    return shown;
+  };
 
   constructor(deps: ContextDeps) {
     this.deps = deps;
@@ -82,13 +90,21 @@ export class Context {
 
   /** Human output on stdout (tables, detail views, verdicts): through the one sanitiser. */
   get out(): HumanStream {
-    this.humanOut ??= new HumanStream(this.io.stdout, this.io.stdoutIsTTY ? this.io.columns : undefined);
+    this.humanOut ??= new HumanStream(
+      this.io.stdout,
+      this.io.stdoutIsTTY ? this.io.columns : undefined,
+      this.redactShown,
+    );
     return this.humanOut;
   }
 
   /** Everything on stderr (notes, hints, warnings, traces, progress) goes through the sanitiser. */
   get err(): HumanStream {
-    this.humanErr ??= new HumanStream(this.io.stderr, this.io.stderrIsTTY ? this.io.errColumns : undefined);
+    this.humanErr ??= new HumanStream(
+      this.io.stderr,
+      this.io.stderrIsTTY ? this.io.errColumns : undefined,
+      this.redactShown,
+    );
     return this.humanErr;
   }
 
@@ -293,6 +309,7 @@ export class Context {
       );
     }
     const meter = sandboxMeter(this, env, baseUrl, token);
+    if (token !== undefined) this.tokensInUse.add(token);
     const client = new ApiClient({
       baseUrl,
       token,

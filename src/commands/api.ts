@@ -242,9 +242,20 @@ function printHead(ctx: Context, res: { status: number; headers: IncomingHttpHea
   const lines = [`HTTP/1.1 ${res.status} ${clean(STATUS_CODES[res.status] ?? '')}`.trimEnd()];
   for (const name of Object.keys(res.headers).sort()) {
     const value = res.headers[name];
-    for (const v of Array.isArray(value) ? value : [value ?? '']) lines.push(`${clean(name)}: ${clean(v)}`);
+    for (const v of Array.isArray(value) ? value : [value ?? ''])
+      lines.push(`${clean(name)}: ${clean(asUtf8(v))}`);
   }
   ctx.out.write(`${lines.join('\n')}\n\n`);
+}
+
+// Node reads header bytes as Latin-1: UTF-8 shown as its characters, so what hides between two of
+// them (U+200B, a bidi mark) is seen and escaped as such, not as three letters.
+function asUtf8(value: string): string {
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(Buffer.from(value, 'latin1'));
+  } catch {
+    return value;
+  }
 }
 
 function isBundle(data: unknown): data is Record<string, unknown> {
