@@ -1,6 +1,6 @@
 import { type IncomingHttpHeaders, STATUS_CODES } from 'node:http';
 import { type ApiClient, type ApiResponse, MAX_JSON_DEPTH, nestedDeeperThan } from '../api/client.js';
-import { ALL_PER_PAGE, fetchPagesInOrder, MAX_PAGES_WITHOUT_TOTAL } from '../api/pages.js';
+import { ALL_PER_PAGE, fetchPagesInOrder, MAX_PAGES_WITHOUT_TOTAL, PageWalk } from '../api/pages.js';
 import { apiScope, outsideScope, pathTrick, type Query } from '../api/url.js';
 import { normaliseUuid, normaliseUuids } from '../cli/args.js';
 import { defineCommand } from '../cli/define.js';
@@ -269,7 +269,8 @@ function isBundle(data: unknown): data is Record<string, unknown> {
 
 /**
  * A FHIR R4 searchset: each Bundle's `link` with relation `next`, followed only below the API's own
- * base URL (the token's scope), its entries merged into one Bundle (JSON) or an entry a line (NDJSON).
+ * base URL (the token's scope), its entries merged into one Bundle (JSON) or an entry a line (NDJSON,
+ * written page by page as they come).
  */
 async function fhirPages(
   ctx: Context,
@@ -279,9 +280,38 @@ async function fhirPages(
   format: OutputFormat,
   silent: boolean,
 ): Promise<number> {
+  const walk = new PageWalk(`the Bundle at ${path}`);
+  const pages = fhirEntries(ctx, client, path, first, walk);
+  if (silent) for await (const _ of pages);
+  else if (format === 'ndjson') await write(pages, { sink: ctx.sink(), format, signal: ctx.signal });
+  else {
+    // Pushed one by one: a page of 130,000 entries spread into arguments overflows the stack.
+    const entries: unknown[] = [];
+    for await (const page of pages) for (const e of page) entries.push(e);
+    // The first Bundle's own fields; its links were for one page, not the merged whole.
+    const { link: _link, entry: _entry, ...head } = first.data as Record<string, unknown>;
+    await write({ one: { ...head, entry: entries } }, { sink: ctx.sink(), format });
+  }
+  if (walk.duplicates > 0)
+    ctx.note(
+      `warning: ${count(walk.duplicates, 'entry', 'entries')} came again on a later page (same resource) and ${walk.duplicates === 1 ? 'is' : 'are'} printed once.`,
+    );
+  return 0;
+}
+
+/**
+ * Each page's new entries. The list reader's rule stops endless paging: a page that repeats an
+ * earlier one, or whose resources were all seen already, ends the walk with an error (exit 1).
+ */
+async function* fhirEntries(
+  ctx: Context,
+  client: ApiClient,
+  path: string,
+  first: ApiResponse,
+  walk: PageWalk,
+): AsyncGenerator<unknown[]> {
   const scope = apiScope(client.baseUrl);
   const root = new URL(scope).pathname.replace(/\/+$/, '');
-  const entries: unknown[] = [];
   const seen = new Set<string>();
   let bundle = first.data as Record<string, unknown>;
   let url = first.url;
@@ -289,20 +319,14 @@ async function fhirPages(
     const where = `page ${page} of the Bundle at ${path}`;
     if (bundle.entry !== undefined && !Array.isArray(bundle.entry))
       throw new CliError(`${where}: its entry is not a list`);
-    entries.push(...((bundle.entry as unknown[] | undefined) ?? []));
+    const keyed = ((bundle.entry as unknown[] | undefined) ?? []).map((entry) => ({
+      id: entryKey(entry),
+      entry,
+    }));
+    yield (walk.accept(page, keyed, {}) ?? []).map((k) => k.entry);
     const next = nextLink(bundle);
-    if (next === undefined) break;
-    let target: URL;
-    try {
-      target = new URL(next, url);
-    } catch {
-      throw new CliError(`${where}: its next link "${clean(next)}" is not a URL`);
-    }
-    target.hash = '';
-    if (outsideScope(target, scope))
-      throw new CliError(
-        `${where}: its next link leads outside ${scope} (to ${clean(target.origin + target.pathname)}); not followed, so the token goes nowhere else`,
-      );
+    if (next === undefined) return;
+    const target = nextTarget(next, url, scope, where);
     if (seen.has(target.href) || target.href === url)
       throw new CliError(`${where}: its next link leads back to a page already read; stopped`);
     if (page >= MAX_PAGES_WITHOUT_TOTAL)
@@ -318,15 +342,36 @@ async function fhirPages(
     bundle = res.data;
     url = res.url;
   }
-  if (silent) return 0;
-  if (format === 'ndjson') {
-    await write(entries, { sink: ctx.sink(), format });
-    return 0;
+}
+
+/** An entry's identity: its fullUrl, else its resource's type and id (undefined when it has neither). */
+function entryKey(entry: unknown): string | undefined {
+  if (typeof entry !== 'object' || entry === null) return undefined;
+  const e = entry as { fullUrl?: unknown; resource?: { resourceType?: unknown; id?: unknown } | null };
+  if (typeof e.fullUrl === 'string' && e.fullUrl !== '') return e.fullUrl;
+  const id = e.resource?.id;
+  if (typeof id !== 'string' && typeof id !== 'number') return undefined;
+  return `${String(e.resource?.resourceType ?? '')}/${id}`;
+}
+
+/** The next link as a URL below the token's scope, or an error saying why it is not followed. */
+function nextTarget(next: string, url: string, scope: string, where: string): URL {
+  let target: URL;
+  try {
+    target = new URL(next, url);
+  } catch {
+    throw new CliError(`${where}: its next link "${clean(next)}" is not a URL`);
   }
-  // The first Bundle's own fields; its links were for one page, not the merged whole.
-  const { link: _link, entry: _entry, ...head } = first.data as Record<string, unknown>;
-  await write({ one: { ...head, entry: entries } }, { sink: ctx.sink(), format });
-  return 0;
+  target.hash = '';
+  // A javascript: or data: URL has no origin ("null"): name its scheme instead.
+  const to = /^https?:$/.test(target.protocol)
+    ? clean(target.origin + target.pathname)
+    : `a ${clean(target.protocol)} URL`;
+  if (outsideScope(target, scope))
+    throw new CliError(
+      `${where}: its next link leads outside ${scope} (to ${to}); not followed, so the token goes nowhere else`,
+    );
+  return target;
 }
 
 function nextLink(bundle: Record<string, unknown>): string | undefined {

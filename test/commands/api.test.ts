@@ -659,4 +659,77 @@ describe('imaging api: gh-style fields, headers and output', () => {
       await Promise.all([other.close(), away.close(), up.close()]);
     }
   });
+
+  it('--paginate reads a Bundle page of 200,000 entries (no stack overflow), as JSON and as NDJSON', async () => {
+    // As /tmp/atk23/fhirbig.mjs: one page far larger than a call's argument list may be.
+    const big = JSON.stringify(
+      Array.from({ length: 200_000 }, (_, i) => ({ resource: { resourceType: 'Patient', id: `p${i}` } })),
+    );
+    const srv = await testServer((req, res) => {
+      res.writeHead(200, { 'content-type': 'application/fhir+json' });
+      if ((req.url ?? '').includes('_page=2'))
+        return res.end(
+          '{"resourceType":"Bundle","entry":[{"resource":{"resourceType":"Patient","id":"last"}}]}',
+        );
+      res.end(
+        `{"resourceType":"Bundle","link":[{"relation":"next","url":"/api/v2/fhir/Patient?_page=2"}],"entry":${big}}`,
+      );
+    });
+    try {
+      const r = await piped(['api', '/fhir/Patient', '--paginate'], { env: env(srv.url) });
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(0);
+      expect(JSON.parse(r.stdout).entry).toHaveLength(200_001);
+      const nd = await piped(['api', '/fhir/Patient', '--paginate', '--format', 'ndjson'], {
+        env: env(srv.url),
+      });
+      expect(nd.code).toBe(0);
+      const rows = nd.stdout.trimEnd().split('\n');
+      expect(rows).toHaveLength(200_001);
+      expect(JSON.parse(rows[199_999]!).resource.id).toBe('p199999');
+    } finally {
+      await srv.close();
+    }
+  }, 60_000);
+
+  it('--paginate stops within a few requests on endless pages that repeat the same entries', async () => {
+    // As /tmp/atk23/fhir.mjs "endless": every next link differs by a counter, every page is the same.
+    const srv = await testServer((req, res) => {
+      const p = Number(new URL(req.url ?? '/', 'http://x').searchParams.get('p') ?? '0');
+      json(res, 200, {
+        resourceType: 'Bundle',
+        link: [{ relation: 'next', url: `/api/v2/fhir/endless?p=${p + 1}` }],
+        entry: [{ resource: { resourceType: 'Patient', id: 'p1' } }],
+      });
+    });
+    try {
+      const r = await piped(['api', '/fhir/endless', '--paginate', '--format', 'ndjson'], {
+        env: env(srv.url),
+      });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(/stopped paging the Bundle at \/fhir\/endless: page 2 repeats page 1/);
+      expect(r.stderr).not.toMatch(/\n\s+at /);
+      expect(srv.seen.length).toBeLessThanOrEqual(3);
+    } finally {
+      await srv.close();
+    }
+  });
+
+  it('a javascript: next link is named by its scheme', async () => {
+    const srv = await testServer((_req, res) =>
+      json(res, 200, {
+        resourceType: 'Bundle',
+        link: [{ relation: 'next', url: 'javascript:alert(1)' }],
+        entry: [],
+      }),
+    );
+    try {
+      const r = await piped(['api', '/fhir/x', '--paginate'], { env: env(srv.url) });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain('(to a javascript: URL)');
+      expect(r.stderr).not.toContain('null');
+    } finally {
+      await srv.close();
+    }
+  });
 });
