@@ -11,6 +11,7 @@ import { CliError, ExitCode, UsageError } from '../errors.js';
 import type { OutputFormat } from '../output/format.js';
 import { clean } from '../output/text.js';
 import { write } from '../output/write.js';
+import { inexactInteger } from '../util/integer.js';
 import { count } from '../util/plural.js';
 
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'];
@@ -468,11 +469,15 @@ async function fileFields(
   return out;
 }
 
-/** -F values: true, false, null and numbers become JSON values; everything else stays a string. */
+/**
+ * -F values: true, false, null and numbers become JSON values; everything else stays a string, as
+ * does an integer a JSON number cannot hold exactly (an id of 20 digits keeps its digits, as in gh).
+ */
 function typed(v: string): unknown {
   if (v === 'true') return true;
   if (v === 'false') return false;
   if (v === 'null') return null;
+  if (inexactInteger(v)) return v;
   if (/^-?(0|[1-9]\d*)(\.\d+)?$/.test(v) && Number.isFinite(Number(v))) return Number(v);
   return v;
 }

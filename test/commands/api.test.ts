@@ -732,4 +732,22 @@ describe('imaging api: gh-style fields, headers and output', () => {
       await srv.close();
     }
   });
+
+  it('-F with an integer a double cannot hold sends its exact digits, as a string (as gh)', async () => {
+    const srv = await testServer((_req, res) => json(res, 201, { ok: true }));
+    try {
+      const r = await piped(
+        ['api', 'POST', '/notes', '-F', 'x=12345678901234567890', '-F', 'y=9007199254740993', '-F', 'z=42'],
+        { env: env(srv.url) },
+      );
+      expect(r.code).toBe(0);
+      expect(JSON.parse(srv.seen[0]!.body)).toEqual({
+        x: '12345678901234567890',
+        y: '9007199254740993',
+        z: 42,
+      });
+    } finally {
+      await srv.close();
+    }
+  });
 });
