@@ -5,7 +5,7 @@ import { UsageError } from '../errors.js';
 import { formatBytes, readAll } from './stdin.js';
 
 /** The largest request body read from a file or stdin; anything bigger is refused before sending. */
-const MAX_INPUT_BYTES = 10 * 1024 * 1024;
+export const MAX_INPUT_BYTES = 10 * 1024 * 1024;
 
 /** Reads FILE, or standard input for "-", as bytes, with a size cap and clear messages. */
 export async function readInput(

@@ -4,8 +4,9 @@ import { ALL_PER_PAGE, fetchPagesInOrder, MAX_PAGES_WITHOUT_TOTAL, PageWalk } fr
 import { apiScope, outsideScope, pathTrick, type Query } from '../api/url.js';
 import { normaliseUuid, normaliseUuids } from '../cli/args.js';
 import { defineCommand } from '../cli/define.js';
-import { parseJsonInput, readInput } from '../cli/input.js';
+import { MAX_INPUT_BYTES, parseJsonInput, readInput } from '../cli/input.js';
 import { arg, file, flag, list, pairs } from '../cli/options.js';
+import { formatBytes } from '../cli/stdin.js';
 import type { Context } from '../context.js';
 import { CliError, ExitCode, UsageError } from '../errors.js';
 import type { OutputFormat } from '../output/format.js';
@@ -67,6 +68,12 @@ export default defineCommand({
     }
     if (fieldsInQuery) query = toQuery(fields);
     else if (fields.length > 0) body = Buffer.from(JSON.stringify(nest(fields)));
+    // The cap is on what is sent: several -F @file fields under it each may add up to more.
+    if (body && body.length > MAX_INPUT_BYTES)
+      throw new UsageError(
+        `the request body would be ${formatBytes(body.length)}, larger than ${formatBytes(MAX_INPUT_BYTES)}`,
+        'Nothing was sent. Send fewer or smaller files.',
+      );
 
     const client = ctx.api(); // token and base URL checked before anyone is asked anything
     if (why) ctx.note(why);
@@ -74,7 +81,7 @@ export default defineCommand({
       ctx.note('Nothing was sent.');
       return ExitCode.failure;
     }
-    if (opts.paginate) return paginate(ctx, client, path, query, format, opts.silent === true);
+    if (opts.paginate) return paginate(ctx, client, { path, query, headers }, format, opts.silent === true);
     const res = await client.request({ method, path, query, body, headers, raw: true });
     if (opts.include) printHead(ctx, res);
     if (opts.silent) return 0;
@@ -145,6 +152,8 @@ const OWN_HEADERS = new Set([
   'trailer',
   'upgrade',
   'expect',
+  'trailers',
+  'http2-settings',
 ]);
 
 /** -H "Name: value" as headers; a header the client owns, or a value that breaks the line, is refused. */
@@ -165,6 +174,12 @@ function requestHeaders(given: string[]): Record<string, string> {
       );
     if (/[\r\n\0]/.test(value))
       throw new UsageError(`-H ${name}: the value holds a line break or NUL, which a header cannot`);
+    // Anything else outside printable ASCII and tab would fail in the HTTP layer as an unexpected error.
+    if (/[^\t\x20-\x7e]/.test(value))
+      throw new UsageError(
+        `-H ${name}: the value holds a control or non-ASCII character, which a header cannot carry`,
+        'Give the value in plain ASCII (percent-encode it if the server expects that).',
+      );
     const key = name.toLowerCase();
     headers[key] = headers[key] === undefined ? value : `${headers[key]}, ${value}`;
   }
@@ -190,22 +205,30 @@ async function confirmed(
   return (await ctx.prompter()).confirm(`Send ${method} ${path} to PRODUCTION (${client.baseUrl})?`);
 }
 
+/** What --paginate asks for; the -H headers go with every page. */
+interface PagedRequest {
+  path: string;
+  query: Query;
+  headers: Record<string, string>;
+}
+
 async function paginate(
   ctx: Context,
   client: ApiClient,
-  path: string,
-  query: Query,
+  asked: PagedRequest,
   format: OutputFormat,
   silent: boolean,
 ): Promise<number> {
+  const { path, query, headers } = asked;
   // Page 1 as the meta walk asks for it; a FHIR Bundle answer is walked by its `next` links instead.
   const perPage = perPageOf(query);
   const firstAnswer = await client.request({
     path,
     query: { ...query, page: 1, per_page: perPage },
+    headers,
     signal: ctx.signal,
   });
-  if (isBundle(firstAnswer.data)) return fhirPages(ctx, client, path, firstAnswer, format, silent);
+  if (isBundle(firstAnswer.data)) return fhirPages(ctx, client, asked, firstAnswer, format, silent);
   let duplicates = 0;
   async function* pages() {
     const walk = fetchPagesInOrder(
@@ -213,6 +236,7 @@ async function paginate(
       {
         path,
         query,
+        headers,
         firstAnswer,
         perPage,
         concurrency: 1,
@@ -276,13 +300,13 @@ function isBundle(data: unknown): data is Record<string, unknown> {
 async function fhirPages(
   ctx: Context,
   client: ApiClient,
-  path: string,
+  asked: PagedRequest,
   first: ApiResponse,
   format: OutputFormat,
   silent: boolean,
 ): Promise<number> {
-  const walk = new PageWalk(`the Bundle at ${path}`);
-  const pages = fhirEntries(ctx, client, path, first, walk);
+  const walk = new PageWalk(`the Bundle at ${asked.path}`);
+  const pages = fhirEntries(ctx, client, asked, first, walk);
   if (silent) for await (const _ of pages);
   else if (format === 'ndjson') await write(pages, { sink: ctx.sink(), format, signal: ctx.signal });
   else {
@@ -307,7 +331,7 @@ async function fhirPages(
 async function* fhirEntries(
   ctx: Context,
   client: ApiClient,
-  path: string,
+  { path, headers }: PagedRequest,
   first: ApiResponse,
   walk: PageWalk,
 ): AsyncGenerator<unknown[]> {
@@ -337,6 +361,7 @@ async function* fhirEntries(
     seen.add(target.href);
     const res = await client.request({
       path: `${target.pathname.slice(root.length)}${target.search}`,
+      headers,
       signal: ctx.signal,
     });
     if (!isBundle(res.data)) throw new CliError(`page ${page + 1} of the Bundle at ${path} is not a Bundle`);
@@ -451,6 +476,7 @@ async function fileFields(
 ): Promise<Array<[string, unknown]>> {
   const out: Array<[string, unknown]> = [];
   let stdinBy: string | undefined = input === '-' ? '--input -' : undefined;
+  let read = 0;
   for (const [k, v] of pairs) {
     if (!v.startsWith('@')) {
       out.push([k, typed(normaliseUuids(v))]);
@@ -464,7 +490,14 @@ async function fileFields(
         throw new UsageError(`-F ${k}=@- and ${stdinBy} both read standard input; it can be read once`);
       stdinBy = `-F ${k}=@-`;
     }
-    out.push([k, (await readInput(ctx, source, `-F ${k}`)).toString('utf8')]);
+    const bytes = await readInput(ctx, source, `-F ${k}`);
+    read += bytes.length;
+    if (read > MAX_INPUT_BYTES)
+      throw new UsageError(
+        `-F ${k}: the files of the -F fields add up to more than ${formatBytes(MAX_INPUT_BYTES)}, the largest request body sent`,
+        'Nothing was sent. Send fewer or smaller files.',
+      );
+    out.push([k, bytes.toString('utf8')]);
   }
   return out;
 }

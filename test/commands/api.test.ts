@@ -750,4 +750,76 @@ describe('imaging api: gh-style fields, headers and output', () => {
       await srv.close();
     }
   });
+
+  it('-H refuses a control or non-ASCII value and TE, Trailer, HTTP2-Settings, before any request', async () => {
+    const srv = await testServer((_req, res) => json(res, 200, { ok: true }));
+    try {
+      for (const [h, message] of [
+        ['X-A: a\u0001b', /-H X-A: the value holds a control or non-ASCII character/],
+        ['X-A: caf\u00e9', /-H X-A: the value holds a control or non-ASCII character/],
+        ['X-A: a\u007fb', /-H X-A: the value holds a control or non-ASCII character/],
+        ['TE: trailers', /-H TE: imaging sets this header itself/],
+        ['Trailer: X-B', /-H Trailer: imaging sets this header itself/],
+        ['Trailers: X-B', /-H Trailers: imaging sets this header itself/],
+        ['HTTP2-Settings: AAMAAABkAAQAAP__', /-H HTTP2-Settings: imaging sets this header itself/],
+      ] as const) {
+        expectUsageError(
+          await piped(['api', '/modalities', '-H', h], { env: env(srv.url) }),
+          message,
+          srv.seen.length,
+        );
+      }
+    } finally {
+      await srv.close();
+    }
+  });
+
+  it('--paginate sends the -H headers with every page, meta pages and FHIR pages', async () => {
+    const srv = await testServer((req, res) => {
+      const u = new URL(req.url ?? '/', 'http://x');
+      const page = Number(u.searchParams.get('page') ?? '1');
+      if (u.pathname.startsWith('/api/v2/fhir'))
+        return json(res, 200, {
+          resourceType: 'Bundle',
+          link: u.searchParams.has('_page') ? [] : [{ relation: 'next', url: '/api/v2/fhir/R?_page=2' }],
+          entry: [{ resource: { resourceType: 'R', id: u.searchParams.has('_page') ? 'b' : 'a' } }],
+        });
+      json(res, 200, { items: [{ id: `i${page}` }], meta: { current_page: page, total_pages: 2 } });
+    });
+    try {
+      const meta = await piped(['api', '/items', '--paginate', '-H', 'X-Trace: abc'], { env: env(srv.url) });
+      expect(meta.code).toBe(0);
+      const fhir = await piped(['api', '/fhir/R', '--paginate', '-H', 'X-Trace: abc'], { env: env(srv.url) });
+      expect(fhir.code).toBe(0);
+      expect(srv.seen).toHaveLength(4);
+      for (const s of srv.seen) expect(s.headers['x-trace']).toBe('abc');
+    } finally {
+      await srv.close();
+    }
+  });
+
+  it('the 10 MiB cap holds for the whole body, not each -F @file field', async () => {
+    const srv = await testServer((_req, res) => json(res, 201, { ok: true }));
+    const dir = tempDir();
+    try {
+      const six = join(dir.path, 'six.txt');
+      writeFileSync(six, 'a'.repeat(6 * 1024 * 1024));
+      expectUsageError(
+        await piped(['api', 'POST', '/notes', '-F', `a=@${six}`, '-F', `b=@${six}`], { env: env(srv.url) }),
+        /-F b: the files of the -F fields add up to more than 10 MiB/,
+        srv.seen.length,
+      );
+      // Under the cap as read, over it once each quote is escaped in the JSON body.
+      const quotes = join(dir.path, 'quotes.txt');
+      writeFileSync(quotes, '"'.repeat(6 * 1024 * 1024));
+      expectUsageError(
+        await piped(['api', 'POST', '/notes', '-F', `a=@${quotes}`], { env: env(srv.url) }),
+        /the request body would be 12 MiB, larger than 10 MiB/,
+        srv.seen.length,
+      );
+    } finally {
+      dir.cleanup();
+      await srv.close();
+    }
+  });
 });
