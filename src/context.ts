@@ -122,6 +122,18 @@ export class Context {
     return { value: 'sandbox', source: 'default' };
   }
 
+  /**
+   * Whether this run writes to production: by name, or by address (a sandbox or local environment
+   * whose base URL is production's, same origin and path), so the production checks cannot be skipped.
+   */
+  targetsProduction(): boolean {
+    const env = this.environment().value;
+    if (env === 'production') return true;
+    const here = this.baseUrl(env).value;
+    const production = this.baseUrl('production').value;
+    return here !== undefined && production !== undefined && sameBase(here, production);
+  }
+
   /** The base URL of `env`: --base-url and IMAGING_BASE_URL name the active environment's only. */
   baseUrl(env: EnvironmentName = this.environment().value): Resolved<string | undefined, ValueSource> {
     const active = env === this.environment().value;
@@ -464,4 +476,13 @@ export function processIO(stoppedBy: () => number | undefined = () => undefined)
       return this.stderrIsTTY ? process.stderr.columns : undefined;
     },
   };
+}
+
+/** Two base URLs name the same API: the same origin and path, trailing slashes aside. */
+function sameBase(a: string, b: string): boolean {
+  const key = (url: string) => {
+    const u = new URL(url);
+    return `${u.origin}${u.pathname.replace(/\/+$/, '')}`;
+  };
+  return key(a) === key(b);
 }

@@ -194,7 +194,7 @@ async function confirmed(
   path: string,
   input: string | undefined,
 ): Promise<boolean> {
-  if (method === 'GET' || ctx.environment().value !== 'production' || ctx.globals.yes) return true;
+  if (method === 'GET' || ctx.globals.yes || !ctx.targetsProduction()) return true;
   if (!ctx.io.stdinIsTTY || input === '-')
     throw new UsageError(
       `imaging api ${method} in production needs confirmation`,
