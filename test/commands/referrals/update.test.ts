@@ -140,6 +140,19 @@ describe('imaging referrals update', () => {
     }
   });
 
+  it('--icd10 with a sign and no code says the code is missing; without a sign, that the sign is', async () => {
+    for (const [given, message] of [
+      ['+', /--icd10: "\+" names no code after the \+/],
+      ['-', /--icd10: "-" names no code after the -/],
+      ['M54.50', /--icd10: "M54.50" has no \+ or - in front/],
+    ] as const)
+      expectUsageError(
+        await piped(['referrals', 'update', 'R-240001', '--icd10', given], { env: env() }),
+        message,
+        fx.apiRequests().length,
+      );
+  });
+
   it('a field given both by a flag and in --file is refused', async () => {
     const r = await piped(['referrals', 'update', 'R-240001', '--wc-number', 'X', '--file', '-'], {
       env: env(),
