@@ -130,7 +130,12 @@ export class Context {
     const env = this.environment().value;
     if (env === 'production') return true;
     const here = this.baseUrl(env).value;
-    const production = this.baseUrl('production').value;
+    let production: string | undefined;
+    try {
+      production = this.baseUrl('production').value;
+    } catch {
+      return false; // a broken stored production base URL is production's problem, said when it is used
+    }
     return here !== undefined && production !== undefined && sameBase(here, production);
   }
 
