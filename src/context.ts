@@ -1,5 +1,6 @@
 import { fstatSync } from 'node:fs';
 import { ApiClient, tokenHeaderProblem } from './api/client.js';
+import { redactToken } from './api/trace.js';
 import { isLoopbackHost, normaliseBaseUrl } from './api/url.js';
 import { ReferenceCache } from './cache/reference.js';
 import type { GlobalOptions } from './cli/globals.js';
@@ -70,6 +71,13 @@ export class Context {
   private humanOut: HumanStream | undefined;
   private humanErr: HumanStream | undefined;
   private readonly meters = new Map<ApiClient, Meter>();
+  // Every token a client of this run sends: a server may echo one back in any text shown to a person.
+  private readonly tokensInUse = new Set<string>();
+  private readonly redactShown = (text: string): string => {
+    let shown = text;
+    for (const token of this.tokensInUse) shown = redactToken(shown, token);
+    return shown;
+  };
 
   constructor(deps: ContextDeps) {
     this.deps = deps;
@@ -83,13 +91,21 @@ export class Context {
 
   /** Human output on stdout (tables, detail views, verdicts): through the one sanitiser. */
   get out(): HumanStream {
-    this.humanOut ??= new HumanStream(this.io.stdout, this.io.stdoutIsTTY ? this.io.columns : undefined);
+    this.humanOut ??= new HumanStream(
+      this.io.stdout,
+      this.io.stdoutIsTTY ? this.io.columns : undefined,
+      this.redactShown,
+    );
     return this.humanOut;
   }
 
   /** Everything on stderr (notes, hints, warnings, traces, progress) goes through the sanitiser. */
   get err(): HumanStream {
-    this.humanErr ??= new HumanStream(this.io.stderr, this.io.stderrIsTTY ? this.io.errColumns : undefined);
+    this.humanErr ??= new HumanStream(
+      this.io.stderr,
+      this.io.stderrIsTTY ? this.io.errColumns : undefined,
+      this.redactShown,
+    );
     return this.humanErr;
   }
 
@@ -105,6 +121,23 @@ export class Context {
     const stored = this.config.read().env;
     if (stored) return { value: parseEnvironment(stored, 'config "env"'), source: 'config' };
     return { value: 'sandbox', source: 'default' };
+  }
+
+  /**
+   * Whether this run writes to production: by name, or by address (a sandbox or local environment
+   * whose base URL is production's, same origin and path), so the production checks cannot be skipped.
+   */
+  targetsProduction(): boolean {
+    const env = this.environment().value;
+    if (env === 'production') return true;
+    const here = this.baseUrl(env).value;
+    let production: string | undefined;
+    try {
+      production = this.baseUrl('production').value;
+    } catch {
+      return false; // a broken stored production base URL is production's problem, said when it is used
+    }
+    return here !== undefined && production !== undefined && sameBase(here, production);
   }
 
   /** The base URL of `env`: --base-url and IMAGING_BASE_URL name the active environment's only. */
@@ -294,6 +327,7 @@ export class Context {
       );
     }
     const meter = sandboxMeter(this, env, baseUrl, token);
+    if (token !== undefined) this.tokensInUse.add(token);
     const client = new ApiClient({
       baseUrl,
       token,
@@ -446,4 +480,13 @@ export function processIO(stoppedBy: () => number | undefined = () => undefined)
       return this.stderrIsTTY ? process.stderr.columns : undefined;
     },
   };
+}
+
+/** Two base URLs name the same API: the same origin and path, trailing slashes aside. */
+function sameBase(a: string, b: string): boolean {
+  const key = (url: string) => {
+    const u = new URL(url);
+    return `${u.origin}${u.pathname.replace(/\/+$/, '')}`;
+  };
+  return key(a) === key(b);
 }

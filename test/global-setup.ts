@@ -6,7 +6,14 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** What the build reads (with the MINIFY switch), and where the last build's fingerprint is kept. */
-const INPUTS = ['src', 'scripts/build.mjs', 'scripts/absent.cjs', 'package.json', 'package-lock.json', 'tsconfig.json'];
+const INPUTS = [
+  'src',
+  'scripts/build.mjs',
+  'scripts/absent.cjs',
+  'package.json',
+  'package-lock.json',
+  'tsconfig.json',
+];
 const STAMP = join(ROOT, 'node_modules', '.cache', 'imaging-test-build.json');
 
 /** A hash of the files under `paths` (names and contents), in a fixed order. */

@@ -128,6 +128,10 @@ export function mockFixture(options: MockOptions = {}) {
     setLatency(ms: number | undefined) {
       live.latencyMs = ms ?? options.latencyMs;
     },
+    /** Lets an auto-book request's own webhook_url name this loopback port (as --allow-webhook-port). */
+    allowWebhookPort(port: number) {
+      live.webhookPorts = [...(live.webhookPorts ?? []), port];
+    },
     /** API requests the emulator has seen since the last reset. */
     apiRequests() {
       return this.mock.requests.filter((r) => r.path.startsWith('/api/'));

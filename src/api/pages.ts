@@ -335,6 +335,8 @@ interface OrderedWalkOptions {
   /** Parsed answers instead of bytes held until their turn: the reference cache keeps only those. */
   parsed?: boolean | undefined;
   onNote?: ((text: string) => void) | undefined;
+  /** Extra request headers, sent with every page (`imaging api -H`). */
+  headers?: Record<string, string> | undefined;
   /** The first page's answer, already fetched by the caller with this walk's own request. */
   firstAnswer?: ApiResponse | undefined;
   /** A resumed export: `check` sees the first page's records before the walk does. */
@@ -355,6 +357,7 @@ function pageReader(client: ApiClient, opts: OrderedWalkOptions, signal: AbortSi
   const request = (page: number): ApiRequest => ({
     path: opts.path,
     query: { ...opts.query, page, per_page: opts.perPage },
+    ...(opts.headers && { headers: opts.headers }),
     signal,
     raw: !opts.parsed,
   });

@@ -1,11 +1,23 @@
-import { close, closeSync, constants, createReadStream, open as fsOpen, fstatSync, read } from 'node:fs';
+import {
+  close,
+  closeSync,
+  constants,
+  createReadStream,
+  open as fsOpen,
+  fstatSync,
+  lstatSync,
+  read,
+  type Stats,
+  statSync,
+} from 'node:fs';
 import { Readable } from 'node:stream';
 import type { Context } from '../context.js';
 import { UsageError } from '../errors.js';
+import { mine, userName } from '../fs/write-file.js';
 import { formatBytes, readAll } from './stdin.js';
 
 /** The largest request body read from a file or stdin; anything bigger is refused before sending. */
-const MAX_INPUT_BYTES = 10 * 1024 * 1024;
+export const MAX_INPUT_BYTES = 10 * 1024 * 1024;
 
 /** Reads FILE, or standard input for "-", as bytes, with a size cap and clear messages. */
 export async function readInput(
@@ -19,6 +31,31 @@ export async function readInput(
     return readAll(ctx.io.stdin, maxBytes, `standard input (${flag} -)`, ctx.signal);
   }
   return readFileCapped(source, flag, maxBytes, ctx.signal);
+}
+
+/**
+ * Why a file is not to be trusted as yours: another user's symlink, a file of another user (root
+ * aside), or one that `writableBy` (mode bits: 0o022 group and others, 0o002 others) may change.
+ */
+export function notYoursAlone(
+  path: string,
+  writableBy: number,
+): { why: string; symlink: boolean } | undefined {
+  let link: Stats;
+  let st: Stats;
+  try {
+    link = lstatSync(path);
+    st = statSync(path);
+  } catch {
+    return undefined; // the read names what is wrong
+  }
+  const foreign = (s: Stats) => !mine(s) && s.uid !== 0;
+  if (link.isSymbolicLink() && foreign(link))
+    return { why: `is a symlink owned by ${userName(link.uid)}`, symlink: true };
+  if (st.isFile() && foreign(st)) return { why: `is owned by ${userName(st.uid)}`, symlink: false };
+  if (st.isFile() && (st.mode & writableBy) !== 0)
+    return { why: `is writable by other users (mode ${(st.mode & 0o777).toString(8)})`, symlink: false };
+  return undefined;
 }
 
 /** One capped reader for a path, whatever it names. */

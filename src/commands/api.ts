@@ -1,16 +1,18 @@
 import { type IncomingHttpHeaders, STATUS_CODES } from 'node:http';
 import { type ApiClient, type ApiResponse, MAX_JSON_DEPTH, nestedDeeperThan } from '../api/client.js';
-import { ALL_PER_PAGE, fetchPagesInOrder, MAX_PAGES_WITHOUT_TOTAL } from '../api/pages.js';
+import { ALL_PER_PAGE, fetchPagesInOrder, MAX_PAGES_WITHOUT_TOTAL, PageWalk } from '../api/pages.js';
 import { apiScope, outsideScope, pathTrick, type Query } from '../api/url.js';
 import { normaliseUuid, normaliseUuids } from '../cli/args.js';
 import { defineCommand } from '../cli/define.js';
-import { parseJsonInput, readInput } from '../cli/input.js';
+import { MAX_INPUT_BYTES, notYoursAlone, parseJsonInput, readInput } from '../cli/input.js';
 import { arg, completes, file, flag, list, pairs, text } from '../cli/options.js';
+import { formatBytes } from '../cli/stdin.js';
 import type { Context } from '../context.js';
 import { ApiError, CliError, ExitCode, UsageError } from '../errors.js';
 import type { OutputFormat } from '../output/format.js';
 import { clean } from '../output/text.js';
 import { write } from '../output/write.js';
+import { inexactInteger } from '../util/integer.js';
 import { count } from '../util/plural.js';
 
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'];
@@ -70,6 +72,12 @@ export default defineCommand({
     }
     if (fieldsInQuery) query = toQuery(fields);
     else if (fields.length > 0) body = Buffer.from(JSON.stringify(nest(fields)));
+    // The cap is on what is sent: several -F @file fields under it each may add up to more.
+    if (body && body.length > MAX_INPUT_BYTES)
+      throw new UsageError(
+        `the request body would be ${formatBytes(body.length)}, larger than ${formatBytes(MAX_INPUT_BYTES)}`,
+        'Nothing was sent. Send fewer or smaller files.',
+      );
 
     const client = ctx.api(); // token and base URL checked before anyone is asked anything
     if (why) ctx.note(why);
@@ -77,7 +85,7 @@ export default defineCommand({
       ctx.note('Nothing was sent.');
       return ExitCode.failure;
     }
-    if (opts.paginate) return paginate(ctx, client, path, query, format, opts.silent === true);
+    if (opts.paginate) return paginate(ctx, client, { path, query, headers }, format, opts.silent === true);
     const res = await client
       .request({ method, path, query, body, headers, raw: true })
       .catch((err: unknown) => {
@@ -172,6 +180,8 @@ const OWN_HEADERS = new Set([
   'trailer',
   'upgrade',
   'expect',
+  'trailers',
+  'http2-settings',
 ]);
 
 /** -H "Name: value" as headers; a header the client owns, or a value that breaks the line, is refused. */
@@ -192,6 +202,12 @@ function requestHeaders(given: string[]): Record<string, string> {
       );
     if (/[\r\n\0]/.test(value))
       throw new UsageError(`-H ${name}: the value holds a line break or NUL, which a header cannot`);
+    // Anything else outside printable ASCII and tab would fail in the HTTP layer as an unexpected error.
+    if (/[^\t\x20-\x7e]/.test(value))
+      throw new UsageError(
+        `-H ${name}: the value holds a control or non-ASCII character, which a header cannot carry`,
+        'Give the value in plain ASCII (percent-encode it if the server expects that).',
+      );
     const key = name.toLowerCase();
     headers[key] = headers[key] === undefined ? value : `${headers[key]}, ${value}`;
   }
@@ -206,7 +222,7 @@ async function confirmed(
   path: string,
   input: string | undefined,
 ): Promise<boolean> {
-  if (method === 'GET' || ctx.environment().value !== 'production' || ctx.globals.yes) return true;
+  if (method === 'GET' || ctx.globals.yes || !ctx.targetsProduction()) return true;
   if (!ctx.io.stdinIsTTY || input === '-')
     throw new UsageError(
       `imaging api ${method} in production needs confirmation`,
@@ -217,22 +233,30 @@ async function confirmed(
   return (await ctx.prompter()).confirm(`Send ${method} ${path} to PRODUCTION (${client.baseUrl})?`);
 }
 
+/** What --paginate asks for; the -H headers go with every page. */
+interface PagedRequest {
+  path: string;
+  query: Query;
+  headers: Record<string, string>;
+}
+
 async function paginate(
   ctx: Context,
   client: ApiClient,
-  path: string,
-  query: Query,
+  asked: PagedRequest,
   format: OutputFormat,
   silent: boolean,
 ): Promise<number> {
+  const { path, query, headers } = asked;
   // Page 1 as the meta walk asks for it; a FHIR Bundle answer is walked by its `next` links instead.
   const perPage = perPageOf(query);
   const firstAnswer = await client.request({
     path,
     query: { ...query, page: 1, per_page: perPage },
+    headers,
     signal: ctx.signal,
   });
-  if (isBundle(firstAnswer.data)) return fhirPages(ctx, client, path, firstAnswer, format, silent);
+  if (isBundle(firstAnswer.data)) return fhirPages(ctx, client, asked, firstAnswer, format, silent);
   let duplicates = 0;
   async function* pages() {
     const walk = fetchPagesInOrder(
@@ -240,6 +264,7 @@ async function paginate(
       {
         path,
         query,
+        headers,
         firstAnswer,
         perPage,
         concurrency: 1,
@@ -270,9 +295,20 @@ function printHead(ctx: Context, res: { status: number; headers: IncomingHttpHea
   const lines = [`HTTP/1.1 ${res.status} ${clean(STATUS_CODES[res.status] ?? '')}`.trimEnd()];
   for (const name of Object.keys(res.headers).sort()) {
     const value = res.headers[name];
-    for (const v of Array.isArray(value) ? value : [value ?? '']) lines.push(`${clean(name)}: ${clean(v)}`);
+    for (const v of Array.isArray(value) ? value : [value ?? ''])
+      lines.push(`${clean(name)}: ${clean(asUtf8(v))}`);
   }
   ctx.out.write(`${lines.join('\n')}\n\n`);
+}
+
+// Node reads header bytes as Latin-1: UTF-8 shown as its characters, so what hides between two of
+// them (U+200B, a bidi mark) is seen and escaped as such, not as three letters.
+function asUtf8(value: string): string {
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(Buffer.from(value, 'latin1'));
+  } catch {
+    return value;
+  }
 }
 
 function isBundle(data: unknown): data is Record<string, unknown> {
@@ -286,19 +322,49 @@ function isBundle(data: unknown): data is Record<string, unknown> {
 
 /**
  * A FHIR R4 searchset: each Bundle's `link` with relation `next`, followed only below the API's own
- * base URL (the token's scope), its entries merged into one Bundle (JSON) or an entry a line (NDJSON).
+ * base URL (the token's scope), its entries merged into one Bundle (JSON) or an entry a line (NDJSON,
+ * written page by page as they come).
  */
 async function fhirPages(
   ctx: Context,
   client: ApiClient,
-  path: string,
+  asked: PagedRequest,
   first: ApiResponse,
   format: OutputFormat,
   silent: boolean,
 ): Promise<number> {
+  const walk = new PageWalk(`the Bundle at ${asked.path}`);
+  const pages = fhirEntries(ctx, client, asked, first, walk);
+  if (silent) for await (const _ of pages);
+  else if (format === 'ndjson') await write(pages, { sink: ctx.sink(), format, signal: ctx.signal });
+  else {
+    // Pushed one by one: a page of 130,000 entries spread into arguments overflows the stack.
+    const entries: unknown[] = [];
+    for await (const page of pages) for (const e of page) entries.push(e);
+    // The first Bundle's own fields; its links were for one page, not the merged whole.
+    const { link: _link, entry: _entry, ...head } = first.data as Record<string, unknown>;
+    await write({ one: { ...head, entry: entries } }, { sink: ctx.sink(), format });
+  }
+  if (walk.duplicates > 0)
+    ctx.note(
+      `warning: ${count(walk.duplicates, 'entry', 'entries')} came again on a later page (same resource) and ${walk.duplicates === 1 ? 'is' : 'are'} printed once.`,
+    );
+  return 0;
+}
+
+/**
+ * Each page's new entries. The list reader's rule stops endless paging: a page that repeats an
+ * earlier one, or whose resources were all seen already, ends the walk with an error (exit 1).
+ */
+async function* fhirEntries(
+  ctx: Context,
+  client: ApiClient,
+  { path, headers }: PagedRequest,
+  first: ApiResponse,
+  walk: PageWalk,
+): AsyncGenerator<unknown[]> {
   const scope = apiScope(client.baseUrl);
   const root = new URL(scope).pathname.replace(/\/+$/, '');
-  const entries: unknown[] = [];
   const seen = new Set<string>();
   let bundle = first.data as Record<string, unknown>;
   let url = first.url;
@@ -306,20 +372,14 @@ async function fhirPages(
     const where = `page ${page} of the Bundle at ${path}`;
     if (bundle.entry !== undefined && !Array.isArray(bundle.entry))
       throw new CliError(`${where}: its entry is not a list`);
-    entries.push(...((bundle.entry as unknown[] | undefined) ?? []));
+    const keyed = ((bundle.entry as unknown[] | undefined) ?? []).map((entry) => ({
+      id: entryKey(entry),
+      entry,
+    }));
+    yield (walk.accept(page, keyed, {}) ?? []).map((k) => k.entry);
     const next = nextLink(bundle);
-    if (next === undefined) break;
-    let target: URL;
-    try {
-      target = new URL(next, url);
-    } catch {
-      throw new CliError(`${where}: its next link "${clean(next)}" is not a URL`);
-    }
-    target.hash = '';
-    if (outsideScope(target, scope))
-      throw new CliError(
-        `${where}: its next link leads outside ${scope} (to ${clean(target.origin + target.pathname)}); not followed, so the token goes nowhere else`,
-      );
+    if (next === undefined) return;
+    const target = nextTarget(next, url, scope, where);
     if (seen.has(target.href) || target.href === url)
       throw new CliError(`${where}: its next link leads back to a page already read; stopped`);
     if (page >= MAX_PAGES_WITHOUT_TOTAL)
@@ -329,21 +389,43 @@ async function fhirPages(
     seen.add(target.href);
     const res = await client.request({
       path: `${target.pathname.slice(root.length)}${target.search}`,
+      headers,
       signal: ctx.signal,
     });
     if (!isBundle(res.data)) throw new CliError(`page ${page + 1} of the Bundle at ${path} is not a Bundle`);
     bundle = res.data;
     url = res.url;
   }
-  if (silent) return 0;
-  if (format === 'ndjson') {
-    await write(entries, { sink: ctx.sink(), format });
-    return 0;
+}
+
+/** An entry's identity: its fullUrl, else its resource's type and id (undefined when it has neither). */
+function entryKey(entry: unknown): string | undefined {
+  if (typeof entry !== 'object' || entry === null) return undefined;
+  const e = entry as { fullUrl?: unknown; resource?: { resourceType?: unknown; id?: unknown } | null };
+  if (typeof e.fullUrl === 'string' && e.fullUrl !== '') return e.fullUrl;
+  const id = e.resource?.id;
+  if (typeof id !== 'string' && typeof id !== 'number') return undefined;
+  return `${String(e.resource?.resourceType ?? '')}/${id}`;
+}
+
+/** The next link as a URL below the token's scope, or an error saying why it is not followed. */
+function nextTarget(next: string, url: string, scope: string, where: string): URL {
+  let target: URL;
+  try {
+    target = new URL(next, url);
+  } catch {
+    throw new CliError(`${where}: its next link "${clean(next)}" is not a URL`);
   }
-  // The first Bundle's own fields; its links were for one page, not the merged whole.
-  const { link: _link, entry: _entry, ...head } = first.data as Record<string, unknown>;
-  await write({ one: { ...head, entry: entries } }, { sink: ctx.sink(), format });
-  return 0;
+  target.hash = '';
+  // A javascript: or data: URL has no origin ("null"): name its scheme instead.
+  const to = /^https?:$/.test(target.protocol)
+    ? clean(target.origin + target.pathname)
+    : `a ${clean(target.protocol)} URL`;
+  if (outsideScope(target, scope))
+    throw new CliError(
+      `${where}: its next link leads outside ${scope} (to ${to}); not followed, so the token goes nowhere else`,
+    );
+  return target;
 }
 
 function nextLink(bundle: Record<string, unknown>): string | undefined {
@@ -422,6 +504,7 @@ async function fileFields(
 ): Promise<Array<[string, unknown]>> {
   const out: Array<[string, unknown]> = [];
   let stdinBy: string | undefined = input === '-' ? '--input -' : undefined;
+  let read = 0;
   for (const [k, v] of pairs) {
     if (!v.startsWith('@')) {
       out.push([k, typed(normaliseUuids(v))]);
@@ -435,16 +518,34 @@ async function fileFields(
         throw new UsageError(`-F ${k}=@- and ${stdinBy} both read standard input; it can be read once`);
       stdinBy = `-F ${k}=@-`;
     }
-    out.push([k, (await readInput(ctx, source, `-F ${k}`)).toString('utf8')]);
+    // As the webhook secret file: what goes out under your token comes from a file that is yours.
+    const problem = source === '-' ? undefined : notYoursAlone(source, 0o002);
+    if (problem)
+      throw new UsageError(
+        `-F ${k}=@${source}: the file ${problem.why}; a field is read only from a file that is yours`,
+        'Copy it into a file of your own (cp, then chmod go-w) and name that copy.',
+      );
+    const bytes = await readInput(ctx, source, `-F ${k}`);
+    read += bytes.length;
+    if (read > MAX_INPUT_BYTES)
+      throw new UsageError(
+        `-F ${k}: the files of the -F fields add up to more than ${formatBytes(MAX_INPUT_BYTES)}, the largest request body sent`,
+        'Nothing was sent. Send fewer or smaller files.',
+      );
+    out.push([k, bytes.toString('utf8')]);
   }
   return out;
 }
 
-/** -F values: true, false, null and numbers become JSON values; everything else stays a string. */
+/**
+ * -F values: true, false, null and numbers become JSON values; everything else stays a string, as
+ * does an integer a JSON number cannot hold exactly (an id of 20 digits keeps its digits, as in gh).
+ */
 function typed(v: string): unknown {
   if (v === 'true') return true;
   if (v === 'false') return false;
   if (v === 'null') return null;
+  if (inexactInteger(v)) return v;
   if (/^-?(0|[1-9]\d*)(\.\d+)?$/.test(v) && Number.isFinite(Number(v))) return Number(v);
   return v;
 }

@@ -27,6 +27,10 @@ export default defineCommand({
     ),
     ignoreSearch: flag('--ignore-search', 'GET /referrals ignores q, as a server without list search does'),
     webhookUrl: text('--webhook-url <url>', 'send signed webhooks here (the group webhook_url)'),
+    allowWebhookPort: list(
+      '--allow-webhook-port <port>',
+      "a loopback port an auto-book request's own webhook_url may name, beside --webhook-url's (repeatable)",
+    ),
     webhookSecretFile: file('--webhook-secret-file <file>', 'signing secret (else IMAGING_WEBHOOK_SECRET)'),
     webhookSecretFormat: text('--webhook-secret-format <format>', 'raw (default) or base64'),
     webhookEncoding: text('--webhook-encoding <encoding>', 'signature digest text: hex (default) or base64'),
@@ -67,6 +71,12 @@ export default defineCommand({
     const encoding = (opts.webhookEncoding ?? 'hex').toLowerCase();
     if (encoding !== 'hex' && encoding !== 'base64')
       throw new UsageError(`--webhook-encoding: use hex or base64, not "${opts.webhookEncoding}"`);
+    const webhookPorts = (opts.allowWebhookPort ?? []).map((p) => {
+      const n = Number(p);
+      if (!/^\d+$/.test(p) || n < 1 || n > 65535)
+        throw new UsageError(`--allow-webhook-port: "${p}" is not a port (1 to 65535)`);
+      return n;
+    });
     const { startMockServer, FaultSpecError } = await import('../emulator/server.js');
     const server = await startMockServer({
       port: opts.port,
@@ -77,6 +87,7 @@ export default defineCommand({
       referralListShape: opts.listShape === 'bare' ? 'bare' : 'object',
       ignoreSearch: Boolean(opts.ignoreSearch),
       webhookUrl: opts.webhookUrl,
+      webhookPorts,
       webhookKey,
       webhookEncoding: encoding,
       webhookRetryDelayMs: opts.webhookRetryMs,

@@ -128,8 +128,10 @@ async function handle(s: EmulatorState, req: IncomingMessage, res: ServerRespons
 /** The reply, or undefined when the connection was reset instead. */
 async function answer(s: EmulatorState, c: Ctx, method: string): Promise<Reply | undefined> {
   const { url, req } = c;
+  const foreignHost = hostRefusal(s, req);
+  if (foreignHost) return foreignHost;
   if (!url.pathname.startsWith(API)) {
-    const refused = url.pathname.startsWith('/__mock/') ? adminRefusal(s, req, method) : undefined;
+    const refused = url.pathname.startsWith('/__mock/') ? adminRefusal(req, method) : undefined;
     return refused ?? dispatch(s, c, method);
   }
   // Faults come before the Bearer check and apply to every /api/v2 path, routed or not.
@@ -167,19 +169,24 @@ function authenticate(s: EmulatorState, c: Ctx): void {
 }
 
 /**
- * Why a /__mock/ request is refused: only this machine's own tools may change the emulator, so the
- * Host must name it (a rebound page sends its own) and a POST must carry JSON (which another site
- * cannot send without the preflight this server never answers).
+ * Every route answers only requests addressed to this emulator: a DNS-rebinding page reaches it
+ * with its own name in Host, and could otherwise drive /api/v2 (auto_book, sandbox) and /__mock/.
  */
-function adminRefusal(s: EmulatorState, req: IncomingMessage, method: string): Reply | undefined {
+function hostRefusal(s: EmulatorState, req: IncomingMessage): Reply | undefined {
   const hosts = ['127.0.0.1', 'localhost', '[::1]', ...(s.options.host ? [s.options.host] : [])];
   const own = hosts.map((h) =>
     `${h.includes(':') && !h.startsWith('[') ? `[${h}]` : h}:${s.port}`.toLowerCase(),
   );
-  if (!own.includes((req.headers.host ?? '').toLowerCase())) {
-    const error = `the /__mock/ routes answer only requests addressed to ${own[0]} or ${own[1]}`;
-    return { status: 421, body: { error } };
-  }
+  if (own.includes((req.headers.host ?? '').toLowerCase())) return undefined;
+  const error = `the emulator answers only requests addressed to ${own[0]} or ${own[1]}`;
+  return { status: 421, body: { error } };
+}
+
+/**
+ * Why a /__mock/ request is refused: only this machine's own tools may change the emulator, so a POST
+ * must carry JSON (which another site cannot send without the preflight this server never answers).
+ */
+function adminRefusal(req: IncomingMessage, method: string): Reply | undefined {
   const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
   if (method === 'POST' && type !== 'application/json') {
     const error = 'the /__mock/ routes take POST requests with Content-Type: application/json only';

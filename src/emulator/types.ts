@@ -20,6 +20,8 @@ export interface MockOptions {
   /** GET /referrals answers as if `q` were not there (to try a client's fallback). */
   ignoreSearch?: boolean;
   webhookUrl?: string | undefined;
+  /** Loopback ports an auto-book request's own webhook_url may name, beside webhookUrl's. */
+  webhookPorts?: number[] | undefined;
   webhookKey?: Buffer | undefined;
   webhookEncoding?: DigestEncoding;
   webhookRetryDelayMs?: number;

@@ -142,7 +142,13 @@ async function exportSheet(out: Writable, opts: ExportOptions, signal: AbortSign
   const { openSheet } = await import('../output/xlsx.js');
   const columns = opts.fields ?? COLUMNS[opts.rows];
   const name = `${opts.rows.charAt(0).toUpperCase()}${opts.rows.slice(1)}s`;
-  const book = await openSheet(out, { name, header: columns, signal, what: 'the export has' });
+  const book = await openSheet(out, {
+    name,
+    header: columns,
+    signal,
+    what: 'the export has',
+    onNote: opts.onNote,
+  });
   const enc: ReturnType<typeof exportEncoder> = {
     head: '',
     record: (_pieces, row) => book.add(columns.map((c) => csvValue((row as Row)[c]))),

@@ -86,15 +86,19 @@ export function paint(styler: (text: string) => string, text: unknown): SafeText
   return new SafeText(BRAND, styler(piece(text)));
 }
 
-/** A human-output writer around a raw stream: SafeText as it is, plain strings cleaned as a block. */
+/**
+ * A human-output writer around a raw stream: SafeText as it is, plain strings cleaned as a block.
+ * `redact` runs on everything shown (the token in use, which a server may echo back in any text).
+ */
 export class HumanStream {
   /** `width`: a terminal's columns; lines written with `line()` are word-wrapped to it. */
   constructor(
     readonly target: Writable,
     readonly width?: number | undefined,
+    readonly redact: (text: string) => string = (text) => text,
   ) {}
   write(text: SafeText | string): boolean {
-    return this.target.write(text instanceof SafeText ? text.text : cleanBlock(text));
+    return this.target.write(this.redact(text instanceof SafeText ? text.text : cleanBlock(text)));
   }
   // Word-wrapped to the terminal's width, so the terminal never breaks it mid-word.
   line(text: SafeText | string): boolean {
@@ -107,7 +111,8 @@ export class HumanStream {
   }
   /** A cleaned block wrapped to the width (for the error block and other multi-line messages). */
   fit(clean: string): string {
-    if (!this.width) return clean;
-    return wrapMessage(clean, this.width);
+    const shown = this.redact(clean);
+    if (!this.width) return shown;
+    return wrapMessage(shown, this.width);
   }
 }

@@ -148,6 +148,7 @@ async function writeXlsx<T>(input: Records<T>, opts: WriteOptions<T>): Promise<n
     name: opts.sheet ?? 'Sheet1',
     header: keys,
     signal: opts.signal,
+    onNote: (text) => opts.sink.err.line(text),
   });
   for (const row of rows) sheet.add(row);
   await sheet.close();

@@ -26,6 +26,14 @@ export function checkSheetRows(total: unknown): void {
 /** Columns whose values are identifiers, codes or numbers that are not quantities: always text. */
 const TEXT_COLUMN =
   /(?:^|[._])(?:id|ids|uuid|code|codes|zip|zipcode|zip_code|postal_code|postcode|reference|number|npi|tin|ein|phone|fax|mobile|accession_ids?)$/i;
+// camelCase names of ids too: lawFirmId, patientID, caseIds.
+const CAMEL_ID = /[a-z0-9](?:Id|ID|Ids|IDs|Uuid|UUID)$/;
+const isTextColumn = (column: string) => TEXT_COLUMN.test(column) || CAMEL_ID.test(column);
+/** Excel keeps 15 significant digits: a longer integer (an MRN, an account) shown as a number loses digits. */
+const EXACT_DIGITS = 15;
+/** The most characters an Excel cell holds; a longer text is cut, ending with this marker. */
+export const CELL_CHARS = 32_767;
+const CUT = '…[truncated]';
 // A date-time with its zone (the API's timestamps), or a calendar date: a date in the sheet, in UTC.
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})$/i;
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
@@ -55,7 +63,7 @@ export interface Cell {
 export function cellOf(column: string, value: unknown): Cell {
   if (value === null || value === undefined) return { value: null };
   if (typeof value === 'string') {
-    if (!TEXT_COLUMN.test(column)) {
+    if (!isTextColumn(column)) {
       const date = DATE_TIME.test(value)
         ? { at: Date.parse(value), numFmt: DATE_TIME_FORMAT }
         : DATE.test(value)
@@ -66,8 +74,13 @@ export function cellOf(column: string, value: unknown): Cell {
     }
     return { value: text(value) };
   }
-  if (typeof value === 'number')
-    return TEXT_COLUMN.test(column) || !Number.isFinite(value) ? { value: String(value) } : { value };
+  if (typeof value === 'number') {
+    if (isTextColumn(column) || !Number.isFinite(value)) return { value: String(value) };
+    // Whatever the column: an integer of more digits than Excel keeps is text (no 9.87E+19).
+    if (Number.isInteger(value) && Math.abs(value) >= 10 ** EXACT_DIGITS)
+      return { value: Math.abs(value) < 1e21 ? String(value) : BigInt(value).toString() };
+    return { value };
+  }
   if (typeof value === 'boolean') return { value };
   if (typeof value === 'bigint') return { value: String(value) };
   return { value: text(JSON.stringify(value)) };
@@ -77,6 +90,14 @@ export function cellOf(column: string, value: unknown): Cell {
 // characters XML forbids), so the file always opens.
 const NOT_XML = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]|[\uFFFE\uFFFF]/g;
 const text = (s: string): string => s.replace(NOT_XML, '\uFFFD');
+
+/** A cell's text within Excel's limit (cut at a whole character, the marker at its end). */
+function fits(s: string): string {
+  if (s.length <= CELL_CHARS) return s;
+  let end = CELL_CHARS - CUT.length;
+  if (/[\uD800-\uDBFF]/.test(s.charAt(end - 1))) end--;
+  return `${s.slice(0, end)}${CUT}`;
+}
 
 export interface Sheet {
   /** Adds a row, its cells in the header's order; past SHEET_ROWS it throws `tooManyRows`. */
@@ -97,6 +118,8 @@ interface SheetOptions {
   what?: string;
   /** Data rows allowed (SHEET_ROWS; fewer in tests). */
   limit?: number;
+  /** Told once when a cell's text was cut to Excel's 32,767 characters. */
+  onNote?: ((text: string) => void) | undefined;
 }
 
 /** A sheet writing into `out` (never ended here: the caller commits its file). */
@@ -107,6 +130,7 @@ export async function openSheet(out: Writable, opts: SheetOptions): Promise<Shee
   let book: InstanceType<typeof WorkbookWriter> | undefined;
   let sheet: ReturnType<NonNullable<typeof book>['addWorksheet']> | undefined;
   let rows = 0;
+  let cut = false;
   // Created with the first row: nothing reaches the output before there is something to write.
   const open = () => {
     if (sheet) return sheet;
@@ -137,6 +161,14 @@ export async function openSheet(out: Writable, opts: SheetOptions): Promise<Shee
       cells.forEach((v, i) => {
         const cell = cellOf(header[i] ?? '', v);
         if (cell.value === null) return;
+        if (typeof cell.value === 'string' && cell.value.length > CELL_CHARS) {
+          cell.value = fits(cell.value);
+          if (!cut)
+            opts.onNote?.(
+              `warning: a cell longer than Excel's ${num(CELL_CHARS)} characters was cut to fit (in column ${header[i] ?? i + 1}, row ${rows + 2}), ending with "${CUT}"`,
+            );
+          cut = true;
+        }
         const c = row.getCell(i + 1);
         c.value = cell.value;
         if (cell.numFmt) c.numFmt = cell.numFmt;

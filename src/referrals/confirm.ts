@@ -1,9 +1,9 @@
 import type { Context } from '../context.js';
 import { UsageError } from '../errors.js';
 
-/** Whether a write to this environment is asked about first: production, without --yes. */
+/** Whether a write is asked about first: to production (by name or by base URL), without --yes. */
 export function asksFirst(ctx: Context): boolean {
-  return ctx.environment().value === 'production' && !ctx.globals.yes;
+  return !ctx.globals.yes && ctx.targetsProduction();
 }
 
 /**

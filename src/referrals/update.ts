@@ -35,7 +35,9 @@ export function parseIcdChanges(values: readonly string[]): IcdChanges {
     const key = t.slice(1).trim();
     if ((sign !== '+' && sign !== '-') || key === '')
       throw new UsageError(
-        `--icd10: "${part.trim()}" has no + or - in front`,
+        sign === '+' || sign === '-'
+          ? `--icd10: "${t}" names no code after the ${sign}`
+          : `--icd10: "${t}" has no + or - in front`,
         'Give +ID to add a code and -ID to remove one (an ICD-10 id or code), e.g. --icd10 +M54.50,-S83.511A',
       );
     const k = isUuid(key) ? key.toLowerCase() : key.toUpperCase();

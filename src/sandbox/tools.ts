@@ -18,6 +18,11 @@ import { write } from '../output/write.js';
 /** Production is refused before anything is read or sent: these operations exist only in the sandbox. */
 export function sandboxEnvironment(ctx: Context, verb: string): 'sandbox' | 'local' {
   const env = ctx.environment().value;
+  if ((env === 'sandbox' || env === 'local') && ctx.targetsProduction())
+    throw new UsageError(
+      `imaging sandbox ${verb}: the ${env} base URL ${ctx.baseUrl(env).value} is production's; refused`,
+      "These operations exist only in the sandbox: give the sandbox's base URL, or --env local against imaging mock.",
+    );
   if (env === 'sandbox' || env === 'local') return env;
   throw new UsageError(
     `imaging sandbox ${verb} works on the sandbox and local environments only, not ${env}`,

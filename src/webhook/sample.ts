@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { nestedDeeperThan } from '../api/client.js';
 import type { Referral } from '../api/types.js';
 import { UsageError } from '../errors.js';
+import { inexactInteger } from '../util/integer.js';
 import { count } from '../util/plural.js';
 import {
   autoBookEvent,
@@ -157,7 +158,8 @@ export function applySet(event: Record<string, unknown>, path: string, raw: stri
     throw new UsageError(`--set: "${path}" is not a field path`, DOTTED);
   let value: unknown;
   try {
-    value = JSON.parse(raw);
+    // An integer a double cannot hold exactly keeps its digits, as a string.
+    value = inexactInteger(raw.trim()) ? raw : JSON.parse(raw);
   } catch {
     value = raw;
   }

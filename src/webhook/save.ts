@@ -1,14 +1,19 @@
 import { constants as C, closeSync, mkdirSync, openSync, type Stats, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { UsageError } from '../errors.js';
+import { mine, userName } from '../fs/write-file.js';
 import type { Delivery } from './listener.js';
 
 /** Headers that describe the bytes on the wire, not the body saved (which is whole, not chunked). */
 const FRAMING = new Set(['content-length', 'transfer-encoding']);
 
+/** How much `--save` keeps: after this many files or bytes it stops saving, so a flood cannot fill the disk. */
+export const SAVE_LIMITS = { files: 1000, bytes: 100 * 1024 * 1024 };
+
 /**
  * The folder `webhook listen --save` keeps captures in: made 0700 when missing; an existing one is
- * used as it is, with a warning when others can read it (deliveries carry patient data).
+ * used as it is when it is yours (or root's), with a warning when others can read it (deliveries carry
+ * patient data) or change it (remove or rename captures); another user's folder is refused.
  */
 export function openSaveFolder(dir: string, warn: (text: string) => void): string {
   let st: Stats | undefined;
@@ -30,9 +35,19 @@ export function openSaveFolder(dir: string, warn: (text: string) => void): strin
     return dir;
   }
   if (!st.isDirectory()) throw new UsageError(`--save ${dir} is not a folder`);
-  if ((st.mode & 0o044) !== 0)
+  if (!mine(st) && st.uid !== 0)
+    throw new UsageError(
+      `--save ${dir} belongs to ${userName(st.uid)}; captures are kept only in a folder of yours`,
+      'Give a folder of your own (a missing one is made, 0700).',
+    );
+  const mode = (st.mode & 0o777).toString(8);
+  if ((st.mode & 0o022) !== 0)
     warn(
-      `warning: --save ${dir} can be read by others (mode ${(st.mode & 0o777).toString(8)}); the captures are 0600, but their names show when deliveries came (chmod 700 ${dir} to close it)`,
+      `warning: --save ${dir} can be changed by others (mode ${mode}): they can remove or rename the captures (chmod 700 ${dir} to close it)`,
+    );
+  else if ((st.mode & 0o044) !== 0)
+    warn(
+      `warning: --save ${dir} can be read by others (mode ${mode}); the captures are 0600, but their names show when deliveries came (chmod 700 ${dir} to close it)`,
     );
   return dir;
 }

@@ -1,8 +1,6 @@
-import { lstatSync, type Stats, statSync } from 'node:fs';
-import { readFileCapped } from '../cli/input.js';
+import { notYoursAlone, readFileCapped } from '../cli/input.js';
 import type { Context } from '../context.js';
 import { UsageError } from '../errors.js';
-import { mine, userName } from '../fs/write-file.js';
 
 /** A signing secret is tens of bytes; a file bigger than this is not one (or is /dev/zero). */
 const MAX_SECRET_BYTES = 64 * 1024;
@@ -82,27 +80,11 @@ export function secretKey(text: string, format: SecretFormat): Buffer {
 
 /** As ssh trusts a key file: yours (or root's), writable by no one else, and no other user's symlink. */
 function checkSecretFile(path: string): void {
-  let link: Stats;
-  let st: Stats;
-  try {
-    link = lstatSync(path);
-    st = statSync(path);
-  } catch {
-    return; // the read names what is wrong
-  }
-  const foreign = (s: Stats) => !mine(s) && s.uid !== 0;
-  const why =
-    link.isSymbolicLink() && foreign(link)
-      ? `is a symlink owned by ${userName(link.uid)}`
-      : st.isFile() && foreign(st)
-        ? `is owned by ${userName(st.uid)}`
-        : st.isFile() && (st.mode & 0o022) !== 0
-          ? `is writable by other users (mode ${(st.mode & 0o777).toString(8)})`
-          : undefined;
-  if (why)
+  const problem = notYoursAlone(path, 0o022);
+  if (problem)
     throw new UsageError(
-      `--secret-file ${path} ${why}; a signing secret is read only from a file that is yours alone`,
-      link.isSymbolicLink() && foreign(link)
+      `--secret-file ${path} ${problem.why}; a signing secret is read only from a file that is yours alone`,
+      problem.symlink
         ? 'Copy the secret into a file of your own instead of the symlink, then chmod 600 it.'
         : `Make it yours and private: chown "$(id -un)" ${path} && chmod 600 ${path}`,
     );

@@ -715,4 +715,167 @@ describe('imaging api: gh-style fields, headers and output', () => {
       await Promise.all([other.close(), away.close(), up.close()]);
     }
   });
+
+  it('--paginate reads a Bundle page of 200,000 entries (no stack overflow), as JSON and as NDJSON', async () => {
+    // As /tmp/atk23/fhirbig.mjs: one page far larger than a call's argument list may be.
+    const big = JSON.stringify(
+      Array.from({ length: 200_000 }, (_, i) => ({ resource: { resourceType: 'Patient', id: `p${i}` } })),
+    );
+    const srv = await testServer((req, res) => {
+      res.writeHead(200, { 'content-type': 'application/fhir+json' });
+      if ((req.url ?? '').includes('_page=2'))
+        return res.end(
+          '{"resourceType":"Bundle","entry":[{"resource":{"resourceType":"Patient","id":"last"}}]}',
+        );
+      res.end(
+        `{"resourceType":"Bundle","link":[{"relation":"next","url":"/api/v2/fhir/Patient?_page=2"}],"entry":${big}}`,
+      );
+    });
+    try {
+      const r = await piped(['api', '/fhir/Patient', '--paginate'], { env: env(srv.url) });
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(0);
+      expect(JSON.parse(r.stdout).entry).toHaveLength(200_001);
+      const nd = await piped(['api', '/fhir/Patient', '--paginate', '--format', 'ndjson'], {
+        env: env(srv.url),
+      });
+      expect(nd.code).toBe(0);
+      const rows = nd.stdout.trimEnd().split('\n');
+      expect(rows).toHaveLength(200_001);
+      expect(JSON.parse(rows[199_999]!).resource.id).toBe('p199999');
+    } finally {
+      await srv.close();
+    }
+  }, 60_000);
+
+  it('--paginate stops within a few requests on endless pages that repeat the same entries', async () => {
+    // As /tmp/atk23/fhir.mjs "endless": every next link differs by a counter, every page is the same.
+    const srv = await testServer((req, res) => {
+      const p = Number(new URL(req.url ?? '/', 'http://x').searchParams.get('p') ?? '0');
+      json(res, 200, {
+        resourceType: 'Bundle',
+        link: [{ relation: 'next', url: `/api/v2/fhir/endless?p=${p + 1}` }],
+        entry: [{ resource: { resourceType: 'Patient', id: 'p1' } }],
+      });
+    });
+    try {
+      const r = await piped(['api', '/fhir/endless', '--paginate', '--format', 'ndjson'], {
+        env: env(srv.url),
+      });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(/stopped paging the Bundle at \/fhir\/endless: page 2 repeats page 1/);
+      expect(r.stderr).not.toMatch(/\n\s+at /);
+      expect(srv.seen.length).toBeLessThanOrEqual(3);
+    } finally {
+      await srv.close();
+    }
+  });
+
+  it('a javascript: next link is named by its scheme', async () => {
+    const srv = await testServer((_req, res) =>
+      json(res, 200, {
+        resourceType: 'Bundle',
+        link: [{ relation: 'next', url: 'javascript:alert(1)' }],
+        entry: [],
+      }),
+    );
+    try {
+      const r = await piped(['api', '/fhir/x', '--paginate'], { env: env(srv.url) });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain('(to a javascript: URL)');
+      expect(r.stderr).not.toContain('null');
+    } finally {
+      await srv.close();
+    }
+  });
+
+  it('-F with an integer a double cannot hold sends its exact digits, as a string (as gh)', async () => {
+    const srv = await testServer((_req, res) => json(res, 201, { ok: true }));
+    try {
+      const r = await piped(
+        ['api', 'POST', '/notes', '-F', 'x=12345678901234567890', '-F', 'y=9007199254740993', '-F', 'z=42'],
+        { env: env(srv.url) },
+      );
+      expect(r.code).toBe(0);
+      expect(JSON.parse(srv.seen[0]!.body)).toEqual({
+        x: '12345678901234567890',
+        y: '9007199254740993',
+        z: 42,
+      });
+    } finally {
+      await srv.close();
+    }
+  });
+
+  it('-H refuses a control or non-ASCII value and TE, Trailer, HTTP2-Settings, before any request', async () => {
+    const srv = await testServer((_req, res) => json(res, 200, { ok: true }));
+    try {
+      for (const [h, message] of [
+        ['X-A: a\u0001b', /-H X-A: the value holds a control or non-ASCII character/],
+        ['X-A: caf\u00e9', /-H X-A: the value holds a control or non-ASCII character/],
+        ['X-A: a\u007fb', /-H X-A: the value holds a control or non-ASCII character/],
+        ['TE: trailers', /-H TE: imaging sets this header itself/],
+        ['Trailer: X-B', /-H Trailer: imaging sets this header itself/],
+        ['Trailers: X-B', /-H Trailers: imaging sets this header itself/],
+        ['HTTP2-Settings: AAMAAABkAAQAAP__', /-H HTTP2-Settings: imaging sets this header itself/],
+      ] as const) {
+        expectUsageError(
+          await piped(['api', '/modalities', '-H', h], { env: env(srv.url) }),
+          message,
+          srv.seen.length,
+        );
+      }
+    } finally {
+      await srv.close();
+    }
+  });
+
+  it('--paginate sends the -H headers with every page, meta pages and FHIR pages', async () => {
+    const srv = await testServer((req, res) => {
+      const u = new URL(req.url ?? '/', 'http://x');
+      const page = Number(u.searchParams.get('page') ?? '1');
+      if (u.pathname.startsWith('/api/v2/fhir'))
+        return json(res, 200, {
+          resourceType: 'Bundle',
+          link: u.searchParams.has('_page') ? [] : [{ relation: 'next', url: '/api/v2/fhir/R?_page=2' }],
+          entry: [{ resource: { resourceType: 'R', id: u.searchParams.has('_page') ? 'b' : 'a' } }],
+        });
+      json(res, 200, { items: [{ id: `i${page}` }], meta: { current_page: page, total_pages: 2 } });
+    });
+    try {
+      const meta = await piped(['api', '/items', '--paginate', '-H', 'X-Trace: abc'], { env: env(srv.url) });
+      expect(meta.code).toBe(0);
+      const fhir = await piped(['api', '/fhir/R', '--paginate', '-H', 'X-Trace: abc'], { env: env(srv.url) });
+      expect(fhir.code).toBe(0);
+      expect(srv.seen).toHaveLength(4);
+      for (const s of srv.seen) expect(s.headers['x-trace']).toBe('abc');
+    } finally {
+      await srv.close();
+    }
+  });
+
+  it('the 10 MiB cap holds for the whole body, not each -F @file field', async () => {
+    const srv = await testServer((_req, res) => json(res, 201, { ok: true }));
+    const dir = tempDir();
+    try {
+      const six = join(dir.path, 'six.txt');
+      writeFileSync(six, 'a'.repeat(6 * 1024 * 1024));
+      expectUsageError(
+        await piped(['api', 'POST', '/notes', '-F', `a=@${six}`, '-F', `b=@${six}`], { env: env(srv.url) }),
+        /-F b: the files of the -F fields add up to more than 10 MiB/,
+        srv.seen.length,
+      );
+      // Under the cap as read, over it once each quote is escaped in the JSON body.
+      const quotes = join(dir.path, 'quotes.txt');
+      writeFileSync(quotes, '"'.repeat(6 * 1024 * 1024));
+      expectUsageError(
+        await piped(['api', 'POST', '/notes', '-F', `a=@${quotes}`], { env: env(srv.url) }),
+        /the request body would be 12 MiB, larger than 10 MiB/,
+        srv.seen.length,
+      );
+    } finally {
+      dir.cleanup();
+      await srv.close();
+    }
+  });
 });

@@ -8,7 +8,7 @@ import { startMockServer } from '../../src/emulator/server.js';
 import { InterruptedError } from '../../src/errors.js';
 import { main } from '../../src/main.js';
 import { expectUsageError, PIPED, piped, plain, TERMINAL } from '../fake-io.js';
-import { BIN, fakeIO, run, testServer } from '../helpers.js';
+import { BIN, fakeIO, run, testServer, until } from '../helpers.js';
 import { secretFileFixture } from '../webhook-fixture.js';
 
 type Mock = Awaited<ReturnType<typeof startMockServer>>;
@@ -105,12 +105,72 @@ describe('imaging mock: the /__mock/ routes answer only this machine', () => {
     expect(receiver.seen.map((s) => s.url)).toEqual(['/per-request']);
   });
 
-  it('leave the API itself to its Bearer check, whatever the Host', async () => {
-    const r = await send('GET', '/api/v2/modalities', {
-      host: 'api.example',
-      authorization: 'Bearer mock-token',
+  it('refuse /api/v2 addressed to another name too: sandbox tools and auto_book cannot be driven', async () => {
+    const bearer = { authorization: 'Bearer mock-token', 'content-type': 'application/json' };
+    const r = mock.referrals.at(2);
+    for (const host of ['api.example', `rebound.example:${mock.port}`]) {
+      expect((await send('GET', '/api/v2/modalities', { ...bearer, host })).status).toBe(421);
+      const fixture = await send('POST', '/api/v2/sandbox/fixtures', { ...bearer, host }, '{"name":"x"}');
+      expect(fixture.status).toBe(421);
+      expect(fixture.body).toContain('the emulator answers only requests addressed to');
+      const book = { strategy: 'closest', radius: 5, webhook_url: `${receiver.url}/x` };
+      const booked = await send(
+        'POST',
+        `/api/v2/referrals/${r.id}/auto_book`,
+        { ...bearer, host },
+        JSON.stringify(book),
+      );
+      expect(booked.status).toBe(421);
+    }
+    expect(mock.referrals.get(r.id)!.auto_book_request ?? null).toBeNull();
+    const own = await send('GET', '/api/v2/modalities', { ...bearer, host: `localhost:${mock.port}` });
+    expect(own.status).toBe(200);
+  });
+
+  it("auto_book's webhook_url: only the --webhook-url's port or one allowed with --allow-webhook-port", async () => {
+    const other = await testServer((_req, res) => res.writeHead(204).end());
+    const allowed = await testServer((_req, res) => res.writeHead(204).end());
+    const m = await startMockServer({
+      port: 0,
+      referrals: 3,
+      autoBookDelayMs: 1,
+      webhookPorts: [allowed.port],
     });
-    expect(r.status).toBe(200);
+    try {
+      const headers = {
+        host: `127.0.0.1:${m.port}`,
+        authorization: 'Bearer mock-token',
+        'content-type': 'application/json',
+      };
+      const post = (url: string) =>
+        new Promise<number>((resolve, reject) => {
+          const req = request(
+            {
+              host: '127.0.0.1',
+              port: m.port,
+              method: 'POST',
+              path: `/api/v2/referrals/${m.referrals.at(0).id}/auto_book`,
+              headers,
+            },
+            (res) => {
+              res.resume();
+              res.on('end', () => resolve(res.statusCode ?? 0));
+            },
+          );
+          req.on('error', reject);
+          req.end(JSON.stringify({ strategy: 'closest', radius: 5, webhook_url: url }));
+        });
+      // Any other loopback port (a local service) is refused: the emulator posts nowhere it was not told of.
+      expect(await post(`${other.url}/internal`)).toBe(422);
+      expect(await post(`${allowed.url}/hooks`)).toBe(202);
+      await until(() => allowed.seen[0], 'the delivery');
+      await m.webhooks.idle();
+      expect(other.seen).toEqual([]);
+    } finally {
+      await m.close();
+      await other.close();
+      await allowed.close();
+    }
   });
 });
 

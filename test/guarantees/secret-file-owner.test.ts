@@ -2,7 +2,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { spawnCli, tempDir, testServer } from '../helpers.js';
+import { run, spawnCli, tempDir, testServer } from '../helpers.js';
 
 /**
  * A webhook signing secret is read only from a file that is the user's alone, as ssh reads a key
@@ -91,5 +91,40 @@ describe.skipIf(!ok)(`--secret-file trusted as ssh trusts a key file${skipNote}`
     expect(r.exitCode).toBe(2);
     expect(String(r.stderr)).toContain('is a symlink owned by nobody');
     expect(receiver.seen).toEqual([]);
+  });
+});
+
+/** `imaging api -F key=@file` reads a field from a file under the same rule: another user's is refused. */
+describe.skipIf(!ok)(`-F key=@file trusted as the secret file is${skipNote}`, () => {
+  const env = () => ({
+    IMAGING_ENV: 'local',
+    IMAGING_BASE_URL: receiver.url,
+    IMAGING_CONFIG_DIR: '/nonexistent',
+  });
+  const asNobody = (...argv: string[]) =>
+    execFileSync('setpriv', [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', ...argv]);
+
+  it("another user's file in a shared folder, or another user's symlink: exit 2, nothing sent", async () => {
+    const shared = join(dir.path, 'shared');
+    mkdirSync(shared);
+    chmodSync(shared, 0o1777);
+    const theirs = join(shared, 'note.json');
+    asNobody('sh', '-c', `echo planted > ${theirs}`);
+    const mine = join(dir.path, 'mine.json');
+    writeFileSync(mine, 'mine', { mode: 0o600 });
+    const link = join(shared, 'link.json');
+    asNobody('ln', '-s', mine, link);
+    for (const [file, why] of [
+      [theirs, 'is owned by nobody'],
+      [link, 'is a symlink owned by nobody'],
+    ] as const) {
+      const r = await run(['api', 'POST', '/notes', '-F', `note=@${file}`], { env: env() });
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr).toContain(`-F note=@${file}: the file ${why}`);
+      expect(receiver.seen).toEqual([]);
+    }
+    const own = await run(['api', 'POST', '/notes', '-F', `note=@${mine}`], { env: env() });
+    expect(own.code, own.stderr).toBe(0);
+    expect(receiver.seen).toHaveLength(1);
   });
 });

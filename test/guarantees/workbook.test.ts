@@ -30,7 +30,10 @@ async function read(bytes: Buffer) {
 }
 
 /** Runs in-process and returns standard output's bytes (a workbook is not text). */
-async function bytesOf(argv: string[]): Promise<{ code: number; out: Buffer; stderr: string }> {
+async function bytesOf(
+  argv: string[],
+  env: NodeJS.ProcessEnv = fx.env(),
+): Promise<{ code: number; out: Buffer; stderr: string }> {
   const { io, stderr } = fakeIO();
   const chunks: Buffer[] = [];
   io.stdout.write = ((chunk: Buffer | string, ...rest: unknown[]) => {
@@ -41,7 +44,7 @@ async function bytesOf(argv: string[]): Promise<{ code: number; out: Buffer; std
   }) as typeof io.stdout.write;
   const code = await main(argv, {
     io,
-    env: { PATH: process.env.PATH, IMAGING_KEYCHAIN: 'off', ...fx.env() },
+    env: { PATH: process.env.PATH, IMAGING_KEYCHAIN: 'off', ...env },
   });
   return { code, out: Buffer.concat(chunks), stderr: stderr() };
 }
@@ -228,6 +231,59 @@ describe('Excel workbooks', () => {
       });
       expect(named.stderr).not.toContain('warning');
     } finally {
+      dir.cleanup();
+    }
+  });
+
+  it('a long integer is text in any column (mrn, account, lawFirmId); a cell is cut to 32,767 characters, said once', async () => {
+    const listed = await piped(['referrals', 'list', '--per-page', '1', '--json'], { env: fx.env() });
+    const one = JSON.parse(listed.stdout)[0];
+    // As /tmp/atk23/list.mjs: numbers past what a double or Excel keeps, in columns not named as ids.
+    const raw = JSON.stringify({
+      referrals: [
+        {
+          ...one,
+          mrn: 0,
+          account: 0,
+          visits_count: 3,
+          nested: { lawFirmId: 1 },
+          notes: 'n'.repeat(40_000),
+          memo: 'm'.repeat(40_000),
+        },
+      ],
+      meta: { current_page: 1, total_pages: 1 },
+    })
+      .replace('"mrn":0', '"mrn":98765432109876543210')
+      .replace('"account":0', '"account":900719925474099312345')
+      .replace('"lawFirmId":1', '"lawFirmId":12345678901234567');
+    const srv = await testServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(raw);
+    });
+    const dir = tempDir();
+    try {
+      const env = { IMAGING_ENV: 'local', IMAGING_BASE_URL: srv.url, IMAGING_CONFIG_DIR: dir.path };
+      const r = await bytesOf(['referrals', 'list', '--format', 'xlsx'], env);
+      expect(r.code, r.stderr).toBe(0);
+      const sheet = await read(r.out);
+      const header = (sheet.getRow(1).values as unknown[]).slice(1) as string[];
+      const cell = (name: string) => sheet.getRow(2).getCell(header.indexOf(name) + 1);
+      expect([cell('mrn').type, cell('mrn').value]).toEqual([V.String, '98765432109876540000']);
+      expect([cell('account').type, cell('account').value]).toEqual([V.String, '900719925474099300000']);
+      expect([cell('nested.lawFirmId').type, cell('nested.lawFirmId').value]).toEqual([
+        V.String,
+        '12345678901234568',
+      ]);
+      expect([cell('visits_count').type, cell('visits_count').value]).toEqual([V.Number, 3]);
+      for (const name of ['notes', 'memo']) {
+        const text = String(cell(name).value);
+        expect(text).toHaveLength(32_767);
+        expect(text.endsWith('…[truncated]')).toBe(true);
+      }
+      expect(r.stderr.match(/cut to fit/g)).toHaveLength(1);
+      expect(r.stderr).toContain("a cell longer than Excel's 32,767 characters was cut to fit");
+    } finally {
+      await srv.close();
       dir.cleanup();
     }
   });

@@ -1,5 +1,5 @@
 import { UsageError } from '../../errors.js';
-import { isDotSegment } from '../url.js';
+import { isDotSegment, pathTrick } from '../url.js';
 
 /**
  * The operations the spec names without publishing their method or path. Each environment may set its own
@@ -147,6 +147,9 @@ function checkPath(v: string, spec: OperationSpec, bad: (why: string) => UsageEr
       'must not hold . or .. segments (nor ..; or .;x, which servers that read ;parameters take as . and ..)',
     );
   if (v.includes('//')) throw bad('must not hold an empty segment (//)');
+  // The rule every request is sent under: refused here too, not first when the path is used.
+  const trick = pathTrick(v.replace('{id}', 'id'));
+  if (trick) throw bad(`holds ${trick}, which some servers resolve to another path`);
   return v;
 }
 

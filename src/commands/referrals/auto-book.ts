@@ -66,7 +66,8 @@ export default defineCommand({
   async run(ctx, [id], opts) {
     const format = ctx.format('table');
     const body = requestBody(opts);
-    checkAskable(ctx, 'an auto-book request');
+    // A dry run sends no write: nothing to confirm.
+    if (!opts.dryRun) checkAskable(ctx, 'an auto-book request');
     const env = ctx.environment().value;
     const client = ctx.api();
     operationRoute(ctx.config, env, 'auto_book', '-'); // a bad stored path: refused before any request

@@ -125,7 +125,7 @@ async function guided(ctx: Context): Promise<Outgoing> {
 
 /** Guided: the payload is shown and confirmed. From a file: asked only in production (or --yes). */
 async function confirmed(ctx: Context, client: ApiClient, out: Outgoing): Promise<boolean> {
-  const production = ctx.environment().value === 'production';
+  const production = ctx.targetsProduction();
   if (out.from === 'guided') {
     ctx.err.write(`${JSON.stringify(out.payload, null, 2)}\n`);
     if (ctx.globals.yes) return true;

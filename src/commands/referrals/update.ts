@@ -62,7 +62,8 @@ export default defineCommand({
   async run(ctx, [id], opts) {
     const format = ctx.format('table');
     const plan = await planOf(ctx, opts);
-    checkAskable(ctx, 'updating a referral', opts.file === '-');
+    // A dry run sends no write: nothing to confirm.
+    if (!opts.dryRun) checkAskable(ctx, 'updating a referral', opts.file === '-');
     const env = ctx.environment().value;
     const client = ctx.api();
     operationRoute(ctx.config, env, 'referral_update', '-'); // a bad stored path: refused before any request

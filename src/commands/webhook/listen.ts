@@ -2,6 +2,7 @@ import { once } from 'node:events';
 import { requireHttpUrl } from '../../cli/args.js';
 import { defineCommand } from '../../cli/define.js';
 import { flag, list, port, text } from '../../cli/options.js';
+import { formatBytes } from '../../cli/stdin.js';
 import {
   ENCODING_OPTION,
   HEADER_OPTIONS,
@@ -16,7 +17,7 @@ import type { Context } from '../../context.js';
 import { CliError, UsageError } from '../../errors.js';
 import type { OutputFormat } from '../../output/format.js';
 import { safe } from '../../output/text.js';
-import { count } from '../../util/plural.js';
+import { count, num } from '../../util/plural.js';
 import { peopleTime } from '../../util/time.js';
 import type { Delivery } from '../../webhook/listener.js';
 import { loadSecret } from '../../webhook/secret.js';
@@ -38,7 +39,7 @@ export default defineCommand({
     ),
     save: text(
       '--save <dir>',
-      'keep each delivery as a raw capture (0600) in DIR, made 0700 if missing; webhook verify --request reads one',
+      'keep each delivery as a raw capture (0600) in DIR, made 0700 if missing (up to 1,000 files or 100 MiB); webhook verify --request reads one',
     ),
     ...HEADER_OPTIONS,
   },
@@ -80,7 +81,7 @@ export default defineCommand({
       onDelivery:
         saveDir === undefined
           ? deliveryPrinter(ctx, format)
-          : savingPrinter(ctx, format, saveDir, saver!.saveDelivery),
+          : savingPrinter(ctx, format, saveDir, saver!.saveDelivery, saver!.SAVE_LIMITS),
     }).catch((err: NodeJS.ErrnoException) => {
       if (err.code !== 'EADDRINUSE') throw err;
       const hint = 'Pick another with --port, or 0 for any free port.';
@@ -133,12 +134,27 @@ function savingPrinter(
   format: OutputFormat,
   dir: string,
   saveDeliveryNow: (dir: string, d: Delivery, n: number) => string,
+  limits: { files: number; bytes: number },
 ): (d: Delivery) => void {
   const print = deliveryPrinter(ctx, format);
   let n = 0;
+  let bytes = 0;
+  let full = false;
   return (d) => {
     let saved: string | undefined;
+    // Past the limits nothing more is written (said once); deliveries are still checked and printed.
+    const size = d.request.body.length;
+    if (full || n >= limits.files || bytes + size > limits.bytes) {
+      if (!full)
+        ctx.note(
+          safe`warning: --save stopped saving in ${dir} after ${count(n, 'delivery', 'deliveries')} (at most ${num(limits.files)} files or ${formatBytes(limits.bytes)}), so a flood cannot fill the disk; deliveries are still checked and printed`,
+        );
+      full = true;
+      print(d, undefined);
+      return;
+    }
     try {
+      bytes += size;
       saved = saveDeliveryNow(dir, d, ++n);
     } catch (err) {
       // A full disk or a removed folder loses this capture, not the listener.

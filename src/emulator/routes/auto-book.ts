@@ -30,7 +30,7 @@ export const routes = [
     gate(c, 'auto-book');
     const body = jsonBody(c) as Record<string, unknown> | undefined;
     const input = (body?.auto_book_request ?? body) as Record<string, unknown> | undefined;
-    const errors = problems(input);
+    const errors = problems(input, s);
     if (errors.length > 0) return invalid(c, errors);
     const request: AutoBookRequest = {
       id: uuidFrom(s.idRand),
@@ -56,7 +56,7 @@ export const routes = [
   }),
 ];
 
-function problems(input: Record<string, unknown> | undefined): string[] {
+function problems(input: Record<string, unknown> | undefined, s: EmulatorState): string[] {
   if (typeof input !== 'object' || input === null) return ['Body must be a JSON object'];
   const errors: string[] = [];
   if (!STRATEGIES.includes(String(input.strategy)))
@@ -66,9 +66,9 @@ function problems(input: Record<string, unknown> | undefined): string[] {
     errors.push('Radius must be an integer from 1 to 250');
   if (input.address !== undefined && input.address !== null && typeof input.address !== 'string')
     errors.push('Address must be a string');
-  if (input.webhook_url !== undefined && !isLocalReceiver(input.webhook_url))
+  if (input.webhook_url !== undefined && !allowedReceiver(input.webhook_url, s))
     errors.push(
-      'Webhook url must be a receiver on this machine (http://127.0.0.1:PORT/…): the emulator posts nowhere else',
+      "Webhook url must be on this machine, at the port of the emulator's --webhook-url or one allowed with --allow-webhook-port: the emulator posts nowhere else",
     );
   return errors;
 }
@@ -94,12 +94,26 @@ function complete(s: EmulatorState, referralId: string, requestId: string, webho
   if (webhookUrl || s.webhooks.configured) s.webhooks.send(autoBookEvent(done, now), webhookUrl);
 }
 
-function isLocalReceiver(url: unknown): boolean {
-  if (typeof url !== 'string') return false;
+/**
+ * Whoever reaches this route names the URL: the emulator posts only to a loopback receiver it was
+ * told of (its --webhook-url's port, or --allow-webhook-port), never to any port of this machine.
+ */
+function allowedReceiver(url: unknown, s: EmulatorState): boolean {
+  const u = loopbackUrl(url);
+  if (!u) return false;
+  const configured = loopbackUrl(s.options.webhookUrl);
+  const ports = [...(s.options.webhookPorts ?? []), ...(configured ? [portOf(configured)] : [])];
+  return ports.includes(portOf(u));
+}
+
+function loopbackUrl(url: unknown): URL | undefined {
+  if (typeof url !== 'string') return undefined;
   try {
     const u = new URL(url);
-    return (u.protocol === 'http:' || u.protocol === 'https:') && isLoopbackHost(u.hostname);
+    return (u.protocol === 'http:' || u.protocol === 'https:') && isLoopbackHost(u.hostname) ? u : undefined;
   } catch {
-    return false;
+    return undefined;
   }
 }
+
+const portOf = (u: URL) => Number(u.port || (u.protocol === 'https:' ? 443 : 80));

@@ -249,6 +249,9 @@ describe('the paths are set per environment', () => {
     ['/api/v2/a%5cb/{id}', /percent-encoded dot, slash/],
     ['/api/v2/%252e%252e/{id}', /percent-encoded dot, slash/],
     ['/api/v2/a%zz/{id}', /not followed by two hex digits/],
+    // What the send-time check refuses is refused here too, not first when the path is used.
+    ['/api/v2/{id}/..%00', /holds a character that is not printable ASCII/],
+    ['/api/v2/{id}/%C0%AE%C0%AE', /holds a character that is not printable ASCII/],
   ] as const)('refuses %s (exit 2)', async ([value, message]) => {
     const r = await run(['config', 'set', 'path.payments', value], { env: fx.env() });
     expect(r.code).toBe(2);

@@ -176,6 +176,7 @@ describe('imaging referrals auto-book', () => {
 
   it('--webhook-url: noted as unsigned by design, and the emulator delivers it there unsigned', async () => {
     const receiver = await testServer((_req, res) => json(res, 200, {}));
+    fx.allowWebhookPort(receiver.port);
     try {
       const r = await piped([...BOOK, '--webhook-url', `${receiver.url}/hooks`, '--wait'], { env: fx.env() });
       expect(r.code, r.stderr).toBe(0);

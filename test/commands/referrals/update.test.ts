@@ -140,6 +140,19 @@ describe('imaging referrals update', () => {
     }
   });
 
+  it('--icd10 with a sign and no code says the code is missing; without a sign, that the sign is', async () => {
+    for (const [given, message] of [
+      ['+', /--icd10: "\+" names no code after the \+/],
+      ['-', /--icd10: "-" names no code after the -/],
+      ['M54.50', /--icd10: "M54.50" has no \+ or - in front/],
+    ] as const)
+      expectUsageError(
+        await piped(['referrals', 'update', 'R-240001', '--icd10', given], { env: env() }),
+        message,
+        fx.apiRequests().length,
+      );
+  });
+
   it('a field given both by a flag and in --file is refused', async () => {
     const r = await piped(['referrals', 'update', 'R-240001', '--wc-number', 'X', '--file', '-'], {
       env: env(),
@@ -241,6 +254,58 @@ describe('referrals update: messages that agree with what happened', () => {
         code,
       ).toContain(code);
     }
+  });
+});
+
+describe("production by address: a sandbox whose base URL is production's", () => {
+  it('update and auto-book need --yes, sandbox tools are refused', async () => {
+    // The production base URL stored, then the same server named as the sandbox's (a trailing slash aside).
+    const set = await run(['config', 'set', 'base-url', fx.mock.url, '--env', 'production'], {
+      env: { IMAGING_CONFIG_DIR: dir.path },
+    });
+    expect(set.code, set.stderr).toBe(0);
+    const sandbox = {
+      IMAGING_ENV: 'sandbox',
+      IMAGING_TOKEN: 'mock-prod',
+      IMAGING_CONFIG_DIR: dir.path,
+      IMAGING_CACHE_DIR: dir.path,
+    };
+    const as = (argv: string[]) => piped(['--base-url', `${fx.mock.url}/`, ...argv], { env: sandbox });
+    expectUsageError(
+      await as(['referrals', 'update', 'R-240006', '--wc-number', 'WC-P']),
+      /updating a referral in production needs confirmation/,
+      fx.apiRequests().length,
+    );
+    expectUsageError(
+      await as(['referrals', 'auto-book', 'R-240006', '--strategy', 'closest', '--radius', '5']),
+      /an auto-book request in production needs confirmation/,
+      fx.apiRequests().length,
+    );
+    expectUsageError(
+      await as(['sandbox', 'fixture', 'booked']),
+      /the sandbox base URL .* is production's; refused/,
+      fx.apiRequests().length,
+    );
+  });
+
+  it('a dry run in production without a terminal needs no --yes: it sends no write', async () => {
+    const prod = {
+      IMAGING_ENV: 'production',
+      IMAGING_BASE_URL: fx.mock.url.replace('127.0.0.1', 'localhost'),
+      IMAGING_TOKEN: 'mock-prod',
+      IMAGING_CONFIG_DIR: dir.path,
+      IMAGING_CACHE_DIR: dir.path,
+    };
+    const dry = await piped(['referrals', 'update', 'R-240006', '--wc-number', 'WC-P', '--dry-run'], {
+      env: prod,
+    });
+    expect(dry.code, dry.stderr).toBe(0);
+    const dryBook = await piped(
+      ['referrals', 'auto-book', 'R-240006', '--strategy', 'closest', '--radius', '5', '--dry-run'],
+      { env: prod },
+    );
+    expect(dryBook.code, dryBook.stderr).toBe(0);
+    expect(writes()).toEqual([]);
   });
 });
 

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import {
   chmodSync,
   mkdirSync,
@@ -187,6 +188,64 @@ describe('webhook listen --save DIR', () => {
       base.cleanup();
     }
   });
+
+  it.skipIf(process.getuid?.() !== 0)(
+    "refuses another user's DIR (exit 2), warns when others can change it",
+    async () => {
+      const base = tempDir();
+      try {
+        chmodSync(base.path, 0o755);
+        // Another user's folder in a shared scratch folder, open to all.
+        const shared = join(base.path, 'shared');
+        mkdirSync(shared);
+        chmodSync(shared, 0o1777);
+        const theirs = join(shared, 'theirs');
+        execFileSync('setpriv', [
+          '--reuid=nobody',
+          '--regid=nogroup',
+          '--clear-groups',
+          'mkdir',
+          '-m',
+          '0777',
+          theirs,
+        ]);
+        const r = await run([
+          'webhook',
+          'listen',
+          '--port',
+          '0',
+          '--save',
+          theirs,
+          '--secret-file',
+          files.secretFile,
+        ]);
+        expect(r.code).toBe(2);
+        expect(r.stderr).toContain(`--save ${theirs} belongs to nobody`);
+        expect(readdirSync(theirs)).toEqual([]);
+        const open = join(base.path, 'open');
+        mkdirSync(open);
+        chmodSync(open, 0o733);
+        const l = await listen(['--save', open]);
+        expect(l.err()).toMatch(/warning: --save .*open can be changed by others \(mode 733\)/);
+      } finally {
+        base.cleanup();
+      }
+    },
+  );
+
+  it('stops saving after 1,000 files, with one warning; deliveries are still printed', async () => {
+    const base = tempDir();
+    try {
+      const dir = join(base.path, 'flood');
+      const l = await listen(['--save', dir]);
+      for (let i = 0; i < 1003; i++) expect((await deliver(l.port, `127.0.0.1:${l.port}`)).status).toBe(200);
+      expect(readdirSync(dir)).toHaveLength(1000);
+      expect(l.err().match(/--save stopped saving in .* after 1,000 deliveries/g)).toHaveLength(1);
+      expect(l.out().trim().split('\n')).toHaveLength(1003);
+    } finally {
+      base.cleanup();
+    }
+  }, 60_000);
 
   it('refuses a DIR whose parent does not exist, before listening (exit 2)', async () => {
     const r = await run(['webhook', 'listen', '--port', '0', '--save', '/nonexistent-parent/captures']);

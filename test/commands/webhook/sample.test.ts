@@ -45,4 +45,19 @@ describe('imaging webhook sample', () => {
     expect(r.stderr).toMatch(/warning: after --set/);
     expectUsageError(await piped(['webhook', 'sample', 'visit.nope']), /unknown event "visit.nope"/, 0);
   });
+
+  it('--set with an integer a double cannot hold keeps its digits', async () => {
+    const r = await piped([
+      'webhook',
+      'sample',
+      'visit.status_changed',
+      '--set',
+      'referral.wc_number=12345678901234567890',
+      '--set',
+      'referral.n=42',
+    ]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('"wc_number":"12345678901234567890"');
+    expect(r.stdout).toContain('"n":42');
+  });
 });
