@@ -52,7 +52,8 @@ export function notYoursAlone(
   const foreign = (s: Stats) => !mine(s) && s.uid !== 0;
   if (link.isSymbolicLink() && foreign(link))
     return { why: `is a symlink owned by ${userName(link.uid)}`, symlink: true };
-  if (st.isFile() && foreign(st)) return { why: `is owned by ${userName(st.uid)}`, symlink: false };
+  if (!st.isDirectory() && foreign(st))
+    return { why: `is ${st.isFIFO() ? 'a FIFO' : 'a file'} owned by ${userName(st.uid)}`, symlink: false };
   if (st.isFile() && (st.mode & writableBy) !== 0)
     return { why: `is writable by other users (mode ${(st.mode & 0o777).toString(8)})`, symlink: false };
   return undefined;

@@ -1,6 +1,5 @@
-import { lstatSync, type Stats, statSync } from 'node:fs';
+import { notYoursAlone } from '../cli/input.js';
 import { UsageError } from '../errors.js';
-import { mine, userName } from '../fs/write-file.js';
 
 // The referrals a `--from FILE` names: an export's CSV (its referral_id or reference column), NDJSON or
 // JSON (each record's id, or referral_id, or reference), or plain text with one ID or reference a line.
@@ -16,24 +15,10 @@ const MAX_ENTRY = 200;
  * is sent as a search with your token, so a list another user planted or can feed (a FIFO) is refused.
  */
 export function checkListFile(path: string, flag = '--from'): void {
-  let link: Stats;
-  let st: Stats;
-  try {
-    link = lstatSync(path);
-    st = statSync(path);
-  } catch {
-    return; // the read names what is wrong
-  }
-  const foreign = (s: Stats) => !mine(s) && s.uid !== 0;
-  const why =
-    link.isSymbolicLink() && foreign(link)
-      ? `is a symlink owned by ${userName(link.uid)}`
-      : foreign(st)
-        ? `is ${st.isFIFO() ? 'a FIFO' : 'a file'} owned by ${userName(st.uid)}`
-        : undefined;
-  if (why)
+  const problem = notYoursAlone(path, 0);
+  if (problem)
     throw new UsageError(
-      `${flag} ${path} ${why}; a list of referrals is read only from a file of your own`,
+      `${flag} ${path} ${problem.why}; a list of referrals is read only from a file of your own`,
       'Copy the list into a file of your own (or pipe it: --from -), then give that.',
     );
 }

@@ -59,7 +59,7 @@ describe.skipIf(!ok)(`--secret-file trusted as ssh trusts a key file${skipNote}`
     chownSync(file, NOBODY, NOBODY);
     const r = await send(file);
     expect(r.exitCode).toBe(2);
-    expect(String(r.stderr)).toContain(`--secret-file ${file} is owned by nobody`);
+    expect(String(r.stderr)).toContain(`--secret-file ${file} is a file owned by nobody`);
     expect(String(r.stderr)).toContain('chmod 600');
     expect(receiver.seen).toEqual([]);
   });
@@ -115,7 +115,7 @@ describe.skipIf(!ok)(`-F key=@file trusted as the secret file is${skipNote}`, ()
     const link = join(shared, 'link.json');
     asNobody('ln', '-s', mine, link);
     for (const [file, why] of [
-      [theirs, 'is owned by nobody'],
+      [theirs, 'is a file owned by nobody'],
       [link, 'is a symlink owned by nobody'],
     ] as const) {
       const r = await run(['api', 'POST', '/notes', '-F', `note=@${file}`], { env: env() });
