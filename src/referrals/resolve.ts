@@ -206,7 +206,7 @@ function guardOf(ctx: Context): WalkGuard {
 
 /**
  * The sandbox's checks of a walk, page by page: on page 1 the cost check when it gives a total over
- * 10 pages (piped, without --yes: exit 2); before each page after, the question past 10 pages of a
+ * 10 pages (piped, without --yes: exit 6; a terminal is asked); before each page after, the question past 10 pages of a
  * list with no total, the stop after the last page a total announced, and the meter's used-up stop.
  */
 class WalkCheck {
