@@ -104,6 +104,34 @@ describe('imaging referrals find', () => {
     );
   });
 
+  it('a name as the table shows it, hyphen or space, and letters NFD keeps whole: the q search and the scan agree', async () => {
+    const tableName = (r: Referral) => `${r.patient.last_name}, ${r.patient.first_name}`;
+    const fold = (t: string) => t.toLowerCase().replace(/ø/g, 'o').normalize('NFD').replace(/\p{M}/gu, '');
+    const cases: Array<[string[], (r: Referral) => boolean]> = [
+      [['Smith, Jr., Aisha'], (r) => tableName(r) === 'Smith, Jr., Aisha'],
+      [['Smith, Jr.'], (r) => r.patient.last_name === 'Smith, Jr.'],
+      [['rodriguez lopez'], (r) => fold(r.patient.last_name) === 'rodriguez-lopez'],
+      [['Rodriguez-Lopez'], (r) => fold(r.patient.last_name) === 'rodriguez-lopez'],
+      [['odegaard'], (r) => r.patient.last_name === 'Ødegaard'],
+      // Unquoted words are one text, as gh search reads them.
+      [['Garcia', 'Mary'], (r) => r.reference === 'R-240006'],
+    ];
+    for (const [argv, want] of cases) {
+      const expected = all(fx)
+        .filter(want)
+        .map((r) => r.reference);
+      expect(expected.length, argv.join(' ')).toBeGreaterThan(0);
+      for (const m of [fx, deaf]) {
+        const r = await piped(['referrals', 'find', ...argv, '--fields', 'reference'], { env: m.env() });
+        expect(r.code, `${argv.join(' ')}: ${r.stderr}`).toBe(0);
+        const inM = all(m)
+          .filter(want)
+          .map((x) => x.reference);
+        expect(lines(r.stdout).slice(1), argv.join(' ')).toEqual(inM);
+      }
+    }
+  });
+
   it('a server that ignores q: its answer is not trusted, the pages are scanned and the scan stops at the reference', async () => {
     const r = await piped(['referrals', 'find', 'R-240150', '--fields', 'reference'], { env: deaf.env() });
     expect(r.code, r.stderr).toBe(0);
