@@ -338,18 +338,24 @@ function defineOn(cmd: Command, def: AnyCommand, summary: string, io: IO, runner
   cmd.summary(summary).description(def.description ? `${summary}\n\n${def.description}` : summary);
   addDefinition(cmd, def);
   addGlobals(cmd, writesCsv(def) ? 'csv' : 'command');
-  if (def.formats) {
-    // The global --format as this command takes it (export: csv, ndjson, json), as completion says.
-    const formats = def.formats;
-    cmd.configureHelp({
-      ...cmd.configureHelp(),
-      optionDescription(this: Help, option: Option) {
-        return option.long === '--format'
-          ? formatDescription(formats)
-          : Help.prototype.optionDescription.call(this, option);
-      },
-    });
-  }
+  // The global --format as this command takes it (export: csv, ndjson, json), as completion says; and
+  // never offered what it refuses: --json without JSON among its formats, --fields without fields.
+  const formats = def.formats;
+  const refused = [
+    ...((formats ?? DEFAULT_FORMATS).includes('json') ? [] : ['--json']),
+    ...(def.fields ? [] : ['--fields']),
+  ];
+  cmd.configureHelp({
+    ...cmd.configureHelp(),
+    optionDescription(this: Help, option: Option) {
+      return option.long === '--format' && formats
+        ? formatDescription(formats)
+        : Help.prototype.optionDescription.call(this, option);
+    },
+    visibleGlobalOptions(this: Help, c: Command) {
+      return Help.prototype.visibleGlobalOptions.call(this, c).filter((o) => !refused.includes(o.long ?? ''));
+    },
+  });
   cmd.addHelpText('after', () =>
     afterHelp(io, [...(def.examples ?? []), ...(HELP_EXAMPLES[def.path.join(' ')] ?? [])]),
   );

@@ -501,7 +501,8 @@ zpty -d z`,
       for (const f of ['--json', '--fields', '--bom', '--no-formula-guard'])
         expect(flags(['referrals', 'watch']), f).not.toContain(f);
       expect(flags(['referrals', 'download'])).toContain('--json');
-      for (const f of ['--fields', '--bom', '--no-formula-guard'])
+      expect(flags(['referrals', 'download'])).toContain('--fields');
+      for (const f of ['--bom', '--no-formula-guard'])
         expect(flags(['referrals', 'download']), f).not.toContain(f);
       expect(values(['referrals', 'watch', '--js'])).toEqual([]);
       for (const f of ['--json', '--fields', '--bom', '--no-formula-guard'])

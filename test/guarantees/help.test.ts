@@ -71,6 +71,17 @@ describe('the docs pointer exists where the tool is installed', () => {
     expect(root.stdout).toMatch(/--format <format> +output format: table, json, ndjson, csv\n/);
   });
 
+  it("a command's help offers --json and --fields only where they are taken (watch: neither; download: both)", async () => {
+    for (const entry of COMMANDS) {
+      const def = (await entry.load()).default;
+      const r = await help([...entry.path], { columns: 200 });
+      const lists = (flag: string) => r.stdout.split('\n').some((l) => l.trimStart().startsWith(`${flag} `));
+      const path = entry.path.join(' ');
+      expect(lists('--json'), path).toBe((def.formats ?? ['json']).includes('json'));
+      expect(lists('--fields'), path).toBe(def.fields !== undefined);
+    }
+  });
+
   it('every help (root, groups, commands) ends with the pointer', async () => {
     for (const words of every) {
       const r = await help(words);

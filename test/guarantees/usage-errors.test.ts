@@ -171,8 +171,8 @@ const CASES: Array<[string[], RegExp, string?]> = [
     /--bom is for CSV output, and imaging referrals watch writes no CSV/,
   ],
   [
-    ['referrals', 'download', 'R-240001', '--fields', 'reference'],
-    /^error: --fields is not available for imaging referrals download\nhint: Use --json for every field\.\n$/,
+    ['referrals', 'download', 'R-240001', '--fields', 'statuss'],
+    /^error: --fields: unknown field "statuss"; did you mean status\?\n/,
   ],
   [['referrals', 'download', 'R-240001', '--no-formula-guard'], /--no-formula-guard is for CSV output/],
   [

@@ -167,6 +167,57 @@ describe('imaging referrals download', () => {
     expect(listed.every((i) => i.status === 'not_available' && typeof i.reason === 'string')).toBe(true);
   });
 
+  it('--json status,file and --fields status,file pick the fields of each item: JSON, NDJSON and a table', async () => {
+    const r = placed('api');
+    const procs = r.visits.flatMap((v) => v.procedures).length;
+    const j = await piped(['referrals', 'download', r.reference, '-D', dir.path, '--json', 'status,file'], {
+      env: fx.env(),
+    });
+    expect(j.code, j.stderr).toBe(0);
+    const items = JSON.parse(j.stdout) as Array<Record<string, unknown>>;
+    expect(items).toHaveLength(procs);
+    for (const i of items) expect(Object.keys(i)).toEqual(['status', 'file']);
+    expect(items.filter((i) => i.status === 'saved').map((i) => i.file)).toEqual(
+      r.visits
+        .flatMap((v) => v.procedures)
+        .filter((x) => x.report_link)
+        .map((x) => `${r.reference}_${x.accession_id}_report.pdf`),
+    );
+    const nd = await piped(
+      [
+        'referrals',
+        'download',
+        r.reference,
+        '-D',
+        dir.path,
+        '--format',
+        'ndjson',
+        '--fields',
+        'status',
+        '--force',
+      ],
+      { env: fx.env() },
+    );
+    expect(nd.code, nd.stderr).toBe(0);
+    expect(
+      nd.stdout
+        .trim()
+        .split('\n')
+        .map((l) => Object.keys(JSON.parse(l))),
+    ).toEqual(items.map(() => ['status']));
+    const t = await piped(
+      ['referrals', 'download', r.reference, '-D', dir.path, '--fields', 'status,file', '--force'],
+      {
+        env: fx.env(),
+      },
+    );
+    expect(t.code, t.stderr).toBe(0);
+    const rows = t.stdout.trim().split('\n');
+    expect(rows[0]).toMatch(/^STATUS +FILE$/);
+    expect(rows).toHaveLength(procs + 1);
+    expect(rows.filter((l) => l.startsWith('saved '))).toHaveLength(links(r).length);
+  });
+
   it('several referrals: one not found is a line and a failure, the others are saved', async () => {
     const a = placed('api');
     const b = placed('storage');
