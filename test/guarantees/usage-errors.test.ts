@@ -39,7 +39,7 @@ const CASES: Array<[string[], RegExp, string?]> = [
   [['--env', 'staging', 'modalities'], /unknown environment "staging"/],
   [['modalities', '--format', 'xml'], /unknown format "xml"/],
   [['modalities', '--timeout', '0'], /--timeout must be between 1 and 3600000/],
-  [['modalities', '--timeout', 'soon'], /--timeout must be a whole number/],
+  [['modalities', '--timeout', 'soon'], /--timeout must be milliseconds \(30000\) or a duration with a unit/],
   [['modalities', '--base-url', 'ftp://x.test'], /only http and https URLs/],
   [['modalities', '--base-url', 'https://user:pw@x.test'], /credentials in the URL are not allowed/],
   [['modalities', '--tokn', 'x'], /unknown option '--tokn'/],
