@@ -6,7 +6,7 @@ import { longName, type OptionSpec, type OptionSpecs, OptionValueError } from '.
 import { UsageError } from './errors.js';
 import { HELP_EXAMPLES } from './help/examples.js';
 import { docsLine, fitExample, fitHelpText, wrapProse } from './help/format.js';
-import { secretFlagMisuse, verbSynonym, verbWithoutGroup } from './hints.js';
+import { optionSynonym, secretFlagMisuse, verbSynonym, verbWithoutGroup } from './hints.js';
 import type { IO } from './io.js';
 import { fieldsHelp } from './output/fields.js';
 import { DEFAULT_FORMATS, FORMATS, parseFormat } from './output/format.js';
@@ -113,6 +113,8 @@ class Parser extends Command {
     const root = rootOf(this);
     const secret = secretFlagMisuse(name, commandPath(this).split(' ')[0]!);
     if (secret) throw secret;
+    const synonym = optionSynonym(commandPath(this), name);
+    if (synonym) throw new UsageError(`unknown option '${name}'`, synonym);
     if (name !== flag && this.options.some((o) => o.long === name || o.short === name))
       throw new UsageError(`${name} takes no value`, `Give ${name} alone, without "=…".`);
     const base = (Command.prototype as unknown as { unknownOption(f: string): never }).unknownOption;

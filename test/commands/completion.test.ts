@@ -342,7 +342,10 @@ zpty -d z`,
 
     it('subcommands with descriptions, enumerated values and file names', async () => {
       await expectFish([
-        ['imaging ref', ['referrals\tlist, show, create, update, auto-book and export referrals']],
+        [
+          'imaging ref',
+          ['referrals\tlist, find, show, watch, create, update, auto-book, export and download referrals'],
+        ],
         ['imaging referrals export --visit-status pending,bo', ['pending,booked']],
         ['imaging webhook send referral.', ['referral.auto_book_completed']],
         ['imaging webhook verify --request al', ['albums/', 'alpha.csv', 'alpine.json']],

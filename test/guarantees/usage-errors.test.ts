@@ -107,6 +107,14 @@ const CASES: Array<[string[], RegExp, string?]> = [
     ['referrals', 'search', 'Garcia'],
     /unknown command 'search'\nhint: Did you mean imaging referrals find\?/,
   ],
+  [
+    ['referrals', 'serach', 'Garcia'],
+    /unknown command 'serach'\nhint: Did you mean imaging referrals find\?/,
+  ],
+  [
+    ['referrals', 'download', 'R-240002', '-o', 'x.pdf'],
+    /unknown option '-o'\nhint: referrals download saves into a folder: -D, --dir DIR/,
+  ],
   [['referrals', 'documents', ' '], /the referral id or reference is empty/],
   [['config', 'set', 'path.payments', 'https://evil.example/{id}'], /path.payments: .* is a URL/],
   [['config', 'set', 'path.notifications', '/api/v2/notifications'], /must hold \{id\} exactly once/],
