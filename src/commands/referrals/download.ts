@@ -129,7 +129,7 @@ export default defineCommand({
     const available = wanted.filter((w): w is Available => w.url !== null);
     if (available.length === 0) {
       if (!human) await writeItems(ctx, format, items, fields);
-      nothingAvailable(named.length, wanted.length, notFound, unread, reports, documents);
+      nothingAvailable(named.length, wanted.length, notFound, unread, reports, documents, waitFor(wanted));
     }
     const saveDir = makeDir();
     const saved = await saveAll(ctx, available, {
@@ -146,8 +146,7 @@ export default defineCommand({
       items,
     });
     if (!human) await writeItems(ctx, format, items, fields);
-    if (failures.length > 0)
-      throw new CliError(`${count(failures.length, 'file')} not saved (${num(saved)} saved)`);
+    if (failures.length > 0) throw new CliError(notSaved(failures.length, notFound, unread, saved));
     return 0;
   },
 });
@@ -277,6 +276,31 @@ async function wantedAll(
   return { wanted, failures, unread: unreadable.filter(Boolean).length, notFound, items };
 }
 
+/** What failed, by kind: a referral not found or not readable is not a file not saved. */
+function notSaved(failures: number, notFound: number, unread: number, saved: number): string {
+  const files = failures - notFound - unread;
+  if (notFound + unread === 0) return `${count(files, 'file')} not saved (${num(saved)} saved)`;
+  const parts = [
+    notFound > 0 ? `${count(notFound, 'referral')} not found` : '',
+    unread > 0 ? `${count(unread, 'referral')} not readable` : '',
+    files > 0 ? `${count(files, 'file')} not saved` : '',
+  ].filter(Boolean);
+  return `${parts.join(', ')} (${count(saved, 'file')} saved)`;
+}
+
+/** The watch command for the referrals whose reports are not in: by reference when a shell reads it as one word. */
+function waitFor(wanted: readonly Wanted[]): string {
+  const names = [
+    ...new Set(
+      wanted
+        .filter((w) => w.url === null)
+        .map((w) => (w.reference && /^[\w.-]+$/.test(w.reference) ? w.reference : w.referralId)),
+    ),
+  ];
+  const shown = names.length > 3 ? [...names.slice(0, 3), '…'] : names;
+  return `imaging referrals watch ${shown.join(' ') || 'ID'}`;
+}
+
 function unavailableReason(w: Wanted): string {
   const status = w.visitStatus ?? 'status unknown';
   return status === 'canceled'
@@ -301,6 +325,7 @@ function nothingAvailable(
   unread: number,
   reports: boolean,
   documents: boolean,
+  watch: string,
 ): never {
   const what = !documents ? 'report' : !reports ? 'document with a URL' : 'report or document';
   const parts = [
@@ -314,7 +339,7 @@ function nothingAvailable(
   throw new CliError(
     notFound > 0 ? `nothing to download: ${parts.join(', ')}` : `nothing to download: ${parts[0]}`,
     ExitCode.notFound,
-    wanted > 0 ? 'Wait until the visit reaches report_uploaded: imaging referrals watch ID' : undefined,
+    wanted > 0 ? `Wait until the visit reaches report_uploaded: ${watch}` : undefined,
   );
 }
 
