@@ -1,5 +1,6 @@
 import { UsageError } from './errors.js';
 import { COMMANDS } from './registry.js';
+import { nearest } from './util/suggest.js';
 
 /**
  * Hints for what the parser refuses, in the words of this tool: the parser (program.ts) calls
@@ -55,9 +56,29 @@ const VERB_SYNONYMS: Readonly<Record<string, Readonly<Record<string, string>>>> 
   referrals: { search: 'find', lookup: 'find' },
 };
 
-/** The command meant by a group's verb this tool spells another way, as a hint; undefined for none. */
+/**
+ * The command meant by a group's verb this tool spells another way, as a hint; undefined for none.
+ * A typo of such a verb too (`serach`): one edit, or two in a longer word.
+ */
 export function verbSynonym(group: string, word: string): string | undefined {
   const verbs = Object.hasOwn(VERB_SYNONYMS, group) ? VERB_SYNONYMS[group] : undefined;
+  if (!verbs) return undefined;
   const w = word.toLowerCase();
-  return verbs && Object.hasOwn(verbs, w) ? `Did you mean imaging ${group} ${verbs[w]}?` : undefined;
+  const key = Object.hasOwn(verbs, w) ? w : nearest(w, Object.keys(verbs), (k) => (k.length > 4 ? 2 : 1));
+  return key ? `Did you mean imaging ${group} ${verbs[key]}?` : undefined;
+}
+
+/** Flags people bring from other tools that a command spells another way: the hint names its own. */
+const OPTION_SYNONYMS: Readonly<Record<string, Readonly<Record<string, string>>>> = {
+  'referrals download': {
+    '-o': 'referrals download saves into a folder: -D, --dir DIR (each file is named from its referral).',
+    '--output':
+      'referrals download saves into a folder: -D, --dir DIR (each file is named from its referral).',
+  },
+};
+
+/** The hint for a flag `command` spells another way (`download -o`: `-D`); undefined for none. */
+export function optionSynonym(command: string, name: string): string | undefined {
+  const flags = Object.hasOwn(OPTION_SYNONYMS, command) ? OPTION_SYNONYMS[command] : undefined;
+  return flags && Object.hasOwn(flags, name) ? flags[name] : undefined;
 }

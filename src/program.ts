@@ -6,7 +6,7 @@ import { longName, type OptionSpec, type OptionSpecs, OptionValueError } from '.
 import { UsageError } from './errors.js';
 import { HELP_EXAMPLES } from './help/examples.js';
 import { docsLine, fitExample, fitHelpText, wrapProse } from './help/format.js';
-import { secretFlagMisuse, verbSynonym, verbWithoutGroup } from './hints.js';
+import { optionSynonym, secretFlagMisuse, verbSynonym, verbWithoutGroup } from './hints.js';
 import type { IO } from './io.js';
 import { fieldsHelp } from './output/fields.js';
 import { DEFAULT_FORMATS, FORMATS, parseFormat } from './output/format.js';
@@ -113,6 +113,8 @@ class Parser extends Command {
     const root = rootOf(this);
     const secret = secretFlagMisuse(name, commandPath(this).split(' ')[0]!);
     if (secret) throw secret;
+    const synonym = optionSynonym(commandPath(this), name);
+    if (synonym) throw new UsageError(`unknown option '${name}'`, synonym);
     if (name !== flag && this.options.some((o) => o.long === name || o.short === name))
       throw new UsageError(`${name} takes no value`, `Give ${name} alone, without "=…".`);
     const base = (Command.prototype as unknown as { unknownOption(f: string): never }).unknownOption;
@@ -339,15 +341,22 @@ function defineOn(cmd: Command, def: AnyCommand, summary: string, io: IO, runner
   addDefinition(cmd, def);
   addGlobals(cmd, writesCsv(def) ? 'csv' : 'command');
   {
-    // The global --format as this command takes it (export: csv, ndjson, json), as completion says;
-    // the root help lists every format instead.
+    // The global --format as this command takes it (export: csv, ndjson, json), as completion says
+    // (the root help lists every format); and never offered what it refuses: --json without JSON
+    // among its formats, --fields without fields.
     const formats = def.formats ?? DEFAULT_FORMATS;
+    const refused = [...(formats.includes('json') ? [] : ['--json']), ...(def.fields ? [] : ['--fields'])];
     cmd.configureHelp({
       ...cmd.configureHelp(),
       optionDescription(this: Help, option: Option) {
         return option.long === '--format'
           ? formatDescription(formats)
           : Help.prototype.optionDescription.call(this, option);
+      },
+      visibleGlobalOptions(this: Help, c: Command) {
+        return Help.prototype.visibleGlobalOptions
+          .call(this, c)
+          .filter((o) => !refused.includes(o.long ?? ''));
       },
     });
   }

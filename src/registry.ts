@@ -19,7 +19,10 @@ export const GROUPS: readonly GroupEntry[] = [
   { name: 'config', summary: 'read and change stored settings' },
   { name: 'cache', summary: 'the reference-data cache: where it is, clear it' },
   { name: 'law-firms', summary: 'search and request law firms' },
-  { name: 'referrals', summary: 'list, show, create, update, auto-book and export referrals' },
+  {
+    name: 'referrals',
+    summary: 'list, find, show, watch, create, update, auto-book, export and download referrals',
+  },
   { name: 'sandbox', summary: "the sandbox's own tools: move a visit, make a fixture, send a test webhook" },
   { name: 'webhook', summary: 'verify captured deliveries, sign test events, listen locally' },
 ];

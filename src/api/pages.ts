@@ -19,7 +19,7 @@ export interface PageMeta {
   total_count?: number;
 }
 
-interface ListPage<T> {
+export interface ListPage<T> {
   items: T[];
   meta: PageMeta | undefined;
   key: string | undefined;
@@ -339,6 +339,8 @@ interface OrderedWalkOptions {
   headers?: Record<string, string> | undefined;
   /** The first page's answer, already fetched by the caller with this walk's own request. */
   firstAnswer?: ApiResponse | undefined;
+  /** The first page, already read and parsed (another walk's page 1 that turned out to be this one's). */
+  firstPage?: ListPage<unknown> | undefined;
   /** A resumed export: `check` sees the first page's records before the walk does. */
   start?: {
     page: number;
@@ -440,7 +442,11 @@ export async function* fetchPagesInOrder(
     const start = opts.start?.page ?? 1;
     if (opts.start) walk.continueAfter(opts.start.received, opts.start.written);
     walk.allow();
-    const first = opts.firstAnswer ? await reader.parse(start, opts.firstAnswer) : await reader.fetch(start);
+    const first = opts.firstPage
+      ? { ...opts.firstPage, items: [...opts.firstPage.items] }
+      : opts.firstAnswer
+        ? await reader.parse(start, opts.firstAnswer)
+        : await reader.fetch(start);
     opts.start?.check(first.items, first.meta, first.requestId);
     const total = walk.totalPages(start, first.meta);
     first.items = readingAnswer(first.requestId, () => walk.accept(start, first.items, first.meta)) ?? [];

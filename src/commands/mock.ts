@@ -8,6 +8,8 @@ import { CliError, InterruptedError, UsageError } from '../errors.js';
 /** Runs the emulator until Ctrl-C / SIGTERM. Prints its URL on stdout (one line) for scripts. */
 export default defineCommand({
   path: ['mock'],
+  description:
+    'Serves synthetic referrals, reference data, auto-book and webhooks on 127.0.0.1. Reports are real small PDFs, linked once a visit reaches report_uploaded, and each referral\'s files (reports and documents) are served in one of four ways, chosen from its id: on the emulator\'s own origin below /api/v2, by a redirect from there, or on a second "storage" origin (another port on 127.0.0.1) with signed links that expire in 7 days or have already expired (an expired link answers an HTML page, as a storage service does).',
   options: {
     port: port('--port <n>', 'port on 127.0.0.1 (0 picks a free one)', { default: 4010 }),
     referrals: int('--referrals <n>', 'how many synthetic referrals to serve', {
@@ -36,7 +38,7 @@ export default defineCommand({
     webhookEncoding: text('--webhook-encoding <encoding>', 'signature digest text: hex (default) or base64'),
     fault: list(
       '--fault <mode[:count][@after]>',
-      'inject a fault: 500, 502, reset, slow, truncated, 429 or 401 (repeatable; see README)',
+      'inject a fault: let AFTER API requests through (default 0), then answer COUNT of them (default 1, * for all) with MODE: 500, 502, reset, slow, truncated, 429 or 401 (repeatable)',
     ),
     faultDelayMs: int('--fault-delay-ms <ms>', 'how long a slow fault holds its answer (default 15000)'),
     webhookRetryMs: int(

@@ -6,15 +6,21 @@ import { describeView, leftOf, SANDBOX_LIMIT } from './meter.js';
 /**
  * The cost check once page 1 tells how many requests are to come: more than is left stops (exit 6,
  * unless --yes); more than a quarter asks on a terminal, else warns (unattended runs that fit go on).
+ * `asks: false`: only the stop (the caller asks its own question). True when it asked (and got yes).
  */
-export async function checkCost(ctx: Context, remaining: number | undefined, what: string): Promise<void> {
+export async function checkCost(
+  ctx: Context,
+  remaining: number | undefined,
+  what: string,
+  opts: { asks?: boolean } = {},
+): Promise<boolean> {
   const meter = ctx.meter();
-  if (!meter || (remaining !== undefined && remaining <= 0)) return;
+  if (!meter || (remaining !== undefined && remaining <= 0)) return false;
   let view: ReturnType<typeof meter.view>;
   try {
     view = meter.view();
   } catch {
-    return;
+    return false;
   }
   const left = leftOf(view);
   // `what` starts a sentence ("This export"): lower-cased after a "warning: " or "error: " prefix.
@@ -30,7 +36,7 @@ export async function checkCost(ctx: Context, remaining: number | undefined, wha
       );
     if (left * 4 <= SANDBOX_LIMIT)
       ctx.note(`warning: ${unknown}; ≈${num(left)} left in the sandbox allowance (counted on this machine).`);
-    return;
+    return false;
   }
   const sentence = `${what} needs ${count(remaining, 'more request')}`;
   const needs = lower(sentence);
@@ -38,7 +44,7 @@ export async function checkCost(ctx: Context, remaining: number | undefined, wha
   if (remaining > left) {
     if (ctx.globals.yes) {
       ctx.note(`warning: ${needs}, more than the ≈${num(left)} left (${meterSays}); going ahead (--yes).`);
-      return;
+      return false;
     }
     throw new CliError(
       `${needs}, more than the ≈${num(left)} left in the sandbox allowance: stopped before sending them (${meterSays})`,
@@ -46,12 +52,12 @@ export async function checkCost(ctx: Context, remaining: number | undefined, wha
       'Narrow the run (--param filters), correct the meter if it is wrong (imaging auth allowance --used N), or add --yes to go ahead anyway.',
     );
   }
-  if (remaining * 4 <= left || ctx.globals.yes) return;
+  if (remaining * 4 <= left || ctx.globals.yes || opts.asks === false) return false;
   const share = (start: string) =>
     `${start}, over a quarter of the ≈${num(left)} left in the sandbox allowance (counted on this machine)`;
   if (!(ctx.io.stdinIsTTY && ctx.io.stderrIsTTY)) {
     ctx.note(`warning: ${share(needs)}; going ahead (no terminal to ask on).`);
-    return;
+    return false;
   }
   let ok: boolean;
   try {
@@ -67,6 +73,7 @@ export async function checkCost(ctx: Context, remaining: number | undefined, wha
       ExitCode.failure,
       'Add --yes to skip the question.',
     );
+  return true;
 }
 
 /** Pages a sandbox walk of unknown length reads before it asks to go on. */
@@ -123,16 +130,21 @@ export class WalkGuard {
   }
 
   /**
-   * Page 1 said the walk has `pages` pages: over 10, without --yes and with no terminal to ask on,
-   * it stops here (exit 2) before the rest are sent; a terminal gets the cost check's question.
+   * Page 1 said the walk has `pages` pages: over 10, without --yes, a terminal is asked (no: exit 1)
+   * and with none to ask on it stops here before the rest are sent (exit 6, the allowance's code).
    */
-  refuseUnasked(pages: number): void {
+  async confirmPages(pages: number): Promise<void> {
     if (!this.active || pages <= UNKNOWN_WALK_ASKS_AFTER || this.ctx.globals.yes) return;
-    if (this.ctx.io.stdinIsTTY && this.ctx.io.stderrIsTTY) return;
-    throw new CliError(
-      `${lower(this.what)} would read ${count(pages, 'page')} of ${this.list}, ${count(pages - 1, 'more request')} from the sandbox allowance, and there is no terminal to ask on: stopped before sending them (${this.meterSays()})`,
-      ExitCode.usage,
-      `${this.narrow}, or add --yes to go ahead.`,
+    const reads = `${lower(this.what)} would read ${count(pages, 'page')} of ${this.list}, ${count(pages - 1, 'more request')} from the sandbox allowance`;
+    if (!(this.ctx.io.stdinIsTTY && this.ctx.io.stderrIsTTY))
+      throw new CliError(
+        `${reads}, and there is no terminal to ask on: stopped before sending them (${this.meterSays()})`,
+        ExitCode.limit,
+        `${this.narrow}, or add --yes to go ahead.`,
+      );
+    await this.confirm(
+      `${upper(reads)} (${this.meterSays()}). Continue?`,
+      `stopped at your answer after page 1 of ${this.list}: the ${count(pages - 1, 'request')} were not sent`,
     );
   }
 
@@ -158,19 +170,23 @@ export class WalkGuard {
       left === undefined
         ? 'each page more is a request from the sandbox allowance'
         : `each page more is a request from the ≈${num(left)} left in the sandbox allowance (counted on this machine)`;
+    await this.confirm(
+      `${upper(read)}; ${cost}. Continue?`,
+      `stopped at your answer after ${count(pages, 'page')} of ${this.list}`,
+    );
+  }
+
+  /** The terminal's yes or no; no is exit 1 with `stopped`. */
+  private async confirm(question: string, stopped: string): Promise<void> {
     let ok: boolean;
     try {
-      ok = await (await this.ctx.prompter()).confirm(`${upper(read)}; ${cost}. Continue?`);
+      ok = await (await this.ctx.prompter()).confirm(question);
     } catch (err) {
       if (err instanceof InterruptedError && !this.ctx.signal.aborted) this.ctx.note('');
       throw err;
     }
     if (!ok)
-      throw new CliError(
-        `stopped at your answer after ${count(pages, 'page')} of ${this.list}`,
-        ExitCode.failure,
-        `${this.narrow}, or add --yes to skip the question.`,
-      );
+      throw new CliError(stopped, ExitCode.failure, `${this.narrow}, or add --yes to skip the question.`);
   }
 
   private left(): number | undefined {

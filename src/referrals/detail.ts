@@ -55,7 +55,7 @@ export function renderReferral(
   renderSummary(view, r);
   renderPatient(view, r.patient);
   renderVisits(view, Array.isArray(r.visits) ? r.visits : []);
-  renderDocuments(view, documentRows(r), r.reference, r.id);
+  renderDocuments(view, documentRows(r), r);
   const codes = Array.isArray(r.icd10_codes) ? r.icd10_codes : [];
   view.section(`ICD-10 codes (${codes.length})`);
   for (const c of codes) view.out.push(safe`  ${view.v(c.code).padEnd(9)} ${view.v(c.short_description)}`);
@@ -140,7 +140,12 @@ const notYet = (status: unknown) =>
 /** The report and image links and documents, one line each; links without their query string. */
 // Whether each report and document is in; the links themselves are in the visits above and in
 // `referrals documents`, which a line here names.
-function renderDocuments(view: View, rows: DocumentRow[], reference: unknown, id: unknown): void {
+function renderDocuments(
+  view: View,
+  rows: DocumentRow[],
+  r: Pick<Referral, 'reference' | 'id' | 'documents'>,
+): void {
+  const { reference, id, documents } = r;
   const { dim, v } = view;
   view.section(`Documents (${rows.length})`);
   if (rows.length === 0) view.out.push('  none yet');
@@ -167,8 +172,21 @@ function renderDocuments(view: View, rows: DocumentRow[], reference: unknown, id
   const name = typeof reference === 'string' && /^[\w.-]+$/.test(reference) ? reference : v(id);
   if (rows.some((row) => row.link))
     view.out.push(safe`  ${dim(`Links: imaging referrals documents ${name}`)}`);
-  if (rows.some((row) => row.link && row.signed === 'yes'))
-    view.out.push(safe`  ${dim(`Files: imaging referrals download ${name} --documents`)}`);
+  const files = downloadFlags(rows, documents);
+  if (files) view.out.push(safe`  ${dim(`Files: imaging referrals download ${name} ${files}`)}`);
+}
+
+/**
+ * The download flags that fetch what is in: a report with a link (`--reports`), a document
+ * entry with a `url` (`--documents`, the one key download reads), or both; undefined: nothing to fetch.
+ */
+function downloadFlags(rows: readonly DocumentRow[], entries: unknown): string | undefined {
+  const reports = rows.some((row) => row.kind === 'report' && row.link);
+  const documents =
+    Array.isArray(entries) &&
+    entries.some((d) => typeof d?.url === 'string' && (d as { url: string }).url !== '');
+  const flags = [reports ? '--reports' : '', documents ? '--documents' : ''].filter(Boolean);
+  return flags.length > 0 ? flags.join(' ') : undefined;
 }
 
 function renderVisits(view: View, visits: Referral['visits']): void {

@@ -17,9 +17,28 @@ export interface ReferralSearch {
   isReference(record: unknown): boolean;
 }
 
+/** Letters NFD leaves whole (no combining mark to take off), as a person types them without: Ødegaard, odegaard. */
+const UNMARKED: Record<string, string> = {
+  '\u00f8': 'o', // ø
+  '\u00e6': 'ae', // æ
+  '\u00df': 'ss', // ß
+  '\u0142': 'l', // ł
+  '\u0111': 'd', // đ
+  '\u0153': 'oe', // œ
+  '\u00f0': 'd', // ð
+  '\u00fe': 'th', // þ
+  '\u0131': 'i', // ı
+};
+
 /** Lower case, accents off, runs of spaces as one: "  Hernández " and "hernandez" compare equal. */
 export function fold(value: string): string {
-  return value.normalize('NFD').replace(/\p{M}/gu, '').toLowerCase().replace(/\s+/g, ' ').trim();
+  return value
+    .normalize('NFD')
+    .replace(/\p{M}/gu, '')
+    .toLowerCase()
+    .replace(/[\u00f8\u00e6\u00df\u0142\u0111\u0153\u00f0\u00fe\u0131]/g, (c) => UNMARKED[c]!)
+    .replace(/\s+/g, ' ')
+    .trim();
 }
 
 const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
@@ -62,11 +81,14 @@ function recordDob(patient: Record<string, unknown>): string | undefined {
   return m ? `${m[3]}-${m[1]!.padStart(2, '0')}-${m[2]!.padStart(2, '0')}` : undefined;
 }
 
-/** A name as words: folded, apostrophes dropped (O'Connor, oconnor), other marks a space. */
+/**
+ * A name as words: folded, apostrophes dropped (O'Connor, oconnor), other marks (hyphens and commas
+ * too: Rodriguez-Lopez, rodriguez lopez) a space.
+ */
 function words(value: string): string[] {
   return fold(value)
     .replace(/['\u2019]/g, '')
-    .replace(/[^\p{L}\p{N}-]+/gu, ' ')
+    .replace(/[^\p{L}\p{N}]+/gu, ' ')
     .split(' ')
     .filter(Boolean);
 }
@@ -78,8 +100,9 @@ const startsWith = (all: readonly string[], part: readonly string[]) =>
   part.length > 0 && part.length <= all.length && part.every((w, i) => w === all[i]);
 
 /**
- * The patient's last name ("Garcia"; "Smith" for "Smith, Jr."), "last, first", or the two in
- * either order without a comma; the first name may stop early (Mary for Mary "Molly").
+ * The patient's last name ("Garcia"; "Smith, Jr." or "Smith"), or last and first in either order,
+ * with or without a comma ("Smith, Jr., Aisha" as the table shows it); the first name may stop early
+ * (Mary for Mary "Molly"). Commas and hyphens count as spaces.
  */
 function nameMatches(patient: Record<string, unknown>, text: string): boolean {
   const first = words(str(patient.first_name) ?? '');
@@ -87,9 +110,6 @@ function nameMatches(patient: Record<string, unknown>, text: string): boolean {
   if (full.length === 0) return false;
   const bare = full.length > 1 && SUFFIX.test(full[full.length - 1]!) ? full.slice(0, -1) : full;
   const isLast = (w: readonly string[]) => same(w, full) || same(w, bare);
-  const comma = text.indexOf(',');
-  if (comma >= 0)
-    return isLast(words(text.slice(0, comma))) && startsWith(first, words(text.slice(comma + 1)));
   const w = words(text);
   if (isLast(w)) return true;
   for (let k = 1; k < w.length; k++) {

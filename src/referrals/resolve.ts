@@ -77,11 +77,15 @@ export async function resolveReferrals(
   const found = new Map<string, { records: Referral[]; searched: string }>();
   const guard = guardOf(ctx);
   let honoured = true;
+  // The answer that showed q ignored: page 1 of the plain list, which the scan starts from.
+  let plainFirst: OrderedPage | undefined;
   const step = async ([key, search]: [string, ReferralSearch]): Promise<void> => {
     try {
       const q = await viaQ(ctx, search, guard);
-      if (!q) honoured = false;
-      else {
+      if (!q || 'ignored' in q) {
+        honoured = false;
+        plainFirst ??= q?.ignored;
+      } else {
         found.set(key, { records: q.records.filter(search.isReference), searched: q.searched });
         opts.onLookup?.();
       }
@@ -113,6 +117,7 @@ export async function resolveReferrals(
         seen.add(refOf(records[records.length - 1])!);
         return seen.size === left.size;
       },
+      plainFirst,
     );
     for (const key of left) {
       opts.onLookup?.();
@@ -174,12 +179,18 @@ function settle(
 export async function searchReferrals(ctx: Context, search: ReferralSearch): Promise<SearchOutcome> {
   const guard = guardOf(ctx);
   const q = await viaQ(ctx, search, guard);
-  if (q) return q;
+  if (q && !('ignored' in q)) return q;
   let exact = false;
-  return scan(ctx, guard, search.matches, (seen) => {
-    exact ||= seen.length > 0 && search.isReference(seen[seen.length - 1]);
-    return exact;
-  });
+  return scan(
+    ctx,
+    guard,
+    search.matches,
+    (seen) => {
+      exact ||= seen.length > 0 && search.isReference(seen[seen.length - 1]);
+      return exact;
+    },
+    q?.ignored,
+  );
 }
 
 /** One guard for all the walks of a command, made once its client (and so its meter) exists. */
@@ -195,7 +206,7 @@ function guardOf(ctx: Context): WalkGuard {
 
 /**
  * The sandbox's checks of a walk, page by page: on page 1 the cost check when it gives a total over
- * 10 pages (piped, without --yes: exit 2); before each page after, the question past 10 pages of a
+ * 10 pages (piped, without --yes: exit 6; a terminal is asked); before each page after, the question past 10 pages of a
  * list with no total, the stop after the last page a total announced, and the meter's used-up stop.
  */
 class WalkCheck {
@@ -227,7 +238,7 @@ function remainingOf(first: OrderedPage): number | undefined {
   return remainingAfterFirst(meta?.total_pages, meta?.total_count, first.items.length);
 }
 
-function walk(ctx: Context, query: Record<string, string>) {
+function walk(ctx: Context, query: Record<string, string>, firstPage?: OrderedPage) {
   return fetchPagesInOrder(
     ctx.api(),
     {
@@ -239,6 +250,7 @@ function walk(ctx: Context, query: Record<string, string>) {
       what: 'the referrals',
       listName: 'the list of referrals',
       parsed: true,
+      firstPage,
       onNote: (text) => ctx.note(text),
     },
     ctx.signal,
@@ -247,13 +259,14 @@ function walk(ctx: Context, query: Record<string, string>) {
 
 /**
  * The list with `q=TEXT`. Its query parameters are not published, so the answer is trusted only
- * when every record on its first page matches; undefined when it does not (or q is refused).
+ * when every record on its first page matches; when one does not, the server ignored q and that
+ * page is page 1 of the plain list (`ignored`); undefined when q is refused.
  */
 async function viaQ(
   ctx: Context,
   search: ReferralSearch,
   guard: WalkGuard,
-): Promise<SearchOutcome | undefined> {
+): Promise<SearchOutcome | { ignored: OrderedPage } | undefined> {
   const records: Referral[] = [];
   let pages = 0;
   const check = new WalkCheck(ctx, guard, false);
@@ -261,7 +274,7 @@ async function viaQ(
     for await (const page of walk(ctx, { q: search.text })) {
       pages++;
       if (pages === 1) {
-        if (!page.items.every(search.matches)) return undefined;
+        if (!page.items.every(search.matches)) return { ignored: page };
         await check.first(page);
       }
       for (const r of page.items) if (search.matches(r)) records.push(r as Referral);
@@ -280,22 +293,23 @@ async function viaQ(
 }
 
 /**
- * Every page of the list, `matches` kept, until `done` says the records so far are enough (a
- * reference found). In the sandbox, a scan of more than 10 pages shows its cost first.
+ * Every page of the list (from `first`, page 1 already read, when given), `matches` kept, until
+ * `done` says the records so far are enough (a reference found). In the sandbox, a scan of more
+ * than 10 pages shows its cost first, once page 1 has been looked through: a match there costs nothing more.
  */
 async function scan(
   ctx: Context,
   guard: WalkGuard,
   matches: (record: unknown) => boolean,
   done: (seen: Referral[]) => boolean,
+  first?: OrderedPage,
 ): Promise<SearchOutcome> {
   const records: Referral[] = [];
   let pages = 0;
   let read = 0;
   const check = new WalkCheck(ctx, guard, true);
-  for await (const page of walk(ctx, {})) {
+  for await (const page of walk(ctx, {}, first)) {
     pages++;
-    if (pages === 1) await check.first(page);
     let stop = false;
     for (const r of page.items) {
       read++;
@@ -304,6 +318,7 @@ async function scan(
       if (done(records)) stop = true;
     }
     if (stop) break;
+    if (pages === 1) await check.first(page);
     await check.next(page, pages);
   }
   return {
@@ -332,7 +347,10 @@ async function firstPageCost(
         : `The server did not narrow the referral list with q: searching its ${num(remaining + 1)} pages one by one, up to ${num(remaining)} more request${remaining === 1 ? '' : 's'}.`,
     );
   if (remaining === undefined) return remaining;
-  guard.refuseUnasked(remaining + 1);
-  await checkCost(ctx, remaining, 'This search');
+  // More than is left stops (exit 6). Then one question on a terminal: the cost check's when it asks
+  // (over a quarter of what is left), else the pages'; piped, over 10 pages stops (exit 6).
+  const terminal = ctx.io.stdinIsTTY && ctx.io.stderrIsTTY;
+  const asked = await checkCost(ctx, remaining, 'This search', { asks: terminal });
+  if (!asked) await guard.confirmPages(remaining + 1);
   return remaining;
 }

@@ -11,11 +11,28 @@ import { type Change, isFinished, type Watched, type WatchHooks } from './watch.
 
 const ref = (w: Watched) => w.reference ?? w.id;
 
-/** One line per change, for a pipe: time, reference, visit, modality, previous → new. */
-export function changeLine(c: Change, timeZone: string | undefined): SafeText {
+/**
+ * One line per change: time, reference, visit, modality, previous → new. Within `width` (the live
+ * view), the modality goes first, then "visit N" becomes "vN"; the statuses are codes and are never
+ * cut: still too long, the change goes on a line of its own (and each status on its own, if need be).
+ */
+export function changeLine(c: Change, timeZone: string | undefined, width?: number): SafeText {
   const when = peopleTime(c.at.toISOString(), { timeZone, seconds: true });
   const modality = c.visit.modality ? ` ${c.visit.modality}` : '';
-  return safe`${when}  ${ref(c.watched)}  visit ${c.visit.n}${modality}  ${c.previous ?? '(new)'} \u2192 ${c.visit.status}`;
+  const [from, to] = [c.previous ?? '(new)', c.visit.status];
+  const full = safe`${when}  ${ref(c.watched)}  visit ${c.visit.n}${modality}  ${from} \u2192 ${to}`;
+  if (width === undefined || displayWidth(full.text) <= width) return full;
+  const heads = [
+    safe`${when}  ${ref(c.watched)}  visit ${c.visit.n}`,
+    safe`${when}  ${ref(c.watched)}  v${c.visit.n}`,
+  ];
+  for (const head of heads) {
+    const line = safe`${head}  ${from} \u2192 ${to}`;
+    if (displayWidth(line.text) <= width) return line;
+  }
+  const change = safe`  ${from} \u2192 ${to}`;
+  if (displayWidth(change.text) <= width) return safe`${heads[1]!}\n${change}`;
+  return safe`${heads[1]!}\n  ${from} \u2192\n  ${to}`;
 }
 
 /** One event per change, shaped like the webhook's visit.status_changed (with the referral's reference and id). */
@@ -104,7 +121,7 @@ export class LiveTable {
   private readonly out: HumanStream;
   constructor(
     stream: Writable,
-    private readonly width: number,
+    readonly width: number,
     private readonly height: number,
     private readonly color: boolean,
     private readonly timeZone: string | undefined,
@@ -114,8 +131,9 @@ export class LiveTable {
 
   draw(all: readonly Watched[], head: string, foot: string, recent: readonly SafeText[]): void {
     // The frame fits the screen (a row may take two lines), or the cursor could not get back to its top.
-    const room = Math.max(3, this.height - 3 - recent.length);
     const lines = (t: SafeText) => t.text.match(/\n/g)?.length ?? 0;
+    const changeLines = recent.reduce((n, r) => n + 1 + lines(r), 0);
+    const room = Math.max(3, this.height - 3 - changeLines);
     let rows = room;
     let table = this.table(all, rows);
     while (lines(table) > room && rows > 1) table = this.table(all, --rows);
@@ -126,13 +144,14 @@ export class LiveTable {
       style('bold', this.cut(head), this.color),
       safe`\n`,
       table,
-      ...recent.map((r) => safe`${this.cut(r.text)}\n`),
+      // Made to fit (changeLine): a status is a code, never cut.
+      ...recent.map((r) => safe`${r}\n`),
       style('dim', this.cut(foot), this.color),
       safe`\n`,
     ]);
     const cleared = paint((text) => text.replace(/\n/g, '\u001b[K\n'), frame);
     this.out.write(joinSafe([back, cleared, safe`\u001b[J`]));
-    this.lines = 2 + recent.length + lines(table);
+    this.lines = 2 + changeLines + lines(table);
   }
 
   private table(all: readonly Watched[], maxRows: number): SafeText {
@@ -214,7 +233,7 @@ export function liveView(ctx: Context, head: string): WatchView {
         all = list;
       },
       change(c) {
-        recent.push(changeLine(c, timeZone));
+        recent.push(changeLine(c, timeZone, live.width));
         if (recent.length > 3) recent.shift();
       },
       finished() {},

@@ -342,7 +342,10 @@ zpty -d z`,
 
     it('subcommands with descriptions, enumerated values and file names', async () => {
       await expectFish([
-        ['imaging ref', ['referrals\tlist, show, create, update, auto-book and export referrals']],
+        [
+          'imaging ref',
+          ['referrals\tlist, find, show, watch, create, update, auto-book, export and download referrals'],
+        ],
         ['imaging referrals export --visit-status pending,bo', ['pending,booked']],
         ['imaging webhook send referral.', ['referral.auto_book_completed']],
         ['imaging webhook verify --request al', ['albums/', 'alpha.csv', 'alpine.json']],
@@ -501,7 +504,8 @@ zpty -d z`,
       for (const f of ['--json', '--fields', '--bom', '--no-formula-guard'])
         expect(flags(['referrals', 'watch']), f).not.toContain(f);
       expect(flags(['referrals', 'download'])).toContain('--json');
-      for (const f of ['--fields', '--bom', '--no-formula-guard'])
+      expect(flags(['referrals', 'download'])).toContain('--fields');
+      for (const f of ['--bom', '--no-formula-guard'])
         expect(flags(['referrals', 'download']), f).not.toContain(f);
       expect(values(['referrals', 'watch', '--js'])).toEqual([]);
       for (const f of ['--json', '--fields', '--bom', '--no-formula-guard'])

@@ -166,6 +166,7 @@ const CALLS: Record<string, () => string[]> = {
   'referrals find': () => ['referrals', 'find', 'R-240001'],
   'referrals get': () => ['referrals', 'get', referralId],
   'referrals documents': () => ['referrals', 'documents', referralId],
+  'referrals download': () => ['referrals', 'download', referralId, '-D', dir.path],
   'referrals create': () => {
     const file = join(dir.path, 'new.json');
     writeFileSync(file, '{"patient":{"first_name":"A","last_name":"B"}}');

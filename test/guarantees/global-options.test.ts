@@ -10,6 +10,29 @@ const fx = mockFixture();
 beforeAll(() => fx.start());
 afterAll(() => fx.stop());
 
+describe('--timeout', () => {
+  // Answers take 300 ms: a timeout of 1s is met by none, one of 100 ms by every try.
+  const slow = mockFixture({ latencyMs: 300 });
+  beforeAll(() => slow.start());
+  afterAll(() => slow.stop());
+
+  it('takes a duration (5s, 1s) as well as milliseconds; anything else names both', async () => {
+    const ok = await run(['referrals', 'watch', 'R-240001', '--within', '0s', '--timeout', '1s'], {
+      env: slow.env(),
+    });
+    expect(ok.stderr).not.toMatch(/timeout|whole number/);
+    expect([0, 9, 10]).toContain(ok.code);
+    const short = await run(['modalities', '--timeout', '100'], { env: slow.env() });
+    expect(short.code).toBe(1);
+    expect(short.stderr).toContain('request timed out after 100 ms');
+    const bad = await run(['modalities', '--timeout', '5x'], { env: slow.env() });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain(
+      '--timeout must be milliseconds (30000) or a duration with a unit (5s, 2m, 1h).',
+    );
+  });
+});
+
 describe('global options before, inside and after the command', () => {
   it.for([
     ['--verbose', 'referrals', 'list', '--per-page', '1', '--json'],

@@ -1,4 +1,4 @@
-import { cpSync, existsSync, mkdirSync, rmSync, symlinkSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -72,6 +72,29 @@ describe('the docs pointer exists where the tool is installed', () => {
     expect(root.stdout).toMatch(
       /--format <format> +output format: table, json, ndjson, csv; xlsx where a command takes it \(see\s+its --help\)\n/,
     );
+  });
+
+  it("a command's help offers --json and --fields only where they are taken (watch: neither; download: both)", async () => {
+    for (const entry of COMMANDS) {
+      const def = (await entry.load()).default;
+      const r = await help([...entry.path], { columns: 200 });
+      const lists = (flag: string) => r.stdout.split('\n').some((l) => l.trimStart().startsWith(`${flag} `));
+      const path = entry.path.join(' ');
+      expect(lists('--json'), path).toBe((def.formats ?? ['json']).includes('json'));
+      expect(lists('--fields'), path).toBe(def.fields !== undefined);
+    }
+  });
+
+  it('mock --help says where files are served (the storage origin, expired links) and reads --fault itself', async () => {
+    const r = await help(['mock'], { columns: 200 });
+    expect(r.stdout).toMatch(/second "storage" origin/);
+    expect(r.stdout).toMatch(/already expired \(an expired link answers an HTML page/);
+    expect(r.stdout).toMatch(
+      /--fault <mode\[:count\]\[@after\]> +inject a fault: let AFTER API requests through/,
+    );
+    // The README does not describe --fault: the help does not send the reader there.
+    expect(readFileSync(join(ROOT, 'README.md'), 'utf8')).not.toContain('--fault');
+    expect(r.stdout).not.toMatch(/see README/i);
   });
 
   it('every help (root, groups, commands) ends with the pointer', async () => {

@@ -39,7 +39,7 @@ const CASES: Array<[string[], RegExp, string?]> = [
   [['--env', 'staging', 'modalities'], /unknown environment "staging"/],
   [['modalities', '--format', 'xml'], /unknown format "xml"/],
   [['modalities', '--timeout', '0'], /--timeout must be between 1 and 3600000/],
-  [['modalities', '--timeout', 'soon'], /--timeout must be a whole number/],
+  [['modalities', '--timeout', 'soon'], /--timeout must be milliseconds \(30000\) or a duration with a unit/],
   [['modalities', '--base-url', 'ftp://x.test'], /only http and https URLs/],
   [['modalities', '--base-url', 'https://user:pw@x.test'], /credentials in the URL are not allowed/],
   [['modalities', '--tokn', 'x'], /unknown option '--tokn'/],
@@ -107,6 +107,14 @@ const CASES: Array<[string[], RegExp, string?]> = [
     ['referrals', 'search', 'Garcia'],
     /unknown command 'search'\nhint: Did you mean imaging referrals find\?/,
   ],
+  [
+    ['referrals', 'serach', 'Garcia'],
+    /unknown command 'serach'\nhint: Did you mean imaging referrals find\?/,
+  ],
+  [
+    ['referrals', 'download', 'R-240002', '-o', 'x.pdf'],
+    /unknown option '-o'\nhint: referrals download saves into a folder: -D, --dir DIR/,
+  ],
   [['referrals', 'documents', ' '], /the referral id or reference is empty/],
   [['config', 'set', 'path.payments', 'https://evil.example/{id}'], /path.payments: .* is a URL/],
   [['config', 'set', 'path.notifications', '/api/v2/notifications'], /must hold \{id\} exactly once/],
@@ -171,8 +179,8 @@ const CASES: Array<[string[], RegExp, string?]> = [
     /--bom is for CSV output, and imaging referrals watch writes no CSV/,
   ],
   [
-    ['referrals', 'download', 'R-240001', '--fields', 'reference'],
-    /^error: --fields is not available for imaging referrals download\nhint: Use --json for every field\.\n$/,
+    ['referrals', 'download', 'R-240001', '--fields', 'statuss'],
+    /^error: --fields: unknown field "statuss"; did you mean status\?\n/,
   ],
   [['referrals', 'download', 'R-240001', '--no-formula-guard'], /--no-formula-guard is for CSV output/],
   [

@@ -7,13 +7,13 @@ import { checkReferral } from '../../referrals/check.js';
 import { documentRows } from '../../referrals/documents.js';
 import { fetchReferral } from '../../referrals/fetch.js';
 import { resolveReferral } from '../../referrals/resolve.js';
-import { DOCUMENTS, documentFields } from '../../resources/documents.js';
+import { DOCUMENTS, type DocumentRow, documentFields } from '../../resources/documents.js';
 
 export default defineCommand({
   path: ['referrals', 'documents'],
   fields: [{ fields: DOCUMENTS.fields }],
   description:
-    "One row per document: each procedure's report (in, or not yet with the visit's status) and images, then each entry of the referral's documents (AOB, invoice), with its own fields: document.<name> columns in CSV, --fields +document.<name> to pick one. Links are shown and written without their query string, in every format: a signed storage link is a credential, and a file or a pipe would keep it. signed is yes where one was taken off; imaging referrals download fetches the files.",
+    "One row per document: each procedure's report (in, or not yet with the visit's status) and images, then each entry of the referral's documents (AOB, invoice), with its own fields: document.<name> columns in CSV, --fields +document.<name> to pick one. Links are shown and written without their query string, in every format: a signed storage link is a credential, and a file or a pipe would keep it. signed is yes (true in JSON and NDJSON, as available is) where one was taken off; imaging referrals download fetches the files.",
   args: [arg('<id>', 'ID or reference')],
   examples: [
     'imaging referrals documents R-240004',
@@ -34,7 +34,12 @@ export default defineCommand({
     const named = typeof data.reference === 'string' && data.reference.trim() !== '' ? data.reference : rid;
     // The Details column is for documents' own fields: left out of a table with none.
     const details = rows.some((r) => documentFields(r) !== null);
-    await write(rows, {
+    // JSON and NDJSON are data: available and signed are booleans there; tables and CSV read yes/no.
+    const records =
+      format === 'json' || format === 'ndjson'
+        ? rows.map((r) => ({ ...r, available: r.available === 'yes', signed: r.signed === 'yes' }))
+        : rows;
+    await write(records as DocumentRow[], {
       sink: ctx.sink(),
       format,
       fields,

@@ -10,6 +10,7 @@ import type { Context } from '../../context.js';
 import { ApiError, CliError, ExitCode, UnreadableAnswerError, UsageError } from '../../errors.js';
 import { checkSaveFolder } from '../../export/output-file.js';
 import { reasonOf } from '../../fs/write-file.js';
+import { type FieldChoice, selectFields } from '../../output/fields.js';
 import { safe } from '../../output/text.js';
 import {
   checkDownloadable,
@@ -25,11 +26,30 @@ const DEFAULT_MAX = 100 * 1024 * 1024;
 /** A file is held in memory whole before it is written: no more than one buffer safely holds. */
 const MAX_MAX = 2 * 1024 ** 3;
 
+/** Every key an item can have, in the order --json writes them. */
+const ITEM_FIELDS = [
+  'status',
+  'referral_id',
+  'reference',
+  'referral',
+  'kind',
+  'accession',
+  'document',
+  'file',
+  'path',
+  'bytes',
+  'content_type',
+  'reason',
+] as const;
+
 export default defineCommand({
   path: ['referrals', 'download'],
   description:
     'Saves the report PDFs (the default; --documents: the documents that have a URL instead, both flags: both) into DIR, named <reference>_<accession>_report.pdf and <reference>_document-<n>.<ext> (each part from server text cut to 100 bytes; <ext> from the link when it is pdf, png, jpg, jpeg, gif, tif, tiff, txt, xml, json or dcm, else from the content type, else bin). Files are patient data: written 0600, whole or not at all, never cached; an existing file is left alone (exit 1) unless --force. Two files that would get one name in a run (references or accessions that differ only in case or in characters a file name cannot hold) never replace each other: the later gets -2, -3… before its extension. DIR must belong to you or root and not be writable by others unless sticky, as /tmp is (else exit 2). The token goes only to links below the base URL. A report not in yet is listed with its visit status. Referrals are read and files fetched --concurrency at a time, with a progress bar on a terminal. --json and --format ndjson list every item asked for with a status (saved, exists, failed, not_available, not_found) and, when not saved, its reason; never a URL. Among several referrals, one not found is a line and a failure. Exit 1 when any file was not saved, 4 when nothing asked for is available.',
   formats: ['table', 'json', 'ndjson'],
+  // The items --json lists: --fields picks among them in every format (a table of them, else the lines).
+  fields: [{ fields: ITEM_FIELDS }],
+  csv: false,
   args: [arg('[ids...]', 'referral ids or references')],
   options: {
     from: file(
@@ -56,6 +76,7 @@ export default defineCommand({
   async run(ctx, [given], opts) {
     const ids = (given as unknown as string[] | undefined) ?? [];
     const format = ctx.format('table');
+    const fields = selectFields(ctx.globals.fields, ITEM_FIELDS, { extra: false });
     const maxBytes = opts.maxSize === undefined ? DEFAULT_MAX : parseSize(opts.maxSize);
     const dir = resolvePath(opts.dir ?? '.');
     const texts = [...ids, ...(opts.from === undefined ? [] : await fromFile(ctx, opts.from))];
@@ -71,7 +92,8 @@ export default defineCommand({
     await checkCost(ctx, new Set(texts.map((t) => t.trim())).size, 'This download');
     const reports = opts.reports === true || opts.documents !== true;
     const documents = opts.documents === true;
-    const human = format === 'table';
+    // The lines for people; --fields asks for the items, a table of the fields chosen.
+    const human = format === 'table' && fields.chosen === undefined;
     const concurrency = opts.concurrency ?? DEFAULT_CONCURRENCY;
     const { ProgressBar } = await import('../../output/progress.js');
     const barOn = ctx.io.stderrIsTTY && human;
@@ -106,8 +128,8 @@ export default defineCommand({
     listUnavailable(human ? ctx.out : ctx.err, wanted);
     const available = wanted.filter((w): w is Available => w.url !== null);
     if (available.length === 0) {
-      if (!human) await writeItems(ctx, format, items);
-      nothingAvailable(named.length, wanted.length, notFound, unread, reports, documents);
+      if (!human) await writeItems(ctx, format, items, fields);
+      nothingAvailable(named.length, wanted.length, notFound, unread, reports, documents, waitFor(wanted));
     }
     const saveDir = makeDir();
     const saved = await saveAll(ctx, available, {
@@ -123,9 +145,8 @@ export default defineCommand({
       }),
       items,
     });
-    if (!human) await writeItems(ctx, format, items);
-    if (failures.length > 0)
-      throw new CliError(`${count(failures.length, 'file')} not saved (${num(saved)} saved)`);
+    if (!human) await writeItems(ctx, format, items, fields);
+    if (failures.length > 0) throw new CliError(notSaved(failures.length, notFound, unread, saved));
     return 0;
   },
 });
@@ -151,11 +172,16 @@ type Item = Record<string, unknown> & {
 /** A reason without a link in it: a signed URL is a credential. */
 const noUrl = (text: string) => text.replace(/\bhttps?:\/\/\S*[^\s;,.)]/gi, 'the link');
 
-async function writeItems(ctx: Context, format: string, items: Array<Item | undefined>): Promise<void> {
+async function writeItems(
+  ctx: Context,
+  format: string,
+  items: Array<Item | undefined>,
+  fields: FieldChoice,
+): Promise<void> {
   const { write } = await import('../../output/write.js');
   await write(
     items.filter((i): i is Item => i !== undefined),
-    { format: format as 'json', sink: ctx.sink() },
+    { format: format as 'json', sink: ctx.sink(), fields },
   );
 }
 
@@ -250,6 +276,31 @@ async function wantedAll(
   return { wanted, failures, unread: unreadable.filter(Boolean).length, notFound, items };
 }
 
+/** What failed, by kind: a referral not found or not readable is not a file not saved. */
+function notSaved(failures: number, notFound: number, unread: number, saved: number): string {
+  const files = failures - notFound - unread;
+  if (notFound + unread === 0) return `${count(files, 'file')} not saved (${num(saved)} saved)`;
+  const parts = [
+    notFound > 0 ? `${count(notFound, 'referral')} not found` : '',
+    unread > 0 ? `${count(unread, 'referral')} not readable` : '',
+    files > 0 ? `${count(files, 'file')} not saved` : '',
+  ].filter(Boolean);
+  return `${parts.join(', ')} (${count(saved, 'file')} saved)`;
+}
+
+/** The watch command for the referrals whose reports are not in: by reference when a shell reads it as one word. */
+function waitFor(wanted: readonly Wanted[]): string {
+  const names = [
+    ...new Set(
+      wanted
+        .filter((w) => w.url === null)
+        .map((w) => (w.reference && /^[\w.-]+$/.test(w.reference) ? w.reference : w.referralId)),
+    ),
+  ];
+  const shown = names.length > 3 ? [...names.slice(0, 3), '…'] : names;
+  return `imaging referrals watch ${shown.join(' ') || 'ID'}`;
+}
+
 function unavailableReason(w: Wanted): string {
   const status = w.visitStatus ?? 'status unknown';
   return status === 'canceled'
@@ -274,6 +325,7 @@ function nothingAvailable(
   unread: number,
   reports: boolean,
   documents: boolean,
+  watch: string,
 ): never {
   const what = !documents ? 'report' : !reports ? 'document with a URL' : 'report or document';
   const parts = [
@@ -287,7 +339,7 @@ function nothingAvailable(
   throw new CliError(
     notFound > 0 ? `nothing to download: ${parts.join(', ')}` : `nothing to download: ${parts[0]}`,
     ExitCode.notFound,
-    wanted > 0 ? 'Wait until the visit reaches report_uploaded: imaging referrals watch ID' : undefined,
+    wanted > 0 ? `Wait until the visit reaches report_uploaded: ${watch}` : undefined,
   );
 }
 

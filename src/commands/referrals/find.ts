@@ -22,15 +22,21 @@ export default defineCommand({
   formats: ['table', 'json', 'ndjson', 'csv', 'xlsx'],
   fields: [{ fields: REFERRAL_LIST_FIELDS }],
   description:
-    'Finds referrals by reference, patient name (the last name, or "last, first", or first and last), date of birth (YYYY-MM-DD or MM/DD/YYYY) or claim number (wc_number, insurance_number); case and accents do not matter. Asks the list with q first and trusts the answer only when every record matches it; otherwise reads the list page by page, and stops at the referral whose reference is the text. Prints the referral list\'s table and formats. Nothing found is exit 4. Nothing is cached or written to disk; --verbose shows q as [redacted].',
-  args: [arg('<text>', 'reference, patient name, date of birth or claim number')],
+    'Finds referrals by reference, patient name (the last name, or "last, first", or first and last), date of birth (YYYY-MM-DD or MM/DD/YYYY) or claim number (wc_number, insurance_number); case, accents (ø, æ, ß, ł, đ, œ too), commas and hyphens do not matter, and several words are one text (find Mary Garcia). Asks the list with q first and trusts the answer only when every record matches it; otherwise reads the list page by page, and stops at the referral whose reference is the text. Prints the referral list\'s table and formats. Nothing found is exit 4. Nothing is cached or written to disk; --verbose shows q as [redacted].',
+  // Several words are one text, as gh search reads them: find Garcia Mary is find 'Garcia Mary'.
+  args: [
+    arg('<text...>', 'reference, patient name, date of birth or claim number (several words: one text)'),
+  ],
   examples: [
     'imaging referrals find R-240001',
     "imaging referrals find 'garcia, mary'",
+    'imaging referrals find Mary Garcia',
     'imaging referrals find 03/10/1992 --json',
     'imaging referrals find MBR100002 --format csv',
   ],
-  async run(ctx, [typed]) {
+  async run(ctx, [given]) {
+    const parts = given as unknown as string[] | string;
+    const typed = Array.isArray(parts) ? parts.join(' ') : parts;
     const format = ctx.format('table');
     refuseTerminal(format, ctx.io.stdoutIsTTY);
     const value = renamedFields(ctx.globals.fields, RENAMED_COLUMNS, REFERRAL_LIST_FIELDS, (l) =>

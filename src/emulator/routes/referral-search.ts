@@ -3,8 +3,8 @@ import type { Referral } from '../../api/types.js';
 /**
  * The emulator's `q` on GET /referrals, written apart from the CLI's matcher so each checks the
  * other: the reference or a claim number (wc_number, insurance_number), the patient's date of birth
- * (YYYY-MM-DD or MM/DD/YYYY) or name ("Garcia", "Garcia, Mary", "Mary Garcia"); case and accents
- * aside. `imaging mock --ignore-search` answers as if q were not there.
+ * (YYYY-MM-DD or MM/DD/YYYY) or name ("Garcia", "Garcia, Mary", "Mary Garcia"); case, accents
+ * (ø, æ, ß, ł, đ, œ too), commas and hyphens aside. `imaging mock --ignore-search` answers as if q were not there.
  */
 export function searchMatcher(q: string): (r: Referral) => boolean {
   const want = plain(q);
@@ -26,15 +26,11 @@ export function searchMatcher(q: string): (r: Referral) => boolean {
     if (!p) return false;
     if (dob) return p.date_of_birth_iso === dob || usToIso(p.date_of_birth) === dob;
     // Names as space-joined words: "Smith, Jr." is also "smith"; Mary "Molly" also "mary".
+    // Commas and hyphens are spaces: "Smith, Jr., Aisha" (as tables show it), "rodriguez lopez".
     const first = nameWords(p.first_name ?? '');
     const full = nameWords(p.last_name ?? '');
     const lasts = [full, full.replace(/ (jr|sr|ii|iii|iv)$/, '')];
     const firsts = first.split(' ').map((_, i, all) => all.slice(0, i + 1).join(' '));
-    const comma = want.indexOf(',');
-    if (comma >= 0)
-      return (
-        lasts.includes(nameWords(want.slice(0, comma))) && firsts.includes(nameWords(want.slice(comma + 1)))
-      );
     const w = nameWords(want);
     return lasts.includes(w) || firsts.some((f) => lasts.some((l) => w === `${f} ${l}` || w === `${l} ${f}`));
   };
@@ -43,12 +39,33 @@ export function searchMatcher(q: string): (r: Referral) => boolean {
 function nameWords(s: string): string {
   return plain(s)
     .replace(/['\u2019]/g, '')
-    .replace(/[^\p{L}\p{N}-]+/gu, ' ')
+    .replace(/[^\p{L}\p{N}]+/gu, ' ')
     .trim();
 }
 
+// Letters with no combining mark under NFD, written without it: Ødegaard is odegaard.
+const UNMARKED = new Map(
+  Object.entries({
+    '\u00f8': 'o', // ø
+    '\u00e6': 'ae', // æ
+    '\u00df': 'ss', // ß
+    '\u0142': 'l', // ł
+    '\u0111': 'd', // đ
+    '\u0153': 'oe', // œ
+    '\u00f0': 'd', // ð
+    '\u00fe': 'th', // þ
+    '\u0131': 'i', // ı
+  }),
+);
+
 function plain(s: string): string {
-  return s.normalize('NFD').replace(/\p{M}/gu, '').toLowerCase().replace(/\s+/g, ' ').trim();
+  return s
+    .normalize('NFD')
+    .replace(/\p{M}/gu, '')
+    .toLowerCase()
+    .replace(/./gu, (c) => UNMARKED.get(c) ?? c)
+    .replace(/\s+/g, ' ')
+    .trim();
 }
 
 function usToIso(s: string | null | undefined): string | undefined {

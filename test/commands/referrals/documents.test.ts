@@ -84,12 +84,18 @@ describe('imaging referrals documents', () => {
       accession_id: 'ACC-100400',
       cpt_code: '72158',
       body_part: 'Lumbar Spine',
-      available: 'yes',
+      // Booleans in JSON and NDJSON (data); yes/no in tables and CSV.
+      available: true,
       link: REPORT(),
-      signed: new URL(sent.visits[0]!.procedures[0]!.report_link!).search ? 'yes' : 'no',
+      signed: new URL(sent.visits[0]!.procedures[0]!.report_link!).search !== '',
       document: null,
     });
-    expect(j[2]).toMatchObject({ kind: 'report', available: 'no', link: null, visit_status: 'booked' });
+    expect(j[2]).toMatchObject({ kind: 'report', available: false, link: null, visit_status: 'booked' });
+    expect(
+      j.every(
+        (x: Record<string, unknown>) => typeof x.available === 'boolean' && typeof x.signed === 'boolean',
+      ),
+    ).toBe(true);
     expect(j[4]).toMatchObject({ kind: 'document', document_index: 1, document: { kind: 'aob' } });
     const n = (await piped(['referrals', 'documents', ID, '--format', 'ndjson'], { env: fx.env() })).stdout;
     expect(
@@ -246,7 +252,8 @@ describe('signed links: never their query string, in any format', () => {
       ['document 1', 'type: invoice; preview: https://p.example.invalid/x', 'available'],
       ['document 2', 'type: note; pages: 2', 'no link'],
       ['Links: imaging referrals documents R-240004'],
-      ['Files: imaging referrals download R-240004 --documents'],
+      // The invoice's link is its download_url: download fetches a document's url, so only the report.
+      ['Files: imaging referrals download R-240004 --reports'],
     ]);
   });
 });

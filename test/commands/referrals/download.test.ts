@@ -128,6 +128,10 @@ describe('imaging referrals download', () => {
     const reports = await piped(['referrals', 'download', none.id, '-D', dir.path], { env: fx.env() });
     expect(reports.code).toBe(4);
     expect(reports.stdout).toContain(`${none.reference} `);
+    // The watch it suggests names the referral, by its reference.
+    expect(reports.stderr).toContain(
+      `hint: Wait until the visit reaches report_uploaded: imaging referrals watch ${none.reference}\n`,
+    );
     const r = placed('api');
     const j = await piped(['referrals', 'download', r.id, '-D', dir.path, '--json'], { env: fx.env() });
     expect(j.code).toBe(0);
@@ -167,6 +171,57 @@ describe('imaging referrals download', () => {
     expect(listed.every((i) => i.status === 'not_available' && typeof i.reason === 'string')).toBe(true);
   });
 
+  it('--json status,file and --fields status,file pick the fields of each item: JSON, NDJSON and a table', async () => {
+    const r = placed('api');
+    const procs = r.visits.flatMap((v) => v.procedures).length;
+    const j = await piped(['referrals', 'download', r.reference, '-D', dir.path, '--json', 'status,file'], {
+      env: fx.env(),
+    });
+    expect(j.code, j.stderr).toBe(0);
+    const items = JSON.parse(j.stdout) as Array<Record<string, unknown>>;
+    expect(items).toHaveLength(procs);
+    for (const i of items) expect(Object.keys(i)).toEqual(['status', 'file']);
+    expect(items.filter((i) => i.status === 'saved').map((i) => i.file)).toEqual(
+      r.visits
+        .flatMap((v) => v.procedures)
+        .filter((x) => x.report_link)
+        .map((x) => `${r.reference}_${x.accession_id}_report.pdf`),
+    );
+    const nd = await piped(
+      [
+        'referrals',
+        'download',
+        r.reference,
+        '-D',
+        dir.path,
+        '--format',
+        'ndjson',
+        '--fields',
+        'status',
+        '--force',
+      ],
+      { env: fx.env() },
+    );
+    expect(nd.code, nd.stderr).toBe(0);
+    expect(
+      nd.stdout
+        .trim()
+        .split('\n')
+        .map((l) => Object.keys(JSON.parse(l))),
+    ).toEqual(items.map(() => ['status']));
+    const t = await piped(
+      ['referrals', 'download', r.reference, '-D', dir.path, '--fields', 'status,file', '--force'],
+      {
+        env: fx.env(),
+      },
+    );
+    expect(t.code, t.stderr).toBe(0);
+    const rows = t.stdout.trim().split('\n');
+    expect(rows[0]).toMatch(/^STATUS +FILE$/);
+    expect(rows).toHaveLength(procs + 1);
+    expect(rows.filter((l) => l.startsWith('saved '))).toHaveLength(links(r).length);
+  });
+
   it('several referrals: one not found is a line and a failure, the others are saved', async () => {
     const a = placed('api');
     const b = placed('storage');
@@ -188,6 +243,10 @@ describe('imaging referrals download', () => {
     expect(res.code).toBe(1);
     expect(res.stderr).toContain('error: R-999999: referral not found\n');
     expect(files()).toHaveLength(links(a).length + links(b).length);
+    // The last line says what failed: a referral, not a file.
+    expect(res.stderr).toMatch(
+      new RegExp(`\\nerror: 1 referral not found \\(${links(a).length + links(b).length} files saved\\)\\n$`),
+    );
     const j = await piped(
       ['referrals', 'download', a.reference, 'R-999999', '-D', dir.path, '--json', '--force'],
       { env: fx.env() },
@@ -700,7 +759,7 @@ describe('several referrals from one server', () => {
         `error: ${B}: the server sent an answer this tool cannot read: the referral: visits is an object, not a list`,
       );
       expect(r.stderr).not.toMatch(/unexpected failure|is not a function|\n\s+at /);
-      expect(r.stderr).toMatch(/error: 1 file not saved \(2 saved\)\n$/);
+      expect(r.stderr).toMatch(/error: 1 referral not readable \(2 files saved\)\n$/);
       expect(readdirSync(out).sort()).toEqual(['R-1_A1_report.pdf', 'R-3_C1_report.pdf']);
       // Alone, it is the same error `referrals get` gives.
       const alone = await piped(['referrals', 'download', B, '-D', out], { env: envIn(d.path) });

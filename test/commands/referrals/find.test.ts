@@ -104,18 +104,43 @@ describe('imaging referrals find', () => {
     );
   });
 
+  it('a name as the table shows it, hyphen or space, and letters NFD keeps whole: the q search and the scan agree', async () => {
+    const tableName = (r: Referral) => `${r.patient.last_name}, ${r.patient.first_name}`;
+    const fold = (t: string) => t.toLowerCase().replace(/ø/g, 'o').normalize('NFD').replace(/\p{M}/gu, '');
+    const cases: Array<[string[], (r: Referral) => boolean]> = [
+      [['Smith, Jr., Aisha'], (r) => tableName(r) === 'Smith, Jr., Aisha'],
+      [['Smith, Jr.'], (r) => r.patient.last_name === 'Smith, Jr.'],
+      [['rodriguez lopez'], (r) => fold(r.patient.last_name) === 'rodriguez-lopez'],
+      [['Rodriguez-Lopez'], (r) => fold(r.patient.last_name) === 'rodriguez-lopez'],
+      [['odegaard'], (r) => r.patient.last_name === 'Ødegaard'],
+      // Unquoted words are one text, as gh search reads them.
+      [['Garcia', 'Mary'], (r) => r.reference === 'R-240006'],
+    ];
+    for (const [argv, want] of cases) {
+      const expected = all(fx)
+        .filter(want)
+        .map((r) => r.reference);
+      expect(expected.length, argv.join(' ')).toBeGreaterThan(0);
+      for (const m of [fx, deaf]) {
+        const r = await piped(['referrals', 'find', ...argv, '--fields', 'reference'], { env: m.env() });
+        expect(r.code, `${argv.join(' ')}: ${r.stderr}`).toBe(0);
+        const inM = all(m)
+          .filter(want)
+          .map((x) => x.reference);
+        expect(lines(r.stdout).slice(1), argv.join(' ')).toEqual(inM);
+      }
+    }
+  });
+
   it('a server that ignores q: its answer is not trusted, the pages are scanned and the scan stops at the reference', async () => {
     const r = await piped(['referrals', 'find', 'R-240150', '--fields', 'reference'], { env: deaf.env() });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toBe('REFERENCE\nR-240150\n');
     const paths = deaf.apiRequests().map((q) => q.path);
-    expect(paths.slice(0, 3)).toEqual([
-      Q('R-240150'),
-      '/api/v2/referrals?page=1&per_page=100',
-      '/api/v2/referrals?page=2&per_page=100',
-    ]);
+    // The q answer, q ignored, is page 1 of the plain list: not asked for again.
+    expect(paths.slice(0, 2)).toEqual([Q('R-240150'), '/api/v2/referrals?page=2&per_page=100']);
     // Page 3 may have been asked for while page 2 was read; nothing after it.
-    expect(paths.length).toBeLessThanOrEqual(4);
+    expect(paths.length).toBeLessThanOrEqual(3);
     // A name reads every page: the same records as a server that honours q would give.
     const garcias = all(deaf)
       .filter((x) => x.patient.last_name === 'Garcia')
@@ -224,11 +249,10 @@ describe('resolveReferrals: many at once', () => {
       expect(got[1]).toEqual({ id: '3212c76a-c27e-4ca2-9e90-bb9c865c1630' });
       for (const g of got.filter((x) => x.referral)) expect(g.referral!.id).toBe(g.id);
     }
-    // q honoured: one request per distinct reference; ignored: one q request, then one walk (3 pages).
+    // q honoured: one request per distinct reference; ignored: one q request (page 1), then pages 2 and 3.
     expect(fx.apiRequests()).toHaveLength(3);
     expect(deaf.apiRequests().map((r) => r.path)).toEqual([
       Q('R-240210'),
-      '/api/v2/referrals?page=1&per_page=100',
       '/api/v2/referrals?page=2&per_page=100',
       '/api/v2/referrals?page=3&per_page=100',
     ]);
@@ -293,7 +317,7 @@ describe('the cost of a scan in the sandbox', () => {
 
   it('over 10 pages: says what the scan costs and asks when it is over a quarter of what is left', async () => {
     const env = sandbox();
-    await run(['auth', 'allowance', '--used', '1968'], { env }); // 30 left after q and page 1
+    await run(['auth', 'allowance', '--used', '1968'], { env }); // 31 left after q (page 1 of the scan)
     big.reset();
     const no = asking(false);
     const r = await run(['referrals', 'find', 'Garcia'], {
@@ -308,18 +332,72 @@ describe('the cost of a scan in the sandbox', () => {
       'The server did not narrow the referral list with q: searching its 12 pages one by one, up to 11 more requests.',
     );
     expect(no.asked).toEqual([
-      'This search needs 11 more requests, over a quarter of the ≈30 left in the sandbox allowance (counted on this machine). Continue?',
+      'This search needs 11 more requests, over a quarter of the ≈31 left in the sandbox allowance (counted on this machine). Continue?',
     ]);
-    expect(big.apiRequests()).toHaveLength(2);
+    expect(big.apiRequests()).toHaveLength(1);
     // Piped, with plenty left: the cost is shown, and with no terminal to ask on, --yes goes on.
-    const ok = await piped(['referrals', 'find', 'R-240001', '--fields', 'reference', '--yes'], {
+    big.reset();
+    const ok = await piped(['referrals', 'find', 'Garcia', '--fields', 'reference', '--yes'], {
       env: sandbox(),
     });
     expect(ok.code).toBe(0);
-    expect(ok.stdout).toBe('REFERENCE\nR-240001\n');
     expect(ok.stderr).toBe(
       'The server did not narrow the referral list with q: searching its 12 pages one by one, up to 11 more requests.\n',
     );
+    expect(big.apiRequests()).toHaveLength(12);
+  });
+
+  it('a reference on page 1 (the q answer the server did not narrow): found there, no cost check, no second page 1', async () => {
+    big.reset();
+    for (const args of [
+      ['get', 'R-240004'],
+      ['find', 'R-240004', '--fields', 'reference'],
+    ]) {
+      const r = await piped(['referrals', ...args], { env: sandbox() });
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stderr).toBe('');
+    }
+    expect(big.apiRequests().map((q) => q.path)).toEqual([
+      Q('R-240004'),
+      `/api/v2/referrals/${all(big).find((x) => x.reference === 'R-240004')!.id}`,
+      Q('R-240004'),
+    ]);
+  });
+
+  it('over 10 pages, piped: exit 6 (the allowance), as export; on a terminal the question is asked', async () => {
+    big.reset();
+    const r = await piped(['referrals', 'get', 'R-241100'], { env: sandbox() });
+    expect(r.code, r.stderr).toBe(6);
+    expect(r.stderr).toContain(
+      'error: this search would read 12 pages of the referral list, 11 more requests from the sandbox allowance, and there is no terminal to ask on: stopped before sending them',
+    );
+    expect(big.apiRequests()).toHaveLength(1);
+    big.reset();
+    const no = asking(false);
+    const t = await run(['referrals', 'get', 'R-241100'], {
+      env: sandbox(),
+      stdinIsTTY: true,
+      stderrIsTTY: true,
+      deps: { prompter: no.prompter },
+    });
+    expect(t.code, t.stderr).toBe(1);
+    expect(no.asked).toHaveLength(1);
+    expect(no.asked[0]).toMatch(
+      /^This search would read 12 pages of the referral list, 11 more requests from the sandbox allowance \(sandbox allowance: .*\)\. Continue\?$/,
+    );
+    expect(plain(t.stderr)).toContain('error: stopped at your answer after page 1 of the referral list');
+    expect(big.apiRequests()).toHaveLength(1);
+    big.reset();
+    const yes = asking(true);
+    const y = await run(['referrals', 'get', 'R-241100', '--json'], {
+      env: sandbox(),
+      stdinIsTTY: true,
+      stderrIsTTY: true,
+      deps: { prompter: yes.prompter },
+    });
+    expect(y.code, y.stderr).toBe(0);
+    expect(JSON.parse(y.stdout).reference).toBe('R-241100');
+    expect(yes.asked).toHaveLength(1);
   });
 
   it('10 pages or fewer: no word about the cost', async () => {
@@ -390,18 +468,18 @@ describe('a sandbox list that pages forever and never says how many pages', () =
       'The server did not narrow the referral list with q: searching it page by page, stopping after 10 pages, as the server does not say how many there are (--yes goes on).',
     );
     expect(r.stderr).toContain(
-      'error: this search has read 10 pages of the referral list, which does not say how many pages there are: stopped before sending more, as each page is a request from the sandbox allowance (sandbox allowance: ≈11 of 2,000 requests used',
+      'error: this search has read 10 pages of the referral list, which does not say how many pages there are: stopped before sending more, as each page is a request from the sandbox allowance (sandbox allowance: ≈10 of 2,000 requests used',
     );
     expect(r.stderr).toContain('Narrow the search');
     expect(r.stderr).toContain('or add --yes to read every page.');
-    // q, then pages 1 to 10 of the scan: nothing after the tenth.
-    expect(requests()).toHaveLength(11);
+    // q (its answer, q ignored, is page 1), then pages 2 to 10 of the scan: nothing after the tenth.
+    expect(requests()).toHaveLength(10);
     expect(requests().at(-1)!.url).toBe('/api/v2/referrals?page=10&per_page=100');
 
     server.seen.length = 0;
     const get = await piped(['referrals', 'get', 'R-0'], { env: sandbox() });
     expect(get.code, get.stderr).toBe(6);
-    expect(requests()).toHaveLength(11);
+    expect(requests()).toHaveLength(10);
 
     server.seen.length = 0;
     const q = await piped(['referrals', 'find', 'Garcia'], { env: sandbox() });
@@ -416,7 +494,7 @@ describe('a sandbox list that pages forever and never says how many pages', () =
     try {
       const one = await piped(['referrals', 'find', 'Nobody'], { env: sandbox() });
       expect(one.code, one.stderr).toBe(6);
-      expect(requests()).toHaveLength(11);
+      expect(requests()).toHaveLength(10);
     } finally {
       saysOnePage = false;
     }
@@ -431,12 +509,12 @@ describe('a sandbox list that pages forever and never says how many pages', () =
     });
     expect(no.code, no.stderr).toBe(1);
     expect(asked).toEqual([
-      'This search has read 10 pages of the referral list, which does not say how many pages there are; each page more is a request from the ≈1,989 left in the sandbox allowance (counted on this machine). Continue?',
+      'This search has read 10 pages of the referral list, which does not say how many pages there are; each page more is a request from the ≈1,990 left in the sandbox allowance (counted on this machine). Continue?',
     ]);
     expect(no.stderr).toContain('error: stopped at your answer after 10 pages of the referral list');
-    expect(requests()).toHaveLength(11);
+    expect(requests()).toHaveLength(10);
 
-    // 15 left: q and 14 pages, then the meter says used up and nothing more is sent, --yes or not.
+    // 15 left: q (page 1) and pages 2 to 15, then the meter says used up and nothing more is sent, --yes or not.
     server.seen.length = 0;
     asked.length = 0;
     const env = sandbox();
@@ -450,7 +528,7 @@ describe('a sandbox list that pages forever and never says how many pages', () =
     expect(yes.code, yes.stderr).toBe(6);
     expect(asked).toHaveLength(1);
     expect(yes.stderr).toContain(
-      'error: the meter says the sandbox allowance is used up: this search stopped after 14 pages of the referral list, before sending more (sandbox allowance: ≈2,000 of 2,000 requests used',
+      'error: the meter says the sandbox allowance is used up: this search stopped after 15 pages of the referral list, before sending more (sandbox allowance: ≈2,000 of 2,000 requests used',
     );
     expect(requests()).toHaveLength(15);
   });
@@ -464,7 +542,7 @@ describe('a sandbox list that pages forever and never says how many pages', () =
       'The server did not narrow the referral list with q: searching it page by page, as many requests as there are pages.',
     );
     expect(r.stderr).toContain(
-      'error: the meter says the sandbox allowance is used up: this search stopped after 24 pages',
+      'error: the meter says the sandbox allowance is used up: this search stopped after 25 pages',
     );
     expect(requests()).toHaveLength(25);
   });
@@ -517,14 +595,14 @@ describe('a sandbox list that announces its pages: one budget for the scan', () 
     endless = true;
   });
 
-  it('piped without --yes: over 10 pages is exit 2 after page 1, naming the pages and requests; find and get alike', async () => {
+  it('piped without --yes: over 10 pages is exit 6 after page 1, naming the pages and requests; find and get alike', async () => {
     for (const args of [
       ['find', 'Nobody'],
       ['get', 'R-0'],
     ]) {
       server.seen.length = 0;
       const r = await piped(['referrals', ...args], { env: sandbox() });
-      expect(r.code, r.stderr).toBe(2);
+      expect(r.code, r.stderr).toBe(6);
       expect(r.stdout).toBe('');
       expect(r.stderr).toContain(
         'The server did not narrow the referral list with q: searching its 30 pages one by one, up to 29 more requests.',
@@ -534,19 +612,21 @@ describe('a sandbox list that announces its pages: one budget for the scan', () 
       );
       expect(r.stderr).toContain('or add --yes to go ahead.');
       expect(r.stderr).not.toMatch(/\n\s+at /);
-      // q and page 1 of the scan: nothing after.
+      // q alone: its answer, q ignored, is page 1 of the scan. Nothing after.
       expect(requests().map((q) => q.url)).toEqual([
         '/api/v2/referrals?q=Nobody&page=1&per_page=100'.replace('Nobody', args[1]!),
-        '/api/v2/referrals?page=1&per_page=100',
       ]);
     }
-    // A server announcing a million pages costs the same two requests.
+    // A server announcing a million pages costs the same one request.
     server.seen.length = 0;
     announced = 1_000_000;
     const huge = await piped(['referrals', 'find', 'Nobody'], { env: sandbox() });
-    expect(huge.code, huge.stderr).toBe(2);
-    expect(huge.stderr).toContain('would read 1,000,000 pages of the referral list, 999,999 more requests');
-    expect(requests()).toHaveLength(2);
+    expect(huge.code, huge.stderr).toBe(6);
+    // More than the allowance holds: the allowance's stop comes first.
+    expect(huge.stderr).toContain(
+      'error: this search needs 999,999 more requests, more than the ≈1,999 left',
+    );
+    expect(requests()).toHaveLength(1);
   });
 
   it('--yes reads the pages announced and no more: a next_page past them is a stop, not 10% more', async () => {
@@ -556,8 +636,8 @@ describe('a sandbox list that announces its pages: one budget for the scan', () 
       'error: the referral list said it has 30 pages, but page 30 says there are more: this search stopped after 30 pages, before sending more',
     );
     expect(r.stderr).not.toContain('Note: page 30');
-    // q, then pages 1 to 30: none past the last announced.
-    expect(requests()).toHaveLength(31);
+    // q (page 1), then pages 2 to 30: none past the last announced.
+    expect(requests()).toHaveLength(30);
     expect(requests().at(-1)!.url).toBe('/api/v2/referrals?page=30&per_page=100');
   });
 
@@ -570,7 +650,7 @@ describe('a sandbox list that announces its pages: one budget for the scan', () 
     expect(r.stderr).toContain(
       'error: no referral matches "Nobody": searched 12 pages of the referral list (12 referrals), as q did not narrow it',
     );
-    expect(requests()).toHaveLength(13);
+    expect(requests()).toHaveLength(12);
   });
 });
 

@@ -1,7 +1,8 @@
+import { readdirSync } from 'node:fs';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Referral } from '../../../src/api/types.js';
 import { bothForms, expectUsageError, hasEscapes, piped, plain, widest } from '../../fake-io.js';
-import { mockFixture, run } from '../../helpers.js';
+import { mockFixture, run, tempDir } from '../../helpers.js';
 
 const fx = mockFixture();
 beforeAll(() => fx.start());
@@ -66,6 +67,31 @@ describe('imaging referrals get', () => {
       `/api/v2/referrals/${ID}`,
     ]);
   });
+
+  it.for([
+    ['R-240002', '--reports'],
+    ['R-240004', '--reports --documents'],
+    ['R-240008', '--documents'],
+  ])(
+    '%s: the Files line names the flags that fetch what is in, and running it saves all of it',
+    async ([ref, flags]) => {
+      const r = await piped(['referrals', 'get', ref!], { env: fx.env() });
+      expect(r.code, r.stderr).toBe(0);
+      const line = r.stdout.split('\n').find((l) => l.trim().startsWith('Files: '));
+      expect(line?.trim()).toBe(`Files: imaging referrals download ${ref} ${flags}`);
+      const inList = r.stdout.split('\nDocuments (')[1]!.split('\n\n')[0]!;
+      const available = inList.split('\n').filter((l) => /^ {2}(report|document)\b.* available$/.test(l));
+      const dir = tempDir();
+      try {
+        const argv = line!.trim().slice('Files: imaging '.length).split(' ');
+        const d = await piped([...argv, '-D', dir.path], { env: fx.env() });
+        expect(d.code, d.stderr).toBe(0);
+        expect(readdirSync(dir.path)).toHaveLength(available.length);
+      } finally {
+        dir.cleanup();
+      }
+    },
+  );
 
   it('an unknown reference is not found, exit 4, saying what was searched; no argument is a usage error', async () => {
     const r = await piped(['referrals', 'get', 'R-999999'], { env: fx.env() });

@@ -529,6 +529,53 @@ describe.concurrent('imaging referrals watch: stopped and on a terminal', () => 
   });
 });
 
+describe.concurrent('imaging referrals watch: a change line at 80 columns', () => {
+  it('statuses are never cut: the modality goes first, then the visit number shortens, then it wraps', async () => {
+    // One visit, ready_to_book on the first read and contacted_for_booking after: with its time,
+    // reference, "visit 1 MRI" and both statuses, the line is over 80 columns.
+    const base = fx.mock.referrals.slice(0, 600).find((r) => r.visits.length === 1)!;
+    for (const reference of ['R-240004', 'R-240004-WORKERS-COMP-CLAIM-2026-LONG']) {
+      let reads = 0;
+      const h = await testServer((_req, res) => {
+        reads++;
+        const visit = {
+          ...base.visits[0]!,
+          modality: 'MRI',
+          status: reads === 1 ? 'ready_to_book' : 'contacted_for_booking',
+        };
+        json(res, 200, { ...base, reference, visits: [visit] } as unknown as Record<string, unknown>);
+      });
+      const config = tempDir();
+      try {
+        const env = {
+          IMAGING_ENV: 'local',
+          IMAGING_BASE_URL: h.url,
+          IMAGING_CONFIG_DIR: config.path,
+          TZ: 'UTC',
+        };
+        const args = ['referrals', 'watch', base.id, '--until', 'contacted_for_booking', '--interval', '1s'];
+        const tty = await run(args, { env, stdoutIsTTY: true, stderrIsTTY: true, columns: 80 });
+        expect(tty.code, tty.stderr).toBe(0);
+        const shown = plain(tty.stdout)
+          .replace(/\u001b\[[0-9;]*[A-Za-z]/g, '')
+          .replace(/\r/g, '');
+        for (const l of shown.split('\n')) expect(l.length, l).toBeLessThanOrEqual(80);
+        // Time (23) and reference, "visit 1 MRI" and the statuses are 85 columns: without MRI and as
+        // "v1", 76; a long reference puts the change on a line of its own.
+        expect(shown).toContain(
+          reference === 'R-240004'
+            ? 'UTC  R-240004  v1  ready_to_book \u2192 contacted_for_booking\n'
+            : `UTC  ${reference}  v1\n  ready_to_book \u2192 contacted_for_booking\n`,
+        );
+        expect(shown).not.toContain('contacted_for_…');
+      } finally {
+        await h.close();
+        config.cleanup();
+      }
+    }
+  });
+});
+
 describe('imaging referrals watch: waits longer than a Node timer holds', () => {
   it('--interval over 24h is a usage error before any request (a 25d one would poll every 1 ms)', async () => {
     const id = standingAs('waiting')[0]!.id;
