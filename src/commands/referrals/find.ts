@@ -22,7 +22,7 @@ export default defineCommand({
   formats: ['table', 'json', 'ndjson', 'csv', 'xlsx'],
   fields: [{ fields: REFERRAL_LIST_FIELDS }],
   description:
-    'Finds referrals by reference, patient name (the last name, or "last, first", or first and last), date of birth (YYYY-MM-DD or MM/DD/YYYY) or claim number (wc_number, insurance_number); case, accents (ø, æ, ß, ł, đ, œ too), commas and hyphens do not matter, and several words are one text (find Mary Garcia). Asks the list with q first and trusts the answer only when every record matches it; otherwise reads the list page by page, and stops at the referral whose reference is the text. Prints the referral list\'s table and formats. Nothing found is exit 4. Nothing is cached or written to disk; --verbose shows q as [redacted].',
+    'Finds referrals by reference, patient name (the last name, or "last, first", or first and last), date of birth (YYYY-MM-DD or MM/DD/YYYY) or claim number (wc_number, insurance_number); case, accents (ø, æ, ß, œ too), commas and hyphens do not matter, and several words are one text (find Mary Garcia). Asks the list with q first and trusts the answer only when every record matches it; otherwise reads the list page by page, and stops at the referral whose reference is the text. Prints the referral list\'s table and formats. Nothing found is exit 4. Nothing is cached or written to disk; --verbose shows q as [redacted].',
   // Several words are one text, as gh search reads them: find Garcia Mary is find 'Garcia Mary'.
   args: [
     arg('<text...>', 'reference, patient name, date of birth or claim number (several words: one text)'),
