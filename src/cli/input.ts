@@ -30,6 +30,14 @@ export async function readInput(
     if (ctx.io.stdinIsTTY) ctx.note('Reading from standard input; end with Ctrl-D.');
     return readAll(ctx.io.stdin, maxBytes, `standard input (${flag} -)`, ctx.signal);
   }
+  // As the webhook secret file: what a command reads on your behalf (and may send under your token)
+  // comes from a file that is yours, which no other user can change or feed (a FIFO, a symlink).
+  const problem = notYoursAlone(source, 0o002);
+  if (problem)
+    throw new UsageError(
+      `${flag} ${source} ${problem.why}; it is read only from a file of your own`,
+      'Copy it into a file of your own (cp, then chmod go-w) and name that copy, or pipe it (-).',
+    );
   return readFileCapped(source, flag, maxBytes, ctx.signal);
 }
 

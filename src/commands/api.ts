@@ -4,7 +4,7 @@ import { ALL_PER_PAGE, fetchPagesInOrder, MAX_PAGES_WITHOUT_TOTAL, PageWalk } fr
 import { apiScope, outsideScope, pathTrick, type Query } from '../api/url.js';
 import { normaliseUuid, normaliseUuids } from '../cli/args.js';
 import { defineCommand } from '../cli/define.js';
-import { MAX_INPUT_BYTES, notYoursAlone, parseJsonInput, readInput } from '../cli/input.js';
+import { MAX_INPUT_BYTES, parseJsonInput, readInput } from '../cli/input.js';
 import { arg, completes, file, flag, list, pairs, text } from '../cli/options.js';
 import { formatBytes } from '../cli/stdin.js';
 import type { Context } from '../context.js';
@@ -518,13 +518,6 @@ async function fileFields(
         throw new UsageError(`-F ${k}=@- and ${stdinBy} both read standard input; it can be read once`);
       stdinBy = `-F ${k}=@-`;
     }
-    // As the webhook secret file: what goes out under your token comes from a file that is yours.
-    const problem = source === '-' ? undefined : notYoursAlone(source, 0o002);
-    if (problem)
-      throw new UsageError(
-        `-F ${k}=@${source}: the file ${problem.why}; a field is read only from a file that is yours`,
-        'Copy it into a file of your own (cp, then chmod go-w) and name that copy.',
-      );
     const bytes = await readInput(ctx, source, `-F ${k}`);
     read += bytes.length;
     if (read > MAX_INPUT_BYTES)

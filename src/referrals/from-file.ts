@@ -1,4 +1,3 @@
-import { notYoursAlone } from '../cli/input.js';
 import { UsageError } from '../errors.js';
 
 // The referrals a `--from FILE` names: an export's CSV (its referral_id or reference column), NDJSON or
@@ -9,19 +8,6 @@ const ID_KEYS = ['referral_id', 'id', 'reference'] as const;
 
 /** The longest ID or reference a list may hold: a longer line is not a list of referrals. */
 const MAX_ENTRY = 200;
-
-/**
- * A --from file is yours or root's and no other user's symlink (as the webhook secret file): each line
- * is sent as a search with your token, so a list another user planted or can feed (a FIFO) is refused.
- */
-export function checkListFile(path: string, flag = '--from'): void {
-  const problem = notYoursAlone(path, 0);
-  if (problem)
-    throw new UsageError(
-      `${flag} ${path} ${problem.why}; a list of referrals is read only from a file of your own`,
-      'Copy the list into a file of your own (or pipe it: --from -), then give that.',
-    );
-}
 
 /** The IDs or references in `text`, first appearance kept; `what` names the file in messages. */
 export function referralsInFile(text: string, what: string): string[] {

@@ -120,11 +120,31 @@ describe.skipIf(!ok)(`-F key=@file trusted as the secret file is${skipNote}`, ()
     ] as const) {
       const r = await run(['api', 'POST', '/notes', '-F', `note=@${file}`], { env: env() });
       expect(r.code, r.stderr).toBe(2);
-      expect(r.stderr).toContain(`-F note=@${file}: the file ${why}`);
+      expect(r.stderr).toContain(`-F note ${file} ${why}`);
       expect(receiver.seen).toEqual([]);
     }
     const own = await run(['api', 'POST', '/notes', '-F', `note=@${mine}`], { env: env() });
     expect(own.code, own.stderr).toBe(0);
     expect(receiver.seen).toHaveLength(1);
+  });
+
+  it("api --input, referrals update --file and create --file: another user's file is refused, its text never shown", async () => {
+    const shared = join(dir.path, 'shared-body');
+    mkdirSync(shared);
+    chmodSync(shared, 0o1777);
+    const theirs = join(shared, 'body.json');
+    asNobody('sh', '-c', `echo 'not json: planted-secret' > ${theirs}`);
+    receiver.seen.length = 0;
+    for (const argv of [
+      ['api', 'POST', '/notes', '--input', theirs],
+      ['referrals', 'update', '00000000-0000-4000-8000-000000000001', '--file', theirs, '--dry-run'],
+      ['referrals', 'create', '--file', theirs, '--dry-run'],
+    ]) {
+      const r = await run(argv, { env: env() });
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr).toContain(`${theirs} is a file owned by nobody; it is read only from a file of your own`);
+      expect(r.stdout + r.stderr).not.toContain('planted-secret');
+    }
+    expect(receiver.seen).toEqual([]);
   });
 });

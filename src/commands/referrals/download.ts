@@ -466,8 +466,7 @@ export function parseSize(value: string): number {
 
 async function fromFile(ctx: Context, source: string): Promise<string[]> {
   const { readInput } = await import('../../cli/input.js');
-  const { checkListFile, referralsInFile } = await import('../../referrals/from-file.js');
-  if (source !== '-') checkListFile(source);
+  const { referralsInFile } = await import('../../referrals/from-file.js');
   const bytes = await readInput(ctx, source, '--from');
   return referralsInFile(bytes.toString('utf8'), source === '-' ? 'standard input' : source);
 }

@@ -146,11 +146,10 @@ function list(ws: readonly Watched[]): string {
 async function named(ctx: Context, args: readonly string[], from: string | undefined): Promise<string[]> {
   const texts = [...args];
   if (from !== undefined) {
-    const [{ readInput }, { checkListFile, referralsInFile }] = await Promise.all([
+    const [{ readInput }, { referralsInFile }] = await Promise.all([
       import('../../cli/input.js'),
       import('../../referrals/from-file.js'),
     ]);
-    if (from !== '-') checkListFile(from);
     const bytes = await readInput(ctx, from, '--from');
     texts.push(...referralsInFile(bytes.toString('utf8'), from === '-' ? 'standard input' : from));
   }

@@ -1213,7 +1213,7 @@ describe.skipIf(!asRoot)(
             const r = await piped(argv, { env: fx.env() });
             expectUsageError(
               r,
-              new RegExp(`--from ${list} ${why}; a list of referrals is read only from a file of your own`),
+              new RegExp(`--from ${list} ${why}; it is read only from a file of your own`),
               0,
             );
             expect(fx.apiRequests()).toHaveLength(0);
