@@ -142,7 +142,9 @@ describe.skipIf(!ok)(`-F key=@file trusted as the secret file is${skipNote}`, ()
     ]) {
       const r = await run(argv, { env: env() });
       expect(r.code, r.stderr).toBe(2);
-      expect(r.stderr).toContain(`${theirs} is a file owned by nobody; it is read only from a file of your own`);
+      expect(r.stderr).toContain(
+        `${theirs} is a file owned by nobody; it is read only from a file of your own`,
+      );
       expect(r.stdout + r.stderr).not.toContain('planted-secret');
     }
     expect(receiver.seen).toEqual([]);
