@@ -484,9 +484,12 @@ export function processIO(stoppedBy: () => number | undefined = () => undefined)
 
 /** Two base URLs name the same API: the same origin and path, trailing slashes aside. */
 function sameBase(a: string, b: string): boolean {
+  // One key for the spellings of one server: a host's trailing dot, and this machine by any name.
   const key = (url: string) => {
     const u = new URL(url);
-    return `${u.origin}${u.pathname.replace(/\/+$/, '')}`;
+    const host = u.hostname.replace(/\.$/, '');
+    const here = host === 'localhost' || host === '[::1]' || /^127\./.test(host) ? 'loopback' : host;
+    return `${u.protocol}//${here}:${u.port}${u.pathname.replace(/\/+$/, '')}`;
   };
   return key(a) === key(b);
 }

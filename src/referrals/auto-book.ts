@@ -1,6 +1,7 @@
 import { sleep } from '../api/retry.js';
 import type { AutoBookRequest } from '../api/types.js';
 import { formatDuration } from '../cli/duration.js';
+import { envArg } from '../config/environments.js';
 import type { Context } from '../context.js';
 import { CliError, ExitCode } from '../errors.js';
 import { clean, safe } from '../output/text.js';
@@ -64,7 +65,7 @@ export async function waitForOutcome(ctx: Context, opts: WaitOptions): Promise<A
   const deadline = Date.now() + opts.withinMs;
   const pause = intervals(ctx);
   let saidOther = false;
-  ctx.interruptNote = `Stopped waiting; the auto-book request goes on. See its outcome with: imaging referrals get ${opts.name} --fields auto_book_request`;
+  ctx.interruptNote = `Stopped waiting; the auto-book request goes on. See its outcome with: imaging referrals get ${opts.name}${envArg(ctx.environment().value)} --fields auto_book_request`;
   for (;;) {
     const referral = (await fetchReferral(ctx, opts.referralId)).data;
     const r = isObj(referral) ? requestOf(referral.auto_book_request) : undefined;
@@ -83,7 +84,7 @@ export async function waitForOutcome(ctx: Context, opts: WaitOptions): Promise<A
       throw new CliError(
         `not yet: the auto-book request of ${opts.name} is still ${r && ours ? clean(r.status) : 'not shown on the referral'} after ${formatDuration(opts.withinMs)}`,
         ExitCode.notYet,
-        `The request goes on without this tool. See its outcome later with: imaging referrals get ${opts.name} --fields auto_book_request`,
+        `The request goes on without this tool. See its outcome later with: imaging referrals get ${opts.name}${envArg(ctx.environment().value)} --fields auto_book_request`,
       );
     await sleep(Math.min(pause(), left), ctx.signal);
   }
@@ -130,7 +131,7 @@ export function reportOutcome(ctx: Context, r: AutoBookRequest, name: string, js
   }
   // Neither booked nor refused as far as this tool can tell: a script must not take it for either.
   ctx.note(
-    safe`error: ${outcome ? `"${outcome}" is an outcome this tool does not know` : 'the server gave no outcome'}; check the referral: imaging referrals get ${name}`,
+    safe`error: ${outcome ? `"${outcome}" is an outcome this tool does not know` : 'the server gave no outcome'}; check the referral: imaging referrals get ${name}${envArg(ctx.environment().value)}`,
   );
   return ExitCode.failure;
 }

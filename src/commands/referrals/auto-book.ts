@@ -2,6 +2,7 @@ import { requireHttpUrl } from '../../cli/args.js';
 import { defineCommand } from '../../cli/define.js';
 import { duration, formatDuration } from '../../cli/duration.js';
 import { arg, choice, flag, int, text } from '../../cli/options.js';
+import { envArg } from '../../config/environments.js';
 import { operationRoute, sendOperation } from '../../config/operations.js';
 import type { Context } from '../../context.js';
 import { ApiError, ExitCode, notEnabledHint, UsageError } from '../../errors.js';
@@ -153,6 +154,8 @@ function reportSubmitted(ctx: Context, json: boolean, data: unknown, name: strin
   const r = requestOf(data);
   if (json) ctx.io.stdout.write(`${JSON.stringify(r ?? data ?? null, null, 2)}\n`);
   else ctx.out.line(safe`Auto-book of ${name} submitted: ${r ? describeRequest(r) : 'accepted'}.`);
-  ctx.note(`See the outcome with: imaging referrals get ${name} --fields auto_book_request (or add --wait)`);
+  ctx.note(
+    `See the outcome with: imaging referrals get ${name}${envArg(ctx.environment().value)} --fields auto_book_request (or add --wait)`,
+  );
   return ExitCode.ok;
 }

@@ -187,13 +187,18 @@ function checkAllowance(
   } catch {
     return;
   }
-  const perHour = Math.ceil((referrals * 3_600_000) / intervalMs);
+  // The rate in the unit that gives a whole number: per hour, else per day (an interval over 1h).
+  const perHour = (referrals * 3_600_000) / intervalMs;
+  const rate =
+    perHour >= 1
+      ? `${count(Math.ceil(perHour), 'request')} an hour`
+      : `${count(Math.ceil(perHour * 24), 'request')} a day`;
   const horizon = withinMs ?? 86_400_000;
   const needed = referrals * (Math.floor(horizon / intervalMs) + 1);
   const left = view.exhausted ? 0 : Math.max(0, view.limit - view.used);
   const span = withinMs === undefined ? 'a day' : formatDuration(withinMs);
   ctx.note(
-    `This watch sends about ${count(perHour, 'request')} an hour (one per referral every ${formatDuration(intervalMs)}), at most ${count(needed, 'request')} ${withinMs === undefined ? 'in a day' : `within ${span}`}; about ${num(left)} ${left === 1 ? 'is' : 'are'} left in the sandbox allowance (counted on this machine).`,
+    `This watch sends about ${rate} (one per referral every ${formatDuration(intervalMs)}), at most ${count(needed, 'request')} ${withinMs === undefined ? 'in a day' : `within ${span}`}; about ${num(left)} ${left === 1 ? 'is' : 'are'} left in the sandbox allowance (counted on this machine).`,
   );
   if (needed <= left) return;
   if (ctx.globals.yes) {

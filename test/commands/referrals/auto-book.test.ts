@@ -32,7 +32,7 @@ describe('imaging referrals auto-book', () => {
     expect(t.code, t.stderr).toBe(0);
     expect(plain(t.stdout)).toBe('Auto-book of R-240001 submitted: processing (closest, radius 25).\n');
     expect(t.stderr).toContain(
-      'See the outcome with: imaging referrals get R-240001 --fields auto_book_request',
+      'See the outcome with: imaging referrals get R-240001 --env local --fields auto_book_request',
     );
     fx.reset();
     const p = await piped([...BOOK.slice(0, 2), ID, ...BOOK.slice(3)], { env: fx.env() });
@@ -102,7 +102,7 @@ describe('imaging referrals auto-book', () => {
     expect(r.code).toBe(130);
     expect(r.stderr).toContain('Ctrl-C stops waiting; the request goes on.');
     expect(r.stderr).toContain(
-      `interrupted\nStopped waiting; the auto-book request goes on. See its outcome with: imaging referrals get ${ID} --fields auto_book_request\n`,
+      `interrupted\nStopped waiting; the auto-book request goes on. See its outcome with: imaging referrals get ${ID} --env local --fields auto_book_request\n`,
     );
     expect(slow.apiRequests().filter((q) => q.method === 'POST')).toHaveLength(1);
   });

@@ -286,6 +286,19 @@ describe("production by address: a sandbox whose base URL is production's", () =
       /the sandbox base URL .* is production's; refused/,
       fx.apiRequests().length,
     );
+    // Other spellings of the same server: this machine by another name, a host's trailing dot.
+    const { port } = new URL(fx.mock.url);
+    for (const other of [
+      `http://localhost:${port}`,
+      `http://127.0.0.1.:${port}/`,
+      `HTTP://127.0.0.1:${port}/./`,
+    ]) {
+      expectUsageError(
+        await piped(['--base-url', other, 'sandbox', 'fixture', 'booked'], { env: sandbox }),
+        /the sandbox base URL .* is production's; refused/,
+        fx.apiRequests().length,
+      );
+    }
   });
 
   it('a dry run in production without a terminal needs no --yes: it sends no write', async () => {
