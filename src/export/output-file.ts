@@ -239,7 +239,7 @@ export function checkSaveFolder(dir: string, given: string): string {
 }
 
 /** Why another user could move `path` or a folder above it (a real path: no symlink in it), or undefined. */
-function foreignAbove(path: string): string | undefined {
+export function foreignAbove(path: string): string | undefined {
   for (let child = path; child !== dirname(child); child = dirname(child)) {
     const parent = dirname(child);
     let p: Stats;

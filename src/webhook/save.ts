@@ -1,6 +1,17 @@
-import { constants as C, closeSync, mkdirSync, openSync, type Stats, statSync, writeSync } from 'node:fs';
+import {
+  constants as C,
+  closeSync,
+  mkdirSync,
+  openSync,
+  realpathSync,
+  rmdirSync,
+  type Stats,
+  statSync,
+  writeSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { UsageError } from '../errors.js';
+import { foreignAbove } from '../export/output-file.js';
 import { mine, userName } from '../fs/write-file.js';
 import type { Delivery } from './listener.js';
 
@@ -32,7 +43,7 @@ export function openSaveFolder(dir: string, warn: (text: string) => void): strin
         'Give a folder whose parent exists and is yours.',
       );
     }
-    return dir;
+    return checkAbove(dir, true);
   }
   if (!st.isDirectory()) throw new UsageError(`--save ${dir} is not a folder`);
   if (!mine(st) && st.uid !== 0)
@@ -49,7 +60,23 @@ export function openSaveFolder(dir: string, warn: (text: string) => void): strin
     warn(
       `warning: --save ${dir} can be read by others (mode ${mode}); the captures are 0600, but their names show when deliveries came (chmod 700 ${dir} to close it)`,
     );
-  return dir;
+  return checkAbove(dir, false);
+}
+
+/**
+ * The folder's real path, once no folder above it can be changed by another user, who could move
+ * it away and put a link to their own folder in its place (as download -D checks). A folder made
+ * for this run is removed again when refused.
+ */
+function checkAbove(dir: string, made: boolean): string {
+  const real = realpathSync(dir);
+  const above = foreignAbove(real);
+  if (!above) return real;
+  if (made) rmdirSync(dir);
+  throw new UsageError(
+    `--save ${dir}: ${above}`,
+    'Keep captures in a folder only you can change, e.g. one in your home folder (a missing one is made, 0700).',
+  );
 }
 
 /** Writes one delivery as a raw HTTP request `webhook verify --request` reads; never over an existing file. */

@@ -222,6 +222,22 @@ describe('webhook listen --save DIR', () => {
         expect(r.code).toBe(2);
         expect(r.stderr).toContain(`--save ${theirs} belongs to nobody`);
         expect(readdirSync(theirs)).toEqual([]);
+        // A folder to be made inside theirs: they could swap it for a link to a folder of theirs.
+        const inside = join(theirs, 'sub');
+        const made = await run([
+          'webhook',
+          'listen',
+          '--port',
+          '0',
+          '--save',
+          inside,
+          '--secret-file',
+          files.secretFile,
+        ]);
+        expect(made.code).toBe(2);
+        expect(made.stderr).toContain(`--save ${inside}: `);
+        expect(made.stderr).toContain('belongs to nobody, who could move');
+        expect(readdirSync(theirs)).toEqual([]);
         const open = join(base.path, 'open');
         mkdirSync(open);
         chmodSync(open, 0o733);
