@@ -4,7 +4,7 @@ import { type DocumentRow, documentFields, linkCell } from '../resources/documen
 import { mostAdvancedVisit, patientDob } from '../resources/referrals.js';
 import { bareLink } from '../util/link.js';
 import { peopleTime } from '../util/time.js';
-import { documentRows } from './documents.js';
+import { documentLink, documentRows } from './documents.js';
 
 type Pairs = Array<[string, unknown]>;
 
@@ -177,14 +177,12 @@ function renderDocuments(
 }
 
 /**
- * The download flags that fetch what is in: a report with a link (`--reports`), a document
- * entry with a `url` (`--documents`, the one key download reads), or both; undefined: nothing to fetch.
+ * The download flags that fetch what is in: a report with a link (`--reports`), a document entry
+ * with a link (`--documents`, found as download finds it), or both; undefined: nothing to fetch.
  */
 function downloadFlags(rows: readonly DocumentRow[], entries: unknown): string | undefined {
   const reports = rows.some((row) => row.kind === 'report' && row.link);
-  const documents =
-    Array.isArray(entries) &&
-    entries.some((d) => typeof d?.url === 'string' && (d as { url: string }).url !== '');
+  const documents = Array.isArray(entries) && entries.some((d) => documentLink(d) !== null);
   const flags = [reports ? '--reports' : '', documents ? '--documents' : ''].filter(Boolean);
   return flags.length > 0 ? flags.join(' ') : undefined;
 }

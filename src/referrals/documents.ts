@@ -11,6 +11,13 @@ function linkKey(entry: Record<string, unknown>): string | undefined {
   return LINK_KEYS.find((k) => isLink(entry[k])) ?? Object.keys(entry).find((k) => isLink(entry[k]));
 }
 
+/** A `documents` entry's link, as `referrals documents` shows it and `download --documents` fetches it. */
+export function documentLink(entry: unknown): string | null {
+  if (!entry || typeof entry !== 'object') return null;
+  const key = linkKey(entry as Record<string, unknown>);
+  return key ? ((entry as Record<string, unknown>)[key] as string) : null;
+}
+
 /** Every link in a free-form value without its query string; whether one was taken off. */
 function bareAll(value: unknown): { value: unknown; signed: boolean } {
   if (isLink(value)) {

@@ -7,6 +7,7 @@ import type { Referral } from '../api/types.js';
 import { CliError, InterruptedError } from '../errors.js';
 import { reasonOf, writeFileAtomic } from '../fs/write-file.js';
 import { checkReferral } from './check.js';
+import { documentLink } from './documents.js';
 
 /**
  * What `referrals download` saves of a referral, and the saving: report PDFs and documents with a
@@ -95,7 +96,7 @@ export function wantedOf(referral: Referral, reports: boolean, documents: boolea
   }
   if (documents) {
     for (const [n, doc] of (referral.documents ?? []).entries()) {
-      const url = typeof doc?.url === 'string' && doc.url !== '' ? doc.url : null;
+      const url = documentLink(doc);
       if (!url) continue;
       out.push({
         ...base,

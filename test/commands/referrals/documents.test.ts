@@ -252,8 +252,8 @@ describe('signed links: never their query string, in any format', () => {
       ['document 1', 'type: invoice; preview: https://p.example.invalid/x', 'available'],
       ['document 2', 'type: note; pages: 2', 'no link'],
       ['Links: imaging referrals documents R-240004'],
-      // The invoice's link is its download_url: download fetches a document's url, so only the report.
-      ['Files: imaging referrals download R-240004 --reports'],
+      // The invoice's link is its download_url: download finds it as this view does.
+      ['Files: imaging referrals download R-240004 --reports --documents'],
     ]);
   });
 });

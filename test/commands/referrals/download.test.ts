@@ -714,6 +714,28 @@ describe('several referrals from one server', () => {
     }
   });
 
+  it('a document whose link is under another key (download_url, href) is fetched, as documents shows it', async () => {
+    referrals.set(A, {
+      id: A,
+      reference: 'R-1',
+      visits: [],
+      documents: [
+        { type: 'invoice', download_url: `${api.url}/api/v2/docs/pdf-invoice.pdf` },
+        { type: 'aob', href: `${api.url}/api/v2/docs/pdf-aob.pdf` },
+        { type: 'note', pages: 2 },
+      ],
+    });
+    const d = tempDir();
+    try {
+      const out = join(d.path, 'out');
+      const r = await piped(['referrals', 'download', A, '--documents', '-D', out], { env: envIn(d.path) });
+      expect(r.code, r.stderr).toBe(0);
+      expect(readdirSync(out).sort()).toEqual(['R-1_document-1.pdf', 'R-1_document-2.pdf']);
+    } finally {
+      d.cleanup();
+    }
+  });
+
   it('--json: a link that fails is listed as failed with its reason, and no URL', async () => {
     serve(A, 'R-1', 'A1');
     referrals.set(B, {
