@@ -203,3 +203,15 @@ describe('the emulator builds each generated referral once', () => {
     expect((await list(`status=${first.status}&per_page=100`)).map((r) => r.id)).not.toContain(first.id);
   });
 });
+
+describe('a stopped emulator keeps none of the referrals it built', () => {
+  it('after close, a read builds the referral again (the test files of a run outlive their emulators)', async () => {
+    const m = await startMockServer({ port: 0, referrals: 20 });
+    const kept = m.referrals.at(3);
+    expect(m.referrals.at(3)).toBe(kept);
+    await m.close();
+    const again = m.referrals.at(3);
+    expect(again).not.toBe(kept);
+    expect(again.id).toBe(kept.id);
+  });
+});

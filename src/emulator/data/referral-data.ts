@@ -145,6 +145,12 @@ export class ReferralStore {
     return out;
   }
 
+  /** Lets go of what was kept to answer faster (the emulator has stopped; a read builds again). */
+  forget(): void {
+    this.jsonCache.clear();
+    this.built.clear();
+  }
+
   add(referral: Referral): void {
     this.remember(referral.id);
     this.stored.set(referral.id, referral);
