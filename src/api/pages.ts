@@ -243,17 +243,24 @@ function budgetFrom(meta: PageMeta | undefined, firstPageSize: number): number {
 
 /**
  * A page's size and its first and last records, hashed (two FNV-1a variants) so a walk keeps a few
- * bytes a page, not the text. A collision stops the walk with an error, never loses a record.
+ * bytes a page, not the text. A collision stops the walk with an error, never loses a record. The
+ * text's UTF-8 bytes are taken four at a time: a page of large records costs a quarter of the steps.
  */
 function fingerprint(items: unknown[]): string {
   const text = `${items.length}\u0000${JSON.stringify(items[0])}\u0000${JSON.stringify(items[items.length - 1])}`;
+  const encoded = Buffer.from(text, 'utf8');
+  // An Int32Array view needs an offset a multiple of 4 (a small Buffer may sit anywhere in the pool).
+  const bytes = encoded.byteOffset % 4 === 0 ? encoded : Buffer.from(encoded);
+  const n = bytes.length >>> 2;
+  const words = new Int32Array(bytes.buffer, bytes.byteOffset, n);
   let a = 0x811c9dc5;
   let b = 0x050c5d1f;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
+  const step = (c: number) => {
     a = Math.imul(a ^ c, 0x01000193);
     b = Math.imul(b ^ c, 0x01000193) ^ (b >>> 15);
-  }
+  };
+  for (let i = 0; i < n; i++) step(words[i]!);
+  for (let i = n * 4; i < bytes.length; i++) step(bytes[i]!);
   return `${items.length}:${(a >>> 0).toString(36)}:${(b >>> 0).toString(36)}`;
 }
 

@@ -84,6 +84,7 @@ export async function startMockServer(options: MockOptions = {}) {
       new Promise<void>((resolve) => {
         stopAdvancing?.();
         webhooks.stop();
+        referrals.forget();
         void storage.close();
         server.closeAllConnections();
         server.close(() => resolve());

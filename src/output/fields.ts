@@ -116,6 +116,10 @@ export function valueAt(record: unknown, path: string): unknown {
     parts = path.split('.');
     if (PARTS.size < 10_000) PARTS.set(path, parts);
   }
+  return valueThrough(record, parts);
+}
+
+function valueThrough(record: unknown, parts: readonly string[]): unknown {
   let v: unknown = record;
   for (const part of parts) {
     if (typeof v !== 'object' || v === null || Array.isArray(v)) return undefined;
@@ -129,6 +133,17 @@ export function valueAt(record: unknown, path: string): unknown {
 export function fieldValue(record: unknown, path: string, choice: FieldChoice | undefined): unknown {
   const computed = choice?.computed;
   return computed && Object.hasOwn(computed, path) ? computed[path]!(record) : valueAt(record, path);
+}
+
+/**
+ * `fieldValue` for one field, decided once: a writer reads a column's field from every record, and
+ * the lookups of which kind of field it is and of its path's parts are then made once a column.
+ */
+export function fieldReader(path: string, choice: FieldChoice | undefined): (record: unknown) => unknown {
+  const computed = choice?.computed;
+  if (computed && Object.hasOwn(computed, path)) return computed[path]!;
+  const parts = path.split('.');
+  return (record) => valueThrough(record, parts);
 }
 
 /** The chosen fields of a record, keyed as typed, in the order given; a missing one is null. */

@@ -73,13 +73,24 @@ export function layoutTable(columns: ColumnLayout[], rows: unknown[][], opts: Ta
       const texts = parts.map((p) => p[k] ?? '');
       let last = texts.length - 1;
       while (last > 0 && texts[last] === '') last--;
-      const pieces = texts.slice(0, last + 1).map((t, j) => {
-        const styled = isHead && t !== '' ? style('bold', t, opts.color) : t;
-        if (j === last) return styled;
-        const pad = ' '.repeat(Math.max(0, (widths[shown[j] ?? 0] ?? 0) - displayWidth(t)));
-        return joinSafe([styled, pad]);
-      });
-      lines.push(joinSafe(pieces, GAP));
+      const pad = (t: string, j: number) =>
+        j === last ? '' : ' '.repeat(Math.max(0, (widths[shown[j] ?? 0] ?? 0) - displayWidth(t)));
+      // A body line is plain text (its cells cleaned above), cleaned once more as a line by joinSafe
+      // below: one check a line, not three a cell. Only the header carries the tool's own styling.
+      if (!isHead)
+        lines.push(
+          texts
+            .slice(0, last + 1)
+            .map((t, j) => t + pad(t, j))
+            .join(GAP),
+        );
+      else {
+        const pieces = texts.slice(0, last + 1).map((t, j) => {
+          const styled = t !== '' ? style('bold', t, opts.color) : t;
+          return j === last ? styled : joinSafe([styled, pad(t, j)]);
+        });
+        lines.push(joinSafe(pieces, GAP));
+      }
     }
   };
   emit(head, true);

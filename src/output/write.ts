@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 import type { Sink } from '../io.js';
 import { BOM, csvRow, flatten, unionKeys } from './csv.js';
-import { csvColumns, type FieldChoice, fieldValue, pick } from './fields.js';
+import { csvColumns, type FieldChoice, fieldReader, fieldValue, pick } from './fields.js';
 import { assertNever, type OutputFormat } from './format.js';
 import { cleanBlock } from './text.js';
 
@@ -98,10 +98,11 @@ async function writeCsv<T>(records: readonly T[], opts: WriteOptions<T>): Promis
     // Stable: the documented fields first, in a fixed order, then the others sorted.
     const keys = opts.fields.chosen ?? csvColumns(records, opts.fields.documented);
     pieces.push(csvRow(keys, guard)); // server keys: guarded like cells
+    const readers = keys.map((k) => fieldReader(k, opts.fields));
     for (const r of records)
       pieces.push(
         csvRow(
-          keys.map((k) => fieldValue(r, k, opts.fields)),
+          readers.map((read) => read(r)),
           guard,
         ),
       );
@@ -137,7 +138,8 @@ async function writeXlsx<T>(input: Records<T>, opts: WriteOptions<T>): Promise<n
   if (opts.fields) {
     const k = opts.fields.chosen ?? csvColumns(records, opts.fields.documented);
     keys = k;
-    rows = records.map((r) => k.map((key) => fieldValue(r, key, opts.fields)));
+    const readers = k.map((key) => fieldReader(key, opts.fields));
+    rows = records.map((r) => readers.map((read) => read(r)));
   } else {
     const flat = records.map((r) => flatten(r));
     const k = unionKeys(flat);
@@ -168,7 +170,7 @@ async function writeTable<T>(records: readonly T[], opts: WriteOptions<T>): Prom
   const columns: Column<T>[] = chosen
     ? chosen.map((f) => ({
         header: f,
-        get: (r: T) => fieldValue(r, f, opts.fields),
+        get: fieldReader(f, opts.fields),
         ...(KEEP_WHOLE.test(f) ? { fit: 'keep' as const } : {}),
       }))
     : (opts.columns ?? []);

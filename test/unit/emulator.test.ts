@@ -176,3 +176,42 @@ describe("the emulator's data is the same on every run", () => {
       expect(uuidFrom(rand)).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
   });
 });
+
+describe('the emulator builds each generated referral once', () => {
+  let mock: MockServer;
+  beforeAll(async () => {
+    mock = await startMockServer({ port: 0, referrals: 50 });
+  });
+  afterAll(() => mock.close());
+
+  it('a filtered list reads the referrals it built before; a change replaces one, as served', async () => {
+    const first = mock.referrals.at(7);
+    const list = async (query: string) => {
+      const res = await fetch(`${mock.url}/api/v2/referrals?${query}`, {
+        headers: { authorization: `Bearer ${MOCK_TOKEN}` },
+      });
+      return ((await res.json()) as { referrals: Array<{ id: string; status: string }> }).referrals;
+    };
+    const before = await list(`status=${first.status}&per_page=100`);
+    // The same object: a search over every referral costs no build the second time.
+    expect(mock.referrals.at(7)).toBe(first);
+    expect(before.map((r) => r.id)).toContain(first.id);
+    const changed = { ...structuredClone(first), status: first.status === 'closed' ? 'pending' : 'closed' };
+    mock.referrals.put(changed);
+    expect(mock.referrals.at(7).status).toBe(changed.status);
+    expect((await list(`status=${changed.status}&per_page=100`)).map((r) => r.id)).toContain(first.id);
+    expect((await list(`status=${first.status}&per_page=100`)).map((r) => r.id)).not.toContain(first.id);
+  });
+});
+
+describe('a stopped emulator keeps none of the referrals it built', () => {
+  it('after close, a read builds the referral again (the test files of a run outlive their emulators)', async () => {
+    const m = await startMockServer({ port: 0, referrals: 20 });
+    const kept = m.referrals.at(3);
+    expect(m.referrals.at(3)).toBe(kept);
+    await m.close();
+    const again = m.referrals.at(3);
+    expect(again).not.toBe(kept);
+    expect(again.id).toBe(kept.id);
+  });
+});

@@ -79,6 +79,12 @@ export class ReferralStore {
   private readonly stored = new Map<string, Referral>();
   /** Serialised referrals, kept so that serving a page costs a join, not a build (bounded). */
   private readonly jsonCache = new Map<number, string>();
+  /**
+   * Generated referrals, kept so that a filtered list or a search (which reads every referral) costs
+   * a look-up, not a build, from the second time on (bounded). Shared like the stored ones: a change
+   * is a clone given to `put`, never an edit of what `at` returned.
+   */
+  private readonly built = new Map<number, Referral>();
   /** Sets report links and document URLs on every referral served (once the server has its ports). */
   links: DocumentLinks | undefined;
 
@@ -102,7 +108,15 @@ export class ReferralStore {
 
   at(i: number): Referral {
     const id = this.ids[i]!;
-    return this.stored.get(id) ?? this.decorated(generateReferral(this.seed, i, id, this.ref));
+    const stored = this.stored.get(id);
+    if (stored) return stored;
+    let referral = this.built.get(i);
+    if (referral === undefined) {
+      referral = this.decorated(generateReferral(this.seed, i, id, this.ref));
+      // Links are set once the server has its ports: what was built before then is built again.
+      if (this.links && this.built.size < 20_000) this.built.set(i, referral);
+    }
+    return referral;
   }
 
   get(id: string): Referral | undefined {
@@ -129,6 +143,12 @@ export class ReferralStore {
     const out: Referral[] = [];
     for (let i = start; i < Math.min(end, this.total); i++) out.push(this.at(i));
     return out;
+  }
+
+  /** Lets go of what was kept to answer faster (the emulator has stopped; a read builds again). */
+  forget(): void {
+    this.jsonCache.clear();
+    this.built.clear();
   }
 
   add(referral: Referral): void {
