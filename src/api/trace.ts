@@ -85,6 +85,9 @@ const REDACTED_TOKEN = '[redacted token]';
  */
 export function redactToken(text: string, token: string | undefined): string {
   if (!token || token.length < 8) return text;
+  // Printable ASCII with no `%` and no `<U+…>` mark can hold the token only as written: the full
+  // pattern (costly to compile, with its Unicode classes) is for text that could hide it.
+  if (!/[^\x20-\x7e\n\t]|%|<U\+/.test(text)) return text.split(token).join(REDACTED_TOKEN);
   if (tokenPattern?.token !== token) tokenPattern = { token, re: patternOf(token) };
   return text.replace(tokenPattern.re, REDACTED_TOKEN);
 }
