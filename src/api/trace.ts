@@ -85,9 +85,10 @@ const REDACTED_TOKEN = '[redacted token]';
  */
 export function redactToken(text: string, token: string | undefined): string {
   if (!token || token.length < 8) return text;
-  // Printable ASCII with no `%` and no `<U+…>` mark can hold the token only as written: the full
-  // pattern (costly to compile, with its Unicode classes) is for text that could hide it.
-  if (!/[^\x20-\x7e\n\t]|%|<U\+/.test(text)) return text.split(token).join(REDACTED_TOKEN);
+  // In printable ASCII with no `%` and no `<U+…>` mark, only spaces, tabs and line breaks can stand
+  // between the token's characters: text that lacks it even without them is returned without
+  // compiling the full pattern (costly, with its Unicode classes).
+  if (!/[^\x20-\x7e\n\t]|%|<U\+/.test(text) && !text.replace(/[ \t\n]/g, '').includes(token)) return text;
   if (tokenPattern?.token !== token) tokenPattern = { token, re: patternOf(token) };
   return text.replace(tokenPattern.re, REDACTED_TOKEN);
 }

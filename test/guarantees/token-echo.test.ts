@@ -16,6 +16,8 @@ const variants: Array<[string, string]> = [
   ['split by a soft hyphen', `${TOKEN.slice(0, 10)}\u00ad${TAIL}`],
   ['split by ESC[0m', `${TOKEN.slice(0, 10)}\u001b[0m${TAIL}`],
   ['split by CR', `${TOKEN.slice(0, 10)}\r${TAIL}`],
+  ['split by a space', `${TOKEN.slice(0, 10)} ${TAIL}`],
+  ['split by a tab and a line break', `${TOKEN.slice(0, 6)}\t${TOKEN.slice(6, 12)}\n${TOKEN.slice(12)}`],
   ['split by U+202E', `${TOKEN.slice(0, 10)}\u202e${TAIL}`],
   ['with an invisible character between every two', [...TOKEN].join('\u2066')],
   ['percent-encoded character by character', pct],
