@@ -350,7 +350,8 @@ describe.skipIf(!openssl)('HTTPS through a proxy (a real CONNECT proxy, a local 
     expect(proxied.exitCode).toBe(0);
     // The library and its dependencies, built into one file of the tool's own.
     expect(proxied.stderr).toContain('dist/proxy.cjs');
-    expect(proxied.stderr).not.toContain('node_modules');
+    // No file under node_modules (Node 22's loader log also prints the folders it would search).
+    expect(proxied.stderr).not.toMatch(/\/node_modules\/[^'"\s]+\.(c?js|mjs|json|node)\b/);
   });
 
   it('plain http to a name: the token is refused before anything reaches the proxy', async () => {
