@@ -372,7 +372,8 @@ describe.skipIf(!hasTmux)(
       expect(created.icd10_codes.map((c) => c.code)).toEqual(['M25.562']);
       expect(created.law_firm.name).toMatch(/^Smith, Jones/);
       // Nothing typed reached the disk: no name, no search term, in the cache or the config folder.
-      for (const file of filesUnder(panes.dir.path)) {
+      // Node's compile cache (Node 22+) holds the tool's own code, whose emulator names a firm Jones.
+      for (const file of filesUnder(panes.dir.path).filter((f) => !f.includes('/compile-cache/'))) {
         const text = readFileSync(file, 'latin1');
         expect(text, file).not.toMatch(/Quillfeather|M25\.562|jones/i);
       }
