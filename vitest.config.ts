@@ -45,10 +45,10 @@ export default defineConfig({
     // build, parse and write lists of many records in-process collect less often and copy less.
     // The binaries the tests start are not given it: they run as a user runs them.
     execArgv: ['--max-semi-space-size=64'],
-    // One worker a core: the tests that wait on real intervals (referrals watch) wait at once, in
-    // one file, so a third worker no longer finds idle time to fill; it cost CPU (one more module
-    // graph, three files contending for two cores) and wall time (docs/speed.md has the figures).
-    maxWorkers: 2,
+    // Three workers on two cores: a third keeps both busy while one waits on a real process (a
+    // terminal, a keychain, a child run); on a quiet machine it finished sooner in both interleaved
+    // pairs against two (docs/speed.md has the figures; under heavy load two did better).
+    maxWorkers: 3,
     // Tests never read the developer's own config, token or caches (a test of the caches names its
     // own folder; the panes and shells the terminal tests start inherit this environment).
     env: {
