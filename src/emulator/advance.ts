@@ -71,6 +71,6 @@ export function advanceAll(s: EmulatorState): number {
 
 /** Advances every `everyMs` until the returned function is called. */
 export function startAdvancing(s: EmulatorState, everyMs: number): () => void {
-  // --advance-every may be longer than a Node timer holds (24.8 days): one that long would fire every 1 ms.
+  // --advance-every may be longer than a Node timer holds (2^31-1 ms), which would then fire at once.
   return every(everyMs, () => advanceAll(s), { unref: true });
 }

@@ -11,7 +11,7 @@ beforeAll(() => fx.start());
 afterAll(() => fx.stop());
 
 describe('--timeout', () => {
-  // Answers take 300 ms: a timeout of 1s is met by none, one of 100 ms by every try.
+  // Answers are slower than the short timeout and faster than the long one.
   const slow = mockFixture({ latencyMs: 300 });
   beforeAll(() => slow.start());
   afterAll(() => slow.stop());

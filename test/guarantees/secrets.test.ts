@@ -367,8 +367,7 @@ describe('a parser error never echoes an option value', () => {
 
 describe('patient data in a URL or a request id stays out of traces and error blocks', () => {
   // A server that redirects a referral's read (same origin) to a search carrying a name, a date of birth
-  // and a signature, and answers that with a 500 whose X-Request-Id echoes the URL (as /tmp scripts of a
-  // review did).
+  // and a signature, and answers that with a 500 whose X-Request-Id echoes the URL.
   const config = tempDir();
   let server: Awaited<ReturnType<typeof testServer>>;
   const ID = '00000000-0000-4000-8000-0000000000aa';
