@@ -71,6 +71,6 @@ export function advanceAll(s: EmulatorState): number {
 
 /** Advances every `everyMs` until the returned function is called. */
 export function startAdvancing(s: EmulatorState, everyMs: number): () => void {
-  // --advance-every may be longer than a Node timer holds (2^31-1 ms), which would then fire at once.
+  // --advance-every may be longer than a Node timer holds, which would then fire at once.
   return every(everyMs, () => advanceAll(s), { unref: true });
 }
