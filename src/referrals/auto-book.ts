@@ -5,6 +5,7 @@ import { envArg } from '../config/environments.js';
 import type { Context } from '../context.js';
 import { CliError, ExitCode } from '../errors.js';
 import { clean, safe } from '../output/text.js';
+import { peopleTime } from '../util/time.js';
 import { fetchReferral } from './fetch.js';
 
 export const STRATEGIES = ['closest', 'soonest', 'closest_soonest'] as const;
@@ -75,7 +76,7 @@ export async function waitForOutcome(ctx: Context, opts: WaitOptions): Promise<A
       ctx.note(
         opts.requestId
           ? safe`Note: the referral shows another auto-book request (${r.id}, ${r.status}); still waiting for this one (${opts.requestId}).`
-          : safe`Note: the referral still shows an earlier auto-book request (${describeRequest(r)}${r.completed_at ? `, ${r.completed_at}` : ''}); waiting for this one.`,
+          : safe`Note: the referral still shows an earlier auto-book request (${describeRequest(r)}${r.completed_at ? `, ${peopleTime(r.completed_at, { timeZone: ctx.env.TZ || undefined })}` : ''}); waiting for this one.`,
       );
     }
     if (r && ours && r.status === 'completed') return r;
@@ -117,7 +118,7 @@ export function reportOutcome(ctx: Context, r: AutoBookRequest, name: string, js
   if (json) ctx.io.stdout.write(`${JSON.stringify(r, null, 2)}\n`);
   else
     ctx.out.line(
-      safe`Auto-book of ${name}: ${outcome || 'completed without an outcome'}${r.completed_at ? ` (completed ${r.completed_at})` : ''}.`,
+      safe`Auto-book of ${name}: ${outcome || 'completed without an outcome'}${r.completed_at ? ` (completed ${peopleTime(r.completed_at, { timeZone: ctx.env.TZ || undefined })})` : ''}.`,
     );
   if (BOOKED.includes(outcome)) return ExitCode.ok;
   if (NOT_BOOKED.includes(outcome)) {

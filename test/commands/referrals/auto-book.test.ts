@@ -46,7 +46,7 @@ describe('imaging referrals auto-book', () => {
     const t = await onTerminal([...BOOK, '--wait'], { env: fx.env() });
     expect(t.code, t.stderr).toBe(0);
     expect(plain(t.stdout)).toMatch(
-      /^Auto-book of R-240001: booked \(completed \d{4}-\d\d-\d\dT[\d:.]+Z\)\.\n$/,
+      /^Auto-book of R-240001: booked \(completed \d{4}-\d\d-\d\d \d\d:\d\d UTC\)\.\n$/,
     );
     expect(t.stderr).toContain(
       'Submitted: processing (closest, radius 25); waiting for the outcome, up to 10m.',
