@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { parseFault } from '../../src/emulator/faults.js';
 import { ExitCode } from '../../src/errors.js';
 import { cells, fitExample } from '../../src/help/format.js';
@@ -35,15 +35,27 @@ async function inPane(
   else panes.push(pane);
   return pane;
 }
-/** The screen once the command has ended, and its exit status (the pane is closed here). */
-async function screenOf(cols: number, args: string[], pipe = '') {
-  const pane = await openPane({ cols, command: `${cmd(args)}${pipe}`, env: fx.env() });
-  try {
-    const status = await pane.exited();
-    return { status, lines: await pane.screen() };
-  } finally {
-    await pane.close();
+/**
+ * The screen once the command has ended, and its exit status (the pane is closed here). The emulator
+ * is only read: a command at a width is run in a pane once, and the tests that read it share it.
+ */
+const screens = new Map<string, Promise<{ status: number; lines: string[] }>>();
+function screenOf(cols: number, args: string[], pipe = '') {
+  const key = JSON.stringify([cols, args, pipe]);
+  let screen = screens.get(key);
+  if (!screen) {
+    screen = (async () => {
+      const pane = await openPane({ cols, command: `${cmd(args)}${pipe}`, env: fx.env() });
+      try {
+        const status = await pane.exited();
+        return { status, lines: await pane.screen() };
+      } finally {
+        await pane.close();
+      }
+    })();
+    screens.set(key, screen);
   }
+  return screen;
 }
 /**
  * The same command in-process, told it writes to a terminal of `cols` columns (what the binary reads
@@ -81,6 +93,78 @@ const COMMANDS: Array<[string, string[]]> = [
   ['referrals payments', ['referrals', 'payments', REFERRAL]],
   ['referrals notifications', ['referrals', 'notifications', REFERRAL]],
 ];
+
+// Each test with an emulator and panes of its own, beside the others; first, the longest (a page's
+// retries waited out).
+describe.concurrent('copy-and-paste and the Left out note at 80 columns', () => {
+  /** An emulator of 60 referrals and the panes of one block. */
+  function ownFixtures() {
+    const fx = mockFixture({ referrals: 60 });
+    beforeAll(() => fx.start());
+    afterAll(() => fx.stop());
+    return { fx, term: paneFixture() };
+  }
+
+  /** The words a shell reads from `text`, `imaging` standing for a function that prints its arguments. */
+  function shellRead(text: string): string[] {
+    execFileSync('sh', ['-n', '-c', text]); // parses
+    return execFileSync('bash', ['-c', `imaging() { printf '%s\\n' imaging "$@" END; }\n${text}`], {
+      encoding: 'utf8',
+    })
+      .trimEnd()
+      .split('\n');
+  }
+
+  describe.concurrent('a command to copy, at an 80-column terminal', () => {
+    const { fx, term } = ownFixtures();
+    it('"To continue: imaging …" is continued with ` \\`: the pane\'s lines paste as ONE command, same words', async () => {
+      fx.mock.faults.add(parseFault('500:*@2', '/api/v2/referrals')); // pages 1-2 answered, page 3 fails
+      const args = [
+        '--base-url',
+        fx.mock.url,
+        'referrals',
+        'export',
+        '--rows',
+        'visit',
+        '-o',
+        'big2.csv',
+        '--resumable',
+        '--per-page',
+        '10',
+        '--concurrency',
+        '1',
+      ];
+      const pane = await term.run(
+        args,
+        fx.env({ IMAGING_ENV: 'sandbox', IMAGING_TOKEN: 'mock-polish', IMAGING_BASE_URL: undefined }),
+      );
+      expect(await pane.exited()).toBe(1);
+      const lines = await pane.screen();
+      for (const l of lines) expect(l.length).toBeLessThanOrEqual(80);
+      const start = lines.findIndex((l) => l.startsWith('To continue: '));
+      expect(start).toBeGreaterThanOrEqual(0);
+      const end = lines.findIndex((l, i) => i >= start && !l.endsWith(' \\'));
+      expect(end).toBeGreaterThan(start); // it did not fit one line: broken, with continuations
+      const pasted = lines
+        .slice(start, end + 1)
+        .join('\n')
+        .slice('To continue: '.length);
+      expect(shellRead(pasted)).toEqual(['imaging', ...args, '--resume', 'END']);
+    });
+  });
+
+  describe.concurrent('the "Left out" note names as many columns as fit', () => {
+    const { fx, term } = ownFixtures();
+
+    it('referrals list at 56 columns: "Left out: Line of business and 2 more", one line', async () => {
+      const pane = await openPane({ cols: 56, command: `${CLI} referrals list`, env: fx.env() });
+      term.track(pane);
+      expect(await pane.exited()).toBe(0);
+      const notes = (await pane.screen()).filter((l) => l.startsWith('Left out'));
+      expect(notes).toEqual(['Left out: Line of business and 2 more (--wide shows all)']);
+    });
+  });
+});
 
 // The blocks whose tests each read one finished command's screen (a pane of their own, the emulator
 // only read) run their tests concurrently: most of their time is waiting on a process.
@@ -219,7 +303,7 @@ describe.concurrent('the export progress line at a terminal', () => {
   type Finished = (fn: () => Promise<void>) => void;
   /** An emulator of its own for one test (its request log and faults are that test's alone). */
   async function ownSlow(finished: Finished) {
-    const own = mockFixture({ referrals: 3000, latencyMs: 150 });
+    const own = mockFixture({ referrals: 3000, latencyMs: 50 });
     await own.start();
     finished(() => own.stop());
     return own;
@@ -378,7 +462,7 @@ describe.concurrent('referrals list --all: the progress line at 80 columns', () 
    * the tests run concurrently, each closing what it opened when it ends.
    */
   async function inPane(command: string, finished: Finished) {
-    const slow = mockFixture({ referrals: 3000, latencyMs: 150 });
+    const slow = mockFixture({ referrals: 3000, latencyMs: 50 });
     await slow.start();
     finished(() => slow.stop());
     const pane = await openPane({ cols: 80, command, env: slow.env() });
@@ -386,7 +470,7 @@ describe.concurrent('referrals list --all: the progress line at 80 columns', () 
     return { pane, slow };
   }
 
-  // 150 pages of 20, one at a time, slow enough to read the line and press Ctrl-C.
+  // 150 pages of 20, one at a time (seconds in all), slow enough to read the line and press Ctrl-C.
   const list = (format: string) => [
     'referrals',
     'list',
@@ -441,8 +525,8 @@ describe.concurrent('referrals list --all: the progress line at 80 columns', () 
     onTestFinished,
   }) => {
     const { pane } = await inPane(cmd(list('ndjson')), onTestFinished);
-    await pane.waitForScreen((lines) => lines.filter((l) => l.startsWith('{"id":')).length >= 40);
-    const lines = await pane.screen();
+    // The screen that showed 40 records (a second look could find them scrolled or a line half written).
+    const lines = await pane.waitForScreen((l) => l.filter((x) => x.startsWith('{"id":')).length >= 40);
     expect(progressLine(lines)).toBeUndefined();
     // Every record line is whole but the last: the screen is read while records still come, and the
     // last one may be half written at that moment.
@@ -467,7 +551,8 @@ describe.concurrent('referrals list --all: the progress line at 80 columns', () 
   });
 });
 
-describe('help at the terminal', () => {
+// In-process runs only: beside the panes of the blocks above.
+describe.concurrent('help at the terminal', () => {
   // Help wraps to the terminal, `help A B` shows the verb's help, and the last lines
   // point to documentation that exists where the tool is installed.
 
@@ -537,80 +622,6 @@ describe('help at the terminal', () => {
       expect(indented.length).toBeGreaterThan(1);
       expect(indented.every((l) => l.startsWith('  '))).toBe(true);
       expect(fitHelpText('Docs: /a/very/long/path/'.padEnd(90, 'x'), 60)).not.toContain('\n');
-    });
-  });
-});
-
-describe('copy-and-paste and the Left out note at 80 columns', () => {
-  const fx = mockFixture({ referrals: 60 });
-
-  beforeAll(() => fx.start());
-
-  afterAll(() => fx.stop());
-
-  const term = paneFixture();
-
-  beforeEach(() => {
-    fx.reset();
-    fx.mock.faults.clear();
-  });
-
-  const inPane = (args: string[], env: NodeJS.ProcessEnv, cols = 80) => term.run(args, env, cols);
-
-  /** The words a shell reads from `text`, `imaging` standing for a function that prints its arguments. */
-  function shellRead(text: string): string[] {
-    execFileSync('sh', ['-n', '-c', text]); // parses
-    return execFileSync('bash', ['-c', `imaging() { printf '%s\\n' imaging "$@" END; }\n${text}`], {
-      encoding: 'utf8',
-    })
-      .trimEnd()
-      .split('\n');
-  }
-
-  describe('a command to copy, at an 80-column terminal', () => {
-    it('"To continue: imaging …" is continued with ` \\`: the pane\'s lines paste as ONE command, same words', async () => {
-      fx.mock.faults.add(parseFault('500:*@2', '/api/v2/referrals')); // pages 1-2 answered, page 3 fails
-      const args = [
-        '--base-url',
-        fx.mock.url,
-        'referrals',
-        'export',
-        '--rows',
-        'visit',
-        '-o',
-        'big2.csv',
-        '--resumable',
-        '--per-page',
-        '10',
-        '--concurrency',
-        '1',
-      ];
-      const pane = await inPane(
-        args,
-        fx.env({ IMAGING_ENV: 'sandbox', IMAGING_TOKEN: 'mock-polish', IMAGING_BASE_URL: undefined }),
-      );
-      expect(await pane.exited()).toBe(1);
-      const lines = await pane.screen();
-      for (const l of lines) expect(l.length).toBeLessThanOrEqual(80);
-      const start = lines.findIndex((l) => l.startsWith('To continue: '));
-      expect(start).toBeGreaterThanOrEqual(0);
-      const end = lines.findIndex((l, i) => i >= start && !l.endsWith(' \\'));
-      expect(end).toBeGreaterThan(start); // it did not fit one line: broken, with continuations
-      const pasted = lines
-        .slice(start, end + 1)
-        .join('\n')
-        .slice('To continue: '.length);
-      expect(shellRead(pasted)).toEqual(['imaging', ...args, '--resume', 'END']);
-    });
-  });
-
-  describe('the "Left out" note names as many columns as fit', () => {
-    it('referrals list at 56 columns: "Left out: Line of business and 2 more", one line', async () => {
-      const pane = await openPane({ cols: 56, command: `${CLI} referrals list`, env: fx.env() });
-      term.track(pane);
-      expect(await pane.exited()).toBe(0);
-      const notes = (await pane.screen()).filter((l) => l.startsWith('Left out'));
-      expect(notes).toEqual(['Left out: Line of business and 2 more (--wide shows all)']);
     });
   });
 });
