@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { expectUsageError, hasEscapes, onTerminal, piped, plain } from '../../fake-io.js';
 import { json, mockFixture, run, tempDir, testServer, until } from '../../helpers.js';
 import '../../reliability.js';
@@ -16,11 +16,15 @@ afterAll(async () => {
 });
 beforeEach(() => fx.reset());
 
-let dir: ReturnType<typeof tempDir>;
-beforeEach(() => {
-  dir = tempDir();
-});
-afterEach(() => dir.cleanup());
+/** Runs `fn` with a config folder of its own (the tests against a second server run at once). */
+async function inConfigDir<T>(fn: (path: string) => Promise<T>): Promise<T> {
+  const dir = tempDir();
+  try {
+    return await fn(dir.path);
+  } finally {
+    dir.cleanup();
+  }
+}
 
 const ID = '3212c76a-c27e-4ca2-9e90-bb9c865c1630'; // R-240001 of the emulator's data
 const BOOK = ['referrals', 'auto-book', 'R-240001', '--strategy', 'closest', '--radius', '25'];
@@ -149,30 +153,31 @@ describe('imaging referrals auto-book', () => {
     expect(r.stderr).toContain('to enable auto-book for your group on local');
   });
 
-  it('in production: refused without a terminal or --yes, sent with --yes', async () => {
-    const prod = {
-      IMAGING_ENV: 'production',
-      IMAGING_BASE_URL: fx.mock.url.replace('127.0.0.1', 'localhost'),
-      IMAGING_TOKEN: 'mock-prod',
-      IMAGING_CONFIG_DIR: dir.path,
-    };
-    const refused = await piped(BOOK, { env: prod });
-    expectUsageError(
-      refused,
-      /an auto-book request in production needs confirmation/,
-      fx.apiRequests().length,
-    );
-    const declined = await run(BOOK, {
-      env: prod,
-      stdinIsTTY: true,
-      deps: { prompter: { secret: async () => '', confirm: async () => false } },
-    });
-    expect(declined.code).toBe(1);
-    expect(posts()).toEqual([]);
-    const yes = await piped([...BOOK, '--yes'], { env: prod });
-    expect(yes.code, yes.stderr).toBe(0);
-    expect(posts()).toHaveLength(1);
-  });
+  it('in production: refused without a terminal or --yes, sent with --yes', () =>
+    inConfigDir(async (configDir) => {
+      const prod = {
+        IMAGING_ENV: 'production',
+        IMAGING_BASE_URL: fx.mock.url.replace('127.0.0.1', 'localhost'),
+        IMAGING_TOKEN: 'mock-prod',
+        IMAGING_CONFIG_DIR: configDir,
+      };
+      const refused = await piped(BOOK, { env: prod });
+      expectUsageError(
+        refused,
+        /an auto-book request in production needs confirmation/,
+        fx.apiRequests().length,
+      );
+      const declined = await run(BOOK, {
+        env: prod,
+        stdinIsTTY: true,
+        deps: { prompter: { secret: async () => '', confirm: async () => false } },
+      });
+      expect(declined.code).toBe(1);
+      expect(posts()).toEqual([]);
+      const yes = await piped([...BOOK, '--yes'], { env: prod });
+      expect(yes.code, yes.stderr).toBe(0);
+      expect(posts()).toHaveLength(1);
+    }));
 
   it('--webhook-url: noted as unsigned by design, and the emulator delivers it there unsigned', async () => {
     const receiver = await testServer((_req, res) => json(res, 200, {}));
@@ -195,7 +200,8 @@ describe('imaging referrals auto-book', () => {
   });
 });
 
-describe('referrals auto-book against a second real server', () => {
+// Each test with a server and a config folder of its own: they run at once.
+describe.concurrent('referrals auto-book against a second real server', () => {
   const request = {
     id: 'ab9b6f0e-7c1d-4c55-9d0a-1f7b8e2a0c11',
     strategy: 'soonest',
@@ -203,57 +209,63 @@ describe('referrals auto-book against a second real server', () => {
     address: null,
   };
 
-  it('goes to path.auto_book with its method and exactly the body given; --wait reads the outcome', async () => {
-    let reads = 0;
-    const server = await testServer((req, res) => {
-      if (req.method !== 'GET')
-        return json(res, 201, { auto_book_request: { ...request, status: 'processing' } });
-      reads++;
-      const status = reads < 2 ? 'processing' : 'completed';
-      const outcome = reads < 2 ? null : 'booked';
-      return json(res, 200, {
-        id: ID,
-        reference: 'R-240001',
-        auto_book_request: { ...request, status, outcome },
+  it('goes to path.auto_book with its method and exactly the body given; --wait reads the outcome', () =>
+    inConfigDir(async (configDir) => {
+      let reads = 0;
+      const server = await testServer((req, res) => {
+        if (req.method !== 'GET')
+          return json(res, 201, { auto_book_request: { ...request, status: 'processing' } });
+        reads++;
+        const status = reads < 2 ? 'processing' : 'completed';
+        const outcome = reads < 2 ? null : 'booked';
+        return json(res, 200, {
+          id: ID,
+          reference: 'R-240001',
+          auto_book_request: { ...request, status, outcome },
+        });
       });
-    });
-    try {
-      const env = fx.env({ IMAGING_BASE_URL: server.url, IMAGING_CONFIG_DIR: dir.path });
-      expect(
-        (await piped(['config', 'set', 'path.auto_book', 'PUT /api/v2/booking/{id}/attempts'], { env })).code,
-      ).toBe(0);
-      const r = await piped(
-        [
-          'referrals',
-          'auto-book',
-          ID,
-          '--strategy',
-          'soonest',
-          '--radius',
-          '40',
-          '--webhook-url',
-          'https://hooks.example.com/ab',
-          '--wait',
-        ],
-        { env },
-      );
-      expect(r.code, r.stderr).toBe(0);
-      expect(server.seen[0]).toMatchObject({
-        method: 'PUT',
-        url: `/api/v2/booking/${ID}/attempts`,
-        body: JSON.stringify({
-          auto_book_request: { strategy: 'soonest', radius: 40, webhook_url: 'https://hooks.example.com/ab' },
-        }),
-      });
-      expect(server.seen.slice(1).map((q) => `${q.method} ${q.url}`)).toEqual([
-        `GET /api/v2/referrals/${ID}`,
-        `GET /api/v2/referrals/${ID}`,
-      ]);
-      expect(r.stdout).toBe(`Auto-book of ${ID}: booked.\n`);
-    } finally {
-      await server.close();
-    }
-  });
+      try {
+        const env = fx.env({ IMAGING_BASE_URL: server.url, IMAGING_CONFIG_DIR: configDir });
+        expect(
+          (await piped(['config', 'set', 'path.auto_book', 'PUT /api/v2/booking/{id}/attempts'], { env }))
+            .code,
+        ).toBe(0);
+        const r = await piped(
+          [
+            'referrals',
+            'auto-book',
+            ID,
+            '--strategy',
+            'soonest',
+            '--radius',
+            '40',
+            '--webhook-url',
+            'https://hooks.example.com/ab',
+            '--wait',
+          ],
+          { env },
+        );
+        expect(r.code, r.stderr).toBe(0);
+        expect(server.seen[0]).toMatchObject({
+          method: 'PUT',
+          url: `/api/v2/booking/${ID}/attempts`,
+          body: JSON.stringify({
+            auto_book_request: {
+              strategy: 'soonest',
+              radius: 40,
+              webhook_url: 'https://hooks.example.com/ab',
+            },
+          }),
+        });
+        expect(server.seen.slice(1).map((q) => `${q.method} ${q.url}`)).toEqual([
+          `GET /api/v2/referrals/${ID}`,
+          `GET /api/v2/referrals/${ID}`,
+        ]);
+        expect(r.stdout).toBe(`Auto-book of ${ID}: booked.\n`);
+      } finally {
+        await server.close();
+      }
+    }));
 
   it.for([
     ['the server clock agrees', undefined, 0],
@@ -265,57 +277,59 @@ describe('referrals auto-book against a second real server', () => {
     ],
   ] as Array<[string, string | undefined, number]>)(
     '--wait without a request id ignores an earlier completed request (%s)',
-    async ([, serverDate, offset]) => {
-      // The answer carries no id; the referral first still shows an outcome from before the submission.
-      const now = () => (serverDate ? Date.parse(serverDate) + 5_000 : Date.now());
-      const old = { ...request, status: 'completed', outcome: 'no_availability', completed_at: '' };
-      old.completed_at = new Date(now() - 86_400_000).toISOString();
-      let reads = 0;
-      const server = await testServer((req, res) => {
-        const date: Record<string, string> = serverDate ? { date: serverDate } : {};
-        if (req.method !== 'GET') return json(res, 202, {}, date);
-        reads++;
-        const fresh = {
-          ...request,
-          id: 'c0ffee00-0000-4000-8000-000000000001',
-          status: 'completed',
-          created_at: new Date(now() + offset - 500).toISOString(),
-        };
-        const current =
-          reads < 3
-            ? old
-            : { ...fresh, outcome: 'booked', completed_at: new Date(now() + offset).toISOString() };
-        return json(res, 200, { id: ID, reference: 'R-240001', auto_book_request: current }, date);
-      });
-      try {
-        const env = fx.env({ IMAGING_BASE_URL: server.url, IMAGING_CONFIG_DIR: dir.path });
-        const r = await piped([...BOOK.slice(0, 2), ID, ...BOOK.slice(3), '--wait', '--within', '30s'], {
-          env,
+    ([, serverDate, offset]) =>
+      inConfigDir(async (configDir) => {
+        // The answer carries no id; the referral first still shows an outcome from before the submission.
+        const now = () => (serverDate ? Date.parse(serverDate) + 5_000 : Date.now());
+        const old = { ...request, status: 'completed', outcome: 'no_availability', completed_at: '' };
+        old.completed_at = new Date(now() - 86_400_000).toISOString();
+        let reads = 0;
+        const server = await testServer((req, res) => {
+          const date: Record<string, string> = serverDate ? { date: serverDate } : {};
+          if (req.method !== 'GET') return json(res, 202, {}, date);
+          reads++;
+          const fresh = {
+            ...request,
+            id: 'c0ffee00-0000-4000-8000-000000000001',
+            status: 'completed',
+            created_at: new Date(now() + offset - 500).toISOString(),
+          };
+          const current =
+            reads < 3
+              ? old
+              : { ...fresh, outcome: 'booked', completed_at: new Date(now() + offset).toISOString() };
+          return json(res, 200, { id: ID, reference: 'R-240001', auto_book_request: current }, date);
         });
-        expect(r.code, r.stderr).toBe(0);
-        expect(r.stdout).toMatch(new RegExp(`^Auto-book of ${ID}: booked \\(completed `));
-        expect(r.stderr).toContain('Note: the referral still shows an earlier auto-book request');
-        expect(reads).toBe(3);
+        try {
+          const env = fx.env({ IMAGING_BASE_URL: server.url, IMAGING_CONFIG_DIR: configDir });
+          const r = await piped([...BOOK.slice(0, 2), ID, ...BOOK.slice(3), '--wait', '--within', '30s'], {
+            env,
+          });
+          expect(r.code, r.stderr).toBe(0);
+          expect(r.stdout).toMatch(new RegExp(`^Auto-book of ${ID}: booked \\(completed `));
+          expect(r.stderr).toContain('Note: the referral still shows an earlier auto-book request');
+          expect(reads).toBe(3);
+        } finally {
+          await server.close();
+        }
+      }),
+  );
+
+  it('a 404 from the default path names path.auto_book', () =>
+    inConfigDir(async (configDir) => {
+      const server = await testServer((_req, res) =>
+        json(res, 404, { error: 'Not Found', message: 'Not Found' }),
+      );
+      try {
+        const r = await piped(['referrals', 'auto-book', ID, '--strategy', 'closest', '--radius', '1'], {
+          env: fx.env({ IMAGING_BASE_URL: server.url, IMAGING_CONFIG_DIR: configDir }),
+        });
+        expect(r.code).toBe(4);
+        expect(r.stderr).toContain(
+          `hint: Either there is no referral ${ID} on local, or the path of the auto-book submission is not published (the default, POST /api/v2/referrals/{id}/auto_book, is a guess); set it with: imaging config set path.auto_book 'POST /api/v2/…/{id}/…' --env local`,
+        );
       } finally {
         await server.close();
       }
-    },
-  );
-
-  it('a 404 from the default path names path.auto_book', async () => {
-    const server = await testServer((_req, res) =>
-      json(res, 404, { error: 'Not Found', message: 'Not Found' }),
-    );
-    try {
-      const r = await piped(['referrals', 'auto-book', ID, '--strategy', 'closest', '--radius', '1'], {
-        env: fx.env({ IMAGING_BASE_URL: server.url, IMAGING_CONFIG_DIR: dir.path }),
-      });
-      expect(r.code).toBe(4);
-      expect(r.stderr).toContain(
-        `hint: Either there is no referral ${ID} on local, or the path of the auto-book submission is not published (the default, POST /api/v2/referrals/{id}/auto_book, is a guess); set it with: imaging config set path.auto_book 'POST /api/v2/…/{id}/…' --env local`,
-      );
-    } finally {
-      await server.close();
-    }
-  });
+    }));
 });
