@@ -217,18 +217,22 @@ describe.concurrent('tables: what 80 columns shows', () => {
   });
 
   it('referrals list: reference, patient, status and the visit status kept; the id left out first', async () => {
-    const { lines } = await screenOf(80, ['referrals', 'list', '--per-page', '5']);
+    // The screens the "at a real terminal" tests read too.
+    const { lines } = await screenOf(80, ['referrals', 'list']);
     expect(lines[0]).toMatch(/^REFERENCE +STATUS +PATIENT +VISITS +MOST ADVANCED VISIT$/);
     expect(lines.join('\n').match(UUID)).toBeNull();
     expect(lines).toContainEqual(
       expect.stringMatching(/^R-240001 +closed +Hernández, Emma +2 +contacted_for_booking$/),
     );
     expect(lines).toContain('Left out: Line of business, ID (--wide shows all)');
-    const wide = await screenOf(200, ['referrals', 'list', '--per-page', '5']);
+    const wide = await screenOf(200, ['referrals', 'list']);
     expect(wide.lines[0]).toMatch(
       /^REFERENCE +STATUS +LINE OF BUSINESS +PATIENT +VISITS +MOST ADVANCED VISIT +ID$/,
     );
-    expect(wide.lines.join('\n').match(UUID)).toHaveLength(5);
+    // Every row's id, whole.
+    const rows = wide.lines.filter((l) => /^R-\d+ /.test(l));
+    expect(rows.length).toBeGreaterThanOrEqual(5);
+    expect(wide.lines.join('\n').match(UUID)).toHaveLength(rows.length);
   });
 
   it('cpt 73721: the contrast whole (was "without_c…"), the id named as left out', async () => {
@@ -311,7 +315,16 @@ describe.concurrent('the export progress line at a terminal', () => {
   const progressLine = (lines: string[]) => lines.find((l) => / pages? /.test(l) && /\/s\b/.test(l));
   const showsProgressWithEta = (lines: string[]) => /ETA \d/.test(progressLine(lines) ?? '');
 
-  it('at 80 columns: fits with room for "^C", and keeps the rate and the ETA', async ({ onTestFinished }) => {
+  /** Nothing of the bar is left on screen (the "^C" a terminal echoes included), the cursor is back. */
+  const expectClean = async (pane: Pane, lines: string[]) => {
+    expect(lines.filter((l) => /\d+\/\d+ pages|records {2}|\^C|Exporting referrals/.test(l))).toEqual([]);
+    expect(await pane.cursorVisible()).toBe(true);
+  };
+
+  // One run: the line as it goes, then what Ctrl-C leaves.
+  it('at 80 columns: fits with room for "^C", and keeps the rate and the ETA; Ctrl-C clears it, not left stale', async ({
+    onTestFinished,
+  }) => {
     const slow = await ownSlow(onTestFinished);
     const pane = await inPane(80, cmd([...exportArgs('a.csv'), '--concurrency', '1']), slow, onTestFinished);
     const line = progressLine(await pane.waitForScreen(showsProgressWithEta))!;
@@ -319,6 +332,9 @@ describe.concurrent('the export progress line at a terminal', () => {
     expect(line).toMatch(/\d+\/150 pages {2}[\d,]+ records {2}[\d,]+\/s {2}ETA \d+(m\d\ds|s)$/);
     await pane.keys('C-c');
     expect(await pane.exited()).toBe(130);
+    const lines = await pane.screen();
+    expect(lines).toContain('interrupted');
+    await expectClean(pane, lines);
   });
 
   it('at 200 columns: the whole line, label and a 20-cell bar', async ({ onTestFinished }) => {
@@ -330,23 +346,6 @@ describe.concurrent('the export progress line at a terminal', () => {
     );
     await pane.keys('C-c');
     expect(await pane.exited()).toBe(130);
-  });
-
-  /** Nothing of the bar is left on screen (the "^C" a terminal echoes included), the cursor is back. */
-  const expectClean = async (pane: Pane, lines: string[]) => {
-    expect(lines.filter((l) => /\d+\/\d+ pages|records {2}|\^C|Exporting referrals/.test(l))).toEqual([]);
-    expect(await pane.cursorVisible()).toBe(true);
-  };
-
-  it('Ctrl-C at 80 columns: the line is cleared, not left stale', async ({ onTestFinished }) => {
-    const slow = await ownSlow(onTestFinished);
-    const pane = await inPane(80, cmd([...exportArgs('c.csv'), '--concurrency', '1']), slow, onTestFinished);
-    await pane.waitForScreen(showsProgressWithEta);
-    await pane.keys('C-c');
-    expect(await pane.exited()).toBe(130);
-    const lines = await pane.screen();
-    expect(lines).toContain('interrupted');
-    await expectClean(pane, lines);
   });
 
   it('at 10 columns: no progress line at all, and nothing left after Ctrl-C', async ({ onTestFinished }) => {
