@@ -376,9 +376,9 @@ describe('API, server and network failures through the CLI', () => {
 
     it('timeout: exit 1 and how to raise it', async () => {
       const { env } = await server((_q, res) => setTimeout(() => json(res, 200, []), 1500));
-      const r = await runCli(['modalities', '--timeout', '100'], { env });
+      const r = await runCli(['modalities', '--timeout', '20'], { env });
       expect(r.code).toBe(1);
-      expect(r.stderr).toContain('timed out after 100 ms');
+      expect(r.stderr).toContain('timed out after 20 ms');
       expect(r.stderr).toContain('--timeout');
     });
 
