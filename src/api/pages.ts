@@ -95,7 +95,8 @@ export class PageWalk {
   private ids = new IdSet();
   private numericIds = new Set<number>();
   private lastFingerprint: string | undefined;
-  private lastPage: { page: number; ids: Set<string | number> } | undefined;
+  // The last page's ids as they came: made a set only when a page repeats every one of them.
+  private lastPage: { page: number; ids: ReadonlyArray<string | number | undefined> } | undefined;
 
   /** `requireIds`: without ids, a page repeating earlier records with a field changed looks new. */
   constructor(
@@ -161,7 +162,7 @@ export class PageWalk {
       if (!meta && this.pages > 0) return undefined;
       this.pages++;
       this.lastFingerprint = undefined;
-      this.lastPage = { page, ids: new Set() };
+      this.lastPage = { page, ids: [] };
       return items;
     }
     if (this.opts.requireIds) {
@@ -183,7 +184,8 @@ export class PageWalk {
     const keys = items.map(idOf);
     if (keys.every((k) => k !== undefined && this.has(k))) {
       const prev = this.lastPage;
-      const onlyPrevious = prev !== undefined && keys.every((k) => prev.ids.has(k!));
+      const previous = prev && new Set(prev.ids);
+      const onlyPrevious = previous !== undefined && keys.every((k) => previous.has(k));
       if (!meta && onlyPrevious) return undefined;
       throw this.repeats(
         page,
@@ -192,7 +194,7 @@ export class PageWalk {
     }
     this.fingerprints.set(fp, page);
     this.lastFingerprint = fp;
-    this.lastPage = { page, ids: new Set(keys.filter((k) => k !== undefined)) };
+    this.lastPage = { page, ids: keys };
     this.pages++;
     this.received += items.length;
     if (keys.every((k) => k === undefined)) return items;

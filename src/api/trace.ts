@@ -85,12 +85,34 @@ const REDACTED_TOKEN = '[redacted token]';
  */
 export function redactToken(text: string, token: string | undefined): string {
   if (!token || token.length < 8) return text;
+  // The token's first character appears as itself or percent-encoded: text with neither has no token.
+  if (!text.includes(token[0] as string) && !text.includes('%')) return text;
   // In printable ASCII with no `%` and no `<U+…>` mark, only spaces, tabs and line breaks can stand
-  // between the token's characters: text that lacks it even without them is returned without
-  // compiling the full pattern (costly, with its Unicode classes).
-  if (!/[^\x20-\x7e\n\t]|%|<U\+/.test(text) && !text.replace(/[ \t\n]/g, '').includes(token)) return text;
+  // between the token's characters: text that lacks it even so is returned without running the full
+  // pattern (costly, with its Unicode classes).
+  if (!/[^\x20-\x7e\n\t]|%|<U\+/.test(text) && !spacedIncludes(text, token)) return text;
   if (tokenPattern?.token !== token) tokenPattern = { token, re: patternOf(token) };
   return text.replace(tokenPattern.re, REDACTED_TOKEN);
+}
+
+/**
+ * Whether `text` holds `token` with any spaces, tabs and line breaks between its characters (as
+ * `text` without them would include it), read in place: a table is one string of every line.
+ */
+function spacedIncludes(text: string, token: string): boolean {
+  if (/[ \t\n]/.test(token)) return false;
+  const first = token[0] as string;
+  for (let at = text.indexOf(first); at !== -1; at = text.indexOf(first, at + 1)) {
+    let j = 1;
+    for (let k = at + 1; j < token.length && k < text.length; k++) {
+      const c = text.charCodeAt(k);
+      if (c === 32 || c === 9 || c === 10) continue;
+      if (c !== token.charCodeAt(j)) break;
+      j++;
+    }
+    if (j === token.length) return true;
+  }
+  return false;
 }
 
 let tokenPattern: { token: string; re: RegExp } | undefined;

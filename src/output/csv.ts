@@ -7,16 +7,26 @@ const FORMULA_START =
 /** The UTF-8 byte-order mark --bom writes before CSV (Excel then reads the file as UTF-8). */
 export const BOM = '\ufeff';
 
+/**
+ * Whether a spreadsheet would run the text: a first character in printable ASCII other than a space
+ * or a sign answers at once (no blank, invisible character or sign of another script can come first).
+ */
+function runsAsFormula(text: string): boolean {
+  const c = text.charCodeAt(0);
+  if (c > 0x20 && c < 0x7f && c !== 0x3d && c !== 0x2b && c !== 0x2d && c !== 0x40) return false;
+  return FORMULA_START.test(text);
+}
+
 export function csvCell(value: unknown, formulaGuard = true): string {
   let text: string;
   if (value === null || value === undefined) return '';
   if (typeof value === 'string') {
-    text = formulaGuard && FORMULA_START.test(value) ? `'${value}` : value;
+    text = formulaGuard && runsAsFormula(value) ? `'${value}` : value;
   } else if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') {
     text = String(value);
   } else {
     text = JSON.stringify(value);
-    if (formulaGuard && FORMULA_START.test(text)) text = `'${text}`;
+    if (formulaGuard && runsAsFormula(text)) text = `'${text}`;
   }
   return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }

@@ -664,16 +664,19 @@ describe('answers the tool cannot read', () => {
     const errCli = (args: string[]) =>
       run(['--env', 'production', '--base-url', errServer.url, ...args], { env: env() });
 
-    it.for<[number, number]>([
-      [400, 7],
-      [401, 3],
-      [404, 4],
-      [422, 7],
-      [429, 6],
-      [500, 1],
-    ])('errors nested 200,000 deep on HTTP %i: exit %i with the request id', async ([s, code]) => {
+    // An error body is read the same whatever its status, before the status is acted on: 200,000
+    // deep once for a status answered at once and once for one tried again; each other status keeps
+    // its exit code with errors nested deeper than any limit the tool sets.
+    it.for<[string, number, number, number]>([
+      ['200,000', 400, 7, 200_000],
+      ['1,000', 401, 3, 1_000],
+      ['1,000', 404, 4, 1_000],
+      ['1,000', 422, 7, 1_000],
+      ['1,000', 429, 6, 1_000],
+      ['200,000', 500, 1, 200_000],
+    ])('errors nested %s deep on HTTP %i: exit %i with the request id', async ([, s, code, depth]) => {
       status = s;
-      errorBody = `{"error":"bad","errors":[${deep(200_000)}]}`;
+      errorBody = `{"error":"bad","errors":[${deep(depth)}]}`;
       for (const args of [['modalities'], ['api', '/modalities']]) {
         const r = await errCli(args);
         expect(r.code).toBe(code);

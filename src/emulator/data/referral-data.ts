@@ -71,6 +71,8 @@ export const CPT_SYSTEM = 'http://www.ama-assn.org/go/cpt';
 export const ICD_SYSTEM = 'http://hl7.org/fhir/sid/icd-10-cm';
 export const PATIENT_SYSTEM = 'urn:partner-imaging:patient-id';
 
+const PAGE_CACHE_BYTES = 32 * 1024 * 1024;
+
 /** The generated referrals (by index), then the created ones; an update replaces one by id. */
 export class ReferralStore {
   private readonly ids: string[] = [];
@@ -79,6 +81,12 @@ export class ReferralStore {
   private readonly stored = new Map<string, Referral>();
   /** Serialised referrals, kept so that serving a page costs a join, not a build (bounded). */
   private readonly jsonCache = new Map<number, string>();
+  /**
+   * Whole list answers as sent, by their range and wrapping: the tests walk the same pages of one
+   * store again and again. Cleared by any change to the store; bounded by size.
+   */
+  private readonly pageCache = new Map<string, Buffer>();
+  private pageCacheBytes = 0;
   /**
    * Generated referrals, kept so that a filtered list or a search (which reads every referral) costs
    * a look-up, not a build, from the second time on (bounded). Shared like the stored ones: a change
@@ -133,6 +141,19 @@ export class ReferralStore {
     return text;
   }
 
+  /** Referrals `start` to `end` joined by commas between `head` and `tail`, as UTF-8 bytes. */
+  pageBody(start: number, end: number, head: string, tail: string): Buffer {
+    const key = `${start}:${end}:${head}:${tail}`;
+    const cached = this.pageCache.get(key);
+    if (cached) return cached;
+    const body = Buffer.from(`${head}${this.sliceJson(start, end).join(',')}${tail}`);
+    if (this.pageCacheBytes + body.length <= PAGE_CACHE_BYTES) {
+      this.pageCache.set(key, body);
+      this.pageCacheBytes += body.length;
+    }
+    return body;
+  }
+
   sliceJson(start: number, end: number): string[] {
     const out: string[] = [];
     for (let i = start; i < Math.min(end, this.total); i++) out.push(this.json(i));
@@ -147,11 +168,13 @@ export class ReferralStore {
 
   /** Lets go of what was kept to answer faster (the emulator has stopped; a read builds again). */
   forget(): void {
+    this.forgetPages();
     this.jsonCache.clear();
     this.built.clear();
   }
 
   add(referral: Referral): void {
+    this.forgetPages();
     this.remember(referral.id);
     this.stored.set(referral.id, referral);
   }
@@ -167,6 +190,12 @@ export class ReferralStore {
     if (i === undefined) return;
     this.stored.set(referral.id, referral);
     this.jsonCache.delete(i);
+    this.forgetPages();
+  }
+
+  private forgetPages(): void {
+    this.pageCache.clear();
+    this.pageCacheBytes = 0;
   }
 }
 

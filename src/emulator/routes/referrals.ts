@@ -32,11 +32,11 @@ export const routes = [
       return { status: 200, body: options.referralListShape === 'bare' ? items : { referrals: items, meta } };
     }
     const { page, perPage, meta } = pageOf(c.url, referrals.total);
-    const items = referrals.sliceJson((page - 1) * perPage, page * perPage).join(',');
-    const raw =
+    const [head, tail] =
       options.referralListShape === 'bare'
-        ? `[${items}]`
-        : `{"referrals":[${items}],"meta":${JSON.stringify(meta)}}`;
+        ? ['[', ']']
+        : ['{"referrals":[', `],"meta":${JSON.stringify(meta)}}`];
+    const raw = referrals.pageBody((page - 1) * perPage, page * perPage, head, tail);
     return { status: 200, raw, headers: { 'content-type': 'application/json; charset=utf-8' } };
   }),
 
