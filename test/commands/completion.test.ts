@@ -68,18 +68,13 @@ describe('completion scripts and what a TAB press offers', () => {
     // '-rf.csv': a file named like an option, which broke fish's __fish_complete_path (`ls -dp` without --).
     for (const f of ['alpha.csv', 'alpine.json', '-rf.csv']) writeFileSync(join(dir.path, f), '');
     mkdirSync(join(dir.path, 'albums'));
-    // Each shell's script, as the real binary prints it, written once: the shells below source the file
-    // rather than each run asking the binary again (the interactive bash and zsh still run
-    // `source <(imaging completion …)` themselves).
-    // (The three at once, and not synchronously: the worker is not held while they start.)
+    // Each shell's script, written once: the shells below source the file rather than each run
+    // asking the binary again. It is the text `imaging completion SHELL` prints (checked below, in
+    // "imaging completion SHELL prints the script"); the interactive bash and zsh still run
+    // `source <(imaging completion …)` through the real binary themselves.
     mkdirSync(join(dir.path, 'scripts'));
-    await Promise.all(
-      ['bash', 'zsh', 'fish'].map(async (shell) => {
-        const r = await node([BIN, 'completion', shell]);
-        if (r.status !== 0) throw new Error(`imaging completion ${shell}: exit ${r.status}: ${r.stderr}`);
-        writeFileSync(join(dir.path, 'scripts', shell), r.stdout);
-      }),
-    );
+    for (const shell of ['bash', 'zsh', 'fish'] as const)
+      writeFileSync(join(dir.path, 'scripts', shell), completionScript(shell));
   });
 
   const scriptOf = (shell: string) => JSON.stringify(join(dir.path, 'scripts', shell));
