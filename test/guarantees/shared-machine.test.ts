@@ -161,7 +161,7 @@ describe.skipIf(!asNobody)(`the config folder is trusted as ssh trusts ~/.ssh${s
     );
     chownSync(join(cfg, 'config.json'), NOBODY, NOBODY);
     chownSync(cfg, NOBODY, NOBODY);
-    const r = await spawnCli(['--env', 'sandbox', 'auth', 'login', '--with-token'], {
+    const r = await cli(false, ['--env', 'sandbox', 'auth', 'login', '--with-token'], {
       env: { IMAGING_CONFIG_DIR: cfg },
       input: 'new-production-token\n',
     });
@@ -177,18 +177,20 @@ describe.skipIf(!asNobody)(`the config folder is trusted as ssh trusts ~/.ssh${s
     mkdirSync(cfg, { mode: 0o700 });
     writeFileSync(join(cfg, 'config.json'), '{}');
     chownSync(join(cfg, 'config.json'), NOBODY, NOBODY);
-    const r = await spawnCli(['config', 'list'], { env: { IMAGING_CONFIG_DIR: cfg } });
+    const r = await cli(false, ['config', 'list'], { env: { IMAGING_CONFIG_DIR: cfg } });
     expect(r.exitCode).toBe(1);
     expect(r.stderr).toContain(`the config file ${join(cfg, 'config.json')} belongs to nobody`);
   });
 });
 
+// The refusals above and below come before anything is read, sent or written: in-process, the same
+// checks on the same files. What is written (modes, a lock shared by processes) runs the binary.
 describe('the config folder and file', () => {
   it('a folder others can write to: exit 1, with chmod 700 as the fix', async () => {
     const cfg = join(dir.path, 'cfg');
     mkdirSync(cfg);
     chmodSync(cfg, 0o777);
-    const r = await spawnCli(['config', 'list'], { env: { IMAGING_CONFIG_DIR: cfg } });
+    const r = await cli(false, ['config', 'list'], { env: { IMAGING_CONFIG_DIR: cfg } });
     expect(r.exitCode).toBe(1);
     expect(r.stderr).toContain(`the config folder ${cfg} can be written by others`);
     expect(r.stderr).toContain(`chmod 700 "${cfg}"`);
@@ -200,7 +202,7 @@ describe('the config folder and file', () => {
     const other = join(dir.path, 'other.json');
     writeFileSync(other, '{"env":"local"}');
     symlinkSync(other, join(cfg, 'config.json'));
-    const r = await spawnCli(['config', 'set', 'env', 'production'], { env: { IMAGING_CONFIG_DIR: cfg } });
+    const r = await cli(false, ['config', 'set', 'env', 'production'], { env: { IMAGING_CONFIG_DIR: cfg } });
     expect(r.exitCode).toBe(1);
     expect(r.stderr).toContain('is a symlink, which is never followed');
     expect(readFileSync(other, 'utf8')).toBe('{"env":"local"}');
