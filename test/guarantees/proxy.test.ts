@@ -303,7 +303,9 @@ describe.skipIf(!openssl)('HTTPS through a proxy (a real CONNECT proxy, a local 
 
   it('a proxy that asks for credentials (407): one clear error naming the variable and the fix', async () => {
     mode = { kind: 'auth', user: 'u', password: 'right' };
-    const none = await imaging(['api', '/modalities'], { HTTPS_PROXY: `http://${at()}` });
+    // In-process: the proxy answers before any TLS session with the API (the binary's proxied runs
+    // are above and below).
+    const none = await imaging(['api', '/modalities'], { HTTPS_PROXY: `http://${at()}` }, false);
     expect(none.exitCode).toBe(1);
     expect(none.stderr).toBe(
       `error: the proxy ${at()} (from HTTPS_PROXY) asks for credentials (HTTP 407 Proxy Authentication Required)\n` +
@@ -323,7 +325,7 @@ describe.skipIf(!openssl)('HTTPS through a proxy (a real CONNECT proxy, a local 
 
   it('a proxy that refuses the tunnel (403), or cannot be reached: one error that names the proxy', async () => {
     mode = { kind: 'refuse' };
-    const refused = await imaging(['api', '/modalities'], { HTTPS_PROXY: `http://${at()}` });
+    const refused = await imaging(['api', '/modalities'], { HTTPS_PROXY: `http://${at()}` }, false);
     expect(refused.exitCode).toBe(1);
     expect(refused.stderr).toContain(
       `error: the proxy ${at()} (from HTTPS_PROXY) refused to connect to ${API_HOST}:${apiPort} (HTTP 403 Forbidden)`,
