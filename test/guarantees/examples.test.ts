@@ -6,7 +6,7 @@ import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type MockServer, startMockServer } from '../../src/emulator/server.js';
 import { signatureHeaderValue } from '../../src/webhook/sign.js';
-import { BIN, ROOT, run, tempDir } from '../helpers.js';
+import { BIN, ROOT, run, runRaw, tempDir } from '../helpers.js';
 import { VISIT_EVENT } from '../webhook-fixture.js';
 
 /**
@@ -283,17 +283,32 @@ function plainArgv(command: string): string[] | undefined {
 }
 
 /**
+ * A plain command line, or one whose only shell work is its standard output redirected to a file
+ * in the example's folder (`imaging … > NAME`): its arguments and that file's name.
+ */
+function plainRun(command: string): { argv: string[]; out?: string } | undefined {
+  const redirected = /^(.*\S)\s+>\s*([\w][\w.-]*)$/.exec(command);
+  const argv = plainArgv(redirected ? redirected[1]! : command);
+  if (!argv) return undefined;
+  return redirected ? { argv, out: redirected[2]! } : { argv };
+}
+
+/**
  * Plain command lines run in-process (the same code as the binary, in the example's folder: one at a
- * time, as the folder is the process's); every line the shell has work in (pipes, redirections,
- * variables, servers) runs in bash with the real binary on PATH.
+ * time, as the folder is the process's), a `> NAME` after one writing its standard output there as
+ * the shell would; every other line the shell has work in (pipes, other redirections, variables,
+ * servers) runs in bash with the real binary on PATH.
  */
 let inProcess: Promise<unknown> = Promise.resolve();
-function runInProcess(argv: string[], dir: string, env: NodeJS.ProcessEnv) {
+function runInProcess(argv: string[], dir: string, env: NodeJS.ProcessEnv, out?: string) {
   const turn = inProcess.then(async () => {
     const before = process.cwd();
     process.chdir(dir);
     try {
-      return await run(argv, { env });
+      const r = await runRaw(argv, { env });
+      if (out === undefined) return r;
+      writeFileSync(join(dir, out), r.stdoutBytes);
+      return { ...r, stdout: '' };
     } finally {
       process.chdir(before);
     }
@@ -352,9 +367,9 @@ async function runExample(e: Example) {
     };
   }
   const before = sizes(dir);
-  const argv = plainArgv(command);
-  if (argv) {
-    const r = await runInProcess(argv, dir, env);
+  const plain = plainRun(command);
+  if (plain) {
+    const r = await runInProcess(plain.argv, dir, env, plain.out);
     const wrote = [...sizes(dir)].filter(([k, size]) => size > 0 && before.get(k) !== size).map(([k]) => k);
     return { code: r.code, stdout: r.stdout, stderr: r.stderr, wrote, command, inProcess: true };
   }
@@ -383,7 +398,7 @@ describe('every example in README.md, docs/recipes.md and --help runs against th
 
   it('runs a good share through bash and the real binary (pipes, redirections, variables, servers)', () => {
     const run = examples.filter((e) => !NOT_RUN[e.command]);
-    const inBash = run.filter((e) => !plainArgv(e.command) || SERVERS.includes(pathOf(e.command)));
+    const inBash = run.filter((e) => !plainRun(e.command) || SERVERS.includes(pathOf(e.command)));
     expect(inBash.length).toBeGreaterThanOrEqual(10);
     expect(run.length - inBash.length).toBeGreaterThan(20); // and the plain ones in-process
   });
