@@ -5,8 +5,10 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type MockServer, startMockServer } from '../../src/emulator/server.js';
+import { InterruptedError } from '../../src/errors.js';
+import { main } from '../../src/main.js';
 import { signatureHeaderValue } from '../../src/webhook/sign.js';
-import { BIN, ROOT, run, runRaw, tempDir } from '../helpers.js';
+import { BIN, fakeIO, ROOT, run, runRaw, tempDir, until } from '../helpers.js';
 import { VISIT_EVENT } from '../webhook-fixture.js';
 
 /**
@@ -317,6 +319,44 @@ function runInProcess(argv: string[], dir: string, env: NodeJS.ProcessEnv, out?:
   return turn;
 }
 
+/**
+ * The first example of each server runs in bash with the real binary (a real SIGINT); the others
+ * in-process, stopped as main stops a command at SIGINT (the same code; the process's own handling
+ * of the signal is proved by that first one, and by startup.test.ts and interrupts.test.ts).
+ */
+const REAL_SERVER = new Set(
+  SERVERS.map((path) => examples.find((e) => !NOT_RUN[e.command] && pathOf(e.command) === path)?.command),
+);
+function serveInProcess(argv: string[], dir: string, env: NodeJS.ProcessEnv) {
+  const turn = inProcess.then(async () => {
+    const before = process.cwd();
+    process.chdir(dir);
+    try {
+      const { io, stdout, stderr } = fakeIO();
+      const ac = new AbortController();
+      const done = main(argv, {
+        io,
+        env: { PATH: process.env.PATH, IMAGING_KEYCHAIN: 'off', ...env },
+        signal: ac.signal,
+      });
+      let said = false;
+      void done.finally(() => {
+        said = true;
+      });
+      await until(
+        () => (said || /http:\/\/127\.0\.0\.1:\d+/.test(stdout() + stderr()) ? true : undefined),
+        'where it listens',
+      );
+      ac.abort(new InterruptedError('SIGINT'));
+      return { code: await done, stdout: stdout(), stderr: stderr(), wrote: [] as string[] };
+    } finally {
+      process.chdir(before);
+    }
+  });
+  inProcess = turn.catch(() => undefined);
+  return turn;
+}
+
 let n = 0;
 async function runExample(e: Example) {
   const dir = join(work.path, `run-${++n}`);
@@ -340,6 +380,8 @@ async function runExample(e: Example) {
   if (SERVERS.includes(path)) {
     command = command.replace(/\s*&$/, '').replace(/--port \d+/, '--port 0');
     if (!/--port /.test(command)) command += ' --port 0';
+    const argv = plainArgv(command);
+    if (argv && !REAL_SERVER.has(e.command)) return { ...(await serveInProcess(argv, dir, env)), command };
     const child = execa('bash', ['-c', `exec ${command}`], {
       cwd: dir,
       env,
@@ -398,7 +440,7 @@ describe('every example in README.md, docs/recipes.md and --help runs against th
 
   it('runs a good share through bash and the real binary (pipes, redirections, variables, servers)', () => {
     const run = examples.filter((e) => !NOT_RUN[e.command]);
-    const inBash = run.filter((e) => !plainRun(e.command) || SERVERS.includes(pathOf(e.command)));
+    const inBash = run.filter((e) => !plainRun(e.command) || REAL_SERVER.has(e.command));
     expect(inBash.length).toBeGreaterThanOrEqual(10);
     expect(run.length - inBash.length).toBeGreaterThan(20); // and the plain ones in-process
   });
