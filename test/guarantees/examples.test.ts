@@ -285,29 +285,34 @@ function plainArgv(command: string): string[] | undefined {
 }
 
 /**
- * A plain command line, or one whose only shell work is its standard output redirected to a file
- * in the example's folder (`imaging … > NAME`): its arguments and that file's name.
+ * A plain command line, or one whose only shell work is its standard output to a file, or its
+ * standard input from one, in the example's folder (`imaging … > NAME`, `imaging … < NAME`): its
+ * arguments and that file's name.
  */
-function plainRun(command: string): { argv: string[]; out?: string } | undefined {
-  const redirected = /^(.*\S)\s+>\s*([\w][\w.-]*)$/.exec(command);
+function plainRun(command: string): { argv: string[]; out?: string; in?: string } | undefined {
+  const redirected = /^(.*\S)\s+([<>])\s*([\w][\w.-]*)$/.exec(command);
   const argv = plainArgv(redirected ? redirected[1]! : command);
   if (!argv) return undefined;
-  return redirected ? { argv, out: redirected[2]! } : { argv };
+  if (!redirected) return { argv };
+  return redirected[2] === '>' ? { argv, out: redirected[3]! } : { argv, in: redirected[3]! };
 }
 
 /**
  * Plain command lines run in-process (the same code as the binary, in the example's folder: one at a
- * time, as the folder is the process's), a `> NAME` after one writing its standard output there as
- * the shell would; every other line the shell has work in (pipes, other redirections, variables,
- * servers) runs in bash with the real binary on PATH.
+ * time, as the folder is the process's), a `> NAME` after one writing its standard output there and
+ * a `< NAME` giving it its standard input, as the shell would; every other line the shell has work
+ * in (pipes, other redirections, variables) runs in bash with the real binary on PATH.
  */
 let inProcess: Promise<unknown> = Promise.resolve();
-function runInProcess(argv: string[], dir: string, env: NodeJS.ProcessEnv, out?: string) {
+function runInProcess(argv: string[], dir: string, env: NodeJS.ProcessEnv, out?: string, input?: string) {
   const turn = inProcess.then(async () => {
     const before = process.cwd();
     process.chdir(dir);
     try {
-      const r = await runRaw(argv, { env });
+      const r = await runRaw(argv, {
+        env,
+        ...(input !== undefined ? { stdin: readFileSync(join(dir, input)) } : {}),
+      });
       if (out === undefined) return r;
       writeFileSync(join(dir, out), r.stdoutBytes);
       return { ...r, stdout: '' };
@@ -411,7 +416,7 @@ async function runExample(e: Example) {
   const before = sizes(dir);
   const plain = plainRun(command);
   if (plain) {
-    const r = await runInProcess(plain.argv, dir, env, plain.out);
+    const r = await runInProcess(plain.argv, dir, env, plain.out, plain.in);
     const wrote = [...sizes(dir)].filter(([k, size]) => size > 0 && before.get(k) !== size).map(([k]) => k);
     return { code: r.code, stdout: r.stdout, stderr: r.stderr, wrote, command, inProcess: true };
   }
