@@ -208,19 +208,12 @@ describe('the config folder and file', () => {
     expect(readFileSync(other, 'utf8')).toBe('{"env":"local"}');
   });
 
-  it('is written 0600 in a 0700 folder, no temporary or lock file left', async () => {
-    const cfg = join(dir.path, 'new', 'cfg');
-    const r = await spawnCli(['config', 'set', 'env', 'local'], { env: { IMAGING_CONFIG_DIR: cfg } });
-    expect(r.exitCode).toBe(0);
-    expect(statSync(cfg).mode & 0o777).toBe(0o700);
-    expect(statSync(join(cfg, 'config.json')).mode & 0o777).toBe(0o600);
-    expect(readdirSync(cfg)).toEqual(['config.json']);
-  });
+  // Written 0600 in a 0700 folder, no temporary or lock file left: the concurrent writes below.
 });
 
 describe('concurrent config writes', () => {
-  it('ten `config set` at once keep all ten values', async () => {
-    const cfg = join(dir.path, 'cfg');
+  it('ten `config set` at once keep all ten values, in a 0600 file in a 0700 folder, nothing else left', async () => {
+    const cfg = join(dir.path, 'new', 'cfg'); // neither folder there yet
     const sets: string[][] = [['env', 'production']];
     for (const env of ['sandbox', 'production', 'local']) {
       sets.push(['base-url', `https://${env}.example.com`, '--env', env]);
@@ -242,6 +235,8 @@ describe('concurrent config writes', () => {
         },
       });
     }
+    expect(statSync(cfg).mode & 0o777).toBe(0o700);
+    expect(statSync(join(cfg, 'config.json')).mode & 0o777).toBe(0o600);
     expect(readdirSync(cfg)).toEqual(['config.json']);
   });
 
