@@ -344,10 +344,11 @@ function serveInProcess(argv: string[], dir: string, env: NodeJS.ProcessEnv) {
         env: { PATH: process.env.PATH, IMAGING_KEYCHAIN: 'off', ...env },
         signal: ac.signal,
       });
-      let said = false;
-      void done.finally(() => {
+      let said = false; // ended before it listened: the checks below say how
+      const ended = () => {
         said = true;
-      });
+      };
+      done.then(ended, ended);
       await until(
         () => (said || /http:\/\/127\.0\.0\.1:\d+/.test(stdout() + stderr()) ? true : undefined),
         'where it listens',
