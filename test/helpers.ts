@@ -49,7 +49,13 @@ export function fakeIO(opts: FakeIOOptions = {}) {
     stdinIsTTY: opts.stdinIsTTY ?? false,
     columns: opts.stdoutIsTTY ? (opts.columns ?? 100) : undefined,
   };
-  return { io, stdout: () => stdout.text, stderr: () => stderr.text };
+  return {
+    io,
+    stdout: () => stdout.text,
+    stderr: () => stderr.text,
+    /** Standard output as written (a workbook, say, is not UTF-8 text). */
+    stdoutBytes: () => Buffer.concat(stdout.chunks),
+  };
 }
 
 export interface RunResult {
@@ -65,14 +71,23 @@ export interface RunOptions extends FakeIOOptions {
 
 /** Runs the CLI in-process with fake streams (the gh `iostreams.Test()` pattern). */
 export async function run(argv: string[], opts: RunOptions = {}): Promise<RunResult> {
-  const { io, stdout, stderr } = fakeIO(opts);
+  const r = await runRaw(argv, opts);
+  return { code: r.code, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** As run(), with standard output also as the bytes written (what `> FILE` would hold). */
+export async function runRaw(
+  argv: string[],
+  opts: RunOptions = {},
+): Promise<RunResult & { stdoutBytes: Buffer }> {
+  const { io, stdout, stderr, stdoutBytes } = fakeIO(opts);
   const code = await main(argv, {
     io,
     env: { PATH: process.env.PATH, IMAGING_KEYCHAIN: 'off', ...opts.env },
     clientOverrides: { baseDelayMs: 1, ...opts.deps?.clientOverrides },
     ...opts.deps,
   });
-  return { code, stdout: stdout(), stderr: stderr() };
+  return { code, stdout: stdout(), stderr: stderr(), stdoutBytes: stdoutBytes() };
 }
 
 export function tempDir(prefix = 'imaging-test-'): { path: string; cleanup: () => void } {

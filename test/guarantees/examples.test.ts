@@ -5,8 +5,10 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type MockServer, startMockServer } from '../../src/emulator/server.js';
+import { InterruptedError } from '../../src/errors.js';
+import { main } from '../../src/main.js';
 import { signatureHeaderValue } from '../../src/webhook/sign.js';
-import { BIN, ROOT, run, tempDir } from '../helpers.js';
+import { BIN, fakeIO, ROOT, run, runRaw, tempDir, until } from '../helpers.js';
 import { VISIT_EVENT } from '../webhook-fixture.js';
 
 /**
@@ -283,17 +285,76 @@ function plainArgv(command: string): string[] | undefined {
 }
 
 /**
+ * A plain command line, or one whose only shell work is its standard output to a file, or its
+ * standard input from one, in the example's folder (`imaging … > NAME`, `imaging … < NAME`): its
+ * arguments and that file's name.
+ */
+function plainRun(command: string): { argv: string[]; out?: string; in?: string } | undefined {
+  const redirected = /^(.*\S)\s+([<>])\s*([\w][\w.-]*)$/.exec(command);
+  const argv = plainArgv(redirected ? redirected[1]! : command);
+  if (!argv) return undefined;
+  if (!redirected) return { argv };
+  return redirected[2] === '>' ? { argv, out: redirected[3]! } : { argv, in: redirected[3]! };
+}
+
+/**
  * Plain command lines run in-process (the same code as the binary, in the example's folder: one at a
- * time, as the folder is the process's); every line the shell has work in (pipes, redirections,
- * variables, servers) runs in bash with the real binary on PATH.
+ * time, as the folder is the process's), a `> NAME` after one writing its standard output there and
+ * a `< NAME` giving it its standard input, as the shell would; every other line the shell has work
+ * in (pipes, other redirections, variables) runs in bash with the real binary on PATH.
  */
 let inProcess: Promise<unknown> = Promise.resolve();
-function runInProcess(argv: string[], dir: string, env: NodeJS.ProcessEnv) {
+function runInProcess(argv: string[], dir: string, env: NodeJS.ProcessEnv, out?: string, input?: string) {
   const turn = inProcess.then(async () => {
     const before = process.cwd();
     process.chdir(dir);
     try {
-      return await run(argv, { env });
+      const r = await runRaw(argv, {
+        env,
+        ...(input !== undefined ? { stdin: readFileSync(join(dir, input)) } : {}),
+      });
+      if (out === undefined) return r;
+      writeFileSync(join(dir, out), r.stdoutBytes);
+      return { ...r, stdout: '' };
+    } finally {
+      process.chdir(before);
+    }
+  });
+  inProcess = turn.catch(() => undefined);
+  return turn;
+}
+
+/**
+ * The first example of each server runs in bash with the real binary (a real SIGINT); the others
+ * in-process, stopped as main stops a command at SIGINT (the same code; the process's own handling
+ * of the signal is proved by that first one, and by startup.test.ts and interrupts.test.ts).
+ */
+const REAL_SERVER = new Set(
+  SERVERS.map((path) => examples.find((e) => !NOT_RUN[e.command] && pathOf(e.command) === path)?.command),
+);
+function serveInProcess(argv: string[], dir: string, env: NodeJS.ProcessEnv) {
+  const turn = inProcess.then(async () => {
+    const before = process.cwd();
+    process.chdir(dir);
+    try {
+      const { io, stdout, stderr } = fakeIO();
+      const ac = new AbortController();
+      const done = main(argv, {
+        io,
+        env: { PATH: process.env.PATH, IMAGING_KEYCHAIN: 'off', ...env },
+        signal: ac.signal,
+      });
+      let said = false; // ended before it listened: the checks below say how
+      const ended = () => {
+        said = true;
+      };
+      done.then(ended, ended);
+      await until(
+        () => (said || /http:\/\/127\.0\.0\.1:\d+/.test(stdout() + stderr()) ? true : undefined),
+        'where it listens',
+      );
+      ac.abort(new InterruptedError('SIGINT'));
+      return { code: await done, stdout: stdout(), stderr: stderr(), wrote: [] as string[] };
     } finally {
       process.chdir(before);
     }
@@ -325,6 +386,8 @@ async function runExample(e: Example) {
   if (SERVERS.includes(path)) {
     command = command.replace(/\s*&$/, '').replace(/--port \d+/, '--port 0');
     if (!/--port /.test(command)) command += ' --port 0';
+    const argv = plainArgv(command);
+    if (argv && !REAL_SERVER.has(e.command)) return { ...(await serveInProcess(argv, dir, env)), command };
     const child = execa('bash', ['-c', `exec ${command}`], {
       cwd: dir,
       env,
@@ -352,9 +415,9 @@ async function runExample(e: Example) {
     };
   }
   const before = sizes(dir);
-  const argv = plainArgv(command);
-  if (argv) {
-    const r = await runInProcess(argv, dir, env);
+  const plain = plainRun(command);
+  if (plain) {
+    const r = await runInProcess(plain.argv, dir, env, plain.out, plain.in);
     const wrote = [...sizes(dir)].filter(([k, size]) => size > 0 && before.get(k) !== size).map(([k]) => k);
     return { code: r.code, stdout: r.stdout, stderr: r.stderr, wrote, command, inProcess: true };
   }
@@ -383,7 +446,7 @@ describe('every example in README.md, docs/recipes.md and --help runs against th
 
   it('runs a good share through bash and the real binary (pipes, redirections, variables, servers)', () => {
     const run = examples.filter((e) => !NOT_RUN[e.command]);
-    const inBash = run.filter((e) => !plainArgv(e.command) || SERVERS.includes(pathOf(e.command)));
+    const inBash = run.filter((e) => !plainRun(e.command) || REAL_SERVER.has(e.command));
     expect(inBash.length).toBeGreaterThanOrEqual(10);
     expect(run.length - inBash.length).toBeGreaterThan(20); // and the plain ones in-process
   });

@@ -10,8 +10,17 @@ import { ROOT, run, tempDir } from '../helpers.js';
 
 const every = [[], ...GROUPS.map((g) => [g.name]), ...COMMANDS.map((c) => [...c.path])];
 
-const help = (words: string[], opts: { columns?: number } = {}) =>
-  run([...words, '--help'], opts.columns ? { stdoutIsTTY: true, columns: opts.columns } : {});
+/** A help's text, run once per command and width: the tests below each read other parts of it. */
+const helps = new Map<string, ReturnType<typeof run>>();
+const help = (words: string[], opts: { columns?: number } = {}) => {
+  const key = JSON.stringify([words, opts.columns]);
+  if (!helps.has(key))
+    helps.set(
+      key,
+      run([...words, '--help'], opts.columns ? { stdoutIsTTY: true, columns: opts.columns } : {}),
+    );
+  return helps.get(key)!;
+};
 
 describe('imaging help A B', () => {
   it.each(COMMANDS.map((c) => [c.path.join(' ')]))('help %s is the same as its --help', async (path) => {

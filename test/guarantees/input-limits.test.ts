@@ -69,14 +69,29 @@ describe('a device that never ends is refused at the cap, fast and with bounded 
     ],
     ['referrals create --file', ['referrals', 'create', '--file', '/dev/zero'], '10 MiB'],
     ['api --input', ['api', 'POST', '/referrals', '--input', '/dev/zero'], '10 MiB'],
-  ] as const)('%s /dev/zero: exit 2 within a second, nothing sent', async ([, args, cap]) => {
-    const r = await runBin([...args]);
-    expect(r.code).toBe(2);
-    expect(r.stderr).toContain(`/dev/zero is larger than ${cap}`);
-    expect(r.stderr).not.toMatch(/\n\s+at .+:\d+:\d+/);
-    // Node itself starts at ~45 MB; the cap is at most 10 MiB.
-    expect(r.rssMb).toBeLessThan(120);
-    expect(r.seconds).toBeLessThan(2); // ~0.15 s measured; headroom for a loaded CI machine
+  ] as const)('%s /dev/zero: exit 2 within a second, nothing sent', async ([name, args, cap]) => {
+    // The real binary, its peak memory measured, for the largest cap; the others in-process (the
+    // same reader: one that did not stop at its cap would not be done with /dev/zero in 2 s).
+    if (name === 'referrals create --file') {
+      const r = await runBin([...args]);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain(`/dev/zero is larger than ${cap}`);
+      expect(r.stderr).not.toMatch(/\n\s+at .+:\d+:\d+/);
+      // Node itself starts at ~45 MB; the cap is at most 10 MiB.
+      expect(r.rssMb).toBeLessThan(120);
+      expect(r.seconds).toBeLessThan(2); // headroom for a loaded CI machine
+    } else {
+      const started = Date.now();
+      // The binary runs in the folder holding ./secret; here it is named in full.
+      const r = await run(
+        args.map((a) => (a === 'secret' ? join(dir.path, 'secret') : a)),
+        { env: fx.env() },
+      );
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain(`/dev/zero is larger than ${cap}`);
+      expect(r.stderr).not.toMatch(/\n\s+at .+:\d+:\d+/);
+      expect((Date.now() - started) / 1000).toBeLessThan(2);
+    }
     expect(fx.apiRequests()).toHaveLength(0);
   });
 });

@@ -1,8 +1,10 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { InterruptedError } from '../../src/errors.js';
+import { main } from '../../src/main.js';
 import { BIN, fakeIO, launcher, mockFixture, run, tempDir, until } from '../helpers.js';
 import { CLI, openPane, type Pane } from '../terminal.js';
 import '../reliability.js';
@@ -125,7 +127,6 @@ describe('an export interrupted', () => {
   it('restores the terminal: the progress bar is cleared and the cursor shown again', async () => {
     const ac = new AbortController();
     const fake = fakeIO({ stderrIsTTY: true });
-    const { main } = await import('../../src/main.js');
     const done = main(['referrals', 'export', '-o', join(dir.path, 'x.csv'), '--per-page', '20'], {
       io: fake.io,
       env: fx.env(),
@@ -265,6 +266,29 @@ describe('a stop signal at a question', () => {
       'imaging api PATCH, kill -%s: exit 128 + its number, nothing sent',
       async (sig, { onTestFinished }) => {
         const fx = await own(onTestFinished);
+        if (sig !== 'INT') {
+          // The real signal at the real terminal for INT (and every signal at the cost question
+          // above); the others in-process: the stop the handlers turn a signal into, at this question.
+          const ac = new AbortController();
+          const fake = fakeIO({ stdinIsTTY: true, stderrIsTTY: true, stdoutIsTTY: true, columns: 200 });
+          const stdin = new PassThrough(); // a terminal that stays open, nothing typed
+          const done = main(
+            ['api', 'PATCH', '/referrals/3212c76a-c27e-4ca2-9e90-bb9c865c1630', '-f', 'note=hello'],
+            {
+              io: { ...fake.io, stdin },
+              env: { PATH: process.env.PATH, ...prod(fx) },
+              signal: ac.signal,
+            },
+          );
+          await until(() => (fake.stderr().includes('[y/N]') ? true : undefined), 'the question');
+          ac.abort(new InterruptedError(`SIG${sig}`));
+          expect(await done).toBe(CODES[sig]);
+          const after = fake.stderr().slice(fake.stderr().indexOf('[y/N]') + '[y/N]'.length);
+          // Nothing after the question but its space; the line ended, then the stop said once.
+          expect(after.replace(/\r/g, '')).toMatch(/^ ?\n+interrupted\n$/);
+          expect(fx.apiRequests()).toHaveLength(0);
+          return;
+        }
         const dir = tempDir();
         const { pane, pid } = await atQuestion(
           'api PATCH /referrals/3212c76a-c27e-4ca2-9e90-bb9c865c1630 -f note=hello',

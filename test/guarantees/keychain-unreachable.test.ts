@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { keychainRead } from '../../src/config/keychain.js';
-import { mockFixture, spawnCli, tempDir } from '../helpers.js';
+import { cli, mockFixture, tempDir } from '../helpers.js';
 import { type SecretService, secretServiceMissing, startSecretService } from '../keychain-service.js';
 
 /**
@@ -44,8 +44,10 @@ describe.skipIf(missing)(`a keychain that does not answer${skipNote}`, () => {
     expect(String(login.stderr)).toContain('kept in the OS keychain');
     return () => cfg.cleanup();
   });
-  const imaging = (args: string[], extra: NodeJS.ProcessEnv = {}, input?: string) =>
-    spawnCli(['--env', 'local', ...args], {
+  // The logins and logouts around each case run in-process (the keychain helper is a real process
+  // either way); the command the case is about runs the real binary (`real`).
+  const imaging = (args: string[], extra: NodeJS.ProcessEnv = {}, input?: string, real = false) =>
+    cli(real, ['--env', 'local', ...args], {
       env: { ...service.env, IMAGING_CONFIG_DIR: cfg.path, IMAGING_KEYCHAIN: '', ...extra },
       ...(input !== undefined ? { input } : {}),
     });
@@ -56,7 +58,7 @@ describe.skipIf(missing)(`a keychain that does not answer${skipNote}`, () => {
   });
 
   it('auth logout: no claim that the token was removed, exit 1, naming the entry left behind', async () => {
-    const r = await imaging(['auth', 'logout'], noKeychain());
+    const r = await imaging(['auth', 'logout'], noKeychain(), undefined, true);
     expect(r.exitCode).toBe(1);
     expect(String(r.stderr)).not.toContain('removed from the OS keychain');
     expect(String(r.stderr)).toContain('the OS keychain could not be reached');
@@ -68,7 +70,7 @@ describe.skipIf(missing)(`a keychain that does not answer${skipNote}`, () => {
 
   it('auth status --check: exit 3, the row saying the token was not sent', async () => {
     const before = fx.mock.requests.length;
-    const r = await imaging(['auth', 'status', '--check', '--json'], noKeychain());
+    const r = await imaging(['auth', 'status', '--check', '--json'], noKeychain(), undefined, true);
     expect(r.exitCode).toBe(3);
     const row = JSON.parse(String(r.stdout)).find((x: { environment: string }) => x.environment === 'local');
     expect(row.token_source).toMatch(/^keychain:/);

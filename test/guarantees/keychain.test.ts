@@ -10,7 +10,7 @@ import {
   keychainRemove,
   keychainStore,
 } from '../../src/config/keychain.js';
-import { mockFixture, spawnCli, tempDir } from '../helpers.js';
+import { cli, mockFixture, tempDir } from '../helpers.js';
 import { type SecretService, secretServiceMissing, startSecretService } from '../keychain-service.js';
 
 const missing = secretServiceMissing();
@@ -88,8 +88,10 @@ describe.skipIf(missing)('auth login, a lookup, auth status and auth logout with
     cfg?.cleanup();
     cfg = tempDir();
   });
-  const imaging = (args: string[], extra: NodeJS.ProcessEnv = {}, input?: string) =>
-    spawnCli(['--env', 'local', ...args], {
+  // In-process unless `real`: the keychain helper is a real process either way (keychain.ts starts
+  // it from the worker as from the binary); the binary itself is run where its run is the point.
+  const imaging = (args: string[], extra: NodeJS.ProcessEnv = {}, input?: string, real = false) =>
+    cli(real, ['--env', 'local', ...args], {
       env: {
         ...service.env,
         IMAGING_CONFIG_DIR: cfg.path,
@@ -102,7 +104,13 @@ describe.skipIf(missing)('auth login, a lookup, auth status and auth logout with
   const config = () => readFileSync(join(cfg.path, 'config.json'), 'utf8');
 
   it('keeps the token in the keychain, never in the file, and uses it', async () => {
-    const login = await imaging(['auth', 'login', '--base-url', fx.mock.url, '--with-token'], {}, TOKEN);
+    // The real binary stores the token and reads it back to send it.
+    const login = await imaging(
+      ['auth', 'login', '--base-url', fx.mock.url, '--with-token'],
+      {},
+      TOKEN,
+      true,
+    );
     expect(login.exitCode).toBe(0);
     expect(String(login.stderr)).toContain('kept in the OS keychain');
     expect(config()).not.toContain(TOKEN);
@@ -115,7 +123,7 @@ describe.skipIf(missing)('auth login, a lookup, auth status and auth logout with
     expect(row.token_store).toBe('keychain');
     expect(row.token).toBe('****7f3a');
 
-    const lookup = await imaging(['modalities', '--json', '--no-cache']);
+    const lookup = await imaging(['modalities', '--json', '--no-cache'], {}, undefined, true);
     expect(lookup.exitCode).toBe(0);
 
     const logout = await imaging(['auth', 'logout']);
@@ -158,7 +166,7 @@ describe.skipIf(missing)('auth login, a lookup, auth status and auth logout with
   it('a keychain that cannot be read is one clear error, exit 3, and nothing is sent', async () => {
     await imaging(['auth', 'login', '--base-url', fx.mock.url, '--with-token'], {}, TOKEN);
     const before = fx.mock.requests.length;
-    const r = await imaging(['modalities', '--no-cache'], { DBUS_SESSION_BUS_ADDRESS: '' });
+    const r = await imaging(['modalities', '--no-cache'], { DBUS_SESSION_BUS_ADDRESS: '' }, undefined, true);
     expect(r.exitCode).toBe(3);
     expect(String(r.stderr)).toMatch(
       /^error: the local token is kept in the OS keychain, which could not be read/,

@@ -34,8 +34,7 @@ import { hiddenName, NAME_MAX } from '../../src/util/hidden-name.js';
 const big = mockFixture({ referrals: 3000 }); // ~1 MiB of CSV
 const small = mockFixture({ referrals: 250 }); // pages of 100, 100, 50: the last one short
 const slow = mockFixture({ referrals: 3000, latencyMs: 100 }); // still running when a pipe breaks
-let reference = ''; // the complete export of `big`, as written to an ordinary file
-let smallReference = '';
+let smallReference = ''; // the complete export of `small`, as written to an ordinary file
 
 let dir: ReturnType<typeof tempDir>;
 
@@ -67,20 +66,15 @@ beforeAll(async () => {
   await Promise.all([big.start(), small.start(), slow.start()]);
   const d = tempDir();
   try {
-    for (const [fx, name] of [
-      [big, 'big.csv'],
-      [small, 'small.csv'],
-    ] as const) {
-      // In-process: the same code as the binary's, the file the tests below compare theirs with.
-      const r = await run(['referrals', 'export', '-o', join(d.path, name)], { env: fx.env() });
-      expect(r.code).toBe(0);
-    }
-    reference = readFileSync(join(d.path, 'big.csv'), 'utf8');
+    // In-process: the same code as the binary's, the file the tests below compare theirs with. (The
+    // FIFO whose reader leaves needs `big` to outgrow a pipe's buffer: were it smaller, the export
+    // would be written whole before the reader left and that test's exit 1 would not come.)
+    const r = await run(['referrals', 'export', '-o', join(d.path, 'small.csv')], { env: small.env() });
+    expect(r.code).toBe(0);
     smallReference = readFileSync(join(d.path, 'small.csv'), 'utf8');
   } finally {
     d.cleanup();
   }
-  expect(reference.length).toBeGreaterThan(512 * 1024);
 });
 
 afterAll(() => Promise.all([big.stop(), small.stop(), slow.stop()]));

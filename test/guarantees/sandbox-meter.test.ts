@@ -508,23 +508,23 @@ describe('costs before big runs', () => {
     const dir = tempDir();
     try {
       const target = join(dir.path, 'r.csv');
-      const r = await run(['referrals', 'export', '--per-page', '5', '-o', target], { env });
+      const r = await run(['referrals', 'export', '--per-page', '25', '-o', target], { env });
       expect(r.code).toBe(6);
       expect(r.stderr).toContain(
-        'error: this export needs 59 more requests, more than the ≈9 left in the sandbox allowance: stopped before sending them',
+        'error: this export needs 11 more requests, more than the ≈9 left in the sandbox allowance: stopped before sending them',
       );
       expect(r.stderr).toContain('hint: ');
       expect(fx.apiRequests()).toHaveLength(1);
       expect(readdirSync(dir.path)).toEqual([]);
-      const list = await run(['referrals', 'list', '--all', '--per-page', '5'], { env });
+      const list = await run(['referrals', 'list', '--all', '--per-page', '25'], { env });
       expect(list.code).toBe(6);
-      expect(list.stderr).toContain('listing every page of the referrals needs 59 more requests');
+      expect(list.stderr).toContain('listing every page of the referrals needs 11 more requests');
       expect(list.stdout).toBe('');
       expect(fx.apiRequests()).toHaveLength(2);
-      const yes = await run(['referrals', 'export', '--per-page', '5', '-o', target, '--yes'], { env });
+      const yes = await run(['referrals', 'export', '--per-page', '25', '-o', target, '--yes'], { env });
       expect(yes.code).toBe(0);
       expect(yes.stderr).toContain('going ahead (--yes)');
-      expect(fx.apiRequests()).toHaveLength(62);
+      expect(fx.apiRequests()).toHaveLength(14); // the two page 1s, then the twelve pages of 25
     } finally {
       dir.cleanup();
     }
@@ -532,24 +532,25 @@ describe('costs before big runs', () => {
 
   it('over a quarter of what is left: asks on a terminal (no: nothing more sent), proceeds with a warning without one', async () => {
     const env = sandbox();
-    await run(['auth', 'allowance', '--used', '1800'], { env }); // 199 left after page 1; 59 > 49
+    // Pages of 25: 12 of them. 39 left after page 1; the 11 more are over a quarter of it.
+    await run(['auth', 'allowance', '--used', '1960'], { env });
     const no = asking(false);
-    const r = await run(['referrals', 'export', '--per-page', '5'], {
+    const r = await run(['referrals', 'export', '--per-page', '25'], {
       env,
       stdinIsTTY: true,
       stderrIsTTY: true,
       deps: { prompter: no.prompter },
     });
     expect(no.asked).toEqual([
-      'This export needs 59 more requests, over a quarter of the ≈199 left in the sandbox allowance (counted on this machine). Continue?',
+      'This export needs 11 more requests, over a quarter of the ≈39 left in the sandbox allowance (counted on this machine). Continue?',
     ]);
     expect(r.code).toBe(1);
     // To stdout, the CSV header went out before page 1 was asked for; not one referral did.
     expect(r.stdout.split('\n')).toEqual([expect.stringMatching(/^referral_id,reference,/), '']);
-    expect(r.stderr).toContain('stopped at your answer: the 59 requests were not sent');
+    expect(r.stderr).toContain('stopped at your answer: the 11 requests were not sent');
     expect(fx.apiRequests()).toHaveLength(1);
     const yes = asking(true);
-    const y = await run(['referrals', 'export', '--per-page', '5'], {
+    const y = await run(['referrals', 'export', '--per-page', '25'], {
       env,
       stdinIsTTY: true,
       stderrIsTTY: true,
@@ -559,7 +560,7 @@ describe('costs before big runs', () => {
     expect(y.code).toBe(0);
     expect(y.stderr).toContain('from 300 referrals read');
     const flagged = asking(true);
-    const f = await run(['referrals', 'export', '--per-page', '5', '--yes'], {
+    const f = await run(['referrals', 'export', '--per-page', '25', '--yes'], {
       env,
       stdinIsTTY: true,
       stderrIsTTY: true,
@@ -567,10 +568,10 @@ describe('costs before big runs', () => {
     });
     expect(f.code).toBe(0);
     expect(flagged.asked).toEqual([]);
-    const piped = await run(['referrals', 'list', '--all', '--per-page', '5', '--json'], { env });
+    const piped = await run(['referrals', 'list', '--all', '--per-page', '25', '--json'], { env });
     expect(piped.code).toBe(0);
     expect(piped.stderr).toContain(
-      'warning: listing every page of the referrals needs 59 more requests, over a quarter',
+      'warning: listing every page of the referrals needs 11 more requests, over a quarter',
     );
     expect(piped.stderr).toContain('going ahead (no terminal to ask on)');
     expect(JSON.parse(piped.stdout)).toHaveLength(300);
@@ -672,7 +673,7 @@ describe('costs before big runs', () => {
     const r = await run(['referrals', 'export', '--per-page', '50'], { env });
     expect(r.code).toBe(0);
     expect(r.stderr).not.toContain('Warning');
-    const local = await run(['referrals', 'export', '--per-page', '5'], {
+    const local = await run(['referrals', 'export', '--per-page', '25'], {
       env: { ...env, IMAGING_ENV: 'local' },
     });
     expect(local.code).toBe(0);

@@ -3,7 +3,7 @@ import { chmodSync, chownSync, lstatSync, mkdirSync, readFileSync, writeFileSync
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { BIN, mockFixture, spawnCli, tempDir } from '../helpers.js';
+import { BIN, cli, mockFixture, tempDir } from '../helpers.js';
 
 /**
  * A folder is shared when it is owned by another user (not root) or writable by its group or by
@@ -61,7 +61,9 @@ describe.skipIf(!ok)(`an export into a folder shared without being world-writabl
     writeFileSync(secret, 'root only\n', { mode: 0o600 });
     const target = join(nobodysFolder(), 'daily.csv');
     as(NOBODY, NOBODY, 'ln', '-s', secret, target);
-    const r = await spawnCli(['referrals', 'export', '-o', target], { env: fx.env() });
+    // In-process: refused before any request (the same checks on the same files); the real binary
+    // runs as another user below.
+    const r = await cli(false, ['referrals', 'export', '-o', target], { env: fx.env() });
     expect(r.exitCode).toBe(2);
     expect(r.stderr).toContain('is a symlink owned by nobody');
     expect(r.stderr).toContain("following the kernel's fs.protected_symlinks rule");
@@ -73,7 +75,7 @@ describe.skipIf(!ok)(`an export into a folder shared without being world-writabl
   it("nobody's FIFO in nobody's 0755 folder: exit 2 before any request", async () => {
     const target = join(nobodysFolder(), 'daily.csv');
     as(NOBODY, NOBODY, 'mkfifo', target);
-    const r = await spawnCli(['referrals', 'export', '-o', target], { env: fx.env() });
+    const r = await cli(false, ['referrals', 'export', '-o', target], { env: fx.env() });
     expect(r.exitCode).toBe(2);
     expect(r.stderr).toContain('is a named pipe (FIFO) owned by nobody');
     expect(r.stderr).toContain('fs.protected_fifos');

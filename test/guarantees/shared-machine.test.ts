@@ -161,7 +161,7 @@ describe.skipIf(!asNobody)(`the config folder is trusted as ssh trusts ~/.ssh${s
     );
     chownSync(join(cfg, 'config.json'), NOBODY, NOBODY);
     chownSync(cfg, NOBODY, NOBODY);
-    const r = await spawnCli(['--env', 'sandbox', 'auth', 'login', '--with-token'], {
+    const r = await cli(false, ['--env', 'sandbox', 'auth', 'login', '--with-token'], {
       env: { IMAGING_CONFIG_DIR: cfg },
       input: 'new-production-token\n',
     });
@@ -177,18 +177,20 @@ describe.skipIf(!asNobody)(`the config folder is trusted as ssh trusts ~/.ssh${s
     mkdirSync(cfg, { mode: 0o700 });
     writeFileSync(join(cfg, 'config.json'), '{}');
     chownSync(join(cfg, 'config.json'), NOBODY, NOBODY);
-    const r = await spawnCli(['config', 'list'], { env: { IMAGING_CONFIG_DIR: cfg } });
+    const r = await cli(false, ['config', 'list'], { env: { IMAGING_CONFIG_DIR: cfg } });
     expect(r.exitCode).toBe(1);
     expect(r.stderr).toContain(`the config file ${join(cfg, 'config.json')} belongs to nobody`);
   });
 });
 
+// The refusals above and below come before anything is read, sent or written: in-process, the same
+// checks on the same files. What is written (modes, a lock shared by processes) runs the binary.
 describe('the config folder and file', () => {
   it('a folder others can write to: exit 1, with chmod 700 as the fix', async () => {
     const cfg = join(dir.path, 'cfg');
     mkdirSync(cfg);
     chmodSync(cfg, 0o777);
-    const r = await spawnCli(['config', 'list'], { env: { IMAGING_CONFIG_DIR: cfg } });
+    const r = await cli(false, ['config', 'list'], { env: { IMAGING_CONFIG_DIR: cfg } });
     expect(r.exitCode).toBe(1);
     expect(r.stderr).toContain(`the config folder ${cfg} can be written by others`);
     expect(r.stderr).toContain(`chmod 700 "${cfg}"`);
@@ -200,25 +202,18 @@ describe('the config folder and file', () => {
     const other = join(dir.path, 'other.json');
     writeFileSync(other, '{"env":"local"}');
     symlinkSync(other, join(cfg, 'config.json'));
-    const r = await spawnCli(['config', 'set', 'env', 'production'], { env: { IMAGING_CONFIG_DIR: cfg } });
+    const r = await cli(false, ['config', 'set', 'env', 'production'], { env: { IMAGING_CONFIG_DIR: cfg } });
     expect(r.exitCode).toBe(1);
     expect(r.stderr).toContain('is a symlink, which is never followed');
     expect(readFileSync(other, 'utf8')).toBe('{"env":"local"}');
   });
 
-  it('is written 0600 in a 0700 folder, no temporary or lock file left', async () => {
-    const cfg = join(dir.path, 'new', 'cfg');
-    const r = await spawnCli(['config', 'set', 'env', 'local'], { env: { IMAGING_CONFIG_DIR: cfg } });
-    expect(r.exitCode).toBe(0);
-    expect(statSync(cfg).mode & 0o777).toBe(0o700);
-    expect(statSync(join(cfg, 'config.json')).mode & 0o777).toBe(0o600);
-    expect(readdirSync(cfg)).toEqual(['config.json']);
-  });
+  // Written 0600 in a 0700 folder, no temporary or lock file left: the concurrent writes below.
 });
 
 describe('concurrent config writes', () => {
-  it('ten `config set` at once keep all ten values', async () => {
-    const cfg = join(dir.path, 'cfg');
+  it('ten `config set` at once keep all ten values, in a 0600 file in a 0700 folder, nothing else left', async () => {
+    const cfg = join(dir.path, 'new', 'cfg'); // neither folder there yet
     const sets: string[][] = [['env', 'production']];
     for (const env of ['sandbox', 'production', 'local']) {
       sets.push(['base-url', `https://${env}.example.com`, '--env', env]);
@@ -240,6 +235,8 @@ describe('concurrent config writes', () => {
         },
       });
     }
+    expect(statSync(cfg).mode & 0o777).toBe(0o700);
+    expect(statSync(join(cfg, 'config.json')).mode & 0o777).toBe(0o600);
     expect(readdirSync(cfg)).toEqual(['config.json']);
   });
 

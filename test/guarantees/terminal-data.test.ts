@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BIN, mockFixture, spawnCli } from '../helpers.js';
+import { BIN, cli, mockFixture } from '../helpers.js';
 
 /**
  * CSV, JSON and NDJSON printed to a real terminal (`script`) from a hostile server carry nothing
@@ -20,8 +20,14 @@ afterAll(() => fx.stop());
 
 const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
-/** The CLI with stdout and stderr on a terminal; what the terminal received. */
-async function onTerminal(args: string[]): Promise<string> {
+/** The CLI with stdout and stderr on a terminal; what the terminal received (once per command line). */
+const seen = new Map<string, Promise<string>>();
+function onTerminal(args: string[]): Promise<string> {
+  const key = JSON.stringify(args);
+  if (!seen.has(key)) seen.set(key, runOnTerminal(args));
+  return seen.get(key)!;
+}
+async function runOnTerminal(args: string[]): Promise<string> {
   const cmd = [process.execPath, BIN, ...args].map(quote).join(' ');
   const r = await execa('script', ['-qec', cmd, '/dev/null'], {
     reject: false,
@@ -53,8 +59,10 @@ describe.skipIf(!hasScript)(`data formats on a terminal, from a hostile server${
   });
 
   it('JSON on a terminal is the same data as piped JSON', async () => {
+    // The terminal's output of the ndjson case above (one run of the binary serves both).
     const tty = await onTerminal(['referrals', 'list', '--format', 'ndjson']);
-    const piped = await spawnCli(['referrals', 'list', '--format', 'ndjson'], { env: fx.env() });
+    // Piped, in-process: the same code with its output not a terminal.
+    const piped = await cli(false, ['referrals', 'list', '--format', 'ndjson'], { env: fx.env() });
     const parse = (s: string) =>
       s
         .split(/\r?\n/)
@@ -65,7 +73,7 @@ describe.skipIf(!hasScript)(`data formats on a terminal, from a hostile server${
 
   it('piped, the bytes stay as the server sent them (escapes included)', async () => {
     for (const format of ['csv', 'json']) {
-      const piped = await spawnCli(['referrals', 'list', '--format', format], { env: fx.env() });
+      const piped = await cli(false, ['referrals', 'list', '--format', format], { env: fx.env() });
       expect(piped.exitCode).toBe(0);
       expect(found(String(piped.stdout)).length).toBeGreaterThan(0);
     }

@@ -331,13 +331,15 @@ describe.skipIf(noOpenssl !== undefined)('a server with a self-signed certificat
   beforeEach(() => {
     seen.length = 0;
   });
-  const lookup = (extra: NodeJS.ProcessEnv) =>
-    spawnCli(['--env', 'production', '--base-url', url, 'modalities', '--json'], {
+  // The real binary where Node itself reads the variable as the process starts; the refusal of an
+  // untrusted certificate is the same in-process (this process trusts no local certificate either).
+  const lookup = (extra: NodeJS.ProcessEnv, real = true) =>
+    cli(real, ['--env', 'production', '--base-url', url, 'modalities', '--json'], {
       env: env({ IMAGING_TOKEN: TOKEN, ...extra }),
     });
 
   it('is refused with a hint that names NODE_EXTRA_CA_CERTS; nothing reaches it', async () => {
-    const r = await lookup({});
+    const r = await lookup({}, false);
     expect(r.exitCode).toBe(1);
     expect(r.stderr).toContain(`error: TLS certificate problem with ${url}: self-signed certificate`);
     expect(r.stderr).toContain('NODE_EXTRA_CA_CERTS=/path/to/ca.pem');
@@ -374,7 +376,8 @@ describe('path parameters never lead the token out of the base URL', () => {
    * `/prefix/outside` there, with the bearer token. path.* (set, and read from a hand-edited file)
    * and every request path (`imaging api` included) refuse such segments; `imaging api` also refuses
    * encoded slashes and backslashes. A real server on 127.0.0.1, behind the base URL
-   * http://127.0.0.1:PORT/prefix, records every request that reaches it; the real binary each time.
+   * http://127.0.0.1:PORT/prefix, records every request that reaches it; the real binary for the
+   * first of each kind, the others in-process.
    */
   const ID = '3212c76a-c27e-4ca2-9e90-bb9c865c1630';
 
@@ -425,14 +428,15 @@ describe('path parameters never lead the token out of the base URL', () => {
           environments: { local: { paths: { payments: '/api/v2/x/..;/..;/..;/outside/{id}' } } },
         }),
       );
-      const r = await spawnCli(['referrals', 'payments', ID], { env: env() });
+      // In-process: the file is refused as it is read, before any request.
+      const r = await cli(false, ['referrals', 'payments', ID], { env: env() });
       expect(r.exitCode).toBe(1);
       expect(r.stderr).toContain('"environments.local.paths.payments" must not hold . or .. segments');
       expect(server.seen).toEqual([]);
     });
 
     it('a ; parameter on an ordinary segment is still allowed, and sent as written', async () => {
-      const s = await spawnCli(['config', 'set', 'path.payments', '/api/v2/referrals;v=2/{id}/payments'], {
+      const s = await cli(false, ['config', 'set', 'path.payments', '/api/v2/referrals;v=2/{id}/payments'], {
         env: env(),
       });
       expect(s.exitCode, s.stderr).toBe(0);
@@ -459,7 +463,8 @@ describe('path parameters never lead the token out of the base URL', () => {
     });
 
     it('an encoded slash in the query is not a path segment: sent', async () => {
-      const r = await spawnCli(['api', '/api/v2/modalities?next=a%2Fb'], { env: env() });
+      // In-process: the check of the path is the same code; the real binary sends a request above.
+      const r = await cli(false, ['api', '/api/v2/modalities?next=a%2Fb'], { env: env() });
       expect(r.exitCode, r.stderr).toBe(0);
       expect(server.seen.map((q) => q.url)).toEqual(['/prefix/api/v2/modalities?next=a%2Fb']);
     });

@@ -1,11 +1,13 @@
 import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { VISIT_STATUSES } from '../../../src/api/types.js';
+import { answer } from '../../../src/completion/entry.js';
 import { InterruptedError } from '../../../src/errors.js';
 import { main } from '../../../src/main.js';
 import { EVENT_NAMES } from '../../../src/webhook/events.js';
 import { expectUsageError } from '../../fake-io.js';
-import { BIN, fakeIO, json, mockFixture, run, tempDir, testServer, until } from '../../helpers.js';
+import { BIN, fakeIO, json, mockFixture, ROOT, run, tempDir, testServer, until } from '../../helpers.js';
 import { secretFileFixture } from '../../webhook-fixture.js';
 
 const SECRET = 'whsec_sandbox_advance';
@@ -190,19 +192,27 @@ describe('imaging sandbox advance: the configured path, on a second server', () 
   });
 });
 
-describe('completion of the sandbox commands (the real binary)', () => {
-  const complete = (...words: string[]) =>
-    execFileSync(process.execPath, [BIN, '__complete', ...words], { encoding: 'utf8' })
+describe('completion of the sandbox commands (the real binary, then its answer in-process)', () => {
+  /** What `imaging __complete WORDS` prints: the real binary, else the code it runs on the built table. */
+  const complete = (real: boolean, ...words: string[]) => {
+    let out = '';
+    if (real) out = execFileSync(process.execPath, [BIN, '__complete', ...words], { encoding: 'utf8' });
+    else answer(words, join(ROOT, 'dist'), (s) => (out += s));
+    return out
       .split('\n')
       .filter(Boolean)
       .map((l) => l.split('\t')[0]);
+  };
 
   it('offers the group, its verbs, the values of --to and of --event', () => {
-    expect(complete('=sa')).toEqual(['sandbox']);
-    expect(complete('sandbox', '=')).toEqual(['advance', 'fixture', 'test-webhook']);
-    expect(complete('sandbox', 'advance', 'X', '--to', '=re')).toEqual(['ready_to_book', 'report_uploaded']);
-    expect(complete('sandbox', 'advance', 'X', '--to', '=')).toEqual([...VISIT_STATUSES]);
-    expect(complete('sandbox', 'test-webhook', '--event', '=')).toEqual([...EVENT_NAMES]);
-    expect(complete('referrals', 'create', '=--dr')).toEqual(['--dry-run']);
+    expect(complete(true, '=sa')).toEqual(['sandbox']);
+    expect(complete(false, 'sandbox', '=')).toEqual(['advance', 'fixture', 'test-webhook']);
+    expect(complete(false, 'sandbox', 'advance', 'X', '--to', '=re')).toEqual([
+      'ready_to_book',
+      'report_uploaded',
+    ]);
+    expect(complete(false, 'sandbox', 'advance', 'X', '--to', '=')).toEqual([...VISIT_STATUSES]);
+    expect(complete(false, 'sandbox', 'test-webhook', '--event', '=')).toEqual([...EVENT_NAMES]);
+    expect(complete(false, 'referrals', 'create', '=--dr')).toEqual(['--dry-run']);
   });
 });
