@@ -381,7 +381,9 @@ function addDefinition(cmd: Command, def: AnyCommand): void {
       );
     cmd.addOption(option);
   }
-  if (def.fields) cmd.addHelpText('after', fieldsHelp(def.fields));
+  // Written when help is asked for, not at every run of the command.
+  const fields = def.fields;
+  if (fields) cmd.addHelpText('after', () => fieldsHelp(fields));
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: any spec, whatever its value type
