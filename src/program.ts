@@ -246,12 +246,7 @@ export function buildProgram(io: IO, runner: Runner): Command {
     if (verb === undefined) {
       USAGE.set(program.command(first).description(entry.summary), entry.usage ?? '');
     } else if (!program.commands.some((c) => c.name() === first)) {
-      const summary = GROUPS.find((g) => g.name === first)?.summary ?? '';
-      program
-        .command(first)
-        .description(summary)
-        .helpCommand('help [verb]', 'show help for a verb')
-        .addHelpText('after', () => afterHelp(io, []));
+      program.command(first).description(GROUPS.find((g) => g.name === first)?.summary ?? '');
     }
   }
   const build = (cmd: Command) => buildCommand(cmd, io, runner);
@@ -329,6 +324,8 @@ async function buildCommand(cmd: Command, io: IO, runner: Runner): Promise<void>
   const defs = await Promise.all(entries.map(async (e) => (await e.load()).default));
   if (entries.length === 1 && entries[0]!.path.length === 1)
     return defineOn(cmd, defs[0]!, entries[0]!.summary, io, runner);
+  // A group's own help: made only for the group invoked, as its verbs are.
+  cmd.helpCommand('help [verb]', 'show help for a verb').addHelpText('after', () => afterHelp(io, []));
   addGlobals(cmd, 'command');
   for (const [i, e] of entries.entries()) defineOn(cmd.command(e.path[1]!), defs[i]!, e.summary, io, runner);
 }
@@ -384,7 +381,9 @@ function addDefinition(cmd: Command, def: AnyCommand): void {
       );
     cmd.addOption(option);
   }
-  if (def.fields) cmd.addHelpText('after', fieldsHelp(def.fields));
+  // Written when help is asked for, not at every run of the command.
+  const fields = def.fields;
+  if (fields) cmd.addHelpText('after', () => fieldsHelp(fields));
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: any spec, whatever its value type

@@ -7,8 +7,9 @@ const API_PREFIX = '/api/v2';
 
 export function normaliseBaseUrl(input: string, source = 'base URL'): string {
   const given = input.trim();
-  // `localhost:4010` parses as a URL whose scheme is "localhost:": say what was meant instead.
-  if (/^(?:\[[0-9a-f:.]+\]|[\w.-]+)(?::\d+)?(?:\/\S*)?$/i.test(given)) {
+  // `localhost:4010` parses as a URL whose scheme is "localhost:": say what was meant instead. Both
+  // cases spelt out rather than /i, whose case tables V8 builds when the regex is made.
+  if (/^(?:\[[0-9a-fA-F:.]+\]|[\w.-]+)(?::\d+)?(?:\/\S*)?$/.test(given)) {
     const host = given.startsWith('[') ? given.slice(1, given.indexOf(']')) : given.replace(/[:/].*$/, '');
     const guess = `${isLoopbackHost(host) ? 'http' : 'https'}://${given}`;
     throw new UsageError(

@@ -8,7 +8,9 @@ const SAFE_ASCII = /^[\x20-\x7e]*$/;
 const SAFE_ASCII_BLOCK = /^[\t\n\x20-\x7e]*$/;
 const BREAKS = /[\t\n\v\f\r\u0085\u2028\u2029]+/g;
 // Default_Ignorable_Code_Point: what draws nothing yet is not Cf, so two values never differ invisibly.
-const UNSAFE = /[\p{Cc}\p{Cf}\p{Cs}\p{Default_Ignorable_Code_Point}\u2028\u2029]/gu;
+// Built when first needed: a Unicode property class costs its tables at creation, and ASCII never needs it.
+let unsafe: RegExp | undefined;
+const UNSAFE = () => (unsafe ??= /[\p{Cc}\p{Cf}\p{Cs}\p{Default_Ignorable_Code_Point}\u2028\u2029]/gu);
 
 function escapeChar(ch: string): string {
   const code = ch.codePointAt(0) ?? 0;
@@ -21,13 +23,13 @@ function escapeChar(ch: string): string {
 export function clean(value: unknown): string {
   const s = typeof value === 'string' ? value : String(value);
   if (SAFE_ASCII.test(s)) return s;
-  return s.replace(BREAKS, ' ').replace(UNSAFE, escapeChar);
+  return s.replace(BREAKS, ' ').replace(UNSAFE(), escapeChar);
 }
 
 /** A block of text: like `clean`, but its newlines and tabs are kept. */
 export function cleanBlock(text: string): string {
   if (SAFE_ASCII_BLOCK.test(text)) return text;
-  return text.replace(UNSAFE, (ch) => (ch === '\n' || ch === '\t' ? ch : escapeChar(ch)));
+  return text.replace(UNSAFE(), (ch) => (ch === '\n' || ch === '\t' ? ch : escapeChar(ch)));
 }
 
 const BRAND = Symbol('SafeText');

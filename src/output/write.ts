@@ -327,7 +327,9 @@ function sayEmpty<T>(opts: WriteOptions<T>): void {
 }
 
 // Characters a terminal acts on or hides that JSON.stringify leaves raw: DEL, C1, bidi and format.
-const JSON_UNSAFE = /[\x7f-\x9f\p{Cf}\p{Default_Ignorable_Code_Point}\u2028\u2029]/gu;
+// Built when first needed (a terminal): a Unicode property class costs its tables at creation.
+let jsonUnsafe: RegExp | undefined;
+const JSON_UNSAFE = () => (jsonUnsafe ??= /[\x7f-\x9f\p{Cf}\p{Default_Ignorable_Code_Point}\u2028\u2029]/gu);
 
 /**
  * Data for a terminal carries nothing it acts on: JSON escapes those characters as \uXXXX (the
@@ -343,5 +345,5 @@ function onTerminal(sink: Sink, format: OutputFormat, pieces: string[]): string[
       .split('\r\n')
       .map((l) => (l.startsWith(BOM) ? BOM + cleanBlock(l.slice(1)) : cleanBlock(l)))
       .join('\r\n');
-  return pieces.map(format === 'csv' ? csv : (p) => p.replace(JSON_UNSAFE, hex));
+  return pieces.map(format === 'csv' ? csv : (p) => p.replace(JSON_UNSAFE(), hex));
 }
