@@ -45,8 +45,7 @@ const proxyFile = {
     b.onResolve({ filter: /^https-proxy-agent$/ }, () => ({ path: './proxy.cjs', external: true }));
   },
 };
-const cli = { ...common, entryPoints: ['src/main.ts'], outfile: 'dist/cli.cjs', plugins: [proxyFile] };
-const { metafile } = await build({ ...cli, metafile: true });
+await build({ ...common, entryPoints: ['src/main.ts'], outfile: 'dist/cli.cjs', plugins: [proxyFile] });
 // The optional packages it tries to load are stubs: Node would look for them in every parent folder.
 await build({
   ...common,
@@ -54,16 +53,7 @@ await build({
   outfile: 'dist/proxy.cjs',
   alias: OPTIONAL_ABSENT,
 });
-if (common.minify) {
-  // The module bodies every start runs (what src/main.ts imports) and those the reference lookups run
-  // (their start-up is what docs/speed.md budgets): the others are compiled only if a command needs them.
-  const roots = [
-    'src/main.ts',
-    ...Object.keys(metafile.inputs).filter((f) => f.startsWith('src/commands/reference/')),
-  ];
-  const eager = staticImports(metafile, roots);
-  compileModuleBodiesEagerly(new URL('../dist/cli.cjs', import.meta.url), await wrapperModules(cli), eager);
-}
+if (common.minify) compileModuleBodiesEagerly(new URL('../dist/cli.cjs', import.meta.url));
 // One non-ASCII character makes V8 hold the whole bundle as two-byte text, which Node's compile
 // cache then converts back to UTF-8 to hash at every start. esbuild escapes every other string but
 // keeps tagged templates as written: write \u2192 there, not the character.
@@ -93,67 +83,26 @@ try {
 // Node's compile cache keeps only the functions V8 compiles when the file loads; every other
 // function is compiled again at each start. Minified, esbuild wraps each module's body in an arrow
 // function (`var x = wrap(() => {...})`), run when the module is first needed. V8 compiles a
-// parenthesised function with the code around it, so the bodies of the modules in `eager` are put
-// in parentheses: they are then in the cache. The parentheses change nothing else. A body in the
-// cache that a run does not need costs its reading at every start, so the others are left lazy.
-function compileModuleBodiesEagerly(url, modules, eager) {
+// parenthesised function with the code around it, so these bodies are put in parentheses: they are
+// then in the cache. The parentheses change nothing else.
+function compileModuleBodiesEagerly(url) {
   const file = fileURLToPath(url);
   const text = readFileSync(file, 'utf8');
   const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, false, ts.ScriptKind.JS);
   let out = '';
   let at = 0;
-  let n = 0;
   for (const statement of source.statements) {
     if (!ts.isVariableStatement(statement)) continue;
     for (const { initializer: init } of statement.declarationList.declarations) {
       const body =
         init && ts.isCallExpression(init) && init.arguments.length === 1 ? init.arguments[0] : undefined;
       if (!body || !ts.isArrowFunction(body) || !ts.isBlock(body.body)) continue;
-      if (!eager.has(modules[n++])) continue;
       const start = body.getStart(source);
       out += `${text.slice(at, start)}(${text.slice(start, body.end)})`;
       at = body.end;
     }
   }
-  // Each wrapper is matched with its module by order: another count means esbuild's output has
-  // changed shape (and commander's modules are always wrapped, so none found means the same).
-  if (n !== modules.length || at === 0)
-    throw new Error(`build: ${n} module wrappers in ${file}, ${modules.length} expected`);
+  // commander's modules are always wrapped: none found means esbuild's output has changed shape.
+  if (at === 0) throw new Error(`build: no module wrapper found in ${file}`);
   writeFileSync(file, out + text.slice(at));
-}
-
-/**
- * The module of each wrapper, in the bundle's order: the same build unminified names each one
- * (`var init_x = __esm({ "src/x.ts"() {...} })`, `__commonJS({ "node_modules/...js"(exports) {...} })`).
- */
-async function wrapperModules(options) {
-  const { outputFiles } = await build({ ...options, minify: false, write: false });
-  const text = outputFiles[0].text;
-  const source = ts.createSourceFile('cli.cjs', text, ts.ScriptTarget.Latest, false, ts.ScriptKind.JS);
-  const modules = [];
-  for (const statement of source.statements) {
-    if (!ts.isVariableStatement(statement)) continue;
-    for (const { initializer: init } of statement.declarationList.declarations) {
-      const arg =
-        init && ts.isCallExpression(init) && init.arguments.length === 1 ? init.arguments[0] : undefined;
-      if (!arg || !ts.isObjectLiteralExpression(arg) || arg.properties.length !== 1) continue;
-      const method = arg.properties[0];
-      if (ts.isMethodDeclaration(method) && ts.isStringLiteral(method.name)) modules.push(method.name.text);
-    }
-  }
-  return modules;
-}
-
-/** The modules `roots` import, directly or through others, without import(): they run with them. */
-function staticImports(metafile, roots) {
-  const seen = new Set();
-  const next = [...roots];
-  while (next.length) {
-    const path = next.pop();
-    if (seen.has(path)) continue;
-    seen.add(path);
-    for (const i of metafile.inputs[path]?.imports ?? [])
-      if (!i.external && (i.kind === 'import-statement' || i.kind === 'require-call')) next.push(i.path);
-  }
-  return seen;
 }
