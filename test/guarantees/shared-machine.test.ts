@@ -281,8 +281,9 @@ describe('concurrent config writes', () => {
 });
 
 describe.skipIf(!isRoot)('another user swaps the temporary file for a symlink', () => {
-  // still running when the folder is swapped
-  const slow = mockFixture({ referrals: 3000, latencyMs: 100 });
+  // Still running when the folder is swapped: 60 pages of 10, 15 rounds of four at once, as long a
+  // run as 3,000 referrals in pages of 50, with a fifth of the records to write once the wait ends.
+  const slow = mockFixture({ referrals: 600, latencyMs: 100 });
 
   let dir: ReturnType<typeof tempDir>;
 
@@ -329,7 +330,7 @@ describe.skipIf(!isRoot)('another user swaps the temporary file for a symlink', 
 
   it('the export fails naming it; nothing outside is touched, the moved file is emptied', async () => {
     const { shared, victim, target } = scene();
-    const run = launch(['referrals', 'export', '-o', target, '--per-page', '50'], slow.env());
+    const run = launch(['referrals', 'export', '-o', target, '--per-page', '10'], slow.env());
     const partial = await until(partialIn(shared), 'the temporary file');
     attack(shared, victim, partial);
     slow.setLatency(0); // the swap is done: the rest of the export need not wait
@@ -344,7 +345,7 @@ describe.skipIf(!isRoot)('another user swaps the temporary file for a symlink', 
 
   it('the same, interrupted by SIGINT: exit 130, nothing outside touched, no data left anywhere', async () => {
     const { shared, victim, target } = scene();
-    const run = launch(['referrals', 'export', '-o', target, '--per-page', '50'], slow.env());
+    const run = launch(['referrals', 'export', '-o', target, '--per-page', '10'], slow.env());
     const partial = await until(partialIn(shared), 'the temporary file');
     attack(shared, victim, partial);
     run.child.kill('SIGINT');
