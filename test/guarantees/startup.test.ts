@@ -151,7 +151,8 @@ describe.concurrent("code caches: only Node's, only in a private folder", () => 
       { HOME: join(root, 'home'), TMPDIR: join(root, 'tmp'), XDG_CACHE_HOME: 'xdg' }, // relative: ignored
       { HOME: join(root, 'home'), TMPDIR: join(root, 'tmp'), IMAGING_CACHE_DIR: 'cache' }, // relative
     ];
-    const exes = [process.execPath, NODE22].filter((e): e is string => e !== undefined);
+    // This Node and a pinned 22+ (one Node when this one is 22+ itself).
+    const exes = [...new Set([process.execPath, NODE22])].filter((e): e is string => e !== undefined);
     // All at once: what any of them wrote is seen below. `--version` answers before the launcher
     // reads any of these variables: one run of it per Node, a lookup per Node and environment.
     const runs = exes.flatMap((exe) => [
