@@ -192,7 +192,14 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
   receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
   // The group webhook the sandbox examples deliver to (sandbox test-webhook, sandbox advance).
-  mock = await startMockServer({ port: 0, webhookUrl: receiverUrl, webhookKey: Buffer.from(SECRET) });
+  // 100 referrals: every page an example asks for, and the referrals they name (R-240001 to
+  // R-240008), with a fraction of the default's 300 for the exports and --all lists to walk.
+  mock = await startMockServer({
+    port: 0,
+    referrals: 100,
+    webhookUrl: receiverUrl,
+    webhookKey: Buffer.from(SECRET),
+  });
   work = tempDir('imaging-examples-');
   // `imaging` on PATH, as `npm link` puts it.
   shim = join(work.path, 'bin');

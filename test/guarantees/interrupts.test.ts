@@ -438,11 +438,11 @@ describe('a read that never ends stops at a signal', () => {
 
   const O_NONBLOCK = 0o4000;
 
+  // One signal per kind of read: what stops is the read, whichever signal comes (each signal's own
+  // exit code is proved for real by "an export interrupted" above); the FIFO gets a SIGTERM, the
+  // terminal a Ctrl-C.
   describe('a FIFO that never gets a writer: a signal stops the real binary at once', () => {
-    it.for<['SIGINT' | 'SIGTERM', number]>([
-      ['SIGINT', 130],
-      ['SIGTERM', 143],
-    ])('%s: exit %i', async ([signal, code]) => {
+    it.for<['SIGINT' | 'SIGTERM', number]>([['SIGTERM', 143]])('%s: exit %i', async ([signal, code]) => {
       const fifo = join(dir.path, 'never.fifo');
       execFileSync('mkfifo', [fifo]);
       const child = spawn(process.execPath, [BIN, 'referrals', 'create', '--file', fifo], {
@@ -516,10 +516,7 @@ describe('a read that never ends stops at a signal', () => {
 
     // /dev/ptmx opens a new terminal whose other side nobody holds: a read of it never returns. A
     // blocking read in Node's thread pool kept the process alive after "interrupted" until kill -9.
-    it.for<['SIGINT' | 'SIGTERM', number]>([
-      ['SIGINT', 130],
-      ['SIGTERM', 143],
-    ])(
+    it.for<['SIGINT' | 'SIGTERM', number]>([['SIGINT', 130]])(
       'webhook verify --body /dev/ptmx (a terminal that never answers): %s ends it (%i)',
       async ([signal, code]) => {
         const child = spawn(

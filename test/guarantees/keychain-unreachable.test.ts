@@ -44,10 +44,11 @@ describe.skipIf(missing)(`a keychain that does not answer${skipNote}`, () => {
     expect(String(login.stderr)).toContain('kept in the OS keychain');
     return () => cfg.cleanup();
   });
-  // The logins and logouts around each case run in-process (the keychain helper is a real process
-  // either way); the command the case is about runs the real binary (`real`).
-  const imaging = (args: string[], extra: NodeJS.ProcessEnv = {}, input?: string, real = false) =>
-    cli(real, ['--env', 'local', ...args], {
+  // In-process: the keychain helper is a real process either way (keychain.ts starts it from the
+  // worker as from the binary), talking to the real silent bus; keychain.test.ts runs the binary
+  // against a keychain that cannot be read.
+  const imaging = (args: string[], extra: NodeJS.ProcessEnv = {}, input?: string) =>
+    cli(false, ['--env', 'local', ...args], {
       env: { ...service.env, IMAGING_CONFIG_DIR: cfg.path, IMAGING_KEYCHAIN: '', ...extra },
       ...(input !== undefined ? { input } : {}),
     });
@@ -58,7 +59,7 @@ describe.skipIf(missing)(`a keychain that does not answer${skipNote}`, () => {
   });
 
   it('auth logout: no claim that the token was removed, exit 1, naming the entry left behind', async () => {
-    const r = await imaging(['auth', 'logout'], noKeychain(), undefined, true);
+    const r = await imaging(['auth', 'logout'], noKeychain());
     expect(r.exitCode).toBe(1);
     expect(String(r.stderr)).not.toContain('removed from the OS keychain');
     expect(String(r.stderr)).toContain('the OS keychain could not be reached');
@@ -70,7 +71,7 @@ describe.skipIf(missing)(`a keychain that does not answer${skipNote}`, () => {
 
   it('auth status --check: exit 3, the row saying the token was not sent', async () => {
     const before = fx.mock.requests.length;
-    const r = await imaging(['auth', 'status', '--check', '--json'], noKeychain(), undefined, true);
+    const r = await imaging(['auth', 'status', '--check', '--json'], noKeychain());
     expect(r.exitCode).toBe(3);
     const row = JSON.parse(String(r.stdout)).find((x: { environment: string }) => x.environment === 'local');
     expect(row.token_source).toMatch(/^keychain:/);

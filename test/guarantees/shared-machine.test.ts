@@ -122,7 +122,9 @@ describe.skipIf(!asNobody)(`an export into a folder others can write to${skipNot
         .on('end', () => resolve(Buffer.concat(chunks).toString('utf8')))
         .on('error', reject);
     });
-    const r = await spawnCli(['referrals', 'export', '-o', target], { env: fx.env() });
+    // In-process: the checks that refuse nobody's FIFO pass mine; output-targets runs the binary
+    // into a FIFO.
+    const r = await cli(false, ['referrals', 'export', '-o', target], { env: fx.env() });
     expect(r.exitCode).toBe(0);
     expect(await read).toBe(reference);
   });
@@ -212,7 +214,7 @@ describe('the config folder and file', () => {
 });
 
 describe('concurrent config writes', () => {
-  it('ten `config set` at once keep all ten values, in a 0600 file in a 0700 folder, nothing else left', async () => {
+  it('ten `config set` at once (four processes, six in this one once the first has written) keep all ten values, in a 0600 file in a 0700 folder, nothing else left', async () => {
     const cfg = join(dir.path, 'new', 'cfg'); // neither folder there yet
     const sets: string[][] = [['env', 'production']];
     for (const env of ['sandbox', 'production', 'local']) {
@@ -220,9 +222,13 @@ describe('concurrent config writes', () => {
       sets.push(['path.payments', `/api/v2/referrals/{id}/payments-${env}`, '--env', env]);
       sets.push(['path.notifications', `/api/v2/referrals/{id}/notes-${env}`, '--env', env]);
     }
-    const results = await Promise.all(
-      sets.map((s) => spawnCli(['config', 'set', ...s], { env: { IMAGING_CONFIG_DIR: cfg } })),
-    );
+    // Every writer takes the same lock on the same file: four processes make the folders, and six
+    // writers in this process join them once the first has written, while the others still run.
+    const set = (real: boolean, s: string[]) =>
+      cli(real, ['config', 'set', ...s], { env: { IMAGING_CONFIG_DIR: cfg } });
+    const processes = sets.slice(0, 4).map((s) => set(true, s));
+    await until(() => (existsSync(join(cfg, 'config.json')) ? true : undefined), 'the first write');
+    const results = await Promise.all([...processes, ...sets.slice(4).map((s) => set(false, s))]);
     for (const r of results) expect(r.exitCode, r.stderr).toBe(0);
     const stored = JSON.parse(readFileSync(join(cfg, 'config.json'), 'utf8'));
     expect(stored.env).toBe('production');
@@ -275,8 +281,9 @@ describe('concurrent config writes', () => {
 });
 
 describe.skipIf(!isRoot)('another user swaps the temporary file for a symlink', () => {
-  // still running when the folder is swapped
-  const slow = mockFixture({ referrals: 3000, latencyMs: 100 });
+  // Still running when the folder is swapped: 60 pages of 10, 15 rounds of four at once, as long a
+  // run as 3,000 referrals in pages of 50, with a fifth of the records to write once the wait ends.
+  const slow = mockFixture({ referrals: 600, latencyMs: 100 });
 
   let dir: ReturnType<typeof tempDir>;
 
@@ -323,7 +330,7 @@ describe.skipIf(!isRoot)('another user swaps the temporary file for a symlink', 
 
   it('the export fails naming it; nothing outside is touched, the moved file is emptied', async () => {
     const { shared, victim, target } = scene();
-    const run = launch(['referrals', 'export', '-o', target, '--per-page', '50'], slow.env());
+    const run = launch(['referrals', 'export', '-o', target, '--per-page', '10'], slow.env());
     const partial = await until(partialIn(shared), 'the temporary file');
     attack(shared, victim, partial);
     slow.setLatency(0); // the swap is done: the rest of the export need not wait
@@ -338,7 +345,7 @@ describe.skipIf(!isRoot)('another user swaps the temporary file for a symlink', 
 
   it('the same, interrupted by SIGINT: exit 130, nothing outside touched, no data left anywhere', async () => {
     const { shared, victim, target } = scene();
-    const run = launch(['referrals', 'export', '-o', target, '--per-page', '50'], slow.env());
+    const run = launch(['referrals', 'export', '-o', target, '--per-page', '10'], slow.env());
     const partial = await until(partialIn(shared), 'the temporary file');
     attack(shared, victim, partial);
     run.child.kill('SIGINT');
