@@ -2,6 +2,7 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import {
   chmodSync,
   chownSync,
+  cpSync,
   mkdirSync,
   readdirSync,
   readFileSync,
@@ -558,6 +559,11 @@ describe('real failures on the real binary', () => {
     rmSync(join(disk.path, '..'), { recursive: true, force: true });
   });
   const slowEnv = () => slow.env({ IMAGING_ENV: 'sandbox', IMAGING_TOKEN: 'mock-resume-suite' });
+  // The clean export both resumed files are compared with (the same options, the emulator only read),
+  // made once at full speed.
+  const cleanArgs = ['--per-page', '20', '--concurrency', '1'];
+  let cleanRun: Promise<Buffer> | undefined;
+  const cleanExport = () => (cleanRun ??= clean(cleanArgs, slowEnv()));
   const waitFor = async (check: () => boolean) => {
     while (!check()) await new Promise((r) => setTimeout(r, 10));
   };
@@ -565,8 +571,8 @@ describe('real failures on the real binary', () => {
     new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
 
   it('Ctrl-C (a real SIGINT) mid-export keeps a checkpoint; --resume completes it byte-identically', async () => {
-    const args = ['--per-page', '20', '--concurrency', '1'];
-    const expected = await clean(args, slowEnv());
+    const args = cleanArgs;
+    const expected = await cleanExport();
     slow.reset();
     slow.setLatency(60);
     const target = join(dir.path, 'referrals.csv');
@@ -634,8 +640,8 @@ describe('real failures on the real binary', () => {
   it.skipIf(disk.error !== undefined)(
     `a full disk (a real 64 KiB tmpfs) mid-export keeps a consistent checkpoint; with room again, --resume completes it${disk.error ? ` (skipped: ${disk.error})` : ''}`,
     async () => {
-      const args = ['--per-page', '20', '--concurrency', '1'];
-      const expected = await clean(args, slowEnv());
+      const args = cleanArgs;
+      const expected = await cleanExport();
       expect(expected.length).toBeGreaterThan(96 * 1024);
       const target = join(disk.path, 'referrals.csv');
       const child = spawn(process.execPath, [BIN, 'referrals', 'export', ...args, '-o', target], {
@@ -684,17 +690,31 @@ describe('--dry-run --resume', () => {
    * `referrals export --dry-run --resume -o F` reports what the resume would cost, from the
    * checkpoint (checked as --resume checks it), not what a whole export would. Seen: a checkpoint of
    * 25 pages of 30, the dry run said 30 requests and "would stop with exit 6" where the resume
-   * needed 5 and went through. A real checkpoint, made by a real fault on page 26.
+   * needed 5 and went through. A real checkpoint, made by a real fault on page 26: made once, and
+   * each test given a copy of it beside its own target (a checkpoint names no folder or token).
    */
 
   const fx = mockFixture({ referrals: 300 });
 
+  const args = ['referrals', 'export', '--per-page', '10', '--concurrency', '1'];
+
+  const made = tempDir();
+
   beforeAll(async () => {
     await fx.start();
     configureSandbox(fx.configDir, fx.mock.url);
+    const env = fx.env({ IMAGING_ENV: 'sandbox', IMAGING_TOKEN: `mock-dry-resume-${process.pid}-0` });
+    fx.mock.faults.add(parseFault('500:*@25', '/api/v2/referrals')); // pages 1-25 answered, 26 fails
+    const failed = await run([...args, '-o', join(made.path, 'out.csv')], { env });
+    fx.mock.faults.clear();
+    expect(failed.code).toBe(1);
+    expect(failed.stderr).toContain('25 complete pages (250 referrals) are kept in a checkpoint');
   });
 
-  afterAll(() => fx.stop());
+  afterAll(async () => {
+    made.cleanup();
+    await fx.stop();
+  });
 
   let dir: ReturnType<typeof tempDir>;
 
@@ -703,8 +723,6 @@ describe('--dry-run --resume', () => {
   let n = 0;
 
   let env: NodeJS.ProcessEnv;
-
-  const args = ['referrals', 'export', '--per-page', '10', '--concurrency', '1'];
 
   const pagesAsked = () =>
     fx
@@ -716,11 +734,11 @@ describe('--dry-run --resume', () => {
     dir = tempDir();
     target = join(dir.path, 'out.csv');
     env = fx.env({ IMAGING_ENV: 'sandbox', IMAGING_TOKEN: `mock-dry-resume-${process.pid}-${++n}` });
-    fx.mock.faults.add(parseFault('500:*@25', '/api/v2/referrals')); // pages 1-25 answered, 26 fails
-    const failed = await run([...args, '-o', target], { env });
-    fx.mock.faults.clear();
-    expect(failed.code).toBe(1);
-    expect(failed.stderr).toContain('25 complete pages (250 referrals) are kept in a checkpoint');
+    // The checkpoint as the failed export left it: owner-only folder and files, the same times.
+    const cp = join(dir.path, '.out.csv.checkpoint');
+    cpSync(join(made.path, '.out.csv.checkpoint'), cp, { recursive: true, preserveTimestamps: true });
+    chmodSync(cp, 0o700);
+    for (const f of readdirSync(cp)) chmodSync(join(cp, f), 0o600);
     fx.reset();
   });
 
