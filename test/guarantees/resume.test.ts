@@ -465,18 +465,18 @@ describe('the seam: the list must be the one the checkpoint was cut from', () =>
         }),
       );
     });
+    await makeCheckpoint();
   });
-  afterAll(() => server.close());
-  const env = () => {
-    configureSandbox(`${dir.path}-config`, server.url);
+  const env = (where = dir.path) => {
+    configureSandbox(`${where}-config`, server.url);
     return {
       IMAGING_ENV: 'sandbox',
       IMAGING_BASE_URL: server.url,
       IMAGING_TOKEN: 'seam-token',
-      IMAGING_CONFIG_DIR: `${dir.path}-config`, // its own folder: only checkpoint files go beside the target
+      IMAGING_CONFIG_DIR: `${where}-config`, // its own folder: only checkpoint files go beside the target
     };
   };
-  const argv = () => [
+  const argv = (where = dir.path) => [
     'referrals',
     'export',
     '--format',
@@ -486,16 +486,32 @@ describe('the seam: the list must be the one the checkpoint was cut from', () =>
     '--concurrency',
     '1',
     '-o',
-    join(dir.path, 'out.ndjson'),
+    join(where, 'out.ndjson'),
   ];
   const pagesSeen = () => server.seen.map((s) => Number(new URL(s.url, 'http://x').searchParams.get('page')));
-  beforeEach(async () => {
-    list = Array.from({ length: 50 }, (_, i) => ({ id: uuid(i + 1), reference: `R-${i + 1}` }));
+  const fresh = () => Array.from({ length: 50 }, (_, i) => ({ id: uuid(i + 1), reference: `R-${i + 1}` }));
+  // The checkpoint a real failure on page 4 leaves, made once; each test resumes a copy of it beside
+  // its own target (a checkpoint names no folder).
+  const made = tempDir();
+  const makeCheckpoint = async () => {
+    list = fresh();
     failing = true;
-    const r = await run(argv(), { env: env() });
+    const r = await run(argv(made.path), { env: env(made.path) });
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('3 complete pages (30 referrals) are kept');
     failing = false;
+  };
+  afterAll(async () => {
+    made.cleanup();
+    rmSync(`${made.path}-config`, { recursive: true, force: true });
+    await server.close();
+  });
+  beforeEach(() => {
+    list = fresh();
+    const cp = join(dir.path, '.out.ndjson.checkpoint');
+    cpSync(join(made.path, '.out.ndjson.checkpoint'), cp, { recursive: true, preserveTimestamps: true });
+    chmodSync(cp, 0o700);
+    for (const f of readdirSync(cp)) chmodSync(join(cp, f), 0o600);
     server.seen.length = 0;
   });
 
