@@ -52,12 +52,28 @@ export function renderTable(
 
 // Cells are cleaned before they are measured; widths count terminal cells (CJK two, combining marks none).
 export function layoutTable(columns: ColumnLayout[], rows: unknown[][], opts: TableOptions): TableLayout {
-  const body = rows.map((r) => columns.map((_, i) => cellText(r[i])));
+  const n = columns.length;
+  const body: string[][] = new Array(rows.length);
+  // Each body cell's width, measured once: for the columns' widths and again for its padding.
+  const cellWidths = new Int32Array(rows.length * n);
   const head = columns.map((c) => clean(c.header.toUpperCase()));
   // Row by row: a list is never spread into arguments (the stack would overflow on a long one).
   const natural = head.map((h) => displayWidth(h));
-  for (const r of body)
-    for (let i = 0; i < r.length; i++) natural[i] = Math.max(natural[i] ?? 0, displayWidth(r[i] ?? ''));
+  for (let k = 0; k < rows.length; k++) {
+    const r = rows[k] ?? [];
+    const cells: string[] = new Array(n);
+    for (let i = 0; i < n; i++) {
+      // Printable ASCII is what clean leaves as it is, and a cell of it as wide as it is long.
+      const s = cell(r[i]);
+      const ascii = PRINTABLE_ASCII.test(s);
+      const t = ascii ? s.trim() : clean(s).trim();
+      const w = ascii ? t.length : displayWidth(t);
+      cells[i] = t;
+      cellWidths[k * n + i] = w;
+      if (w > (natural[i] ?? 0)) natural[i] = w;
+    }
+    body[k] = cells;
+  }
   const plan =
     opts.width && opts.width > 0
       ? fitColumns(columns, head, natural, opts.width, longestWords(head, body), longestEnums(body))
@@ -94,7 +110,21 @@ export function layoutTable(columns: ColumnLayout[], rows: unknown[][], opts: Ta
     }
   };
   emit(head, true);
-  for (const r of body) emit(r, false);
+  if (plan) for (const r of body) emit(r, false);
+  // Every column shown at its natural width, none wrapped: one line a row, as emit makes it.
+  else
+    for (let k = 0; k < body.length; k++) {
+      const cells = body[k] ?? [];
+      let last = n - 1;
+      while (last > 0 && cells[last] === '') last--;
+      let line = '';
+      for (let j = 0; j < last; j++) {
+        const t = cells[j] ?? '';
+        const gap = (natural[j] ?? 0) - (cellWidths[k * n + j] ?? 0);
+        line += gap > 0 ? t + ' '.repeat(gap) + GAP : t + GAP;
+      }
+      lines.push(line + (cells[last] ?? ''));
+    }
   const omitted = plan ? columns.filter((_, i) => !shown.includes(i)).map((c) => c.header) : [];
   lines.push(''); // the table ends with a line break
   return { text: joinSafe(lines, '\n'), omitted };
@@ -257,9 +287,11 @@ const ZERO_WIDTH = /[\p{Mn}\p{Me}\p{Cf}]/u;
 const WIDE =
   /[\u1100-\u115F\u2E80-\u303E\u3041-\u33FF\u3400-\u4DBF\u4E00-\u9FFF\uA000-\uA4CF\uAC00-\uD7A3\uF900-\uFAFF\uFE30-\uFE4F\uFF00-\uFF60\uFFE0-\uFFE6\p{Extended_Pictographic}\u{20000}-\u{3FFFD}]/u;
 
+const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
+
 /** Terminal cells a string takes: 0 for combining marks, 2 for wide (CJK, emoji), else 1. */
 export function displayWidth(s: string): number {
-  if (/^[\x20-\x7e]*$/.test(s)) return s.length;
+  if (PRINTABLE_ASCII.test(s)) return s.length;
   let w = 0;
   for (const ch of s) {
     if (ZERO_WIDTH.test(ch)) continue;

@@ -2,6 +2,7 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import {
   chmodSync,
   chownSync,
+  cpSync,
   mkdirSync,
   readdirSync,
   readFileSync,
@@ -464,18 +465,18 @@ describe('the seam: the list must be the one the checkpoint was cut from', () =>
         }),
       );
     });
+    await makeCheckpoint();
   });
-  afterAll(() => server.close());
-  const env = () => {
-    configureSandbox(`${dir.path}-config`, server.url);
+  const env = (where = dir.path) => {
+    configureSandbox(`${where}-config`, server.url);
     return {
       IMAGING_ENV: 'sandbox',
       IMAGING_BASE_URL: server.url,
       IMAGING_TOKEN: 'seam-token',
-      IMAGING_CONFIG_DIR: `${dir.path}-config`, // its own folder: only checkpoint files go beside the target
+      IMAGING_CONFIG_DIR: `${where}-config`, // its own folder: only checkpoint files go beside the target
     };
   };
-  const argv = () => [
+  const argv = (where = dir.path) => [
     'referrals',
     'export',
     '--format',
@@ -485,16 +486,32 @@ describe('the seam: the list must be the one the checkpoint was cut from', () =>
     '--concurrency',
     '1',
     '-o',
-    join(dir.path, 'out.ndjson'),
+    join(where, 'out.ndjson'),
   ];
   const pagesSeen = () => server.seen.map((s) => Number(new URL(s.url, 'http://x').searchParams.get('page')));
-  beforeEach(async () => {
-    list = Array.from({ length: 50 }, (_, i) => ({ id: uuid(i + 1), reference: `R-${i + 1}` }));
+  const fresh = () => Array.from({ length: 50 }, (_, i) => ({ id: uuid(i + 1), reference: `R-${i + 1}` }));
+  // The checkpoint a real failure on page 4 leaves, made once; each test resumes a copy of it beside
+  // its own target (a checkpoint names no folder).
+  const made = tempDir();
+  const makeCheckpoint = async () => {
+    list = fresh();
     failing = true;
-    const r = await run(argv(), { env: env() });
+    const r = await run(argv(made.path), { env: env(made.path) });
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('3 complete pages (30 referrals) are kept');
     failing = false;
+  };
+  afterAll(async () => {
+    made.cleanup();
+    rmSync(`${made.path}-config`, { recursive: true, force: true });
+    await server.close();
+  });
+  beforeEach(() => {
+    list = fresh();
+    const cp = join(dir.path, '.out.ndjson.checkpoint');
+    cpSync(join(made.path, '.out.ndjson.checkpoint'), cp, { recursive: true, preserveTimestamps: true });
+    chmodSync(cp, 0o700);
+    for (const f of readdirSync(cp)) chmodSync(join(cp, f), 0o600);
     server.seen.length = 0;
   });
 
@@ -558,6 +575,11 @@ describe('real failures on the real binary', () => {
     rmSync(join(disk.path, '..'), { recursive: true, force: true });
   });
   const slowEnv = () => slow.env({ IMAGING_ENV: 'sandbox', IMAGING_TOKEN: 'mock-resume-suite' });
+  // The clean export both resumed files are compared with (the same options, the emulator only read),
+  // made once at full speed.
+  const cleanArgs = ['--per-page', '20', '--concurrency', '1'];
+  let cleanRun: Promise<Buffer> | undefined;
+  const cleanExport = () => (cleanRun ??= clean(cleanArgs, slowEnv()));
   const waitFor = async (check: () => boolean) => {
     while (!check()) await new Promise((r) => setTimeout(r, 10));
   };
@@ -565,8 +587,8 @@ describe('real failures on the real binary', () => {
     new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
 
   it('Ctrl-C (a real SIGINT) mid-export keeps a checkpoint; --resume completes it byte-identically', async () => {
-    const args = ['--per-page', '20', '--concurrency', '1'];
-    const expected = await clean(args, slowEnv());
+    const args = cleanArgs;
+    const expected = await cleanExport();
     slow.reset();
     slow.setLatency(60);
     const target = join(dir.path, 'referrals.csv');
@@ -634,8 +656,8 @@ describe('real failures on the real binary', () => {
   it.skipIf(disk.error !== undefined)(
     `a full disk (a real 64 KiB tmpfs) mid-export keeps a consistent checkpoint; with room again, --resume completes it${disk.error ? ` (skipped: ${disk.error})` : ''}`,
     async () => {
-      const args = ['--per-page', '20', '--concurrency', '1'];
-      const expected = await clean(args, slowEnv());
+      const args = cleanArgs;
+      const expected = await cleanExport();
       expect(expected.length).toBeGreaterThan(96 * 1024);
       const target = join(disk.path, 'referrals.csv');
       const child = spawn(process.execPath, [BIN, 'referrals', 'export', ...args, '-o', target], {
@@ -684,17 +706,31 @@ describe('--dry-run --resume', () => {
    * `referrals export --dry-run --resume -o F` reports what the resume would cost, from the
    * checkpoint (checked as --resume checks it), not what a whole export would. Seen: a checkpoint of
    * 25 pages of 30, the dry run said 30 requests and "would stop with exit 6" where the resume
-   * needed 5 and went through. A real checkpoint, made by a real fault on page 26.
+   * needed 5 and went through. A real checkpoint, made by a real fault on page 26: made once, and
+   * each test given a copy of it beside its own target (a checkpoint names no folder or token).
    */
 
   const fx = mockFixture({ referrals: 300 });
 
+  const args = ['referrals', 'export', '--per-page', '10', '--concurrency', '1'];
+
+  const made = tempDir();
+
   beforeAll(async () => {
     await fx.start();
     configureSandbox(fx.configDir, fx.mock.url);
+    const env = fx.env({ IMAGING_ENV: 'sandbox', IMAGING_TOKEN: `mock-dry-resume-${process.pid}-0` });
+    fx.mock.faults.add(parseFault('500:*@25', '/api/v2/referrals')); // pages 1-25 answered, 26 fails
+    const failed = await run([...args, '-o', join(made.path, 'out.csv')], { env });
+    fx.mock.faults.clear();
+    expect(failed.code).toBe(1);
+    expect(failed.stderr).toContain('25 complete pages (250 referrals) are kept in a checkpoint');
   });
 
-  afterAll(() => fx.stop());
+  afterAll(async () => {
+    made.cleanup();
+    await fx.stop();
+  });
 
   let dir: ReturnType<typeof tempDir>;
 
@@ -703,8 +739,6 @@ describe('--dry-run --resume', () => {
   let n = 0;
 
   let env: NodeJS.ProcessEnv;
-
-  const args = ['referrals', 'export', '--per-page', '10', '--concurrency', '1'];
 
   const pagesAsked = () =>
     fx
@@ -716,11 +750,11 @@ describe('--dry-run --resume', () => {
     dir = tempDir();
     target = join(dir.path, 'out.csv');
     env = fx.env({ IMAGING_ENV: 'sandbox', IMAGING_TOKEN: `mock-dry-resume-${process.pid}-${++n}` });
-    fx.mock.faults.add(parseFault('500:*@25', '/api/v2/referrals')); // pages 1-25 answered, 26 fails
-    const failed = await run([...args, '-o', target], { env });
-    fx.mock.faults.clear();
-    expect(failed.code).toBe(1);
-    expect(failed.stderr).toContain('25 complete pages (250 referrals) are kept in a checkpoint');
+    // The checkpoint as the failed export left it: owner-only folder and files, the same times.
+    const cp = join(dir.path, '.out.csv.checkpoint');
+    cpSync(join(made.path, '.out.csv.checkpoint'), cp, { recursive: true, preserveTimestamps: true });
+    chmodSync(cp, 0o700);
+    for (const f of readdirSync(cp)) chmodSync(join(cp, f), 0o600);
     fx.reset();
   });
 
