@@ -1,8 +1,11 @@
 /** RFC 4180 CSV: CRLF line ends, a cell quoted when it holds a quote, comma, CR or LF, quotes doubled. */
 
 // A cell a spreadsheet would run as a formula: a leading sign, after any blanks or invisible characters.
-const FORMULA_START =
-  /^(?:[\t\r]|[\s\p{Default_Ignorable_Code_Point}]*[=+\-@\uff1d\uff0b\uff0d\uff20\ufe66\ufe62\ufe63\ufe6b\u2212])/u;
+// Built on first use: ICU makes a property's tables when the pattern is made, which a lookup never needs.
+let formulaStart: RegExp | undefined;
+const FORMULA_START = () =>
+  (formulaStart ??=
+    /^(?:[\t\r]|[\s\p{Default_Ignorable_Code_Point}]*[=+\-@\uff1d\uff0b\uff0d\uff20\ufe66\ufe62\ufe63\ufe6b\u2212])/u);
 
 /** The UTF-8 byte-order mark --bom writes before CSV (Excel then reads the file as UTF-8). */
 export const BOM = '\ufeff';
@@ -14,7 +17,7 @@ export const BOM = '\ufeff';
 function runsAsFormula(text: string): boolean {
   const c = text.charCodeAt(0);
   if (c > 0x20 && c < 0x7f && c !== 0x3d && c !== 0x2b && c !== 0x2d && c !== 0x40) return false;
-  return FORMULA_START.test(text);
+  return FORMULA_START().test(text);
 }
 
 export function csvCell(value: unknown, formulaGuard = true): string {
