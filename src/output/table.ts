@@ -52,28 +52,12 @@ export function renderTable(
 
 // Cells are cleaned before they are measured; widths count terminal cells (CJK two, combining marks none).
 export function layoutTable(columns: ColumnLayout[], rows: unknown[][], opts: TableOptions): TableLayout {
-  const n = columns.length;
-  const body: string[][] = new Array(rows.length);
-  // Each body cell's width, measured once: for the columns' widths and again for its padding.
-  const cellWidths = new Int32Array(rows.length * n);
+  const body = rows.map((r) => columns.map((_, i) => cellText(r[i])));
   const head = columns.map((c) => clean(c.header.toUpperCase()));
   // Row by row: a list is never spread into arguments (the stack would overflow on a long one).
   const natural = head.map((h) => displayWidth(h));
-  for (let k = 0; k < rows.length; k++) {
-    const r = rows[k] ?? [];
-    const cells: string[] = new Array(n);
-    for (let i = 0; i < n; i++) {
-      // Printable ASCII is what clean leaves as it is, and a cell of it as wide as it is long.
-      const s = cell(r[i]);
-      const ascii = PRINTABLE_ASCII.test(s);
-      const t = ascii ? s.trim() : clean(s).trim();
-      const w = ascii ? t.length : displayWidth(t);
-      cells[i] = t;
-      cellWidths[k * n + i] = w;
-      if (w > (natural[i] ?? 0)) natural[i] = w;
-    }
-    body[k] = cells;
-  }
+  for (const r of body)
+    for (let i = 0; i < r.length; i++) natural[i] = Math.max(natural[i] ?? 0, displayWidth(r[i] ?? ''));
   const plan =
     opts.width && opts.width > 0
       ? fitColumns(columns, head, natural, opts.width, longestWords(head, body), longestEnums(body))
@@ -110,21 +94,7 @@ export function layoutTable(columns: ColumnLayout[], rows: unknown[][], opts: Ta
     }
   };
   emit(head, true);
-  if (plan) for (const r of body) emit(r, false);
-  // Every column shown at its natural width, none wrapped: one line a row, as emit makes it.
-  else
-    for (let k = 0; k < body.length; k++) {
-      const cells = body[k] ?? [];
-      let last = n - 1;
-      while (last > 0 && cells[last] === '') last--;
-      let line = '';
-      for (let j = 0; j < last; j++) {
-        const t = cells[j] ?? '';
-        const gap = (natural[j] ?? 0) - (cellWidths[k * n + j] ?? 0);
-        line += gap > 0 ? t + ' '.repeat(gap) + GAP : t + GAP;
-      }
-      lines.push(line + (cells[last] ?? ''));
-    }
+  for (const r of body) emit(r, false);
   const omitted = plan ? columns.filter((_, i) => !shown.includes(i)).map((c) => c.header) : [];
   lines.push(''); // the table ends with a line break
   return { text: joinSafe(lines, '\n'), omitted };
