@@ -8,6 +8,7 @@ import {
   mkdirSync,
   readdirSync,
   readFileSync,
+  rmSync,
   statSync,
   symlinkSync,
   writeFileSync,
@@ -243,6 +244,29 @@ describe('concurrent config writes', () => {
     }
     expect(statSync(cfg).mode & 0o777).toBe(0o700);
     expect(statSync(join(cfg, 'config.json')).mode & 0o777).toBe(0o600);
+    expect(readdirSync(cfg)).toEqual(['config.json']);
+  });
+
+  it('a `config set` writes nothing while another live process holds the lock file, then writes once it is gone', async () => {
+    // A lock held by another writer is waited for: without it, concurrent writers lose each other's values.
+    const cfg = join(dir.path, 'held-lock');
+    mkdirSync(cfg, { mode: 0o700 });
+    const lock = join(cfg, 'config.json.lock');
+    writeFileSync(lock, String(process.pid), { mode: 0o600 }); // its holder: this process, alive
+    let ended = false;
+    const setting = cli(true, ['config', 'set', 'env', 'sandbox'], {
+      env: { IMAGING_CONFIG_DIR: cfg },
+    }).finally(() => {
+      ended = true;
+    });
+    // Long past a start-up: a writer that ignored the lock would have written and exited by now.
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(ended).toBe(false);
+    expect(existsSync(join(cfg, 'config.json'))).toBe(false);
+    rmSync(lock);
+    const r = await setting;
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(JSON.parse(readFileSync(join(cfg, 'config.json'), 'utf8')).env).toBe('sandbox');
     expect(readdirSync(cfg)).toEqual(['config.json']);
   });
 

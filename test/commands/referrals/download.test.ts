@@ -565,6 +565,8 @@ describe.concurrent('imaging referrals download against the shared emulator', ()
                   proc('A4', `${base}/outside/A4.pdf`),
                   // Below /api/v2 as written; a front end that decodes %2F routes it to /api/files.
                   proc('A5', `${base}/api/v2/..%2Ffiles/A5.pdf`),
+                  // The same host on another port, a path under /api/v2: another origin all the same.
+                  proc('A6', `${other.url}/api/v2/files/A6.pdf`),
                 ],
               },
             ],
@@ -594,7 +596,7 @@ describe.concurrent('imaging referrals download against the shared emulator', ()
           readdirSync(d.path)
             .filter((f) => f.endsWith('.pdf'))
             .sort(),
-        ).toEqual(['A1', 'A2', 'A3', 'A4', 'A5'].map((a) => `R-1_${a}_report.pdf`));
+        ).toEqual(['A1', 'A2', 'A3', 'A4', 'A5', 'A6'].map((a) => `R-1_${a}_report.pdf`));
         const auth = (path: string) => api.seen.find((s) => s.url === path)?.headers.authorization;
         expect(auth(`/api/v2/referrals/${ID}`)).toBe('Bearer mock-token');
         expect(api.seen.filter((s) => s.url === '/api/v2/files/A1.pdf')).toHaveLength(2);
@@ -605,6 +607,7 @@ describe.concurrent('imaging referrals download against the shared emulator', ()
           api.seen.find((s) => s.url === '/api/v2/..%2Ffiles/A5.pdf')!.headers.authorization,
         ).toBeUndefined();
         expect(other.seen.map((s) => s.url).sort()).toEqual([
+          '/api/v2/files/A6.pdf',
           '/bucket/A2.pdf?signature=s3cr3t',
           '/bucket/A3.pdf?signature=s3cr3t',
         ]);
