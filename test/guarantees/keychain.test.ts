@@ -1,7 +1,9 @@
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { execa } from 'execa';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
   KEYCHAIN_TIMEOUT_MS,
@@ -10,7 +12,7 @@ import {
   keychainRemove,
   keychainStore,
 } from '../../src/config/keychain.js';
-import { cli, mockFixture, tempDir } from '../helpers.js';
+import { BIN, cli, mockFixture, tempDir } from '../helpers.js';
 import { type SecretService, secretServiceMissing, startSecretService } from '../keychain-service.js';
 
 const missing = secretServiceMissing();
@@ -131,6 +133,56 @@ describe.skipIf(missing)('auth login, a lookup, auth status and auth logout with
     expect(String(logout.stderr)).toContain('removed from the OS keychain');
     expect(keychainRead(`local ${fx.mock.url}`, service.env)).toBeNull();
   });
+
+  // Every program started, with its whole argv, as strace records it: the token reaches the keychain
+  // helper on its standard input, never in an argv another user can read through ps.
+  it.skipIf(spawnSync('strace', ['-V']).status !== 0)(
+    'passes the token to the keychain helper on its input, never in any argv',
+    async () => {
+      const trace = join(cfg.path, 'execve.log');
+      const run = (args: string[], input?: string) =>
+        execa(
+          'strace',
+          [
+            '-f',
+            '-qq',
+            '-e',
+            'trace=execve',
+            '-s',
+            '65536',
+            '-o',
+            trace,
+            process.execPath,
+            BIN,
+            '--env',
+            'local',
+            ...args,
+          ],
+          {
+            reject: false,
+            extendEnv: false,
+            env: {
+              ...service.env,
+              IMAGING_CONFIG_DIR: cfg.path,
+              IMAGING_CACHE_DIR: join(cfg.path, 'cache'),
+              NO_COLOR: '1',
+            },
+            ...(input !== undefined ? { input } : {}),
+          },
+        );
+      const login = await run(['auth', 'login', '--base-url', fx.mock.url, '--with-token'], TOKEN);
+      expect(login.exitCode, String(login.stderr)).toBe(0);
+      const stored = readFileSync(trace, 'utf8');
+      const lookup = await run(['modalities', '--json', '--no-cache']);
+      expect(lookup.exitCode, String(lookup.stderr)).toBe(0);
+      const read = readFileSync(trace, 'utf8');
+      for (const log of [stored, read]) {
+        // The helper was started (so the check below looked at its argv), without the token.
+        expect(log).toMatch(/execve\([^\n]*"-e"/);
+        expect(log).not.toContain(TOKEN);
+      }
+    },
+  );
 
   it('moves a token kept in the file into the keychain at the next login', async () => {
     const first = await imaging(
