@@ -17,6 +17,8 @@ import { type SecretService, secretServiceMissing, startSecretService } from '..
 
 const missing = secretServiceMissing();
 if (missing) console.log(`keychain: the Secret Service tests are skipped: ${missing}`);
+const noStrace = spawnSync('strace', ['-V']).status !== 0;
+if (noStrace) console.log('keychain: the argv test is skipped: strace is not installed');
 
 // One Secret Service for the file (a D-Bus daemon and gnome-keyring): the blocks below use
 // accounts of their own in it.
@@ -136,53 +138,50 @@ describe.skipIf(missing)('auth login, a lookup, auth status and auth logout with
 
   // Every program started, with its whole argv, as strace records it: the token reaches the keychain
   // helper on its standard input, never in an argv another user can read through ps.
-  it.skipIf(spawnSync('strace', ['-V']).status !== 0)(
-    'passes the token to the keychain helper on its input, never in any argv',
-    async () => {
-      const trace = join(cfg.path, 'execve.log');
-      const run = (args: string[], input?: string) =>
-        execa(
-          'strace',
-          [
-            '-f',
-            '-qq',
-            '-e',
-            'trace=execve',
-            '-s',
-            '65536',
-            '-o',
-            trace,
-            process.execPath,
-            BIN,
-            '--env',
-            'local',
-            ...args,
-          ],
-          {
-            reject: false,
-            extendEnv: false,
-            env: {
-              ...service.env,
-              IMAGING_CONFIG_DIR: cfg.path,
-              IMAGING_CACHE_DIR: join(cfg.path, 'cache'),
-              NO_COLOR: '1',
-            },
-            ...(input !== undefined ? { input } : {}),
+  it.skipIf(noStrace)('passes the token to the keychain helper on its input, never in any argv', async () => {
+    const trace = join(cfg.path, 'execve.log');
+    const run = (args: string[], input?: string) =>
+      execa(
+        'strace',
+        [
+          '-f',
+          '-qq',
+          '-e',
+          'trace=execve',
+          '-s',
+          '65536',
+          '-o',
+          trace,
+          process.execPath,
+          BIN,
+          '--env',
+          'local',
+          ...args,
+        ],
+        {
+          reject: false,
+          extendEnv: false,
+          env: {
+            ...service.env,
+            IMAGING_CONFIG_DIR: cfg.path,
+            IMAGING_CACHE_DIR: join(cfg.path, 'cache'),
+            NO_COLOR: '1',
           },
-        );
-      const login = await run(['auth', 'login', '--base-url', fx.mock.url, '--with-token'], TOKEN);
-      expect(login.exitCode, String(login.stderr)).toBe(0);
-      const stored = readFileSync(trace, 'utf8');
-      const lookup = await run(['modalities', '--json', '--no-cache']);
-      expect(lookup.exitCode, String(lookup.stderr)).toBe(0);
-      const read = readFileSync(trace, 'utf8');
-      for (const log of [stored, read]) {
-        // The helper was started (so the check below looked at its argv), without the token.
-        expect(log).toMatch(/execve\([^\n]*"-e"/);
-        expect(log).not.toContain(TOKEN);
-      }
-    },
-  );
+          ...(input !== undefined ? { input } : {}),
+        },
+      );
+    const login = await run(['auth', 'login', '--base-url', fx.mock.url, '--with-token'], TOKEN);
+    expect(login.exitCode, String(login.stderr)).toBe(0);
+    const stored = readFileSync(trace, 'utf8');
+    const lookup = await run(['modalities', '--json', '--no-cache']);
+    expect(lookup.exitCode, String(lookup.stderr)).toBe(0);
+    const read = readFileSync(trace, 'utf8');
+    for (const log of [stored, read]) {
+      // The helper was started (so the check below looked at its argv), without the token.
+      expect(log).toMatch(/execve\([^\n]*"-e"/);
+      expect(log).not.toContain(TOKEN);
+    }
+  });
 
   it('moves a token kept in the file into the keychain at the next login', async () => {
     const first = await imaging(
