@@ -1,6 +1,6 @@
 /**
- * Timers for any length of wait. Node's timers take at most 2^31-1 ms: a longer delay fires at once,
- * so a wait fed by a user or a server is made of steps no longer than that.
+ * Timers for any length of wait. Node's timers take at most MAX_TIMER_MS (a signed 32-bit count):
+ * a longer delay fires at once, so a wait fed by a user or a server is made of steps no longer.
  */
 export const MAX_TIMER_MS = 2 ** 31 - 1;
 

@@ -31,6 +31,16 @@ try {
   pdftotext = false;
 }
 
+/** A scratch folder for one test (its config and its downloads), removed however the test ends. */
+async function inDir(fn: (dir: string) => Promise<void>): Promise<void> {
+  const d = tempDir();
+  try {
+    await fn(d.path);
+  } finally {
+    d.cleanup();
+  }
+}
+
 // The slow server's tests wait on its answers: they run beside the others (each with a server of its
 // own), which share `fx` and `dir` and run one at a time.
 describe.concurrent('many referrals from a slow server', () => {
@@ -524,17 +534,14 @@ describe.concurrent('imaging referrals download against the shared emulator', ()
       });
       base = api.url;
       servers.push(api);
-      const d = tempDir();
-      try {
-        const r = await piped(['referrals', 'download', ID, '-D', d.path], {
-          env: { IMAGING_ENV: 'local', IMAGING_BASE_URL: api.url, IMAGING_CONFIG_DIR: d.path },
+      await inDir(async (d) => {
+        const r = await piped(['referrals', 'download', ID, '-D', d], {
+          env: { IMAGING_ENV: 'local', IMAGING_BASE_URL: api.url, IMAGING_CONFIG_DIR: d },
         });
         expect(r.code).toBe(1);
         expect(r.stderr).toContain('the link is not an absolute URL; not fetched');
-        expect(readdirSync(d.path).filter((f) => f.endsWith('.pdf'))).toEqual(['R-1_B2_report.pdf']);
-      } finally {
-        d.cleanup();
-      }
+        expect(readdirSync(d).filter((f) => f.endsWith('.pdf'))).toEqual(['R-1_B2_report.pdf']);
+      });
     });
 
     it('sends Authorization to the base URL only: never to another origin, a path outside /api/v2, or after a redirect out', async () => {
@@ -586,14 +593,13 @@ describe.concurrent('imaging referrals download against the shared emulator', ()
       });
       base = api.url;
       servers.push(other, api);
-      const d = tempDir();
-      try {
-        const r = await piped(['referrals', 'download', ID, '-D', d.path, '--verbose'], {
-          env: { IMAGING_ENV: 'local', IMAGING_BASE_URL: api.url, IMAGING_CONFIG_DIR: d.path },
+      await inDir(async (d) => {
+        const r = await piped(['referrals', 'download', ID, '-D', d, '--verbose'], {
+          env: { IMAGING_ENV: 'local', IMAGING_BASE_URL: api.url, IMAGING_CONFIG_DIR: d },
         });
         expect(r.code).toBe(0);
         expect(
-          readdirSync(d.path)
+          readdirSync(d)
             .filter((f) => f.endsWith('.pdf'))
             .sort(),
         ).toEqual(['A1', 'A2', 'A3', 'A4', 'A5', 'A6'].map((a) => `R-1_${a}_report.pdf`));
@@ -613,9 +619,7 @@ describe.concurrent('imaging referrals download against the shared emulator', ()
         ]);
         expect(other.seen.every((s) => s.headers.authorization === undefined)).toBe(true);
         expect(r.stderr).not.toMatch(/s3cr3t|mock-token/);
-      } finally {
-        d.cleanup();
-      }
+      });
     });
 
     it('a same-origin link whose path a server may resolve elsewhere is fetched without the token', async () => {
@@ -653,10 +657,9 @@ describe.concurrent('imaging referrals download against the shared emulator', ()
       });
       base = api.url;
       servers.push(api);
-      const d = tempDir();
-      try {
-        const r = await piped(['referrals', 'download', ID, '-D', d.path], {
-          env: { IMAGING_ENV: 'local', IMAGING_BASE_URL: api.url, IMAGING_CONFIG_DIR: d.path },
+      await inDir(async (d) => {
+        const r = await piped(['referrals', 'download', ID, '-D', d], {
+          env: { IMAGING_ENV: 'local', IMAGING_BASE_URL: api.url, IMAGING_CONFIG_DIR: d },
         });
         expect(r.code, r.stderr).toBe(0);
         const files = api.seen.filter((s) => s.url.startsWith('/api/v2/files/'));
@@ -666,9 +669,7 @@ describe.concurrent('imaging referrals download against the shared emulator', ()
             f.url,
             f.url === '/api/v2/files/OK.pdf' ? 'Bearer mock-token' : undefined,
           ]);
-      } finally {
-        d.cleanup();
-      }
+      });
     });
 
     it('a report link that answers something other than a PDF is not saved as .pdf', async () => {
@@ -689,17 +690,14 @@ describe.concurrent('imaging referrals download against the shared emulator', ()
         res.end('PK\u0003\u0004 not a pdf');
       });
       servers.push(api);
-      const d = tempDir();
-      try {
-        const r = await piped(['referrals', 'download', ID, '-D', d.path], {
-          env: { IMAGING_ENV: 'local', IMAGING_BASE_URL: api.url, IMAGING_CONFIG_DIR: d.path },
+      await inDir(async (d) => {
+        const r = await piped(['referrals', 'download', ID, '-D', d], {
+          env: { IMAGING_ENV: 'local', IMAGING_BASE_URL: api.url, IMAGING_CONFIG_DIR: d },
         });
         expect(r.code).toBe(1);
         expect(r.stderr).toContain('error: R-1 B1: the link answered something that is not a PDF');
-        expect(readdirSync(d.path).filter((f) => f.endsWith('.pdf'))).toEqual([]);
-      } finally {
-        d.cleanup();
-      }
+        expect(readdirSync(d).filter((f) => f.endsWith('.pdf'))).toEqual([]);
+      });
     });
   });
 
@@ -752,12 +750,11 @@ describe.concurrent('imaging referrals download against the shared emulator', ()
     it('two referrals whose names sanitise alike: both kept, the second under -2, even with --force', async () => {
       serve(A, 'R-1/2', 'ACC');
       serve(B, 'R-1', '2_ACC');
-      const d = tempDir();
-      try {
-        const out = join(d.path, 'out');
+      await inDir(async (d) => {
+        const out = join(d, 'out');
         for (const run of [1, 2]) {
           const r = await piped(['referrals', 'download', A, B, '-D', out, '--force', '--max-size', '2GiB'], {
-            env: envIn(d.path),
+            env: envIn(d),
           });
           expect(r.code, `run ${run}: ${r.stderr}`).toBe(0);
           expect(r.stdout).toContain('saved R-1_2_ACC_report.pdf (');
@@ -767,37 +764,31 @@ describe.concurrent('imaging referrals download against the shared emulator', ()
           expect(text(join(out, 'R-1_2_ACC_report.pdf'))).toContain(`Referral: ${A}`);
           expect(text(join(out, 'R-1_2_ACC_report-2.pdf'))).toContain(`Referral: ${B}`);
         }
-      } finally {
-        d.cleanup();
-      }
+      });
     });
 
     it('names that differ only in case (R-DUP, r-dup): the second gets -2, even with --force', async () => {
       serve(A, 'R-DUP', 'ACC');
       serve(B, 'r-dup', 'acc');
-      const d = tempDir();
-      try {
-        const out = join(d.path, 'out');
+      await inDir(async (d) => {
+        const out = join(d, 'out');
         for (const run of [1, 2]) {
           const r = await piped(['referrals', 'download', A, B, '-D', out, '--force'], {
-            env: envIn(d.path),
+            env: envIn(d),
           });
           expect(r.code, `run ${run}: ${r.stderr}`).toBe(0);
           expect(readdirSync(out).sort()).toEqual(['R-DUP_ACC_report.pdf', 'r-dup_acc_report-2.pdf']);
           expect(text(join(out, 'r-dup_acc_report-2.pdf'))).toContain(`Referral: ${B}`);
         }
-      } finally {
-        d.cleanup();
-      }
+      });
     });
 
     it('a long CJK reference and an accession of emoji: names cut by UTF-8 bytes at whole code points', async () => {
       serve(A, '\u53c2'.repeat(120), 'ACC'); // 360 bytes in UTF-8, 120 UTF-16 units
       serve(B, 'R-2', `x${'\u{1F600}'.repeat(60)}`); // a cut at 100 UTF-16 units splits a surrogate pair
-      const d = tempDir();
-      try {
-        const out = join(d.path, 'out');
-        const r = await piped(['referrals', 'download', A, B, '-D', out], { env: envIn(d.path) });
+      await inDir(async (d) => {
+        const out = join(d, 'out');
+        const r = await piped(['referrals', 'download', A, B, '-D', out], { env: envIn(d) });
         expect(r.code, r.stderr).toBe(0);
         const names = readdirSync(out);
         expect(names).toHaveLength(2);
@@ -808,9 +799,7 @@ describe.concurrent('imaging referrals download against the shared emulator', ()
         }
         expect(names).toContain(`${'\u53c2'.repeat(33)}_ACC_report.pdf`);
         expect(names).toContain(`R-2_x${'\u{1F600}'.repeat(24)}_report.pdf`);
-      } finally {
-        d.cleanup();
-      }
+      });
     });
 
     it("a document's extension from its link only when it is a document's (.sh: the content type's, else .bin)", async () => {
@@ -820,15 +809,12 @@ describe.concurrent('imaging referrals download against the shared emulator', ()
         visits: [],
         documents: [{ url: `${api.url}/api/v2/docs/pdf-run.sh` }, { url: `${api.url}/api/v2/docs/evil.sh` }],
       });
-      const d = tempDir();
-      try {
-        const out = join(d.path, 'out');
-        const r = await piped(['referrals', 'download', A, '--documents', '-D', out], { env: envIn(d.path) });
+      await inDir(async (d) => {
+        const out = join(d, 'out');
+        const r = await piped(['referrals', 'download', A, '--documents', '-D', out], { env: envIn(d) });
         expect(r.code, r.stderr).toBe(0);
         expect(readdirSync(out).sort()).toEqual(['R-1_document-1.pdf', 'R-1_document-2.bin']);
-      } finally {
-        d.cleanup();
-      }
+      });
     });
 
     it('a document whose link is under another key (download_url, href) is fetched, as documents shows it', async () => {
@@ -842,15 +828,12 @@ describe.concurrent('imaging referrals download against the shared emulator', ()
           { type: 'note', pages: 2 },
         ],
       });
-      const d = tempDir();
-      try {
-        const out = join(d.path, 'out');
-        const r = await piped(['referrals', 'download', A, '--documents', '-D', out], { env: envIn(d.path) });
+      await inDir(async (d) => {
+        const out = join(d, 'out');
+        const r = await piped(['referrals', 'download', A, '--documents', '-D', out], { env: envIn(d) });
         expect(r.code, r.stderr).toBe(0);
         expect(readdirSync(out).sort()).toEqual(['R-1_document-1.pdf', 'R-1_document-2.pdf']);
-      } finally {
-        d.cleanup();
-      }
+      });
     });
 
     it('--json: a link that fails is listed as failed with its reason, and no URL', async () => {
@@ -868,10 +851,9 @@ describe.concurrent('imaging referrals download against the shared emulator', ()
           },
         ],
       });
-      const d = tempDir();
-      try {
-        const r = await piped(['referrals', 'download', A, B, '-D', join(d.path, 'out'), '--json'], {
-          env: envIn(d.path),
+      await inDir(async (d) => {
+        const r = await piped(['referrals', 'download', A, B, '-D', join(d, 'out'), '--json'], {
+          env: envIn(d),
         });
         expect(r.code).toBe(1);
         const items = JSON.parse(r.stdout) as Array<Record<string, unknown>>;
@@ -882,19 +864,16 @@ describe.concurrent('imaging referrals download against the shared emulator', ()
           reason: 'HTTP 404 from the link; not saved',
         });
         expect(r.stdout).not.toMatch(/http|s3cret/);
-      } finally {
-        d.cleanup();
-      }
+      });
     });
 
     it('a referral the tool cannot read is one line and a failure; the others are saved (exit 1)', async () => {
       serve(A, 'R-1', 'A1');
       referrals.set(B, { id: B, reference: 'R-2', documents: [], visits: {} });
       serve(C, 'R-3', 'C1');
-      const d = tempDir();
-      try {
-        const out = join(d.path, 'out');
-        const r = await piped(['referrals', 'download', A, B, C, '-D', out], { env: envIn(d.path) });
+      await inDir(async (d) => {
+        const out = join(d, 'out');
+        const r = await piped(['referrals', 'download', A, B, C, '-D', out], { env: envIn(d) });
         expect(r.code).toBe(1);
         expect(r.stderr).toContain(
           `error: ${B}: the server sent an answer this tool cannot read: the referral: visits is an object, not a list`,
@@ -903,15 +882,13 @@ describe.concurrent('imaging referrals download against the shared emulator', ()
         expect(r.stderr).toMatch(/error: 1 referral not readable \(2 files saved\)\n$/);
         expect(readdirSync(out).sort()).toEqual(['R-1_A1_report.pdf', 'R-3_C1_report.pdf']);
         // Alone, it is the same error `referrals get` gives.
-        const alone = await piped(['referrals', 'download', B, '-D', out], { env: envIn(d.path) });
+        const alone = await piped(['referrals', 'download', B, '-D', out], { env: envIn(d) });
         expect(alone.code).toBe(1);
         expect(alone.stderr).toMatch(
           /^error: the server sent an answer this tool cannot read: .*visits is an object/,
         );
         expect(alone.stderr).not.toMatch(/\n\s+at /);
-      } finally {
-        d.cleanup();
-      }
+      });
     });
   });
 
@@ -925,19 +902,18 @@ describe.concurrent('imaging referrals download against the shared emulator', ()
         execFileSync('setpriv', [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', ...cmd]);
       it("a folder of nobody's, nobody's symlink to my folder, a world-writable folder without the sticky bit", async () => {
         const r = placed('api');
-        const d = tempDir();
-        try {
-          chmodSync(d.path, 0o755); // nobody may pass through
-          const shared = join(d.path, 'shared');
+        await inDir(async (d) => {
+          chmodSync(d, 0o755); // nobody may pass through
+          const shared = join(d, 'shared');
           mkdirSync(shared);
           chmodSync(shared, 0o1777);
           const theirs = join(shared, 'theirs');
           nobody('mkdir', '-m', '755', theirs);
-          const mine = join(d.path, 'mine');
+          const mine = join(d, 'mine');
           mkdirSync(mine, { mode: 0o700 });
           const link = join(shared, 'link');
           nobody('ln', '-s', mine, link);
-          const open = join(d.path, 'open');
+          const open = join(d, 'open');
           mkdirSync(open);
           chmodSync(open, 0o777);
           const cases: Array<[string, RegExp]> = [
@@ -960,17 +936,14 @@ describe.concurrent('imaging referrals download against the shared emulator', ()
           // My own sticky folder, as /tmp, is fine.
           const res = await piped(['referrals', 'download', r.id, '-D', shared], { env: fx.env() });
           expect(res.code, res.stderr).toBe(0);
-        } finally {
-          d.cleanup();
-        }
+        });
       });
 
       it("-D a folder to be made inside nobody's folder: exit 2 before any request, nothing made", async () => {
         const r = placed('api');
-        const d = tempDir();
-        try {
-          chmodSync(d.path, 0o755);
-          const shared = join(d.path, 'shared');
+        await inDir(async (d) => {
+          chmodSync(d, 0o755);
+          const shared = join(d, 'shared');
           mkdirSync(shared, { mode: 0o1777 });
           chmodSync(shared, 0o1777);
           execFileSync('chown', [`${NOBODY}:${NOBODY}`, shared]);
@@ -981,9 +954,7 @@ describe.concurrent('imaging referrals download against the shared emulator', ()
           expect(res.stderr).toMatch(/^error: --dir: will not save into .*sub: .*shared belongs to nobody/);
           expect(fx.apiRequests()).toEqual([]);
           expect(readdirSync(shared)).toEqual([]);
-        } finally {
-          d.cleanup();
-        }
+        });
       });
 
       /**
