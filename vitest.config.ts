@@ -59,6 +59,8 @@ export default defineConfig({
       // get their own environment (TMPDIR unset: /tmp) unless a test passes one.
       ...(existsSync('/dev/shm') ? { TMPDIR: '/dev/shm' } : {}),
       IMAGING_CONFIG_DIR: join(scratch, 'config'),
+      // Node's compile cache for every Node process the tests start (test/helpers.ts, COMPILE_CACHE).
+      NODE_COMPILE_CACHE: join(scratch, 'node-compile-cache'),
       // Never the developer's own keychain: the keychain tests start their own Secret Service.
       IMAGING_KEYCHAIN: 'off',
       // Times for people are in the user's zone: one zone for every run of the suite.

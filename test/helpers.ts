@@ -14,6 +14,12 @@ import { type MainDeps, main } from '../src/main.js';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const BIN = join(ROOT, 'bin', 'imaging.cjs');
+/**
+ * Node's compile cache for the binaries the helpers start with an environment of their own: a user's
+ * run has its private cache folder, and without one each start compiled the bundle again. Node's
+ * own variable, so the tool's folders (reference cache, checkpoints) stay as each test sets them.
+ */
+export const COMPILE_CACHE = { NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE };
 
 class Capture extends Writable {
   chunks: Buffer[] = [];
@@ -210,6 +216,7 @@ export function spawnCli(args: string[], opts: { env?: NodeJS.ProcessEnv; input?
       IMAGING_CACHE_DIR: process.env.IMAGING_CACHE_DIR,
       NO_COLOR: '1',
       IMAGING_KEYCHAIN: 'off',
+      ...COMPILE_CACHE,
       ...opts.env,
     },
     extendEnv: false,
@@ -252,7 +259,7 @@ export function launcher() {
   });
   return function launch(args: string[], env: NodeJS.ProcessEnv, extra: number[] = []) {
     const child = spawn(process.execPath, [BIN, ...args], {
-      env: { ...env, PATH: process.env.PATH },
+      env: { ...COMPILE_CACHE, ...env, PATH: process.env.PATH },
       stdio: ['ignore', 'pipe', 'pipe', ...extra],
     });
     let out = '';
