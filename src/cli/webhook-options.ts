@@ -71,6 +71,19 @@ export function parseEncoding(value: string | undefined, allowAuto: boolean): Di
   );
 }
 
+/** What checking a delivery reads from the options (webhook verify, webhook listen), before anything else. */
+export function checkOptions(opts: HeaderNameOpts & { encoding?: string; tolerance?: string }): {
+  names: HeaderNames;
+  encoding: DigestEncoding | 'auto';
+  tolerance: number | undefined;
+} {
+  return {
+    names: headerNames(opts),
+    encoding: parseEncoding(opts.encoding, true),
+    tolerance: parseSeconds('--tolerance', opts.tolerance),
+  };
+}
+
 export function parseSeconds(flag: string, value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   if (!/^\d+$/.test(value.trim()))

@@ -17,8 +17,7 @@ import {
   submittedAt,
   waitForOutcome,
 } from '../../referrals/auto-book.js';
-import { asksFirst, checkAskable, confirmWrite } from '../../referrals/confirm.js';
-import { showRequest } from '../../referrals/request-view.js';
+import { approveWrite, beginWrite } from '../../referrals/confirm.js';
 import { resolveReferral } from '../../referrals/resolve.js';
 import { nearest } from '../../util/suggest.js';
 
@@ -67,11 +66,7 @@ export default defineCommand({
   async run(ctx, [id], opts) {
     const format = ctx.format('table');
     const body = requestBody(opts);
-    // A dry run sends no write: nothing to confirm.
-    if (!opts.dryRun) checkAskable(ctx, 'an auto-book request');
-    const env = ctx.environment().value;
-    const client = ctx.api();
-    operationRoute(ctx.config, env, 'auto_book', '-'); // a bad stored path: refused before any request
+    const { env, client } = beginWrite(ctx, 'auto_book', 'an auto-book request', opts);
     if (opts.webhookUrl)
       ctx.note(
         'Note: referral.auto_book_completed sent to --webhook-url arrives unsigned, by the spec\'s design (only the group webhook is signed); "imaging webhook verify --allow-unsigned" accepts exactly that delivery.',
@@ -79,9 +74,12 @@ export default defineCommand({
     const resolved = await resolveReferral(ctx, id);
     const name = resolved.reference ?? resolved.id;
     const route = operationRoute(ctx.config, env, 'auto_book', resolved.id);
-    if (opts.dryRun) return showRequest(ctx, format, route, body, true);
-    if (asksFirst(ctx)) showRequest(ctx, 'table', route, body, false);
-    if (!(await confirmWrite(ctx, `Auto-book referral ${name}`))) return ExitCode.failure;
+    const stop = await approveWrite(
+      ctx,
+      { format, route, body, dryRun: opts.dryRun },
+      `Auto-book referral ${name}`,
+    );
+    if (stop !== undefined) return stop;
     const sentAt = Date.now();
     const res = await sendOperation<unknown>(
       client,

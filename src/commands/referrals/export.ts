@@ -15,7 +15,7 @@ import type { ExportFormat, ExportSummary } from '../../export/pipeline.js';
 import type { RowKind } from '../../export/rows.js';
 import { selectFields } from '../../output/fields.js';
 import type { ProgressBar } from '../../output/progress.js';
-import { EXPORT_COLUMNS, REFERRAL_FIELDS, RENAMED_COLUMNS } from '../../resources/referrals.js';
+import { EXPORT_COLUMNS, REFERRAL_FIELDS } from '../../resources/referrals.js';
 import { count, num } from '../../util/plural.js';
 import { tuneHeapForStreaming } from '../../util/streaming-heap.js';
 
@@ -106,14 +106,10 @@ async function planExport(ctx: Context, opts: ExportOptions): Promise<ExportPlan
   // --fields: the flat columns of the rows, or (JSON/NDJSON referrals, as sent) the referral's fields.
   const asSent = rows === 'referral' && format !== 'csv' && format !== 'xlsx';
   const columns = asSent ? REFERRAL_FIELDS : EXPORT_COLUMNS[rows];
-  const { chosen: fields } = selectFields(
-    renamedFields(ctx.globals.fields, RENAMED_COLUMNS, columns, (line) => ctx.note(line)),
-    columns,
-    {
-      extra: asSent,
-      setLabel: `--rows ${rows}${rows === 'referral' ? `, ${format}` : ''}`,
-    },
-  );
+  const { chosen: fields } = selectFields(renamedFields(ctx, columns), columns, {
+    extra: asSent,
+    setLabel: `--rows ${rows}${rows === 'referral' ? `, ${format}` : ''}`,
+  });
   const visitStatuses = opts.visitStatus === undefined ? undefined : parseVisitStatuses(opts.visitStatus);
   if (chosen.warning) ctx.note(chosen.warning);
   const query = paramsQuery(opts.param);

@@ -2,20 +2,14 @@ import { readingAnswer } from '../../api/shape.js';
 import { defineCommand } from '../../cli/define.js';
 import { arg } from '../../cli/options.js';
 import { checkRecords } from '../../cli/read-list.js';
-import { renamedFields } from '../../cli/renamed-fields.js';
+import { referralListFields } from '../../cli/renamed-fields.js';
 import { CliError, ExitCode } from '../../errors.js';
-import { selectFields } from '../../output/fields.js';
 import { refuseTerminal } from '../../output/format.js';
 import { write } from '../../output/write.js';
 import { checkReferral } from '../../referrals/check.js';
 import { dateOfBirth, referralSearch, searchText } from '../../referrals/match.js';
 import { searchReferrals } from '../../referrals/resolve.js';
-import {
-  REFERRAL_COMPUTED,
-  REFERRAL_LIST_FIELDS,
-  RENAMED_COLUMNS,
-  referralColumns,
-} from '../../resources/referrals.js';
+import { REFERRAL_LIST_FIELDS, referralColumns } from '../../resources/referrals.js';
 
 export default defineCommand({
   path: ['referrals', 'find'],
@@ -39,10 +33,7 @@ export default defineCommand({
     const typed = Array.isArray(parts) ? parts.join(' ') : parts;
     const format = ctx.format('table');
     refuseTerminal(format, ctx.io.stdoutIsTTY);
-    const value = renamedFields(ctx.globals.fields, RENAMED_COLUMNS, REFERRAL_LIST_FIELDS, (l) =>
-      ctx.note(l),
-    );
-    const fields = selectFields(value, REFERRAL_LIST_FIELDS, { computed: REFERRAL_COMPUTED, format });
+    const fields = referralListFields(ctx, format);
     // A date that is none ("02/30/1990") is a usage error here, before any request.
     dateOfBirth(searchText(typed));
     const search = referralSearch(typed);

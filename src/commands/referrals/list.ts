@@ -3,16 +3,10 @@ import { defineCommand } from '../../cli/define.js';
 import { checkPaging, listCommand, PAGING_OPTIONS } from '../../cli/list.js';
 import { int } from '../../cli/options.js';
 import { PARAM_OPTION, paramsQuery } from '../../cli/params.js';
-import { renamedFields } from '../../cli/renamed-fields.js';
+import { referralListFields } from '../../cli/renamed-fields.js';
 import { UsageError } from '../../errors.js';
-import { selectFields } from '../../output/fields.js';
 import { checkReferral } from '../../referrals/check.js';
-import {
-  REFERRAL_COMPUTED,
-  REFERRAL_LIST_FIELDS,
-  RENAMED_COLUMNS,
-  referralColumns,
-} from '../../resources/referrals.js';
+import { REFERRAL_LIST_FIELDS, referralColumns } from '../../resources/referrals.js';
 
 export default defineCommand({
   path: ['referrals', 'list'],
@@ -27,13 +21,7 @@ export default defineCommand({
     checkPaging(opts);
     if (opts.concurrency !== undefined && !opts.all)
       throw new UsageError('--concurrency is for --all: one page is one request');
-    const value = renamedFields(ctx.globals.fields, RENAMED_COLUMNS, REFERRAL_LIST_FIELDS, (l) =>
-      ctx.note(l),
-    );
-    const fields = selectFields(value, REFERRAL_LIST_FIELDS, {
-      computed: REFERRAL_COMPUTED,
-      format: ctx.format('table'),
-    });
+    const fields = referralListFields(ctx, ctx.format('table'));
     return listCommand(ctx, {
       fields,
       endpoint: referrals(paramsQuery(opts.param)),

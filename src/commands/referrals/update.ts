@@ -6,13 +6,12 @@ import { parseJsonInput, readInput } from '../../cli/input.js';
 import { arg, file, flag, list, text } from '../../cli/options.js';
 import { operationRoute, sendOperation } from '../../config/operations.js';
 import type { Context } from '../../context.js';
-import { ExitCode, UsageError } from '../../errors.js';
+import { UsageError } from '../../errors.js';
 import type { OutputFormat } from '../../output/format.js';
 import { clean, safe } from '../../output/text.js';
 import { checkReferralStructure } from '../../referrals/check.js';
-import { asksFirst, checkAskable, confirmWrite } from '../../referrals/confirm.js';
+import { approveWrite, beginWrite } from '../../referrals/confirm.js';
 import { fetchReferral } from '../../referrals/fetch.js';
-import { showRequest } from '../../referrals/request-view.js';
 import { resolveReferral } from '../../referrals/resolve.js';
 import {
   type Change,
@@ -62,11 +61,10 @@ export default defineCommand({
   async run(ctx, [id], opts) {
     const format = ctx.format('table');
     const plan = await planOf(ctx, opts);
-    // A dry run sends no write: nothing to confirm.
-    if (!opts.dryRun) checkAskable(ctx, 'updating a referral', opts.file === '-');
-    const env = ctx.environment().value;
-    const client = ctx.api();
-    operationRoute(ctx.config, env, 'referral_update', '-'); // a bad stored path: refused before any request
+    const { env, client } = beginWrite(ctx, 'referral_update', 'updating a referral', {
+      dryRun: opts.dryRun,
+      stdinUsed: opts.file === '-',
+    });
     const codes = await lookUpIcd10(ctx, plan.icd ? [...plan.icd.add, ...plan.icd.remove] : []);
     const { id: rid } = await resolveReferral(ctx, id);
     const before = await readReferral(ctx, rid);
@@ -74,10 +72,9 @@ export default defineCommand({
     if (plan.icd) fields.icd10_code_ids = nextIcdIds(before, plan.icd, codes);
     const body = { referral: fields };
     const route = operationRoute(ctx.config, env, 'referral_update', rid);
-    if (opts.dryRun) return showRequest(ctx, format, route, body, true);
-    if (asksFirst(ctx)) showRequest(ctx, 'table', route, body, false);
-    if (!(await confirmWrite(ctx, `Update referral ${clean(before.reference ?? rid)}`)))
-      return ExitCode.failure;
+    const question = `Update referral ${clean(before.reference ?? rid)}`;
+    const stop = await approveWrite(ctx, { format, route, body, dryRun: opts.dryRun }, question);
+    if (stop !== undefined) return stop;
     const res = await sendOperation<unknown>(client, route, body, {
       found: `Referral ${clean(before.reference ?? rid)}`,
     });

@@ -4,12 +4,10 @@ import { defineCommand } from '../../cli/define.js';
 import { flag, list, port, text } from '../../cli/options.js';
 import { formatBytes } from '../../cli/stdin.js';
 import {
+  checkOptions,
   ENCODING_OPTION,
   HEADER_OPTIONS,
-  headerNames,
   MAX_WEBHOOK_BYTES,
-  parseEncoding,
-  parseSeconds,
   summaryLine,
   verdictJson,
 } from '../../cli/webhook-options.js';
@@ -44,9 +42,7 @@ export default defineCommand({
     ...HEADER_OPTIONS,
   },
   async run(ctx, _args, opts) {
-    const names = headerNames(opts);
-    const encoding = parseEncoding(opts.encoding, true);
-    const tolerance = parseSeconds('--tolerance', opts.tolerance) ?? 300;
+    const { names, encoding, tolerance = 300 } = checkOptions(opts);
     const format = ctx.format('table');
     checkListenOptions(opts);
     // Said once per host name: a tunnel without --allow-host would otherwise fail silently.

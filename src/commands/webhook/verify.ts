@@ -2,13 +2,11 @@ import { defineCommand } from '../../cli/define.js';
 import { readInput } from '../../cli/input.js';
 import { file, flag, list, text } from '../../cli/options.js';
 import {
+  checkOptions,
   ENCODING_OPTION,
   HEADER_OPTIONS,
-  headerNames,
   MAX_WEBHOOK_BYTES,
-  parseEncoding,
   parseHeaderFlag,
-  parseSeconds,
   renderVerdict,
   verdictJson,
 } from '../../cli/webhook-options.js';
@@ -35,9 +33,7 @@ export default defineCommand({
     ...HEADER_OPTIONS,
   },
   async run(ctx, _args, opts) {
-    const names = headerNames(opts);
-    const encoding = parseEncoding(opts.encoding, true);
-    const tolerance = parseSeconds('--tolerance', opts.tolerance);
+    const { names, encoding, tolerance } = checkOptions(opts);
     const format = ctx.format('table');
     if ((opts.request === undefined) === (opts.body === undefined)) {
       throw new UsageError(
