@@ -3,6 +3,7 @@ import { isLoopbackHost } from '../api/url.js';
 import { defineCommand } from '../cli/define.js';
 import { flag } from '../cli/options.js';
 import { CliError, ExitCode } from '../errors.js';
+import { writeJson } from '../output/write.js';
 
 /** Prints the one-time portal URL on stdout and nothing else. */
 export default defineCommand({
@@ -42,7 +43,8 @@ export default defineCommand({
       );
     }
     // --json: the server's object with every field it sent (an expires_at, say), not one rebuilt.
-    ctx.io.stdout.write(format === 'json' ? `${JSON.stringify(res.data, null, 2)}\n` : `${url}\n`);
+    if (format === 'json') writeJson(ctx.sink(), res.data);
+    else ctx.io.stdout.write(`${url}\n`);
     return 0;
   },
 });

@@ -5,6 +5,7 @@ import { readingAnswer } from '../api/shape.js';
 import type { Query } from '../api/url.js';
 import type { Context } from '../context.js';
 import type { Checkpoint } from '../export/checkpoint.js';
+import { writeJson } from '../output/write.js';
 import { count, num, whole } from '../util/plural.js';
 import { describeView, leftOf } from './meter.js';
 
@@ -54,7 +55,7 @@ export async function dryRun(
       : {}),
   };
   if (ctx.globals.json || ctx.globals.format?.trim().toLowerCase() === 'json') {
-    ctx.io.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+    writeJson(ctx.sink(), report);
     return 0;
   }
   const n = (v: number | undefined, unit: string) =>

@@ -192,10 +192,8 @@ async function writeOne<T>(record: T, opts: WriteOptions<T>): Promise<void> {
   const out = { write: (text: string) => sink.data.write(onTerminal(sink, format, [text]).join('')) };
   switch (format) {
     case 'json':
-      out.write(`${JSON.stringify(chosen ? pick(record, chosen) : record, null, 2)}\n`);
-      return;
     case 'ndjson':
-      out.write(`${JSON.stringify(chosen ? pick(record, chosen) : record)}\n`);
+      writeJson(sink, chosen ? pick(record, chosen) : record, format);
       return;
     case 'csv': {
       const guard = sink.csv?.formulaGuard ?? true;
@@ -291,6 +289,15 @@ export function encoder(format: StreamFormat, opts: EncoderOptions = {}): Encode
     default:
       return assertNever(format);
   }
+}
+
+/**
+ * One value as JSON (pretty) or one NDJSON line, on the data stream: what every command that answers with
+ * a single object writes, escaped on a terminal as every other JSON is.
+ */
+export function writeJson(sink: Sink, value: unknown, format: 'json' | 'ndjson' = 'json'): void {
+  const text = format === 'json' ? JSON.stringify(value, null, 2) : JSON.stringify(value);
+  sink.data.write(onTerminal(sink, format, [`${text}\n`]).join(''));
 }
 
 export function utf8Of(pieces: readonly string[]): Buffer {

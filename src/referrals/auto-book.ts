@@ -5,6 +5,7 @@ import { envArg } from '../config/environments.js';
 import type { Context } from '../context.js';
 import { CliError, ExitCode } from '../errors.js';
 import { clean, safe } from '../output/text.js';
+import { writeJson } from '../output/write.js';
 import { peopleTime } from '../util/time.js';
 import { fetchReferral } from './fetch.js';
 
@@ -115,7 +116,7 @@ export function submittedAt(dateHeader: string | undefined, sentAt: number): num
 /** The completed request, for people or as JSON; the exit code its outcome gives. */
 export function reportOutcome(ctx: Context, r: AutoBookRequest, name: string, json: boolean): number {
   const outcome = r.outcome ?? '';
-  if (json) ctx.io.stdout.write(`${JSON.stringify(r, null, 2)}\n`);
+  if (json) writeJson(ctx.sink(), r);
   else
     ctx.out.line(
       safe`Auto-book of ${name}: ${outcome || 'completed without an outcome'}${r.completed_at ? ` (completed ${peopleTime(r.completed_at, { timeZone: ctx.env.TZ || undefined })})` : ''}.`,

@@ -1,6 +1,7 @@
 import type { ResolvedOperation } from '../config/operations.js';
 import type { Context } from '../context.js';
 import type { OutputFormat } from '../output/format.js';
+import { writeJson } from '../output/write.js';
 
 /**
  * A write's request as it would go: on stdout for --dry-run (an object with --json), on stderr before a
@@ -15,7 +16,7 @@ export function showRequest(
 ): number {
   const url = ctx.api().url(route.path);
   if (dryRun && format === 'json') {
-    ctx.io.stdout.write(`${JSON.stringify({ method: route.method, url, body }, null, 2)}\n`);
+    writeJson(ctx.sink(), { method: route.method, url, body });
   } else {
     const out = dryRun ? ctx.out : ctx.err;
     out.line(`${route.method} ${url}`);

@@ -3,6 +3,7 @@ import type { Context } from '../context.js';
 import { formatSeconds } from '../output/progress.js';
 import { displayWidth, renderTable } from '../output/table.js';
 import { HumanStream, joinSafe, paint, type SafeText, safe, style } from '../output/text.js';
+import { writeJson } from '../output/write.js';
 import { peopleTime } from '../util/time.js';
 import { type Change, isFinished, type Watched, type WatchHooks } from './watch.js';
 
@@ -189,7 +190,7 @@ export function streamView(ctx: Context, head: string, ndjson: boolean): WatchVi
         all = list;
       },
       change(c) {
-        if (ndjson) ctx.io.stdout.write(`${JSON.stringify(changeEvent(c))}\n`);
+        if (ndjson) writeJson(ctx.sink(), changeEvent(c), 'ndjson');
         else ctx.out.line(changeLine(c, timeZone));
       },
       finished() {},

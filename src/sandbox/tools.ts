@@ -10,7 +10,7 @@ import {
 import type { Context } from '../context.js';
 import { UsageError } from '../errors.js';
 import { clean } from '../output/text.js';
-import { write } from '../output/write.js';
+import { write, writeJson } from '../output/write.js';
 
 // The sandbox's own tools (status advancement, fixtures, a test webhook): sandbox and local only, at the
 // per-environment paths of `path.sandbox_*` (unpublished: the defaults are guesses, the bodies too).
@@ -48,7 +48,7 @@ export async function sendSandbox<T>(
   if (opts.dryRun) {
     // Where it would go needs the base URL only: a dry run needs no token.
     const url = apiUrl(ctx.requireBaseUrl(route.env), route.path);
-    ctx.io.stdout.write(`${JSON.stringify(body, null, 2)}\n`);
+    writeJson(ctx.sink(), body);
     ctx.note(`Nothing was sent (--dry-run): this is the body of ${route.method} ${clean(url)}.`);
     return undefined;
   }

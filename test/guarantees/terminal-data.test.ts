@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BIN, cli, mockFixture } from '../helpers.js';
+import { BIN, cli, mockFixture, run } from '../helpers.js';
 
 /**
  * CSV, JSON and NDJSON printed to a real terminal (`script`) from a hostile server carry nothing
@@ -77,5 +77,28 @@ describe.skipIf(!hasScript)(`data formats on a terminal, from a hostile server${
       expect(piped.exitCode).toBe(0);
       expect(found(String(piped.stdout)).length).toBeGreaterThan(0);
     }
+  });
+});
+
+// In-process (the same writer as the binary's): the commands that answer with one object.
+describe('one-object JSON answers on a terminal, from a hostile server', () => {
+  const id = () => fx.mock.referrals.at(1).id;
+  it.each([
+    ['referrals update', () => ['referrals', 'update', id(), '--wc-number', 'WC-7', '--json']],
+    [
+      'referrals auto-book',
+      () => ['referrals', 'auto-book', id(), '--strategy', 'closest', '--radius', '10', '--json'],
+    ],
+    ['referrals create', () => ['referrals', 'create', '--file', '-', '--json']],
+  ])('%s --json: nothing a terminal acts on, and the same data', async (_name, args) => {
+    const stdin = JSON.stringify({
+      line_of_business: 'personal_injury',
+      patient: { first_name: 'A', last_name: 'B' },
+    });
+    const r = await run(args(), { env: fx.env(), stdoutIsTTY: true, columns: 80, stdin });
+    expect(r.code).toBe(0);
+    expect(found(r.stdout)).toEqual([]);
+    // The hostile server's characters are there, escaped: a parser reads them back.
+    expect(JSON.stringify(JSON.parse(r.stdout))).toMatch(/[\u007f-\u009f\u202e]/);
   });
 });

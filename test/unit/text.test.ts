@@ -124,7 +124,7 @@ describe('contract: human output cannot bypass the sanitiser', () => {
     expect(raw).toEqual([]);
   });
 
-  it('raw stdout writes are data (JSON, raw bodies) or on a short list of non-server text', () => {
+  it('raw stdout writes are raw bodies or on a short list of non-server text; JSON goes through the writer', () => {
     // Each entry says why the text is not a server's: a new raw write must be added here, on purpose.
     const allowed: Array<[file: string, statementHolds: string]> = [
       ['src/program.ts', 'stdout.write(fitHelpText(s,'], // commander help and --version: our own text, fitted to the width
@@ -140,12 +140,15 @@ describe('contract: human output cannot bypass the sanitiser', () => {
       ['src/commands/webhook/send.ts', 'rawRequest('], // the request we built (data for verify --request), not a server's
       ['src/commands/referrals/create.ts', 'out.bytes'], // the user's own --file, as read (a dry run)
       ['src/commands/webhook/sample.ts', 'Buffer.concat([body,'], // the event we built, JSON (data for sign), not a server's
+      ['src/config/keychain.ts', 'JSON.stringify(answer)'], // the keychain helper's answer to the tool, on a pipe
     ];
     const offenders: string[] = [];
     for (const s of sources) {
       for (const m of s.text.matchAll(/stdout\.write\(/g)) {
         const stmt = s.text.slice(m.index, s.text.indexOf(';', m.index) + 1);
-        if (/JSON\.stringify|res\.raw/.test(stmt)) continue;
+        // A body as the server sent it (`api`, `get --json` piped); JSON the tool makes is writeJson's, which
+        // escapes on a terminal what the terminal would act on.
+        if (/res\.raw/.test(stmt)) continue;
         if (allowed.some(([file, holds]) => s.file === file && stmt.includes(holds))) continue;
         offenders.push(`${s.file}: ${stmt.slice(0, 80)}`);
       }

@@ -10,6 +10,7 @@ import {
   meterPath,
   SANDBOX_LIMIT,
 } from '../../meter/meter.js';
+import { writeJson } from '../../output/write.js';
 import { num } from '../../util/plural.js';
 import { peopleTime } from '../../util/time.js';
 
@@ -63,7 +64,7 @@ export default defineCommand({
     const view = allowanceOf(ctx, baseUrl, token);
     if (!view) throw new CliError('internal: no allowance view');
     if (ctx.format('table') === 'json') {
-      ctx.io.stdout.write(`${JSON.stringify(view, null, 2)}\n`);
+      writeJson(ctx.sink(), view);
       return 0;
     }
     ctx.out.line(`Sandbox allowance: ${describeView(view, ctx.now().getTime())}`);

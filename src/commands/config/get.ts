@@ -4,6 +4,7 @@ import { arg } from '../../cli/options.js';
 import type { EnvironmentName } from '../../config/environments.js';
 import type { Context } from '../../context.js';
 import { CliError } from '../../errors.js';
+import { writeJson } from '../../output/write.js';
 import { KEY_HELP, KEYS, parseKey, pathKind } from './keys.js';
 
 const FROM: Record<string, string> = {
@@ -32,9 +33,7 @@ export default defineCommand({
     const where = `${FROM[source] ?? `from ${source}`}${k !== 'env' ? ` (${env.value})` : ''}`;
     if (format === 'json') {
       const parts = route ? { method: route.method, path: route.template } : {};
-      ctx.io.stdout.write(
-        `${JSON.stringify({ key: k, value, ...parts, source, environment: env.value }, null, 2)}\n`,
-      );
+      writeJson(ctx.sink(), { key: k, value, ...parts, source, environment: env.value });
       return 0;
     }
     // Through the sanitiser: a checked value has nothing for it to change, and an odd one is shown safely.

@@ -7,6 +7,7 @@ import { operationRoute, sendOperation } from '../../config/operations.js';
 import type { Context } from '../../context.js';
 import { ApiError, ExitCode, notEnabledHint, UsageError } from '../../errors.js';
 import { safe } from '../../output/text.js';
+import { writeJson } from '../../output/write.js';
 import {
   describeRequest,
   RADIUS,
@@ -150,7 +151,7 @@ function forbidden(err: unknown, env: string): unknown {
 /** Without --wait: what the service accepted, and how to see the outcome later. */
 function reportSubmitted(ctx: Context, json: boolean, data: unknown, name: string): number {
   const r = requestOf(data);
-  if (json) ctx.io.stdout.write(`${JSON.stringify(r ?? data ?? null, null, 2)}\n`);
+  if (json) writeJson(ctx.sink(), r ?? data ?? null);
   else ctx.out.line(safe`Auto-book of ${name} submitted: ${r ? describeRequest(r) : 'accepted'}.`);
   ctx.note(
     `See the outcome with: imaging referrals get ${name}${envArg(ctx.environment().value)} --fields auto_book_request (or add --wait)`,

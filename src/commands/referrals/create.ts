@@ -11,6 +11,7 @@ import type { Context } from '../../context.js';
 import { ApiError, ExitCode, UnreadableAnswerError, UsageError } from '../../errors.js';
 import { selectFields } from '../../output/fields.js';
 import { clean, safe } from '../../output/text.js';
+import { writeJson } from '../../output/write.js';
 import { checkReferral } from '../../referrals/check.js';
 import { renderReferral } from '../../referrals/detail.js';
 import { findText } from '../../referrals/new-referral.js';
@@ -45,7 +46,7 @@ export default defineCommand({
     const { chosen } = selectFields(ctx.globals.fields, REFERRAL_FIELDS);
     const out = opts.file ? await fromFile(ctx, opts.file) : await guided(ctx);
     if (opts.dryRun) {
-      if (out.from === 'guided') ctx.io.stdout.write(`${JSON.stringify(out.payload, null, 2)}\n`);
+      if (out.from === 'guided') writeJson(ctx.sink(), out.payload);
       else ctx.io.stdout.write(out.bytes);
       // Where it would go needs the base URL only: a dry run from a file needs no token.
       const url = apiUrl(ctx.requireBaseUrl(), REFERRALS_PATH);
@@ -74,7 +75,7 @@ export default defineCommand({
         { sink: ctx.sink(), format, fields: { documented: REFERRAL_FIELDS, chosen } },
       );
     } else if (format === 'json') {
-      ctx.io.stdout.write(`${JSON.stringify(res.data, null, 2)}\n`);
+      writeJson(ctx.sink(), res.data);
     } else {
       readingAnswer(res.requestId, () => {
         if (typeof referral !== 'object' || referral === null || Array.isArray(referral))

@@ -9,6 +9,7 @@ import type { Context } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import type { OutputFormat } from '../../output/format.js';
 import { clean, safe } from '../../output/text.js';
+import { writeJson } from '../../output/write.js';
 import { checkReferralStructure } from '../../referrals/check.js';
 import { approveWrite, beginWrite } from '../../referrals/confirm.js';
 import { fetchReferral } from '../../referrals/fetch.js';
@@ -132,7 +133,7 @@ function showChanges(
   );
   if (format === 'json') {
     const out = { id: after.id, reference: after.reference, changes, referral: after };
-    ctx.io.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
+    writeJson(ctx.sink(), out);
   } else writeChanges(ctx, after, changes, left.length > 0);
   for (const k of left)
     ctx.note(

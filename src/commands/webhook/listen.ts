@@ -15,6 +15,7 @@ import type { Context } from '../../context.js';
 import { CliError, UsageError } from '../../errors.js';
 import type { OutputFormat } from '../../output/format.js';
 import { safe } from '../../output/text.js';
+import { writeJson } from '../../output/write.js';
 import { count, num } from '../../util/plural.js';
 import { peopleTime } from '../../util/time.js';
 import type { Delivery } from '../../webhook/listener.js';
@@ -179,8 +180,19 @@ function deliveryPrinter(ctx: Context, format: OutputFormat): (d: Delivery, save
       // An unsigned request's event name is whatever anyone who reaches the port sent.
       ctx.out.line(safe`${`${time}  ${state}  ${detail}${extra ? `  ${extra}` : ''}`}`);
     } else {
-      ctx.io.stdout.write(
-        `${JSON.stringify({ received_at: d.receivedAt, path: d.path, ...verdictJson(d.verdict), duplicate: d.duplicate, forwarded_status: d.forwarded ?? null, response_status: d.status, ...(saved !== undefined ? { saved } : {}) })}\n`,
+      // One line per delivery with --json too: a stream a script reads as it comes.
+      writeJson(
+        ctx.sink(),
+        {
+          received_at: d.receivedAt,
+          path: d.path,
+          ...verdictJson(d.verdict),
+          duplicate: d.duplicate,
+          forwarded_status: d.forwarded ?? null,
+          response_status: d.status,
+          ...(saved !== undefined ? { saved } : {}),
+        },
+        'ndjson',
       );
     }
   };

@@ -52,9 +52,9 @@ afterEach(async () => {
   await Promise.all(stops.splice(0).map((s) => s()));
 });
 
-async function listen(args: string[]) {
+async function listen(args: string[], terminal = false) {
   const ac = new AbortController();
-  const fake = fakeIO();
+  const fake = fakeIO({ stdoutIsTTY: terminal });
   const done = main(
     ['webhook', 'listen', '--port', '0', '--json', '--secret-file', files.secretFile, ...args],
     {
@@ -74,6 +74,37 @@ async function listen(args: string[]) {
   });
   return { port, out: fake.stdout, err: fake.stderr };
 }
+
+describe('webhook listen: what anyone who reaches the port sends, on a terminal', () => {
+  it('--json lines carry no control or bidi character from a delivery (escaped, the same data)', async () => {
+    const l = await listen([], true);
+    const event = 'x\u009b2J\u202eevil';
+    const status = await new Promise<number>((resolve, reject) => {
+      // A page can send this: a text/plain POST needs no preflight.
+      const req = request(
+        {
+          host: '127.0.0.1',
+          port: l.port,
+          method: 'POST',
+          path: '/',
+          headers: { 'content-type': 'text/plain', origin: 'https://evil.example' },
+        },
+        (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode ?? 0));
+        },
+      );
+      req.on('error', reject);
+      req.end(JSON.stringify({ event_name: event }));
+    });
+    expect(status).toBeGreaterThanOrEqual(400);
+    for (let i = 0; i < 100 && !l.out(); i++) await new Promise((r) => setTimeout(r, 20));
+    const line = l.out();
+    expect(line).not.toMatch(/[\u0080-\u009f\u202e]/);
+    expect(line).toContain('\\u009b2J\\u202e');
+    expect(JSON.parse(line).event).toBe(event);
+  });
+});
 
 describe('webhook listen: the Host a delivery is addressed to', () => {
   it('accepts 127.0.0.1:PORT and localhost:PORT', async () => {
