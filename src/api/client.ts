@@ -22,7 +22,7 @@ import {
   sleep,
 } from './retry.js';
 import { cacheHitLine, redactToken, retryLine, shownRequestId, type Trace, traceUrl } from './trace.js';
-import { abortError, Body, headerValue, type RawResponse, Transport } from './transport.js';
+import { abortError, Body, checkLinkTarget, headerValue, type RawResponse, Transport } from './transport.js';
 import { apiScope, apiUrl, isLoopbackHost, outsideScope, type Query } from './url.js';
 
 /** What a command talks to: URL join, auth, the JSON answer, the error envelope -> ApiError. */
@@ -332,12 +332,9 @@ export class ApiClient {
     },
   ): Promise<RawResponse> {
     const u = new URL(url);
-    if (u.protocol !== 'https:' && u.protocol !== 'http:')
-      throw new CliError(`not an http(s) link (${u.protocol}); not fetched`);
-    if (u.protocol === 'http:' && !isLoopbackHost(u.hostname))
-      throw new CliError(`a plain http link (${u.host}); imaging fetches links only over https`);
-    const headers: Record<string, string> = { accept: '*/*', 'user-agent': userAgent() };
     const scope = scopeOf(this.baseUrl);
+    checkLinkTarget(u, scope, false);
+    const headers: Record<string, string> = { accept: '*/*', 'user-agent': userAgent() };
     const below = scope !== undefined && !outsideScope(u, scope);
     if (below && this.token && !tokenHeaderProblem(this.token))
       headers.authorization = `Bearer ${this.token}`;

@@ -307,20 +307,30 @@ export function linkUrl(url: string): string {
 }
 
 /**
- * The headers of a link's next hop: plain http only to this machine, and Authorization only below
- * the base URL (`scope`), dropped for good once a redirect leaves it.
+ * Where a link (a report, a document) or any of its redirects may go: http(s) only, plain http only to
+ * this machine, and this machine only when the base URL is on it (the emulator): a remote server's
+ * link never makes imaging fetch a local service into the case folder.
  */
+export function checkLinkTarget(u: URL, scope: string | undefined, redirected: boolean): void {
+  const what = redirected ? 'the link redirected to' : 'a link to';
+  if (u.protocol !== 'https:' && u.protocol !== 'http:')
+    throw new CliError(`${what} a ${u.protocol} address; imaging fetches only http(s)`);
+  const local = isLoopbackHost(u.hostname);
+  if (u.protocol === 'http:' && !local)
+    throw new CliError(`${what} plain http (${u.host}); imaging fetches links only over https`);
+  if (local && !(scope !== undefined && isLoopbackHost(new URL(scope).hostname)))
+    throw new CliError(
+      `${what} this machine (${u.host}) from a server elsewhere; imaging fetches such links only from the emulator`,
+    );
+}
+
+/** The headers of a link's next hop: Authorization only below the base URL (`scope`), dropped for good once a redirect leaves it. */
 function linkHop(
   next: URL,
   headers: Record<string, string>,
   scope: string | undefined,
 ): Record<string, string> {
-  if (next.protocol !== 'https:' && next.protocol !== 'http:')
-    throw new CliError(`the link redirected to a ${next.protocol} address; imaging fetches only http(s)`);
-  if (next.protocol === 'http:' && !isLoopbackHost(next.hostname))
-    throw new CliError(
-      `the link redirected to plain http (${next.host}); imaging fetches links only over https`,
-    );
+  checkLinkTarget(next, scope, true);
   if (!headers.authorization || (scope && !outsideScope(next, scope))) return headers;
   const { authorization: _, ...rest } = headers;
   return rest;

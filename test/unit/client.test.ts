@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ApiClient } from '../../src/api/client.js';
 import { RETRY_POLICY } from '../../src/api/retry.js';
+import { checkLinkTarget } from '../../src/api/transport.js';
 import { ApiError, CliError, NetworkError, TimeoutError, UsageError } from '../../src/errors.js';
 import { clean } from '../../src/output/text.js';
 import { json, testServer } from '../helpers.js';
@@ -223,5 +224,28 @@ describe('ApiClient', () => {
     const started = Date.now();
     await expect(c.request({ path: '/modalities' })).rejects.toThrow('interrupted');
     expect(Date.now() - started).toBeLessThan(1000);
+  });
+});
+
+describe('ApiClient.fetchLink: links to this machine', () => {
+  it("a remote server's link (or a redirect) to a local service is refused, and the service gets nothing", async () => {
+    const local = await serve((_req, res) => json(res, 200, { admin: true }));
+    const { port } = new URL(local.url);
+    const remote = client('https://api.example.test');
+    for (const link of [
+      `http://127.0.0.1:${port}/admin.pdf`,
+      `https://localhost:${port}/x`,
+      `http://[::1]:${port}/y`,
+    ])
+      await expect(remote.fetchLink(link, { maxBytes: 1024 })).rejects.toThrow(
+        /a link to this machine .* from a server elsewhere/,
+      );
+    expect(() =>
+      checkLinkTarget(new URL(`http://127.0.0.1:${port}/`), 'https://api.example.test/api/v2', true),
+    ).toThrow(/the link redirected to this machine/);
+    expect(local.seen).toHaveLength(0);
+    // The emulator's own links (its base URL on this machine) are fetched.
+    const res = await client(local.url).fetchLink(`${local.url}/report.pdf`, { maxBytes: 1024 });
+    expect(res.status).toBe(200);
   });
 });
