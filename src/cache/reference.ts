@@ -2,6 +2,7 @@ import { closeSync, lstatSync, openSync, readdirSync, renameSync, rmSync, writeS
 import type { IncomingHttpHeaders } from 'node:http';
 import { join } from 'node:path';
 import type { AnswerCache, ApiResponse } from '../api/client.js';
+import { redactToken } from '../api/trace.js';
 import { headerValue } from '../api/transport.js';
 import { readNoFollow } from '../fs/write-file.js';
 import { privateFolder } from './folder.js';
@@ -138,6 +139,9 @@ export class ReferenceCache implements AnswerCache {
     if (res.status !== 200 || !cacheable(apiPath)) return;
     const bytes = res.raw;
     if (bytes.length > MAX_ENTRY_BYTES) return;
+    // An answer that echoes the token (in any form the redaction knows) is never written to disk.
+    const text = bytes.toString('utf8');
+    if (redactToken(text, this.opts.token) !== text) return;
     this.staged.push({ url, bytes, type: headerValue(res.headers, 'content-type'), rid: res.requestId });
   }
 

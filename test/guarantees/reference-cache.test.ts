@@ -276,6 +276,22 @@ describe('entries that cannot be trusted are ignored and replaced, never a crash
   });
 });
 
+describe('an answer that echoes the token is never written to disk', () => {
+  it('a server that puts the token it was sent in its answer is asked again, and no entry holds it', async () => {
+    const srv = await testServer((req, res) =>
+      json(res, 200, [{ id: 1, name: `echo ${String(req.headers.authorization).slice(7)}` }]),
+    );
+    try {
+      for (let i = 0; i < 2; i++)
+        expect((await at(['modalities'], 0, { IMAGING_BASE_URL: srv.url })).code).toBe(0);
+      expect(srv.seen).toHaveLength(2);
+      expect(entries()).toEqual([]);
+    } finally {
+      await srv.close();
+    }
+  });
+});
+
 describe('nothing else is ever cached', () => {
   it('only the four reference paths are on the allow-list', () => {
     for (const p of ['/modalities', '/body_parts', '/cpt_codes', '/icd10_codes'])
