@@ -1,9 +1,11 @@
 import { readingAnswer } from '../../api/shape.js';
 import { defineCommand } from '../../cli/define.js';
+import { readInput } from '../../cli/input.js';
 import { arg } from '../../cli/options.js';
 import { checkRecords } from '../../cli/read-list.js';
 import { referralListFields } from '../../cli/renamed-fields.js';
-import { CliError, ExitCode } from '../../errors.js';
+import type { Context } from '../../context.js';
+import { CliError, ExitCode, UsageError } from '../../errors.js';
 import { refuseTerminal } from '../../output/format.js';
 import { write } from '../../output/write.js';
 import { checkReferral } from '../../referrals/check.js';
@@ -19,18 +21,23 @@ export default defineCommand({
     'Finds referrals by reference, patient name (the last name, or "last, first", or first and last), date of birth (YYYY-MM-DD or MM/DD/YYYY) or claim number (wc_number, insurance_number); case, accents (ø, æ, ß, œ too), commas and hyphens do not matter, and several words are one text (find Mary Garcia). Asks the list with q first and trusts the answer only when every record matches it; otherwise reads the list page by page, and stops at the referral whose reference is the text. Prints the referral list\'s table and formats. Nothing found is exit 4. Nothing is cached or written to disk; --verbose shows q as [redacted].',
   // Several words are one text, as gh search reads them: find Garcia Mary is find 'Garcia Mary'.
   args: [
-    arg('<text...>', 'reference, patient name, date of birth or claim number (several words: one text)'),
+    arg(
+      '<text...>',
+      'reference, patient name, date of birth or claim number (several words: one text); - reads it from standard input',
+    ),
   ],
   examples: [
     'imaging referrals find R-240001',
     "imaging referrals find 'garcia, mary'",
+    "printf '%s\\n' 'garcia, mary' | imaging referrals find -   # the name not in ps",
     'imaging referrals find Mary Garcia',
     'imaging referrals find 03/10/1992 --json',
     'imaging referrals find MBR100002 --format csv',
   ],
   async run(ctx, [given]) {
     const parts = given as unknown as string[] | string;
-    const typed = Array.isArray(parts) ? parts.join(' ') : parts;
+    const joined = Array.isArray(parts) ? parts.join(' ') : parts;
+    const typed = joined === '-' ? await searchFromStdin(ctx) : joined;
     const format = ctx.format('table');
     refuseTerminal(format, ctx.io.stdoutIsTTY);
     const fields = referralListFields(ctx, format);
@@ -59,3 +66,13 @@ export default defineCommand({
     return 0;
   },
 });
+
+/**
+ * `find -`: the text from standard input (its first line), so a patient's name or date of birth is not in
+ * the command line, which any local user can read (`ps`).
+ */
+async function searchFromStdin(ctx: Context): Promise<string> {
+  const text = (await readInput(ctx, '-', 'find', 4096)).toString('utf8').split(/\r?\n/, 1)[0]!.trim();
+  if (!text) throw new UsageError('nothing to search for on standard input (find -)');
+  return text;
+}

@@ -7,7 +7,7 @@ import { Context } from '../../../src/context.js';
 import type { Prompter } from '../../../src/io.js';
 import { resolveReferrals } from '../../../src/referrals/resolve.js';
 import { mostAdvancedVisit } from '../../../src/resources/referrals.js';
-import { bothForms, expectTableForms, lines, piped, plain } from '../../fake-io.js';
+import { bothForms, expectTableForms, expectUsageError, lines, piped, plain } from '../../fake-io.js';
 import { fakeIO, json, mockFixture, run, spawnCli, tempDir, testServer } from '../../helpers.js';
 
 /**
@@ -62,6 +62,15 @@ describe('imaging referrals find', () => {
       env: fx.env(),
     });
     expect(lines(accents.stdout)).toContain('R-240001');
+  });
+
+  it('find - reads the text from standard input (a name kept out of the command line); empty is exit 2', async () => {
+    const r = await piped(['referrals', 'find', '-'], { env: fx.env(), stdin: 'garcia, mary\nignored\n' });
+    expect(r.code).toBe(0);
+    expect(refs(r.stdout)).toEqual(['REFERENCE', 'R-240006']);
+    const before = fx.apiRequests().length;
+    const empty = await piped(['referrals', 'find', '-'], { env: fx.env(), stdin: '\n' });
+    expectUsageError(empty, /nothing to search for on standard input/, fx.apiRequests().length - before);
   });
 
   it('finds by date of birth as YYYY-MM-DD or MM/DD/YYYY (also where only the MM/DD/YYYY field is set)', async () => {
