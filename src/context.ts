@@ -110,7 +110,10 @@ export class Context {
   }
 
   get config(): ConfigStore {
-    this.configStore ??= new ConfigStore(this.env);
+    if (!this.configStore) {
+      this.configStore = new ConfigStore(this.env);
+      this.configStore.warn = (line) => this.note(line);
+    }
     return this.configStore;
   }
 

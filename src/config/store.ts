@@ -53,8 +53,8 @@ function checkOwned(path: string, st: Stats, kind: 'folder' | 'file'): void {
     refuse(`can be written by others (mode ${(st.mode & 0o777).toString(8)})`, `Run: ${fix} "${path}"`);
 }
 
-/** The config file's text, or undefined when there is none: a regular file only, never through a symlink. */
-function readConfigText(dir: string, path: string): string | undefined {
+/** The config file's text and mode, or undefined when there is none: a regular file only, never through a symlink. */
+function readConfigText(dir: string, path: string): { text: string; mode: number } | undefined {
   let folder: Stats;
   try {
     folder = lstatSync(dir);
@@ -64,8 +64,10 @@ function readConfigText(dir: string, path: string): string | undefined {
   }
   if (!folder.isDirectory() && !folder.isSymbolicLink()) return undefined;
   checkOwned(dir, folder, 'folder');
+  let mode = 0;
   try {
     const bytes = readNoFollow(path, (st) => {
+      mode = st.mode;
       if (!st.isFile())
         throw new CliError(
           `the config file ${path} is ${describeFile(st)}, not a file`,
@@ -80,7 +82,7 @@ function readConfigText(dir: string, path: string): string | undefined {
           moveAside,
         );
     });
-    return bytes.toString('utf8');
+    return { text: bytes.toString('utf8'), mode };
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return undefined;
@@ -106,10 +108,12 @@ export class ConfigStore {
   }
 
   private load(): StoredConfig {
-    let text: string | undefined;
+    let text: string;
     try {
-      text = readConfigText(this.dir, this.path);
-      if (text === undefined) return {};
+      const read = readConfigText(this.dir, this.path);
+      if (read === undefined) return {};
+      text = read.text;
+      this.fileMode = read.mode;
     } catch (err) {
       if (err instanceof CliError) throw err;
       throw new CliError(
@@ -144,6 +148,11 @@ export class ConfigStore {
 
   /** Keys of the wrong shape left out, so what the repairing commands write is whole again. */
   lenient = false;
+
+  /** Where a warning about the file goes (the context's stderr): once per run. */
+  warn: ((line: string) => void) | undefined;
+  private fileMode = 0;
+  private warnedExposed = false;
 
   private leftOut: ConfigProblem[] = [];
   private report: ((line: string) => void) | undefined;
@@ -222,7 +231,16 @@ export class ConfigStore {
   /** The one place a token is read from the store. */
   token(env: EnvironmentName): string | undefined {
     const s = this.environment(env);
-    if (typeof s.token === 'string' && s.token !== '') return s.token;
+    if (typeof s.token === 'string' && s.token !== '') {
+      // As ssh says of a private key others can read: the token may already be someone else's.
+      if ((this.fileMode & 0o044) !== 0 && !this.warnedExposed) {
+        this.warnedExposed = true;
+        this.warn?.(
+          `warning: the config file ${this.path} can be read by other users (mode ${(this.fileMode & 0o777).toString(8)}) and holds the ${env} token: run chmod 600 "${this.path}", and if others could have read it, replace the token`,
+        );
+      }
+      return s.token;
+    }
     if (s.token_store !== 'keychain') return undefined;
     const known = this.keychainTokens.get(env);
     if (known) return known;

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { cli, mockFixture, run, spawnCli, tempDir } from '../helpers.js';
@@ -226,5 +226,23 @@ describe('a config file that is no file', () => {
     expect(String(r.stderr)).toMatch(message);
     expect(String(r.stderr)).toContain(cfg());
     expect(String(r.stderr)).not.toMatch(STACK);
+  });
+});
+
+describe('a config file holding a token that other users can read', () => {
+  it('warns once, naming the file and chmod 600, when the token is used; a 0600 file says nothing', async () => {
+    // The emulator's own token, stored for local: read from the file as any stored token is.
+    const config = { environments: { local: { token: 'mock-token', base_url: fx.mock.url } } };
+    const file = join(dir.path, 'config.json');
+    writeFileSync(file, JSON.stringify(config), { mode: 0o644 });
+    chmodSync(file, 0o644);
+    const env = { IMAGING_CONFIG_DIR: dir.path, IMAGING_ENV: 'local' };
+    const open = await run(['modalities', '--no-cache'], { env });
+    expect(open.code).toBe(0);
+    expect(open.stderr.match(/can be read by other users/g)).toHaveLength(1);
+    expect(open.stderr).toContain(`run chmod 600 "${file}"`);
+    chmodSync(file, 0o600);
+    const closed = await run(['modalities', '--no-cache'], { env });
+    expect(closed.stderr).not.toMatch(/other users/);
   });
 });

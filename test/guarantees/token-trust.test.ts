@@ -878,6 +878,7 @@ describe('a stored token goes only to its origin', () => {
         JSON.stringify({
           environments: { production: { token, base_url: other.url, token_origin: other.url } },
         }),
+        { mode: 0o600 },
       );
       const r = await run([...prod, 'modalities'], { env: env() });
       expect(r.code).toBe(3);
