@@ -1,6 +1,6 @@
 import type { Context } from '../context.js';
 import type { FieldSet } from '../output/fields.js';
-import type { OutputFormat } from '../output/format.js';
+import { DEFAULT_FORMATS, type OutputFormat } from '../output/format.js';
 import type { ArgSpec, InferArgs, InferOptions, OptionSpecs } from './options.js';
 
 /** One command: its words, arguments and options beside the handler that uses them. */
@@ -40,4 +40,5 @@ export function defineCommand<
 export type AnyCommand = CommandDefinition<any, any>;
 
 /** Whether a command can write CSV (and so takes --bom and --no-formula-guard). */
-export const writesCsv = (def: AnyCommand): boolean => def.csv ?? def.fields !== undefined;
+export const writesCsv = (def: AnyCommand): boolean =>
+  (def.csv ?? def.fields !== undefined) && (def.formats ?? DEFAULT_FORMATS).includes('csv');

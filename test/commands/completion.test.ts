@@ -499,6 +499,8 @@ zpty -d z`,
       expect(values(['referrals', 'watch', '--js'])).toEqual([]);
       for (const f of ['--json', '--fields', '--bom', '--no-formula-guard'])
         expect(flags(['referrals', 'list']), f).toContain(f);
+      for (const f of ['--bom', '--no-formula-guard'])
+        expect(flags(['referrals', 'get']), f).not.toContain(f);
       // Each one offered is taken: what a command refuses (exit 2) is never offered for it.
       for (const entry of COMMANDS) {
         const def = (await entry.load()).default;
@@ -507,7 +509,10 @@ zpty -d z`,
           (def.formats ?? ['json']).includes('json'),
         );
         expect(offered.includes('--fields'), entry.path.join(' ')).toBe(def.fields !== undefined);
-        expect(offered.includes('--bom'), entry.path.join(' ')).toBe(def.csv ?? def.fields !== undefined);
+        // CSV's options only where CSV is among the formats (get has fields, but no CSV).
+        expect(offered.includes('--bom'), entry.path.join(' ')).toBe(
+          (def.csv ?? def.fields !== undefined) && (def.formats ?? ['csv']).includes('csv'),
+        );
       }
     });
 

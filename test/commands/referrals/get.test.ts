@@ -45,6 +45,19 @@ describe('imaging referrals get', () => {
     expect(referral.visits).toHaveLength(2);
   });
 
+  it('--bom and --no-formula-guard: refused before any request, with a hint that does not point to CSV', async () => {
+    for (const flag of ['--bom', '--no-formula-guard']) {
+      const before = fx.apiRequests().length;
+      const r = await piped(['referrals', 'get', 'R-240004', flag], { env: fx.env() });
+      expectUsageError(
+        r,
+        /is for CSV output, and imaging referrals get writes no CSV/,
+        fx.apiRequests().length - before,
+      );
+      expect(r.stderr).toContain(`hint: Leave ${flag} out.`);
+    }
+  });
+
   it('an unknown id is not found, exit 4', async () => {
     const r = await piped(['referrals', 'get', '00000000-0000-4000-8000-000000000000'], { env: fx.env() });
     expect(r.code).toBe(4);
