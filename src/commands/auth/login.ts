@@ -21,6 +21,12 @@ export default defineCommand({
     const env = ctx.environment().value;
     const baseUrl = loginBaseUrl(ctx, env);
     const token = await readToken(ctx, env, baseUrl, opts.withToken === true);
+    // The emulator is sent only its own tokens: a real one stored for it would never be used.
+    if (env === 'local' && !isEmulatorToken(token))
+      throw new UsageError(
+        "local is the emulator, which takes only the emulator's tokens (mock-…): this token is not stored",
+        'The emulator needs no login. For a real server: imaging auth login (sandbox) or imaging auth login --env production.',
+      );
     if (opts.verify !== false) await verifyToken(ctx, env, baseUrl, token);
 
     // The token is bound to the origin it was given for, and is sent nowhere else.
@@ -40,11 +46,7 @@ export default defineCommand({
       `Logged in to ${env} (${baseUrl}) with token ${maskToken(token)}${opts.verify === false ? ' (not verified)' : ''}, kept in ${saved.store === 'keychain' ? 'the OS keychain' : 'the config file'}; it is sent only to ${originOf(baseUrl)}.`,
     );
     const fromEnv = ctx.env.IMAGING_TOKEN?.trim();
-    if (env === 'local' && !isEmulatorToken(token))
-      ctx.note(
-        "Note: local is the emulator, which is sent only the emulator's tokens (mock-…): this one is kept, never sent.",
-      );
-    else if (fromEnv && (env !== 'local' || isEmulatorToken(fromEnv)))
+    if (fromEnv && (env !== 'local' || isEmulatorToken(fromEnv)))
       ctx.note('Note: IMAGING_TOKEN is set in this shell and wins over the stored token.');
     return 0;
   },

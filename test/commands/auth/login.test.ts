@@ -60,15 +60,23 @@ describe('imaging auth login', () => {
     expect(stored()).toMatchObject({ token: TOKEN, base_url: fx.mock.url });
   });
 
-  it('for local, says a real token is kept but never sent (the emulator gets only its own tokens)', async () => {
-    const real = await piped([...args(), '--with-token', '--no-verify'], {
-      env: env(),
-      stdin: 'prod-abc123def456\n',
-    });
-    expect(real.code).toBe(0);
-    expect(real.stderr).toContain('this one is kept, never sent');
+  it('for local, a real token is refused (exit 2), not stored, and nothing is sent: the emulator takes only its own', async () => {
+    for (const extra of [['--no-verify'], []]) {
+      const before = fx.apiRequests().length;
+      const real = await piped([...args(), '--with-token', ...extra], {
+        env: env(),
+        stdin: 'prod-abc123def456\n',
+      });
+      expectUsageError(
+        real,
+        /local is the emulator, which takes only the emulator's tokens/,
+        fx.apiRequests().length - before,
+      );
+      expect(real.stderr).not.toContain('prod-abc123def456');
+      expect(existsSync(join(cfg.path, 'config.json')) ? stored()?.token : undefined).toBeUndefined();
+    }
     const mock = await piped([...args(), '--with-token'], { env: env(), stdin: `${TOKEN}\n` });
-    expect(mock.stderr).not.toContain('never sent');
+    expect(mock.code).toBe(0);
   });
 
   it('a token the API refuses is not stored (exit 3)', async () => {
@@ -172,10 +180,10 @@ describe('auth login', () => {
   it('does not store a token the API refuses (exit 3)', async () => {
     const r = await run([...local, 'auth', 'login', '--with-token', '--base-url', fx.mock.url], {
       env: env(),
-      stdin: 'wrong-token\n',
+      stdin: 'mock-expired\n',
     });
     expect(r.code).toBe(3);
-    expect(r.stderr).toMatch(/refused this token \(unauthorized\); it was not stored/);
+    expect(r.stderr).toMatch(/refused this token \(api_token_expired\); it was not stored/);
     expect(() => readFileSync(join(cfg.path, 'config.json'))).toThrow();
   });
 
@@ -184,7 +192,7 @@ describe('auth login', () => {
       [...local, 'auth', 'login', '--with-token', '--no-verify', '--base-url', fx.mock.url],
       {
         env: env(),
-        stdin: 'anything-goes',
+        stdin: 'mock-anything-goes',
       },
     );
     expect(r.code).toBe(0);
