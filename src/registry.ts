@@ -176,7 +176,7 @@ export const COMMANDS: readonly CommandEntry[] = [
   },
   {
     path: ['referrals', 'download'],
-    summary: 'save the report PDFs (and --documents) of referrals into a folder',
+    summary: 'save the report PDFs (or, with --documents, the documents) of referrals into a folder',
     load: () => import('./commands/referrals/download.js'),
   },
   {

@@ -9,7 +9,7 @@ import { CliError, InterruptedError, UsageError } from '../errors.js';
 export default defineCommand({
   path: ['mock'],
   description:
-    'Serves synthetic referrals, reference data, auto-book and webhooks on 127.0.0.1. Reports are real small PDFs, linked once a visit reaches report_uploaded, and each referral\'s files (reports and documents) are served in one of four ways, chosen from its id: on the emulator\'s own origin below /api/v2, by a redirect from there, or on a second "storage" origin (another port on 127.0.0.1) with signed links that expire in 7 days or have already expired (an expired link answers an HTML page, as a storage service does).',
+    'Serves synthetic referrals, reference data, auto-book and webhooks on 127.0.0.1. It takes any token that starts with mock- and no other (--env local sends mock-token); mock-expired, mock-exhausted and mock-disabled answer as an expired, used-up or disabled sandbox token does. Reports are real small PDFs, linked once a visit reaches report_uploaded, and each referral\'s files (reports and documents) are served in one of four ways, chosen from its id: on the emulator\'s own origin below /api/v2, by a redirect from there, or on a second "storage" origin (another port on 127.0.0.1) with signed links that expire in 7 days or have already expired (an expired link answers an HTML page, as a storage service does).',
   options: {
     port: port('--port <n>', 'port on 127.0.0.1 (0 picks a free one)', { default: 4010 }),
     referrals: int('--referrals <n>', 'how many synthetic referrals to serve', {
