@@ -49,8 +49,9 @@ show(['sso']);
 mock.kill('SIGTERM');
 rmSync(configDir, { recursive: true, force: true });
 process.stdout.write(
-  `\nThat was the emulator (${url}), with no token. Run it yourself: npm link (once, puts imaging on your\n` +
-    'PATH; or use node bin/imaging.cjs), then imaging mock, and point any command at it with --env local.\n' +
+  `\nThat was the emulator (${url}), with no token.\n` +
+    'To try it yourself: npm link (or use node bin/imaging.cjs), then imaging mock,\n' +
+    'and point any command at it with --env local.\n' +
     'For the real API: imaging auth login --base-url https://…\n',
 );
 process.exitCode = failed ? 1 : 0;
