@@ -45,12 +45,29 @@ describe('body parts by modality name', () => {
     const names = JSON.parse(r.stdout).map((b: { name: string }) => b.name);
     expect(names).toContain('Knee');
     expect(names).not.toContain('Brain');
-    expect(fx.apiRequests()[0]!.path).toBe('/api/v2/body_parts?modality=Ultrasound');
+    expect(fx.apiRequests().map((q) => q.path)).toEqual([
+      '/api/v2/modalities',
+      '/api/v2/body_parts?modality=Ultrasound',
+    ]);
   });
 
-  it('hints when a modality matches nothing', async () => {
-    const r = await run(['body-parts', '--modality', 'Telepathy'], { env: fx.env() });
-    expect(r.code).toBe(0);
-    expect(r.stderr).toContain('No body parts for modality "Telepathy"');
+  it('a name is taken whatever its case, spaces and hyphens, and sent as the API names it', async () => {
+    for (const typed of ['xray', 'X RAY', 'x-ray']) {
+      fx.reset();
+      const r = await run(['body-parts', '--modality', typed, '--no-cache', '--json'], { env: fx.env() });
+      expect(r.code, typed).toBe(0);
+      expect(fx.apiRequests().at(-1)!.path).toBe('/api/v2/body_parts?modality=X-Ray');
+    }
+  });
+
+  it('a modality that is none is exit 2 with a suggestion and the list, and no body parts are asked for', async () => {
+    const typo = await run(['body-parts', '--modality', 'mir'], { env: fx.env() });
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toContain('error: --modality: no modality is named "mir"');
+    expect(typo.stderr).toMatch(/hint: Did you mean MRI\? The modalities: MRI, CT, /);
+    const none = await run(['body-parts', '--modality', 'Telepathy'], { env: fx.env() });
+    expect(none.code).toBe(2);
+    expect(none.stderr).not.toContain('Did you mean');
+    expect(fx.apiRequests().filter((q) => q.path.startsWith('/api/v2/body_parts'))).toEqual([]);
   });
 });
