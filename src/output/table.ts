@@ -1,4 +1,7 @@
 import { clean, joinSafe, type SafeText, style } from './text.js';
+import { displayWidth } from './wrap.js';
+
+export { displayWidth };
 
 /** Aligned, borderless columns, as gh prints them. */
 
@@ -251,27 +254,4 @@ export function renderPairs(pairs: Array<[string, unknown]>, opts: { color: bool
     ],
     '\n',
   );
-}
-
-// Built on first use (ICU makes a property's tables with the pattern): ASCII text never needs them.
-let zeroWidth: RegExp | undefined;
-let wide: RegExp | undefined;
-const ZERO_WIDTH = () => (zeroWidth ??= /[\p{Mn}\p{Me}\p{Cf}]/u);
-const WIDE = () =>
-  (wide ??=
-    /[\u1100-\u115F\u2E80-\u303E\u3041-\u33FF\u3400-\u4DBF\u4E00-\u9FFF\uA000-\uA4CF\uAC00-\uD7A3\uF900-\uFAFF\uFE30-\uFE4F\uFF00-\uFF60\uFFE0-\uFFE6\p{Extended_Pictographic}\u{20000}-\u{3FFFD}]/u);
-
-const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
-
-/** Terminal cells a string takes: 0 for combining marks, 2 for wide (CJK, emoji), else 1. */
-export function displayWidth(s: string): number {
-  if (PRINTABLE_ASCII.test(s)) return s.length;
-  const zero = ZERO_WIDTH();
-  const twoCells = WIDE();
-  let w = 0;
-  for (const ch of s) {
-    if (zero.test(ch)) continue;
-    w += twoCells.test(ch) ? 2 : 1;
-  }
-  return w;
 }

@@ -2,12 +2,33 @@
 
 const SGR = /\u001b\[[0-9;]*m/g;
 
-/** Cells a string takes (wide characters count two; the tool's own colour codes none). */
+/** Cells a string takes (the tool's own colour codes none). */
 export function cells(s: string): number {
-  let n = 0;
-  for (const ch of s.includes('\u001b') ? s.replace(SGR, '') : s)
-    n += /[\u1100-\u115f\u2e80-\ua4cf\uac00-\ud7a3\uf900-\ufaff\uff00-\uff60\uffe0-\uffe6]/.test(ch) ? 2 : 1;
-  return n;
+  return displayWidth(s.includes('\u001b') ? s.replace(SGR, '') : s);
+}
+
+// East Asian Wide and Fullwidth (Tangut, Kana Supplement and the like included) and emoji take two
+// cells. Built on first use (ICU makes a property's tables with the pattern): ASCII never needs them.
+let zeroWidth: RegExp | undefined;
+let wide: RegExp | undefined;
+const ZERO_WIDTH = () => (zeroWidth ??= /[\p{Mn}\p{Me}\p{Cf}]/u);
+const WIDE = () =>
+  (wide ??=
+    /[\u1100-\u115F\u2E80-\u303E\u3041-\u33FF\u3400-\u4DBF\u4E00-\u9FFF\uA000-\uA4CF\uAC00-\uD7A3\uF900-\uFAFF\uFE10-\uFE19\uFE30-\uFE4F\uFF00-\uFF60\uFFE0-\uFFE6\u{16FE0}-\u{16FE4}\u{17000}-\u{18CD5}\u{1AFF0}-\u{1B2FF}\u{1F200}-\u{1F251}\p{Extended_Pictographic}\u{20000}-\u{3FFFD}]/u);
+
+const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
+
+/** Terminal cells a string takes: 0 for combining marks, 2 for wide (CJK, emoji), else 1. */
+export function displayWidth(s: string): number {
+  if (PRINTABLE_ASCII.test(s)) return s.length;
+  const zero = ZERO_WIDTH();
+  const twoCells = WIDE();
+  let w = 0;
+  for (const ch of s) {
+    if (zero.test(ch)) continue;
+    w += twoCells.test(ch) ? 2 : 1;
+  }
+  return w;
 }
 
 /** Word-wraps each line to `width`, continuation lines keeping the line's own indentation. */

@@ -4,6 +4,7 @@ import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { displayWidth, renderTable } from '../../src/output/table.js';
 import { clean, cleanBlock, HumanStream, joinSafe, SafeText, safe, style } from '../../src/output/text.js';
+import { cells } from '../../src/output/wrap.js';
 import { ROOT } from '../helpers.js';
 
 const ESC = '\u001b';
@@ -154,5 +155,16 @@ describe('contract: human output cannot bypass the sanitiser', () => {
       }
     }
     expect(offenders).toEqual([]);
+  });
+});
+
+describe('one width for every terminal cell count', () => {
+  it('East Asian wide letters beyond the BMP count two cells (Tangut, Kana Supplement, Nushu), in tables and prose alike', () => {
+    for (const ch of ['\u{17000}', '\u{1B000}', '\u{1B170}', '\u{1F200}', '\uFE10', '\u{20000}', '界', '😀'])
+      expect(displayWidth(ch), `U+${ch.codePointAt(0)!.toString(16)}`).toBe(2);
+    expect(displayWidth('e\u0301')).toBe(1);
+    const text = `${'\u{1B000}'.repeat(40)} tail`;
+    expect(cells(text)).toBe(displayWidth(text));
+    expect(cells(`\u001b[1m${text}\u001b[0m`)).toBe(85);
   });
 });
