@@ -62,14 +62,21 @@ export class NetworkError extends CliError {
 
 export class TimeoutError extends CliError {
   readonly url: string;
-  constructor(url: string, ms: number) {
+  readonly ms: number;
+  constructor(url: string, ms: number, tries = 1) {
     super(
-      `request timed out after ${ms} ms: ${url}`,
+      `request timed out after ${ms} ms${tries > 1 ? `, each of ${tries} tries` : ''}: ${url}`,
       ExitCode.failure,
-      'Raise the limit with --timeout <ms>.',
+      'Raise the limit with --timeout <ms> (or a duration: 60s).',
     );
     this.name = 'TimeoutError';
     this.url = url;
+    this.ms = ms;
+  }
+
+  /** The same timeout, saying how many tries the retry policy made (the wait was that many limits). */
+  tried(tries: number): TimeoutError {
+    return tries > 1 ? new TimeoutError(this.url, this.ms, tries) : this;
   }
 }
 

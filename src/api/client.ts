@@ -246,7 +246,7 @@ export class ApiClient {
           await this.wait(d, attempt, p, req.signal);
           continue;
         }
-        throw err;
+        throw err instanceof TimeoutError ? err.tried(attempt) : err;
       }
       const requestId = shownRequestId(headerValue(res.headers, 'x-request-id'));
       if (res.status >= 200 && res.status < 300) {
@@ -351,7 +351,7 @@ export class ApiClient {
       } catch (err) {
         const outcome = networkOutcome(err);
         const d = outcome && this.decide(p, attempt, outcome);
-        if (!d?.retry) throw err;
+        if (!d?.retry) throw err instanceof TimeoutError ? err.tried(attempt) : err;
         await this.wait(d, attempt, p, opts.signal);
         continue;
       }

@@ -1,7 +1,7 @@
 import { UsageError } from '../errors.js';
 import type { OptionSpec } from './options.js';
 
-const UNIT_MS = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 type Unit = keyof typeof UNIT_MS;
 
 // The longest a duration may be: a year is far beyond any wait, and keeps timers well inside setTimeout's range
@@ -9,15 +9,15 @@ type Unit = keyof typeof UNIT_MS;
 const MAX_MS = 366 * UNIT_MS.d;
 
 /**
- * A duration as people write it, in milliseconds: a whole number and a unit, `90s`, `15m`, `24h`, `2d`, or
+ * A duration as people write it, in milliseconds: a whole number and a unit, `500ms`, `90s`, `15m`, `24h`, `2d`, or
  * several of them, largest first (`1h30m`). Any case, spaces allowed around and between the parts. Anything
  * else (`60` without a unit, `1.5h`, `-5m`, `90x`) is a usage error naming `flag`.
  */
 export function parseDuration(value: string, flag = 'duration'): number {
   const text = value.trim().toLowerCase();
-  const parts = [...text.matchAll(/(\d+)\s*([smhd])\s*/g)];
+  const parts = [...text.matchAll(/(\d+)\s*(ms|[smhd])\s*/g)];
   const whole = parts.map((p) => p[0]).join('');
-  const order = parts.map((p) => 'smhd'.indexOf(p[2] as Unit));
+  const order = parts.map((p) => Object.keys(UNIT_MS).indexOf(p[2] as Unit));
   const descending = order.every((o, i) => i === 0 || o < (order[i - 1] as number));
   if (text === '' || whole !== text || !descending) {
     const bare = /^\d+$/.test(text);
@@ -36,6 +36,8 @@ export function parseDuration(value: string, flag = 'duration'): number {
 
 /** A duration for people, the largest units that fit: `1m 30s`, `24h`, `2d 1h`, `0s`. */
 export function formatDuration(ms: number): string {
+  // Under a second (a --timeout, an --interval given in ms): rounding to seconds would misstate it.
+  if (ms > 0 && ms < 1000) return `${Math.round(ms)}ms`;
   let left = Math.max(0, Math.round(ms / 1000)) * 1000;
   const out: string[] = [];
   for (const unit of ['d', 'h', 'm', 's'] as const) {

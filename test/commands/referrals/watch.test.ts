@@ -524,7 +524,7 @@ describe.concurrent('imaging referrals watch on the shared emulator', () => {
       );
       expectUsageError(
         await piped(['referrals', 'watch', id, '--interval', '500ms'], { env: fx.env() }),
-        /--interval: "500ms" is not a duration/,
+        /--interval: 500ms is too short \(at least /,
         fx.apiRequests().length,
       );
       expectUsageError(
