@@ -168,7 +168,12 @@ function deliveryPrinter(ctx: Context, format: OutputFormat): (d: Delivery, save
   return (d, saved) => {
     if (format === 'table') {
       const time = peopleTime(d.receivedAt, { timeZone: ctx.env.TZ, seconds: true });
-      const state = d.verdict.valid ? 'valid  ' : 'INVALID';
+      // Accepted without a signature (--allow-unsigned) is not "valid": nothing proved who sent it.
+      const state = !d.verdict.valid
+        ? 'INVALID'
+        : d.verdict.signature === 'unsigned'
+          ? 'UNSIGNED'
+          : 'valid  ';
       const detail = d.verdict.valid ? summaryLine(d.verdict) : invalidLine(d.verdict);
       const extra = [
         d.duplicate ? '(duplicate delivery)' : '',

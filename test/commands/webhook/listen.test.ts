@@ -106,6 +106,57 @@ describe('webhook listen: what anyone who reaches the port sends, on a terminal'
   });
 });
 
+describe('webhook listen: a delivery accepted unsigned', () => {
+  it('--allow-unsigned: an unsigned auto-book delivery is accepted and shown UNSIGNED, never valid', async () => {
+    const ac = new AbortController();
+    const fake = fakeIO();
+    const done = main(
+      ['webhook', 'listen', '--port', '0', '--allow-unsigned', '--secret-file', files.secretFile],
+      { io: fake.io, env: {}, signal: ac.signal },
+    );
+    stops.push(() => {
+      ac.abort(new InterruptedError('SIGINT'));
+      return done;
+    });
+    let port = 0;
+    for (let i = 0; i < 100 && !port; i++) {
+      port = Number(/Listening for webhooks on http:\/\/127\.0\.0\.1:(\d+)/.exec(fake.stderr())?.[1] ?? 0);
+      if (!port) await new Promise((r) => setTimeout(r, 20));
+    }
+    const body = JSON.stringify({
+      event_name: 'referral.auto_book_completed',
+      occurred_at: '2026-11-21T19:00:00Z',
+      auto_book_request: {
+        id: '0d9e4c1b-8a7f-4e2d-9c3b-1a2b3c4d5e6f',
+        status: 'completed',
+        outcome: 'booked',
+      },
+      referral: { reference: 'R-1' },
+    });
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = request(
+        {
+          host: '127.0.0.1',
+          port,
+          method: 'POST',
+          path: '/hooks',
+          headers: { 'content-type': 'application/json', 'X-Service-Event': 'referral.auto_book_completed' },
+        },
+        (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode ?? 0));
+        },
+      );
+      req.on('error', reject);
+      req.end(body);
+    });
+    expect(status).toBe(200);
+    for (let i = 0; i < 100 && !fake.stdout(); i++) await new Promise((r) => setTimeout(r, 20));
+    expect(fake.stdout()).toMatch(/ {2}UNSIGNED {2}referral\.auto_book_completed/);
+    expect(fake.stdout()).not.toMatch(/\bvalid\b/);
+  });
+});
+
 describe('webhook listen: the Host a delivery is addressed to', () => {
   it('accepts 127.0.0.1:PORT and localhost:PORT', async () => {
     const l = await listen([]);
