@@ -62,7 +62,12 @@ function readConfigText(dir: string, path: string): { text: string; mode: number
     if (['ENOENT', 'ENOTDIR'].includes((err as NodeJS.ErrnoException).code ?? '')) return undefined;
     throw err;
   }
-  if (!folder.isDirectory() && !folder.isSymbolicLink()) return undefined;
+  if (!folder.isDirectory() && !folder.isSymbolicLink())
+    throw new CliError(
+      `the config folder ${dir} is ${describeFile(folder)}, not a folder: no setting or token can be read`,
+      ExitCode.failure,
+      'Point IMAGING_CONFIG_DIR at a folder (it is made, 0700, at the first auth login or config set).',
+    );
   checkOwned(dir, folder, 'folder');
   let mode = 0;
   try {

@@ -229,6 +229,17 @@ describe('a config file that is no file', () => {
   });
 });
 
+describe('a config folder that is no folder', () => {
+  it('IMAGING_CONFIG_DIR naming a file: exit 1 naming it, never a config taken as empty', async () => {
+    const file = join(dir.path, 'not-a-folder');
+    writeFileSync(file, '');
+    const r = await run(['--env', 'local', 'cpt', '73721'], { env: { IMAGING_CONFIG_DIR: file } });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`error: the config folder ${file} is a file, not a folder`);
+    expect(r.stderr).toContain('hint: Point IMAGING_CONFIG_DIR at a folder');
+  });
+});
+
 describe('a config file holding a token that other users can read', () => {
   it('warns once, naming the file and chmod 600, when the token is used; a 0600 file says nothing', async () => {
     // The emulator's own token, stored for local: read from the file as any stored token is.
