@@ -359,7 +359,7 @@ function toNetworkError(err: unknown, url: string, shown = traceUrl(url)): CliEr
         url,
         code,
         isLoopbackHost(u.hostname)
-          ? `Nothing is listening there. For the local emulator, start it first: imaging mock${port}`
+          ? `Nothing is listening there. For the local emulator, start it first: imaging mock${port}; if it runs on another port, name it: --base-url http://127.0.0.1:PORT`
           : undefined,
       );
     }
