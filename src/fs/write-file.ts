@@ -8,6 +8,7 @@ import {
   ftruncateSync,
   lstatSync,
   openSync,
+  readdirSync,
   readFileSync,
   renameSync,
   type Stats,
@@ -170,7 +171,11 @@ export class TempFile {
 
   constructor(readonly target: string) {
     const random = process.getBuiltinModule('node:crypto').randomBytes(6).toString('hex');
-    this.path = join(dirname(target), hiddenName(basename(target), `.${random}.partial`));
+    // The writer's pid in the name: a run killed outright (kill -9) leaves its file, which the next
+    // write to the same target removes once that pid is gone.
+    const name = hiddenName(basename(target), `.p${process.pid}.${random}.partial`);
+    this.path = join(dirname(target), name);
+    sweepAbandoned(dirname(target), name);
     this.fd = openSync(this.path, C.O_WRONLY | C.O_CREAT | C.O_EXCL | C.O_NOFOLLOW, 0o600);
     this.inode = fstatSync(this.fd);
     this.stream = new FdWriter(this.fd, true, true);
@@ -218,6 +223,42 @@ export class TempFile {
       } catch {}
     }
     if (!this.stream.destroyed) this.stream.destroy();
+  }
+}
+
+const ABANDONED_AFTER_MS = 60_000;
+
+/**
+ * Removes the temporary files of earlier writes to the same target (`ours` is this write's name) that
+ * their writer left when it was killed: ours (the user's), regular files, their pid no longer running,
+ * untouched for a minute. Anything else is left as it is.
+ */
+function sweepAbandoned(folder: string, ours: string): void {
+  const shape = /^(.*)\.p(\d+)\.[0-9a-f]{12}\.partial$/;
+  const base = shape.exec(ours)?.[1];
+  let names: string[];
+  try {
+    names = readdirSync(folder);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const m = shape.exec(name);
+    if (!m || m[1] !== base || name === ours || running(Number(m[2]))) continue;
+    const path = join(folder, name);
+    try {
+      const st = lstatSync(path);
+      if (st.isFile() && mine(st) && Date.now() - st.mtimeMs > ABANDONED_AFTER_MS) unlinkSync(path);
+    } catch {}
+  }
+}
+
+function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code !== 'ESRCH';
   }
 }
 

@@ -1,9 +1,10 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { InterruptedError } from '../../src/errors.js';
+import { TempFile } from '../../src/fs/write-file.js';
 import { main } from '../../src/main.js';
 import { BIN, fakeIO, launcher, mockFixture, run, tempDir, until } from '../helpers.js';
 import { CLI, openPane, type Pane } from '../terminal.js';
@@ -90,6 +91,31 @@ describe('an export interrupted', () => {
       expect(fx.apiRequests().length).toBeLessThan(150);
     },
   );
+
+  it('killed outright (SIGKILL): its temporary file is left, and the next write to the file removes it', async () => {
+    const target = join(dir.path, 'r.csv');
+    const child = spawn(process.execPath, [BIN, 'referrals', 'export', '-o', target, '--per-page', '20'], {
+      env: { ...fx.env(), PATH: process.env.PATH },
+    });
+    const exited = exitOf(child);
+    await waitFor(
+      () => fx.apiRequests().length >= 1 && readdirSync(dir.path).some((f) => f.endsWith('.partial')),
+    );
+    child.kill('SIGKILL');
+    await exited;
+    const [left] = readdirSync(dir.path).filter((f) => f.endsWith('.partial'));
+    expect(left).toMatch(new RegExp(`^\\.r\\.csv\\.p${child.pid}\\.[0-9a-f]{12}\\.partial$`));
+    // Another writer's file of the same target, still running (this worker): never touched.
+    const live = `.r.csv.p${process.pid}.0123456789ab.partial`;
+    writeFileSync(join(dir.path, live), 'in progress', { mode: 0o600 });
+    // Left a minute ago or more (the sweep leaves a file touched within the minute alone).
+    const old = new Date(Date.now() - 120_000);
+    for (const f of [left!, live]) utimesSync(join(dir.path, f), old, old);
+    // The next write to r.csv (an export's, a download's, the config's: all go through TempFile).
+    const next = new TempFile(target);
+    expect(readdirSync(dir.path).sort()).toEqual([basename(next.path), live].sort());
+    next.discard();
+  });
 
   // This once failed with "expected 130, got null": the first Ctrl-C's clean-up removed the
   // handlers, and a second one arriving while the process wound down met the default action (killed

@@ -236,7 +236,7 @@ describe.concurrent('the temporary file', () => {
     const file = await AtomicFile.open(target);
     const entries = readdirSync(shared);
     expect(entries).toHaveLength(1);
-    expect(entries[0]).toMatch(/^\.referrals\.csv\.[0-9a-f]{12}\.partial$/);
+    expect(entries[0]).toMatch(/^\.referrals\.csv\.p\d+\.[0-9a-f]{12}\.partial$/);
     expect(lstatSync(join(shared, entries[0]!)).isFile()).toBe(true);
     expect(lstatSync(join(shared, entries[0]!)).mode & 0o777).toBe(0o600);
     file.stream.write('a,b\r\n');
