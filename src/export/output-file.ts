@@ -53,6 +53,12 @@ export class AtomicFile {
     });
   }
 
+  /** Whether what is written here lands on a terminal (standard output one, or -o /dev/tty and the like). */
+  onTerminal(stdoutIsTTY: boolean): boolean {
+    if (this.kind === 'stdout') return stdoutIsTTY;
+    return this.kind === 'direct' && this.stream instanceof FdWriter && isatty(this.stream.fd);
+  }
+
   get writeFailure(): CliError | undefined {
     return this.error;
   }

@@ -6,7 +6,7 @@ import { readingAnswer } from '../api/shape.js';
 import type { Query } from '../api/url.js';
 import { pick } from '../output/fields.js';
 import type { ProgressBar } from '../output/progress.js';
-import { encoder, type StreamFormat, send, utf8Of } from '../output/write.js';
+import { encoder, type StreamFormat, send, terminalSafe, utf8Of } from '../output/write.js';
 import type { PageMark, ResumePoint } from './checkpoint.js';
 import { COLUMNS, csvValue, hasVisitIn, type Row, type RowKind, rowsOf } from './rows.js';
 
@@ -30,6 +30,8 @@ interface ExportOptions {
   /** Continue a checkpoint: its bytes stand in for the header, then pages from `resume.page`. */
   resume?: ResumePoint | undefined;
   onPage?: ((mark: PageMark) => void) | undefined;
+  /** The output is a terminal: what it would act on is escaped, as every writer's data is there. */
+  terminal?: boolean;
 }
 
 export interface ExportSummary {
@@ -54,8 +56,13 @@ export async function exportReferrals(
   const requestsBefore = client.requestCount;
   const summary = emptySummary();
   let bytes = 0;
+  const format = opts.format === 'xlsx' ? 'csv' : opts.format;
   const write = async (text: string | Buffer) => {
-    const buf = typeof text === 'string' ? Buffer.from(text) : text;
+    const buf = opts.terminal
+      ? utf8Of(terminalSafe(format, [text.toString()]))
+      : typeof text === 'string'
+        ? Buffer.from(text)
+        : text;
     bytes += buf.length;
     await send(out, buf, signal);
   };

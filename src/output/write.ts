@@ -343,7 +343,11 @@ const JSON_UNSAFE = () => (jsonUnsafe ??= /[\x7f-\x9f\p{Cf}\p{Default_Ignorable_
  * same data for a parser), CSV rows go through the one sanitiser. Piped, the bytes are as sent.
  */
 function onTerminal(sink: Sink, format: OutputFormat, pieces: string[]): string[] {
-  if (!sink.tty) return pieces;
+  return sink.tty ? terminalSafe(format, pieces) : pieces;
+}
+
+/** Data bound for a terminal (a writer's, an export's): what the terminal would act on, escaped. */
+export function terminalSafe(format: OutputFormat, pieces: string[]): string[] {
   const hex = (ch: string) =>
     ch.replace(/[\s\S]/g, (u) => `\\u${u.charCodeAt(0).toString(16).padStart(4, '0')}`);
   // A CSV row's CRLF and a --bom mark are the tool's own: only the text between goes through.

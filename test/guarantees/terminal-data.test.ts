@@ -80,6 +80,29 @@ describe.skipIf(!hasScript)(`data formats on a terminal, from a hostile server${
   });
 });
 
+describe.skipIf(!hasScript)(`an export on a terminal, from a hostile server${skipNote}`, () => {
+  it('referrals export -o /dev/tty: nothing a terminal acts on', async () => {
+    const text = await onTerminal(['referrals', 'export', '--format', 'ndjson', '-o', '/dev/tty']);
+    expect(text.length).toBeGreaterThan(100);
+    expect(found(text)).toEqual([]);
+  });
+
+  // In-process: standard output a terminal, through the same pipeline as the binary's.
+  it.each(['csv', 'json', 'ndjson'])(
+    'referrals export --format %s to a terminal: the same',
+    async (format) => {
+      const r = await run(['referrals', 'export', '--rows', 'visit', '--format', format], {
+        env: fx.env(),
+        stdoutIsTTY: true,
+        columns: 80,
+      });
+      expect(r.code).toBe(0);
+      expect(r.stdout.length).toBeGreaterThan(100);
+      expect(found(r.stdout)).toEqual([]);
+    },
+  );
+});
+
 // In-process (the same writer as the binary's): the commands that answer with one object.
 describe('one-object JSON answers on a terminal, from a hostile server', () => {
   const id = () => fx.mock.referrals.at(1).id;

@@ -221,6 +221,7 @@ async function runExport(ctx: Context, opts: ExportOptions, plan: ExportPlan): P
         bom: ctx.globals.bom === true,
         fields: plan.fields,
         onNote: (text) => ctx.note(text),
+        terminal: file.onTerminal(ctx.io.stdoutIsTTY),
         afterFirstPage: async (pages, count, items) => {
           stop.firstPage ??= items;
           if (plan.format === 'xlsx') (await import('../../output/xlsx.js')).checkSheetRows(count);
