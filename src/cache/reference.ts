@@ -139,10 +139,17 @@ export class ReferenceCache implements AnswerCache {
     if (res.status !== 200 || !cacheable(apiPath)) return;
     const bytes = res.raw;
     if (bytes.length > MAX_ENTRY_BYTES) return;
-    // An answer that echoes the token (in any form the redaction knows) is never written to disk.
+    const type = headerValue(res.headers, 'content-type');
+    // An answer that echoes the token is never written to disk: in its body (JSON escapes read as the
+    // characters they stand for) or in the headers kept with it.
     const text = bytes.toString('utf8');
-    if (redactToken(text, this.opts.token) !== text) return;
-    this.staged.push({ url, bytes, type: headerValue(res.headers, 'content-type'), rid: res.requestId });
+    let decoded = text;
+    try {
+      decoded = JSON.stringify(JSON.parse(text));
+    } catch {}
+    const echoes = (t: string | undefined) => t !== undefined && redactToken(t, this.opts.token) !== t;
+    if ([text, decoded, type, res.requestId].some(echoes)) return;
+    this.staged.push({ url, bytes, type, rid: res.requestId });
   }
 
   /** Writes the staged answers, only after the command exited 0: an answer it refused is never kept. */

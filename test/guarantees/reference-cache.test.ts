@@ -277,19 +277,32 @@ describe('entries that cannot be trusted are ignored and replaced, never a crash
 });
 
 describe('an answer that echoes the token is never written to disk', () => {
-  it('a server that puts the token it was sent in its answer is asked again, and no entry holds it', async () => {
-    const srv = await testServer((req, res) =>
-      json(res, 200, [{ id: 1, name: `echo ${String(req.headers.authorization).slice(7)}` }]),
-    );
-    try {
-      for (let i = 0; i < 2; i++)
-        expect((await at(['modalities'], 0, { IMAGING_BASE_URL: srv.url })).code).toBe(0);
-      expect(srv.seen).toHaveLength(2);
-      expect(entries()).toEqual([]);
-    } finally {
-      await srv.close();
-    }
-  });
+  const escaped = (t: string) =>
+    [...t].map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).join('');
+  const answers: Array<[string, (token: string) => [string, Record<string, string>]]> = [
+    ['as text in the body', (t) => [`[{"id":1,"name":"echo ${t}"}]`, {}]],
+    ['as JSON escapes in the body', (t) => [`[{"id":1,"name":"${escaped(t)}"}]`, {}]],
+    ['in X-Request-Id', (t) => ['[{"id":1,"name":"MRI"}]', { 'x-request-id': t }]],
+    ['in Content-Type', (t) => ['[{"id":1,"name":"MRI"}]', { 'content-type': `application/json; x=${t}` }]],
+  ];
+  it.each(answers)(
+    'a server that echoes the token %s is asked again, and no entry holds it',
+    async (_how, answer) => {
+      const srv = await testServer((req, res) => {
+        const [body, headers] = answer(String(req.headers.authorization).slice(7));
+        res.writeHead(200, { 'content-type': 'application/json', ...headers });
+        res.end(body);
+      });
+      try {
+        for (let i = 0; i < 2; i++)
+          expect((await at(['modalities'], 0, { IMAGING_BASE_URL: srv.url })).code).toBe(0);
+        expect(srv.seen).toHaveLength(2);
+        expect(entries()).toEqual([]);
+      } finally {
+        await srv.close();
+      }
+    },
+  );
 });
 
 describe('nothing else is ever cached', () => {
