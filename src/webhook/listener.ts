@@ -56,7 +56,7 @@ const HOP_BY_HOP = new Set([
  */
 export async function startListener(opts: ListenerOptions) {
   const seen = new Set<string>();
-  const counts = { received: 0, valid: 0, invalid: 0, duplicates: 0 };
+  const counts = { received: 0, valid: 0, unsigned: 0, invalid: 0, duplicates: 0 };
   let port = 0;
   const server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0] ?? '/';
@@ -125,7 +125,7 @@ async function receive(
   path: string,
   body: Buffer,
   seen: Set<string>,
-  counts: Record<'received' | 'valid' | 'invalid' | 'duplicates', number>,
+  counts: Record<'received' | 'valid' | 'unsigned' | 'invalid' | 'duplicates', number>,
 ): Promise<{ status: number; reply: unknown }> {
   const headers = pairs(req.rawHeaders);
   const verdict = verifyDelivery({
@@ -144,8 +144,10 @@ async function receive(
   const duplicate = verdict.valid && key !== undefined && seen.has(key);
   if (verdict.valid && key !== undefined) seen.add(key);
   counts.received++;
-  if (verdict.valid) counts.valid++;
-  else counts.invalid++;
+  // Accepted without a signature (--allow-unsigned) is counted apart: nothing proved who sent it.
+  if (!verdict.valid) counts.invalid++;
+  else if (verdict.signature === 'unsigned') counts.unsigned++;
+  else counts.valid++;
   if (duplicate) counts.duplicates++;
   let status = verdict.valid ? 200 : 400;
   let forwarded: number | string | undefined;

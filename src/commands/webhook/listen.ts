@@ -95,7 +95,7 @@ export default defineCommand({
     await listener.close();
     const c = listener.counts;
     ctx.note(
-      `\nStopped. ${count(c.received, 'delivery', 'deliveries')}: ${c.valid} valid, ${c.invalid} not valid, ${c.duplicates} duplicate.`,
+      `\nStopped. ${count(c.received, 'delivery', 'deliveries')}: ${c.valid} valid, ${c.unsigned ? `${c.unsigned} unsigned (accepted with --allow-unsigned), ` : ''}${c.invalid} not valid, ${c.duplicates} duplicate.`,
     );
     const reason = ctx.signal.reason;
     throw new InterruptedError(reason instanceof InterruptedError ? reason.signal : 'SIGINT', true);

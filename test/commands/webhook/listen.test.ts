@@ -154,6 +154,11 @@ describe('webhook listen: a delivery accepted unsigned', () => {
     for (let i = 0; i < 100 && !fake.stdout(); i++) await new Promise((r) => setTimeout(r, 20));
     expect(fake.stdout()).toMatch(/ {2}UNSIGNED {2}referral\.auto_book_completed/);
     expect(fake.stdout()).not.toMatch(/\bvalid\b/);
+    // Stopped: the count says it was accepted unsigned, not valid.
+    await stops.pop()!();
+    expect(fake.stdout() + fake.stderr()).toContain(
+      '1 delivery: 0 valid, 1 unsigned (accepted with --allow-unsigned), 0 not valid',
+    );
   });
 });
 
