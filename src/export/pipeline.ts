@@ -56,13 +56,8 @@ export async function exportReferrals(
   const requestsBefore = client.requestCount;
   const summary = emptySummary();
   let bytes = 0;
-  const format = opts.format === 'xlsx' ? 'csv' : opts.format;
   const write = async (text: string | Buffer) => {
-    const buf = opts.terminal
-      ? utf8Of(terminalSafe(format, [text.toString()]))
-      : typeof text === 'string'
-        ? Buffer.from(text)
-        : text;
+    const buf = bytesOf(text, opts);
     bytes += buf.length;
     await send(out, buf, signal);
   };
@@ -125,6 +120,13 @@ export async function exportReferrals(
   summary.requests = client.requestCount - requestsBefore;
   summary.seconds = (Date.now() - started) / 1000;
   return summary;
+}
+
+/** A piece of the export as bytes, escaped for a terminal when it goes to one. */
+function bytesOf(text: string | Buffer, opts: ExportOptions): Buffer {
+  if (opts.terminal)
+    return utf8Of(terminalSafe(opts.format === 'xlsx' ? 'csv' : opts.format, [text.toString()]));
+  return typeof text === 'string' ? Buffer.from(text) : text;
 }
 
 function emptySummary(): ExportSummary {

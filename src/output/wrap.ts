@@ -14,7 +14,7 @@ let wide: RegExp | undefined;
 const ZERO_WIDTH = () => (zeroWidth ??= /[\p{Mn}\p{Me}\p{Cf}]/u);
 const WIDE = () =>
   (wide ??=
-    /[\u1100-\u115F\u2E80-\u303E\u3041-\u33FF\u3400-\u4DBF\u4E00-\u9FFF\uA000-\uA4CF\uAC00-\uD7A3\uF900-\uFAFF\uFE10-\uFE19\uFE30-\uFE4F\uFF00-\uFF60\uFFE0-\uFFE6\u{16FE0}-\u{16FE4}\u{17000}-\u{18CD5}\u{1AFF0}-\u{1B2FF}\u{1F200}-\u{1F251}\p{Extended_Pictographic}\u{20000}-\u{3FFFD}]/u);
+    /[\u1100-\u115F\u2E80-\u303E\u3041-\u33FF\u3400-\u4DBF\u4E00-\u9FFF\uA000-\uA4CF\uAC00-\uD7A3\uF900-\uFAFF\uFE10-\uFE19\uFE30-\uFE4F\uFF00-\uFF60\uFFE0-\uFFE6\u{16FE0}-\u{16FE4}\u{17000}-\u{18CD5}\u{18D00}-\u{18D08}\u{1AFF0}-\u{1B2FF}\u{1F200}-\u{1F251}\p{Extended_Pictographic}\u{20000}-\u{3FFFD}]/u);
 
 const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
 
@@ -29,6 +29,20 @@ export function displayWidth(s: string): number {
     w += twoCells.test(ch) ? 2 : 1;
   }
   return w;
+}
+
+/** `s` cut to `width` cells, an ellipsis in the last one when it is cut (wide characters kept whole). */
+export function cutToWidth(s: string, width: number): string {
+  if (displayWidth(s) <= width) return s;
+  let out = '';
+  let used = 0;
+  for (const ch of s) {
+    const w = displayWidth(ch);
+    if (used + w > width - 1) break;
+    out += ch;
+    used += w;
+  }
+  return `${out}\u2026`;
 }
 
 /** Word-wraps each line to `width`, continuation lines keeping the line's own indentation. */

@@ -3,6 +3,7 @@ import type { Context } from '../context.js';
 import { formatSeconds } from '../output/progress.js';
 import { displayWidth, renderTable } from '../output/table.js';
 import { HumanStream, joinSafe, paint, type SafeText, safe, style } from '../output/text.js';
+import { cutToWidth } from '../output/wrap.js';
 import { writeJson } from '../output/write.js';
 import { peopleTime } from '../util/time.js';
 import { type Change, isFinished, type Watched, type WatchHooks } from './watch.js';
@@ -31,9 +32,11 @@ export function changeLine(c: Change, timeZone: string | undefined, width?: numb
     const line = safe`${head}  ${from} \u2192 ${to}`;
     if (displayWidth(line.text) <= width) return line;
   }
+  // The head alone may be too wide (a long reference): cut, so that no line wraps.
+  const head = cutToWidth(heads[1]!.text, width);
   const change = safe`  ${from} \u2192 ${to}`;
-  if (displayWidth(change.text) <= width) return safe`${heads[1]!}\n${change}`;
-  return safe`${heads[1]!}\n  ${from} \u2192\n  ${to}`;
+  if (displayWidth(change.text) <= width) return safe`${head}\n${change}`;
+  return safe`${head}\n  ${from} \u2192\n  ${to}`;
 }
 
 /** One event per change, shaped like the webhook's visit.status_changed (with the referral's reference and id). */
@@ -161,7 +164,7 @@ export class LiveTable {
 
   /** Cut to the width (the text is the tool's or already cleaned), so that no line wraps. */
   private cut(text: string): string {
-    return displayWidth(text) <= this.width ? text : `${text.slice(0, Math.max(0, this.width - 1))}…`;
+    return cutToWidth(text, this.width);
   }
 }
 

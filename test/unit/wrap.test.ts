@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { cells, wrapMessage, wrapProse } from '../../src/output/wrap.js';
+import { cells, cutToWidth, displayWidth, wrapMessage, wrapProse } from '../../src/output/wrap.js';
+import { changeLine } from '../../src/referrals/watch-view.js';
 
 describe('messages wrapped to the terminal', () => {
   it('breaks between words, continuation lines under the text after the label', () => {
@@ -89,5 +90,36 @@ describe('a command to copy in a message', () => {
       'To continue: imaging referrals export --resume',
     );
     expect(wrapMessage(`note: ${'word '.repeat(30).trim()}`, 40)).not.toContain('\\');
+  });
+});
+
+describe('a watch change line never wider than the live view', () => {
+  it('a long reference or one of wide letters is cut with an ellipsis, the statuses kept whole on their own lines', () => {
+    const visit = { id: 'v', n: 1, modality: 'MRI', status: 'report_uploaded' };
+    for (const reference of [`R-240001${'x'.repeat(40)}`, '\u{1B000}'.repeat(40), '\u{18D00}'.repeat(30)]) {
+      const watched = {
+        id: 'i',
+        reference,
+        patient: undefined,
+        visits: [visit],
+        standing: undefined,
+        changedAt: undefined,
+        problem: undefined,
+      };
+      const line = changeLine(
+        { at: new Date('2026-11-27T10:00:00Z'), watched, visit, previous: 'booked' },
+        'UTC',
+        60,
+      );
+      for (const l of line.text.split('\n')) expect(displayWidth(l), l).toBeLessThanOrEqual(60);
+      expect(line.text).toContain('\u2026');
+      expect(line.text).toContain('booked \u2192 report_uploaded');
+    }
+  });
+
+  it('cutToWidth keeps wide characters whole and counts the ellipsis', () => {
+    expect(cutToWidth('abcdef', 4)).toBe('abc\u2026');
+    expect(cutToWidth('界界界', 4)).toBe('界\u2026');
+    expect(cutToWidth('abc', 3)).toBe('abc');
   });
 });
