@@ -1,3 +1,4 @@
+import type { LookupAddress, LookupOptions } from 'node:dns';
 import type { Agent as HttpAgent, IncomingHttpHeaders, IncomingMessage, RequestOptions } from 'node:http';
 import { StringDecoder } from 'node:string_decoder';
 import { CliError, ExitCode, InterruptedError, NetworkError, TimeoutError } from '../errors.js';
@@ -229,6 +230,8 @@ export class Transport {
         headers,
         agent,
         rejectUnauthorized: true,
+        // A link's name may resolve to this machine (a hosts entry, its own address): checked as it connects.
+        ...(link && !localScope(this.opts.scope) ? { lookup: notThisMachine(u.host) } : {}),
       };
       const req = mod.request(u, options, (res: IncomingMessage) => {
         const announced = headerValue(res.headers, 'content-length');
@@ -315,13 +318,53 @@ export function checkLinkTarget(u: URL, scope: string | undefined, redirected: b
   const what = redirected ? 'the link redirected to' : 'a link to';
   if (u.protocol !== 'https:' && u.protocol !== 'http:')
     throw new CliError(`${what} a ${u.protocol} address; imaging fetches only http(s)`);
-  const local = isLoopbackHost(u.hostname);
+  const local = isThisMachine(u.hostname.replace(/^\[|\]$/g, ''));
   if (u.protocol === 'http:' && !local)
     throw new CliError(`${what} plain http (${u.host}); imaging fetches links only over https`);
   if (local && !(scope !== undefined && isLoopbackHost(new URL(scope).hostname)))
     throw new CliError(
       `${what} this machine (${u.host}) from a server elsewhere; imaging fetches such links only from the emulator`,
     );
+}
+
+/** A loopback name or address, or an address of one of this machine's interfaces (an IP literal's own test). */
+function isThisMachine(host: string): boolean {
+  if (isLoopbackHost(host)) return true;
+  if (!process.getBuiltinModule('node:net').isIP(host)) return false;
+  const interfaces = Object.values(process.getBuiltinModule('node:os').networkInterfaces());
+  return interfaces.some((list) => (list ?? []).some((a) => a.address === host.toLowerCase()));
+}
+
+const localScope = (scope: string | undefined) =>
+  scope !== undefined && isLoopbackHost(new URL(scope).hostname);
+
+type LookupCallback = (
+  err: NodeJS.ErrnoException | null,
+  address: string | LookupAddress[],
+  family?: number,
+) => void;
+
+/**
+ * A DNS lookup for a link from a server elsewhere that refuses an address of this machine (loopback, or
+ * one of its interfaces'): the rule of checkLinkTarget, applied to where the name really leads.
+ */
+function notThisMachine(host: string) {
+  return (hostname: string, opts: LookupOptions, cb: LookupCallback) => {
+    // Loaded here, for links only: a lookup never needs it.
+    process.getBuiltinModule('node:dns').lookup(hostname, { ...opts, all: true }, (err, found) => {
+      if (err) return cb(err, '');
+      const local = found.find((a) => isThisMachine(a.address));
+      if (local)
+        return cb(
+          new CliError(
+            `a link to ${host}, which is this machine (${local.address}), from a server elsewhere; imaging fetches such links only from the emulator`,
+          ),
+          '',
+        );
+      if (opts.all) return cb(null, found);
+      cb(null, found[0]!.address, found[0]!.family);
+    });
+  };
 }
 
 /** The headers of a link's next hop: Authorization only below the base URL (`scope`), dropped for good once a redirect leaves it. */

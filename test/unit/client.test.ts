@@ -1,3 +1,5 @@
+import { lookup } from 'node:dns/promises';
+import { hostname, networkInterfaces } from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ApiClient } from '../../src/api/client.js';
 import { RETRY_POLICY } from '../../src/api/retry.js';
@@ -243,6 +245,20 @@ describe('ApiClient.fetchLink: links to this machine', () => {
     expect(() =>
       checkLinkTarget(new URL(`http://127.0.0.1:${port}/`), 'https://api.example.test/api/v2', true),
     ).toThrow(/the link redirected to this machine/);
+    // This machine by another name: its own interface address, or a name that resolves to it.
+    const own = Object.values(networkInterfaces())
+      .flat()
+      .find((a) => a && !a.internal && a.family === 'IPv4')?.address;
+    if (own)
+      await expect(remote.fetchLink(`https://${own}:${port}/d.pdf`, { maxBytes: 1024 })).rejects.toThrow(
+        /a link to this machine/,
+      );
+    const name = hostname();
+    const resolved = await lookup(name, { all: true }).catch(() => []);
+    if (resolved.some((a) => a.address.startsWith('127.') || a.address === own))
+      await expect(remote.fetchLink(`https://${name}:${port}/c.pdf`, { maxBytes: 1024 })).rejects.toThrow(
+        new RegExp(`a link to ${name}:${port}, which is this machine`),
+      );
     expect(local.seen).toHaveLength(0);
     // The emulator's own links (its base URL on this machine) are fetched.
     const res = await client(local.url).fetchLink(`${local.url}/report.pdf`, { maxBytes: 1024 });
