@@ -148,6 +148,7 @@ export class ConfigStore {
       );
     }
     if (this.lenient) this.leftOut = problems;
+    this.sayExposed(config);
     return config;
   }
 
@@ -233,19 +234,23 @@ export class ConfigStore {
     return typeof s.token === 'string' && s.token !== '' ? 'file' : undefined;
   }
 
+  /** As ssh says of a private key others can read: any token in a file others can read may be theirs. */
+  private sayExposed(config: StoredConfig): void {
+    if ((this.fileMode & 0o044) === 0 || this.warnedExposed) return;
+    const envs = Object.entries(config.environments ?? {})
+      .filter(([, e]) => typeof e?.token === 'string' && e.token !== '')
+      .map(([name]) => name);
+    if (envs.length === 0) return;
+    this.warnedExposed = true;
+    this.warn?.(
+      `warning: the config file ${this.path} can be read by other users (mode ${(this.fileMode & 0o777).toString(8)}) and holds the ${envs.join(' and ')} token${envs.length > 1 ? 's' : ''}: run chmod 600 "${this.path}", and if others could have read it, replace ${envs.length > 1 ? 'them' : 'it'}`,
+    );
+  }
+
   /** The one place a token is read from the store. */
   token(env: EnvironmentName): string | undefined {
     const s = this.environment(env);
-    if (typeof s.token === 'string' && s.token !== '') {
-      // As ssh says of a private key others can read: the token may already be someone else's.
-      if ((this.fileMode & 0o044) !== 0 && !this.warnedExposed) {
-        this.warnedExposed = true;
-        this.warn?.(
-          `warning: the config file ${this.path} can be read by other users (mode ${(this.fileMode & 0o777).toString(8)}) and holds the ${env} token: run chmod 600 "${this.path}", and if others could have read it, replace the token`,
-        );
-      }
-      return s.token;
-    }
+    if (typeof s.token === 'string' && s.token !== '') return s.token;
     if (s.token_store !== 'keychain') return undefined;
     const known = this.keychainTokens.get(env);
     if (known) return known;

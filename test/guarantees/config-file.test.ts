@@ -252,6 +252,23 @@ describe('a config file holding a token that other users can read', () => {
     expect(open.code).toBe(0);
     expect(open.stderr.match(/can be read by other users/g)).toHaveLength(1);
     expect(open.stderr).toContain(`run chmod 600 "${file}"`);
+    // Whichever environment is used, and for config list too: another environment's token is exposed as well.
+    const prod = {
+      environments: { production: { token: 'prod-token-value-1234', base_url: 'https://api.example.com' } },
+    };
+    writeFileSync(file, JSON.stringify(prod));
+    chmodSync(file, 0o640);
+    for (const argv of [
+      ['config', 'list'],
+      ['--env', 'local', 'modalities', '--no-cache'],
+    ]) {
+      const r = await run(argv, { env: { IMAGING_CONFIG_DIR: dir.path } });
+      expect(
+        r.stderr.match(/can be read by other users \(mode 640\) and holds the production token/g),
+        argv.join(' '),
+      ).toHaveLength(1);
+      expect(r.stderr).not.toContain('prod-token-value-1234');
+    }
     chmodSync(file, 0o600);
     const closed = await run(['modalities', '--no-cache'], { env });
     expect(closed.stderr).not.toMatch(/other users/);
