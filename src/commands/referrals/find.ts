@@ -72,7 +72,16 @@ export default defineCommand({
  * the command line, which any local user can read (`ps`).
  */
 async function searchFromStdin(ctx: Context): Promise<string> {
-  const text = (await readInput(ctx, '-', 'find', 4096)).toString('utf8').split(/\r?\n/, 1)[0]!.trim();
-  if (!text) throw new UsageError('nothing to search for on standard input (find -)');
-  return text;
+  const lines = (await readInput(ctx, '-', 'find', 4096))
+    .toString('utf8')
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .filter(Boolean);
+  if (lines.length === 0) throw new UsageError('nothing to search for on standard input (find -)');
+  if (lines.length > 1)
+    throw new UsageError(
+      `find - reads one search text, and standard input holds ${lines.length} lines`,
+      'Search one at a time; for many referrals by reference, see imaging referrals download --from FILE.',
+    );
+  return lines[0]!;
 }

@@ -64,13 +64,19 @@ describe('imaging referrals find', () => {
     expect(lines(accents.stdout)).toContain('R-240001');
   });
 
-  it('find - reads the text from standard input (a name kept out of the command line); empty is exit 2', async () => {
-    const r = await piped(['referrals', 'find', '-'], { env: fx.env(), stdin: 'garcia, mary\nignored\n' });
+  it('find - reads the text from standard input (a name kept out of the command line); none or two is exit 2', async () => {
+    const r = await piped(['referrals', 'find', '-'], { env: fx.env(), stdin: '\ngarcia, mary\n\n' });
     expect(r.code).toBe(0);
     expect(refs(r.stdout)).toEqual(['REFERENCE', 'R-240006']);
     const before = fx.apiRequests().length;
     const empty = await piped(['referrals', 'find', '-'], { env: fx.env(), stdin: '\n' });
     expectUsageError(empty, /nothing to search for on standard input/, fx.apiRequests().length - before);
+    const two = await piped(['referrals', 'find', '-'], { env: fx.env(), stdin: 'garcia\nsmith\n' });
+    expectUsageError(
+      two,
+      /find - reads one search text, and standard input holds 2 lines/,
+      fx.apiRequests().length - before,
+    );
   });
 
   it('finds by date of birth as YYYY-MM-DD or MM/DD/YYYY (also where only the MM/DD/YYYY field is set)', async () => {
