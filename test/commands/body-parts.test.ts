@@ -60,7 +60,7 @@ describe('body parts by modality name', () => {
     }
   });
 
-  it('a modality that is none is exit 2 with a suggestion and the list, and no body parts are asked for', async () => {
+  it('a modality that is none (a name or an id) is exit 2 with a suggestion and the list, and no body parts are asked for', async () => {
     const typo = await run(['body-parts', '--modality', 'mir'], { env: fx.env() });
     expect(typo.code).toBe(2);
     expect(typo.stderr).toContain('error: --modality: no modality is named "mir"');
@@ -68,6 +68,13 @@ describe('body parts by modality name', () => {
     const none = await run(['body-parts', '--modality', 'Telepathy'], { env: fx.env() });
     expect(none.code).toBe(2);
     expect(none.stderr).not.toContain('Did you mean');
+    const id = await run(['body-parts', '--modality', '0D9E4C1B-8A7F-4E2D-9C3B-1A2B3C4D5E6F'], {
+      env: fx.env(),
+    });
+    expect(id.code).toBe(2);
+    expect(id.stderr).toContain(
+      'error: --modality: no modality has the id 0d9e4c1b-8a7f-4e2d-9c3b-1a2b3c4d5e6f',
+    );
     expect(fx.apiRequests().filter((q) => q.path.startsWith('/api/v2/body_parts'))).toEqual([]);
   });
 });

@@ -29,8 +29,7 @@ export default defineCommand({
     const client = ctx.referenceApi();
     // An id in upper case is the same id: sent as the API stores it. A name is checked against the
     // modalities (reference data, cached) and sent as the API names it: "xray" is X-Ray.
-    const sent =
-      modality && (isUuid(modality) ? normaliseUuid(modality) : await modalityName(client, modality));
+    const sent = modality && (await modalityName(client, modality));
     const res = await listBodyParts(client, { modality: sent });
     await write(readList<BodyPart>(res, 'body parts', format, BODY_PART_TEXT), {
       sink: ctx.sink(),
@@ -47,9 +46,20 @@ export default defineCommand({
 
 const folded = (v: string) => v.toLowerCase().replace(/[^a-z0-9]/g, '');
 
-/** The modality a typed name means (case, spaces and hyphens aside), or a usage error with a suggestion. */
+/**
+ * The modality typed, as the API names it: an id (in any case), or a name with case, spaces and hyphens
+ * aside; else a usage error with a suggestion.
+ */
 async function modalityName(client: ApiClient, typed: string): Promise<string> {
   const modalities = readList<Modality>(await listModalities(client), 'modalities', 'json', MODALITY_TEXT);
+  if (isUuid(typed)) {
+    const id = normaliseUuid(typed);
+    if (modalities.some((m) => m.id === id)) return id;
+    throw new UsageError(
+      `--modality: no modality has the id ${id}`,
+      'The modalities and their ids: imaging modalities',
+    );
+  }
   const names = modalities.map((m) => m.name);
   const match = modalities.find(
     (m) => folded(m.name) === folded(typed) || folded(m.slug ?? '') === folded(typed),
