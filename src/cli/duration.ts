@@ -1,5 +1,5 @@
 import { UsageError } from '../errors.js';
-import type { OptionSpec } from './options.js';
+import { type OptionSpec, OptionValueError } from './options.js';
 
 const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 type Unit = keyof typeof UNIT_MS;
@@ -52,4 +52,39 @@ export function formatDuration(ms: number): string {
 export function duration(flags: string, description: string): OptionSpec<number, false> {
   const name = flags.match(/--[\w-]+/)?.[0] ?? flags;
   return { kind: 'text', flags, description, parse: (value) => parseDuration(value, name) };
+}
+
+/**
+ * An option in milliseconds: a bare whole number as always (30000), or a duration as the other options
+ * take it (500ms, 5s, 2m), between `min` and `max` milliseconds.
+ */
+export function millis(
+  flags: string,
+  description: string,
+  range: { min: number; max: number },
+): OptionSpec<number, false> {
+  const name = flags.match(/--[\w-]+/)?.[0] ?? flags;
+  // The messages never repeat the value: a parser error never echoes what it refuses (a pasted secret).
+  return {
+    kind: 'text',
+    flags,
+    description,
+    parse: (value) => {
+      let n: number;
+      if (/^\s*\d+\s*$/.test(value)) n = Number(value.trim());
+      else
+        try {
+          n = parseDuration(value, name);
+        } catch {
+          throw new OptionValueError(
+            `${name} must be whole milliseconds (30000) or a whole number with a unit (500ms, 5s, 2m).`,
+          );
+        }
+      if (n < range.min || n > range.max)
+        throw new OptionValueError(
+          `${name} must be between ${formatDuration(range.min)} and ${formatDuration(range.max)}.`,
+        );
+      return n;
+    },
+  };
 }

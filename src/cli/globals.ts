@@ -1,16 +1,7 @@
 import { ENVIRONMENTS } from '../config/environments.js';
 import { DEFAULT_FORMATS, FORMATS } from '../output/format.js';
-import { parseDuration } from './duration.js';
-import {
-  completes,
-  flag,
-  type InferOptions,
-  int,
-  negate,
-  type OptionSpec,
-  OptionValueError,
-  text,
-} from './options.js';
+import { millis } from './duration.js';
+import { completes, flag, type InferOptions, negate, OptionValueError, text } from './options.js';
 
 // The options every command accepts, before or after the subcommand: the one list everything reads.
 /** The --format option's description: every format, or the ones a command takes (help, completion). */
@@ -20,30 +11,6 @@ export const formatDescription = (formats: readonly string[] = DEFAULT_FORMATS):
 /** The global --format, as the root help lists it: every format, those only some commands take said so. */
 const someCommands = FORMATS.filter((f) => !DEFAULT_FORMATS.includes(f));
 export const globalFormatDescription = `${formatDescription()}${someCommands.length > 0 ? `; ${someCommands.join(', ')} where a command takes it (see its --help)` : ''}`;
-
-/** --timeout: milliseconds as a bare number (as always), or a duration as the other options take it (5s, 2m). */
-function timeoutOption(): OptionSpec<number, false> {
-  const ms = int('--timeout <ms>', '', { max: 3_600_000 });
-  return {
-    kind: 'text',
-    flags: '--timeout <ms>',
-    description: 'per-request timeout in milliseconds, or a duration such as 5s (default 30000, at most 1h)',
-    parse: (value) => {
-      if (/^\s*\d+\s*$/.test(value)) return ms.parse!(value, undefined);
-      let n: number;
-      try {
-        n = parseDuration(value, '--timeout');
-      } catch {
-        throw new OptionValueError(
-          '--timeout must be milliseconds (30000) or a duration with a unit (5s, 2m, 1h).',
-        );
-      }
-      if (n < 1 || n > 3_600_000)
-        throw new OptionValueError(`--timeout must be between 1ms and 1h, not ${value.trim()}.`);
-      return n;
-    },
-  };
-}
 
 export const GLOBAL_OPTIONS = {
   env: completes(text('--env <name>', 'environment: sandbox, production or local'), ENVIRONMENTS),
@@ -63,7 +30,11 @@ export const GLOBAL_OPTIONS = {
     '--no-formula-guard',
     "CSV: do not prefix cells starting with = + - @ with ' (xlsx needs no guard: every cell is typed text or a number or date, never a formula)",
   ),
-  timeout: timeoutOption(),
+  timeout: millis(
+    '--timeout <ms>',
+    'per-request timeout in milliseconds, or a duration such as 5s (default 30000, at most 1h)',
+    { min: 1, max: 3_600_000 },
+  ),
   verbose: flag('--verbose', 'HTTP trace on stderr (never the token or bodies)'),
   color: negate('--no-color', 'no colour in output'),
   yes: flag('-y, --yes', 'answer yes to confirmations'),

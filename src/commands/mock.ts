@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import { requireHttpUrl } from '../cli/args.js';
 import { defineCommand } from '../cli/define.js';
-import { duration, formatDuration } from '../cli/duration.js';
+import { duration, formatDuration, millis } from '../cli/duration.js';
 import { choice, file, flag, int, list, port, text } from '../cli/options.js';
 import { CliError, InterruptedError, UsageError } from '../errors.js';
 
@@ -20,7 +20,14 @@ export default defineCommand({
       '--allowance <n>',
       'successful requests per token before 429 sandbox_request_limit_reached',
     ),
-    latency: int('--latency <ms>', 'delay added to every answer', { min: 0 }),
+    latency: millis(
+      '--latency <ms>',
+      'delay added to every answer: milliseconds, or a duration (250ms, 2s)',
+      {
+        min: 0,
+        max: 3_600_000,
+      },
+    ),
     seed: int('--seed <n>', 'seed of the synthetic data set', { min: 0, default: 1 }),
     listShape: choice(
       '--list-shape <shape>',

@@ -28,7 +28,7 @@ describe('--timeout', () => {
     const bad = await run(['modalities', '--timeout', '5x'], { env: slow.env() });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain(
-      '--timeout must be milliseconds (30000) or a duration with a unit (5s, 2m, 1h).',
+      '--timeout must be whole milliseconds (30000) or a whole number with a unit (500ms, 5s, 2m)',
     );
   });
 });

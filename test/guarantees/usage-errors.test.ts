@@ -38,8 +38,15 @@ const CASES: Array<[string[], RegExp, string?]> = [
   [['cpd', '73721'], /Did you mean cpt\?/],
   [['--env', 'staging', 'modalities'], /unknown environment "staging"/],
   [['modalities', '--format', 'xml'], /unknown format "xml"/],
-  [['modalities', '--timeout', '0'], /--timeout must be between 1 and 3600000/],
-  [['modalities', '--timeout', 'soon'], /--timeout must be milliseconds \(30000\) or a duration with a unit/],
+  [['modalities', '--timeout', '0'], /--timeout must be between 1ms and 1h\.$/m],
+  [
+    ['modalities', '--timeout', 'soon'],
+    /--timeout must be whole milliseconds \(30000\) or a whole number with a unit/,
+  ],
+  [
+    ['mock', '--latency', '1.5s'],
+    /--latency must be whole milliseconds \(30000\) or a whole number with a unit/,
+  ],
   [['modalities', '--base-url', 'ftp://x.test'], /only http and https URLs/],
   [['modalities', '--base-url', 'https://user:pw@x.test'], /credentials in the URL are not allowed/],
   [['modalities', '--tokn', 'x'], /unknown option '--tokn'/],
