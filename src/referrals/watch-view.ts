@@ -225,6 +225,8 @@ export function liveView(ctx: Context, head: string): WatchView {
   );
   let all: readonly Watched[] = [];
   const recent: SafeText[] = [];
+  // Every change, for the end: the frame keeps only the last few on screen.
+  const seen: SafeText[] = [];
   let next: number | undefined;
   let note: string | undefined;
   let ticker: NodeJS.Timeout | undefined;
@@ -237,8 +239,10 @@ export function liveView(ctx: Context, head: string): WatchView {
         all = list;
       },
       change(c) {
-        recent.push(changeLine(c, timeZone, live.width));
+        const line = changeLine(c, timeZone, live.width);
+        recent.push(line);
         if (recent.length > 3) recent.shift();
+        seen.push(line);
       },
       finished() {},
       polled(failed) {
@@ -257,6 +261,17 @@ export function liveView(ctx: Context, head: string): WatchView {
       clearInterval(ticker);
       next = undefined;
       draw(`${tally(all)}${how === 'interrupted' ? ' · stopped' : ''}`);
+      // Below the last frame, once it is drawn for good: the changes that scrolled off it.
+      if (seen.length <= recent.length) return;
+      const shown = seen.slice(0, MAX_LISTED);
+      ctx.out.write(
+        joinSafe([safe`\nEvery change seen (${seen.length}):\n`, ...shown.map((l) => safe`${l}\n`)]),
+      );
+      if (seen.length > shown.length)
+        ctx.out.line(`… and ${seen.length - shown.length} more (--format ndjson keeps every change)`);
     },
   };
 }
+
+/** The most changes listed when a live watch ends; piped, every change is a line as it comes. */
+const MAX_LISTED = 100;

@@ -18,7 +18,7 @@ const LOCAL_FLOOR_MS = 1_000;
 const CEILING_MS = 86_400_000;
 const DEFAULT_CONCURRENCY = 8;
 
-const RULE = `Polls each referral (GET /referrals/{id}, one request a referral each interval) and reports every visit status change: on a terminal a table updated in place, piped a line per change and the last state at the end, with --format ndjson one visit.status_changed event per change.
+const RULE = `Polls each referral (GET /referrals/{id}, one request a referral each interval) and reports every visit status change: on a terminal a table updated in place with the last changes under it (every change listed when the watch ends), piped a line per change and the last state at the end, with --format ndjson one visit.status_changed event per change.
 
 Progress follows the spec's visit statuses in order, without exam_not_completed and canceled: ${PROGRESS.join(', ')}. A visit has reached a status when it is at it or later. A visit at exam_not_completed has reached booked and earlier, never complete or later. Canceled visits are left out unless all are. A referral is done when each of its counted visits has reached one of the --until statuses; it cannot get there when all its visits are canceled or a visit stopped at exam_not_completed before the awaited status. A referral with no visit yet is waited for.
 

@@ -365,6 +365,44 @@ describe.concurrent('imaging referrals watch: the shorter waits', () => {
     });
   });
 
+  describe.concurrent('imaging referrals watch: the changes a live view scrolled off', () => {
+    it('are listed below the last frame when the watch ends', async () => {
+      // Five referrals of one visit: ready_to_book at the first read, contacted_for_booking after.
+      const picked = fx.mock.referrals
+        .slice(0, 600)
+        .filter((r) => r.visits.length === 1)
+        .slice(0, 5);
+      const reads = new Map<string, number>();
+      const h = await testServer((req, res) => {
+        const r = picked.find((x) => req.url?.endsWith(`/referrals/${x.id}`));
+        if (!r) return json(res, 404, { error: 'not found' });
+        const n = (reads.get(r.id) ?? 0) + 1;
+        reads.set(r.id, n);
+        const visit = { ...r.visits[0]!, status: n === 1 ? 'ready_to_book' : 'contacted_for_booking' };
+        json(res, 200, { ...r, visits: [visit] } as unknown as Record<string, unknown>);
+      });
+      const config = tempDir();
+      try {
+        const env = {
+          IMAGING_ENV: 'local',
+          IMAGING_BASE_URL: h.url,
+          IMAGING_CONFIG_DIR: config.path,
+          TZ: 'UTC',
+        };
+        const args = ['referrals', 'watch', ...picked.map((r) => r.id), '--until', 'contacted_for_booking'];
+        const tty = await run([...args, '--interval', '1s'], { env, stdoutIsTTY: true, columns: 120 });
+        expect(tty.code, tty.stderr).toBe(0);
+        const shown = plain(tty.stdout).replace(/\u001b\[[0-9;]*[A-Za-z]/g, '');
+        const list = shown.slice(shown.lastIndexOf('Every change seen (5):'));
+        for (const r of picked) expect(list).toContain(`${r.reference}  visit 1`);
+        expect(list.match(/ready_to_book \u2192 contacted_for_booking/g)).toHaveLength(5);
+      } finally {
+        await h.close();
+        config.cleanup();
+      }
+    });
+  });
+
   describe.concurrent('imaging referrals watch: a change line at 80 columns', () => {
     it('statuses are never cut: the modality goes first, then the visit number shortens, then it wraps', async () => {
       // One visit, ready_to_book on the first read and contacted_for_booking after: with its time,
