@@ -20,6 +20,14 @@ export const VISIT_EVENT = {
   },
 };
 
+/** A referral.auto_book_completed event: the one the spec sends unsigned (to a per-request webhook_url). */
+export const AUTO_BOOK_EVENT = {
+  event_name: 'referral.auto_book_completed',
+  occurred_at: '2026-11-21T19:00:00Z',
+  auto_book_request: { id: '0d9e4c1b-8a7f-4e2d-9c3b-1a2b3c4d5e6f', status: 'completed', outcome: 'booked' },
+  referral: { reference: 'R-240001' },
+};
+
 /** A temporary folder holding the secret in a file (with the trailing newline editors add). */
 export function secretFileFixture(secret: string) {
   const fx = { dir: undefined as unknown as ReturnType<typeof tempDir>, secretFile: '' };

@@ -9,7 +9,7 @@ type Unit = keyof typeof UNIT_MS;
 const MAX_MS = 366 * UNIT_MS.d;
 
 /**
- * A duration as people write it, in milliseconds: a whole number and a unit, `500ms`, `90s`, `15m`, `24h`, `2d`, or
+ * A duration as people write it, in milliseconds: a whole number and a unit (ms, s, m, h or d), or
  * several of them, largest first (`1h30m`). Any case, spaces allowed around and between the parts. Anything
  * else (`60` without a unit, `1.5h`, `-5m`, `90x`) is a usage error naming `flag`.
  */
@@ -56,7 +56,7 @@ export function duration(flags: string, description: string): OptionSpec<number,
 
 /**
  * An option in milliseconds: a bare whole number as always (30000), or a duration as the other options
- * take it (500ms, 5s, 2m), between `min` and `max` milliseconds.
+ * take it (a whole number and a unit), between `min` and `max` milliseconds.
  */
 export function millis(
   flags: string,

@@ -11,6 +11,7 @@ import {
   v1Values,
 } from '../../src/webhook/sign.js';
 import { describeAge, verifyDelivery } from '../../src/webhook/verify.js';
+import { AUTO_BOOK_EVENT } from '../webhook-fixture.js';
 import '../reliability.js';
 
 // Known vectors, computed independently with openssl (`openssl dgst -sha256 -hmac …`).
@@ -200,18 +201,7 @@ describe('verifyDelivery', () => {
   });
 
   it('treats an unsigned delivery as exit-8 material, except auto-book with --allow-unsigned', () => {
-    const auto = Buffer.from(
-      JSON.stringify({
-        event_name: 'referral.auto_book_completed',
-        occurred_at: '2026-11-21T19:00:00Z',
-        auto_book_request: {
-          id: '0d9e4c1b-8a7f-4e2d-9c3b-1a2b3c4d5e6f',
-          status: 'completed',
-          outcome: 'booked',
-        },
-        referral: { reference: 'R-1' },
-      }),
-    );
+    const auto = Buffer.from(JSON.stringify(AUTO_BOOK_EVENT));
     const h: Array<[string, string]> = [['X-Service-Event', 'referral.auto_book_completed']];
     const plain = verify(h, auto);
     expect(plain.valid).toBe(false);

@@ -18,7 +18,7 @@ import { saveDelivery } from '../../../src/webhook/save.js';
 import { signatureHeaderValue } from '../../../src/webhook/sign.js';
 import { expectUsageError, hasEscapes, PIPED, piped, plain, TERMINAL, widest } from '../../fake-io.js';
 import { fakeIO, json, run, tempDir, testServer } from '../../helpers.js';
-import { secretFileFixture, VISIT_EVENT } from '../../webhook-fixture.js';
+import { AUTO_BOOK_EVENT, secretFileFixture, VISIT_EVENT } from '../../webhook-fixture.js';
 
 const SECRET = 'whsec_listen_host';
 const files = secretFileFixture(SECRET);
@@ -123,16 +123,7 @@ describe('webhook listen: a delivery accepted unsigned', () => {
       port = Number(/Listening for webhooks on http:\/\/127\.0\.0\.1:(\d+)/.exec(fake.stderr())?.[1] ?? 0);
       if (!port) await new Promise((r) => setTimeout(r, 20));
     }
-    const body = JSON.stringify({
-      event_name: 'referral.auto_book_completed',
-      occurred_at: '2026-11-21T19:00:00Z',
-      auto_book_request: {
-        id: '0d9e4c1b-8a7f-4e2d-9c3b-1a2b3c4d5e6f',
-        status: 'completed',
-        outcome: 'booked',
-      },
-      referral: { reference: 'R-1' },
-    });
+    const body = JSON.stringify(AUTO_BOOK_EVENT);
     const status = await new Promise<number>((resolve, reject) => {
       const req = request(
         {

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { signatureHeaderValue } from '../../../src/webhook/sign.js';
 import { bothForms, expectUsageError, hasEscapes, piped, plain, widest } from '../../fake-io.js';
 import { run } from '../../helpers.js';
-import { captureFixture, secretFileFixture, VISIT_EVENT } from '../../webhook-fixture.js';
+import { AUTO_BOOK_EVENT, captureFixture, secretFileFixture, VISIT_EVENT } from '../../webhook-fixture.js';
 
 const sf = secretFileFixture('whsec_command_verify');
 const TS = 1_800_000_000;
@@ -450,18 +450,7 @@ describe('webhook verify', () => {
   });
 
   it('reports an unsigned delivery (exit 8), and --allow-unsigned accepts only auto-book', async () => {
-    const auto = Buffer.from(
-      JSON.stringify({
-        event_name: 'referral.auto_book_completed',
-        occurred_at: '2026-11-21T19:00:00Z',
-        auto_book_request: {
-          id: '0d9e4c1b-8a7f-4e2d-9c3b-1a2b3c4d5e6f',
-          status: 'completed',
-          outcome: 'booked',
-        },
-        referral: { reference: 'R-240001' },
-      }),
-    );
+    const auto = Buffer.from(JSON.stringify(AUTO_BOOK_EVENT));
     const file = write(
       'auto.http',
       Buffer.concat([
