@@ -83,7 +83,7 @@ function recordDob(patient: Record<string, unknown>): string | undefined {
 
 /**
  * A name as words: folded, apostrophes dropped (O'Connor, oconnor), other marks (hyphens and commas
- * too: Rodriguez-Lopez, rodriguez lopez) a space.
+ * too: Rodriguez-Lopez, rodriguez lopez) a space; a last name also matches its pieces run together.
  */
 function words(value: string): string[] {
   return fold(value)
@@ -109,7 +109,8 @@ function nameMatches(patient: Record<string, unknown>, text: string): boolean {
   const full = words(str(patient.last_name) ?? '');
   if (full.length === 0) return false;
   const bare = full.length > 1 && SUFFIX.test(full[full.length - 1]!) ? full.slice(0, -1) : full;
-  const isLast = (w: readonly string[]) => same(w, full) || same(w, bare);
+  // A last name typed in other pieces is the same name: "O Connor" is O'Connor, "dela cruz" De La Cruz.
+  const isLast = (w: readonly string[]) => [full, bare].some((l) => same(w, l) || w.join('') === l.join(''));
   const w = words(text);
   if (isLast(w)) return true;
   for (let k = 1; k < w.length; k++) {

@@ -31,8 +31,13 @@ export function searchMatcher(q: string): (r: Referral) => boolean {
     const full = nameWords(p.last_name ?? '');
     const lasts = [full, full.replace(/ (jr|sr|ii|iii|iv)$/, '')];
     const firsts = first.split(' ').map((_, i, all) => all.slice(0, i + 1).join(' '));
-    const w = nameWords(want);
-    return lasts.includes(w) || firsts.some((f) => lasts.some((l) => w === `${f} ${l}` || w === `${l} ${f}`));
+    // A last name in other pieces is the same name (O Connor, O'Connor): compared with no spaces.
+    const sq = (x: string) => x.replace(/ /g, '');
+    const w = sq(nameWords(want));
+    return (
+      lasts.some((l) => sq(l) === w) ||
+      firsts.some((f) => lasts.some((l) => w === sq(f + l) || w === sq(l + f)))
+    );
   };
 }
 

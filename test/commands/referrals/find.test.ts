@@ -58,6 +58,14 @@ describe('imaging referrals find', () => {
       expect(r.code, name).toBe(0);
       expect(refs(r.stdout), name).toEqual(['REFERENCE', 'R-240006']);
     }
+    // A last name typed in other pieces: O Connor is O'Connor, as oconnor is.
+    const oconnor = await piped(['referrals', 'find', 'oconnor', '--fields', 'reference'], { env: fx.env() });
+    expect(oconnor.code).toBe(0);
+    expect(lines(oconnor.stdout).length).toBeGreaterThan(1);
+    for (const typed of ['O Connor', "o'connor"]) {
+      const r = await piped(['referrals', 'find', typed, '--fields', 'reference'], { env: fx.env() });
+      expect(r.stdout, typed).toBe(oconnor.stdout);
+    }
     const accents = await piped(['referrals', 'find', 'hernandez, emma', '--fields', 'reference'], {
       env: fx.env(),
     });
