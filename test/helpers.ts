@@ -1,5 +1,5 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -108,6 +108,22 @@ export function tempDir(prefix = 'imaging-test-'): { path: string; cleanup: () =
  */
 export function tmpfsFolder(kind: string): { path: string; cleanup: () => void } {
   return tempDir(`imaging-${kind}-tmpfs-${process.ppid}-`);
+}
+
+/**
+ * A real small file system (`options`: mount's, e.g. size=64k,mode=0700) in a folder of tmpfsFolder(kind);
+ * mounting needs root (CI runs as root): elsewhere `error` says why, and the test skips with it.
+ */
+export function mountTmpfs(kind: string, options: string): { path: string; error?: string } {
+  const path = join(tmpfsFolder(kind).path, 'disk');
+  mkdirSync(path);
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', options, 'tmpfs', path], { stdio: 'pipe' });
+    return { path };
+  } catch (err) {
+    rmSync(join(path, '..'), { recursive: true, force: true });
+    return { path, error: String((err as { stderr?: Buffer }).stderr ?? err).trim() };
+  }
 }
 
 /** Starts the emulator for a test file; `env()` gives the environment that points the CLI at it. */

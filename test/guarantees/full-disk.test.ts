@@ -13,7 +13,7 @@ import {
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { writeFileAtomic } from '../../src/fs/write-file.js';
-import { BIN, cli, mockFixture, run, spawnCli, tempDir, tmpfsFolder } from '../helpers.js';
+import { BIN, cli, mockFixture, mountTmpfs, run, spawnCli, tempDir } from '../helpers.js';
 import '../reliability.js';
 
 /**
@@ -23,19 +23,7 @@ import '../reliability.js';
  * disk are proved in test/guarantees/output-targets.test.ts and resume.test.ts.
  */
 
-function mountTmpfs(): { path: string; error?: string } {
-  const path = join(tmpfsFolder('fulldisk').path, 'disk');
-  mkdirSync(path);
-  try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=64k,mode=0700', 'tmpfs', path], { stdio: 'pipe' });
-    return { path };
-  } catch (err) {
-    rmSync(join(path, '..'), { recursive: true, force: true });
-    return { path, error: String((err as { stderr?: Buffer }).stderr ?? err).trim() };
-  }
-}
-
-const disk = mountTmpfs();
+const disk = mountTmpfs('fulldisk', 'size=64k,mode=0700');
 
 /** Fills the disk, leaving `room` bytes (rounded to pages) free. */
 function fill(room = 0): void {
@@ -134,20 +122,7 @@ describe.skipIf(disk.error !== undefined)(
 
     afterAll(() => Promise.all([big.stop(), small.stop()]));
 
-    /** A real small file system; mounting needs root (CI runs as root). */
-    function mountTmpfs(): { path: string; error?: string } {
-      const path = join(tmpfsFolder('export').path, 'disk');
-      mkdirSync(path);
-      try {
-        execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=256k,mode=0755', 'tmpfs', path], { stdio: 'pipe' });
-        return { path };
-      } catch (err) {
-        rmSync(join(path, '..'), { recursive: true, force: true });
-        return { path, error: String((err as { stderr?: Buffer }).stderr ?? err).trim() };
-      }
-    }
-
-    const disk = mountTmpfs();
+    const disk = mountTmpfs('export', 'size=256k,mode=0755');
 
     /** Runs the binary with its stdout on a given descriptor. */
     function runWithStdout(args: string[], stdout: number | 'pipe', env: NodeJS.ProcessEnv) {

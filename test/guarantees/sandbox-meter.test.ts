@@ -19,7 +19,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import '../reliability.js';
 import { parseFault } from '../../src/emulator/faults.js';
 import type { Prompter } from '../../src/io.js';
-import { BIN, mockFixture, run, tempDir, tmpfsFolder } from '../helpers.js';
+import { BIN, mockFixture, mountTmpfs, run, tempDir } from '../helpers.js';
 import { CLI, openPane } from '../terminal.js';
 
 /**
@@ -284,19 +284,6 @@ describe('429 sandbox_request_limit_reached and 401 api_token_expired', () => {
   });
 });
 
-/** A real small file system; mounting needs root (CI runs as root). */
-function mountTmpfs(options: string): { path: string; error?: string } {
-  const path = join(tmpfsFolder('meter').path, 'disk');
-  mkdirSync(path);
-  try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', options, 'tmpfs', path], { stdio: 'pipe' });
-    return { path };
-  } catch (err) {
-    rmSync(join(path, '..'), { recursive: true, force: true });
-    return { path, error: String((err as { stderr?: Buffer }).stderr ?? err).trim() };
-  }
-}
-
 const unmount = (path: string) => {
   execFileSync('umount', [path], { stdio: 'pipe' });
   rmSync(join(path, '..'), { recursive: true, force: true });
@@ -322,8 +309,8 @@ describe('a meter that cannot be written never fails a command', () => {
     }
   });
 
-  const ro = mountTmpfs('size=64k,mode=0755,ro');
-  const full = mountTmpfs('size=16k,mode=0755');
+  const ro = mountTmpfs('meter', 'size=64k,mode=0755,ro');
+  const full = mountTmpfs('meter', 'size=16k,mode=0755');
   afterAll(() => {
     if (!ro.error) unmount(ro.path);
     if (!full.error) unmount(full.path);

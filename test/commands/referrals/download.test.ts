@@ -5,7 +5,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import type { Referral } from '../../../src/api/types.js';
 import { minimalPdf, placementOf } from '../../../src/emulator/data/documents.js';
 import { bothForms, expectUsageError, hasEscapes, onTerminal, piped, widest } from '../../fake-io.js';
-import { BIN, json, mockFixture, tempDir, testServer, tmpfsFolder, until } from '../../helpers.js';
+import { BIN, json, mockFixture, mountTmpfs, tempDir, testServer, until } from '../../helpers.js';
 import { paneFixture } from '../../terminal.js';
 
 const fx = mockFixture();
@@ -1124,17 +1124,7 @@ describe.concurrent('imaging referrals download against the shared emulator', ()
       }
     });
 
-    const disk = (() => {
-      const path = join(tmpfsFolder('download').path, 'disk');
-      mkdirSync(path);
-      try {
-        execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=64k,mode=0700', 'tmpfs', path], { stdio: 'pipe' });
-        return { path };
-      } catch (err) {
-        rmSync(join(path, '..'), { recursive: true, force: true });
-        return { path, error: String((err as { stderr?: Buffer }).stderr ?? err).trim() };
-      }
-    })();
+    const disk = mountTmpfs('download', 'size=64k,mode=0700');
     describe.skipIf(disk.error !== undefined)(
       `a full disk (a real 64 KiB tmpfs${disk.error ? `; skipped: cannot mount one: ${disk.error}` : ''})`,
       () => {

@@ -365,41 +365,53 @@ describe.concurrent('imaging referrals watch: the shorter waits', () => {
     });
   });
 
+  /**
+   * Watches `watched` (referrals of one visit, the records to answer) on a terminal of `columns`,
+   * against a server of their own: ready_to_book at each one's first read, contacted_for_booking after.
+   */
+  async function watchOneStep(watched: Referral[], columns: number): Promise<string> {
+    const reads = new Map<string, number>();
+    const h = await testServer((req, res) => {
+      const r = watched.find((x) => req.url?.endsWith(`/referrals/${x.id}`));
+      if (!r) return json(res, 404, { error: 'not found' });
+      const n = (reads.get(r.id) ?? 0) + 1;
+      reads.set(r.id, n);
+      const visit = { ...r.visits[0]!, status: n === 1 ? 'ready_to_book' : 'contacted_for_booking' };
+      json(res, 200, { ...r, visits: [visit] } as unknown as Record<string, unknown>);
+    });
+    const config = tempDir();
+    try {
+      const env = {
+        IMAGING_ENV: 'local',
+        IMAGING_BASE_URL: h.url,
+        IMAGING_CONFIG_DIR: config.path,
+        TZ: 'UTC',
+      };
+      const args = ['referrals', 'watch', ...watched.map((r) => r.id), '--until', 'contacted_for_booking'];
+      const tty = await run([...args, '--interval', '1s'], {
+        env,
+        stdoutIsTTY: true,
+        stderrIsTTY: true,
+        columns,
+      });
+      expect(tty.code, tty.stderr).toBe(0);
+      return plain(tty.stdout)
+        .replace(/\u001b\[[0-9;]*[A-Za-z]/g, '')
+        .replace(/\r/g, '');
+    } finally {
+      await h.close();
+      config.cleanup();
+    }
+  }
+  const oneVisit = () => fx.mock.referrals.slice(0, 600).filter((r) => r.visits.length === 1);
+
   describe.concurrent('imaging referrals watch: the changes a live view scrolled off', () => {
     it('are listed below the last frame when the watch ends', async () => {
-      // Five referrals of one visit: ready_to_book at the first read, contacted_for_booking after.
-      const picked = fx.mock.referrals
-        .slice(0, 600)
-        .filter((r) => r.visits.length === 1)
-        .slice(0, 5);
-      const reads = new Map<string, number>();
-      const h = await testServer((req, res) => {
-        const r = picked.find((x) => req.url?.endsWith(`/referrals/${x.id}`));
-        if (!r) return json(res, 404, { error: 'not found' });
-        const n = (reads.get(r.id) ?? 0) + 1;
-        reads.set(r.id, n);
-        const visit = { ...r.visits[0]!, status: n === 1 ? 'ready_to_book' : 'contacted_for_booking' };
-        json(res, 200, { ...r, visits: [visit] } as unknown as Record<string, unknown>);
-      });
-      const config = tempDir();
-      try {
-        const env = {
-          IMAGING_ENV: 'local',
-          IMAGING_BASE_URL: h.url,
-          IMAGING_CONFIG_DIR: config.path,
-          TZ: 'UTC',
-        };
-        const args = ['referrals', 'watch', ...picked.map((r) => r.id), '--until', 'contacted_for_booking'];
-        const tty = await run([...args, '--interval', '1s'], { env, stdoutIsTTY: true, columns: 120 });
-        expect(tty.code, tty.stderr).toBe(0);
-        const shown = plain(tty.stdout).replace(/\u001b\[[0-9;]*[A-Za-z]/g, '');
-        const list = shown.slice(shown.lastIndexOf('Every change seen (5):'));
-        for (const r of picked) expect(list).toContain(`${r.reference}  visit 1`);
-        expect(list.match(/ready_to_book \u2192 contacted_for_booking/g)).toHaveLength(5);
-      } finally {
-        await h.close();
-        config.cleanup();
-      }
+      const picked = oneVisit().slice(0, 5);
+      const shown = await watchOneStep(picked, 120);
+      const list = shown.slice(shown.lastIndexOf('Every change seen (5):'));
+      for (const r of picked) expect(list).toContain(`${r.reference}  visit 1`);
+      expect(list.match(/ready_to_book \u2192 contacted_for_booking/g)).toHaveLength(5);
     });
   });
 
@@ -407,54 +419,22 @@ describe.concurrent('imaging referrals watch: the shorter waits', () => {
     it('statuses are never cut: the modality goes first, then the visit number shortens, then it wraps', async () => {
       // One visit, ready_to_book on the first read and contacted_for_booking after: with its time,
       // reference, "visit 1 MRI" and both statuses, the line is over 80 columns.
-      const base = fx.mock.referrals.slice(0, 600).find((r) => r.visits.length === 1)!;
+      const base = oneVisit()[0]!;
       // Both references at once, each against a server of its own.
       const one = async (reference: string) => {
-        let reads = 0;
-        const h = await testServer((_req, res) => {
-          reads++;
-          const visit = {
-            ...base.visits[0]!,
-            modality: 'MRI',
-            status: reads === 1 ? 'ready_to_book' : 'contacted_for_booking',
-          };
-          json(res, 200, { ...base, reference, visits: [visit] } as unknown as Record<string, unknown>);
-        });
-        const config = tempDir();
-        try {
-          const env = {
-            IMAGING_ENV: 'local',
-            IMAGING_BASE_URL: h.url,
-            IMAGING_CONFIG_DIR: config.path,
-            TZ: 'UTC',
-          };
-          const args = [
-            'referrals',
-            'watch',
-            base.id,
-            '--until',
-            'contacted_for_booking',
-            '--interval',
-            '1s',
-          ];
-          const tty = await run(args, { env, stdoutIsTTY: true, stderrIsTTY: true, columns: 80 });
-          expect(tty.code, tty.stderr).toBe(0);
-          const shown = plain(tty.stdout)
-            .replace(/\u001b\[[0-9;]*[A-Za-z]/g, '')
-            .replace(/\r/g, '');
-          for (const l of shown.split('\n')) expect(l.length, l).toBeLessThanOrEqual(80);
-          // Time (23) and reference, "visit 1 MRI" and the statuses are 85 columns: without MRI and as
-          // "v1", 76; a long reference puts the change on a line of its own.
-          expect(shown).toContain(
-            reference === 'R-240004'
-              ? 'UTC  R-240004  v1  ready_to_book \u2192 contacted_for_booking\n'
-              : `UTC  ${reference}  v1\n  ready_to_book \u2192 contacted_for_booking\n`,
-          );
-          expect(shown).not.toContain('contacted_for_…');
-        } finally {
-          await h.close();
-          config.cleanup();
-        }
+        const shown = await watchOneStep(
+          [{ ...base, reference, visits: [{ ...base.visits[0]!, modality: 'MRI' }] }],
+          80,
+        );
+        for (const l of shown.split('\n')) expect(l.length, l).toBeLessThanOrEqual(80);
+        // Time (23) and reference, "visit 1 MRI" and the statuses are 85 columns: without MRI and as
+        // "v1", 76; a long reference puts the change on a line of its own.
+        expect(shown).toContain(
+          reference === 'R-240004'
+            ? 'UTC  R-240004  v1  ready_to_book \u2192 contacted_for_booking\n'
+            : `UTC  ${reference}  v1\n  ready_to_book \u2192 contacted_for_booking\n`,
+        );
+        expect(shown).not.toContain('contacted_for_…');
       };
       await Promise.all(['R-240004', 'R-240004-WORKERS-COMP-CLAIM-2026-LONG'].map(one));
     });
