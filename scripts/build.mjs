@@ -9,7 +9,7 @@ import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'no
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
-import ts from 'typescript';
+import { compileLookupsEagerly } from './eager.mjs';
 
 /** Optional packages the dependencies load in a try, which the tool does not install: stubs. */
 const OPTIONAL_ABSENT = {
@@ -53,7 +53,12 @@ await build({
   outfile: 'dist/proxy.cjs',
   alias: OPTIONAL_ABSENT,
 });
-if (common.minify) compileModuleBodiesEagerly(new URL('../dist/cli.cjs', import.meta.url));
+// The functions a lookup calls are compiled with the bundle, so that Node's compile cache keeps them
+// (scripts/eager.mjs finds them by running lookups against the emulator).
+if (common.minify) {
+  const bin = fileURLToPath(new URL('../bin/imaging.cjs', import.meta.url));
+  await compileLookupsEagerly(fileURLToPath(new URL('../dist/cli.cjs', import.meta.url)), bin);
+}
 // One non-ASCII character makes V8 hold the whole bundle as two-byte text, which Node's compile
 // cache then converts back to UTF-8 to hash at every start. esbuild escapes every other string but
 // keeps tagged templates as written: write \u2192 there, not the character.
@@ -78,31 +83,4 @@ try {
   );
 } finally {
   rmSync(tableFile, { force: true });
-}
-
-// Node's compile cache keeps only the functions V8 compiles when the file loads; every other
-// function is compiled again at each start. Minified, esbuild wraps each module's body in an arrow
-// function (`var x = wrap(() => {...})`), run when the module is first needed. V8 compiles a
-// parenthesised function with the code around it, so these bodies are put in parentheses: they are
-// then in the cache. The parentheses change nothing else.
-function compileModuleBodiesEagerly(url) {
-  const file = fileURLToPath(url);
-  const text = readFileSync(file, 'utf8');
-  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, false, ts.ScriptKind.JS);
-  let out = '';
-  let at = 0;
-  for (const statement of source.statements) {
-    if (!ts.isVariableStatement(statement)) continue;
-    for (const { initializer: init } of statement.declarationList.declarations) {
-      const body =
-        init && ts.isCallExpression(init) && init.arguments.length === 1 ? init.arguments[0] : undefined;
-      if (!body || !ts.isArrowFunction(body) || !ts.isBlock(body.body)) continue;
-      const start = body.getStart(source);
-      out += `${text.slice(at, start)}(${text.slice(start, body.end)})`;
-      at = body.end;
-    }
-  }
-  // commander's modules are always wrapped: none found means esbuild's output has changed shape.
-  if (at === 0) throw new Error(`build: no module wrapper found in ${file}`);
-  writeFileSync(file, out + text.slice(at));
 }

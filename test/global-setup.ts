@@ -9,6 +9,7 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const INPUTS = [
   'src',
   'scripts/build.mjs',
+  'scripts/eager.mjs',
   'scripts/absent.cjs',
   'package.json',
   'package-lock.json',

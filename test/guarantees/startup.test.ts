@@ -15,7 +15,10 @@ import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
+import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+// @ts-expect-error: a build script, plain JavaScript
+import { functionsCalled } from '../../scripts/eager.mjs';
 import { BIN, mockFixture, ROOT, spawnCli, tempDir } from '../helpers.js';
 
 // What start-up loads, seen from inside the real binary: a preloaded probe lists, at exit, the
@@ -100,6 +103,37 @@ describe('start-up loads only what the command needs', () => {
     expect(files.some((f) => f.endsWith('version.cjs'))).toBe(true);
     expect(files.some((f) => /cli\.cjs$/.test(f))).toBe(false);
     expect(builtins).not.toContain('http');
+  });
+});
+
+describe("a lookup's functions are compiled with the bundle, so Node's compile cache keeps them", () => {
+  it('in the runs the build makes, V8 compiles lazily only what cannot be marked: class members, async arrows, what they hold', async () => {
+    const bundle = join(ROOT, 'dist', 'cli.cjs');
+    const lazy = (await functionsCalled(bundle, BIN)) as { start: number; end: number }[];
+    const text = readFileSync(bundle, 'utf8');
+    const source = ts.createSourceFile(bundle, text, ts.ScriptTarget.Latest, true, ts.ScriptKind.JS);
+    // Node 24's V8 compiles a parenthesised arrow with the code around it; Node 22's only `(function`.
+    const arrows = Number(process.versions.v8.split('.')[0]) >= 13;
+    const markable = new Map<number, boolean>();
+    const visit = (node: ts.Node, inMember: boolean) => {
+      const member = ts.isClassElement(node) || inMember;
+      if (ts.isFunctionLike(node) && !markable.has(node.end)) {
+        const async =
+          (ts.canHaveModifiers(node) &&
+            ts.getModifiers(node)?.some((m) => m.kind === ts.SyntaxKind.AsyncKeyword)) ??
+          false;
+        const topDeclaration =
+          ts.isFunctionDeclaration(node) &&
+          (ts.isSourceFile(node.parent) || ts.isFunctionLike(node.parent.parent));
+        const expression =
+          (ts.isArrowFunction(node) || ts.isFunctionExpression(node)) && arrows && !async && !member;
+        markable.set(node.end, topDeclaration || expression);
+      }
+      ts.forEachChild(node, (child) => visit(child, member));
+    };
+    visit(source, false);
+    expect(lazy.length).toBeGreaterThan(10);
+    expect(lazy.filter((f) => markable.get(f.end)).map((f) => text.slice(f.start, f.start + 80))).toEqual([]);
   });
 });
 
