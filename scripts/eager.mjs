@@ -12,7 +12,7 @@ import ts from 'typescript';
 
 /** A user's runs: the base URL stored once, then lookups asking the API and then their cache. */
 const SETUP = ['--env', 'local', 'config', 'set', 'base-url'];
-const RUNS = [
+export const RUNS = [
   ['--env', 'local', '--no-cache', 'cpt', '73721', '--json'],
   ['--env', 'local', '--no-cache', 'icd10', 'knee'],
   ['--env', 'local', 'cpt', '73721', '--json'],
@@ -30,8 +30,8 @@ export async function compileLookupsEagerly(file, bin) {
   writeFileSync(file, out);
 }
 
-/** The functions of `file` that V8 compiled lazily in the runs, from its function log: `{ start, end }`. */
-export async function functionsCalled(file, bin) {
+/** The functions of `file` that V8 compiled lazily in `runs`, from its function log: `{ start, end }`. */
+export async function functionsCalled(file, bin, runs = RUNS) {
   const dir = mkdtempSync(join(tmpdir(), 'imaging-build-'));
   const env = {
     PATH: process.env.PATH,
@@ -59,7 +59,7 @@ export async function functionsCalled(file, bin) {
     run([], [...SETUP, url]);
     const log = join(dir, 'v8.log');
     const called = new Map();
-    for (const args of RUNS) {
+    for (const args of runs) {
       rmSync(log, { force: true });
       run(['--log-function-events', `--logfile=${log}`, '--no-logfile-per-isolate'], args);
       const lines = readFileSync(log, 'utf8').split('\n');
