@@ -1,7 +1,7 @@
 import type { Referral } from '../api/types.js';
 import type { DocumentRow } from '../resources/documents.js';
 import { list, obj, str } from '../resources/schema.js';
-import { bareLink, isLink } from '../util/link.js';
+import { bareLink, bareLinksIn, isLink } from '../util/link.js';
 
 // The names a free-form `documents` entry is looked up by for its link, in order; then any http(s) value.
 const LINK_KEYS = ['url', 'link', 'href', 'download_url', 'file_url'];
@@ -18,10 +18,10 @@ export function documentLink(entry: unknown): string | null {
   return key ? ((entry as Record<string, unknown>)[key] as string) : null;
 }
 
-/** Every link in a free-form value without its query string; whether one was taken off. */
+/** Every link in a free-form value (a field's whole value, or in its text) bare; whether one was taken off. */
 function bareAll(value: unknown): { value: unknown; signed: boolean } {
-  if (isLink(value)) {
-    const b = bareLink(value);
+  if (typeof value === 'string') {
+    const b = bareLinksIn(value);
     return { value: b.url, signed: b.signed };
   }
   if (Array.isArray(value)) {

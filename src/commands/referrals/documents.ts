@@ -13,7 +13,7 @@ export default defineCommand({
   path: ['referrals', 'documents'],
   fields: [{ fields: DOCUMENTS.fields }],
   description:
-    "One row per document: each procedure's report (in, or not yet with the visit's status) and images, then each entry of the referral's documents (AOB, invoice), with its own fields: document.<name> columns in CSV, --fields +document.<name> to pick one. Links are shown and written without their query string, in every format: a signed storage link is a credential, and a file or a pipe would keep it. signed is yes (true in JSON and NDJSON, as available is) where one was taken off; imaging referrals download fetches the files.",
+    "One row per document: each procedure's report (in, or not yet with the visit's status) and images, then each entry of the referral's documents (AOB, invoice), with its own fields: document.<name> columns in CSV, --fields +document.<name> to pick one. Links (in any field, of any scheme) are shown and written without their query string or path parameters, in every format: a signed storage link is a credential, and a file or a pipe would keep it. The referral itself in a data format (referrals get, list, find and export with --json, NDJSON or CSV) is the API's data as sent, its links whole. signed is yes (true in JSON and NDJSON, as available is) where one was taken off; imaging referrals download fetches the files.",
   args: [arg('<id>', 'ID or reference')],
   examples: [
     'imaging referrals documents R-240004',

@@ -194,9 +194,15 @@ describe('signed links: never their query string, in any format', () => {
       {
         type: 'invoice',
         download_url: `https://storage.example.invalid/inv.pdf?${SECRET}`,
-        preview: `https://p.example.invalid/x?${SECRET}`,
+        preview: `https://p.example.invalid/x;${SECRET}`,
       },
-      { type: 'note', pages: 2 },
+      // A link in a text and a link of another scheme carry their signature all the same.
+      {
+        type: 'note',
+        pages: 2,
+        text: `download at https://storage.example.invalid/a.pdf?${SECRET} now`,
+        mirror: `ftp://storage.example.invalid/h.pdf?${SECRET}`,
+      },
     ];
     server = await testServer((_req, res) => json(res, 200, referral as unknown as Record<string, unknown>));
   });
@@ -220,10 +226,12 @@ describe('signed links: never their query string, in any format', () => {
         ['report', 'no', 'no'],
         ['report', 'no', 'no'],
         ['document', 'yes', 'yes'],
-        ['document', 'no', 'no'],
+        ['document', 'yes', 'no'],
       ]);
       expect(rows[4]!['document.preview']).toBe('https://p.example.invalid/x');
       expect(rows[5]!['document.pages']).toBe('2');
+      expect(rows[5]!['document.text']).toBe('download at https://storage.example.invalid/a.pdf now');
+      expect(rows[5]!['document.mirror']).toBe('ftp://storage.example.invalid/h.pdf');
     }
   });
 
@@ -250,7 +258,11 @@ describe('signed links: never their query string, in any format', () => {
       ['report', 'ACC-100410', '73223', 'Shoulder', 'not yet (visit: booked)'],
       ['report', '-', '72195', 'Pelvis', 'not yet (visit: intake_sent)'],
       ['document 1', 'type: invoice; preview: https://p.example.invalid/x', 'available'],
-      ['document 2', 'type: note; pages: 2', 'no link'],
+      [
+        'document 2',
+        'type: note; pages: 2; text: download at https://storage.example.invalid/a.pdf now; mirror: ftp://storage.example.invalid/h.pdf',
+        'no link',
+      ],
       ['Links: imaging referrals documents R-240004'],
       // The invoice's link is its download_url: download finds it as this view does.
       ['Files: imaging referrals download R-240004 --reports --documents'],
