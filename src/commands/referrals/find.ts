@@ -9,7 +9,7 @@ import { CliError, ExitCode, UsageError } from '../../errors.js';
 import { refuseTerminal } from '../../output/format.js';
 import { write } from '../../output/write.js';
 import { checkReferral } from '../../referrals/check.js';
-import { dateOfBirth, referralSearch, searchText } from '../../referrals/match.js';
+import { dateOfBirth, MAX_SEARCH_BYTES, referralSearch, searchText } from '../../referrals/match.js';
 import { searchReferrals } from '../../referrals/resolve.js';
 import { REFERRAL_LIST_FIELDS, referralColumns } from '../../resources/referrals.js';
 
@@ -72,7 +72,7 @@ export default defineCommand({
  * the command line, which any local user can read (`ps`).
  */
 async function searchFromStdin(ctx: Context): Promise<string> {
-  const lines = (await readInput(ctx, '-', 'find', 4096))
+  const lines = (await readInput(ctx, '-', 'find', MAX_SEARCH_BYTES))
     .toString('utf8')
     .split(/\r?\n/)
     .map((l) => l.trim())

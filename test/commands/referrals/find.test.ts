@@ -87,6 +87,31 @@ describe('imaging referrals find', () => {
     );
   });
 
+  it('a text over 4 KiB, in the command line or on standard input, is exit 2 before any request, for every command that takes a reference', async () => {
+    const long = 'a'.repeat(4097);
+    const before = fx.apiRequests().length;
+    for (const args of [
+      ['referrals', 'find', long],
+      ['referrals', 'get', `R-${long}`],
+      ['referrals', 'documents', `R-${long}`],
+      ['referrals', 'download', 'R-240001', `R-${long}`],
+      ['referrals', 'watch', `R-${long}`],
+    ]) {
+      const r = await piped(args, { env: fx.env() });
+      expectUsageError(
+        r,
+        /the reference or search text is longer than 4 KiB/,
+        fx.apiRequests().length - before,
+      );
+      expect(r.stderr).not.toContain('aaaa');
+    }
+    const stdin = await piped(['referrals', 'find', '-'], { env: fx.env(), stdin: long });
+    expectUsageError(stdin, /larger than 4 KiB/, fx.apiRequests().length - before);
+    // At the limit it is a search like any other.
+    const at = await piped(['referrals', 'find', 'a'.repeat(4096)], { env: fx.env() });
+    expect(at.code).toBe(4);
+  });
+
   it('finds by date of birth as YYYY-MM-DD or MM/DD/YYYY (also where only the MM/DD/YYYY field is set)', async () => {
     const r6 = all(fx).find((r) => r.reference === 'R-240006')!;
     expect(r6.patient.date_of_birth_iso).toBeNull();
