@@ -15,8 +15,9 @@ const ref = (w: Watched) => w.reference ?? w.id;
 
 /**
  * One line per change: time, reference, visit, modality, previous → new. Within `width` (the live
- * view), the modality goes first, then "visit N" becomes "vN"; the statuses are codes and are never
- * cut: still too long, the change goes on a line of its own (and each status on its own, if need be).
+ * view), the modality goes first, then "visit N" becomes "vN"; the statuses are codes and are not
+ * cut: still too long, the change goes on a line of its own (and each status on its own, if need be,
+ * cut only when even that is wider than the view).
  */
 export function changeLine(c: Change, timeZone: string | undefined, width?: number): SafeText {
   const when = peopleTime(c.at.toISOString(), { timeZone, seconds: true });
@@ -36,7 +37,11 @@ export function changeLine(c: Change, timeZone: string | undefined, width?: numb
   const head = cutToWidth(heads[1]!.text, width);
   const change = safe`  ${from} \u2192 ${to}`;
   if (displayWidth(change.text) <= width) return safe`${head}\n${change}`;
-  return safe`${head}\n  ${from} \u2192\n  ${to}`;
+  // A status wider than the view is none the API defines: cut too, as a wrapped line would break the frame.
+  const [a, b] = [safe`  ${from} \u2192`, safe`  ${to}`].map((l) =>
+    displayWidth(l.text) <= width ? l : safe`${cutToWidth(l.text, width)}`,
+  );
+  return safe`${head}\n${a}\n${b}`;
 }
 
 /** One event per change, shaped like the webhook's visit.status_changed (with the referral's reference and id). */

@@ -117,6 +117,24 @@ describe('a watch change line never wider than the live view', () => {
     }
   });
 
+  it('a status wider than the view itself (none the API defines) is cut too: no line wraps', () => {
+    const visit = { id: 'v', n: 1, modality: 'MRI', status: 'x'.repeat(150) };
+    const watched = { id: 'i', reference: 'R-LONG', patient: undefined, visits: [visit] };
+    const line = changeLine(
+      {
+        at: new Date('2026-11-27T10:00:00Z'),
+        watched: { ...watched, standing: undefined, changedAt: undefined, problem: undefined },
+        visit,
+        previous: 'booked',
+      },
+      'UTC',
+      80,
+    );
+    for (const l of line.text.split('\n')) expect(displayWidth(l), l).toBeLessThanOrEqual(80);
+    expect(line.text).toContain('booked \u2192');
+    expect(line.text).toMatch(/ {2}x+\u2026$/);
+  });
+
   it('cutToWidth keeps wide characters whole and counts the ellipsis', () => {
     expect(cutToWidth('abcdef', 4)).toBe('abc\u2026');
     expect(cutToWidth('界界界', 4)).toBe('界\u2026');
