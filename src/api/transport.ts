@@ -231,7 +231,9 @@ export class Transport {
         agent,
         rejectUnauthorized: true,
         // A link's name may resolve to this machine (a hosts entry, its own address): checked as it connects.
-        ...(link && !localScope(this.opts.scope) ? { lookup: notThisMachine(u.host) } : {}),
+        ...(link && !localScope(this.opts.scope) && !onBase(u, this.opts.scope)
+          ? { lookup: notThisMachine(u.host) }
+          : {}),
       };
       const req = mod.request(u, options, (res: IncomingMessage) => {
         const announced = headerValue(res.headers, 'content-length');
@@ -310,18 +312,19 @@ export function linkUrl(url: string): string {
 }
 
 /**
- * Where a link (a report, a document) or any of its redirects may go: http(s) only, plain http only to
- * this machine, and this machine only when the base URL is on it (the emulator): a remote server's
- * link never makes imaging fetch a local service into the case folder.
+ * Where a link (a report, a document) or any of its redirects may go: the base URL's own origin (the API
+ * server itself); else http(s) only, plain http only to this machine, and this machine only when the
+ * base URL is on it (the emulator): a remote server's link never makes imaging fetch a local service
+ * into the case folder.
  */
 export function checkLinkTarget(u: URL, scope: string | undefined, redirected: boolean): void {
   const what = redirected ? 'the link redirected to' : 'a link to';
   if (u.protocol !== 'https:' && u.protocol !== 'http:')
     throw new CliError(`${what} a ${u.protocol} address; imaging fetches only http(s)`);
-  const local = isThisMachine(u.hostname.replace(/^\[|\]$/g, ''));
-  if (u.protocol === 'http:' && !local)
+  const local = isThisMachine(hostOf(u));
+  if (u.protocol === 'http:' && !local && !onBase(u, scope))
     throw new CliError(`${what} plain http (${u.host}); imaging fetches links only over https`);
-  if (local && !(scope !== undefined && isLoopbackHost(new URL(scope).hostname)))
+  if (local && !localScope(scope) && !onBase(u, scope))
     throw new CliError(
       `${what} this machine (${u.host}) from a server elsewhere; imaging fetches such links only from the emulator`,
     );
@@ -335,8 +338,15 @@ function isThisMachine(host: string): boolean {
   return interfaces.some((list) => (list ?? []).some((a) => a.address === host.toLowerCase()));
 }
 
+const hostOf = (u: URL) => u.hostname.replace(/^\[|\]$/g, '');
+
+/** The base URL is on this machine (a loopback name, or one of its own addresses): the emulator, or a server here. */
 const localScope = (scope: string | undefined) =>
-  scope !== undefined && isLoopbackHost(new URL(scope).hostname);
+  scope !== undefined && isThisMachine(hostOf(new URL(scope)));
+
+/** A link on the base URL's own origin: the API server itself, whatever address its name has. */
+const onBase = (u: URL, scope: string | undefined) =>
+  scope !== undefined && new URL(scope).origin === u.origin;
 
 type LookupCallback = (
   err: NodeJS.ErrnoException | null,

@@ -264,4 +264,25 @@ describe('ApiClient.fetchLink: links to this machine', () => {
     const res = await client(local.url).fetchLink(`${local.url}/report.pdf`, { maxBytes: 1024 });
     expect(res.status).toBe(200);
   });
+
+  it("a server on this machine by another name or address: its own links, and this machine's, are fetched", async () => {
+    // A base URL on one of this machine's own addresses is on this machine, as a loopback one is.
+    const own = Object.values(networkInterfaces())
+      .flat()
+      .find((a) => a && !a.internal && a.family === 'IPv4')?.address;
+    if (own) {
+      const base = `https://${own}:8443/api/v2`;
+      expect(() => checkLinkTarget(new URL(`https://${own}:8443/files/r.pdf`), base, false)).not.toThrow();
+      expect(() => checkLinkTarget(new URL('http://127.0.0.1:9/r.pdf'), base, true)).not.toThrow();
+    }
+    // A link on the base URL's own origin is the API server itself, whatever its name resolves to.
+    const name = hostname();
+    const resolved = await lookup(name, { all: true }).catch(() => []);
+    if (!resolved.some((a) => a.address === '127.0.0.1')) return;
+    const server = await serve((_req, res) => json(res, 200, { report: true }));
+    const base = `http://${name}:${new URL(server.url).port}`;
+    const res = await client(base).fetchLink(`${base}/api/v2/files/report.pdf`, { maxBytes: 1024 });
+    expect(res.status).toBe(200);
+    expect(server.seen).toHaveLength(1);
+  });
 });
