@@ -209,7 +209,10 @@ function passing(err: unknown): string | undefined {
   if (err instanceof ApiError) {
     const { status, code } = err.details;
     if (status >= 500 || (status === 429 && code !== 'sandbox_request_limit_reached'))
-      return `HTTP ${status}${err.message && err.message !== `HTTP ${status}` ? ` ${err.message}` : ''}`;
+      // A message naming the status already (an HTML page from a gateway) is said once.
+      return err.message?.includes(`HTTP ${status}`)
+        ? err.message
+        : `HTTP ${status} ${err.message ?? ''}`.trim();
   }
   return undefined;
 }

@@ -99,11 +99,11 @@ describe.concurrent('imaging referrals watch: the longer waits', () => {
   });
 
   describe.concurrent('imaging referrals watch: a server that fails for a while', () => {
-    it('a dropped connection and a 500 are retried and shown, never fatal, the next read later', async () => {
+    it('a dropped connection, a 500 and a gateway 502 page are retried and shown, never fatal, the next read later', async () => {
       const [done] = standingAs('done');
-      // Each kind of failure against an emulator of its own, both at once.
+      // Each kind of failure against an emulator of its own, all at once.
       await Promise.all(
-        ['reset', '500'].map((mode) =>
+        ['reset', '500', '502'].map((mode) =>
           ownEmulator(async (m, polls) => {
             // Every send of the first read fails (the client's own retries too); the next interval's read answers.
             m.mock.faults.add(parseFault(`${mode}:3`));
@@ -113,6 +113,7 @@ describe.concurrent('imaging referrals watch: the longer waits', () => {
             // A round that read nothing: the next one waits twice the interval.
             expect(Date.now() - t0).toBeGreaterThanOrEqual(1900);
             expect(r.stderr).toMatch(/warning: 1 referral not read: .+; trying again next interval/);
+            expect(r.stderr).not.toMatch(/HTTP (\d{3}).*HTTP \1/);
             expect(r.stderr).not.toMatch(/^error:/m);
             expect(polls(done!.id)).toBe(4);
           }),
