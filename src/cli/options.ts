@@ -138,7 +138,13 @@ export function file(
   description: string,
   opts: { required?: boolean } = {},
 ): OptionSpec<string> {
-  return { kind: 'file', flags, description, required: opts.required };
+  const name = longName({ flags });
+  // An empty name is no file: taken as is, it would be the current folder or an odd "cannot read".
+  const parse = (value: string) => {
+    if (value.trim() === '') throw new OptionValueError(`${name} needs a name, and it is empty.`);
+    return value;
+  };
+  return { kind: 'file', flags, description, required: opts.required, parse };
 }
 
 export function choice<const C extends string>(

@@ -80,6 +80,10 @@ const CASES: Array<[string[], RegExp, string?]> = [
   [['cpt', "73721'; DROP TABLE"], /is not a CPT or HCPCS code/],
   [['icd10', '--page', '0'], /--page must be 1 or more, not 0/],
   [['referrals', 'export', '-o', 'new.csv/'], /-o new.csv\/ ends in "\/", which names a folder/],
+  // An empty name is no file or folder (not the current folder, not "cannot read ''").
+  [['referrals', 'export', '-o', ''], /--output needs a name, and it is empty/],
+  [['referrals', 'download', 'R-240002', '-D', ''], /--dir needs a name, and it is empty/],
+  [['referrals', 'download', 'R-240002', '--from', ' '], /--from needs a name, and it is empty/],
   [
     ['icd10', 'knee', '--page', '9007199254740992'],
     /--page is too large: 9007199254740992 \(at most 9,007,199,254,740,991\)/,
