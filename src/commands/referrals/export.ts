@@ -114,7 +114,6 @@ async function planExport(ctx: Context, opts: ExportOptions): Promise<ExportPlan
   if (chosen.warning) ctx.note(chosen.warning);
   const query = paramsQuery(opts.param);
   const client = ctx.api();
-  if (opts.output === '') throw new UsageError('--output needs a file name');
   if (opts.output?.endsWith('/')) {
     // A file name inside it only when it is a folder, never a path inside a file.
     const inFile = fileInPath(`${opts.output}x`);

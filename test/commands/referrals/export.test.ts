@@ -110,7 +110,7 @@ describe('imaging referrals export', () => {
     );
     expectUsageError(
       await piped(['referrals', 'export', '--output', ''], { env: fx.env() }),
-      /--output needs a file name/,
+      /--output needs a name, and it is empty/,
       seen(),
     );
     expectUsageError(
