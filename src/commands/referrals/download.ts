@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { accessSync, constants, existsSync, lstatSync, mkdirSync, statSync } from 'node:fs';
 import { dirname, resolve as resolvePath } from 'node:path';
 import { getReferral } from '../../api/endpoints/referrals.js';
 import { readingAnswer } from '../../api/shape.js';
@@ -486,15 +486,32 @@ function checkDir(dir: string, named: boolean, given: string): () => string {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || !named)
       throw new UsageError(`--dir: cannot use ${dir}: ${reasonOf(err)}`);
   }
-  // The folder it would be made in passes the same check now, before any request.
-  let parent = dirname(dir);
-  while (parent !== dirname(parent) && !existsSync(parent)) parent = dirname(parent);
+  if (lstatSync(dir, { throwIfNoEntry: false })?.isSymbolicLink())
+    throw new UsageError(`--dir: ${dir} is a symbolic link to a folder that does not exist`);
+  // The folder it would be made in passes the same checks now, before any request.
+  const missing: string[] = [];
+  let parent = dir;
+  while (parent !== dirname(parent) && !existsSync(parent)) {
+    missing.unshift(parent);
+    parent = dirname(parent);
+  }
+  if (!statSync(parent).isDirectory()) throw new UsageError(`--dir: ${parent} is not a folder`);
+  try {
+    accessSync(parent, constants.W_OK);
+  } catch (err) {
+    throw new UsageError(`--dir: cannot make a folder in ${parent}: ${reasonOf(err)}`);
+  }
   checkSaveFolder(parent, given);
   return () => {
-    try {
-      mkdirSync(dir, { recursive: true, mode: 0o700 });
-    } catch (err) {
-      throw new CliError(`--dir: cannot make ${dir}: ${reasonOf(err)}`);
+    // One level at a time: Node's recursive mkdir never returns on a file system that answers ENOENT
+    // to a mkdir whose parent exists (/proc).
+    for (const level of missing) {
+      try {
+        mkdirSync(level, { mode: 0o700 });
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || !statSync(level).isDirectory())
+          throw new CliError(`--dir: cannot make ${level}: ${reasonOf(err)}`);
+      }
     }
     return checkSaveFolder(dir, given);
   };

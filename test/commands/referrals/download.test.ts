@@ -1,5 +1,14 @@
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { chmodSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Referral } from '../../../src/api/types.js';
@@ -476,6 +485,25 @@ describe.concurrent('imaging referrals download against the shared emulator', ()
       expect(files()).toEqual([]);
     });
 
+    it('a folder that cannot be made (under /proc) is one error, exit 1, never a hang', async () => {
+      // Node's own recursive mkdir loops for ever there: the real binary, stopped if it hangs.
+      const child = spawn(
+        process.execPath,
+        [BIN, 'referrals', 'download', placed('api').id, '-D', '/proc/imaging-nope/a'],
+        {
+          env: { ...process.env, ...fx.env(), NO_COLOR: '1' },
+          stdio: ['ignore', 'ignore', 'pipe'],
+        },
+      );
+      let stderr = '';
+      child.stderr.on('data', (d) => (stderr += d));
+      const hang = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      const code = await new Promise((resolve) => child.on('close', (c) => resolve(c)));
+      clearTimeout(hang);
+      expect(code).toBe(1);
+      expect(stderr).toBe('error: --dir: cannot make /proc/imaging-nope: no such folder\n');
+    });
+
     it('usage errors before any request', async () => {
       const env = fx.env();
       expectUsageError(
@@ -492,6 +520,12 @@ describe.concurrent('imaging referrals download against the shared emulator', ()
       expectUsageError(
         await piped(['referrals', 'download', placed('api').id, '-D', join(dir.path, 'file')], { env }),
         /--dir: .* is not a folder/,
+        fx.apiRequests().length,
+      );
+      symlinkSync(join(dir.path, 'not-mounted', 'cases'), join(dir.path, 'share'));
+      expectUsageError(
+        await piped(['referrals', 'download', placed('api').id, '-D', join(dir.path, 'share')], { env }),
+        /--dir: .*share is a symbolic link to a folder that does not exist/,
         fx.apiRequests().length,
       );
       expectUsageError(
