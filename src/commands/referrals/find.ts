@@ -1,5 +1,6 @@
 import { readingAnswer } from '../../api/shape.js';
 import { defineCommand } from '../../cli/define.js';
+import { isUuid } from '../../cli/args.js';
 import { readInput } from '../../cli/input.js';
 import { arg } from '../../cli/options.js';
 import { checkRecords } from '../../cli/read-list.js';
@@ -9,6 +10,7 @@ import { CliError, ExitCode, UsageError } from '../../errors.js';
 import { refuseTerminal } from '../../output/format.js';
 import { write } from '../../output/write.js';
 import { checkReferral } from '../../referrals/check.js';
+import { fetchReferral } from '../../referrals/fetch.js';
 import { dateOfBirth, MAX_SEARCH_BYTES, referralSearch, searchText } from '../../referrals/match.js';
 import { searchReferrals } from '../../referrals/resolve.js';
 import { REFERRAL_LIST_FIELDS, referralColumns } from '../../resources/referrals.js';
@@ -18,7 +20,7 @@ export default defineCommand({
   formats: ['table', 'json', 'ndjson', 'csv', 'xlsx'],
   fields: [{ fields: REFERRAL_LIST_FIELDS }],
   description:
-    'Finds referrals by reference, patient name (the last name, or "last, first", or first and last), date of birth (YYYY-MM-DD or MM/DD/YYYY) or claim number (wc_number, insurance_number); case, accents (ø, æ, ß, œ too), commas and hyphens do not matter, and several words are one text (find Mary Garcia). Asks the list with q first and trusts the answer only when every record matches it; otherwise reads the list page by page, and stops at the referral whose reference is the text. Prints the referral list\'s table and formats. Nothing found is exit 4. Nothing is cached or written to disk; --verbose shows q as [redacted].',
+    'Finds referrals by id, reference, patient name (the last name, or "last, first", or first and last), date of birth (YYYY-MM-DD or MM/DD/YYYY) or claim number (wc_number, insurance_number); case, accents (ø, æ, ß, œ too), commas and hyphens do not matter, and several words are one text (find Mary Garcia). Asks the list with q first and trusts the answer only when every record matches it; otherwise reads the list page by page, and stops at the referral whose reference is the text. Prints the referral list\'s table and formats. Nothing found is exit 4. Nothing is cached or written to disk; --verbose shows q as [redacted].',
   // Several words are one text, as gh search reads them: find Garcia Mary is find 'Garcia Mary'.
   args: [
     arg(
@@ -44,7 +46,10 @@ export default defineCommand({
     // A date that is none ("02/30/1990") is a usage error here, before any request.
     dateOfBirth(searchText(typed));
     const search = referralSearch(typed);
-    const found = await searchReferrals(ctx, search);
+    // A referral's id, pasted: the referral itself (one request), as every other command takes it.
+    const found = isUuid(search.text)
+      ? { records: [(await fetchReferral(ctx, search.text.toLowerCase())).data], searched: '' }
+      : await searchReferrals(ctx, search);
     if (found.records.length === 0)
       throw new CliError(
         `no referral matches "${search.text}": searched ${found.searched}`,

@@ -87,6 +87,25 @@ describe('imaging referrals find', () => {
     );
   });
 
+  it("a referral's id, pasted in any case, is that referral (one request); an unknown one is exit 4 with the visit hint", async () => {
+    const r4 = all(fx).find((r) => r.reference === 'R-240004')!;
+    const before = fx.apiRequests().length;
+    const r = await piped(['referrals', 'find', r4.id.toUpperCase()], { env: fx.env() });
+    expect(r.code, r.stderr).toBe(0);
+    expect(refs(r.stdout)).toEqual(['REFERENCE', 'R-240004']);
+    expect(
+      fx
+        .apiRequests()
+        .slice(before)
+        .map((q) => q.path),
+    ).toEqual([`/api/v2/referrals/${r4.id}`]);
+    const none = await piped(['referrals', 'find', '00000000-0000-4000-8000-000000000000'], {
+      env: fx.env(),
+    });
+    expect(none.code).toBe(4);
+    expect(none.stderr).toMatch(/^hint: No referral has this id\. If this is a visit's id/m);
+  });
+
   it('a text over 4 KiB, in the command line or on standard input, is exit 2 before any request, for every command that takes a reference', async () => {
     const long = 'a'.repeat(4097);
     const before = fx.apiRequests().length;
