@@ -15,9 +15,9 @@ const ref = (w: Watched) => w.reference ?? w.id;
 
 /**
  * One line per change: time, reference, visit, modality, previous → new. Within `width` (the live
- * view), the modality goes first, then "visit N" becomes "vN"; the statuses are codes and are not
- * cut: still too long, the change goes on a line of its own (and each status on its own, if need be,
- * cut only when even that is wider than the view).
+ * view), "visit N" becomes "vN" first; still too long, the statuses go on a line of their own (and
+ * each on its own, if need be): nothing is left out. The statuses are codes and are not cut unless
+ * even a line of their own is narrower than one (a status the API does not define).
  */
 export function changeLine(c: Change, timeZone: string | undefined, width?: number): SafeText {
   const when = peopleTime(c.at.toISOString(), { timeZone, seconds: true });
@@ -25,16 +25,10 @@ export function changeLine(c: Change, timeZone: string | undefined, width?: numb
   const [from, to] = [c.previous ?? '(new)', c.visit.status];
   const full = safe`${when}  ${ref(c.watched)}  visit ${c.visit.n}${modality}  ${from} \u2192 ${to}`;
   if (width === undefined || displayWidth(full.text) <= width) return full;
-  const heads = [
-    safe`${when}  ${ref(c.watched)}  visit ${c.visit.n}`,
-    safe`${when}  ${ref(c.watched)}  v${c.visit.n}`,
-  ];
-  for (const head of heads) {
-    const line = safe`${head}  ${from} \u2192 ${to}`;
-    if (displayWidth(line.text) <= width) return line;
-  }
+  const short = safe`${when}  ${ref(c.watched)}  v${c.visit.n}${modality}  ${from} \u2192 ${to}`;
+  if (displayWidth(short.text) <= width) return short;
   // The head alone may be too wide (a long reference): cut, so that no line wraps.
-  const head = cutToWidth(heads[1]!.text, width);
+  const head = cutToWidth(safe`${when}  ${ref(c.watched)}  visit ${c.visit.n}${modality}`.text, width);
   const change = safe`  ${from} \u2192 ${to}`;
   if (displayWidth(change.text) <= width) return safe`${head}\n${change}`;
   // A status wider than the view is none the API defines: cut too, as a wrapped line would break the frame.

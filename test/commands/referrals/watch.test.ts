@@ -417,7 +417,7 @@ describe.concurrent('imaging referrals watch: the shorter waits', () => {
   });
 
   describe.concurrent('imaging referrals watch: a change line at 80 columns', () => {
-    it('statuses are never cut: the modality goes first, then the visit number shortens, then it wraps', async () => {
+    it('nothing is left out and statuses are not cut: the visit number shortens, then the statuses get a line', async () => {
       // One visit, ready_to_book on the first read and contacted_for_booking after: with its time,
       // reference, "visit 1 MRI" and both statuses, the line is over 80 columns.
       const base = oneVisit()[0]!;
@@ -428,12 +428,12 @@ describe.concurrent('imaging referrals watch: the shorter waits', () => {
           80,
         );
         for (const l of shown.split('\n')) expect(l.length, l).toBeLessThanOrEqual(80);
-        // Time (23) and reference, "visit 1 MRI" and the statuses are 85 columns: without MRI and as
-        // "v1", 76; a long reference puts the change on a line of its own.
+        // Time (23) and reference, "visit 1 MRI" and the statuses are 85 columns: as "v1", 80; a long
+        // reference puts the change on a line of its own, under the whole head.
         expect(shown).toContain(
           reference === 'R-240004'
-            ? 'UTC  R-240004  v1  ready_to_book \u2192 contacted_for_booking\n'
-            : `UTC  ${reference}  v1\n  ready_to_book \u2192 contacted_for_booking\n`,
+            ? 'UTC  R-240004  v1 MRI  ready_to_book \u2192 contacted_for_booking\n'
+            : `UTC  ${reference}  visit 1 MRI\n  ready_to_book \u2192 contacted_for_booking\n`,
         );
         expect(shown).not.toContain('contacted_for_…');
       };
