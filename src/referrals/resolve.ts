@@ -6,6 +6,7 @@ import type { Context } from '../context.js';
 import { ApiError, CliError, ExitCode, UsageError } from '../errors.js';
 import { checkCost, remainingAfterFirst, WalkGuard } from '../meter/cost.js';
 import { clean } from '../output/text.js';
+import { patientName } from '../resources/referrals.js';
 import { num } from '../util/plural.js';
 import { fold, type ReferralSearch, referralSearch } from './match.js';
 
@@ -148,7 +149,9 @@ function settle(
     if (records.length > 1) {
       ctx.note(`"${text}" is the reference of ${num(records.length)} referrals:`);
       for (const r of records)
-        ctx.note(`  ${clean(r.id)}  ${clean(r.reference)}  ${clean(r.patient?.name ?? '')}`);
+        ctx.note(
+          `  ${clean(r.id)}  ${clean(r.reference)}  ${clean(patientName(r) ?? '-')}  ${clean(r.status ?? '-')}`,
+        );
       throw new CliError(
         `"${text}" matches ${num(records.length)} referrals`,
         ExitCode.usage,

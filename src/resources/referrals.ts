@@ -31,7 +31,8 @@ export function patientDob(patient: Record<string, unknown>): string | null {
   return m ? `${m[3]}-${m[1]}-${m[2]}` : legacy;
 }
 
-const patientName = (r: Referral) => {
+/** The patient as tables show it: "last, first", or the name the API sent (deprecated there). */
+export const patientName = (r: Referral) => {
   const p = r.patient;
   if (!p) return null;
   if (p.last_name || p.first_name) return [p.last_name, p.first_name].filter(Boolean).join(', ');

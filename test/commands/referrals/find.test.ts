@@ -267,7 +267,9 @@ describe('a reference that names several referrals', () => {
   let twins: Referral[];
   beforeAll(async () => {
     const [a, b] = all(fx);
-    twins = [a!, { ...b!, reference: a!.reference }];
+    // The second as an API may send it: the patient's first and last name only (name is deprecated).
+    const { name: _, ...named } = b!.patient;
+    twins = [a!, { ...b!, reference: a!.reference, patient: named as Referral['patient'] }];
     server = await testServer((_req, res) => json(res, 200, { referrals: twins, meta: { total_pages: 1 } }));
   });
   afterAll(() => server.close());
@@ -280,8 +282,8 @@ describe('a reference that names several referrals', () => {
     expect(r.stderr).toBe(
       [
         '"r-240000" is the reference of 2 referrals:',
-        `  ${twins[0]!.id}  R-240000  ${twins[0]!.patient.name}`,
-        `  ${twins[1]!.id}  R-240000  ${twins[1]!.patient.name}`,
+        `  ${twins[0]!.id}  R-240000  ${twins[0]!.patient.last_name}, ${twins[0]!.patient.first_name}  ${twins[0]!.status}`,
+        `  ${twins[1]!.id}  R-240000  ${twins[1]!.patient.last_name}, ${twins[1]!.patient.first_name}  ${twins[1]!.status}`,
         'error: "r-240000" matches 2 referrals',
         'hint: Give the id (UUID) of the one meant, from the list above.',
         '',
