@@ -48,10 +48,23 @@ export function formatDuration(ms: number): string {
   return out.length > 0 ? out.join(' ') : '0s';
 }
 
-/** An option that takes a duration (`--within <duration>`): its value is in milliseconds. */
-export function duration(flags: string, description: string): OptionSpec<number, false> {
+/**
+ * An option that takes a duration (`--within <duration>`): its value is in milliseconds. Over `max`, the
+ * value is refused as typed (it is a duration, never other text), with `hint`.
+ */
+export function duration(
+  flags: string,
+  description: string,
+  max?: { ms: number; said: string; hint: string },
+): OptionSpec<number, false> {
   const name = flags.match(/--[\w-]+/)?.[0] ?? flags;
-  return { kind: 'text', flags, description, parse: (value) => parseDuration(value, name) };
+  const parse = (value: string) => {
+    const ms = parseDuration(value, name);
+    if (max && ms > max.ms)
+      throw new UsageError(`${name}: ${value.trim()} is too long (at most ${max.said})`, max.hint);
+    return ms;
+  };
+  return { kind: 'text', flags, description, parse };
 }
 
 /**

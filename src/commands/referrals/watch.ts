@@ -47,6 +47,11 @@ export default defineCommand({
     interval: duration(
       '--interval <duration>',
       'time between two reads of a referral: 90s, 15m, 1h (default 60s; at least 10s, 1s with --env local; at most 24h)',
+      {
+        ms: CEILING_MS,
+        said: '24h',
+        hint: 'Give --within for how long to watch; --interval is the time between two reads.',
+      },
     ),
     within: duration(
       '--within <duration>',
@@ -77,11 +82,6 @@ export default defineCommand({
       throw new UsageError(
         `--interval: ${formatDuration(intervalMs)} is too short (at least ${formatDuration(floor)})`,
         local ? undefined : 'Each read is a request; against the emulator (--env local) the floor is 1s.',
-      );
-    if (intervalMs > CEILING_MS)
-      throw new UsageError(
-        `--interval: ${formatDuration(intervalMs)} is too long (at most 24h)`,
-        'Give --within for how long to watch; --interval is the time between two reads.',
       );
     const texts = await named(ctx, (args[0] as unknown as string[] | undefined) ?? [], opts.from);
     checkAllowance(ctx, texts.length, intervalMs, opts.within);
