@@ -1,6 +1,6 @@
 import { readingAnswer } from '../../api/shape.js';
-import { defineCommand } from '../../cli/define.js';
 import { isUuid } from '../../cli/args.js';
+import { defineCommand } from '../../cli/define.js';
 import { readInput } from '../../cli/input.js';
 import { arg } from '../../cli/options.js';
 import { checkRecords } from '../../cli/read-list.js';
