@@ -2,7 +2,17 @@ import { num } from '../util/plural.js';
 
 /** Option specs: data that the parser (program.ts), the help and, later, shell completion read. */
 
-type OptionKind = 'flag' | 'negate' | 'int' | 'port' | 'text' | 'file' | 'choice' | 'list' | 'pairs';
+type OptionKind =
+  | 'flag'
+  | 'negate'
+  | 'int'
+  | 'port'
+  | 'text'
+  | 'file'
+  | 'folder'
+  | 'choice'
+  | 'list'
+  | 'pairs';
 
 export interface OptionSpec<T = unknown, Always extends boolean = boolean> {
   readonly kind: OptionKind;
@@ -138,13 +148,21 @@ export function file(
   description: string,
   opts: { required?: boolean } = {},
 ): OptionSpec<string> {
+  return { kind: 'file', flags, description, required: opts.required, parse: namedPath(flags) };
+}
+
+/** A folder path: completion offers folders. */
+export function folder(flags: string, description: string): OptionSpec<string, false> {
+  return { kind: 'folder', flags, description, parse: namedPath(flags) };
+}
+
+// An empty name is no file or folder: taken as is, it would be the current folder or an odd "cannot read".
+function namedPath(flags: string) {
   const name = longName({ flags });
-  // An empty name is no file: taken as is, it would be the current folder or an odd "cannot read".
-  const parse = (value: string) => {
+  return (value: string) => {
     if (value.trim() === '') throw new OptionValueError(`${name} needs a name, and it is empty.`);
     return value;
   };
-  return { kind: 'file', flags, description, required: opts.required, parse };
 }
 
 export function choice<const C extends string>(

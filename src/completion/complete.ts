@@ -5,6 +5,8 @@ import type { CompletionCommand, CompletionOption, CompletionTable } from './tab
 interface Completion {
   candidates: Array<[value: string, description: string]>;
   files: boolean;
+  /** The shell offers folders only (a folder flag's value). */
+  folders?: boolean;
   /** A value of a comma list: the shell adds no space after it, so `,next` can follow. */
   list?: boolean;
 }
@@ -144,6 +146,7 @@ function narrowed(opt: CompletionOption, cmd: CompletionCommand | undefined): Co
 
 function valuesOf(opt: CompletionOption, cur: string, prefix: string): Completion {
   if (opt.file) return { candidates: [], files: true };
+  if (opt.folder) return { candidates: [], files: false, folders: true };
   if (!opt.values) return NONE;
   if (opt.list) {
     const cut = cur.lastIndexOf(',') + 1;
@@ -172,11 +175,12 @@ function match(values: readonly string[], cur: string, prefix: string): Array<[s
   return values.filter((v) => v.toLowerCase().startsWith(c)).map((v) => [prefix + v, '']);
 }
 
-// The answer as the shell scripts read it: `value<TAB>description` lines, then `:files` if asked, and `:list`
+// The answer as the shell scripts read it: `value<TAB>description` lines, then `:files` or `:folders` if asked, and `:list`
 // when the values are items of a comma list (no space after one).
 export function formatCompletion(c: Completion): string {
   const lines = c.candidates.map(([v, d]) => (d ? `${v}\t${d.replace(/[\t\r\n]+/g, ' ')}` : v));
   if (c.files) lines.push(':files');
+  if (c.folders) lines.push(':folders');
   if (c.list && lines.length) lines.push(':list');
   return lines.length ? `${lines.join('\n')}\n` : '';
 }

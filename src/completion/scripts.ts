@@ -59,7 +59,8 @@ ${fn}_complete() {
   COMPREPLY=()
   while IFS= read -r v; do
     [[ -z $v ]] && continue
-    if [[ $v == :files ]]; then files=1; continue; fi
+    if [[ $v == :files ]]; then files=f; continue; fi
+    if [[ $v == :folders ]]; then files=d; continue; fi
     # An item of a comma list: no space after it, so ",next" can be typed on.
     if [[ $v == :list ]]; then compopt -o nospace 2>/dev/null; continue; fi
     v=\${v%%$'\\t'*}
@@ -73,7 +74,7 @@ ${fn}_complete() {
     while IFS= read -r v; do
       v=$flag$v
       [[ $v == "$prefix"* ]] && COMPREPLY+=("\${v:\${#prefix}}")
-    done < <(compgen -f -- "$cur")
+    done < <(compgen -$files -- "$cur")
   fi
   return 0
 }
@@ -86,17 +87,19 @@ function zshScript(fn: string, name: string): string {
 ${INSTALL.zsh}
 ${fn}() {
   local -a lines values shown
-  local line files=0 suffix=()
+  local line files= suffix=()
   lines=("\${(@f)$("\${words[1]}" __complete "\${(@)words[2,CURRENT-1]}" "=\${words[CURRENT]}" 2>/dev/null)}")
   for line in "\${lines[@]}"; do
     [[ -z $line ]] && continue
-    if [[ $line == :files ]]; then files=1; continue; fi
+    if [[ $line == :files ]]; then files=any; continue; fi
+    if [[ $line == :folders ]]; then files=folders; continue; fi
     if [[ $line == :list ]]; then suffix=(-S ''); continue; fi
     values+=("\${line%%$'\\t'*}")
     if [[ $line == *$'\\t'* ]]; then shown+=("\${line%%$'\\t'*}  -- \${line#*$'\\t'}"); else shown+=("$line"); fi
   done
   (( \${#values} )) && compadd "\${suffix[@]}" -l -d shown -a values
-  (( files )) && _files
+  [[ $files == any ]] && _files
+  [[ $files == folders ]] && _files -/
   return 0
 }
 if [[ \${zsh_eval_context[-1]} == loadautofunc ]]; then
@@ -115,6 +118,10 @@ function __${fn.slice(1)}_complete
     for line in ($tokens[1] __complete $tokens[2..-1] "=$current" 2>/dev/null)
         if test "$line" = ":list"
             continue
+        else if test "$line" = ":folders"
+            for candidate in "$current"*
+                test -d "$candidate"; and printf '%s/\\n' "$candidate"
+            end
         else if test "$line" = ":files"
             # Not __fish_complete_path: it runs \`ls -dp\` without --, so a file named like an
             # option (-rf.csv) breaks it. The glob is listed here, directories with a slash.
@@ -146,6 +153,12 @@ Register-ArgumentCompleter -Native -CommandName '${name}' -ScriptBlock {
     $answer = & $program __complete @before "=$wordToComplete" 2>$null
     foreach ($line in $answer) {
         if ($line -eq ':list') { continue }
+        if ($line -eq ':folders') {
+            Get-ChildItem -Directory -Path "$wordToComplete*" -ErrorAction SilentlyContinue | ForEach-Object {
+                [System.Management.Automation.CompletionResult]::new($_.Name, $_.Name, 'ProviderContainer', $_.Name)
+            }
+            continue
+        }
         if ($line -eq ':files') {
             Get-ChildItem -Path "$wordToComplete*" -ErrorAction SilentlyContinue | ForEach-Object {
                 [System.Management.Automation.CompletionResult]::new($_.Name, $_.Name, 'ProviderItem', $_.Name)

@@ -18,6 +18,8 @@ export interface CompletionOption {
   list?: boolean;
   /** The value is a file path. */
   file?: boolean;
+  /** The value is a folder path. */
+  folder?: boolean;
   /** May be given more than once. */
   repeatable?: boolean;
 }
@@ -60,6 +62,7 @@ function optionEntry(spec: OptionSpec<any>): CompletionOption {
     ...(values ? { values: [...values] } : {}),
     ...(spec.valueList ? { list: true } : {}),
     ...(spec.kind === 'file' ? { file: true } : {}),
+    ...(spec.kind === 'folder' ? { folder: true } : {}),
     ...(spec.kind === 'list' || spec.kind === 'pairs' ? { repeatable: true } : {}),
   };
 }

@@ -165,6 +165,7 @@ printf '%s\\n' "\${COMPREPLY[@]}" ${END}`,
         [['imaging', 'referrals', 'export', '--visit-status', 'pending,boo'], 4, ['pending,booked']],
         [['imaging', '--env', ''], 2, ['sandbox', 'production', 'local']],
         [['imaging', 'referrals', 'export', '-o', 'al'], 4, ['albums', 'alpha.csv', 'alpine.json'], 'sorted'],
+        [['imaging', 'referrals', 'download', '-D', 'al'], 4, ['albums']],
         // A flag, an enumerated argument: through the same lines as the subcommand and --env's values
         // (each command's flags and values: in-process, below).
       ]);
@@ -264,7 +265,7 @@ source ${scriptOf('zsh')}
 [[ \${_comps[imaging]} == _imaging ]] || { print "not registered"; exit 9 }
 compadd() { local d a; while (( $# )); do case $1 in -l) shift;; -d) d=$2; shift 2;; -a) a=$2; shift 2;; *) shift;; esac; done
   print -l -- "\${(@P)a}"; print -l -- "\${(@P)d}" | sed 's/^/shown: /' }
-_files() { print FILES }
+_files() { print FILES "$@" }
 ${queries.map((words) => `words=(${words.map((w) => `'${w}'`).join(' ')}); CURRENT=${words.length}\n_imaging\nprint ${END}`).join('\n')}`,
         )
       )
@@ -272,17 +273,19 @@ ${queries.map((words) => `words=(${words.map((w) => `'${w}'`).join(' ')}); CURRE
         .slice(0, queries.length)
         .map((answer) => answer.split('\n').filter(Boolean));
 
-    it('subcommands with descriptions, enumerated values and file names', async () => {
+    it('subcommands with descriptions, enumerated values, file and folder names', async () => {
       expect(
         await zshAll([
           ['imaging', 'referrals', 'pay'],
           ['imaging', 'referrals', 'export', '--rows', 'p'],
           ['imaging', 'referrals', 'create', '--file', ''],
+          ['imaging', 'referrals', 'download', '-D', ''],
         ]),
       ).toEqual([
         ['payments', 'shown: payments  -- payments logged against a referral (enabled per account)'],
         ['procedure', 'shown: procedure'],
         ['FILES'],
+        ['FILES -/'],
       ]);
     });
 
@@ -338,6 +341,7 @@ zpty -d z`,
         ],
         ['imaging referrals export --visit-status pending,bo', ['pending,booked']],
         ['imaging webhook verify --request al', ['albums/', 'alpha.csv', 'alpine.json']],
+        ['imaging referrals download -D al', ['albums/']],
         ['imaging --env p', ['production']],
       ]);
     });
@@ -516,11 +520,17 @@ zpty -d z`,
       }
     });
 
-    it('file flags ask the shell for file names', () => {
+    it('file flags ask the shell for file names, folder flags for folders', () => {
       expect(complete(table, ['referrals', 'export', '-o', '']).files).toBe(true);
       expect(complete(table, ['webhook', 'verify', '--request', 'cap']).files).toBe(true);
       expect(complete(table, ['referrals', 'create', '--file', '']).files).toBe(true);
       expect(complete(table, ['referrals', 'export', '--rows', '']).files).toBe(false);
+      // A folder flag: folders only.
+      expect(complete(table, ['referrals', 'download', '-D', ''])).toEqual({
+        candidates: [],
+        files: false,
+        folders: true,
+      });
     });
   });
 
@@ -578,6 +588,7 @@ zpty -d z`,
       expect(s).toContain("Register-ArgumentCompleter -Native -CommandName 'imaging' -ScriptBlock {");
       expect(s).toContain('$answer = & $program __complete @before "=$wordToComplete" 2>$null');
       expect(s).toContain("if ($line -eq ':files') {");
+      expect(s).toContain("if ($line -eq ':folders') {");
       expect(s).toContain('$parts = $line -split "`t", 2');
       expect(s).toContain(
         "[System.Management.Automation.CompletionResult]::new($parts[0], $parts[0], 'ParameterValue', $tip)",

@@ -4,7 +4,7 @@ import { getReferral } from '../../api/endpoints/referrals.js';
 import { readingAnswer } from '../../api/shape.js';
 import type { Referral } from '../../api/types.js';
 import { defineCommand } from '../../cli/define.js';
-import { arg, file, flag, int, text } from '../../cli/options.js';
+import { arg, file, flag, folder, int, text } from '../../cli/options.js';
 import { formatBytes } from '../../cli/stdin.js';
 import type { Context } from '../../context.js';
 import { ApiError, CliError, ExitCode, UnreadableAnswerError, UsageError } from '../../errors.js';
@@ -58,7 +58,7 @@ export default defineCommand({
     ),
     reports: flag('--reports', 'the report PDFs (the default)'),
     documents: flag('--documents', "the referral's documents that have a URL"),
-    dir: file(
+    dir: folder(
       '-D, --dir <dir>',
       'the folder to save into (default: the current folder; made if missing); refused inside a folder another user controls',
     ),
