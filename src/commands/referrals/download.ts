@@ -479,6 +479,7 @@ async function fromFile(ctx: Context, source: string): Promise<string[]> {
 function checkDir(dir: string, named: boolean, given: string): () => string {
   try {
     if (!statSync(dir).isDirectory()) throw new UsageError(`--dir: ${dir} is not a folder`);
+    writable(dir, `--dir: cannot save in ${dir}`);
     const real = checkSaveFolder(dir, given);
     return () => real;
   } catch (err) {
@@ -486,21 +487,18 @@ function checkDir(dir: string, named: boolean, given: string): () => string {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || !named)
       throw new UsageError(`--dir: cannot use ${dir}: ${reasonOf(err)}`);
   }
-  if (lstatSync(dir, { throwIfNoEntry: false })?.isSymbolicLink())
-    throw new UsageError(`--dir: ${dir} is a symbolic link to a folder that does not exist`);
-  // The folder it would be made in passes the same checks now, before any request.
+  // The folder it would be made in passes the same checks now, before any request; a level that is a
+  // symbolic link to nothing could never be made.
   const missing: string[] = [];
   let parent = dir;
   while (parent !== dirname(parent) && !existsSync(parent)) {
+    if (lstatSync(parent, { throwIfNoEntry: false })?.isSymbolicLink())
+      throw new UsageError(`--dir: ${parent} is a symbolic link to a folder that does not exist`);
     missing.unshift(parent);
     parent = dirname(parent);
   }
   if (!statSync(parent).isDirectory()) throw new UsageError(`--dir: ${parent} is not a folder`);
-  try {
-    accessSync(parent, constants.W_OK);
-  } catch (err) {
-    throw new UsageError(`--dir: cannot make a folder in ${parent}: ${reasonOf(err)}`);
-  }
+  writable(parent, `--dir: cannot make a folder in ${parent}`);
   checkSaveFolder(parent, given);
   return () => {
     // One level at a time: Node's recursive mkdir never returns on a file system that answers ENOENT
@@ -509,12 +507,24 @@ function checkDir(dir: string, named: boolean, given: string): () => string {
       try {
         mkdirSync(level, { mode: 0o700 });
       } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || !statSync(level).isDirectory())
+        if (
+          (err as NodeJS.ErrnoException).code !== 'EEXIST' ||
+          !statSync(level, { throwIfNoEntry: false })?.isDirectory()
+        )
           throw new CliError(`--dir: cannot make ${level}: ${reasonOf(err)}`);
       }
     }
     return checkSaveFolder(dir, given);
   };
+}
+
+/** A folder this user cannot write to is refused before any request, not after every file is read. */
+function writable(dir: string, what: string): void {
+  try {
+    accessSync(dir, constants.W_OK);
+  } catch (err) {
+    throw new UsageError(`${what}: ${reasonOf(err)}`);
+  }
 }
 
 function dedupe<T extends { id: string }>(list: readonly T[]): T[] {

@@ -523,11 +523,14 @@ describe.concurrent('imaging referrals download against the shared emulator', ()
         fx.apiRequests().length,
       );
       symlinkSync(join(dir.path, 'not-mounted', 'cases'), join(dir.path, 'share'));
-      expectUsageError(
-        await piped(['referrals', 'download', placed('api').id, '-D', join(dir.path, 'share')], { env }),
-        /--dir: .*share is a symbolic link to a folder that does not exist/,
-        fx.apiRequests().length,
-      );
+      for (const below of ['', 'sub'])
+        expectUsageError(
+          await piped(['referrals', 'download', placed('api').id, '-D', join(dir.path, 'share', below)], {
+            env,
+          }),
+          /--dir: .*share is a symbolic link to a folder that does not exist/,
+          fx.apiRequests().length,
+        );
       expectUsageError(
         await piped(['referrals', 'download', placed('api').id, '-o', 'x.pdf'], { env }),
         /unknown option '-o'/,
@@ -1157,6 +1160,29 @@ describe.concurrent('imaging referrals download against the shared emulator', ()
         d.cleanup();
       }
     });
+
+    const readOnly = mountTmpfs('readonly', 'size=16k,mode=0755,ro');
+    describe.skipIf(readOnly.error !== undefined)(
+      `a folder that cannot be written (a real read-only tmpfs${readOnly.error ? `; skipped: cannot mount one: ${readOnly.error}` : ''})`,
+      () => {
+        afterAll(() => {
+          execFileSync('umount', [readOnly.path]);
+          rmSync(join(readOnly.path, '..'), { recursive: true, force: true });
+        });
+        it('-D it, or a folder to be made in it: exit 2 before any request, not after every report is read', async () => {
+          for (const target of [readOnly.path, join(readOnly.path, 'new')]) {
+            const r = await piped(['referrals', 'download', placed('api').id, '-D', target], {
+              env: fx.env(),
+            });
+            expectUsageError(
+              r,
+              /--dir: cannot (save|make a folder) in .*: read-only file system/,
+              fx.apiRequests().length,
+            );
+          }
+        });
+      },
+    );
 
     const disk = mountTmpfs('download', 'size=64k,mode=0700');
     describe.skipIf(disk.error !== undefined)(
