@@ -1,4 +1,5 @@
 import { Command, CommanderError, Help, Option } from 'commander';
+import { MAX_ARG_BYTES } from './cli/args.js';
 import { type AnyCommand, writesCsv } from './cli/define.js';
 import { CSV_OPTIONS, FIELDS_TWICE, formatDescription, GLOBAL_OPTIONS } from './cli/globals.js';
 import { jsonTakes } from './cli/json-fields.js';
@@ -365,7 +366,18 @@ function defineOn(cmd: Command, def: AnyCommand, summary: string, io: IO, runner
     const given = self.opts();
     const opts: Record<string, unknown> = {};
     for (const key of Object.keys(def.options ?? {})) opts[key] = given[key];
+    checkArgLengths(def, raw.slice(0, -2));
     await runner(def, raw.slice(0, -2), opts, resolveGlobals(self, def));
+  });
+}
+
+/** An argument over 4 KiB is no reference, code, name or path: refused before any request, never repeated. */
+function checkArgLengths(def: AnyCommand, values: unknown[]): void {
+  values.forEach((value, i) => {
+    const texts = Array.isArray(value) ? value : [value];
+    if (!texts.some((t) => typeof t === 'string' && Buffer.byteLength(t) > MAX_ARG_BYTES)) return;
+    const name = (def.args?.[i]?.name ?? 'argument').replace(/[<>[\].]/g, '');
+    throw new UsageError(`the ${name} given is longer than 4 KiB`, 'Nothing was sent.');
   });
 }
 

@@ -31,3 +31,6 @@ export function requireHttpUrl(flag: string, value: string): URL {
   if (u.port === '0') throw new UsageError(`${flag}: port 0 is not a port anything listens on ("${value}")`);
   return u;
 }
+
+/** The longest argument taken (a reference, a code, a name, a search text, a path): 4 KiB. */
+export const MAX_ARG_BYTES = 4096;

@@ -1,3 +1,4 @@
+import { MAX_ARG_BYTES } from '../cli/args.js';
 import { UsageError } from '../errors.js';
 
 /**
@@ -66,14 +67,11 @@ export function searchText(text: string): string {
       'the search text is empty',
       'Give a reference, a patient name, a date of birth or a claim number.',
     );
-  // Never a reference, name or claim number: refused here, not by the server after a request.
-  if (Buffer.byteLength(t) > MAX_SEARCH_BYTES)
+  // Several words joined (find Mary Garcia) may pass the parser's limit for each: the same limit.
+  if (Buffer.byteLength(t) > MAX_ARG_BYTES)
     throw new UsageError('the reference or search text is longer than 4 KiB', 'Nothing was sent.');
   return t;
 }
-
-/** The longest search text or reference taken, from argv or standard input (`find -`). */
-export const MAX_SEARCH_BYTES = 4096;
 
 const obj = (v: unknown): Record<string, unknown> | undefined =>
   typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;

@@ -285,6 +285,26 @@ describe('bad arguments: exit 2, one clear message, nothing sent', () => {
     expect(r.stderr).not.toMatch(/\n\s+at .+:\d+:\d+/);
     expect(fx.apiRequests()).toHaveLength(0);
   });
+
+  it('an argument over 4 KiB, to every command that takes one: exit 2, never repeated, nothing sent', async () => {
+    const long = 'R'.repeat(4097);
+    const defs = await Promise.all(
+      COMMANDS.map(async (c) => ({ path: c.path, def: (await c.load()).default })),
+    );
+    // (A command with a required option refuses its absence first: exit 2 all the same.)
+    const taking = defs.filter(
+      ({ def }) =>
+        (def.args ?? []).length > 0 &&
+        !Object.values((def.options ?? {}) as Record<string, { required?: boolean }>).some((o) => o.required),
+    );
+    expect(taking.length).toBeGreaterThan(10);
+    for (const { path, def } of taking) {
+      const r = await run([...path, ...(def.args ?? []).map(() => long)], { env: fx.env() });
+      expect(r.code, `${path.join(' ')}: ${r.stderr}`).toBe(2);
+      expect(r.stderr).toMatch(/^error: the .+ given is longer than 4 KiB\nhint: Nothing was sent\.\n$/);
+      expect(fx.apiRequests()).toHaveLength(0);
+    }
+  });
 });
 
 describe('hints for common mistakes', () => {

@@ -1,5 +1,5 @@
 import { readingAnswer } from '../../api/shape.js';
-import { isUuid } from '../../cli/args.js';
+import { isUuid, MAX_ARG_BYTES } from '../../cli/args.js';
 import { defineCommand } from '../../cli/define.js';
 import { readInput } from '../../cli/input.js';
 import { arg } from '../../cli/options.js';
@@ -11,7 +11,7 @@ import { refuseTerminal } from '../../output/format.js';
 import { write } from '../../output/write.js';
 import { checkReferral } from '../../referrals/check.js';
 import { fetchReferral } from '../../referrals/fetch.js';
-import { dateOfBirth, MAX_SEARCH_BYTES, referralSearch, searchText } from '../../referrals/match.js';
+import { dateOfBirth, referralSearch, searchText } from '../../referrals/match.js';
 import { searchReferrals } from '../../referrals/resolve.js';
 import { REFERRAL_LIST_FIELDS, referralColumns } from '../../resources/referrals.js';
 
@@ -77,7 +77,7 @@ export default defineCommand({
  * the command line, which any local user can read (`ps`).
  */
 async function searchFromStdin(ctx: Context): Promise<string> {
-  const lines = (await readInput(ctx, '-', 'find', MAX_SEARCH_BYTES))
+  const lines = (await readInput(ctx, '-', 'find', MAX_ARG_BYTES))
     .toString('utf8')
     .split(/\r?\n/)
     .map((l) => l.trim())

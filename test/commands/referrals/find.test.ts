@@ -119,7 +119,7 @@ describe('imaging referrals find', () => {
       const r = await piped(args, { env: fx.env() });
       expectUsageError(
         r,
-        /the reference or search text is longer than 4 KiB/,
+        /is longer than 4 KiB/,
         fx.apiRequests().length - before,
       );
       expect(r.stderr).not.toContain('aaaa');
