@@ -1107,9 +1107,11 @@ describe.concurrent('imaging referrals download against the shared emulator', ()
     });
     afterAll(async () => {
       await api.close();
-      if (disk.error !== undefined) return;
-      execFileSync('umount', [disk.path]);
-      rmSync(join(disk.path, '..'), { recursive: true, force: true });
+      for (const mounted of [disk, readOnly]) {
+        if (mounted.error !== undefined) continue;
+        execFileSync('umount', [mounted.path]);
+        rmSync(join(mounted.path, '..'), { recursive: true, force: true });
+      }
     });
     const envFor = (config: string) => ({
       IMAGING_ENV: 'local',
@@ -1165,10 +1167,6 @@ describe.concurrent('imaging referrals download against the shared emulator', ()
     describe.skipIf(readOnly.error !== undefined)(
       `a folder that cannot be written (a real read-only tmpfs${readOnly.error ? `; skipped: cannot mount one: ${readOnly.error}` : ''})`,
       () => {
-        afterAll(() => {
-          execFileSync('umount', [readOnly.path]);
-          rmSync(join(readOnly.path, '..'), { recursive: true, force: true });
-        });
         it('-D it, or a folder to be made in it: exit 2 before any request, not after every report is read', async () => {
           for (const target of [readOnly.path, join(readOnly.path, 'new')]) {
             const r = await piped(['referrals', 'download', placed('api').id, '-D', target], {

@@ -117,11 +117,7 @@ describe('imaging referrals find', () => {
       ['referrals', 'watch', `R-${long}`],
     ]) {
       const r = await piped(args, { env: fx.env() });
-      expectUsageError(
-        r,
-        /is longer than 4 KiB/,
-        fx.apiRequests().length - before,
-      );
+      expectUsageError(r, /is longer than 4 KiB/, fx.apiRequests().length - before);
       expect(r.stderr).not.toContain('aaaa');
     }
     const stdin = await piped(['referrals', 'find', '-'], { env: fx.env(), stdin: long });
