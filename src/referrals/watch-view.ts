@@ -135,11 +135,18 @@ export class LiveTable {
   draw(all: readonly Watched[], head: string, foot: string, recent: readonly SafeText[]): void {
     // The frame fits the screen (a row may take two lines), or the cursor could not get back to its top.
     const lines = (t: SafeText) => t.text.match(/\n/g)?.length ?? 0;
-    const changeLines = recent.reduce((n, r) => n + 1 + lines(r), 0);
+    const linesOf = (list: readonly SafeText[]) => list.reduce((n, r) => n + 1 + lines(r), 0);
+    // On a short screen the oldest changes give way first: the table keeps three lines.
+    let shownRecent = recent;
+    while (shownRecent.length > 0 && this.height - 3 - linesOf(shownRecent) < 3)
+      shownRecent = shownRecent.slice(1);
+    const changeLines = linesOf(shownRecent);
     const room = Math.max(3, this.height - 3 - changeLines);
     let rows = room;
     let table = this.table(all, rows);
     while (lines(table) > room && rows > 1) table = this.table(all, --rows);
+    // One row whose cells wrap taller than the screen (a status the API does not define): cut to fit.
+    if (lines(table) > room) table = paint((t) => `${t.split('\n').slice(0, room).join('\n')}\n`, table);
     // Back to the first line of the last frame; each line is cleared to its end as it is rewritten and
     // what is below the new frame after it (never the whole screen, which a terminal may keep in history).
     const back = this.lines > 0 ? safe`\r\u001b[${this.lines}A` : safe``;
@@ -148,7 +155,7 @@ export class LiveTable {
       safe`\n`,
       table,
       // Made to fit (changeLine): a status is a code, never cut.
-      ...recent.map((r) => safe`${r}\n`),
+      ...shownRecent.map((r) => safe`${r}\n`),
       style('dim', this.cut(foot), this.color),
       safe`\n`,
     ]);

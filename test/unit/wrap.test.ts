@@ -1,7 +1,8 @@
 import { execFileSync } from 'node:child_process';
+import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { cells, cutToWidth, displayWidth, wrapMessage, wrapProse } from '../../src/output/wrap.js';
-import { changeLine } from '../../src/referrals/watch-view.js';
+import { changeLine, LiveTable } from '../../src/referrals/watch-view.js';
 
 describe('messages wrapped to the terminal', () => {
   it('breaks between words, continuation lines under the text after the label', () => {
@@ -133,6 +134,46 @@ describe('a watch change line never wider than the live view', () => {
     for (const l of line.text.split('\n')) expect(displayWidth(l), l).toBeLessThanOrEqual(80);
     expect(line.text).toContain('booked \u2192');
     expect(line.text).toMatch(/ {2}x+\u2026$/);
+  });
+
+  it('a live frame is never taller than the screen, whatever a status holds: the cursor gets back to its top', () => {
+    for (const [status, width, height] of [
+      ['awaiting_prior_authorization_from_the_carrier_'.repeat(14), 80, 24],
+      ['\u4e2d'.repeat(160), 80, 12],
+    ] as const) {
+      const visit = { id: 'v', n: 1, modality: 'MRI', status };
+      const watched = {
+        id: '33333333-3333-4333-8333-333333333333',
+        reference: 'R-WIDE',
+        patient: 'Lopez, Maria',
+        visits: [visit],
+        standing: 'waiting' as const,
+        changedAt: new Date('2026-11-27T10:00:00Z'),
+        problem: undefined,
+      };
+      const change = { at: new Date('2026-11-27T10:00:00Z'), watched, visit, previous: 'booked' };
+      const recent = [0, 1, 2].map(() => changeLine(change, 'UTC', width));
+      let written = '';
+      const sink = new Writable({
+        write(chunk, _enc, done) {
+          written += String(chunk);
+          done();
+        },
+      });
+      new LiveTable(sink, width, height, false, 'UTC').draw(
+        [watched],
+        'Watching 1 referral',
+        'Ctrl-C stops',
+        recent,
+      );
+      const frame = written
+        .replace(/\u001b\[[0-9;]*[A-Za-z]/g, '')
+        .split('\n')
+        .slice(0, -1);
+      expect(frame.length).toBeLessThanOrEqual(height);
+      for (const l of frame) expect(displayWidth(l), l).toBeLessThanOrEqual(width);
+      expect(frame[0]).toBe('Watching 1 referral');
+    }
   });
 
   it('cutToWidth keeps wide characters whole and counts the ellipsis', () => {
