@@ -36,8 +36,10 @@ export function bareLink(link: string): BareLink {
 /** Whether a value looks like a link (http, https): a free-form record's fields are checked with it. */
 export const isLink = (v: unknown): v is string => typeof v === 'string' && /^https?:\/\//i.test(v.trim());
 
-// Any scheme (ftp:, s3:, a storage service's own): a credential in its query is one all the same.
-const ANY_URL = /\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>]+/gi;
+// Any scheme (ftp:, s3:, a storage service's own, mailto:), or none (//host/path, a network-path
+// reference): a credential in its query is one all the same.
+const ANY_URL =
+  /\b(?:[a-z][a-z0-9+.-]*:\/\/|mailto:)[^\s"'<>]+|(?<![\w:/])\/\/[a-z0-9-]+(?:\.[a-z0-9-]+)+[^\s"'<>]*/gi;
 
 /** A free text with every URL in it (any scheme) bare; whether something was taken off. */
 export function bareLinksIn(text: string): BareLink {

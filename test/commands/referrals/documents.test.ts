@@ -202,6 +202,8 @@ describe('signed links: never their query string, in any format', () => {
         pages: 2,
         text: `download at https://storage.example.invalid/a.pdf?${SECRET} now`,
         mirror: `ftp://storage.example.invalid/h.pdf?${SECRET}`,
+        copy: `//cdn.example.invalid/c.pdf?${SECRET}`,
+        mail: `mailto:records@example.invalid?body=${SECRET}`,
       },
     ];
     server = await testServer((_req, res) => json(res, 200, referral as unknown as Record<string, unknown>));
@@ -232,6 +234,8 @@ describe('signed links: never their query string, in any format', () => {
       expect(rows[5]!['document.pages']).toBe('2');
       expect(rows[5]!['document.text']).toBe('download at https://storage.example.invalid/a.pdf now');
       expect(rows[5]!['document.mirror']).toBe('ftp://storage.example.invalid/h.pdf');
+      expect(rows[5]!['document.copy']).toBe('//cdn.example.invalid/c.pdf');
+      expect(rows[5]!['document.mail']).toBe('mailto:records@example.invalid');
     }
   });
 
@@ -260,7 +264,7 @@ describe('signed links: never their query string, in any format', () => {
       ['document 1', 'type: invoice; preview: https://p.example.invalid/x', 'available'],
       [
         'document 2',
-        'type: note; pages: 2; text: download at https://storage.example.invalid/a.pdf now; mirror: ftp://storage.example.invalid/h.pdf',
+        'type: note; pages: 2; text: download at https://storage.example.invalid/a.pdf now; mirror: ftp://storage.example.invalid/h.pdf; copy: //cdn.example.invalid/c.pdf; mail: mailto:records@example.invalid',
         'no link',
       ],
       ['Links: imaging referrals documents R-240004'],
