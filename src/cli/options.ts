@@ -160,7 +160,8 @@ export function folder(flags: string, description: string): OptionSpec<string, f
 function namedPath(flags: string) {
   const name = longName({ flags });
   return (value: string) => {
-    if (value.trim() === '') throw new OptionValueError(`${name} needs a name, and it is empty.`);
+    if (value.trim() === '')
+      throw new OptionValueError(`${name} needs a name, and it is ${value === '' ? 'empty' : 'blank'}.`);
     return value;
   };
 }

@@ -83,7 +83,7 @@ const CASES: Array<[string[], RegExp, string?]> = [
   // An empty name is no file or folder (not the current folder, not "cannot read ''").
   [['referrals', 'export', '-o', ''], /--output needs a name, and it is empty/],
   [['referrals', 'download', 'R-240002', '-D', ''], /--dir needs a name, and it is empty/],
-  [['referrals', 'download', 'R-240002', '--from', ' '], /--from needs a name, and it is empty/],
+  [['referrals', 'download', 'R-240002', '--from', ' '], /--from needs a name, and it is blank/],
   [
     ['icd10', 'knee', '--page', '9007199254740992'],
     /--page is too large: 9007199254740992 \(at most 9,007,199,254,740,991\)/,
