@@ -27,15 +27,21 @@ export function changeLine(c: Change, timeZone: string | undefined, width?: numb
   if (width === undefined || displayWidth(full.text) <= width) return full;
   const short = safe`${when}  ${ref(c.watched)}  v${c.visit.n}${modality}  ${from} \u2192 ${to}`;
   if (displayWidth(short.text) <= width) return short;
-  // The head alone may be too wide (a long reference): cut, so that no line wraps.
-  const head = cutToWidth(safe`${when}  ${ref(c.watched)}  visit ${c.visit.n}${modality}`.text, width);
+  const whole = safe`${when}  ${ref(c.watched)}  visit ${c.visit.n}${modality}`;
   const change = safe`  ${from} \u2192 ${to}`;
-  if (displayWidth(change.text) <= width) return safe`${head}\n${change}`;
+  if (displayWidth(whole.text) <= width && displayWidth(change.text) <= width)
+    return safe`${whole}\n${change}`;
+  // A long reference: the visit goes under it, with the statuses when they fit; only the reference is cut.
+  const head = cutToWidth(safe`${when}  ${ref(c.watched)}`.text, width);
+  const visit = safe`  visit ${c.visit.n}${modality}`;
+  const under = safe`${visit}  ${from} \u2192 ${to}`;
+  if (displayWidth(under.text) <= width) return safe`${head}\n${under}`;
+  if (displayWidth(change.text) <= width) return safe`${head}\n${cutToWidth(visit.text, width)}\n${change}`;
   // A status wider than the view is none the API defines: cut too, as a wrapped line would break the frame.
   const [a, b] = [safe`  ${from} \u2192`, safe`  ${to}`].map((l) =>
     displayWidth(l.text) <= width ? l : safe`${cutToWidth(l.text, width)}`,
   );
-  return safe`${head}\n${a}\n${b}`;
+  return safe`${head}\n${cutToWidth(visit.text, width)}\n${a}\n${b}`;
 }
 
 /** One event per change, shaped like the webhook's visit.status_changed (with the referral's reference and id). */

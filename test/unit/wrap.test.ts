@@ -118,6 +118,29 @@ describe('a watch change line never wider than the live view', () => {
     }
   });
 
+  it('a long reference keeps the visit and modality: they go under it, with the statuses', () => {
+    const visit = { id: 'v', n: 1, modality: 'PET-CT Whole Body Oncology', status: 'complete' };
+    const reference = 'R-2024-WORKERSCOMP-GEORGIA-ATLANTA-NORTHSIDE-000123';
+    const watched = {
+      id: 'i',
+      reference,
+      patient: undefined,
+      visits: [visit],
+      standing: undefined,
+      changedAt: undefined,
+      problem: undefined,
+    };
+    const line = changeLine(
+      { at: new Date('2026-11-27T10:00:00Z'), watched, visit, previous: 'booked' },
+      'UTC',
+      80,
+    );
+    expect(line.text.split('\n')).toEqual([
+      `2026-11-27 10:00:00 UTC  ${reference}`,
+      '  visit 1 PET-CT Whole Body Oncology  booked \u2192 complete',
+    ]);
+  });
+
   it('a status wider than the view itself (none the API defines) is cut too: no line wraps', () => {
     const visit = { id: 'v', n: 1, modality: 'MRI', status: 'x'.repeat(150) };
     const watched = { id: 'i', reference: 'R-LONG', patient: undefined, visits: [visit] };
