@@ -95,32 +95,9 @@ describe('a command to copy in a message', () => {
 });
 
 describe('a watch change line never wider than the live view', () => {
-  it('a long reference or one of wide letters is cut with an ellipsis, the statuses kept whole on their own lines', () => {
-    const visit = { id: 'v', n: 1, modality: 'MRI', status: 'report_uploaded' };
-    for (const reference of [`R-240001${'x'.repeat(40)}`, '\u{1B000}'.repeat(40), '\u{18D00}'.repeat(30)]) {
-      const watched = {
-        id: 'i',
-        reference,
-        patient: undefined,
-        visits: [visit],
-        standing: undefined,
-        changedAt: undefined,
-        problem: undefined,
-      };
-      const line = changeLine(
-        { at: new Date('2026-11-27T10:00:00Z'), watched, visit, previous: 'booked' },
-        'UTC',
-        60,
-      );
-      for (const l of line.text.split('\n')) expect(displayWidth(l), l).toBeLessThanOrEqual(60);
-      expect(line.text).toContain('\u2026');
-      expect(line.text).toContain('booked \u2192 report_uploaded');
-    }
-  });
-
-  it('a long reference keeps the visit and modality: they go under it, with the statuses', () => {
-    const visit = { id: 'v', n: 1, modality: 'PET-CT Whole Body Oncology', status: 'complete' };
-    const reference = 'R-2024-WORKERSCOMP-GEORGIA-ATLANTA-NORTHSIDE-000123';
+  type Visit = { id: string; n: number; modality: string; status: string };
+  /** The change of `visit` (from booked) of a referral with `reference`, as a line `width` wide. */
+  const lineOf = (reference: string, visit: Visit, width: number) => {
     const watched = {
       id: 'i',
       reference,
@@ -130,33 +107,37 @@ describe('a watch change line never wider than the live view', () => {
       changedAt: undefined,
       problem: undefined,
     };
-    const line = changeLine(
+    return changeLine(
       { at: new Date('2026-11-27T10:00:00Z'), watched, visit, previous: 'booked' },
       'UTC',
-      80,
-    );
-    expect(line.text.split('\n')).toEqual([
+      width,
+    ).text;
+  };
+
+  it('a long reference or one of wide letters is cut with an ellipsis, the statuses kept whole on their own lines', () => {
+    const visit = { id: 'v', n: 1, modality: 'MRI', status: 'report_uploaded' };
+    for (const reference of [`R-240001${'x'.repeat(40)}`, '\u{1B000}'.repeat(40), '\u{18D00}'.repeat(30)]) {
+      const line = lineOf(reference, visit, 60);
+      for (const l of line.split('\n')) expect(displayWidth(l), l).toBeLessThanOrEqual(60);
+      expect(line).toContain('\u2026');
+      expect(line).toContain('booked \u2192 report_uploaded');
+    }
+  });
+
+  it('a long reference keeps the visit and modality: they go under it, with the statuses', () => {
+    const visit = { id: 'v', n: 1, modality: 'PET-CT Whole Body Oncology', status: 'complete' };
+    const reference = 'R-2024-WORKERSCOMP-GEORGIA-ATLANTA-NORTHSIDE-000123';
+    expect(lineOf(reference, visit, 80).split('\n')).toEqual([
       `2026-11-27 10:00:00 UTC  ${reference}`,
       '  visit 1 PET-CT Whole Body Oncology  booked \u2192 complete',
     ]);
   });
 
   it('a status wider than the view itself (none the API defines) is cut too: no line wraps', () => {
-    const visit = { id: 'v', n: 1, modality: 'MRI', status: 'x'.repeat(150) };
-    const watched = { id: 'i', reference: 'R-LONG', patient: undefined, visits: [visit] };
-    const line = changeLine(
-      {
-        at: new Date('2026-11-27T10:00:00Z'),
-        watched: { ...watched, standing: undefined, changedAt: undefined, problem: undefined },
-        visit,
-        previous: 'booked',
-      },
-      'UTC',
-      80,
-    );
-    for (const l of line.text.split('\n')) expect(displayWidth(l), l).toBeLessThanOrEqual(80);
-    expect(line.text).toContain('booked \u2192');
-    expect(line.text).toMatch(/ {2}x+\u2026$/);
+    const line = lineOf('R-LONG', { id: 'v', n: 1, modality: 'MRI', status: 'x'.repeat(150) }, 80);
+    for (const l of line.split('\n')) expect(displayWidth(l), l).toBeLessThanOrEqual(80);
+    expect(line).toContain('booked \u2192');
+    expect(line).toMatch(/ {2}x+\u2026$/);
   });
 
   it('a live frame is never taller than the screen, whatever a status holds: the cursor gets back to its top', () => {
