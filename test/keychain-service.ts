@@ -48,6 +48,7 @@ export async function startSecretService(): Promise<SecretService> {
     input: 'test-password\n',
     stdio: ['pipe', 'ignore', 'ignore'],
   });
+  await loginUnlocked(env);
   return {
     env,
     stop() {
@@ -56,4 +57,30 @@ export async function startSecretService(): Promise<SecretService> {
       rmSync(home, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * The daemon returns before its login collection exists: a request in between gets "unlock prompt was
+ * dismissed" (no prompter here). Waits until the collection says it is unlocked.
+ */
+async function loginUnlocked(env: NodeJS.ProcessEnv): Promise<void> {
+  const ask = [
+    '--session',
+    '--print-reply',
+    '--dest=org.freedesktop.secrets',
+    '/org/freedesktop/secrets/collection/login',
+    'org.freedesktop.DBus.Properties.Get',
+    'string:org.freedesktop.Secret.Collection',
+    'string:Locked',
+  ];
+  for (let i = 0; i < 100; i++) {
+    try {
+      if (/boolean false/.test(execFileSync('dbus-send', ask, { env, encoding: 'utf8', stdio: 'pipe' })))
+        return;
+    } catch {
+      // not there yet
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error('the test Secret Service never unlocked its login collection');
 }
