@@ -38,9 +38,9 @@ export function changeLine(c: Change, timeZone: string | undefined, width?: numb
   if (displayWidth(under.text) <= width) return safe`${head}\n${under}`;
   if (displayWidth(change.text) <= width) return safe`${head}\n${cutToWidth(visit.text, width)}\n${change}`;
   // A status wider than the view is none the API defines: cut too, as a wrapped line would break the frame.
-  const [a, b] = [safe`  ${from} \u2192`, safe`  ${to}`].map((l) =>
-    displayWidth(l.text) <= width ? l : safe`${cutToWidth(l.text, width)}`,
-  );
+  const fit = (text: SafeText, room: number) =>
+    displayWidth(text.text) <= room ? text : safe`${cutToWidth(text.text, room)}`;
+  const [a, b] = [safe`${fit(safe`  ${from}`, width - 2)} \u2192`, fit(safe`  ${to}`, width)];
   return safe`${head}\n${cutToWidth(visit.text, width)}\n${a}\n${b}`;
 }
 

@@ -138,6 +138,27 @@ describe('a watch change line never wider than the live view', () => {
     for (const l of line.split('\n')) expect(displayWidth(l), l).toBeLessThanOrEqual(80);
     expect(line).toContain('booked \u2192');
     expect(line).toMatch(/ {2}x+\u2026$/);
+    // The other way round, the arrow stays after the cut status.
+    const back = changeLine(
+      {
+        at: new Date('2026-11-27T10:00:00Z'),
+        watched: {
+          id: 'i',
+          reference: 'R-LONG',
+          patient: undefined,
+          visits: [],
+          standing: undefined,
+          changedAt: undefined,
+          problem: undefined,
+        },
+        visit: { id: 'v', n: 1, modality: 'MRI', status: 'booked' },
+        previous: 'x'.repeat(150),
+      },
+      'UTC',
+      80,
+    ).text;
+    for (const l of back.split('\n')) expect(displayWidth(l), l).toBeLessThanOrEqual(80);
+    expect(back).toMatch(/ {2}x+\u2026 \u2192\n {2}booked$/);
   });
 
   it('a live frame is never taller than the screen, whatever a status holds: the cursor gets back to its top', () => {
