@@ -1,5 +1,5 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { closeSync, existsSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -43,16 +43,20 @@ export async function startSecretService(): Promise<SecretService> {
     DBUS_SESSION_BUS_ADDRESS: address,
     IMAGING_KEYCHAIN: '',
   };
-  execFileSync('gnome-keyring-daemon', ['--unlock', '--components=secrets', '--daemonize'], {
+  // A child of this process, its password in a file on its standard input (there from the start).
+  const password = join(home, 'password');
+  writeFileSync(password, 'test-password\n', { mode: 0o600 });
+  const input = openSync(password, 'r');
+  const keyring = spawn('gnome-keyring-daemon', ['--foreground', '--unlock', '--components=secrets'], {
     env,
-    input: 'test-password\n',
-    stdio: ['pipe', 'ignore', 'ignore'],
+    stdio: [input, 'ignore', 'ignore'],
   });
-  await loginUnlocked(env);
+  closeSync(input);
+  await loginUnlocked(env, join(home, 'data', 'keyrings', 'login.keyring'));
   return {
     env,
     stop() {
-      // gnome-keyring-daemon leaves when its session bus goes.
+      keyring.kill();
       bus.kill();
       rmSync(home, { recursive: true, force: true });
     },
@@ -60,10 +64,11 @@ export async function startSecretService(): Promise<SecretService> {
 }
 
 /**
- * The daemon returns before its login collection exists: a request in between gets "unlock prompt was
- * dismissed" (no prompter here). Waits until the collection says it is unlocked.
+ * The daemon answers on D-Bus before it has made its login collection from the password: a request in
+ * between makes it locked for good ("unlock prompt was dismissed", with no prompter here). Nothing is
+ * asked until the collection's file is written; then it must say it is unlocked.
  */
-async function loginUnlocked(env: NodeJS.ProcessEnv): Promise<void> {
+async function loginUnlocked(env: NodeJS.ProcessEnv, file: string): Promise<void> {
   const ask = [
     '--session',
     '--print-reply',
@@ -73,14 +78,16 @@ async function loginUnlocked(env: NodeJS.ProcessEnv): Promise<void> {
     'string:org.freedesktop.Secret.Collection',
     'string:Locked',
   ];
-  for (let i = 0; i < 100; i++) {
-    try {
-      if (/boolean false/.test(execFileSync('dbus-send', ask, { env, encoding: 'utf8', stdio: 'pipe' })))
-        return;
-    } catch {
-      // not there yet
+  for (let i = 0; i < 200; i++) {
+    if (existsSync(file)) {
+      try {
+        if (/boolean false/.test(execFileSync('dbus-send', ask, { env, encoding: 'utf8', stdio: 'pipe' })))
+          return;
+      } catch {
+        // not on the bus yet
+      }
     }
-    await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, 25));
   }
   throw new Error('the test Secret Service never unlocked its login collection');
 }

@@ -38,9 +38,9 @@ export function changeLine(c: Change, timeZone: string | undefined, width?: numb
   if (displayWidth(under.text) <= width) return safe`${head}\n${under}`;
   if (displayWidth(change.text) <= width) return safe`${head}\n${cutToWidth(visit.text, width)}\n${change}`;
   // A status wider than the view is none the API defines: cut too, as a wrapped line would break the frame.
-  const fit = (text: SafeText, room: number) =>
+  const within = (text: SafeText, room: number) =>
     displayWidth(text.text) <= room ? text : safe`${cutToWidth(text.text, room)}`;
-  const [a, b] = [safe`${fit(safe`  ${from}`, width - 2)} \u2192`, fit(safe`  ${to}`, width)];
+  const [a, b] = [safe`${within(safe`  ${from}`, width - 2)} \u2192`, within(safe`  ${to}`, width)];
   return safe`${head}\n${cutToWidth(visit.text, width)}\n${a}\n${b}`;
 }
 
