@@ -23,6 +23,24 @@ const pkg = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 
 
 export default defineConfig({
   define: { __IMAGING_VERSION__: JSON.stringify(pkg.version) },
+  plugins: [
+    {
+      // The module cache (below) is keyed by each environment's resolve options, which list this Node's
+      // own built-in modules: Node 24 lists node:sqlite and node:sea that 22 does not, 26 drops the
+      // _stream_* aliases. So each Node version transformed every file again (a clean clone's CI runs
+      // four). vitest never uses its SSR externals list (noExternal is true: it externalises modules
+      // itself), and the sources import built-ins only as node:…, so both lists are made the same on
+      // every version: one cache serves them all.
+      name: 'imaging:one-module-cache-for-every-node',
+      configResolved(config) {
+        for (const env of Object.values(config.environments)) {
+          const resolve = env.resolve as { external: unknown; noExternal: unknown; builtins: unknown[] };
+          if (resolve.noExternal === true) resolve.external = [];
+          resolve.builtins = resolve.builtins.filter((b) => !(typeof b === 'string' && b.startsWith('_')));
+        }
+      },
+    },
+  ],
   test: {
     include: ['test/**/*.test.ts'],
     globalSetup: ['test/global-setup.ts'],
