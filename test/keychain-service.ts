@@ -52,15 +52,18 @@ export async function startSecretService(): Promise<SecretService> {
     stdio: [input, 'ignore', 'ignore'],
   });
   closeSync(input);
-  await loginUnlocked(env, join(home, 'data', 'keyrings', 'login.keyring'));
-  return {
-    env,
-    stop() {
-      keyring.kill();
-      bus.kill();
-      rmSync(home, { recursive: true, force: true });
-    },
+  const stop = () => {
+    keyring.kill();
+    bus.kill();
+    rmSync(home, { recursive: true, force: true });
   };
+  try {
+    await loginUnlocked(env, join(home, 'data', 'keyrings', 'login.keyring'));
+  } catch (err) {
+    stop(); // a set-up that failed leaves no bus or daemon behind
+    throw err;
+  }
+  return { env, stop };
 }
 
 /**
