@@ -479,7 +479,11 @@ async function fromFile(ctx: Context, source: string): Promise<string[]> {
 function checkDir(dir: string, named: boolean, given: string): () => string {
   try {
     if (!statSync(dir).isDirectory()) throw new UsageError(`--dir: ${dir} is not a folder`);
-    writable(dir, `--dir: cannot save in ${dir}`);
+    writable(
+      dir,
+      named ? `--dir: cannot save in ${dir}` : `cannot save in the current folder (${dir})`,
+      named,
+    );
     const real = checkSaveFolder(dir, given);
     return () => real;
   } catch (err) {
@@ -519,11 +523,14 @@ function checkDir(dir: string, named: boolean, given: string): () => string {
 }
 
 /** A folder this user cannot write to is refused before any request, not after every file is read. */
-function writable(dir: string, what: string): void {
+function writable(dir: string, what: string, named = true): void {
   try {
     accessSync(dir, constants.W_OK);
   } catch (err) {
-    throw new UsageError(`${what}: ${reasonOf(err)}`);
+    throw new UsageError(
+      `${what}: ${reasonOf(err)}`,
+      named ? undefined : 'Give a folder to save into: -D DIR.',
+    );
   }
 }
 

@@ -1179,6 +1179,21 @@ describe.concurrent('imaging referrals download against the shared emulator', ()
             );
           }
         });
+
+        it('no -D, in it as the current folder: exit 2 before any request, and the hint names -D', async () => {
+          const child = spawn(process.execPath, [BIN, 'referrals', 'download', placed('api').id], {
+            cwd: readOnly.path,
+            env: { ...process.env, ...fx.env(), NO_COLOR: '1' },
+            stdio: ['ignore', 'ignore', 'pipe'],
+          });
+          let stderr = '';
+          child.stderr.on('data', (d) => (stderr += d));
+          expect(await new Promise((resolve) => child.on('close', resolve))).toBe(2);
+          expect(stderr).toBe(
+            `error: cannot save in the current folder (${readOnly.path}): read-only file system\nhint: Give a folder to save into: -D DIR.\n`,
+          );
+          expect(fx.apiRequests()).toEqual([]);
+        });
       },
     );
 
